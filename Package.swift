@@ -1,0 +1,48 @@
+// swift-tools-version:6.0
+// SleepTap toolkit: the phone/watch half of a sleep app, two processes over ZeroMQ,
+// with a sans-I/O core that also runs in-process for deterministic simulation.
+import PackageDescription
+
+let package = Package(
+    name: "SleepTap",
+    products: [
+        .executable(name: "phone", targets: ["phone"]),
+        .executable(name: "watch", targets: ["watch"]),
+        .executable(name: "sleeptap-demo", targets: ["sleeptap-demo"]),
+        .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+    ],
+    targets: [
+        // Debian's libzmq through a [system] module map; pkg-config finds the paths.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        // Thin Swift wrapper over libzmq: context, sockets, frames, poll, options, errors.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // Pure domain: schedules, calendar maths, wire protocol, sync state machines. No I/O.
+        .target(name: "SleepTapCore"),
+        // Adapters at the edge: ZeroMQ transport, files, stdin, signals, CLI parsing.
+        .target(name: "SleepTapRuntime", dependencies: ["SleepTapCore", "ZeroMQ"]),
+        .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
+        .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
+        .executableTarget(name: "sleeptap-demo", dependencies: ["SleepTapRuntime"]),
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
+        .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapRuntime"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SleepTapCore", "SleepTapRuntime", "phone", "watch"]
+        ),
+    ]
+)
+
+// Strict settings for every Swift target, from one place (as swift-log does).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,123 @@
+public import Foundation
+
+/// A wall-clock time of day, `HH:MM` in 24-hour form, with no date and no zone.
+public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    /// 0...23.
+    public let hour: Int
+    /// 0...59.
+    public let minute: Int
+
+    /// - Returns: nil when `hour` is not in 0...23 or `minute` not in 0...59.
+    public init?(hour: Int, minute: Int) {
+        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
+        self.hour = hour
+        self.minute = minute
+    }
+
+    /// Parses exactly `HH:MM` (two digits each, 00:00 through 23:59).
+    /// - Returns: nil for anything else ("7:00", "24:00", "07:60", "07:00:00").
+    public init?(parsing text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 5, bytes[2] == UInt8(ascii: ":") else { return nil }
+        let digits = [bytes[0], bytes[1], bytes[3], bytes[4]]
+        guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
+        let d = digits.map { Int($0 - UInt8(ascii: "0")) }
+        self.init(hour: d[0] * 10 + d[1], minute: d[2] * 10 + d[3])
+    }
+
+    /// `HH:MM`.
+    public var description: String {
+        String(format: "%02d:%02d", hour, minute)
+    }
+
+    public static func < (lhs: LocalTime, rhs: LocalTime) -> Bool {
+        (lhs.hour, lhs.minute) < (rhs.hour, rhs.minute)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let value = LocalTime(parsing: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "expected HH:MM (00:00-23:59), got \"\(text)\"")
+        }
+        self = value
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// Calendar maths for wake times, all through Foundation's `Calendar` (never 86,400 s per day).
+///
+/// The rule (shared/cases/calendar.md; Foundation's `nextDate(after:matching:matchingPolicy:
+/// .nextTimePreservingSmallerComponents, repeatedTimePolicy: .first)`): a local time inside a
+/// spring-forward gap moves forward by the length of the gap; a local time that occurs twice
+/// (fall-back) takes the first occurrence.
+public enum WakeCalendar {
+    /// A Gregorian calendar in `zone`.
+    public static func calendar(in zone: TimeZone) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar
+    }
+
+    /// The instant of `time` on the local day that contains `day`, in the calendar's zone.
+    ///
+    /// - Parameters:
+    ///   - time: wall-clock time.
+    ///   - day: any instant inside the wanted local day.
+    ///   - calendar: carries the zone.
+    /// - Returns: the instant; a gap time is shifted forward by the gap, a repeated time is the
+    ///   first occurrence. nil only if Foundation finds no such time on that day.
+    public static func instant(of time: LocalTime, onDayOf day: Date, in calendar: Calendar)
+        -> Date?
+    {
+        let startOfDay = calendar.startOfDay(for: day)
+        // Search from just before the day's first instant so that 00:00 itself matches.
+        let searchFrom = startOfDay.addingTimeInterval(-1)
+        let wanted = DateComponents(hour: time.hour, minute: time.minute, second: 0)
+        guard
+            let found = calendar.nextDate(
+                after: searchFrom, matching: wanted,
+                matchingPolicy: .nextTimePreservingSmallerComponents,
+                repeatedTimePolicy: .first, direction: .forward)
+        else { return nil }
+        // A gap shift never leaves the day for wake times; guard against it anyway.
+        guard calendar.isDate(found, inSameDayAs: startOfDay) else { return nil }
+        return found
+    }
+
+    /// The first instant strictly after `instant` whose local wall time is `time` (gap and
+    /// repeated-time rule as above).
+    public static func next(_ time: LocalTime, after instant: Date, in calendar: Calendar) -> Date? {
+        var day = instant
+        for _ in 0..<3 {
+            if let candidate = self.instant(of: time, onDayOf: day, in: calendar),
+                candidate > instant
+            {
+                return candidate
+            }
+            guard let nextDay = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: day))
+            else { return nil }
+            day = nextDay
+        }
+        return nil
+    }
+
+    /// `yyyy-MM-dd` of the local day containing `instant`.
+    public static func localDateString(_ instant: Date, in calendar: Calendar) -> String {
+        let c = calendar.dateComponents([.year, .month, .day], from: instant)
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+    }
+
+    /// `HH:MM` of `instant` on the wall clock of the calendar's zone.
+    public static func localTimeString(_ instant: Date, in calendar: Calendar) -> String {
+        let c = calendar.dateComponents([.hour, .minute], from: instant)
+        return String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
+    }
+}

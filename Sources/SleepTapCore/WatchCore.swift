@@ -1,0 +1,190 @@
+public import Foundation
+
+/// What the watch's state machine asks its runtime to do, performed in order. A failed
+/// `persist` stops the list (no ACK for a batch that is not on disk: durable before acknowledged).
+public enum WatchEffect: Equatable, Sendable {
+    case persist(WatchSyncState)
+    /// Send to the phone. On success the runtime emits `WireEvents.sent(message)`.
+    case send(WireMessage)
+    /// (Re)arm the HELLO retry timer, `after` wall seconds from now.
+    case armHelloRetry(after: TimeInterval)
+    case cancelHelloRetry
+    case emit(Event)
+}
+
+/// The watch's durable state: the newest applied batch.
+public struct WatchSyncState: Codable, Equatable, Sendable {
+    /// Highest applied seq, 0 before the first batch.
+    public var lastAppliedSeq: UInt64
+    /// The cached batch (the watch's wake dates).
+    public var batch: WakeBatch?
+
+    public init(lastAppliedSeq: UInt64 = 0, batch: WakeBatch? = nil) {
+        self.lastAppliedSeq = lastAppliedSeq
+        self.batch = batch
+    }
+}
+
+/// The result of a bed tap: the cached wake-up for the coming morning, or manual entry.
+public enum BedTapOutcome: Equatable, Sendable {
+    /// A cached wake-up lies ahead. `remaining` counts cached wake-ups after this one.
+    case cached(WakeEntry, timeZone: String, remaining: Int)
+    /// No cached wake-up lies ahead; the user must type the wake time.
+    case manualEntry(reason: String)
+}
+
+/// The watch's half of the sync protocol plus its bed-tap logic, sans I/O.
+public struct WatchCore: Sendable {
+    public private(set) var state: WatchSyncState
+    /// True between a bed tap that fell back to manual entry and the user's answer.
+    public private(set) var awaitingManualEntry = false
+    /// Wall seconds to wait for any reply to HELLO before sending it again.
+    public var helloRetry: TimeInterval
+    /// Count of stale (older-seq) batches ignored since start.
+    public private(set) var staleIgnored = 0
+
+    public init(state: WatchSyncState = WatchSyncState(), helloRetry: TimeInterval = 2) {
+        self.state = state
+        self.helloRetry = helloRetry
+    }
+
+    /// The link to the phone came (back) up: say HELLO with the last applied seq.
+    public mutating func connected() -> [WatchEffect] {
+        [.send(.hello(lastSeq: state.lastAppliedSeq)), .armHelloRetry(after: helloRetry)]
+    }
+
+    /// No reply to HELLO in time: say it again (Lazy Pirate).
+    public mutating func helloRetryDue() -> [WatchEffect] {
+        connected()
+    }
+
+    /// A message from the phone.
+    public mutating func receive(_ message: WireMessage) -> [WatchEffect] {
+        switch message {
+        case .batch(let batch):
+            return [.cancelHelloRetry] + apply(batch)
+        case .upToDate(let seq):
+            return [.cancelHelloRetry, .emit(Event("sync.up_to_date", [("seq", .int(Int64(clamping: seq)))]))]
+        case .error(let reason):
+            return [.cancelHelloRetry, .emit(Event("peer.error", [("reason", .string(reason))]))]
+        case .hello, .ack:
+            let reason = "\(message.typeName) is a watch-to-phone message"
+            return [.emit(Event("message.rejected", [("reason", .string(reason))])), .send(.error(reason: reason))]
+        }
+    }
+
+    private mutating func apply(_ batch: WakeBatch) -> [WatchEffect] {
+        let seq = Int64(clamping: batch.seq)
+        if batch.seq < state.lastAppliedSeq {
+            // Never older over newer. Tell the phone where we are so a reset phone can catch up.
+            staleIgnored += 1
+            return [
+                .emit(Event("batch.stale", [("seq", .int(seq)), ("applied", .int(Int64(clamping: state.lastAppliedSeq)))])),
+                .send(.hello(lastSeq: state.lastAppliedSeq)),
+            ]
+        }
+        if batch.seq == state.lastAppliedSeq {
+            // Idempotent: already stored; the phone missed our ACK.
+            return [
+                .emit(Event("batch.duplicate", [("seq", .int(seq))])),
+                .send(.ack(seq: batch.seq, coverageEnd: state.batch?.coverageEnd)),
+            ]
+        }
+        state = WatchSyncState(lastAppliedSeq: batch.seq, batch: batch)
+        return [
+            .persist(state),
+            .emit(
+                Event(
+                    "batch.applied",
+                    [
+                        ("seq", .int(seq)), ("count", .int(Int64(batch.entries.count))),
+                        ("coverageEnd", batch.coverageEnd.map { .date($0) } ?? .null),
+                        ("timeZone", .string(batch.timeZone)),
+                    ])),
+            .send(.ack(seq: batch.seq, coverageEnd: batch.coverageEnd)),
+        ]
+    }
+
+    /// Looks up the wake-up for a bed tap at `now`: the first cached wake-up strictly after `now`.
+    ///
+    /// Follows shared/cases/calendar.md's boundary: with a Mar 6-12 batch at 06:30 New York,
+    /// a tap at 2025-03-12T10:29Z shows Mar 12; at 10:31Z it asks for manual entry.
+    public static func lookup(at now: Date, in batch: WakeBatch?) -> BedTapOutcome {
+        guard let batch else {
+            return .manualEntry(reason: "no wake dates cached yet")
+        }
+        guard let index = batch.entries.firstIndex(where: { $0.wake > now }) else {
+            let end = batch.coverageEnd.map { ISO8601.string($0) } ?? "an empty batch"
+            return .manualEntry(reason: "cached wake dates ran out (last was \(end), batch \(batch.seq))")
+        }
+        return .cached(batch.entries[index], timeZone: batch.timeZone, remaining: batch.entries.count - index - 1)
+    }
+
+    /// The user tapped "bed" at `now`.
+    /// - Returns: `bed.wake_time` {wakeTime, localDate, localTime, timeZone, remaining}, or
+    ///   `fallback.manual_entry` {reason} after which the watch awaits a typed `HH:MM`.
+    public mutating func bedTap(at now: Date) -> [WatchEffect] {
+        switch Self.lookup(at: now, in: state.batch) {
+        case .cached(let entry, let zone, let remaining):
+            awaitingManualEntry = false
+            return [
+                .emit(
+                    Event(
+                        "bed.wake_time",
+                        [
+                            ("wakeTime", .date(entry.wake)), ("localDate", .string(entry.localDate)),
+                            ("localTime", .string(entry.localTime)), ("timeZone", .string(zone)),
+                            ("remaining", .int(Int64(remaining))),
+                        ]))
+            ]
+        case .manualEntry(let reason):
+            awaitingManualEntry = true
+            return [.emit(Event("fallback.manual_entry", [("reason", .string(reason))]))]
+        }
+    }
+
+    /// The user typed a wake time after a manual-entry prompt.
+    ///
+    /// - Parameters:
+    ///   - text: `HH:MM`.
+    ///   - now: virtual now.
+    ///   - zone: the zone the typed time is meant in.
+    /// - Returns: `manual.wake_time` {wakeTime, localTime, timeZone}, or `input.rejected` {reason}
+    ///   (still awaiting) when the text is not a time or no prompt is open.
+    public mutating func manualWakeTime(_ text: String, at now: Date, in zone: TimeZone) -> [WatchEffect] {
+        guard awaitingManualEntry else {
+            return [.emit(Event("input.rejected", [("input", .string(text)), ("reason", .string("no manual-entry prompt is open; tap bed first"))]))]
+        }
+        guard let time = LocalTime(parsing: text) else {
+            return [.emit(Event("input.rejected", [("input", .string(text)), ("reason", .string("expected a wake time HH:MM (00:00-23:59)"))]))]
+        }
+        let calendar = WakeCalendar.calendar(in: zone)
+        guard let wake = WakeCalendar.next(time, after: now, in: calendar) else {
+            return [.emit(Event("input.rejected", [("input", .string(text)), ("reason", .string("no such local time ahead"))]))]
+        }
+        awaitingManualEntry = false
+        return [
+            .emit(
+                Event(
+                    "manual.wake_time",
+                    [
+                        ("wakeTime", .date(wake)), ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
+                        ("timeZone", .string(zone.identifier)),
+                    ]))
+        ]
+    }
+
+    /// `cache.status` {count, coverageEnd, seq, remaining}: what the watch holds at `now`.
+    public func status(at now: Date) -> Event {
+        let entries = state.batch?.entries ?? []
+        return Event(
+            "cache.status",
+            [
+                ("count", .int(Int64(entries.count))),
+                ("remaining", .int(Int64(entries.filter { $0.wake > now }.count))),
+                ("coverageEnd", state.batch?.coverageEnd.map { .date($0) } ?? .null),
+                ("seq", .int(Int64(clamping: state.lastAppliedSeq))),
+                ("timeZone", state.batch.map { .string($0.timeZone) } ?? .null),
+            ])
+    }
+}

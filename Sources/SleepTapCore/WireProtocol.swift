@@ -1,0 +1,216 @@
+public import Foundation
+
+/// Wire protocol v1 between phone and watch (docs/protocol.md is the normative text).
+///
+/// Every message is ONE ZeroMQ frame holding one UTF-8 JSON object with `"v": 1` and a `"type"`.
+/// On the phone's ROUTER the frame is preceded by the watch's routing-id frame (added and removed
+/// by ZeroMQ; the watch never sees it).
+public enum WireMessage: Equatable, Sendable {
+    /// Watch → phone on every (re)connect and on retry: the highest seq it has applied (0 = none).
+    case hello(lastSeq: UInt64)
+    /// Phone → watch: the newest batch.
+    case batch(WakeBatch)
+    /// Watch → phone: `seq` is durably stored; `coverageEnd` is its last cached wake-up (nil if
+    /// the batch was empty).
+    case ack(seq: UInt64, coverageEnd: Date?)
+    /// Phone → watch, answering HELLO: the watch already holds the newest batch `seq`.
+    case upToDate(seq: UInt64)
+    /// Either way: the peer's last message was rejected, with a human-readable reason.
+    case error(reason: String)
+
+    /// The `type` string on the wire.
+    public var typeName: String {
+        switch self {
+        case .hello: "HELLO"
+        case .batch: "BATCH"
+        case .ack: "ACK"
+        case .upToDate: "UP_TO_DATE"
+        case .error: "ERROR"
+        }
+    }
+}
+
+/// Why a received frame was not accepted. `reason` is what `message.rejected` events and ERROR
+/// replies carry.
+public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// Encodes and strictly decodes v1 messages.
+public enum WireCodec {
+    /// The protocol version this build speaks.
+    public static let version = 1
+    /// Upper bound on a frame, in bytes; the transport sets ZMQ_MAXMSGSIZE to it.
+    public static let maxFrameBytes = 64 * 1024
+    /// Upper bound on entries in one batch (a horizon of up to 64 days).
+    public static let maxEntries = 64
+
+    /// The single frame for `message`.
+    public static func encode(_ message: WireMessage) -> [UInt8] {
+        var object: [String: Any] = ["v": version, "type": message.typeName]
+        switch message {
+        case .hello(let lastSeq):
+            object["lastSeq"] = lastSeq
+        case .batch(let batch):
+            object["seq"] = batch.seq
+            object["generatedAt"] = ISO8601.string(batch.generatedAt)
+            object["timeZone"] = batch.timeZone
+            object["entries"] = batch.entries.map {
+                ["wake": ISO8601.string($0.wake), "localDate": $0.localDate, "localTime": $0.localTime]
+            }
+        case .ack(let seq, let coverageEnd):
+            object["seq"] = seq
+            object["coverageEnd"] = coverageEnd.map { ISO8601.string($0) as Any } ?? NSNull()
+        case .upToDate(let seq):
+            object["seq"] = seq
+        case .error(let reason):
+            object["reason"] = reason
+        }
+        // Only strings, numbers, arrays, dictionaries and NSNull are built above: cannot fail.
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return Array(data)
+    }
+
+    /// Decodes and validates one frame.
+    ///
+    /// - Throws: `ProtocolError` naming what is wrong: not JSON, not an object, missing or
+    ///   wrongly typed field, unsupported `v`, unknown `type`, or a batch whose entries are not
+    ///   strictly increasing, repeat a local date, exceed `maxEntries`, or name an unknown zone.
+    public static func decode(_ frame: [UInt8]) throws(ProtocolError) -> WireMessage {
+        guard frame.count <= maxFrameBytes else {
+            throw ProtocolError("frame of \(frame.count) bytes exceeds \(maxFrameBytes)")
+        }
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: Data(frame), options: [])
+        } catch {
+            throw ProtocolError("not valid JSON")
+        }
+        guard let object = root as? [String: Any] else {
+            throw ProtocolError("not a JSON object")
+        }
+        let fields = Fields(object: object)
+        let v = try fields.integer("v")
+        guard v == UInt64(version) else {
+            throw ProtocolError("unsupported protocol version \(v) (this build speaks \(version))")
+        }
+        let type = try fields.string("type")
+        switch type {
+        case "HELLO":
+            return .hello(lastSeq: try fields.integer("lastSeq"))
+        case "BATCH":
+            return .batch(try decodeBatch(fields))
+        case "ACK":
+            let seq = try fields.positive("seq")
+            let end: Date? = try fields.optionalDate("coverageEnd")
+            return .ack(seq: seq, coverageEnd: end)
+        case "UP_TO_DATE":
+            return .upToDate(seq: try fields.integer("seq"))
+        case "ERROR":
+            return .error(reason: try fields.string("reason"))
+        default:
+            throw ProtocolError("unknown message type \"\(type)\"")
+        }
+    }
+
+    private static func decodeBatch(_ fields: Fields) throws(ProtocolError) -> WakeBatch {
+        let seq = try fields.positive("seq")
+        let generatedAt = try fields.date("generatedAt")
+        let zone = try fields.string("timeZone")
+        guard TimeZone(identifier: zone) != nil else {
+            throw ProtocolError("timeZone \"\(zone)\" is not a known IANA identifier")
+        }
+        guard let raw = fields.object["entries"] else { throw ProtocolError("missing field entries") }
+        guard let list = raw as? [Any] else { throw ProtocolError("field entries must be an array") }
+        guard list.count <= maxEntries else {
+            throw ProtocolError("batch has \(list.count) entries; at most \(maxEntries) allowed")
+        }
+        var entries: [WakeEntry] = []
+        var dates = Set<String>()
+        for (index, item) in list.enumerated() {
+            guard let entryObject = item as? [String: Any] else {
+                throw ProtocolError("entries[\(index)] must be an object")
+            }
+            let entry = Fields(object: entryObject, prefix: "entries[\(index)].")
+            let wake = try entry.date("wake")
+            let localDate = try entry.string("localDate")
+            let localTime = try entry.string("localTime")
+            guard isLocalDate(localDate) else {
+                throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not yyyy-MM-dd")
+            }
+            guard LocalTime(parsing: localTime) != nil else {
+                throw ProtocolError("entries[\(index)].localTime \"\(localTime)\" is not HH:MM")
+            }
+            if let previous = entries.last, wake <= previous.wake {
+                throw ProtocolError("entries[\(index)].wake is not after entries[\(index - 1)].wake")
+            }
+            guard dates.insert(localDate).inserted else {
+                throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
+            }
+            entries.append(WakeEntry(wake: wake, localDate: localDate, localTime: localTime))
+        }
+        return WakeBatch(seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
+    }
+
+    private static func isLocalDate(_ text: String) -> Bool {
+        let b = Array(text.utf8)
+        guard b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-") else { return false }
+        let digitIndices = [0, 1, 2, 3, 5, 6, 8, 9]
+        return digitIndices.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[$0]) }
+    }
+
+    /// Typed access to a decoded JSON object, with errors that name the field.
+    private struct Fields {
+        let object: [String: Any]
+        var prefix = ""
+
+        func string(_ key: String) throws(ProtocolError) -> String {
+            guard let value = object[key] else { throw ProtocolError("missing field \(prefix)\(key)") }
+            guard let text = value as? String else {
+                throw ProtocolError("field \(prefix)\(key) must be a string")
+            }
+            return text
+        }
+
+        /// A non-negative integer that fits UInt64 (JSON booleans and fractions are refused).
+        func integer(_ key: String) throws(ProtocolError) -> UInt64 {
+            guard let value = object[key] else { throw ProtocolError("missing field \(prefix)\(key)") }
+            let failure = ProtocolError("field \(prefix)\(key) must be a non-negative integer")
+            guard let number = value as? NSNumber else { throw failure }
+            switch String(cString: number.objCType) {
+            case "c":  // JSON true/false
+                throw failure
+            case "d", "f":
+                let d = number.doubleValue
+                guard d >= 0, d.rounded() == d, let exact = UInt64(exactly: d) else { throw failure }
+                return exact
+            case "Q":
+                return number.uint64Value
+            default:
+                guard number.int64Value >= 0 else { throw failure }
+                return UInt64(number.int64Value)
+            }
+        }
+
+        func positive(_ key: String) throws(ProtocolError) -> UInt64 {
+            let value = try integer(key)
+            guard value >= 1 else { throw ProtocolError("field \(prefix)\(key) must be >= 1") }
+            return value
+        }
+
+        func date(_ key: String) throws(ProtocolError) -> Date {
+            let text = try string(key)
+            guard let date = ISO8601.date(text) else {
+                throw ProtocolError("field \(prefix)\(key) \"\(text)\" is not an ISO-8601 instant")
+            }
+            return date
+        }
+
+        func optionalDate(_ key: String) throws(ProtocolError) -> Date? {
+            if object[key] == nil || object[key] is NSNull { return nil }
+            return try date(key)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+public import Foundation
+public import SleepTapCore
+
+/// Exit statuses, from BSD sysexits(3).
+public enum ExitStatus {
+    public static let ok: Int32 = 0
+    /// EX_USAGE: bad command-line arguments.
+    public static let usage: Int32 = 64
+    /// EX_DATAERR: a bad input file (schedule, state file).
+    public static let dataError: Int32 = 65
+    /// EX_UNAVAILABLE: the endpoint could not be bound or connected.
+    public static let unavailable: Int32 = 69
+    /// EX_SOFTWARE: an internal error.
+    public static let software: Int32 = 70
+    /// EX_CANTCREAT: the state directory cannot be created or written.
+    public static let cannotCreate: Int32 = 73
+}
+
+/// A command line that cannot be used; printed to stderr with the usage line, exit 64.
+public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The virtual clock flags shared by both executables.
+public struct ClockOptions: Equatable, Sendable {
+    /// `--clock-start ISO8601`: virtual instant at the anchor.
+    public var start: Date?
+    /// `--clock-speed N`: virtual seconds per wall second (default 1).
+    public var speed: Double = 1
+    /// `--clock-anchor UNIX_SECONDS`: wall instant at which virtual now is `start`
+    /// (default: when the process started).
+    public var anchor: Date?
+
+    public init(start: Date? = nil, speed: Double = 1, anchor: Date? = nil) {
+        self.start = start
+        self.speed = speed
+        self.anchor = anchor
+    }
+
+    /// Wall time when no flag is given; otherwise `now = start + (wall - anchor) × speed`.
+    public func makeClock(processStart: Date = Date()) -> any SleepTapCore.Clock {
+        if start == nil && anchor == nil && speed == 1 { return WallClock() }
+        let anchor = anchor ?? processStart
+        return VirtualClock(start: start ?? anchor, speed: speed, anchor: anchor)
+    }
+}
+
+/// `phone` options.
+public struct PhoneOptions: Equatable, Sendable {
+    public var endpoint: String
+    public var stateDirectory: String
+    /// Path of a schedule file (docs/schedule-format.md); nil = 07:00 every day.
+    public var schedulePath: String?
+    /// IANA zone; nil = the schedule file's, else the system zone.
+    public var timeZone: TimeZone?
+    public var clock = ClockOptions()
+    /// Routing id of the paired watch (default "watch").
+    public var watchId = "watch"
+    /// Days of wake-ups per batch (default 7).
+    public var horizonDays = BatchPlanner.defaultHorizonDays
+}
+
+/// `watch` options.
+public struct WatchOptions: Equatable, Sendable {
+    public var endpoint: String
+    public var stateDirectory: String
+    /// IANA zone for manual entry and the simulated user; nil = the batch's zone, else system.
+    public var timeZone: TimeZone?
+    public var clock = ClockOptions()
+    /// This watch's routing id (default "watch").
+    public var id = "watch"
+    /// Simulated user: tap bed every night at this local time.
+    public var bedAt: LocalTime?
+    /// Simulated user: answer a manual-entry prompt with this time.
+    public var manualWake: LocalTime?
+}
+
+/// Either "print help" or "run with these options".
+public enum Parsed<Options: Sendable>: Sendable {
+    case help
+    case run(Options)
+}
+
+/// Command-line parsing for both executables, kept in the library so it is unit-tested.
+public enum CommandLineParser {
+    public static let phoneUsage = """
+        usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
+                     [--watch-id ID] [--horizon-days N]
+                     [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
+
+        The phone half of SleepTap. Binds a ZeroMQ ROUTER on ENDPOINT, runs a foreground refresh
+        (as when the user opens the app): generates the next batch of wake-up dates, sends it to
+        the watch, resends until acknowledged and answers every HELLO with the newest batch.
+        Events are JSON lines on stdout; diagnostics go to stderr.
+
+          --endpoint ENDPOINT   ipc://PATH (path at most 107 bytes), tcp://HOST:PORT or inproc://NAME
+          --state-dir DIR       where phone.json (outbox, last seq) is kept; created if missing
+          --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
+          --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
+          --watch-id ID         routing id of the watch to deliver to (default: watch)
+          --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
+          --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
+          --clock-speed N       virtual seconds per wall second (default: 1)
+          --clock-anchor SECS   wall UNIX time at which virtual time = --clock-start (default: now)
+          -h, --help            this text
+
+        stdin commands, one per line:
+          open     foreground refresh: generate and send a new batch
+          status   print a phone.status event
+          quit     stop (as SIGINT/SIGTERM do)
+
+        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad schedule or state file,
+              69 endpoint unusable, 73 state dir unusable.
+        """
+
+    public static let watchUsage = """
+        usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--id ID]
+                     [--bed-at HH:MM [--manual-wake HH:MM]]
+                     [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
+
+        The watch half of SleepTap. Connects a ZeroMQ DEALER (routing id ID) to ENDPOINT, says
+        HELLO on every (re)connect, stores each batch durably before acknowledging it, and keeps
+        its cache across restarts. Events are JSON lines on stdout; diagnostics go to stderr.
+
+          --endpoint ENDPOINT   the phone's endpoint (ipc://PATH, tcp://HOST:PORT, inproc://NAME)
+          --state-dir DIR       where watch.json (the cached batch) is kept; created if missing
+          --time-zone TZ        IANA zone for typed wake times and --bed-at (default: the batch's
+                                zone, else the system zone)
+          --id ID               routing id, 1-255 bytes (default: watch)
+          --bed-at HH:MM        simulated user: tap bed every night at this local time
+          --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
+          --clock-start, --clock-speed, --clock-anchor   as for phone (use the same values)
+          -h, --help            this text
+
+        stdin commands, one per line:
+          bed      tap bed: bed.wake_time, or fallback.manual_entry then a typed HH:MM line
+          HH:MM    the wake time, when asked for it
+          status   print a cache.status event
+          quit     stop (as SIGINT/SIGTERM do)
+
+        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad state file,
+              69 endpoint unusable, 73 state dir unusable.
+        """
+
+    /// Parses `phone` arguments (without the program name).
+    /// - Throws: `UsageError` naming the flag and what is wrong with its value.
+    public static func parsePhone(_ arguments: [String]) throws(UsageError) -> Parsed<PhoneOptions> {
+        var reader = ArgumentReader(arguments)
+        var endpoint: String?
+        var stateDirectory: String?
+        var schedule: String?
+        var zone: TimeZone?
+        var clock = ClockOptions()
+        var watchId = "watch"
+        var horizon = BatchPlanner.defaultHorizonDays
+        while let flag = reader.nextFlag() {
+            switch flag {
+            case "-h", "--help": return .help
+            case "--endpoint": endpoint = try reader.endpoint(flag)
+            case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
+            case "--schedule": schedule = try reader.nonEmpty(flag)
+            case "--time-zone": zone = try reader.timeZone(flag)
+            case "--watch-id": watchId = try reader.routingId(flag)
+            case "--horizon-days": horizon = try reader.integer(flag, in: 1...WireCodec.maxEntries)
+            default:
+                if try reader.clockFlag(flag, into: &clock) { continue }
+                throw UsageError("unknown option \(flag)")
+            }
+        }
+        guard let endpoint else { throw UsageError("--endpoint is required") }
+        guard let stateDirectory else { throw UsageError("--state-dir is required") }
+        var options = PhoneOptions(endpoint: endpoint, stateDirectory: stateDirectory)
+        options.schedulePath = schedule
+        options.timeZone = zone
+        options.clock = clock
+        options.watchId = watchId
+        options.horizonDays = horizon
+        return .run(options)
+    }
+
+    /// Parses `watch` arguments (without the program name).
+    /// - Throws: `UsageError` naming the flag and what is wrong with its value.
+    public static func parseWatch(_ arguments: [String]) throws(UsageError) -> Parsed<WatchOptions> {
+        var reader = ArgumentReader(arguments)
+        var endpoint: String?
+        var stateDirectory: String?
+        var zone: TimeZone?
+        var clock = ClockOptions()
+        var id = "watch"
+        var bedAt: LocalTime?
+        var manualWake: LocalTime?
+        while let flag = reader.nextFlag() {
+            switch flag {
+            case "-h", "--help": return .help
+            case "--endpoint": endpoint = try reader.endpoint(flag)
+            case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
+            case "--time-zone": zone = try reader.timeZone(flag)
+            case "--id": id = try reader.routingId(flag)
+            case "--bed-at": bedAt = try reader.localTime(flag)
+            case "--manual-wake": manualWake = try reader.localTime(flag)
+            default:
+                if try reader.clockFlag(flag, into: &clock) { continue }
+                throw UsageError("unknown option \(flag)")
+            }
+        }
+        guard let endpoint else { throw UsageError("--endpoint is required") }
+        guard let stateDirectory else { throw UsageError("--state-dir is required") }
+        if manualWake != nil && bedAt == nil {
+            throw UsageError("--manual-wake needs --bed-at (it answers the simulated user's prompt)")
+        }
+        var options = WatchOptions(endpoint: endpoint, stateDirectory: stateDirectory)
+        options.timeZone = zone
+        options.clock = clock
+        options.id = id
+        options.bedAt = bedAt
+        options.manualWake = manualWake
+        return .run(options)
+    }
+}
+
+/// Walks `--flag value` pairs (also `--flag=value`).
+struct ArgumentReader {
+    private var items: [String]
+    private var index = 0
+    private var pendingValue: String?
+
+    init(_ arguments: [String]) { items = arguments }
+
+    mutating func nextFlag() -> String? {
+        guard index < items.count else { return nil }
+        let item = items[index]
+        index += 1
+        if item.hasPrefix("--"), let eq = item.firstIndex(of: "=") {
+            pendingValue = String(item[item.index(after: eq)...])
+            return String(item[..<eq])
+        }
+        pendingValue = nil
+        return item
+    }
+
+    mutating func value(_ flag: String) throws(UsageError) -> String {
+        if let pending = pendingValue {
+            pendingValue = nil
+            return pending
+        }
+        guard index < items.count else { throw UsageError("\(flag) needs a value") }
+        let value = items[index]
+        index += 1
+        return value
+    }
+
+    mutating func nonEmpty(_ flag: String) throws(UsageError) -> String {
+        let text = try value(flag)
+        guard !text.isEmpty else { throw UsageError("\(flag) must not be empty") }
+        return text
+    }
+
+    mutating func endpoint(_ flag: String) throws(UsageError) -> String {
+        let text = try nonEmpty(flag)
+        guard let scheme = ["ipc://", "tcp://", "inproc://"].first(where: { text.hasPrefix($0) }) else {
+            throw UsageError("\(flag) \"\(text)\": expected ipc://PATH, tcp://HOST:PORT or inproc://NAME")
+        }
+        let rest = text.dropFirst(scheme.count)
+        guard !rest.isEmpty else { throw UsageError("\(flag) \"\(text)\": nothing after \(scheme)") }
+        if scheme == "ipc://" && rest.utf8.count > 107 {
+            throw UsageError(
+                "\(flag) \"\(text)\": the ipc path is \(rest.utf8.count) bytes; Linux allows at most 107 (sun_path)")
+        }
+        return text
+    }
+
+    mutating func timeZone(_ flag: String) throws(UsageError) -> TimeZone {
+        let text = try nonEmpty(flag)
+        guard let zone = TimeZone(identifier: text) else {
+            throw UsageError("\(flag) \"\(text)\": not a known IANA time zone identifier (e.g. Europe/Berlin)")
+        }
+        return zone
+    }
+
+    mutating func routingId(_ flag: String) throws(UsageError) -> String {
+        let text = try nonEmpty(flag)
+        guard text.utf8.count <= 255, text.utf8.first != 0 else {
+            throw UsageError("\(flag) \"\(text)\": a routing id is 1-255 bytes and must not start with a zero byte")
+        }
+        return text
+    }
+
+    mutating func localTime(_ flag: String) throws(UsageError) -> LocalTime {
+        let text = try value(flag)
+        guard let time = LocalTime(parsing: text) else {
+            throw UsageError("\(flag) \"\(text)\": expected a 24-hour time HH:MM (00:00-23:59)")
+        }
+        return time
+    }
+
+    mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
+        let text = try value(flag)
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("\(flag) \"\(text)\": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// Handles the three clock flags. - Returns: false if `flag` is not one of them.
+    mutating func clockFlag(_ flag: String, into clock: inout ClockOptions) throws(UsageError) -> Bool {
+        switch flag {
+        case "--clock-start":
+            let text = try value(flag)
+            guard let date = ISO8601.date(text) else {
+                throw UsageError("\(flag) \"\(text)\": expected an ISO-8601 instant such as 2025-03-06T17:00:00Z")
+            }
+            clock.start = date
+        case "--clock-speed":
+            let text = try value(flag)
+            guard let speed = Double(text), speed.isFinite, speed > 0, speed <= 1e9 else {
+                throw UsageError("\(flag) \"\(text)\": expected a number > 0 and <= 1e9 (virtual seconds per wall second)")
+            }
+            clock.speed = speed
+        case "--clock-anchor":
+            let text = try value(flag)
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+                throw UsageError("\(flag) \"\(text)\": expected UNIX seconds (e.g. 1767225600.5)")
+            }
+            clock.anchor = Date(timeIntervalSince1970: seconds)
+        default:
+            return false
+        }
+        return true
+    }
+}

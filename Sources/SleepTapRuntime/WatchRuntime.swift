@@ -1,0 +1,217 @@
+public import Foundation
+public import SleepTapCore
+import ZeroMQ
+
+/// The `watch` process: wires `WatchCore` to a ZeroMQ DEALER (plus a socket monitor that
+/// reports each completed handshake), a state file, stdin, a clock and the simulated user.
+public final class WatchRuntime {
+    private let options: WatchOptions
+    private let program = "watch"
+
+    public init(options: WatchOptions) { self.options = options }
+
+    /// Runs until SIGINT, SIGTERM or `quit`.
+    /// - Returns: the process exit status (`ExitStatus`).
+    public func run() -> Int32 {
+        let clock = options.clock.makeClock()
+        let output = EventOutput(clock: clock)
+
+        do {
+            try AtomicFile.ensureDirectory(options.stateDirectory)
+        } catch {
+            diagnose(program, "state dir \(error)")
+            return ExitStatus.cannotCreate
+        }
+        let stateFile = StateFile<WatchSyncState>(path: options.stateDirectory + "/watch.json")
+        let loaded: WatchSyncState?
+        do {
+            loaded = try stateFile.load()
+        } catch {
+            diagnose(program, "state file \(error); left untouched. Move it away to start clean.")
+            return ExitStatus.dataError
+        }
+
+        let context: Context
+        let dealer: Socket
+        let monitor: Socket
+        let monitorEndpoint = "inproc://sleeptap-watch-monitor"
+        do {
+            context = try Context()
+            dealer = try LinkSettings.makeDealer(context, routingId: options.id)
+            try dealer.monitor(endpoint: monitorEndpoint, events: [.handshakeSucceeded, .disconnected, .handshakeFailed])
+            monitor = try Socket(context: context, type: .pair)
+            try monitor.setLinger(milliseconds: 0)
+            try monitor.connect(monitorEndpoint)
+        } catch {
+            diagnose(program, "cannot create a ZeroMQ socket: \(error)")
+            return ExitStatus.software
+        }
+        defer {
+            try? dealer.stopMonitor()
+            dealer.close()
+            monitor.close()
+            context.terminate()
+        }
+        do {
+            try dealer.connect(options.endpoint)
+        } catch {
+            diagnose(program, "cannot connect to \(options.endpoint): \(error)")
+            return ExitStatus.unavailable
+        }
+
+        let mailbox: Mailbox
+        do {
+            mailbox = try Mailbox()
+        } catch {
+            diagnose(program, "\(error)")
+            return ExitStatus.software
+        }
+        let signals = SignalTrap(posting: mailbox)
+        defer { signals.cancel() }
+        StandardInputReader.start(posting: mailbox)
+
+        let loop = EventLoop(sockets: [dealer, monitor], mailbox: mailbox)
+        var core = WatchCore(state: loaded ?? WatchSyncState())
+        var exitStatus = ExitStatus.ok
+
+        /// The zone for typed wake times and the simulated user's bed time.
+        func userZone() -> TimeZone {
+            options.timeZone ?? core.state.batch.flatMap { TimeZone(identifier: $0.timeZone) } ?? .current
+        }
+
+        func perform(_ effects: [WatchEffect], rollback: WatchCore, at time: Date? = nil) {
+            for effect in effects {
+                switch effect {
+                case .persist(let state):
+                    do {
+                        try stateFile.save(state)
+                    } catch {
+                        // Durable before acknowledged: no ACK for what is not on disk.
+                        output.emit(Event("persist.failed", [("path", .string(stateFile.path)), ("reason", .string(error.reason))]), at: time)
+                        core = rollback
+                        return
+                    }
+                case .send(let message):
+                    do {
+                        try dealer.send(WireCodec.encode(message), dontWait: true)
+                        output.emit(WireEvents.sent(message), at: time)
+                    } catch {
+                        output.emit(Event("send.failed", [("type", .string(message.typeName)), ("reason", .string(String(describing: error)))]), at: time)
+                    }
+                case .armHelloRetry(let seconds):
+                    loop.arm("hello", after: seconds)
+                case .cancelHelloRetry:
+                    loop.cancel("hello")
+                case .emit(let event):
+                    output.emit(event, at: time)
+                }
+            }
+        }
+
+        func step(at time: Date? = nil, _ body: (inout WatchCore) -> [WatchEffect]) {
+            let before = core
+            let effects = body(&core)
+            perform(effects, rollback: before, at: time)
+        }
+
+        // The simulated user: a bed tap every night at --bed-at (virtual, local), answered with
+        // --manual-wake when the watch falls back to manual entry.
+        var nextBed: Date?
+        func armBed(after instant: Date) {
+            guard let bedAt = options.bedAt else { return }
+            nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone()))
+            if let nextBed { loop.arm("bed", at: clock.wallDate(for: nextBed)) }
+        }
+
+        output.emit(
+            Event(
+                "watch.started",
+                [
+                    ("endpoint", .string(options.endpoint)), ("id", .string(options.id)),
+                    ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))), ("pid", .int(Int64(getpid()))),
+                ]))
+        armBed(after: clock.now)
+
+        func handleLine(_ line: String) {
+            switch line {
+            case "": break
+            case "bed": step { $0.bedTap(at: clock.now) }
+            case "status": output.emit(core.status(at: clock.now))
+            case "quit":
+                output.emit(Event("watch.stopping", [("reason", .string("quit"))]))
+                loop.stop()
+            default:
+                if core.awaitingManualEntry || LocalTime(parsing: line) != nil {
+                    step { $0.manualWakeTime(line, at: clock.now, in: userZone()) }
+                } else {
+                    output.emit(Event("input.rejected", [("input", .string(line)), ("reason", .string("unknown command; expected bed, status, HH:MM or quit"))]))
+                }
+            }
+        }
+
+        do {
+            try loop.run(
+                readable: { index in
+                    if index == 1 {
+                        for frames in drainMessages(monitor) {
+                            guard let event = MonitorEvent(frames: frames) else { continue }
+                            if event.kind.contains(.handshakeSucceeded) {
+                                output.emit(Event("link.up", [("endpoint", .string(options.endpoint))]))
+                                step { $0.connected() }
+                            } else if event.kind.contains(.disconnected) {
+                                output.emit(Event("link.down", [("endpoint", .string(options.endpoint))]))
+                            } else {
+                                output.emit(Event("link.handshake_failed", [("endpoint", .string(options.endpoint)), ("code", .int(Int64(event.value)))]))
+                            }
+                        }
+                        return
+                    }
+                    for frames in drainMessages(dealer) {
+                        guard frames.count == 1 else {
+                            output.emit(Event("message.rejected", [("reason", .string("expected 1 frame, got \(frames.count)"))]))
+                            continue
+                        }
+                        do throws(ProtocolError) {
+                            let message = try WireCodec.decode(frames[0])
+                            output.emit(Event("message.received", [("type", .string(message.typeName))]))
+                            step { $0.receive(message) }
+                        } catch {
+                            output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
+                            perform([.send(.error(reason: error.reason))], rollback: core)
+                        }
+                    }
+                },
+                input: { item in
+                    switch item {
+                    case .stop(let number):
+                        output.emit(Event("watch.stopping", [("signal", .int(Int64(number)))]))
+                        loop.stop()
+                    case .endOfInput:
+                        break
+                    case .line(let raw):
+                        handleLine(raw.trimmingCharacters(in: .whitespaces))
+                    }
+                },
+                timer: { name in
+                    switch name {
+                    case "hello":
+                        step { $0.helloRetryDue() }
+                    case "bed":
+                        guard let at = nextBed else { return }
+                        step(at: at) { $0.bedTap(at: at) }
+                        if core.awaitingManualEntry, let manual = options.manualWake {
+                            let zone = userZone()
+                            step(at: at) { $0.manualWakeTime(manual.description, at: at, in: zone) }
+                        }
+                        armBed(after: at)
+                    default:
+                        break
+                    }
+                })
+        } catch {
+            diagnose(program, "poll failed: \(error)")
+            exitStatus = ExitStatus.software
+        }
+        return exitStatus
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+import SleepTapRuntime
+
+// Thin executable: parse arguments, run the watch runtime, exit with its status.
+do {
+    switch try CommandLineParser.parseWatch(Array(CommandLine.arguments.dropFirst())) {
+    case .help:
+        print(CommandLineParser.watchUsage)
+        exit(ExitStatus.ok)
+    case .run(let options):
+        exit(WatchRuntime(options: options).run())
+    }
+} catch {
+    diagnose("watch", "\(error)\n(see watch --help)")
+    exit(ExitStatus.usage)
+}
