@@ -27,14 +27,16 @@ let package = Package(
         .target(name: "SleepTapRuntime", dependencies: ["SleepTapCore", "ZeroMQ"]),
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
-        .executableTarget(name: "sleeptap-demo", dependencies: ["SleepTapRuntime"]),
+        // Spawns the executables and reads their JSON Lines events (demo and integration tests).
+        .target(name: "SleepTapProcess"),
+        .executableTarget(name: "sleeptap-demo", dependencies: ["SleepTapCore", "SleepTapProcess"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
         .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapRuntime"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SleepTapCore", "SleepTapRuntime", "phone", "watch"]
+            dependencies: ["SleepTapCore", "SleepTapProcess", "ZeroMQ", "phone", "watch"]
         ),
     ]
 )

@@ -111,7 +111,12 @@ public struct PhoneCore: Sendable {
             return hello(lastSeq: lastSeq)
         case .ack(let seq, let coverageEnd):
             guard let outbox = state.outbox, seq == outbox.seq else {
-                return [.emit(Event("ack.stale", [("seq", .int(Int64(clamping: seq))), ("newest", .int(Int64(clamping: state.lastSeq)))]))]
+                return [
+                    .emit(
+                        Event(
+                            "ack.stale",
+                            [("seq", .int(Int64(clamping: seq))), ("newest", .int(Int64(clamping: state.lastSeq)))]))
+                ]
             }
             var fields: [(String, EventValue)] = [("seq", .int(Int64(clamping: seq)))]
             fields.append(("coverageEnd", coverageEnd.map { EventValue.date($0) } ?? .null))
@@ -153,7 +158,13 @@ public struct PhoneCore: Sendable {
         attempt = 1
         return [
             .persist(state),
-            .emit(Event("seq.resync", [("watchSeq", .int(Int64(clamping: lastSeq))), ("from", .int(Int64(clamping: previous))), ("to", .int(Int64(clamping: outbox.seq)))])),
+            .emit(
+                Event(
+                    "seq.resync",
+                    [
+                        ("watchSeq", .int(Int64(clamping: lastSeq))), ("from", .int(Int64(clamping: previous))),
+                        ("to", .int(Int64(clamping: outbox.seq))),
+                    ])),
             .send(.batch(outbox)),
             .armResend(after: resendPolicy.delay(attempt: attempt)),
         ]
@@ -179,7 +190,8 @@ public enum WireEvents {
         case .batch(let batch):
             return Event("batch.sent", batchFields(batch))
         case .ack(let seq, let end):
-            return Event("ack.sent", [("seq", .int(Int64(clamping: seq))), ("coverageEnd", end.map { .date($0) } ?? .null)])
+            return Event(
+                "ack.sent", [("seq", .int(Int64(clamping: seq))), ("coverageEnd", end.map { .date($0) } ?? .null)])
         case .hello(let lastSeq):
             return Event("hello.sent", [("lastSeq", .int(Int64(clamping: lastSeq)))])
         case .upToDate(let seq):

@@ -3,7 +3,8 @@ public import Foundation
 /// A day of the week, numbered as Foundation's Gregorian `Calendar` numbers `.weekday`
 /// (1 = Sunday … 7 = Saturday).
 public enum Weekday: Int, CaseIterable, Sendable, Comparable, CustomStringConvertible {
-    case sunday = 1, monday, tuesday, wednesday, thursday, friday, saturday
+    case sunday = 1
+    case monday, tuesday, wednesday, thursday, friday, saturday
 
     /// Lower-case English name, the key used in schedule files (`"monday"`).
     public var description: String {
@@ -125,7 +126,8 @@ public enum ScheduleFile {
             zoneIdentifier = text
         }
         guard let wakeAny = object["wake"] else {
-            throw ScheduleError(field: "wake", value: "(missing)", reason: "required: an object with one entry per weekday")
+            throw ScheduleError(
+                field: "wake", value: "(missing)", reason: "required: an object with one entry per weekday")
         }
         guard let wake = wakeAny as? [String: Any] else {
             throw ScheduleError(field: "wake", value: render(wakeAny), reason: "must be an object keyed by weekday")
@@ -139,14 +141,16 @@ public enum ScheduleFile {
         for day in Weekday.allCases {
             let field = "wake.\(day)"
             guard let value = wake[day.description] else {
-                throw ScheduleError(field: field, value: "(missing)", reason: "every weekday is required: \"HH:MM\" or \"off\"")
+                throw ScheduleError(
+                    field: field, value: "(missing)", reason: "every weekday is required: \"HH:MM\" or \"off\"")
             }
             guard let text = value as? String else {
                 throw ScheduleError(field: field, value: render(value), reason: "must be a string \"HH:MM\" or \"off\"")
             }
             if text == "off" { continue }
             guard let time = LocalTime(parsing: text) else {
-                throw ScheduleError(field: field, value: render(value), reason: "not a 24-hour time HH:MM (00:00-23:59) or \"off\"")
+                throw ScheduleError(
+                    field: field, value: render(value), reason: "not a 24-hour time HH:MM (00:00-23:59) or \"off\"")
             }
             times[day] = time
         }

@@ -79,7 +79,9 @@ public struct WatchCore: Sendable {
             // Never older over newer. Tell the phone where we are so a reset phone can catch up.
             staleIgnored += 1
             return [
-                .emit(Event("batch.stale", [("seq", .int(seq)), ("applied", .int(Int64(clamping: state.lastAppliedSeq)))])),
+                .emit(
+                    Event(
+                        "batch.stale", [("seq", .int(seq)), ("applied", .int(Int64(clamping: state.lastAppliedSeq)))])),
                 .send(.hello(lastSeq: state.lastAppliedSeq)),
             ]
         }
@@ -153,14 +155,31 @@ public struct WatchCore: Sendable {
     ///   (still awaiting) when the text is not a time or no prompt is open.
     public mutating func manualWakeTime(_ text: String, at now: Date, in zone: TimeZone) -> [WatchEffect] {
         guard awaitingManualEntry else {
-            return [.emit(Event("input.rejected", [("input", .string(text)), ("reason", .string("no manual-entry prompt is open; tap bed first"))]))]
+            return [
+                .emit(
+                    Event(
+                        "input.rejected",
+                        [
+                            ("input", .string(text)),
+                            ("reason", .string("no manual-entry prompt is open; tap bed first")),
+                        ]))
+            ]
         }
         guard let time = LocalTime(parsing: text) else {
-            return [.emit(Event("input.rejected", [("input", .string(text)), ("reason", .string("expected a wake time HH:MM (00:00-23:59)"))]))]
+            return [
+                .emit(
+                    Event(
+                        "input.rejected",
+                        [("input", .string(text)), ("reason", .string("expected a wake time HH:MM (00:00-23:59)"))]))
+            ]
         }
         let calendar = WakeCalendar.calendar(in: zone)
         guard let wake = WakeCalendar.next(time, after: now, in: calendar) else {
-            return [.emit(Event("input.rejected", [("input", .string(text)), ("reason", .string("no such local time ahead"))]))]
+            return [
+                .emit(
+                    Event(
+                        "input.rejected", [("input", .string(text)), ("reason", .string("no such local time ahead"))]))
+            ]
         }
         awaitingManualEntry = false
         return [
@@ -168,7 +187,8 @@ public struct WatchCore: Sendable {
                 Event(
                     "manual.wake_time",
                     [
-                        ("wakeTime", .date(wake)), ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
+                        ("wakeTime", .date(wake)),
+                        ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
                         ("timeZone", .string(zone.identifier)),
                     ]))
         ]

@@ -298,7 +298,8 @@ struct ArgumentReader {
     mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
         let text = try value(flag)
         guard let number = Int(text), range.contains(number) else {
-            throw UsageError("\(flag) \"\(text)\": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw UsageError(
+                "\(flag) \"\(text)\": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
@@ -315,7 +316,8 @@ struct ArgumentReader {
         case "--clock-speed":
             let text = try value(flag)
             guard let speed = Double(text), speed.isFinite, speed > 0, speed <= 1e9 else {
-                throw UsageError("\(flag) \"\(text)\": expected a number > 0 and <= 1e9 (virtual seconds per wall second)")
+                throw UsageError(
+                    "\(flag) \"\(text)\": expected a number > 0 and <= 1e9 (virtual seconds per wall second)")
             }
             clock.speed = speed
         case "--clock-anchor":

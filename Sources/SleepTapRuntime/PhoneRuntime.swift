@@ -88,7 +88,10 @@ public final class PhoneRuntime {
                     do {
                         try stateFile.save(state)
                     } catch {
-                        output.emit(Event("persist.failed", [("path", .string(stateFile.path)), ("reason", .string(error.reason))]))
+                        output.emit(
+                            Event(
+                                "persist.failed",
+                                [("path", .string(stateFile.path)), ("reason", .string(error.reason))]))
                         core = rollback
                         return
                     }
@@ -121,7 +124,8 @@ public final class PhoneRuntime {
         func refresh(reason: String) {
             let now = clock.now
             let entries = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: options.horizonDays)
-            output.emit(Event("refresh.foreground", [("reason", .string(reason)), ("timeZone", .string(zone.identifier))]))
+            output.emit(
+                Event("refresh.foreground", [("reason", .string(reason)), ("timeZone", .string(zone.identifier))]))
             step { $0.publish(entries: entries, generatedAt: now, timeZone: zone.identifier) }
         }
 
@@ -140,12 +144,21 @@ public final class PhoneRuntime {
                 readable: { _ in
                     for frames in drainMessages(router) {
                         guard frames.count == 2 else {
-                            output.emit(Event("message.rejected", [("reason", .string("expected 2 frames (routing id, message), got \(frames.count)"))]))
+                            output.emit(
+                                Event(
+                                    "message.rejected",
+                                    [
+                                        (
+                                            "reason",
+                                            .string("expected 2 frames (routing id, message), got \(frames.count)")
+                                        )
+                                    ]))
                             continue
                         }
                         guard frames[0] == watchId else {
                             let peer = String(decoding: frames[0], as: UTF8.self)
-                            output.emit(Event("message.rejected", [("reason", .string("unknown peer routing id \"\(peer)\""))]))
+                            output.emit(
+                                Event("message.rejected", [("reason", .string("unknown peer routing id \"\(peer)\""))]))
                             continue
                         }
                         do throws(ProtocolError) {
@@ -175,7 +188,8 @@ public final class PhoneRuntime {
                                 Event(
                                     "phone.status",
                                     [
-                                        ("lastSeq", .int(Int64(clamping: core.state.lastSeq))), ("acked", .bool(core.state.acked)),
+                                        ("lastSeq", .int(Int64(clamping: core.state.lastSeq))),
+                                        ("acked", .bool(core.state.acked)),
                                         ("count", .int(Int64(core.state.outbox?.entries.count ?? 0))),
                                         ("coverageEnd", core.state.outbox?.coverageEnd.map { .date($0) } ?? .null),
                                         ("timeZone", .string(zone.identifier)),
@@ -184,7 +198,13 @@ public final class PhoneRuntime {
                             output.emit(Event("phone.stopping", [("reason", .string("quit"))]))
                             loop.stop()
                         default:
-                            output.emit(Event("input.rejected", [("input", .string(line)), ("reason", .string("unknown command; expected open, status or quit"))]))
+                            output.emit(
+                                Event(
+                                    "input.rejected",
+                                    [
+                                        ("input", .string(line)),
+                                        ("reason", .string("unknown command; expected open, status or quit")),
+                                    ]))
                         }
                     }
                 },

@@ -38,7 +38,8 @@ public final class WatchRuntime {
         do {
             context = try Context()
             dealer = try LinkSettings.makeDealer(context, routingId: options.id)
-            try dealer.monitor(endpoint: monitorEndpoint, events: [.handshakeSucceeded, .disconnected, .handshakeFailed])
+            try dealer.monitor(
+                endpoint: monitorEndpoint, events: [.handshakeSucceeded, .disconnected, .handshakeFailed])
             monitor = try Socket(context: context, type: .pair)
             try monitor.setLinger(milliseconds: 0)
             try monitor.connect(monitorEndpoint)
@@ -87,7 +88,10 @@ public final class WatchRuntime {
                         try stateFile.save(state)
                     } catch {
                         // Durable before acknowledged: no ACK for what is not on disk.
-                        output.emit(Event("persist.failed", [("path", .string(stateFile.path)), ("reason", .string(error.reason))]), at: time)
+                        output.emit(
+                            Event(
+                                "persist.failed",
+                                [("path", .string(stateFile.path)), ("reason", .string(error.reason))]), at: time)
                         core = rollback
                         return
                     }
@@ -96,7 +100,11 @@ public final class WatchRuntime {
                         try dealer.send(WireCodec.encode(message), dontWait: true)
                         output.emit(WireEvents.sent(message), at: time)
                     } catch {
-                        output.emit(Event("send.failed", [("type", .string(message.typeName)), ("reason", .string(String(describing: error)))]), at: time)
+                        output.emit(
+                            Event(
+                                "send.failed",
+                                [("type", .string(message.typeName)), ("reason", .string(String(describing: error)))]),
+                            at: time)
                     }
                 case .armHelloRetry(let seconds):
                     loop.arm("hello", after: seconds)
@@ -144,7 +152,13 @@ public final class WatchRuntime {
                 if core.awaitingManualEntry || LocalTime(parsing: line) != nil {
                     step { $0.manualWakeTime(line, at: clock.now, in: userZone()) }
                 } else {
-                    output.emit(Event("input.rejected", [("input", .string(line)), ("reason", .string("unknown command; expected bed, status, HH:MM or quit"))]))
+                    output.emit(
+                        Event(
+                            "input.rejected",
+                            [
+                                ("input", .string(line)),
+                                ("reason", .string("unknown command; expected bed, status, HH:MM or quit")),
+                            ]))
                 }
             }
         }
@@ -161,14 +175,19 @@ public final class WatchRuntime {
                             } else if event.kind.contains(.disconnected) {
                                 output.emit(Event("link.down", [("endpoint", .string(options.endpoint))]))
                             } else {
-                                output.emit(Event("link.handshake_failed", [("endpoint", .string(options.endpoint)), ("code", .int(Int64(event.value)))]))
+                                output.emit(
+                                    Event(
+                                        "link.handshake_failed",
+                                        [("endpoint", .string(options.endpoint)), ("code", .int(Int64(event.value)))]))
                             }
                         }
                         return
                     }
                     for frames in drainMessages(dealer) {
                         guard frames.count == 1 else {
-                            output.emit(Event("message.rejected", [("reason", .string("expected 1 frame, got \(frames.count)"))]))
+                            output.emit(
+                                Event(
+                                    "message.rejected", [("reason", .string("expected 1 frame, got \(frames.count)"))]))
                             continue
                         }
                         do throws(ProtocolError) {

@@ -1,11 +1,11 @@
 internal import CZeroMQ
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #endif
 
 /// A libzmq context: the I/O threads and bookkeeping that sockets are created from (`zmq_ctx_new`).

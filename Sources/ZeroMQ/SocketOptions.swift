@@ -218,8 +218,7 @@ extension Socket {
     public func lastEndpoint() throws -> String {
         // libzmq fails with EINVAL when the buffer is too small, without saying what would fit.
         for capacity in [256, 4_096, 65_536] {
-            if let bytes = try bytesOption(ZMQ_LAST_ENDPOINT, capacity: capacity, nilIfTooSmall: true)
-            {
+            if let bytes = try bytesOption(ZMQ_LAST_ENDPOINT, capacity: capacity, nilIfTooSmall: true) {
                 return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
         }

@@ -1,11 +1,11 @@
 internal import CZeroMQ
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #endif
 
 /// An error reported by libzmq, keeping its C error code (`errno` as returned by `zmq_errno`).

@@ -1,0 +1,214 @@
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One JSON Lines event read from a child's stdout.
+public struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
+    /// The `event` field.
+    public let name: String
+    /// The whole decoded object (`event`, `time` and the fields).
+    public let fields: [String: Any]
+    /// The line as printed.
+    public let line: String
+
+    /// A string field, or nil.
+    public func string(_ key: String) -> String? { fields[key] as? String }
+    /// An integer field, or nil.
+    public func int(_ key: String) -> Int? { (fields[key] as? NSNumber)?.intValue }
+    /// The `time` field parsed as an instant.
+    public var time: Date? { string("time").flatMap { try? Date($0, strategy: .iso8601) } }
+    public var description: String { line }
+}
+
+/// A spawned SleepTap executable whose stdout is read as JSON Lines on a background thread.
+///
+/// Used by `sleeptap-demo` and the integration tests. Spawns with Foundation's `Process`
+/// (posix_spawn: no fork of a process that holds a ZeroMQ context, zeromq-facts.md pitfall 6),
+/// reads both pipes before waiting, and never blocks in `deinit`: call `stop()`.
+public final class ChildProcess: @unchecked Sendable {
+    /// A label for messages ("phone", "watch").
+    public let name: String
+    private let process = Process()
+    private let stdinPipe = Pipe()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private let condition = NSCondition()
+    private var eventList: [ChildEvent] = []
+    private var nonEventLines: [String] = []
+    private var stderrData = Data()
+    private var stdoutClosed = false
+    /// Called on the reader thread for each event, in order (optional live display).
+    private let onEvent: (@Sendable (ChildEvent) -> Void)?
+
+    /// Starts `executable` with `arguments`.
+    /// - Throws: if the executable cannot be started.
+    public init(
+        name: String, executable: URL, arguments: [String],
+        onEvent: (@Sendable (ChildEvent) -> Void)? = nil
+    ) throws {
+        self.name = name
+        self.onEvent = onEvent
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        try process.run()
+        let out = stdoutPipe.fileHandleForReading
+        let err = stderrPipe.fileHandleForReading
+        Thread.detachNewThread { [self] in readLines(from: out) }
+        Thread.detachNewThread { [self] in readErrors(from: err) }
+    }
+
+    /// The child's process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// Whether the child is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Every event read so far, in order.
+    public var events: [ChildEvent] {
+        condition.lock()
+        defer { condition.unlock() }
+        return eventList
+    }
+
+    /// What the child wrote on stderr so far.
+    public var standardError: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: stderrData, as: UTF8.self)
+    }
+
+    /// Writes one line (a newline is added) to the child's stdin.
+    public func send(line: String) {
+        try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Waits until an event named `name` matching `predicate` appears at index ≥ `from`.
+    ///
+    /// - Parameters:
+    ///   - name: the `event` field.
+    ///   - from: first index of `events` to consider.
+    ///   - timeout: wall seconds to wait at most.
+    ///   - predicate: extra condition on the event.
+    /// - Returns: the event and its index, or nil at the deadline or when stdout closed first.
+    public func waitFor(
+        _ name: String, from: Int = 0, timeout: TimeInterval,
+        where predicate: (ChildEvent) -> Bool = { _ in true }
+    ) -> (event: ChildEvent, index: Int)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        var scanned = max(0, from)
+        while true {
+            while scanned < eventList.count {
+                let event = eventList[scanned]
+                if event.name == name && predicate(event) { return (event, scanned) }
+                scanned += 1
+            }
+            if stdoutClosed { return nil }
+            if !condition.wait(until: deadline) { return nil }
+        }
+    }
+
+    /// Sends `signal` and waits up to `timeout` seconds for the exit; SIGKILL after that.
+    /// - Returns: the exit status (or 128 + signal when killed by one). Idempotent.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 3) -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, signal)
+            if !waitForExit(timeout: timeout) {
+                kill(process.processIdentifier, SIGKILL)
+                _ = waitForExit(timeout: 5)
+            }
+        }
+        return exitStatus ?? -1
+    }
+
+    /// Waits for the child to exit by itself. - Returns: false at the deadline.
+    public func waitForExit(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() >= deadline { return false }
+            usleep(5_000)  // Process has no timed wait; 5 ms polling of the exit status only.
+        }
+        return true
+    }
+
+    /// Exit status once exited: the code, or 128 + signal when ended by a signal.
+    public var exitStatus: Int32? {
+        guard !process.isRunning else { return nil }
+        return process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    private func readLines(from handle: FileHandle) {
+        var buffer = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let lineData = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                record(String(decoding: lineData, as: UTF8.self))
+            }
+        }
+        if !buffer.isEmpty { record(String(decoding: buffer, as: UTF8.self)) }
+        condition.lock()
+        stdoutClosed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func record(_ line: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let name = object["event"] as? String
+        else {
+            condition.lock()
+            nonEventLines.append(line)
+            condition.unlock()
+            return
+        }
+        let event = ChildEvent(name: name, fields: object, line: line)
+        onEvent?(event)
+        condition.lock()
+        eventList.append(event)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func readErrors(from handle: FileHandle) {
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            condition.lock()
+            stderrData.append(chunk)
+            condition.unlock()
+        }
+    }
+
+    /// The directory holding the running executable (where SwiftPM puts every product).
+    public static var productsDirectory: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// Finds a built SleepTap executable: next to the running binary, else in `.build/debug` or
+    /// `.build/release` below the working directory.
+    public static func locate(_ executable: String) -> URL? {
+        var candidates = [productsDirectory]
+        #if os(Linux)
+            // `swift test` runs Tests from <build>/debug/<Package>PackageTests.xctest.
+            candidates.append(productsDirectory.deletingLastPathComponent())
+        #endif
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        candidates += [cwd.appendingPathComponent(".build/debug"), cwd.appendingPathComponent(".build/release")]
+        for directory in candidates {
+            let url = directory.appendingPathComponent(executable)
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import SleepTapProcess
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A temp dir for one test (short path: ipc paths must stay under 107 bytes), with the phone and
+/// watch it spawned. `close()` stops every child and removes the dir; call it in a `defer`.
+final class Scenario {
+    let dir: String
+    private(set) var children: [ChildProcess] = []
+    /// Wall seconds to wait for an expected event before failing.
+    static let deadline: TimeInterval = 20
+
+    init() throws {
+        var template = Array("/tmp/sleeptap-it-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        dir = String(cString: made)
+    }
+
+    var endpoint: String { "ipc://\(dir)/phone.sock" }
+
+    static func executable(_ name: String) throws -> URL {
+        try #require(ChildProcess.locate(name), "\(name) not built; run `swift build` first")
+    }
+
+    /// Starts `phone` with `--endpoint`/`--state-dir` filled in, plus `extra`.
+    func phone(_ extra: [String] = [], stateDir: String = "phone") throws -> ChildProcess {
+        try spawn("phone", ["--endpoint", endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
+    }
+
+    /// Starts `watch` with `--endpoint`/`--state-dir` filled in, plus `extra`.
+    func watch(_ extra: [String] = [], stateDir: String = "watch") throws -> ChildProcess {
+        try spawn("watch", ["--endpoint", endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
+    }
+
+    func spawn(_ name: String, _ arguments: [String]) throws -> ChildProcess {
+        let child = try ChildProcess(name: name, executable: Self.executable(name), arguments: arguments)
+        children.append(child)
+        return child
+    }
+
+    /// Runs an executable to completion (for argument and input errors).
+    /// - Returns: exit status and stderr.
+    func runToExit(_ name: String, _ arguments: [String], timeout: TimeInterval = 10) throws -> (status: Int32, stderr: String) {
+        let child = try spawn(name, arguments)
+        guard child.waitForExit(timeout: timeout) else {
+            child.stop(signal: SIGKILL)
+            Issue.record("\(name) \(arguments) did not exit within \(timeout) s")
+            return (-1, child.standardError)
+        }
+        // stderr is read on another thread: give it the moment it needs to reach EOF.
+        _ = child.waitFor("(none)", timeout: 2)
+        return (child.exitStatus ?? -1, child.standardError)
+    }
+
+    func close() {
+        for child in children { child.stop(signal: SIGKILL, timeout: 2) }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+extension ChildProcess {
+    /// `waitFor` with the scenario deadline, recording an issue (with stderr) when it times out.
+    @discardableResult
+    func expect(
+        _ name: String, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true },
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (event: ChildEvent, index: Int) {
+        guard let found = waitFor(name, from: from, timeout: Scenario.deadline, where: predicate) else {
+            let seen = events.suffix(8).map(\.line).joined(separator: "\n")
+            Issue.record(
+                "no \(name) from \(self.name) within \(Scenario.deadline) s; last events:\n\(seen)\nstderr:\n\(standardError)",
+                sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+        return found
+    }
+}

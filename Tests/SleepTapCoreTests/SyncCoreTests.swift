@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+@Suite("Phone and watch sync state machines")
+struct SyncCoreTests {
+    static let t0 = ISO8601.date("2025-03-06T17:00:00Z")!
+    static let zone = TimeZone(identifier: "America/New_York")!
+
+    static func entries(after now: Date = t0) -> [WakeEntry] {
+        BatchPlanner.entries(for: .everyDayAtSeven, in: zone, after: now)
+    }
+
+    static func sent(_ effects: [PhoneEffect]) -> [WireMessage] {
+        effects.compactMap { if case .send(let m) = $0 { m } else { nil } }
+    }
+
+    static func sent(_ effects: [WatchEffect]) -> [WireMessage] {
+        effects.compactMap { if case .send(let m) = $0 { m } else { nil } }
+    }
+
+    static func events(_ effects: [WatchEffect]) -> [Event] {
+        effects.compactMap { if case .emit(let e) = $0 { e } else { nil } }
+    }
+
+    @Test("publish persists before it sends, numbers batches from 1 and arms a resend")
+    func publishOrder() throws {
+        var phone = PhoneCore()
+        let effects = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        let persistIndex = try #require(effects.firstIndex { if case .persist = $0 { true } else { false } })
+        let sendIndex = try #require(effects.firstIndex { if case .send = $0 { true } else { false } })
+        #expect(persistIndex < sendIndex)
+        #expect(effects.contains(.armResend(after: 0.25)))
+        guard case .batch(let batch) = Self.sent(effects).first else {
+            Issue.record("no batch sent")
+            return
+        }
+        #expect(batch.seq == 1 && batch.entries.count == 7)
+        #expect(phone.state == PhoneSyncState(lastSeq: 1, outbox: batch, acked: false))
+        let second = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        guard case .batch(let next) = Self.sent(second).first else { return }
+        #expect(next.seq == 2)
+    }
+
+    @Test("Resends back off exponentially up to the cap and stop at the ACK")
+    func resendBackoff() {
+        var phone = PhoneCore(resendPolicy: ResendPolicy(initial: 0.25, maximum: 1))
+        _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        let delays = (0..<4).map { _ -> TimeInterval? in
+            phone.resendDue().compactMap { if case .armResend(let d) = $0 { d } else { nil } }.first
+        }
+        #expect(delays == [0.5, 1, 1, 1])
+        let acked = phone.receive(.ack(seq: 1, coverageEnd: nil))
+        #expect(acked.contains(.cancelResend))
+        #expect(phone.state.acked)
+        #expect(phone.resendDue().isEmpty)
+        // A second ACK of the same seq changes nothing durable.
+        #expect(!phone.receive(.ack(seq: 1, coverageEnd: nil)).contains { if case .persist = $0 { true } else { false } })
+    }
+
+    @Test("HELLO is answered with the newest batch, UP_TO_DATE, or a renumbered batch after a phone reset")
+    func helloAnswers() {
+        var phone = PhoneCore()
+        _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        guard case .batch(let b) = Self.sent(phone.receive(.hello(lastSeq: 1))).first else {
+            Issue.record("HELLO(1) should get batch 2")
+            return
+        }
+        #expect(b.seq == 2)
+        #expect(Self.sent(phone.receive(.hello(lastSeq: 2))) == [.upToDate(seq: 2)])
+        #expect(phone.state.acked, "a HELLO naming the newest seq proves the watch has it")
+
+        var reset = PhoneCore()
+        _ = reset.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        guard case .batch(let renumbered) = Self.sent(reset.receive(.hello(lastSeq: 40))).first else {
+            Issue.record("a phone behind the watch must renumber")
+            return
+        }
+        #expect(renumbered.seq == 41 && reset.state.lastSeq == 41)
+    }
+
+    @Test("The watch persists before it acks, re-acks duplicates without writing, and never applies older over newer")
+    func watchApply() throws {
+        var phone = PhoneCore()
+        let b1 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
+        let b2 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
+        var watch = WatchCore()
+        #expect(Self.sent(watch.connected()) == [.hello(lastSeq: 0)])
+
+        let first = watch.receive(b2)
+        let persist = try #require(first.firstIndex { if case .persist = $0 { true } else { false } })
+        let ack = try #require(first.firstIndex { if case .send(.ack(seq: 2, _)) = $0 { true } else { false } })
+        #expect(persist < ack)
+        #expect(watch.state.lastAppliedSeq == 2)
+
+        let duplicate = watch.receive(b2)
+        #expect(!duplicate.contains { if case .persist = $0 { true } else { false } })
+        #expect(Self.sent(duplicate).count == 1)
+        #expect(Self.events(duplicate).map(\.name) == ["batch.duplicate"])
+
+        let stale = watch.receive(b1)
+        #expect(watch.state.lastAppliedSeq == 2)
+        #expect(Self.sent(stale) == [.hello(lastSeq: 2)])
+        #expect(Self.events(stale).map(\.name) == ["batch.stale"])
+        #expect(watch.staleIgnored == 1)
+    }
+
+    @Test("Bed tap shows the coming cached wake-up; with none it asks for the time and takes HH:MM")
+    func bedTapAndManualEntry() {
+        var watch = WatchCore()
+        var phone = PhoneCore()
+        let batch = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
+        _ = watch.receive(batch)
+        let firstNight = ISO8601.date("2025-03-07T03:30:00Z")!  // Thu Mar 6 22:30 EST
+        let shown = Self.events(watch.bedTap(at: firstNight))
+        #expect(shown.map(\.name) == ["bed.wake_time"])
+        #expect(shown.first?["localDate"] == .string("2025-03-07"))
+        #expect(shown.first?["remaining"] == .int(6))
+
+        let eighthNight = ISO8601.date("2025-03-14T02:30:00Z")!  // Thu Mar 13 22:30 EDT
+        #expect(Self.events(watch.bedTap(at: eighthNight)).map(\.name) == ["fallback.manual_entry"])
+        #expect(watch.awaitingManualEntry)
+        #expect(Self.events(watch.manualWakeTime("7am", at: eighthNight, in: Self.zone)).map(\.name) == ["input.rejected"])
+        let typed = Self.events(watch.manualWakeTime("06:30", at: eighthNight, in: Self.zone))
+        #expect(typed.map(\.name) == ["manual.wake_time"])
+        #expect(typed.first?["wakeTime"] == .date(ISO8601.date("2025-03-14T10:30:00Z")!))
+        #expect(!watch.awaitingManualEntry)
+    }
+
+    @Test("Wrong-direction messages are rejected with an ERROR reply, state unchanged")
+    func wrongDirection() {
+        var watch = WatchCore()
+        let effects = watch.receive(.hello(lastSeq: 3))
+        #expect(Self.events(effects).map(\.name) == ["message.rejected"])
+        #expect(watch.state == WatchSyncState())
+        var phone = PhoneCore()
+        #expect(Self.sent(phone.receive(.upToDate(seq: 1))).first?.typeName == "ERROR")
+        #expect(phone.state == PhoneSyncState())
+    }
+}

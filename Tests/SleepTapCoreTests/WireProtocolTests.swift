@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+@Suite("Wire protocol v1")
+struct WireProtocolTests {
+    static let batch = WakeBatch(
+        seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "America/New_York",
+        entries: [
+            WakeEntry(wake: ISO8601.date("2025-03-07T11:30:00Z")!, localDate: "2025-03-07", localTime: "06:30"),
+            WakeEntry(wake: ISO8601.date("2025-03-08T11:30:00Z")!, localDate: "2025-03-08", localTime: "06:30"),
+        ])
+
+    @Test("Every message type survives encode then decode", arguments: [
+        WireMessage.hello(lastSeq: 0), .hello(lastSeq: UInt64.max), .batch(batch),
+        .batch(WakeBatch(seq: 1, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", entries: [])),
+        .ack(seq: 3, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")), .ack(seq: 1, coverageEnd: nil),
+        .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"),
+    ])
+    func roundTrip(_ message: WireMessage) throws {
+        #expect(try WireCodec.decode(WireCodec.encode(message)) == message)
+    }
+
+    @Test("The documented BATCH example decodes")
+    func documentedExample() throws {
+        let text = """
+            {"v":1,"type":"BATCH","seq":3,"generatedAt":"2025-03-06T17:00:00Z","timeZone":"America/New_York",
+             "entries":[{"wake":"2025-03-07T11:30:00Z","localDate":"2025-03-07","localTime":"06:30"},
+                        {"wake":"2025-03-08T11:30:00Z","localDate":"2025-03-08","localTime":"06:30"}]}
+            """
+        #expect(try WireCodec.decode(Array(text.utf8)) == .batch(Self.batch))
+    }
+
+    static func batchText(entries: String, seq: String = "3", zone: String = "\"UTC\"") -> String {
+        "{\"v\":1,\"type\":\"BATCH\",\"seq\":\(seq),\"generatedAt\":\"2025-03-06T17:00:00Z\",\"timeZone\":\(zone),\"entries\":\(entries)}"
+    }
+
+    static let e1 = "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"11:30\"}"
+    static let e2 = "{\"wake\":\"2025-03-08T11:30:00Z\",\"localDate\":\"2025-03-08\",\"localTime\":\"11:30\"}"
+
+    @Test("Malformed frames are rejected with a reason naming the problem", arguments: [
+        ("not json", "not valid JSON"),
+        ("[1,2]", "not a JSON object"),
+        ("{\"type\":\"HELLO\",\"lastSeq\":0}", "missing field v"),
+        ("{\"v\":2,\"type\":\"HELLO\",\"lastSeq\":0}", "unsupported protocol version 2 (this build speaks 1)"),
+        ("{\"v\":\"1\",\"type\":\"HELLO\",\"lastSeq\":0}", "field v must be a non-negative integer"),
+        ("{\"v\":1,\"type\":\"PING\"}", "unknown message type \"PING\""),
+        ("{\"v\":1,\"type\":7}", "field type must be a string"),
+        ("{\"v\":1,\"type\":\"HELLO\"}", "missing field lastSeq"),
+        ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":-1}", "field lastSeq must be a non-negative integer"),
+        ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":1.5}", "field lastSeq must be a non-negative integer"),
+        ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":true}", "field lastSeq must be a non-negative integer"),
+        ("{\"v\":1,\"type\":\"ACK\",\"seq\":0}", "field seq must be >= 1"),
+        ("{\"v\":1,\"type\":\"ACK\",\"seq\":1,\"coverageEnd\":\"tomorrow\"}", "field coverageEnd \"tomorrow\" is not an ISO-8601 instant"),
+        (batchText(entries: "[\(e2),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
+        (batchText(entries: "[\(e1),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
+        (batchText(entries: "[\(e1)]", zone: "\"Nowhere/City\""), "timeZone \"Nowhere/City\" is not a known IANA identifier"),
+        (batchText(entries: "{}"), "field entries must be an array"),
+        (batchText(entries: "[1]"), "entries[0] must be an object"),
+        (batchText(entries: "[\(e1)]", seq: "0"), "field seq must be >= 1"),
+        (batchText(entries: "[" + e1.replacingOccurrences(of: "\"11:30\"", with: "\"25:00\"") + "]"), "entries[0].localTime \"25:00\" is not HH:MM"),
+        (batchText(entries: "[" + e1.replacingOccurrences(of: "\"2025-03-07\"", with: "\"March 7\"") + "]"), "entries[0].localDate \"March 7\" is not yyyy-MM-dd"),
+    ])
+    func rejects(text: String, reason: String) {
+        #expect(throws: ProtocolError(reason)) {
+            try WireCodec.decode(Array(text.utf8))
+        }
+    }
+
+    @Test("More entries than the horizon allows, and oversized frames, are rejected")
+    func limits() {
+        let entries = (0...WireCodec.maxEntries).map { day in
+            let wake = Date(timeIntervalSince1970: 1_741_000_000 + Double(day) * 86_400)
+            return "{\"wake\":\"\(ISO8601.string(wake))\",\"localDate\":\"2025-01-01\",\"localTime\":\"06:30\"}"
+        }
+        #expect(throws: ProtocolError("batch has 65 entries; at most 64 allowed")) {
+            try WireCodec.decode(Array(Self.batchText(entries: "[" + entries.joined(separator: ",") + "]").utf8))
+        }
+        let huge = [UInt8](repeating: UInt8(ascii: " "), count: WireCodec.maxFrameBytes + 1)
+        #expect(throws: ProtocolError.self) { try WireCodec.decode(huge) }
+    }
+
+    @Test("Seeded mutation fuzz: no crash, and every rejection carries a reason")
+    func mutationFuzz() {
+        let seed = UInt64(0x5EED_0001)
+        var rng = SplitMix64(state: seed)
+        let valid = [WireMessage.batch(Self.batch), .hello(lastSeq: 4), .ack(seq: 2, coverageEnd: nil)].map(WireCodec.encode)
+        var rejected = 0
+        for _ in 0..<3_000 {
+            var frame = valid[Int(rng.next() % UInt64(valid.count))]
+            for _ in 0..<(1 + rng.next() % 4) {
+                guard !frame.isEmpty else { break }
+                let index = Int(rng.next() % UInt64(frame.count))
+                switch rng.next() % 3 {
+                case 0: frame[index] = UInt8(truncatingIfNeeded: rng.next())
+                case 1: frame.remove(at: index)
+                default: frame.insert(UInt8(truncatingIfNeeded: rng.next()), at: index)
+                }
+            }
+            do {
+                _ = try WireCodec.decode(frame)
+            } catch {
+                rejected += 1
+                #expect(!error.reason.isEmpty, "seed \(seed)")
+            }
+        }
+        #expect(rejected > 1_000, "seed \(seed): mutations should mostly be rejected")
+    }
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds SleepTap, lints it and runs the whole test suite (Swift Testing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SLEEPTAP_WITH_PYTHON=1 bash scripts/ensure-deps.sh
+echo "== lint (swift format, .swift-format)"
+swift format lint --strict --recursive Package.swift Sources Tests
+echo "== build"
+swift build --build-tests
+echo "== test"
+swift test --skip-build
