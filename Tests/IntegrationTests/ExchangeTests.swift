@@ -69,7 +69,9 @@ struct ExchangeTests {
         #expect(!third.events.contains { $0.name == "batch.applied" })
     }
 
-    @Test("Phone stopped after its ack: the bed tap on the first night past the last cached date falls back, not one night earlier")
+    @Test(
+        "Phone stopped after its ack: the bed tap on the first night past the last cached date falls back, not one night earlier"
+    )
     func fallbackOnEighthNight() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -88,10 +90,11 @@ struct ExchangeTests {
         // Night 8: Thu Mar 13 22:30 EDT = 2025-03-14T02:30Z.
         #expect(fallback.string("time") == "2025-03-14T02:30:00Z")
         let taps = watch.events.filter { $0.name == "bed.wake_time" }
-        #expect(taps.map { $0.string("time") ?? "" } == [
-            "2025-03-07T03:30:00Z", "2025-03-08T03:30:00Z", "2025-03-09T03:30:00Z", "2025-03-10T02:30:00Z",
-            "2025-03-11T02:30:00Z", "2025-03-12T02:30:00Z", "2025-03-13T02:30:00Z",
-        ])
+        #expect(
+            taps.map { $0.string("time") ?? "" } == [
+                "2025-03-07T03:30:00Z", "2025-03-08T03:30:00Z", "2025-03-09T03:30:00Z", "2025-03-10T02:30:00Z",
+                "2025-03-11T02:30:00Z", "2025-03-12T02:30:00Z", "2025-03-13T02:30:00Z",
+            ])
         #expect(taps.map { $0.string("localTime") ?? "" } == Array(repeating: "07:00", count: 7))
         #expect(taps.last?.int("remaining") == 0)
         let manual = try watch.expect("manual.wake_time").event

@@ -44,7 +44,9 @@ final class Scenario {
 
     /// Runs an executable to completion (for argument and input errors).
     /// - Returns: exit status and stderr.
-    func runToExit(_ name: String, _ arguments: [String], timeout: TimeInterval = 10) throws -> (status: Int32, stderr: String) {
+    func runToExit(_ name: String, _ arguments: [String], timeout: TimeInterval = 10) throws -> (
+        status: Int32, stderr: String
+    ) {
         let child = try spawn(name, arguments)
         guard child.waitForExit(timeout: timeout) else {
             child.stop(signal: SIGKILL)

@@ -69,7 +69,8 @@ struct CalendarCasesTests {
     }
 
     static func daily(_ time: String) -> WakeSchedule {
-        WakeSchedule(wakeTimes: Dictionary(uniqueKeysWithValues: Weekday.allCases.map { ($0, LocalTime(parsing: time)!) }))
+        WakeSchedule(
+            wakeTimes: Dictionary(uniqueKeysWithValues: Weekday.allCases.map { ($0, LocalTime(parsing: time)!) }))
     }
 
     @Test("7-day batch across spring-forward keeps 06:30 local (not 07:30 EDT)")
@@ -79,10 +80,11 @@ struct CalendarCasesTests {
         let entries = BatchPlanner.entries(
             for: Self.daily("06:30"), in: zone, after: Self.utc("2025-03-06T05:01:00Z"))
         #expect(
-            entries.map(\.wake) == [
-                "2025-03-06T11:30:00Z", "2025-03-07T11:30:00Z", "2025-03-08T11:30:00Z", "2025-03-09T10:30:00Z",
-                "2025-03-10T10:30:00Z", "2025-03-11T10:30:00Z", "2025-03-12T10:30:00Z",
-            ].map(Self.utc))
+            entries.map(\.wake)
+                == [
+                    "2025-03-06T11:30:00Z", "2025-03-07T11:30:00Z", "2025-03-08T11:30:00Z", "2025-03-09T10:30:00Z",
+                    "2025-03-10T10:30:00Z", "2025-03-11T10:30:00Z", "2025-03-12T10:30:00Z",
+                ].map(Self.utc))
         #expect(entries.map(\.localDate).first == "2025-03-06")
         #expect(entries.map(\.localDate).last == "2025-03-12")
         #expect(entries.allSatisfy { $0.localTime == "06:30" })
@@ -102,14 +104,16 @@ struct CalendarCasesTests {
     @Test("Reported bug 1: Berlin 06:00 after 2025-03-29 05:00Z is 2025-03-30 04:00Z, not an hour late")
     func springForwardAlarmNotLate() throws {
         let calendar = WakeCalendar.calendar(in: Self.zone("Europe/Berlin"))
-        let next = WakeCalendar.next(try #require(LocalTime(parsing: "06:00")), after: Self.utc("2025-03-29T05:00:00Z"), in: calendar)
+        let next = WakeCalendar.next(
+            try #require(LocalTime(parsing: "06:00")), after: Self.utc("2025-03-29T05:00:00Z"), in: calendar)
         #expect(next == Self.utc("2025-03-30T04:00:00Z"))
     }
 
     @Test("Reported bug 2: London 09:00 after 2023-10-28 08:00Z is 2023-10-29 09:00Z, not 08:00Z")
     func fallBackReminderNotEarly() throws {
         let calendar = WakeCalendar.calendar(in: Self.zone("Europe/London"))
-        let next = WakeCalendar.next(try #require(LocalTime(parsing: "09:00")), after: Self.utc("2023-10-28T08:00:00Z"), in: calendar)
+        let next = WakeCalendar.next(
+            try #require(LocalTime(parsing: "09:00")), after: Self.utc("2023-10-28T08:00:00Z"), in: calendar)
         #expect(next == Self.utc("2023-10-29T09:00:00Z"))
     }
 
@@ -126,9 +130,12 @@ struct CalendarCasesTests {
         let zone = Self.zone("America/New_York")
         let entries = BatchPlanner.entries(
             for: Self.daily("06:30"), in: zone, after: Self.utc("2025-03-06T05:00:00Z"))
-        let batch = WakeBatch(seq: 1, generatedAt: Self.utc("2025-03-06T05:00:00Z"), timeZone: zone.identifier, entries: entries)
+        let batch = WakeBatch(
+            seq: 1, generatedAt: Self.utc("2025-03-06T05:00:00Z"), timeZone: zone.identifier, entries: entries)
         #expect(entries.last?.localDate == "2025-03-12")
-        guard case .cached(let entry, _, let remaining) = WatchCore.lookup(at: Self.utc("2025-03-12T10:29:00Z"), in: batch)
+        guard
+            case .cached(let entry, _, let remaining) = WatchCore.lookup(
+                at: Self.utc("2025-03-12T10:29:00Z"), in: batch)
         else {
             Issue.record("expected the Mar 12 wake-up at 10:29Z")
             return
@@ -153,9 +160,12 @@ struct CalendarCasesTests {
     @Test("Days off give no entry; a week of weekdays yields 5 entries")
     func daysOff() throws {
         let weekday = try #require(LocalTime(parsing: "06:45"))
-        let schedule = WakeSchedule(wakeTimes: [.monday: weekday, .tuesday: weekday, .wednesday: weekday, .thursday: weekday, .friday: weekday])
+        let schedule = WakeSchedule(wakeTimes: [
+            .monday: weekday, .tuesday: weekday, .wednesday: weekday, .thursday: weekday, .friday: weekday,
+        ])
         // Saturday 2026-06-06 noon UTC: the first wake-up is Monday the 8th.
-        let entries = BatchPlanner.entries(for: schedule, in: Self.zone("Europe/Paris"), after: Self.utc("2026-06-06T12:00:00Z"))
+        let entries = BatchPlanner.entries(
+            for: schedule, in: Self.zone("Europe/Paris"), after: Self.utc("2026-06-06T12:00:00Z"))
         #expect(entries.map(\.localDate) == ["2026-06-08", "2026-06-09", "2026-06-10", "2026-06-11", "2026-06-12"])
         #expect(BatchPlanner.entries(for: WakeSchedule(wakeTimes: [:]), in: .gmt, after: Date()).isEmpty)
     }

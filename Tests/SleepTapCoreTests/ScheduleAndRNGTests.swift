@@ -19,10 +19,12 @@ struct SplitMix64Tests {
 
 @Suite("Local times and schedule files")
 struct ScheduleFileTests {
-    @Test("HH:MM parsing accepts 00:00-23:59 and nothing else", arguments: [
-        ("00:00", true), ("23:59", true), ("07:30", true), ("7:30", false), ("24:00", false), ("07:60", false),
-        ("07:00:00", false), ("", false), ("ab:cd", false), ("07-30", false), ("+7:30", false), ("０７:３０", false),
-    ])
+    @Test(
+        "HH:MM parsing accepts 00:00-23:59 and nothing else",
+        arguments: [
+            ("00:00", true), ("23:59", true), ("07:30", true), ("7:30", false), ("24:00", false), ("07:60", false),
+            ("07:00:00", false), ("", false), ("ab:cd", false), ("07-30", false), ("+7:30", false), ("０７:３０", false),
+        ])
     func localTimeParsing(text: String, valid: Bool) {
         #expect((LocalTime(parsing: text) != nil) == valid)
     }
@@ -53,21 +55,29 @@ struct ScheduleFileTests {
         valid.replacingOccurrences(of: old, with: new)
     }
 
-    @Test("Each kind of bad file names the field and the bad value", arguments: [
-        BadFile(text: "{", field: "", value: ""),
-        BadFile(text: "[1]", field: "", value: ""),
-        BadFile(text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": 2"), field: "schemaVersion", value: "2"),
-        BadFile(text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": true"), field: "schemaVersion", value: "1"),
-        BadFile(text: replacing("\"schemaVersion\": 1, ", ""), field: "schemaVersion", value: "(missing)"),
-        BadFile(text: replacing("Europe/Berlin", "Mars/Olympus"), field: "timeZone", value: "\"Mars/Olympus\""),
-        BadFile(text: replacing("\"monday\": \"06:30\"", "\"monday\": \"6:30\""), field: "wake.monday", value: "\"6:30\""),
-        BadFile(text: replacing("\"monday\": \"06:30\"", "\"monday\": 630"), field: "wake.monday", value: "630"),
-        BadFile(text: replacing("\"monday\": \"06:30\"", "\"monday\": null"), field: "wake.monday", value: "null"),
-        BadFile(text: replacing("\"monday\": \"06:30\", ", ""), field: "wake.monday", value: "(missing)"),
-        BadFile(text: replacing("\"monday\"", "\"mondy\""), field: "wake.mondy", value: "\"06:30\""),
-        BadFile(text: replacing("\"timeZone\"", "\"timezone\""), field: "timezone", value: "\"Europe/Berlin\""),
-        BadFile(text: replacing("\"wake\": {", "\"wake\": [{").replacingOccurrences(of: "}}", with: "}]}"), field: "wake", value: ""),
-    ])
+    @Test(
+        "Each kind of bad file names the field and the bad value",
+        arguments: [
+            BadFile(text: "{", field: "", value: ""),
+            BadFile(text: "[1]", field: "", value: ""),
+            BadFile(
+                text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": 2"), field: "schemaVersion", value: "2"),
+            BadFile(
+                text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": true"), field: "schemaVersion", value: "1"),
+            BadFile(text: replacing("\"schemaVersion\": 1, ", ""), field: "schemaVersion", value: "(missing)"),
+            BadFile(text: replacing("Europe/Berlin", "Mars/Olympus"), field: "timeZone", value: "\"Mars/Olympus\""),
+            BadFile(
+                text: replacing("\"monday\": \"06:30\"", "\"monday\": \"6:30\""), field: "wake.monday",
+                value: "\"6:30\""),
+            BadFile(text: replacing("\"monday\": \"06:30\"", "\"monday\": 630"), field: "wake.monday", value: "630"),
+            BadFile(text: replacing("\"monday\": \"06:30\"", "\"monday\": null"), field: "wake.monday", value: "null"),
+            BadFile(text: replacing("\"monday\": \"06:30\", ", ""), field: "wake.monday", value: "(missing)"),
+            BadFile(text: replacing("\"monday\"", "\"mondy\""), field: "wake.mondy", value: "\"06:30\""),
+            BadFile(text: replacing("\"timeZone\"", "\"timezone\""), field: "timezone", value: "\"Europe/Berlin\""),
+            BadFile(
+                text: replacing("\"wake\": {", "\"wake\": [{").replacingOccurrences(of: "}}", with: "}]}"),
+                field: "wake", value: ""),
+        ])
     func badFile(_ bad: BadFile) {
         #expect {
             _ = try ScheduleFile.decode(Data(bad.text.utf8))

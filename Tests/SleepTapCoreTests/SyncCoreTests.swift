@@ -56,7 +56,8 @@ struct SyncCoreTests {
         #expect(phone.state.acked)
         #expect(phone.resendDue().isEmpty)
         // A second ACK of the same seq changes nothing durable.
-        #expect(!phone.receive(.ack(seq: 1, coverageEnd: nil)).contains { if case .persist = $0 { true } else { false } })
+        #expect(
+            !phone.receive(.ack(seq: 1, coverageEnd: nil)).contains { if case .persist = $0 { true } else { false } })
     }
 
     @Test("HELLO is answered with the newest batch, UP_TO_DATE, or a renumbered batch after a phone reset")
@@ -84,8 +85,10 @@ struct SyncCoreTests {
     @Test("The watch persists before it acks, re-acks duplicates without writing, and never applies older over newer")
     func watchApply() throws {
         var phone = PhoneCore()
-        let b1 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
-        let b2 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
+        let b1 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[
+            0]
+        let b2 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[
+            0]
         var watch = WatchCore()
         #expect(Self.sent(watch.connected()) == [.hello(lastSeq: 0)])
 
@@ -111,7 +114,8 @@ struct SyncCoreTests {
     func bedTapAndManualEntry() {
         var watch = WatchCore()
         var phone = PhoneCore()
-        let batch = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
+        let batch = Self.sent(
+            phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
         _ = watch.receive(batch)
         let firstNight = ISO8601.date("2025-03-07T03:30:00Z")!  // Thu Mar 6 22:30 EST
         let shown = Self.events(watch.bedTap(at: firstNight))
@@ -122,7 +126,8 @@ struct SyncCoreTests {
         let eighthNight = ISO8601.date("2025-03-14T02:30:00Z")!  // Thu Mar 13 22:30 EDT
         #expect(Self.events(watch.bedTap(at: eighthNight)).map(\.name) == ["fallback.manual_entry"])
         #expect(watch.awaitingManualEntry)
-        #expect(Self.events(watch.manualWakeTime("7am", at: eighthNight, in: Self.zone)).map(\.name) == ["input.rejected"])
+        #expect(
+            Self.events(watch.manualWakeTime("7am", at: eighthNight, in: Self.zone)).map(\.name) == ["input.rejected"])
         let typed = Self.events(watch.manualWakeTime("06:30", at: eighthNight, in: Self.zone))
         #expect(typed.map(\.name) == ["manual.wake_time"])
         #expect(typed.first?["wakeTime"] == .date(ISO8601.date("2025-03-14T10:30:00Z")!))

@@ -12,12 +12,14 @@ struct WireProtocolTests {
             WakeEntry(wake: ISO8601.date("2025-03-08T11:30:00Z")!, localDate: "2025-03-08", localTime: "06:30"),
         ])
 
-    @Test("Every message type survives encode then decode", arguments: [
-        WireMessage.hello(lastSeq: 0), .hello(lastSeq: UInt64.max), .batch(batch),
-        .batch(WakeBatch(seq: 1, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", entries: [])),
-        .ack(seq: 3, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")), .ack(seq: 1, coverageEnd: nil),
-        .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"),
-    ])
+    @Test(
+        "Every message type survives encode then decode",
+        arguments: [
+            WireMessage.hello(lastSeq: 0), .hello(lastSeq: UInt64.max), .batch(batch),
+            .batch(WakeBatch(seq: 1, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", entries: [])),
+            .ack(seq: 3, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")), .ack(seq: 1, coverageEnd: nil),
+            .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"),
+        ])
     func roundTrip(_ message: WireMessage) throws {
         #expect(try WireCodec.decode(WireCodec.encode(message)) == message)
     }
@@ -39,29 +41,43 @@ struct WireProtocolTests {
     static let e1 = "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"11:30\"}"
     static let e2 = "{\"wake\":\"2025-03-08T11:30:00Z\",\"localDate\":\"2025-03-08\",\"localTime\":\"11:30\"}"
 
-    @Test("Malformed frames are rejected with a reason naming the problem", arguments: [
-        ("not json", "not valid JSON"),
-        ("[1,2]", "not a JSON object"),
-        ("{\"type\":\"HELLO\",\"lastSeq\":0}", "missing field v"),
-        ("{\"v\":2,\"type\":\"HELLO\",\"lastSeq\":0}", "unsupported protocol version 2 (this build speaks 1)"),
-        ("{\"v\":\"1\",\"type\":\"HELLO\",\"lastSeq\":0}", "field v must be a non-negative integer"),
-        ("{\"v\":1,\"type\":\"PING\"}", "unknown message type \"PING\""),
-        ("{\"v\":1,\"type\":7}", "field type must be a string"),
-        ("{\"v\":1,\"type\":\"HELLO\"}", "missing field lastSeq"),
-        ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":-1}", "field lastSeq must be a non-negative integer"),
-        ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":1.5}", "field lastSeq must be a non-negative integer"),
-        ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":true}", "field lastSeq must be a non-negative integer"),
-        ("{\"v\":1,\"type\":\"ACK\",\"seq\":0}", "field seq must be >= 1"),
-        ("{\"v\":1,\"type\":\"ACK\",\"seq\":1,\"coverageEnd\":\"tomorrow\"}", "field coverageEnd \"tomorrow\" is not an ISO-8601 instant"),
-        (batchText(entries: "[\(e2),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
-        (batchText(entries: "[\(e1),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
-        (batchText(entries: "[\(e1)]", zone: "\"Nowhere/City\""), "timeZone \"Nowhere/City\" is not a known IANA identifier"),
-        (batchText(entries: "{}"), "field entries must be an array"),
-        (batchText(entries: "[1]"), "entries[0] must be an object"),
-        (batchText(entries: "[\(e1)]", seq: "0"), "field seq must be >= 1"),
-        (batchText(entries: "[" + e1.replacingOccurrences(of: "\"11:30\"", with: "\"25:00\"") + "]"), "entries[0].localTime \"25:00\" is not HH:MM"),
-        (batchText(entries: "[" + e1.replacingOccurrences(of: "\"2025-03-07\"", with: "\"March 7\"") + "]"), "entries[0].localDate \"March 7\" is not yyyy-MM-dd"),
-    ])
+    @Test(
+        "Malformed frames are rejected with a reason naming the problem",
+        arguments: [
+            ("not json", "not valid JSON"),
+            ("[1,2]", "not a JSON object"),
+            ("{\"type\":\"HELLO\",\"lastSeq\":0}", "missing field v"),
+            ("{\"v\":2,\"type\":\"HELLO\",\"lastSeq\":0}", "unsupported protocol version 2 (this build speaks 1)"),
+            ("{\"v\":\"1\",\"type\":\"HELLO\",\"lastSeq\":0}", "field v must be a non-negative integer"),
+            ("{\"v\":1,\"type\":\"PING\"}", "unknown message type \"PING\""),
+            ("{\"v\":1,\"type\":7}", "field type must be a string"),
+            ("{\"v\":1,\"type\":\"HELLO\"}", "missing field lastSeq"),
+            ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":-1}", "field lastSeq must be a non-negative integer"),
+            ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":1.5}", "field lastSeq must be a non-negative integer"),
+            ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":true}", "field lastSeq must be a non-negative integer"),
+            ("{\"v\":1,\"type\":\"ACK\",\"seq\":0}", "field seq must be >= 1"),
+            (
+                "{\"v\":1,\"type\":\"ACK\",\"seq\":1,\"coverageEnd\":\"tomorrow\"}",
+                "field coverageEnd \"tomorrow\" is not an ISO-8601 instant"
+            ),
+            (batchText(entries: "[\(e2),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
+            (batchText(entries: "[\(e1),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
+            (
+                batchText(entries: "[\(e1)]", zone: "\"Nowhere/City\""),
+                "timeZone \"Nowhere/City\" is not a known IANA identifier"
+            ),
+            (batchText(entries: "{}"), "field entries must be an array"),
+            (batchText(entries: "[1]"), "entries[0] must be an object"),
+            (batchText(entries: "[\(e1)]", seq: "0"), "field seq must be >= 1"),
+            (
+                batchText(entries: "[" + e1.replacingOccurrences(of: "\"11:30\"", with: "\"25:00\"") + "]"),
+                "entries[0].localTime \"25:00\" is not HH:MM"
+            ),
+            (
+                batchText(entries: "[" + e1.replacingOccurrences(of: "\"2025-03-07\"", with: "\"March 7\"") + "]"),
+                "entries[0].localDate \"March 7\" is not yyyy-MM-dd"
+            ),
+        ])
     func rejects(text: String, reason: String) {
         #expect(throws: ProtocolError(reason)) {
             try WireCodec.decode(Array(text.utf8))
@@ -85,7 +101,8 @@ struct WireProtocolTests {
     func mutationFuzz() {
         let seed = UInt64(0x5EED_0001)
         var rng = SplitMix64(state: seed)
-        let valid = [WireMessage.batch(Self.batch), .hello(lastSeq: 4), .ack(seq: 2, coverageEnd: nil)].map(WireCodec.encode)
+        let valid = [WireMessage.batch(Self.batch), .hello(lastSeq: 4), .ack(seq: 2, coverageEnd: nil)].map(
+            WireCodec.encode)
         var rejected = 0
         for _ in 0..<3_000 {
             var frame = valid[Int(rng.next() % UInt64(valid.count))]
