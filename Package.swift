@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapRuntime"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SleepTapCore", "SleepTapProcess", "ZeroMQ", "phone", "watch"]
+            dependencies: ["SleepTapCore", "SleepTapProcess", "ZeroMQ", "phone", "watch", "sleeptap-demo"]
         ),
     ]
 )

@@ -144,15 +144,9 @@ public final class PhoneRuntime {
                 readable: { _ in
                     for frames in drainMessages(router) {
                         guard frames.count == 2 else {
-                            output.emit(
-                                Event(
-                                    "message.rejected",
-                                    [
-                                        (
-                                            "reason",
-                                            .string("expected 2 frames (routing id, message), got \(frames.count)")
-                                        )
-                                    ]))
+                            let reason = "expected 2 frames (routing id, message), got \(frames.count)"
+                            output.emit(Event("message.rejected", [("reason", .string(reason))]))
+                            if frames.first == watchId { perform([.send(.error(reason: reason))], rollback: core) }
                             continue
                         }
                         guard frames[0] == watchId else {

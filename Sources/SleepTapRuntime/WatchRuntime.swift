@@ -185,9 +185,9 @@ public final class WatchRuntime {
                     }
                     for frames in drainMessages(dealer) {
                         guard frames.count == 1 else {
-                            output.emit(
-                                Event(
-                                    "message.rejected", [("reason", .string("expected 1 frame, got \(frames.count)"))]))
+                            let reason = "expected 1 frame, got \(frames.count)"
+                            output.emit(Event("message.rejected", [("reason", .string(reason))]))
+                            perform([.send(.error(reason: reason))], rollback: core)
                             continue
                         }
                         do throws(ProtocolError) {

@@ -1,0 +1,132 @@
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Bad arguments, files and messages against the real executables: a clear message, the
+/// documented exit status, no state overwritten, no crash.
+@Suite("bad input", .serialized)
+struct BadInputTests {
+    @Test("Bad arguments: exit 64 with a message naming the flag", arguments: ["phone", "watch"])
+    func badArguments(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let result = try scenario.runToExit(program, ["--endpoint", "tcp//nope", "--state-dir", scenario.dir])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--endpoint \"tcp//nope\""), "stderr: \(result.stderr)")
+        let missing = try scenario.runToExit(program, [])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("--endpoint is required"))
+        let help = try scenario.runToExit(program, ["--help"])
+        #expect(help.status == 0)
+    }
+
+    @Test("A bad schedule file: exit 65 naming the file, field and value; nothing bound or written")
+    func badSchedule() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let path = "\(scenario.dir)/schedule.json"
+        let text = """
+            {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "7:00", "wednesday": "07:00",
+             "thursday": "07:00", "friday": "07:00", "saturday": "off", "sunday": "off"}}
+            """
+        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        let result = try scenario.runToExit(
+            "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/p", "--schedule", path])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("schedule file \(path): wake.tuesday = \"7:00\""), "stderr: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/p"))
+        let absent = try scenario.runToExit(
+            "phone",
+            [
+                "--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/p", "--schedule",
+                "\(scenario.dir)/nope.json",
+            ])
+        #expect(absent.status == 65)
+        #expect(absent.stderr.contains("nope.json: cannot be read"))
+    }
+
+    @Test("A corrupt state file: exit 65 naming it, and the file is left as it was", arguments: ["phone", "watch"])
+    func corruptState(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/state"
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        let path = "\(stateDir)/\(program).json"
+        let garbage = Data("{\"lastSeq\":".utf8)
+        FileManager.default.createFile(atPath: path, contents: garbage)
+        let result = try scenario.runToExit(program, ["--endpoint", scenario.endpoint, "--state-dir", stateDir])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains(path), "stderr: \(result.stderr)")
+        #expect(FileManager.default.contents(atPath: path) == garbage)
+    }
+
+    @Test("An endpoint that cannot be bound: exit 69 with the endpoint and libzmq's reason")
+    func unbindable() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let endpoint = "ipc://\(scenario.dir)/no/such/dir/phone.sock"
+        let result = try scenario.runToExit("phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p"])
+        #expect(result.status == 69)
+        #expect(result.stderr.contains("cannot bind \(endpoint)"), "stderr: \(result.stderr)")
+    }
+
+    @Test("Garbage from a peer and from an unknown routing id: rejected with a reason, the phone keeps serving")
+    func roguePeers() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone()
+        try phone.expect("phone.started")
+        let context = try Context()
+        defer { context.terminate() }
+        try context.withSocket(.dealer) { rogue in
+            try rogue.setLinger(milliseconds: 0)
+            try rogue.setRoutingId(Array("watch".utf8))
+            try rogue.connect(scenario.endpoint)
+            for frame in ["{", "{\"v\":9,\"type\":\"HELLO\",\"lastSeq\":0}", "{\"v\":1,\"type\":\"ACK\",\"seq\":-3}"] {
+                try rogue.send(Array(frame.utf8))
+            }
+            try rogue.send([Array("two".utf8), Array("frames".utf8)])
+            var replies: [String] = []
+            var items = [PollItem.socket(rogue, events: .readable)]
+            let deadline = Date().addingTimeInterval(Scenario.deadline)
+            while replies.filter({ $0.contains("\"type\":\"ERROR\"") }).count < 4 && Date() < deadline {
+                if try poll(&items, timeoutMilliseconds: 200) > 0 {
+                    replies.append(String(decoding: try rogue.receive().last ?? [], as: UTF8.self))
+                }
+            }
+            #expect(replies.filter { $0.contains("\"type\":\"ERROR\"") }.count == 4, "\(replies)")
+        }
+        try context.withSocket(.dealer) { stranger in
+            try stranger.setLinger(milliseconds: 2000)  // let the message out before close
+            try stranger.setRoutingId(Array("mallory".utf8))
+            try stranger.connect(scenario.endpoint)
+            try stranger.send(WireCodec.encode(.hello(lastSeq: 0)))
+        }
+        try phone.expect("message.rejected") { $0.string("reason") == "unknown peer routing id \"mallory\"" }
+        let rejected = phone.events.filter { $0.name == "message.rejected" }.compactMap { $0.string("reason") }
+        #expect(rejected.contains("not valid JSON"))
+        #expect(rejected.contains("unsupported protocol version 9 (this build speaks 1)"))
+        #expect(rejected.contains("field seq must be a non-negative integer"))
+        #expect(rejected.contains { $0.hasPrefix("expected 2 frames") })
+        // Still alive and still serving the real watch.
+        let watch = try scenario.watch()
+        try watch.expect("batch.applied") { $0.int("seq") == 1 }
+        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        #expect(phone.isRunning)
+    }
+
+    @Test("The demo (the README's main job) plays the whole story and exits 0")
+    func demo() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let demo = try scenario.spawn("sleeptap-demo", ["--speed", "172800"])
+        #expect(demo.waitForExit(timeout: 120))
+        #expect(demo.exitStatus == 0, "stderr: \(demo.standardError)")
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapRuntime
+
+@Suite("Command-line parsing")
+struct CommandLineTests {
+    static let base = ["--endpoint", "ipc:///tmp/s.sock", "--state-dir", "/tmp/st"]
+
+    @Test("Minimal phone and watch command lines parse with the documented defaults")
+    func defaults() throws {
+        guard case .run(let phone) = try CommandLineParser.parsePhone(Self.base) else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(phone.endpoint == "ipc:///tmp/s.sock" && phone.stateDirectory == "/tmp/st")
+        #expect(phone.schedulePath == nil && phone.timeZone == nil && phone.watchId == "watch")
+        #expect(phone.horizonDays == 7 && phone.clock == ClockOptions())
+        guard case .run(let watch) = try CommandLineParser.parseWatch(Self.base) else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(watch.id == "watch" && watch.bedAt == nil && watch.manualWake == nil)
+    }
+
+    @Test("Every flag, in both --flag value and --flag=value forms")
+    func allFlags() throws {
+        let arguments =
+            Self.base + [
+                "--schedule", "s.json", "--time-zone=Europe/Berlin", "--watch-id", "w1", "--horizon-days", "10",
+                "--clock-start", "2025-03-06T17:00:00Z", "--clock-speed=3600", "--clock-anchor", "1767225600.5",
+            ]
+        guard case .run(let phone) = try CommandLineParser.parsePhone(arguments) else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(phone.schedulePath == "s.json" && phone.timeZone?.identifier == "Europe/Berlin")
+        #expect(phone.watchId == "w1" && phone.horizonDays == 10)
+        #expect(phone.clock.start == ISO8601.date("2025-03-06T17:00:00Z"))
+        #expect(phone.clock.speed == 3600 && phone.clock.anchor == Date(timeIntervalSince1970: 1_767_225_600.5))
+        guard
+            case .run(let watch) = try CommandLineParser.parseWatch(
+                Self.base + ["--id", "w1", "--bed-at", "22:30", "--manual-wake", "06:45"])
+        else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(watch.id == "w1" && watch.bedAt?.description == "22:30" && watch.manualWake?.description == "06:45")
+    }
+
+    @Test("--help wins wherever it stands")
+    func help() throws {
+        guard case .help = try CommandLineParser.parsePhone(["--bogus-after", "-h"].reversed()) else {
+            Issue.record("expected help")
+            return
+        }
+        guard case .help = try CommandLineParser.parseWatch(["--help"]) else {
+            Issue.record("expected help")
+            return
+        }
+    }
+
+    static let badPhone: [([String], String)] = [
+        ([String](), "--endpoint is required"),
+        (["--endpoint", "ipc:///tmp/a"], "--state-dir is required"),
+        (["--endpoint"], "--endpoint needs a value"),
+        (["--endpoint", "http://x", "--state-dir", "d"], "expected ipc://PATH"),
+        (["--endpoint", "ipc://", "--state-dir", "d"], "nothing after ipc://"),
+        (["--endpoint", "ipc:///" + String(repeating: "a", count: 107), "--state-dir", "d"], "at most 107"),
+        (Self.base + ["--time-zone", "Mars/Base"], "not a known IANA time zone"),
+        (Self.base + ["--clock-speed", "0"], "expected a number > 0"),
+        (Self.base + ["--clock-speed", "nan"], "expected a number > 0"),
+        (Self.base + ["--clock-start", "yesterday"], "expected an ISO-8601 instant"),
+        (Self.base + ["--clock-anchor", "-5"], "expected UNIX seconds"),
+        (Self.base + ["--horizon-days", "0"], "expected a whole number from 1 to 64"),
+        (Self.base + ["--horizon-days", "65"], "expected a whole number from 1 to 64"),
+        (Self.base + ["--state-dir", ""], "--state-dir must not be empty"),
+        (Self.base + ["--watch-id", String(repeating: "w", count: 256)], "1-255 bytes"),
+        (Self.base + ["--frobnicate"], "unknown option --frobnicate"),
+        (Self.base + ["stray"], "unknown option stray"),
+    ]
+
+    @Test("Bad phone arguments name the flag and what is wrong", arguments: badPhone)
+    func badPhoneArguments(arguments: [String], message: String) {
+        #expect {
+            _ = try CommandLineParser.parsePhone(arguments)
+        } throws: { error in
+            (error as? UsageError)?.message.contains(message) == true
+        }
+    }
+
+    @Test(
+        "Bad watch arguments name the flag and what is wrong",
+        arguments: [
+            (base + ["--bed-at", "10pm"], "--bed-at \"10pm\": expected a 24-hour time"),
+            (base + ["--manual-wake", "06:30"], "--manual-wake needs --bed-at"),
+            (base + ["--bed-at", "22:30", "--manual-wake", "6:30"], "--manual-wake \"6:30\""),
+            (base + ["--id", ""], "--id must not be empty"),
+            (base + ["--schedule", "x.json"], "unknown option --schedule"),
+        ])
+    func badWatchArguments(arguments: [String], message: String) {
+        #expect {
+            _ = try CommandLineParser.parseWatch(arguments)
+        } throws: { error in
+            (error as? UsageError)?.message.contains(message) == true
+        }
+    }
+
+    @Test("The virtual clock maps wall time and back: two clocks with the same flags agree")
+    func virtualClock() {
+        let options = ClockOptions(
+            start: ISO8601.date("2025-03-06T17:00:00Z"), speed: 3600, anchor: Date(timeIntervalSince1970: 1000))
+        let wall = Date(timeIntervalSince1970: 1010)
+        let clock = VirtualClock(start: options.start!, speed: 3600, anchor: options.anchor!, wallNow: { wall })
+        #expect(clock.now == ISO8601.date("2025-03-07T03:00:00Z"))
+        #expect(clock.wallDate(for: ISO8601.date("2025-03-07T03:00:00Z")!) == wall)
+        #expect(ClockOptions().makeClock() is WallClock)
+    }
+}

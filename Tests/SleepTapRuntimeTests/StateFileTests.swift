@@ -1,0 +1,81 @@
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapRuntime
+
+@Suite("State files")
+struct StateFileTests {
+    static func tempDir() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sleeptap-\(UUID().uuidString)").path
+        try AtomicFile.ensureDirectory(dir)
+        return dir
+    }
+
+    @Test("Save then load returns the same state; no temp file is left behind")
+    func roundTrip() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<WatchSyncState>(path: dir + "/watch.json")
+        #expect(try file.load() == nil)
+        let batch = WakeBatch(
+            seq: 4, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "UTC",
+            entries: [
+                WakeEntry(wake: ISO8601.date("2025-03-07T07:00:00Z")!, localDate: "2025-03-07", localTime: "07:00")
+            ])
+        let state = WatchSyncState(lastAppliedSeq: 4, batch: batch)
+        try file.save(state)
+        #expect(try file.load() == state)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["watch.json"])
+    }
+
+    @Test("A corrupt state file is reported with its path and left untouched")
+    func corrupt() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/phone.json"
+        let garbage = Data("{\"lastSeq\": \"many\"".utf8)
+        FileManager.default.createFile(atPath: path, contents: garbage)
+        #expect {
+            _ = try StateFile<PhoneSyncState>(path: path).load()
+        } throws: { error in
+            guard let error = error as? FileError else { return false }
+            return error.path == path && error.reason.hasPrefix("not a valid state file")
+        }
+        #expect(FileManager.default.contents(atPath: path) == garbage)
+    }
+
+    @Test("A write into a directory that vanished fails with the path and keeps nothing half-written")
+    func failedWrite() throws {
+        let dir = try Self.tempDir()
+        try FileManager.default.removeItem(atPath: dir)
+        #expect(throws: FileError.self) {
+            try AtomicFile.write(Data("x".utf8), to: dir + "/state.json")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir))
+    }
+
+    @Test("ensureDirectory refuses a path that is a file")
+    func directoryIsFile() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/plain"
+        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(throws: FileError(path: file, reason: "exists and is not a directory")) {
+            try AtomicFile.ensureDirectory(file)
+        }
+    }
+
+    @Test("The mailbox hands over inputs posted from other threads, in order, and wakes its pipe")
+    func mailbox() async throws {
+        let mailbox = try Mailbox()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for i in 0..<100 { mailbox.post(.line("\(i)")) } }
+        }
+        var buffer = [UInt8](repeating: 0, count: 1)
+        #expect(read(mailbox.readFD, &buffer, 1) == 1, "the pipe must be readable after a post")
+        let items = mailbox.drain()
+        #expect(items == (0..<100).map { .line("\($0)") })
+        #expect(mailbox.drain().isEmpty)
+    }
+}
