@@ -16,7 +16,8 @@ public enum PhoneEffect: Equatable, Sendable {
     case emit(Event)
 }
 
-/// The phone's durable sync state: the newest batch (the outbox) and whether the watch acked it.
+/// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the
+/// pending bedtime notices, and the device seed for daily rotation.
 public struct PhoneSyncState: Codable, Equatable, Sendable {
     /// The highest seq ever issued; the next batch gets `lastSeq + 1`.
     public var lastSeq: UInt64
@@ -24,11 +25,71 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
     public var outbox: WakeBatch?
     /// True once the watch acknowledged `outbox.seq`.
     public var acked: Bool
+    /// The OS's pending local notifications as last set by the phone.
+    public var notifications: PendingNotifications
+    /// Per-device seed for `DailyRotation`, fixed at first start.
+    public var deviceSeed: UInt64
 
-    public init(lastSeq: UInt64 = 0, outbox: WakeBatch? = nil, acked: Bool = false) {
+    public init(
+        lastSeq: UInt64 = 0, outbox: WakeBatch? = nil, acked: Bool = false,
+        notifications: PendingNotifications = PendingNotifications(), deviceSeed: UInt64 = 0
+    ) {
         self.lastSeq = lastSeq
         self.outbox = outbox
         self.acked = acked
+        self.notifications = notifications
+        self.deviceSeed = deviceSeed
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case lastSeq, outbox, acked, notifications, deviceSeed
+    }
+
+    /// Strict on the sync fields; `notifications` and `deviceSeed` may be absent (older files).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        lastSeq = try container.decode(UInt64.self, forKey: .lastSeq)
+        outbox = try container.decodeIfPresent(WakeBatch.self, forKey: .outbox)
+        acked = try container.decode(Bool.self, forKey: .acked)
+        notifications = try container.decodeIfPresent(PendingNotifications.self, forKey: .notifications) ?? .init()
+        deviceSeed = try container.decodeIfPresent(UInt64.self, forKey: .deviceSeed) ?? 0
+    }
+}
+
+/// What one refresh produced: the wake-ups for the watch and the bedtime notices.
+public struct RefreshPlan: Equatable, Sendable {
+    public var entries: [WakeEntry]
+    public var notices: [NotificationRecord]
+    /// Virtual now of the refresh.
+    public var generatedAt: Date
+    /// IANA identifier of the zone used.
+    public var timeZone: String
+    /// When the next background refresh may start (next wake-up + 1 h), if any.
+    public var earliestBeginDate: Date?
+
+    /// Plans a refresh of `schedule` in `zone` at `now` (batch, notices, next request).
+    public static func make(
+        schedule: WakeSchedule, zone: TimeZone, now: Date, horizonDays: Int = BatchPlanner.defaultHorizonDays,
+        deviceSeed: UInt64
+    ) -> RefreshPlan {
+        let entries = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: horizonDays)
+        return RefreshPlan(
+            entries: entries,
+            notices: BedtimeNoticePlanner.notices(
+                for: entries, schedule: schedule, in: zone, now: now, seed: deviceSeed),
+            generatedAt: now, timeZone: zone.identifier,
+            earliestBeginDate: RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone))
+    }
+
+    public init(
+        entries: [WakeEntry], notices: [NotificationRecord] = [], generatedAt: Date, timeZone: String,
+        earliestBeginDate: Date? = nil
+    ) {
+        self.entries = entries
+        self.notices = notices
+        self.generatedAt = generatedAt
+        self.timeZone = timeZone
+        self.earliestBeginDate = earliestBeginDate
     }
 }
 
@@ -75,26 +136,47 @@ public struct PhoneCore: Sendable {
         return [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
     }
 
-    /// Publishes a freshly generated set of wake-ups as the next batch.
+    /// Publishes a freshly generated set of wake-ups as the next batch (no notices change).
+    public mutating func publish(entries: [WakeEntry], generatedAt: Date, timeZone: String) -> [PhoneEffect] {
+        refresh(RefreshPlan(entries: entries, generatedAt: generatedAt, timeZone: timeZone), replacesNotices: false)
+    }
+
+    /// Applies a refresh: replaces the pending bedtime notices with the plan's (each added one
+    /// is a `notification.added` event) and publishes the wake-ups as the next batch.
     ///
     /// - Parameters:
-    ///   - entries: from `BatchPlanner`.
-    ///   - generatedAt: virtual now; stored to whole seconds.
-    ///   - timeZone: IANA identifier the entries are in.
-    /// - Returns: persist, then send, then arm the resend timer.
-    public mutating func publish(entries: [WakeEntry], generatedAt: Date, timeZone: String) -> [PhoneEffect] {
+    ///   - plan: from `RefreshPlan.make`.
+    ///   - replacesNotices: false to leave notices alone.
+    /// - Returns: persist (one write of batch and notices), events, send, arm the resend timer.
+    public mutating func refresh(_ plan: RefreshPlan, replacesNotices: Bool = true) -> [PhoneEffect] {
         let seq = state.lastSeq + 1
         let batch = WakeBatch(
-            seq: seq, generatedAt: Date(timeIntervalSince1970: generatedAt.timeIntervalSince1970.rounded(.down)),
-            timeZone: timeZone, entries: entries)
-        state = PhoneSyncState(lastSeq: seq, outbox: batch, acked: false)
+            seq: seq,
+            generatedAt: Date(timeIntervalSince1970: plan.generatedAt.timeIntervalSince1970.rounded(.down)),
+            timeZone: plan.timeZone, entries: plan.entries)
+        var added: [NotificationRecord] = []
+        state.notifications.removeDelivered(before: plan.generatedAt)
+        if replacesNotices {
+            added = state.notifications.replace(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+        }
+        state.lastSeq = seq
+        state.outbox = batch
+        state.acked = false
         attempt = 1
-        return [
-            .persist(state),
+        var effects: [PhoneEffect] = [.persist(state)]
+        effects += added.map { record in
+            .emit(
+                Event(
+                    "notification.added",
+                    [("id", .string(record.id)), ("fireDate", .date(record.fireDate)), ("text", .string(record.text))]
+                ))
+        }
+        effects += [
             .emit(Event("batch.generated", WireEvents.batchFields(batch))),
             .send(.batch(batch)),
             .armResend(after: resendPolicy.delay(attempt: attempt)),
         ]
+        return effects
     }
 
     /// The resend timer fired: send the outbox again unless acknowledged.
@@ -154,7 +236,9 @@ public struct PhoneCore: Sendable {
         // Renumber the newest batch above it so the watch accepts it (never older over newer).
         let previous = outbox.seq
         outbox.seq = lastSeq + 1
-        state = PhoneSyncState(lastSeq: outbox.seq, outbox: outbox, acked: false)
+        state.lastSeq = outbox.seq
+        state.outbox = outbox
+        state.acked = false
         attempt = 1
         return [
             .persist(state),

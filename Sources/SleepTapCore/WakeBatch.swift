@@ -4,15 +4,18 @@ public import Foundation
 public struct WakeEntry: Codable, Equatable, Hashable, Sendable {
     /// The wake-up instant (serialised as ISO-8601 UTC, e.g. `2025-03-07T11:30:00Z`).
     public var wake: Date
-    /// Local calendar date of the wake-up in the batch's zone, `yyyy-MM-dd`.
+    /// Local calendar date of the wake-up in its zone, `yyyy-MM-dd`.
     public var localDate: String
-    /// Local wall time of the wake-up in the batch's zone, `HH:MM` (after any gap shift).
+    /// Local wall time of the wake-up in its zone, `HH:MM` (after any gap shift).
     public var localTime: String
+    /// IANA identifier of the zone `localDate` and `localTime` are in (the zone used).
+    public var timeZone: String
 
-    public init(wake: Date, localDate: String, localTime: String) {
+    public init(wake: Date, localDate: String, localTime: String, timeZone: String) {
         self.wake = wake
         self.localDate = localDate
         self.localTime = localTime
+        self.timeZone = timeZone
     }
 }
 
@@ -89,7 +92,7 @@ public enum BatchPlanner {
                 WakeEntry(
                     wake: instant,
                     localDate: WakeCalendar.localDateString(instant, in: calendar),
-                    localTime: WakeCalendar.localTimeString(instant, in: calendar)))
+                    localTime: WakeCalendar.localTimeString(instant, in: calendar), timeZone: zone.identifier))
         }
         return result
     }

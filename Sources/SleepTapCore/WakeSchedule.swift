@@ -28,17 +28,101 @@ public enum Weekday: Int, CaseIterable, Sendable, Comparable, CustomStringConver
     public static func < (lhs: Weekday, rhs: Weekday) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// The user's weekly wake schedule: a local wake time per weekday (a missing day is a day off)
-/// and, optionally, the IANA time zone the times are meant in.
+/// A local calendar date, `yyyy-MM-dd`, with no zone (a day on the user's wall calendar).
+public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let year: Int
+    public let month: Int
+    public let day: Int
+
+    /// Parses exactly `yyyy-MM-dd` and checks the day exists in the Gregorian calendar
+    /// (`2026-02-30` is refused).
+    public init?(parsing text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for b in bytes[range] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) else { return nil }
+                value = value * 10 + Int(b - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let y = number(0..<4), let m = number(5..<7), let d = number(8..<10), (1...12).contains(m) else {
+            return nil
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        guard y >= 1, let first = calendar.date(from: DateComponents(year: y, month: m, day: 1)),
+            let days = calendar.range(of: .day, in: .month, for: first), days.contains(d)
+        else { return nil }
+        year = y
+        month = m
+        day = d
+    }
+
+    /// The local date of `instant` in the calendar's zone.
+    public init(_ instant: Date, in calendar: Calendar) {
+        let c = calendar.dateComponents([.year, .month, .day], from: instant)
+        year = c.year ?? 1970
+        month = c.month ?? 1
+        day = c.day ?? 1
+    }
+
+    /// `yyyy-MM-dd`.
+    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+
+    /// Days since 1970-01-01 of this calendar date (proleptic Gregorian; Howard Hinnant's
+    /// days_from_civil). Pure date arithmetic: no instants, no 86,400 s steps, no zone.
+    public var daysSinceEpoch: Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+}
+
+/// A one-off change for one local date: another wake time, or no wake-up.
+public enum WakeOverride: Hashable, Sendable {
+    case time(LocalTime)
+    case off
+}
+
+/// The user's wake schedule: a local wake time per weekday (a missing day is a day off), one-off
+/// overrides for dates, a sleep target and a bedtime-notice lead, and optionally the IANA zone
+/// the times are meant in.
 public struct WakeSchedule: Sendable, Equatable {
     /// Wall-clock wake time per weekday; a weekday absent from the map has no wake-up.
     public var wakeTimes: [Weekday: LocalTime]
+    /// One-off overrides by local date; they win over `wakeTimes`.
+    public var overrides: [LocalDate: WakeOverride]
+    /// Sleep target in minutes (default 480 = 8 h); the bedtime notice fires this long, plus
+    /// the lead, before the wake-up.
+    public var sleepTargetMinutes: Int
+    /// Bedtime-notice lead in minutes (default 30): how long before bedtime the notice fires.
+    public var bedtimeNoticeLeadMinutes: Int
     /// IANA identifier from the schedule file, if it named one. The phone's `--time-zone`
     /// overrides it; without either the system zone is used.
     public var timeZoneIdentifier: String?
 
-    public init(wakeTimes: [Weekday: LocalTime], timeZoneIdentifier: String? = nil) {
+    public static let defaultSleepTargetMinutes = 480
+    public static let defaultBedtimeNoticeLeadMinutes = 30
+
+    public init(
+        wakeTimes: [Weekday: LocalTime], overrides: [LocalDate: WakeOverride] = [:],
+        sleepTargetMinutes: Int = defaultSleepTargetMinutes,
+        bedtimeNoticeLeadMinutes: Int = defaultBedtimeNoticeLeadMinutes, timeZoneIdentifier: String? = nil
+    ) {
         self.wakeTimes = wakeTimes
+        self.overrides = overrides
+        self.sleepTargetMinutes = sleepTargetMinutes
+        self.bedtimeNoticeLeadMinutes = bedtimeNoticeLeadMinutes
         self.timeZoneIdentifier = timeZoneIdentifier
     }
 
@@ -47,8 +131,15 @@ public struct WakeSchedule: Sendable, Equatable {
         wakeTimes: Dictionary(
             uniqueKeysWithValues: Weekday.allCases.map { ($0, LocalTime(hour: 7, minute: 0)!) }))
 
-    /// The wake time for the local day containing `instant`, or nil for a day off.
+    /// The wake time for the local day containing `instant`, or nil for a day off: the date's
+    /// override if there is one, else the weekday's time.
     public func wakeTime(onDayOf instant: Date, in calendar: Calendar) -> LocalTime? {
+        if let override = overrides[LocalDate(instant, in: calendar)] {
+            switch override {
+            case .time(let time): return time
+            case .off: return nil
+            }
+        }
         let number = calendar.component(.weekday, from: instant)
         guard let day = Weekday(rawValue: number) else { return nil }
         return wakeTimes[day]
@@ -100,11 +191,15 @@ public enum ScheduleFile {
         guard let object = root as? [String: Any] else {
             throw ScheduleError(field: "", value: "", reason: "the top level must be a JSON object")
         }
-        let known: Set<String> = ["schemaVersion", "timeZone", "wake"]
+        let known: Set<String> = [
+            "schemaVersion", "timeZone", "wake", "overrides", "sleepTargetMinutes", "bedtimeNoticeLeadMinutes",
+        ]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ScheduleError(
                 field: unknown, value: render(object[unknown]),
-                reason: "unknown key (expected schemaVersion, timeZone, wake)")
+                reason:
+                    "unknown key (expected schemaVersion, timeZone, wake, overrides, sleepTargetMinutes, bedtimeNoticeLeadMinutes)"
+            )
         }
         guard let version = object["schemaVersion"] else {
             throw ScheduleError(field: "schemaVersion", value: "(missing)", reason: "required; use \(schemaVersion)")
@@ -154,7 +249,52 @@ public enum ScheduleFile {
             }
             times[day] = time
         }
-        return WakeSchedule(wakeTimes: times, timeZoneIdentifier: zoneIdentifier)
+        var overrides: [LocalDate: WakeOverride] = [:]
+        if let overridesAny = object["overrides"] {
+            guard let map = overridesAny as? [String: Any] else {
+                throw ScheduleError(
+                    field: "overrides", value: render(overridesAny),
+                    reason: "must be an object keyed by local date yyyy-MM-dd")
+            }
+            for key in map.keys.sorted() {
+                let field = "overrides.\(key)"
+                guard let date = LocalDate(parsing: key) else {
+                    throw ScheduleError(field: field, value: render(map[key]), reason: "not a calendar date yyyy-MM-dd")
+                }
+                guard let text = map[key] as? String else {
+                    throw ScheduleError(field: field, value: render(map[key]), reason: "must be a string \"HH:MM\" or \"off\"")
+                }
+                if text == "off" {
+                    overrides[date] = .off
+                } else if let time = LocalTime(parsing: text) {
+                    overrides[date] = .time(time)
+                } else {
+                    throw ScheduleError(
+                        field: field, value: render(map[key]), reason: "not a 24-hour time HH:MM (00:00-23:59) or \"off\"")
+                }
+            }
+        }
+        let sleepTarget = try minutes(
+            object, "sleepTargetMinutes", in: 60...960, default: WakeSchedule.defaultSleepTargetMinutes)
+        let lead = try minutes(
+            object, "bedtimeNoticeLeadMinutes", in: 0...240, default: WakeSchedule.defaultBedtimeNoticeLeadMinutes)
+        return WakeSchedule(
+            wakeTimes: times, overrides: overrides, sleepTargetMinutes: sleepTarget, bedtimeNoticeLeadMinutes: lead,
+            timeZoneIdentifier: zoneIdentifier)
+    }
+
+    private static func minutes(
+        _ object: [String: Any], _ key: String, in range: ClosedRange<Int>, default value: Int
+    ) throws(ScheduleError) -> Int {
+        guard let raw = object[key] else { return value }
+        guard let number = raw as? NSNumber, !isBool(number), number.doubleValue.rounded() == number.doubleValue,
+            let whole = Int(exactly: number.doubleValue), range.contains(whole)
+        else {
+            throw ScheduleError(
+                field: key, value: render(raw),
+                reason: "must be a whole number of minutes from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return whole
     }
 
     /// JSON `true`/`false` arrive as NSNumber too; Foundation marks them with objCType "c".

@@ -58,7 +58,10 @@ public enum WireCodec {
             object["generatedAt"] = ISO8601.string(batch.generatedAt)
             object["timeZone"] = batch.timeZone
             object["entries"] = batch.entries.map {
-                ["wake": ISO8601.string($0.wake), "localDate": $0.localDate, "localTime": $0.localTime]
+                [
+                    "wake": ISO8601.string($0.wake), "localDate": $0.localDate, "localTime": $0.localTime,
+                    "timeZone": $0.timeZone,
+                ]
             }
         case .ack(let seq, let coverageEnd):
             object["seq"] = seq
@@ -137,11 +140,18 @@ public enum WireCodec {
             let wake = try entry.date("wake")
             let localDate = try entry.string("localDate")
             let localTime = try entry.string("localTime")
-            guard isLocalDate(localDate) else {
-                throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not yyyy-MM-dd")
+            guard LocalDate(parsing: localDate) != nil else {
+                throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not a calendar date yyyy-MM-dd")
             }
             guard LocalTime(parsing: localTime) != nil else {
                 throw ProtocolError("entries[\(index)].localTime \"\(localTime)\" is not HH:MM")
+            }
+            var entryZone = zone
+            if entryObject["timeZone"] != nil {
+                entryZone = try entry.string("timeZone")
+                guard TimeZone(identifier: entryZone) != nil else {
+                    throw ProtocolError("entries[\(index)].timeZone \"\(entryZone)\" is not a known IANA identifier")
+                }
             }
             if let previous = entries.last, wake <= previous.wake {
                 throw ProtocolError("entries[\(index)].wake is not after entries[\(index - 1)].wake")
@@ -149,16 +159,9 @@ public enum WireCodec {
             guard dates.insert(localDate).inserted else {
                 throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
             }
-            entries.append(WakeEntry(wake: wake, localDate: localDate, localTime: localTime))
+            entries.append(WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: entryZone))
         }
         return WakeBatch(seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
-    }
-
-    private static func isLocalDate(_ text: String) -> Bool {
-        let b = Array(text.utf8)
-        guard b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-") else { return false }
-        let digitIndices = [0, 1, 2, 3, 5, 6, 8, 9]
-        return digitIndices.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[$0]) }
     }
 
     /// Typed access to a decoded JSON object, with errors that name the field.

@@ -60,6 +60,8 @@ public struct PhoneOptions: Equatable, Sendable {
     public var watchId = "watch"
     /// Days of wake-ups per batch (default 7).
     public var horizonDays = BatchPlanner.defaultHorizonDays
+    /// Seed for the daily rotation of notice texts; nil = keep the stored one (random at first start).
+    public var deviceSeed: UInt64?
 }
 
 /// `watch` options.
@@ -87,7 +89,7 @@ public enum Parsed<Options: Sendable>: Sendable {
 public enum CommandLineParser {
     public static let phoneUsage = """
         usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
-                     [--watch-id ID] [--horizon-days N]
+                     [--watch-id ID] [--horizon-days N] [--device-seed N]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The phone half of SleepTap. Binds a ZeroMQ ROUTER on ENDPOINT, runs a foreground refresh
@@ -101,15 +103,21 @@ public enum CommandLineParser {
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
           --watch-id ID         routing id of the watch to deliver to (default: watch)
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
+          --device-seed N       seed of the daily notice-text rotation (default: random at first
+                                start, then kept in the state dir)
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second (default: 1)
           --clock-anchor SECS   wall UNIX time at which virtual time = --clock-start (default: now)
           -h, --help            this text
 
         stdin commands, one per line:
-          open     foreground refresh: generate and send a new batch
-          status   print a phone.status event
-          quit     stop (as SIGINT/SIGTERM do)
+          open            foreground refresh: re-read the schedule file, replace the bedtime
+                          notices, generate and send a new batch
+          time-zone TZ    travel: the phone's zone becomes TZ (IANA); wall-clock wake times
+                          are kept (07:00 stays 07:00) and a refresh runs
+          status          print a phone.status event
+          notifications   print a notification.pending event per pending notice
+          quit            stop (as SIGINT/SIGTERM do)
 
         Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad schedule or state file,
               69 endpoint unusable, 73 state dir unusable.
@@ -155,6 +163,7 @@ public enum CommandLineParser {
         var clock = ClockOptions()
         var watchId = "watch"
         var horizon = BatchPlanner.defaultHorizonDays
+        var deviceSeed: UInt64?
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -164,6 +173,12 @@ public enum CommandLineParser {
             case "--time-zone": zone = try reader.timeZone(flag)
             case "--watch-id": watchId = try reader.routingId(flag)
             case "--horizon-days": horizon = try reader.integer(flag, in: 1...WireCodec.maxEntries)
+            case "--device-seed":
+                let text = try reader.value(flag)
+                guard let seed = UInt64(text) else {
+                    throw UsageError("\(flag) \"\(text)\": expected a whole number from 0 to 18446744073709551615")
+                }
+                deviceSeed = seed
             default:
                 if try reader.clockFlag(flag, into: &clock) { continue }
                 throw UsageError("unknown option \(flag)")
@@ -177,6 +192,7 @@ public enum CommandLineParser {
         options.clock = clock
         options.watchId = watchId
         options.horizonDays = horizon
+        options.deviceSeed = deviceSeed
         return .run(options)
     }
 

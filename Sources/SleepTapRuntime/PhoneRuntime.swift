@@ -18,18 +18,19 @@ public final class PhoneRuntime {
         // Inputs first: a bad schedule or state file stops us before anything is bound or written.
         var schedule = WakeSchedule.everyDayAtSeven
         if let path = options.schedulePath {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                diagnose(program, "schedule file \(path): cannot be read (missing or not a file)")
-                return ExitStatus.dataError
-            }
-            do {
-                schedule = try ScheduleFile.decode(data)
-            } catch {
-                diagnose(program, "schedule file \(path): \(error)")
+            switch Self.loadSchedule(path) {
+            case .success(let loaded): schedule = loaded
+            case .failure(let message):
+                diagnose(program, message.description)
                 return ExitStatus.dataError
             }
         }
-        let zone = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
+        /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
+        var travelZone: TimeZone?
+        func currentZone() -> TimeZone {
+            travelZone ?? options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
+                ?? .current
+        }
         do {
             try AtomicFile.ensureDirectory(options.stateDirectory)
         } catch {
@@ -77,7 +78,9 @@ public final class PhoneRuntime {
         StandardInputReader.start(posting: mailbox)
 
         let loop = EventLoop(sockets: [router], mailbox: mailbox)
-        var core = PhoneCore(state: loaded ?? PhoneSyncState())
+        var initial = loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
+        if let seed = options.deviceSeed { initial.deviceSeed = seed }
+        var core = PhoneCore(state: initial)
         let watchId = Array(options.watchId.utf8)
         var exitStatus = ExitStatus.ok
 
@@ -121,19 +124,109 @@ public final class PhoneRuntime {
             perform(effects, rollback: before)
         }
 
+        /// A foreground refresh (the user opened the app): re-read the schedule file (a bad one is
+        /// reported and the previous schedule kept), then notices and batch.
         func refresh(reason: String) {
+            if reason != "launch", let path = options.schedulePath {
+                switch Self.loadSchedule(path) {
+                case .success(let loaded):
+                    if loaded != schedule {
+                        schedule = loaded
+                        output.emit(Event("schedule.changed", [("path", .string(path))]))
+                    }
+                case .failure(let message):
+                    output.emit(
+                        Event(
+                            "schedule.rejected",
+                            [("path", .string(path)), ("reason", .string(message.description)), ("kept", .string("previous"))]))
+                }
+            }
             let now = clock.now
-            let entries = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: options.horizonDays)
+            let zone = currentZone()
+            let plan = RefreshPlan.make(
+                schedule: schedule, zone: zone, now: now, horizonDays: options.horizonDays,
+                deviceSeed: core.state.deviceSeed)
             output.emit(
-                Event("refresh.foreground", [("reason", .string(reason)), ("timeZone", .string(zone.identifier))]))
-            step { $0.publish(entries: entries, generatedAt: now, timeZone: zone.identifier) }
+                Event(
+                    "refresh.foreground",
+                    [
+                        ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
+                        ("earliestBeginDate", plan.earliestBeginDate.map { .date($0) } ?? .null),
+                    ]))
+            step { $0.refresh(plan) }
+        }
+
+        func status() {
+            let state = core.state
+            let zone = currentZone()
+            output.emit(
+                Event(
+                    "phone.status",
+                    [
+                        ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
+                        ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
+                        ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
+                        ("timeZone", .string(zone.identifier)),
+                        ("pendingNotifications", .int(Int64(state.notifications.records.count))),
+                        (
+                            "earliestBeginDate",
+                            RefreshPlanner.earliestBeginDate(after: clock.now, schedule: schedule, in: zone).map {
+                                .date($0)
+                            } ?? .null
+                        ),
+                    ]))
+        }
+
+        func command(_ line: String) {
+            let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            switch words.first {
+            case nil: break
+            case "open" where words.count == 1: refresh(reason: "open")
+            case "status" where words.count == 1: status()
+            case "notifications" where words.count == 1:
+                for record in core.state.notifications.records {
+                    output.emit(
+                        Event(
+                            "notification.pending",
+                            [
+                                ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
+                                ("text", .string(record.text)),
+                            ]))
+                }
+            case "time-zone" where words.count == 2:
+                guard let zone = TimeZone(identifier: words[1]) else {
+                    output.emit(
+                        Event(
+                            "input.rejected",
+                            [("input", .string(line)), ("reason", .string("not a known IANA time zone identifier"))]))
+                    return
+                }
+                let from = currentZone().identifier
+                travelZone = zone
+                output.emit(Event("timezone.changed", [("from", .string(from)), ("to", .string(zone.identifier))]))
+                refresh(reason: "time-zone")
+            case "quit" where words.count == 1:
+                output.emit(Event("phone.stopping", [("reason", .string("quit"))]))
+                loop.stop()
+            default:
+                output.emit(
+                    Event(
+                        "input.rejected",
+                        [
+                            ("input", .string(line)),
+                            (
+                                "reason",
+                                .string("unknown command; expected open, status, notifications, time-zone TZ or quit")
+                            ),
+                        ]))
+            }
         }
 
         output.emit(
             Event(
                 "phone.started",
                 [
-                    ("endpoint", .string(options.endpoint)), ("timeZone", .string(zone.identifier)),
+                    ("endpoint", .string(options.endpoint)), ("timeZone", .string(currentZone().identifier)),
                     ("lastSeq", .int(Int64(clamping: core.state.lastSeq))), ("pid", .int(Int64(getpid()))),
                 ]))
         step { $0.start() }
@@ -173,33 +266,7 @@ public final class PhoneRuntime {
                     case .endOfInput:
                         break
                     case .line(let raw):
-                        let line = raw.trimmingCharacters(in: .whitespaces)
-                        switch line {
-                        case "": break
-                        case "open": refresh(reason: "open")
-                        case "status":
-                            output.emit(
-                                Event(
-                                    "phone.status",
-                                    [
-                                        ("lastSeq", .int(Int64(clamping: core.state.lastSeq))),
-                                        ("acked", .bool(core.state.acked)),
-                                        ("count", .int(Int64(core.state.outbox?.entries.count ?? 0))),
-                                        ("coverageEnd", core.state.outbox?.coverageEnd.map { .date($0) } ?? .null),
-                                        ("timeZone", .string(zone.identifier)),
-                                    ]))
-                        case "quit":
-                            output.emit(Event("phone.stopping", [("reason", .string("quit"))]))
-                            loop.stop()
-                        default:
-                            output.emit(
-                                Event(
-                                    "input.rejected",
-                                    [
-                                        ("input", .string(line)),
-                                        ("reason", .string("unknown command; expected open, status or quit")),
-                                    ]))
-                        }
+                        command(raw.trimmingCharacters(in: .whitespaces))
                     }
                 },
                 timer: { name in
@@ -212,6 +279,25 @@ public final class PhoneRuntime {
         return exitStatus
     }
 
+    /// Reads and validates a schedule file.
+    /// - Returns: the schedule, or the message naming the file, field and value.
+    static func loadSchedule(_ path: String) -> Result<WakeSchedule, ScheduleLoadError> {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let data = FileManager.default.contents(atPath: path)
+        else {
+            return .failure(ScheduleLoadError("schedule file \(path): cannot be read (missing or not a file)"))
+        }
+        guard data.count <= 1 << 20 else {
+            return .failure(ScheduleLoadError("schedule file \(path): \(data.count) bytes; at most 1 MiB"))
+        }
+        do {
+            return .success(try ScheduleFile.decode(data))
+        } catch {
+            return .failure(ScheduleLoadError("schedule file \(path): \(error)"))
+        }
+    }
+
     static func sendFailure(_ error: any Error) -> String {
         if let zmq = error as? ZeroMQError {
             if zmq == .hostUnreachable { return "watch not connected (EHOSTUNREACH)" }
@@ -219,4 +305,10 @@ public final class PhoneRuntime {
         }
         return String(describing: error)
     }
+}
+
+/// A schedule file that could not be used, as one printable message.
+struct ScheduleLoadError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

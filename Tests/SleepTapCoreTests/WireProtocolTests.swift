@@ -8,8 +8,8 @@ struct WireProtocolTests {
     static let batch = WakeBatch(
         seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "America/New_York",
         entries: [
-            WakeEntry(wake: ISO8601.date("2025-03-07T11:30:00Z")!, localDate: "2025-03-07", localTime: "06:30"),
-            WakeEntry(wake: ISO8601.date("2025-03-08T11:30:00Z")!, localDate: "2025-03-08", localTime: "06:30"),
+            WakeEntry(wake: ISO8601.date("2025-03-07T11:30:00Z")!, localDate: "2025-03-07", localTime: "06:30", timeZone: "America/New_York"),
+            WakeEntry(wake: ISO8601.date("2025-03-08T11:30:00Z")!, localDate: "2025-03-08", localTime: "06:30", timeZone: "America/New_York"),
         ])
 
     @Test(
@@ -75,7 +75,7 @@ struct WireProtocolTests {
             ),
             (
                 batchText(entries: "[" + e1.replacingOccurrences(of: "\"2025-03-07\"", with: "\"March 7\"") + "]"),
-                "entries[0].localDate \"March 7\" is not yyyy-MM-dd"
+                "entries[0].localDate \"March 7\" is not a calendar date yyyy-MM-dd"
             ),
         ])
     func rejects(text: String, reason: String) {

@@ -1,0 +1,132 @@
+public import Foundation
+
+/// A pending local notification, as the phone would hand it to the OS (UNNotificationRequest:
+/// identifier, trigger date, body).
+public struct NotificationRecord: Codable, Equatable, Hashable, Sendable {
+    /// Stable identifier; re-adding the same id replaces the old request (as on iOS).
+    public var id: String
+    /// When it fires.
+    public var fireDate: Date
+    /// The text shown.
+    public var text: String
+
+    public init(id: String, fireDate: Date, text: String) {
+        self.id = id
+        self.fireDate = fireDate
+        self.text = text
+    }
+}
+
+/// The OS's pending-notification list, reduced to iOS's rule: at most 64 pending local
+/// notifications per app, the soonest kept ("Scheduling a Notification Locally from Your App",
+/// Apple: "the system keeps the soonest-firing 64 notifications").
+public struct PendingNotifications: Codable, Equatable, Sendable {
+    /// iOS's limit of pending local notifications per app.
+    public static let limit = 64
+
+    /// Pending requests, soonest first, at most `limit`.
+    public private(set) var records: [NotificationRecord] = []
+
+    public init(records: [NotificationRecord] = []) {
+        self.records = Self.capped(records)
+    }
+
+    /// Replaces every pending request whose id starts with `prefix` with `new` (an update
+    /// replaces the previous set), then keeps the soonest `limit` of all.
+    /// - Returns: the records of `new` that are pending afterwards (each is a `notification.added`).
+    @discardableResult
+    public mutating func replace(prefix: String, with new: [NotificationRecord]) -> [NotificationRecord] {
+        let others = records.filter { !$0.id.hasPrefix(prefix) }
+        records = Self.capped(others + new)
+        let kept = Set(records.map(\.id))
+        return new.filter { kept.contains($0.id) }.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+    }
+
+    /// Drops requests that fired at or before `now`.
+    public mutating func removeDelivered(before now: Date) {
+        records.removeAll { $0.fireDate <= now }
+    }
+
+    private static func capped(_ list: [NotificationRecord]) -> [NotificationRecord] {
+        var byId: [String: NotificationRecord] = [:]
+        for record in list { byId[record.id] = record }  // a later one with the same id wins
+        let sorted = byId.values.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+        return Array(sorted.prefix(limit))
+    }
+}
+
+/// Daily rotation of notice texts (seed 003's `entryIndex`): which of `count` texts a given
+/// local day shows, different per device so not every user sees the same one.
+public enum DailyRotation {
+    /// `SplitMix64(state: seed &+ day).next() % count`, where `day` is the number of days since
+    /// 1970-01-01 of the local date (for UTC this is seed 003's `Int(t / 86400)`).
+    ///
+    /// - Parameters:
+    ///   - date: the local calendar date.
+    ///   - seed: the device's seed.
+    ///   - count: number of texts, ≥ 1.
+    /// - Returns: an index in `0..<count`.
+    public static func entryIndex(for date: LocalDate, seed: UInt64, count: Int) -> Int {
+        precondition(count >= 1, "DailyRotation needs at least one entry")
+        var generator = SplitMix64(state: seed &+ UInt64(bitPattern: Int64(date.daysSinceEpoch)))
+        return Int(generator.next() % UInt64(count))
+    }
+}
+
+/// Bedtime notices: one per wake-up, at wake − sleep target − lead.
+public enum BedtimeNoticePlanner {
+    /// Identifier prefix of bedtime notices; an update replaces every pending one.
+    public static let idPrefix = "bedtime-"
+
+    /// The built-in texts, rotated daily. `{bed}` is the bedtime, `{wake}` the wake time (local).
+    public static let texts = [
+        "Time to wind down: bed at {bed} gives you your sleep before {wake}.",
+        "Screens off soon. Bedtime {bed}, alarm {wake}.",
+        "Your wake-up is {wake}. Head to bed by {bed}.",
+        "A calm evening helps: aim for bed at {bed} (wake {wake}).",
+        "Bedtime in a little while: {bed}. Tomorrow starts at {wake}.",
+    ]
+
+    /// Notices for `entries` whose fire instant is after `now`.
+    ///
+    /// - Parameters:
+    ///   - entries: wake-ups (from `BatchPlanner`).
+    ///   - schedule: gives the sleep target and lead, in minutes.
+    ///   - zone: the zone for the local times in the text and the rotation's local date.
+    ///   - now: notices firing at or before it are left out.
+    ///   - seed: the device seed for `DailyRotation`.
+    /// - Returns: records with id `bedtime-<wake local date>`, fire = wake − target − lead
+    ///   (elapsed time: a DST night is an hour shorter or longer on the wall, not in sleep).
+    public static func notices(
+        for entries: [WakeEntry], schedule: WakeSchedule, in zone: TimeZone, now: Date, seed: UInt64
+    ) -> [NotificationRecord] {
+        let calendar = WakeCalendar.calendar(in: zone)
+        let sleep = TimeInterval(schedule.sleepTargetMinutes * 60)
+        let lead = TimeInterval(schedule.bedtimeNoticeLeadMinutes * 60)
+        return entries.compactMap { entry in
+            let bed = entry.wake.addingTimeInterval(-sleep)
+            let fire = bed.addingTimeInterval(-lead)
+            guard fire > now else { return nil }
+            let wakeDate = LocalDate(entry.wake, in: calendar)
+            let index = DailyRotation.entryIndex(for: wakeDate, seed: seed, count: texts.count)
+            let text = texts[index]
+                .replacingOccurrences(of: "{bed}", with: WakeCalendar.localTimeString(bed, in: calendar))
+                .replacingOccurrences(of: "{wake}", with: WakeCalendar.localTimeString(entry.wake, in: calendar))
+            return NotificationRecord(id: idPrefix + wakeDate.description, fireDate: fire, text: text)
+        }
+    }
+}
+
+/// When the phone asks the OS to run its refresh job next.
+public enum RefreshPlanner {
+    /// earliestBeginDate = the next wake-up after `now` + 1 h (seed 000: "最早时间仍然按照用户的起床时间
+    /// 加一小时计算"). The wake-up follows the calendar rule of `WakeCalendar`, so it is right across
+    /// DST changes; the hour is elapsed time. nil when the schedule has no wake-up in the next
+    /// 8 days.
+    public static func earliestBeginDate(after now: Date, schedule: WakeSchedule, in zone: TimeZone) -> Date? {
+        guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 8).first else {
+            return nil
+        }
+        return WakeCalendar.calendar(in: zone).date(byAdding: .hour, value: 1, to: next.wake)
+    }
+}
