@@ -262,7 +262,8 @@ public enum ScheduleFile {
                     throw ScheduleError(field: field, value: render(map[key]), reason: "not a calendar date yyyy-MM-dd")
                 }
                 guard let text = map[key] as? String else {
-                    throw ScheduleError(field: field, value: render(map[key]), reason: "must be a string \"HH:MM\" or \"off\"")
+                    throw ScheduleError(
+                        field: field, value: render(map[key]), reason: "must be a string \"HH:MM\" or \"off\"")
                 }
                 if text == "off" {
                     overrides[date] = .off
@@ -270,7 +271,8 @@ public enum ScheduleFile {
                     overrides[date] = .time(time)
                 } else {
                     throw ScheduleError(
-                        field: field, value: render(map[key]), reason: "not a 24-hour time HH:MM (00:00-23:59) or \"off\"")
+                        field: field, value: render(map[key]),
+                        reason: "not a 24-hour time HH:MM (00:00-23:59) or \"off\"")
                 }
             }
         }

@@ -138,7 +138,10 @@ public final class PhoneRuntime {
                     output.emit(
                         Event(
                             "schedule.rejected",
-                            [("path", .string(path)), ("reason", .string(message.description)), ("kept", .string("previous"))]))
+                            [
+                                ("path", .string(path)), ("reason", .string(message.description)),
+                                ("kept", .string("previous")),
+                            ]))
                 }
             }
             let now = clock.now

@@ -87,3 +87,50 @@ struct ScheduleFileTests {
         }
     }
 }
+
+@Suite("Schedule file: overrides, sleep target, notice lead")
+struct ScheduleFileExtrasTests {
+    static let week = """
+        "wake": {"monday": "06:30", "tuesday": "06:30", "wednesday": "06:30", "thursday": "06:30",
+                  "friday": "06:30", "saturday": "off", "sunday": "08:00"}
+        """
+
+    static func file(_ extra: String) -> Data {
+        Data("{\"schemaVersion\": 1, \(week), \(extra)}".utf8)
+    }
+
+    @Test("Overrides, sleep target and lead decode")
+    func decodes() throws {
+        let schedule = try ScheduleFile.decode(
+            Self.file(
+                "\"overrides\": {\"2026-12-25\": \"off\", \"2026-12-31\": \"09:15\"}, \"sleepTargetMinutes\": 450, \"bedtimeNoticeLeadMinutes\": 0"
+            ))
+        #expect(schedule.overrides[LocalDate(parsing: "2026-12-25")!] == .off)
+        #expect(schedule.overrides[LocalDate(parsing: "2026-12-31")!] == .time(LocalTime(hour: 9, minute: 15)!))
+        #expect(schedule.sleepTargetMinutes == 450 && schedule.bedtimeNoticeLeadMinutes == 0)
+        let defaults = try ScheduleFile.decode(Data("{\"schemaVersion\": 1, \(Self.week)}".utf8))
+        #expect(defaults.sleepTargetMinutes == 480 && defaults.bedtimeNoticeLeadMinutes == 30)
+    }
+
+    @Test(
+        "Each bad extra names the field and value",
+        arguments: [
+            ("\"overrides\": [\"2026-12-25\"]", "overrides"),
+            ("\"overrides\": {\"2026-02-30\": \"off\"}", "overrides.2026-02-30"),
+            ("\"overrides\": {\"25.12.2026\": \"off\"}", "overrides.25.12.2026"),
+            ("\"overrides\": {\"2026-12-25\": \"late\"}", "overrides.2026-12-25"),
+            ("\"overrides\": {\"2026-12-25\": false}", "overrides.2026-12-25"),
+            ("\"sleepTargetMinutes\": 30", "sleepTargetMinutes"),
+            ("\"sleepTargetMinutes\": 480.5", "sleepTargetMinutes"),
+            ("\"sleepTargetMinutes\": \"8h\"", "sleepTargetMinutes"),
+            ("\"bedtimeNoticeLeadMinutes\": -5", "bedtimeNoticeLeadMinutes"),
+            ("\"bedtimeNoticeLeadMinutes\": true", "bedtimeNoticeLeadMinutes"),
+        ])
+    func rejects(extra: String, field: String) {
+        #expect {
+            _ = try ScheduleFile.decode(Self.file(extra))
+        } throws: { error in
+            (error as? ScheduleError)?.field == field
+        }
+    }
+}

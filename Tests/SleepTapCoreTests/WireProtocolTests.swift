@@ -8,8 +8,12 @@ struct WireProtocolTests {
     static let batch = WakeBatch(
         seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "America/New_York",
         entries: [
-            WakeEntry(wake: ISO8601.date("2025-03-07T11:30:00Z")!, localDate: "2025-03-07", localTime: "06:30", timeZone: "America/New_York"),
-            WakeEntry(wake: ISO8601.date("2025-03-08T11:30:00Z")!, localDate: "2025-03-08", localTime: "06:30", timeZone: "America/New_York"),
+            WakeEntry(
+                wake: ISO8601.date("2025-03-07T11:30:00Z")!, localDate: "2025-03-07", localTime: "06:30",
+                timeZone: "America/New_York"),
+            WakeEntry(
+                wake: ISO8601.date("2025-03-08T11:30:00Z")!, localDate: "2025-03-08", localTime: "06:30",
+                timeZone: "America/New_York"),
         ])
 
     @Test(

@@ -21,7 +21,9 @@ struct StateFileTests {
         let batch = WakeBatch(
             seq: 4, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "UTC",
             entries: [
-                WakeEntry(wake: ISO8601.date("2025-03-07T07:00:00Z")!, localDate: "2025-03-07", localTime: "07:00", timeZone: "UTC")
+                WakeEntry(
+                    wake: ISO8601.date("2025-03-07T07:00:00Z")!, localDate: "2025-03-07", localTime: "07:00",
+                    timeZone: "UTC")
             ])
         let state = WatchSyncState(lastAppliedSeq: 4, batch: batch)
         try file.save(state)

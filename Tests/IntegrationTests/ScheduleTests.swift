@@ -1,0 +1,78 @@
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+/// Issue 3 end to end: notices, schedule changes, travel.
+@Suite("schedules, notices and travel over ipc", .serialized)
+struct ScheduleTests {
+    static func schedule(_ time: String, lead: Int = 30) -> String {
+        let days = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+        let wake = days.map { "\"\($0)\": \"\(time)\"" }.joined(separator: ", ")
+        return "{\"schemaVersion\": 1, \"bedtimeNoticeLeadMinutes\": \(lead), \"wake\": {\(wake)}}"
+    }
+
+    @Test(
+        "A launch adds a bedtime notice per night; an edited schedule takes effect at the next open with a new seq; a bad edit is refused and the previous schedule kept"
+    )
+    func scheduleChanges() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let path = "\(scenario.dir)/schedule.json"
+        FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("07:00").utf8))
+        let clock = ["--clock-start", "2026-06-01T12:00:00Z", "--clock-speed", "1"]
+        let phone = try scenario.phone(
+            ["--schedule", path, "--time-zone", "Europe/Berlin", "--device-seed", "5"] + clock)
+        let first = try phone.expect("batch.generated") { $0.int("seq") == 1 }
+        #expect(first.event.string("first") == "2026-06-02T05:00:00Z")
+        let notices = phone.events.prefix(first.index).filter { $0.name == "notification.added" }
+        #expect(notices.count == 7)
+        #expect(notices.first?.string("id") == "bedtime-2026-06-02")
+        #expect(notices.first?.string("fireDate") == "2026-06-01T20:30:00Z")  // 22:30 CEST
+
+        FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("06:15", lead: 0).utf8))
+        phone.send(line: "open")
+        let changed = try phone.expect("schedule.changed")
+        let second = try phone.expect("batch.generated", from: changed.index) { $0.int("seq") == 2 }
+        #expect(second.event.string("first") == "2026-06-02T04:15:00Z")
+        let renewed = phone.events[changed.index..<second.index].filter { $0.name == "notification.added" }
+        #expect(renewed.first?.string("fireDate") == "2026-06-01T20:15:00Z")  // 06:15 - 8 h - 0
+
+        FileManager.default.createFile(atPath: path, contents: Data("{\"schemaVersion\": 1, \"wake\": {}}".utf8))
+        phone.send(line: "open")
+        let rejected = try phone.expect("schedule.rejected").event
+        #expect(rejected.string("reason")?.contains("wake.sunday = (missing)") == true, "\(rejected)")
+        let third = try phone.expect("batch.generated") { $0.int("seq") == 3 }
+        #expect(third.event.string("first") == "2026-06-02T04:15:00Z", "the previous schedule is kept")
+        phone.send(line: "status")
+        let status = try phone.expect("phone.status").event
+        #expect(status.int("pendingNotifications") == 7)
+        #expect(status.string("earliestBeginDate") == "2026-06-02T05:15:00Z")
+    }
+
+    @Test("Travel: the phone moves to Berlin, 07:00 stays 07:00, and the watch shows it in the batch's zone")
+    func travel() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let clock = ["--clock-start", "2026-06-01T12:00:00Z", "--clock-speed", "1"]
+        let phone = try scenario.phone(["--time-zone", "America/New_York"] + clock)
+        let watch = try scenario.watch(clock)
+        try watch.expect("batch.applied") { $0.string("timeZone") == "America/New_York" }
+        watch.send(line: "bed")
+        let before = try watch.expect("bed.wake_time").event
+        #expect(before.string("localTime") == "07:00" && before.string("timeZone") == "America/New_York")
+        #expect(before.string("wakeTime") == "2026-06-02T11:00:00Z")
+
+        phone.send(line: "time-zone Europe/Berlin")
+        try phone.expect("timezone.changed") { $0.string("to") == "Europe/Berlin" }
+        let applied = try watch.expect("batch.applied") { $0.int("seq") == 2 }
+        #expect(applied.event.string("timeZone") == "Europe/Berlin")
+        watch.send(line: "bed")
+        let after = try watch.expect("bed.wake_time", from: applied.index).event
+        #expect(after.string("localTime") == "07:00" && after.string("timeZone") == "Europe/Berlin")
+        #expect(after.string("wakeTime") == "2026-06-02T05:00:00Z")
+
+        phone.send(line: "time-zone Atlantis/Capital")
+        try phone.expect("input.rejected") { $0.string("input") == "time-zone Atlantis/Capital" }
+    }
+}
