@@ -59,6 +59,15 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
 /// spring-forward gap moves forward by the length of the gap; a local time that occurs twice
 /// (fall-back) takes the first occurrence.
 public enum WakeCalendar {
+    /// The zone for an IANA identifier ("Area/Location", or "UTC"/"GMT"), nil otherwise.
+    ///
+    /// Foundation also accepts abbreviations and offsets ("EST", "GMT+5"); those are refused
+    /// here because they are not IANA names and carry no DST rules.
+    public static func zone(named identifier: String) -> TimeZone? {
+        guard identifier == "UTC" || identifier == "GMT" || identifier.contains("/") else { return nil }
+        return TimeZone(identifier: identifier)
+    }
+
     /// A Gregorian calendar in `zone`.
     public static func calendar(in zone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)

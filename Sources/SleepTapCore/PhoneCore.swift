@@ -29,20 +29,27 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
     public var notifications: PendingNotifications
     /// Per-device seed for `DailyRotation`, fixed at first start.
     public var deviceSeed: UInt64
+    /// Seed 003's run history: last scheduled, last run, the last 30 runs.
+    public var refreshLog: RefreshLog
+    /// The cached forecast (6 h cache of the weather step).
+    public var weather: Forecast?
 
     public init(
         lastSeq: UInt64 = 0, outbox: WakeBatch? = nil, acked: Bool = false,
-        notifications: PendingNotifications = PendingNotifications(), deviceSeed: UInt64 = 0
+        notifications: PendingNotifications = PendingNotifications(), deviceSeed: UInt64 = 0,
+        refreshLog: RefreshLog = RefreshLog(), weather: Forecast? = nil
     ) {
         self.lastSeq = lastSeq
         self.outbox = outbox
         self.acked = acked
         self.notifications = notifications
         self.deviceSeed = deviceSeed
+        self.refreshLog = refreshLog
+        self.weather = weather
     }
 
     private enum CodingKeys: String, CodingKey {
-        case lastSeq, outbox, acked, notifications, deviceSeed
+        case lastSeq, outbox, acked, notifications, deviceSeed, refreshLog, weather
     }
 
     /// Strict on the sync fields; `notifications` and `deviceSeed` may be absent (older files).
@@ -53,6 +60,8 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
         acked = try container.decode(Bool.self, forKey: .acked)
         notifications = try container.decodeIfPresent(PendingNotifications.self, forKey: .notifications) ?? .init()
         deviceSeed = try container.decodeIfPresent(UInt64.self, forKey: .deviceSeed) ?? 0
+        refreshLog = try container.decodeIfPresent(RefreshLog.self, forKey: .refreshLog) ?? RefreshLog()
+        weather = try container.decodeIfPresent(Forecast.self, forKey: .weather)
     }
 }
 
@@ -129,6 +138,19 @@ public struct PhoneCore: Sendable {
         self.resendPolicy = resendPolicy
     }
 
+    /// Changes the non-sync parts of the state (notices, run history, weather cache).
+    /// - Returns: one `persist` of the new state.
+    public mutating func update(_ body: (inout PhoneSyncState) -> Void) -> [PhoneEffect] {
+        var copy = state
+        body(&copy)
+        // The sync fields belong to the protocol logic: keep them as they were.
+        copy.lastSeq = state.lastSeq
+        copy.outbox = state.outbox
+        copy.acked = state.acked
+        state = copy
+        return [.persist(state)]
+    }
+
     /// Effects to perform once at start-up: resume resending an unacknowledged outbox.
     public mutating func start() -> [PhoneEffect] {
         guard let outbox = state.outbox, !state.acked else { return [] }
@@ -149,6 +171,9 @@ public struct PhoneCore: Sendable {
     ///   - replacesNotices: false to leave notices alone.
     /// - Returns: persist (one write of batch and notices), events, send, arm the resend timer.
     public mutating func refresh(_ plan: RefreshPlan, replacesNotices: Bool = true) -> [PhoneEffect] {
+        guard state.lastSeq < WireCodec.maxSeq else {
+            return [.emit(Event("seq.exhausted", [("lastSeq", .int(Int64(clamping: state.lastSeq)))]))]
+        }
         let seq = state.lastSeq + 1
         let batch = WakeBatch(
             seq: seq,
@@ -231,6 +256,13 @@ public struct PhoneCore: Sendable {
         if lastSeq < outbox.seq {
             attempt = 1
             return [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
+        }
+        guard lastSeq < WireCodec.maxSeq else {
+            let reason = "lastSeq \(lastSeq) leaves no seq to issue; reset the watch's state"
+            return [
+                .emit(Event("seq.exhausted", [("watchSeq", .int(Int64(clamping: lastSeq)))])),
+                .send(.error(reason: reason)),
+            ]
         }
         // The watch holds a seq this phone never issued: the phone's state was lost or reset.
         // Renumber the newest batch above it so the watch accepts it (never older over newer).

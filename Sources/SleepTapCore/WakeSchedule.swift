@@ -196,7 +196,7 @@ public enum ScheduleFile {
         ]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ScheduleError(
-                field: unknown, value: render(object[unknown]),
+                field: clipped(unknown), value: render(object[unknown]),
                 reason:
                     "unknown key (expected schemaVersion, timeZone, wake, overrides, sleepTargetMinutes, bedtimeNoticeLeadMinutes)"
             )
@@ -204,7 +204,7 @@ public enum ScheduleFile {
         guard let version = object["schemaVersion"] else {
             throw ScheduleError(field: "schemaVersion", value: "(missing)", reason: "required; use \(schemaVersion)")
         }
-        guard let number = version as? NSNumber, !isBool(number),
+        guard let number = version as? NSNumber, isInteger(number),
             number.doubleValue == Double(schemaVersion)
         else {
             throw ScheduleError(
@@ -213,7 +213,7 @@ public enum ScheduleFile {
         }
         var zoneIdentifier: String?
         if let zone = object["timeZone"] {
-            guard let text = zone as? String, TimeZone(identifier: text) != nil else {
+            guard let text = zone as? String, WakeCalendar.zone(named: text) != nil else {
                 throw ScheduleError(
                     field: "timeZone", value: render(zone),
                     reason: "not a known IANA time zone identifier (e.g. \"Europe/Berlin\")")
@@ -229,7 +229,7 @@ public enum ScheduleFile {
         }
         if let unknown = wake.keys.sorted().first(where: { Weekday(name: $0) == nil }) {
             throw ScheduleError(
-                field: "wake.\(unknown)", value: render(wake[unknown]),
+                field: "wake.\(clipped(unknown))", value: render(wake[unknown]),
                 reason: "not a weekday (use monday ... sunday, lower case)")
         }
         var times: [Weekday: LocalTime] = [:]
@@ -257,7 +257,7 @@ public enum ScheduleFile {
                     reason: "must be an object keyed by local date yyyy-MM-dd")
             }
             for key in map.keys.sorted() {
-                let field = "overrides.\(key)"
+                let field = "overrides.\(clipped(key))"
                 guard let date = LocalDate(parsing: key) else {
                     throw ScheduleError(field: field, value: render(map[key]), reason: "not a calendar date yyyy-MM-dd")
                 }
@@ -289,7 +289,7 @@ public enum ScheduleFile {
         _ object: [String: Any], _ key: String, in range: ClosedRange<Int>, default value: Int
     ) throws(ScheduleError) -> Int {
         guard let raw = object[key] else { return value }
-        guard let number = raw as? NSNumber, !isBool(number), number.doubleValue.rounded() == number.doubleValue,
+        guard let number = raw as? NSNumber, isInteger(number),
             let whole = Int(exactly: number.doubleValue), range.contains(whole)
         else {
             throw ScheduleError(
@@ -304,20 +304,25 @@ public enum ScheduleFile {
         String(cString: number.objCType) == "c"
     }
 
+    /// A JSON integer written without fraction or exponent (objCType "d"/"f" are refused).
+    private static func isInteger(_ number: NSNumber) -> Bool {
+        !["c", "d", "f"].contains(String(cString: number.objCType))
+    }
+
     private static func render(_ value: Any?) -> String {
         switch value {
         case nil: return "(missing)"
-        case let text as String: return "\"\(text)\""
-        case let number as NSNumber: return number.stringValue
+        case let text as String: return "\"\(clipped(text))\""
+        case let number as NSNumber: return isBool(number) ? (number.boolValue ? "true" : "false") : number.stringValue
         case is NSNull: return "null"
         case let some?:
             if JSONSerialization.isValidJSONObject(some),
                 let data = try? JSONSerialization.data(withJSONObject: some, options: [.sortedKeys]),
                 let text = String(data: data, encoding: .utf8)
             {
-                return text
+                return clipped(text)
             }
-            return String(describing: some)
+            return clipped(String(describing: some))
         }
     }
 }

@@ -160,7 +160,7 @@ public struct WatchCore: Sendable {
                     Event(
                         "input.rejected",
                         [
-                            ("input", .string(text)),
+                            ("input", .string(clipped(text))),
                             ("reason", .string("no manual-entry prompt is open; tap bed first")),
                         ]))
             ]
@@ -170,7 +170,10 @@ public struct WatchCore: Sendable {
                 .emit(
                     Event(
                         "input.rejected",
-                        [("input", .string(text)), ("reason", .string("expected a wake time HH:MM (00:00-23:59)"))]))
+                        [
+                            ("input", .string(clipped(text))),
+                            ("reason", .string("expected a wake time HH:MM (00:00-23:59)")),
+                        ]))
             ]
         }
         let calendar = WakeCalendar.calendar(in: zone)
@@ -178,7 +181,8 @@ public struct WatchCore: Sendable {
             return [
                 .emit(
                     Event(
-                        "input.rejected", [("input", .string(text)), ("reason", .string("no such local time ahead"))]))
+                        "input.rejected",
+                        [("input", .string(clipped(text))), ("reason", .string("no such local time ahead"))]))
             ]
         }
         awaitingManualEntry = false

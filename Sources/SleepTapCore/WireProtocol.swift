@@ -44,6 +44,9 @@ public enum WireCodec {
     public static let version = 1
     /// Upper bound on a frame, in bytes; the transport sets ZMQ_MAXMSGSIZE to it.
     public static let maxFrameBytes = 64 * 1024
+    /// Largest seq (and lastSeq) on the wire: 2^53 − 1, exact in every JSON implementation
+    /// (IEEE-754 doubles included). A phone never issues a seq above it.
+    public static let maxSeq: UInt64 = 9_007_199_254_740_991
     /// Upper bound on entries in one batch (a horizon of up to 64 days).
     public static let maxEntries = 64
 
@@ -122,7 +125,7 @@ public enum WireCodec {
         let seq = try fields.positive("seq")
         let generatedAt = try fields.date("generatedAt")
         let zone = try fields.string("timeZone")
-        guard TimeZone(identifier: zone) != nil else {
+        guard WakeCalendar.zone(named: zone) != nil else {
             throw ProtocolError("timeZone \"\(zone)\" is not a known IANA identifier")
         }
         guard let raw = fields.object["entries"] else { throw ProtocolError("missing field entries") }
@@ -149,7 +152,7 @@ public enum WireCodec {
             var entryZone = zone
             if entryObject["timeZone"] != nil {
                 entryZone = try entry.string("timeZone")
-                guard TimeZone(identifier: entryZone) != nil else {
+                guard WakeCalendar.zone(named: entryZone) != nil else {
                     throw ProtocolError("entries[\(index)].timeZone \"\(entryZone)\" is not a known IANA identifier")
                 }
             }
@@ -177,24 +180,25 @@ public enum WireCodec {
             return text
         }
 
-        /// A non-negative integer that fits UInt64 (JSON booleans and fractions are refused).
+        /// A non-negative JSON integer ≤ 2^53 − 1 (booleans, fractions and exponents are refused).
         func integer(_ key: String) throws(ProtocolError) -> UInt64 {
-            guard let value = object[key] else { throw ProtocolError("missing field \(prefix)\(key)") }
+            guard let raw = object[key] else { throw ProtocolError("missing field \(prefix)\(key)") }
             let failure = ProtocolError("field \(prefix)\(key) must be a non-negative integer")
-            guard let number = value as? NSNumber else { throw failure }
+            guard let number = raw as? NSNumber else { throw failure }
+            let value: UInt64
             switch String(cString: number.objCType) {
-            case "c":  // JSON true/false
+            case "c", "d", "f":  // JSON true/false, or a number written with a fraction or exponent
                 throw failure
-            case "d", "f":
-                let d = number.doubleValue
-                guard d >= 0, d.rounded() == d, let exact = UInt64(exactly: d) else { throw failure }
-                return exact
             case "Q":
-                return number.uint64Value
+                value = number.uint64Value
             default:
                 guard number.int64Value >= 0 else { throw failure }
-                return UInt64(number.int64Value)
+                value = UInt64(number.int64Value)
             }
+            guard value <= WireCodec.maxSeq else {
+                throw ProtocolError("field \(prefix)\(key) exceeds 2^53-1 (\(WireCodec.maxSeq))")
+            }
+            return value
         }
 
         func positive(_ key: String) throws(ProtocolError) -> UInt64 {
@@ -215,5 +219,40 @@ public enum WireCodec {
             if object[key] == nil || object[key] is NSNull { return nil }
             return try date(key)
         }
+    }
+}
+
+extension WakeBatch {
+    /// Why this batch could not travel on the wire (the rules of `WireCodec.decode`), or nil.
+    /// State files are checked with it, so a hand-edited or corrupted file is refused on load.
+    public var validationProblem: String? {
+        do {
+            let decoded = try WireCodec.decode(WireCodec.encode(.batch(self)))
+            return decoded == .batch(self) ? nil : "the batch does not survive encoding"
+        } catch {
+            return error.reason
+        }
+    }
+}
+
+extension WatchSyncState {
+    /// Why this state is not one the watch could have written, or nil.
+    public var validationProblem: String? {
+        guard lastAppliedSeq <= WireCodec.maxSeq else { return "lastAppliedSeq exceeds 2^53-1" }
+        guard let batch else { return nil }
+        guard batch.seq == lastAppliedSeq else {
+            return "batch.seq \(batch.seq) differs from lastAppliedSeq \(lastAppliedSeq)"
+        }
+        return batch.validationProblem.map { "batch: \($0)" }
+    }
+}
+
+extension PhoneSyncState {
+    /// Why this state is not one the phone could have written, or nil.
+    public var validationProblem: String? {
+        guard lastSeq <= WireCodec.maxSeq else { return "lastSeq exceeds 2^53-1" }
+        guard let outbox else { return nil }
+        guard outbox.seq <= lastSeq else { return "outbox.seq \(outbox.seq) is above lastSeq \(lastSeq)" }
+        return outbox.validationProblem.map { "outbox: \($0)" }
     }
 }

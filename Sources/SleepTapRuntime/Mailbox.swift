@@ -86,7 +86,11 @@ public final class SignalTrap: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         var made: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
+            // A signal ignored on entry stays ignored (as shells expect of `cmd &` in scripts).
+            let previous = signal(number, SIG_IGN)
+            if let previous, unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+                continue
+            }
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { mailbox.post(.stop(number)) }
             source.resume()

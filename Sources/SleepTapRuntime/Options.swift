@@ -33,6 +33,12 @@ public struct ClockOptions: Equatable, Sendable {
     /// (default: when the process started).
     public var anchor: Date?
 
+    /// Bounds of `--clock-start` (and `--clock-anchor`): 1970-01-01 to 2199-12-31.
+    public static let earliest = Date(timeIntervalSince1970: 0)
+    public static let latest = Date(timeIntervalSince1970: 7_258_118_400)
+    /// Largest `--clock-speed`: 10^7 (a wall second is 115 virtual days).
+    public static let maxSpeed = 10_000_000.0
+
     public init(start: Date? = nil, speed: Double = 1, anchor: Date? = nil) {
         self.start = start
         self.speed = speed
@@ -62,6 +68,21 @@ public struct PhoneOptions: Equatable, Sendable {
     public var horizonDays = BatchPlanner.defaultHorizonDays
     /// Seed for the daily rotation of notice texts; nil = keep the stored one (random at first start).
     public var deviceSeed: UInt64?
+    /// The simulated OS (platform, registration, conditions, budget, step costs).
+    public var os = OSOptions()
+    /// The weather provider.
+    public var weather = WeatherOptions()
+    /// The phone's location (default Berlin, 52.52 N 13.405 E).
+    public var location = Coordinate(latitude: 52.52, longitude: 13.405)!
+
+    /// Parses `LAT,LON` in decimal degrees.
+    public static func parseCoordinate(_ text: String) -> Coordinate? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 2, let lat = ArgumentReader.decimal(String(parts[0])),
+            let lon = ArgumentReader.decimal(String(parts[1]))
+        else { return nil }
+        return Coordinate(latitude: lat, longitude: lon)
+    }
 }
 
 /// `watch` options.
@@ -90,6 +111,10 @@ public enum CommandLineParser {
     public static let phoneUsage = """
         usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
                      [--watch-id ID] [--horizon-days N] [--device-seed N]
+                     [--platform ios|android] [--registration early|late-silent|late-crash]
+                     [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
+                     [--interval SECS] [--os-seed N] [--step-costs STEP=SECS,...]
+                     [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The phone half of SleepTap. Binds a ZeroMQ ROUTER on ENDPOINT, runs a foreground refresh
@@ -97,7 +122,7 @@ public enum CommandLineParser {
         the watch, resends until acknowledged and answers every HELLO with the newest batch.
         Events are JSON lines on stdout; diagnostics go to stderr.
 
-          --endpoint ENDPOINT   ipc://PATH (path at most 107 bytes), tcp://HOST:PORT or inproc://NAME
+          --endpoint ENDPOINT   ipc://PATH (path at most 107 bytes) or tcp://HOST:PORT
           --state-dir DIR       where phone.json (outbox, last seq) is kept; created if missing
           --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
@@ -105,8 +130,26 @@ public enum CommandLineParser {
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
           --device-seed N       seed of the daily notice-text rotation (default: random at first
                                 start, then kept in the state dir)
+
+        The simulated OS (docs/scheduler.md) and the consolidated refresh job:
+          --platform P          ios (BGTaskScheduler, default) or android (WorkManager)
+          --registration M      early: handler registered in didFinishLaunching (default);
+                                late-silent: registered after launch, accepted, never entered
+                                (SwiftUI .backgroundTask on iOS 26.6); late-crash: the app dies
+          --budget SECS         iOS app-refresh budget in virtual seconds (default: 30)
+          --low-power           start in Low Power Mode (no background runs)
+          --refresh-off         Background App Refresh switched off (submit fails: unavailable)
+          --charging            Android: charging, standby quotas lifted
+          --bucket NAME         Android standby bucket: active, working_set, frequent, rare, restricted
+          --interval SECS       Android periodic interval (raised to the 900 s minimum; default 21600)
+          --os-seed N           seed of the OS's launch-opportunity model (default: 1)
+          --step-costs LIST     virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2
+          --weather W           offline (default, deterministic), open-meteo, or a base URL
+          --weather-cost SECS   virtual seconds an offline fetch costs (default: 0.3)
+          --location LAT,LON    the phone's location in degrees (default: 52.52,13.405)
+
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
-          --clock-speed N       virtual seconds per wall second (default: 1)
+          --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
           --clock-anchor SECS   wall UNIX time at which virtual time = --clock-start (default: now)
           -h, --help            this text
 
@@ -115,7 +158,13 @@ public enum CommandLineParser {
                           notices, generate and send a new batch
           time-zone TZ    travel: the phone's zone becomes TZ (IANA); wall-clock wake times
                           are kept (07:00 stays 07:00) and a refresh runs
-          status          print a phone.status event
+          move LAT,LON    the phone moves (the weather refetches when it moved > 1 km)
+          low-power on|off, background-refresh on|off, charging on|off, bucket NAME
+          force-quit      the user swipes the app away: no background runs until the next open
+          simulate-launch       the debugger's _simulateLaunchForTaskWithIdentifier
+          simulate-expiration   launch, then expire right after renew
+          status          print a phone.status event (with the OS's view)
+          history         print a run.record event per run in the history (last 30)
           notifications   print a notification.pending event per pending notice
           quit            stop (as SIGINT/SIGTERM do)
 
@@ -132,7 +181,7 @@ public enum CommandLineParser {
         HELLO on every (re)connect, stores each batch durably before acknowledging it, and keeps
         its cache across restarts. Events are JSON lines on stdout; diagnostics go to stderr.
 
-          --endpoint ENDPOINT   the phone's endpoint (ipc://PATH, tcp://HOST:PORT, inproc://NAME)
+          --endpoint ENDPOINT   the phone's endpoint (ipc://PATH or tcp://HOST:PORT)
           --state-dir DIR       where watch.json (the cached batch) is kept; created if missing
           --time-zone TZ        IANA zone for typed wake times and --bed-at (default: the batch's
                                 zone, else the system zone)
@@ -164,6 +213,9 @@ public enum CommandLineParser {
         var watchId = "watch"
         var horizon = BatchPlanner.defaultHorizonDays
         var deviceSeed: UInt64?
+        var os = OSOptions()
+        var weather = WeatherOptions()
+        var location = PhoneOptions(endpoint: "", stateDirectory: "").location
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -179,6 +231,63 @@ public enum CommandLineParser {
                     throw UsageError("\(flag) \"\(text)\": expected a whole number from 0 to 18446744073709551615")
                 }
                 deviceSeed = seed
+            case "--platform":
+                let text = try reader.value(flag)
+                guard ["ios", "android"].contains(text) else {
+                    throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected ios or android")
+                }
+                os.platform = text
+            case "--registration":
+                let text = try reader.value(flag)
+                guard let mode = RegistrationMode(rawValue: text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected early, late-silent or late-crash")
+                }
+                os.registration = mode
+            case "--budget": os.budget = try reader.seconds(flag, in: 0.1...600)
+            case "--low-power": os.lowPower = true
+            case "--refresh-off": os.backgroundRefresh = false
+            case "--charging": os.charging = true
+            case "--bucket":
+                let text = try reader.value(flag)
+                guard let bucket = StandbyBucket(name: text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected active, working_set, frequent, rare or restricted"
+                    )
+                }
+                os.bucket = bucket
+            case "--interval": os.interval = try reader.seconds(flag, in: 1...(30 * 86_400))
+            case "--os-seed":
+                let text = try reader.value(flag)
+                guard let seed = UInt64(text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected a whole number from 0 to 18446744073709551615"
+                    )
+                }
+                os.seed = seed
+            case "--step-costs": os.stepCosts = try reader.stepCosts(flag)
+            case "--weather":
+                let text = try reader.value(flag)
+                if text == "offline" {
+                    weather.openMeteoBase = nil
+                } else if text == "open-meteo" {
+                    weather.openMeteoBase = OpenMeteo.defaultBaseURL
+                } else if let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
+                    weather.openMeteoBase = url
+                } else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected offline, open-meteo, or an http(s) base URL of an Open-Meteo server"
+                    )
+                }
+            case "--weather-cost": weather.offlineCost = try reader.seconds(flag, in: 0...600)
+            case "--location":
+                let text = try reader.value(flag)
+                guard let coordinate = PhoneOptions.parseCoordinate(text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected LAT,LON in decimal degrees, e.g. 52.52,13.405"
+                    )
+                }
+                location = coordinate
             default:
                 if try reader.clockFlag(flag, into: &clock) { continue }
                 throw UsageError("unknown option \(flag)")
@@ -193,6 +302,9 @@ public enum CommandLineParser {
         options.watchId = watchId
         options.horizonDays = horizon
         options.deviceSeed = deviceSeed
+        options.os = os
+        options.weather = weather
+        options.location = location
         return .run(options)
     }
 
@@ -263,6 +375,10 @@ struct ArgumentReader {
         }
         guard index < items.count else { throw UsageError("\(flag) needs a value") }
         let value = items[index]
+        // `--state-dir --help` is a forgotten value, not a directory named "--help".
+        if value.hasPrefix("--") && value.count > 2 {
+            throw UsageError("\(flag) needs a value (found the option \(Self.clip(value)) instead)")
+        }
         index += 1
         return value
     }
@@ -273,24 +389,50 @@ struct ArgumentReader {
         return text
     }
 
+    /// `ipc://PATH` (at most 107 bytes) or `tcp://HOST:PORT` (port 1-65535). inproc:// only works
+    /// inside one process, so the executables refuse it.
     mutating func endpoint(_ flag: String) throws(UsageError) -> String {
         let text = try nonEmpty(flag)
-        guard let scheme = ["ipc://", "tcp://", "inproc://"].first(where: { text.hasPrefix($0) }) else {
-            throw UsageError("\(flag) \"\(text)\": expected ipc://PATH, tcp://HOST:PORT or inproc://NAME")
+        let shown = Self.clip(text)
+        guard let scheme = ["ipc://", "tcp://"].first(where: { text.hasPrefix($0) }) else {
+            throw UsageError("\(flag) \"\(shown)\": expected ipc://PATH or tcp://HOST:PORT")
         }
         let rest = text.dropFirst(scheme.count)
-        guard !rest.isEmpty else { throw UsageError("\(flag) \"\(text)\": nothing after \(scheme)") }
-        if scheme == "ipc://" && rest.utf8.count > 107 {
-            throw UsageError(
-                "\(flag) \"\(text)\": the ipc path is \(rest.utf8.count) bytes; Linux allows at most 107 (sun_path)")
+        guard !rest.isEmpty else { throw UsageError("\(flag) \"\(shown)\": nothing after \(scheme)") }
+        if scheme == "ipc://" {
+            guard rest.utf8.count <= 107 else {
+                throw UsageError(
+                    "\(flag) \"\(shown)\": the ipc path is \(rest.utf8.count) bytes; Linux allows at most 107 (sun_path)"
+                )
+            }
+            guard !rest.utf8.contains(0) else { throw UsageError("\(flag): the ipc path contains a NUL byte") }
+        } else {
+            guard let colon = rest.lastIndex(of: ":"), colon != rest.startIndex,
+                let port = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(port)
+            else {
+                throw UsageError("\(flag) \"\(shown)\": expected tcp://HOST:PORT with a port from 1 to 65535")
+            }
         }
         return text
     }
 
+    /// At most 120 characters of user input, for messages.
+    static func clip(_ text: String) -> String {
+        text.count <= 120 ? text : String(text.prefix(117)) + "..."
+    }
+
+    /// A plain decimal number (digits, one dot, optional exponent): no hex, inf or nan.
+    static func decimal(_ text: String) -> Double? {
+        let allowed = Set("0123456789.eE+-")
+        guard !text.isEmpty, text.allSatisfy({ allowed.contains($0) }) else { return nil }
+        return Double(text)
+    }
+
     mutating func timeZone(_ flag: String) throws(UsageError) -> TimeZone {
         let text = try nonEmpty(flag)
-        guard let zone = TimeZone(identifier: text) else {
-            throw UsageError("\(flag) \"\(text)\": not a known IANA time zone identifier (e.g. Europe/Berlin)")
+        guard let zone = WakeCalendar.zone(named: text) else {
+            throw UsageError(
+                "\(flag) \"\(Self.clip(text))\": not a known IANA time zone identifier (e.g. Europe/Berlin)")
         }
         return zone
     }
@@ -298,7 +440,8 @@ struct ArgumentReader {
     mutating func routingId(_ flag: String) throws(UsageError) -> String {
         let text = try nonEmpty(flag)
         guard text.utf8.count <= 255, text.utf8.first != 0 else {
-            throw UsageError("\(flag) \"\(text)\": a routing id is 1-255 bytes and must not start with a zero byte")
+            throw UsageError(
+                "\(flag) \"\(Self.clip(text))\": a routing id is 1-255 bytes and must not start with a zero byte")
         }
         return text
     }
@@ -306,7 +449,7 @@ struct ArgumentReader {
     mutating func localTime(_ flag: String) throws(UsageError) -> LocalTime {
         let text = try value(flag)
         guard let time = LocalTime(parsing: text) else {
-            throw UsageError("\(flag) \"\(text)\": expected a 24-hour time HH:MM (00:00-23:59)")
+            throw UsageError("\(flag) \"\(Self.clip(text))\": expected a 24-hour time HH:MM (00:00-23:59)")
         }
         return time
     }
@@ -315,9 +458,44 @@ struct ArgumentReader {
         let text = try value(flag)
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(
-                "\(flag) \"\(text)\": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+                "\(flag) \"\(Self.clip(text))\": expected a whole number from \(range.lowerBound) to \(range.upperBound)"
+            )
         }
         return number
+    }
+
+    /// Seconds as a plain decimal within `range`.
+    mutating func seconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError) -> TimeInterval {
+        let text = try value(flag)
+        guard let number = Self.decimal(text), range.contains(number) else {
+            throw UsageError(
+                "\(flag) \"\(Self.clip(text))\": expected seconds from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// `renew=0.1,notices=0.5,dates=2,sunlight=0.05` (any subset; virtual seconds).
+    mutating func stepCosts(_ flag: String) throws(UsageError) -> StepCosts {
+        let text = try value(flag)
+        var costs = StepCosts()
+        for item in text.split(separator: ",") {
+            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, let number = Self.decimal(pair[1]), (0...600).contains(number) else {
+                throw UsageError(
+                    "\(flag) \"\(Self.clip(text))\": expected STEP=SECONDS[,...] with seconds from 0 to 600")
+            }
+            switch pair[0] {
+            case "renew": costs.renew = number
+            case "notices": costs.notices = number
+            case "dates": costs.dates = number
+            case "sunlight": costs.sunlight = number
+            default:
+                throw UsageError(
+                    "\(flag): unknown step \"\(Self.clip(pair[0]))\" (renew, notices, dates, sunlight; weather costs what the provider takes)"
+                )
+            }
+        }
+        return costs
     }
 
     /// Handles the three clock flags. - Returns: false if `flag` is not one of them.
@@ -325,21 +503,27 @@ struct ArgumentReader {
         switch flag {
         case "--clock-start":
             let text = try value(flag)
-            guard let date = ISO8601.date(text) else {
-                throw UsageError("\(flag) \"\(text)\": expected an ISO-8601 instant such as 2025-03-06T17:00:00Z")
+            guard let date = ISO8601.date(text), date >= ClockOptions.earliest, date <= ClockOptions.latest else {
+                throw UsageError(
+                    "\(flag) \"\(Self.clip(text))\": expected an ISO-8601 instant from 1970 to 2199, such as 2025-03-06T17:00:00Z"
+                )
             }
             clock.start = date
         case "--clock-speed":
             let text = try value(flag)
-            guard let speed = Double(text), speed.isFinite, speed > 0, speed <= 1e9 else {
+            guard let speed = Self.decimal(text), speed.isFinite, speed > 0, speed <= ClockOptions.maxSpeed else {
                 throw UsageError(
-                    "\(flag) \"\(text)\": expected a number > 0 and <= 1e9 (virtual seconds per wall second)")
+                    "\(flag) \"\(Self.clip(text))\": expected a number > 0 and <= 10000000 (virtual seconds per wall second)"
+                )
             }
             clock.speed = speed
         case "--clock-anchor":
             let text = try value(flag)
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
-                throw UsageError("\(flag) \"\(text)\": expected UNIX seconds (e.g. 1767225600.5)")
+            guard let seconds = Self.decimal(text), seconds >= 0,
+                seconds <= ClockOptions.latest.timeIntervalSince1970
+            else {
+                throw UsageError(
+                    "\(flag) \"\(Self.clip(text))\": expected UNIX seconds from 0 to 7258118400 (e.g. 1767225600.5)")
             }
             clock.anchor = Date(timeIntervalSince1970: seconds)
         default:

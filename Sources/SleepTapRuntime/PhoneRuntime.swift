@@ -2,7 +2,8 @@ public import Foundation
 public import SleepTapCore
 import ZeroMQ
 
-/// The `phone` process: wires `PhoneCore` to a ZeroMQ ROUTER, a state file, stdin and a clock.
+/// The `phone` process: wires `PhoneApp` (the consolidated refresh job on a simulated OS
+/// scheduler, and the sync state machine) to a ZeroMQ ROUTER, a state file, stdin and a clock.
 public final class PhoneRuntime {
     private let options: PhoneOptions
     private let program = "phone"
@@ -15,6 +16,17 @@ public final class PhoneRuntime {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock)
 
+        // Signals first: a SIGINT/SIGTERM during start-up still ends the process cleanly.
+        let mailbox: Mailbox
+        do {
+            mailbox = try Mailbox()
+        } catch {
+            diagnose(program, "\(error)")
+            return ExitStatus.software
+        }
+        let signals = SignalTrap(posting: mailbox)
+        defer { signals.cancel() }
+
         // Inputs first: a bad schedule or state file stops us before anything is bound or written.
         var schedule = WakeSchedule.everyDayAtSeven
         if let path = options.schedulePath {
@@ -25,24 +37,30 @@ public final class PhoneRuntime {
                 return ExitStatus.dataError
             }
         }
-        /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
-        var travelZone: TimeZone?
-        func currentZone() -> TimeZone {
-            travelZone ?? options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
-                ?? .current
-        }
         do {
             try AtomicFile.ensureDirectory(options.stateDirectory)
         } catch {
             diagnose(program, "state dir \(error)")
             return ExitStatus.cannotCreate
         }
+        let lock: Int32
+        switch SingleInstance.lockStateDirectory(options.stateDirectory, program: program) {
+        case .success(let fd): lock = fd
+        case .failure(let error):
+            diagnose(program, "state dir \(error)")
+            return ExitStatus.cannotCreate
+        }
+        defer { close(lock) }
         let stateFile = StateFile<PhoneSyncState>(path: options.stateDirectory + "/phone.json")
         let loaded: PhoneSyncState?
         do {
             loaded = try stateFile.load()
         } catch {
             diagnose(program, "state file \(error); left untouched. Move it away to start clean.")
+            return ExitStatus.dataError
+        }
+        if let problem = loaded?.validationProblem {
+            diagnose(program, "state file \(stateFile.path): \(problem); left untouched. Move it away to start clean.")
             return ExitStatus.dataError
         }
 
@@ -55,9 +73,15 @@ public final class PhoneRuntime {
             diagnose(program, "cannot create a ZeroMQ socket: \(error)")
             return ExitStatus.software
         }
+        var bound = false
         defer {
             router.close()
             context.terminate()
+            if bound { SingleInstance.removeSocketFile(options.endpoint) }
+        }
+        if let problem = SingleInstance.ipcBindProblem(options.endpoint) {
+            diagnose(program, "cannot bind \(options.endpoint): \(problem)")
+            return ExitStatus.unavailable
         }
         do {
             try router.bind(options.endpoint)
@@ -65,129 +89,172 @@ public final class PhoneRuntime {
             diagnose(program, "cannot bind \(options.endpoint): \(error)")
             return ExitStatus.unavailable
         }
+        bound = true
 
-        let mailbox: Mailbox
-        do {
-            mailbox = try Mailbox()
-        } catch {
-            diagnose(program, "\(error)")
-            return ExitStatus.software
-        }
-        let signals = SignalTrap(posting: mailbox)
-        defer { signals.cancel() }
         StandardInputReader.start(posting: mailbox)
 
         let loop = EventLoop(sockets: [router], mailbox: mailbox)
         var initial = loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
         if let seed = options.deviceSeed { initial.deviceSeed = seed }
-        var core = PhoneCore(state: initial)
+        let zone0 = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
+        var app = PhoneApp(
+            state: initial, scheduler: options.os.makeScheduler(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
+            weather: options.weather.makeProvider(seed: initial.deviceSeed), schedule: schedule, zone: zone0,
+            location: options.location, configuration: options.os.appConfiguration())
+        let early = options.os.registration == .early
         let watchId = Array(options.watchId.utf8)
         var exitStatus = ExitStatus.ok
+        /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
+        var travelZone: TimeZone?
+        func currentZone() -> TimeZone {
+            travelZone ?? options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
+                ?? .current
+        }
 
-        func perform(_ effects: [PhoneEffect], rollback: PhoneCore) {
-            for effect in effects {
+        func perform(_ effects: [PhoneEffect], rollback: PhoneApp, at time: Date?) {
+            for (index, effect) in effects.enumerated() {
                 switch effect {
                 case .persist(let state):
+                    // Consecutive writes before the next send: only the last one needs the disk.
+                    let laterPersist = effects[(index + 1)...].prefix { if case .send = $0 { false } else { true } }
+                        .contains { if case .persist = $0 { true } else { false } }
+                    if laterPersist { continue }
                     do {
                         try stateFile.save(state)
                     } catch {
                         output.emit(
                             Event(
                                 "persist.failed",
-                                [("path", .string(stateFile.path)), ("reason", .string(error.reason))]))
-                        core = rollback
+                                [("path", .string(stateFile.path)), ("reason", .string(error.reason))]), at: time)
+                        app = rollback
                         return
                     }
                 case .send(let message):
                     do {
                         try router.send([watchId, WireCodec.encode(message)], dontWait: true)
-                        output.emit(WireEvents.sent(message))
+                        output.emit(WireEvents.sent(message), at: time)
                     } catch {
                         output.emit(
                             Event(
                                 "send.failed",
-                                [("type", .string(message.typeName)), ("reason", .string(Self.sendFailure(error)))]))
+                                [("type", .string(message.typeName)), ("reason", .string(Self.sendFailure(error)))]),
+                            at: time)
                     }
                 case .armResend(let seconds):
                     loop.arm("resend", after: seconds)
                 case .cancelResend:
                     loop.cancel("resend")
                 case .emit(let event):
-                    output.emit(event)
+                    output.emit(event, at: time)
                 }
             }
         }
 
-        func step(_ body: (inout PhoneCore) -> [PhoneEffect]) {
-            let before = core
-            let effects = body(&core)
-            perform(effects, rollback: before)
+        /// Applies `body` to the app, performs its effects, then re-arms the OS launch timer.
+        func step(at time: Date? = nil, _ body: (inout PhoneApp) -> [PhoneEffect]) {
+            let before = app
+            let effects = body(&app)
+            perform(effects, rollback: before, at: time)
+            armBackgroundLaunch()
         }
 
-        /// A foreground refresh (the user opened the app): re-read the schedule file (a bad one is
-        /// reported and the previous schedule kept), then notices and batch.
-        func refresh(reason: String) {
-            if reason != "launch", let path = options.schedulePath {
-                switch Self.loadSchedule(path) {
-                case .success(let loaded):
-                    if loaded != schedule {
-                        schedule = loaded
-                        output.emit(Event("schedule.changed", [("path", .string(path))]))
-                    }
-                case .failure(let message):
-                    output.emit(
-                        Event(
-                            "schedule.rejected",
-                            [
-                                ("path", .string(path)), ("reason", .string(message.description)),
-                                ("kept", .string("previous")),
-                            ]))
-                }
+        var nextLaunch: Date?
+        func armBackgroundLaunch() {
+            nextLaunch = app.nextBackgroundLaunch(after: clock.now)
+            if let nextLaunch {
+                loop.arm("os", at: clock.wallDate(for: nextLaunch))
+            } else {
+                loop.cancel("os")
             }
+        }
+
+        /// Re-reads the schedule file before a user launch (a bad one is reported and the previous
+        /// schedule kept) and applies zone changes.
+        func reloadSchedule() {
+            guard let path = options.schedulePath else { return }
+            switch Self.loadSchedule(path) {
+            case .success(let loaded):
+                if loaded != schedule {
+                    schedule = loaded
+                    output.emit(Event("schedule.changed", [("path", .string(path))]))
+                }
+            case .failure(let message):
+                output.emit(
+                    Event(
+                        "schedule.rejected",
+                        [
+                            ("path", .string(path)), ("reason", .string(message.description)),
+                            ("kept", .string("previous")),
+                        ]))
+            }
+            app.schedule = schedule
+            app.zone = currentZone()
+        }
+
+        func open() {
+            reloadSchedule()
             let now = clock.now
-            let zone = currentZone()
-            let plan = RefreshPlan.make(
-                schedule: schedule, zone: zone, now: now, horizonDays: options.horizonDays,
-                deviceSeed: core.state.deviceSeed)
-            output.emit(
-                Event(
-                    "refresh.foreground",
-                    [
-                        ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
-                        ("earliestBeginDate", plan.earliestBeginDate.map { .date($0) } ?? .null),
-                    ]))
-            step { $0.refresh(plan) }
+            step { $0.launch(at: now, byUser: true, early: early) }
         }
 
         func status() {
-            let state = core.state
-            let zone = currentZone()
-            output.emit(
-                Event(
-                    "phone.status",
-                    [
-                        ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
-                        ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
-                        ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
-                        ("timeZone", .string(zone.identifier)),
-                        ("pendingNotifications", .int(Int64(state.notifications.records.count))),
-                        (
-                            "earliestBeginDate",
-                            RefreshPlanner.earliestBeginDate(after: clock.now, schedule: schedule, in: zone).map {
-                                .date($0)
-                            } ?? .null
-                        ),
-                    ]))
+            let state = app.state
+            let now = clock.now
+            var fields: [(String, EventValue)] = [
+                ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
+                ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
+                ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
+                ("timeZone", .string(app.zone.identifier)),
+                ("pendingNotifications", .int(Int64(state.notifications.records.count))),
+                (
+                    "earliestBeginDate",
+                    RefreshPlanner.earliestBeginDate(after: now, schedule: app.schedule, in: app.zone).map { .date($0) }
+                        ?? .null
+                ),
+                ("nextBackgroundLaunch", nextLaunch.map { .date($0) } ?? .null),
+                ("runs", .int(Int64(state.refreshLog.history.count))),
+                ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
+                ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
+                ("platform", .string(app.scheduler.platform)),
+                ("crashed", app.crashed.map { .string($0.message) } ?? .null),
+            ]
+            fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
+            output.emit(Event("phone.status", fields))
+        }
+
+        func reject(_ line: String, _ reason: String) {
+            output.emit(Event("input.rejected", [("input", .string(clipped(line))), ("reason", .string(reason))]))
+        }
+
+        func onOff(_ word: String) -> Bool? {
+            switch word {
+            case "on": true
+            case "off": false
+            default: nil
+            }
         }
 
         func command(_ line: String) {
             let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            switch words.first {
-            case nil: break
-            case "open" where words.count == 1: refresh(reason: "open")
-            case "status" where words.count == 1: status()
-            case "notifications" where words.count == 1:
-                for record in core.state.notifications.records {
+            let now = clock.now
+            switch (words.first, words.count) {
+            case (nil, _): break
+            case ("open", 1): open()
+            case ("status", 1): status()
+            case ("history", 1):
+                for run in app.state.refreshLog.history {
+                    output.emit(
+                        Event(
+                            "run.record",
+                            [
+                                ("at", .date(run.at)), ("scheduledAt", run.scheduledAt.map { .date($0) } ?? .null),
+                                ("success", .bool(run.success)), ("lowPower", .bool(run.lowPower)),
+                                ("bucket", run.bucket.map { .int(Int64($0)) } ?? .null), ("kind", .string(run.kind)),
+                                ("duration", .double(run.duration)),
+                            ]))
+                }
+            case ("notifications", 1):
+                for record in app.state.notifications.records {
                     output.emit(
                         Event(
                             "notification.pending",
@@ -196,32 +263,57 @@ public final class PhoneRuntime {
                                 ("text", .string(record.text)),
                             ]))
                 }
-            case "time-zone" where words.count == 2:
-                guard let zone = TimeZone(identifier: words[1]) else {
-                    output.emit(
-                        Event(
-                            "input.rejected",
-                            [("input", .string(line)), ("reason", .string("not a known IANA time zone identifier"))]))
-                    return
+            case ("time-zone", 2):
+                guard let zone = WakeCalendar.zone(named: words[1]) else {
+                    return reject(line, "not a known IANA time zone identifier")
                 }
                 let from = currentZone().identifier
                 travelZone = zone
                 output.emit(Event("timezone.changed", [("from", .string(from)), ("to", .string(zone.identifier))]))
-                refresh(reason: "time-zone")
-            case "quit" where words.count == 1:
+                app.zone = zone
+                step { $0.foregroundRefresh(at: now, reason: "time-zone") }
+            case ("move", 2):
+                guard let location = PhoneOptions.parseCoordinate(words[1]) else {
+                    return reject(line, "expected LAT,LON in degrees, e.g. 52.52,13.405")
+                }
+                let moved = app.location.distance(to: location)
+                app.location = location
+                output.emit(
+                    Event(
+                        "location.changed",
+                        [
+                            ("latitude", .double(location.latitude)), ("longitude", .double(location.longitude)),
+                            ("moved", .double(moved.rounded())),
+                        ]))
+            case ("low-power", 2):
+                guard let on = onOff(words[1]) else { return reject(line, "expected low-power on|off") }
+                step { $0.setLowPowerMode(on, at: now) }
+            case ("background-refresh", 2):
+                guard let on = onOff(words[1]) else { return reject(line, "expected background-refresh on|off") }
+                step { $0.setBackgroundRefreshEnabled(on, at: now) }
+            case ("charging", 2):
+                guard let on = onOff(words[1]) else { return reject(line, "expected charging on|off") }
+                step { $0.setCharging(on, at: now) }
+            case ("bucket", 2):
+                guard let bucket = StandbyBucket(name: words[1]) else {
+                    return reject(line, "expected bucket active|working_set|frequent|rare|restricted")
+                }
+                step { $0.setStandbyBucket(bucket, at: now) }
+            case ("force-quit", 1):
+                step { $0.forceQuit(at: now) }
+            case ("simulate-launch", 1):
+                step { $0.simulateLaunch(at: now) }
+            case ("simulate-expiration", 1):
+                step { $0.simulateExpiration(at: now) }
+            case ("quit", 1):
                 output.emit(Event("phone.stopping", [("reason", .string("quit"))]))
                 loop.stop()
             default:
-                output.emit(
-                    Event(
-                        "input.rejected",
-                        [
-                            ("input", .string(line)),
-                            (
-                                "reason",
-                                .string("unknown command; expected open, status, notifications, time-zone TZ or quit")
-                            ),
-                        ]))
+                reject(
+                    line,
+                    "unknown command; expected open, status, history, notifications, time-zone TZ, move LAT,LON, "
+                        + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
+                        + "simulate-launch, simulate-expiration or quit")
             }
         }
 
@@ -230,10 +322,25 @@ public final class PhoneRuntime {
                 "phone.started",
                 [
                     ("endpoint", .string(options.endpoint)), ("timeZone", .string(currentZone().identifier)),
-                    ("lastSeq", .int(Int64(clamping: core.state.lastSeq))), ("pid", .int(Int64(getpid()))),
+                    ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(Int64(getpid()))),
+                    ("platform", .string(app.scheduler.platform)),
+                    ("registration", .string(options.os.registration.rawValue)),
                 ]))
         step { $0.start() }
-        refresh(reason: "launch")
+        let now = clock.now
+        for (on, apply) in [
+            (options.os.lowPower, { (app: inout PhoneApp) in app.setLowPowerMode(true, at: now) }),
+            (
+                !options.os.backgroundRefresh,
+                { (app: inout PhoneApp) in app.setBackgroundRefreshEnabled(false, at: now) }
+            ),
+            (options.os.charging, { (app: inout PhoneApp) in app.setCharging(true, at: now) }),
+        ] where on {
+            step(apply)
+        }
+        if let bucket = options.os.bucket { step { $0.setStandbyBucket(bucket, at: now) } }
+        // The user opens the app: launch, registration, foreground refresh.
+        step { $0.launch(at: now, byUser: true, early: early) }
 
         do {
             try loop.run(
@@ -242,7 +349,9 @@ public final class PhoneRuntime {
                         guard frames.count == 2 else {
                             let reason = "expected 2 frames (routing id, message), got \(frames.count)"
                             output.emit(Event("message.rejected", [("reason", .string(reason))]))
-                            if frames.first == watchId { perform([.send(.error(reason: reason))], rollback: core) }
+                            if frames.first == watchId {
+                                perform([.send(.error(reason: reason))], rollback: app, at: nil)
+                            }
                             continue
                         }
                         guard frames[0] == watchId else {
@@ -257,7 +366,7 @@ public final class PhoneRuntime {
                             step { $0.receive(message) }
                         } catch {
                             output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
-                            perform([.send(.error(reason: error.reason))], rollback: core)
+                            perform([.send(.error(reason: error.reason))], rollback: app, at: nil)
                         }
                     }
                 },
@@ -273,7 +382,16 @@ public final class PhoneRuntime {
                     }
                 },
                 timer: { name in
-                    if name == "resend" { step { $0.resendDue() } }
+                    switch name {
+                    case "resend":
+                        step { $0.resendDue() }
+                    case "os":
+                        guard let due = nextLaunch else { return }
+                        reloadSchedule()
+                        step(at: due) { $0.backgroundLaunchDue(at: due, early: early) }
+                    default:
+                        break
+                    }
                 })
         } catch {
             diagnose(program, "poll failed: \(error)")

@@ -16,18 +16,41 @@ public final class WatchRuntime {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock)
 
+        // Signals first: a SIGINT/SIGTERM during start-up still ends the process cleanly.
+        let mailbox: Mailbox
+        do {
+            mailbox = try Mailbox()
+        } catch {
+            diagnose(program, "\(error)")
+            return ExitStatus.software
+        }
+        let signals = SignalTrap(posting: mailbox)
+        defer { signals.cancel() }
+
         do {
             try AtomicFile.ensureDirectory(options.stateDirectory)
         } catch {
             diagnose(program, "state dir \(error)")
             return ExitStatus.cannotCreate
         }
+        let lock: Int32
+        switch SingleInstance.lockStateDirectory(options.stateDirectory, program: program) {
+        case .success(let fd): lock = fd
+        case .failure(let error):
+            diagnose(program, "state dir \(error)")
+            return ExitStatus.cannotCreate
+        }
+        defer { close(lock) }
         let stateFile = StateFile<WatchSyncState>(path: options.stateDirectory + "/watch.json")
         let loaded: WatchSyncState?
         do {
             loaded = try stateFile.load()
         } catch {
             diagnose(program, "state file \(error); left untouched. Move it away to start clean.")
+            return ExitStatus.dataError
+        }
+        if let problem = loaded?.validationProblem {
+            diagnose(program, "state file \(stateFile.path): \(problem); left untouched. Move it away to start clean.")
             return ExitStatus.dataError
         }
 
@@ -60,15 +83,6 @@ public final class WatchRuntime {
             return ExitStatus.unavailable
         }
 
-        let mailbox: Mailbox
-        do {
-            mailbox = try Mailbox()
-        } catch {
-            diagnose(program, "\(error)")
-            return ExitStatus.software
-        }
-        let signals = SignalTrap(posting: mailbox)
-        defer { signals.cancel() }
         StandardInputReader.start(posting: mailbox)
 
         let loop = EventLoop(sockets: [dealer, monitor], mailbox: mailbox)
@@ -125,6 +139,8 @@ public final class WatchRuntime {
         // The simulated user: a bed tap every night at --bed-at (virtual, local), answered with
         // --manual-wake when the watch falls back to manual entry.
         var nextBed: Date?
+        /// Wall seconds the link may stay down before the watch reconnects by hand.
+        var relinkDelay: TimeInterval = 2
         func armBed(after instant: Date) {
             guard let bedAt = options.bedAt else { return }
             nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone()))
@@ -150,13 +166,15 @@ public final class WatchRuntime {
                 loop.stop()
             default:
                 if core.awaitingManualEntry || LocalTime(parsing: line) != nil {
-                    step { $0.manualWakeTime(line, at: clock.now, in: userZone()) }
+                    // Read the zone before `step` takes `core` for writing (exclusive access).
+                    let zone = userZone()
+                    step { $0.manualWakeTime(line, at: clock.now, in: zone) }
                 } else {
                     output.emit(
                         Event(
                             "input.rejected",
                             [
-                                ("input", .string(line)),
+                                ("input", .string(clipped(line))),
                                 ("reason", .string("unknown command; expected bed, status, HH:MM or quit")),
                             ]))
                 }
@@ -171,9 +189,14 @@ public final class WatchRuntime {
                             guard let event = MonitorEvent(frames: frames) else { continue }
                             if event.kind.contains(.handshakeSucceeded) {
                                 output.emit(Event("link.up", [("endpoint", .string(options.endpoint))]))
+                                loop.cancel("relink")
+                                relinkDelay = 2
                                 step { $0.connected() }
                             } else if event.kind.contains(.disconnected) {
                                 output.emit(Event("link.down", [("endpoint", .string(options.endpoint))]))
+                                // libzmq does not reconnect after some protocol errors (an
+                                // oversized frame): if the link stays down, reconnect by hand.
+                                loop.arm("relink", after: relinkDelay)
                             } else {
                                 output.emit(
                                     Event(
@@ -215,6 +238,19 @@ public final class WatchRuntime {
                     switch name {
                     case "hello":
                         step { $0.helloRetryDue() }
+                    case "relink":
+                        try? dealer.disconnect(options.endpoint)
+                        do {
+                            try dealer.connect(options.endpoint)
+                            output.emit(Event("link.reconnect", [("endpoint", .string(options.endpoint))]))
+                        } catch {
+                            output.emit(
+                                Event(
+                                    "link.reconnect_failed",
+                                    [("endpoint", .string(options.endpoint)), ("reason", .string("\(error)"))]))
+                        }
+                        relinkDelay = min(relinkDelay * 2, 30)
+                        loop.arm("relink", after: relinkDelay)
                     case "bed":
                         guard let at = nextBed else { return }
                         step(at: at) { $0.bedTap(at: at) }

@@ -44,8 +44,8 @@ func runDemo() -> Never {
         case "--raw": raw = true
         case "--keep": keep = true
         case "--speed":
-            guard let text = arguments.first, let value = Double(text), value >= 60, value <= 1_000_000 else {
-                FileHandle.standardError.write(Data("sleeptap-demo: --speed needs a number from 60 to 1000000\n".utf8))
+            guard let text = arguments.first, let value = Double(text), value >= 60, value <= 200_000 else {
+                FileHandle.standardError.write(Data("sleeptap-demo: --speed needs a number from 60 to 200000\n".utf8))
                 exit(64)
             }
             arguments.removeFirst()
@@ -91,7 +91,7 @@ func runDemo() -> Never {
     FileManager.default.createFile(atPath: schedulePath, contents: Data(schedule.utf8))
 
     let clockStart = "2025-03-06T17:00:00Z"
-    let anchor = String(format: "%.3f", Date().addingTimeInterval(0.3).timeIntervalSince1970)
+    let anchor = String(format: "%.3f", Date().timeIntervalSince1970)
     let clockFlags = ["--clock-start", clockStart, "--clock-speed", String(speed), "--clock-anchor", anchor]
     let wait = 15.0 + 10 * 86_400 / speed
 
@@ -211,7 +211,7 @@ func runDemo() -> Never {
             "watch",
             "stored and acknowledged batch #\(reapplied.int("seq") ?? 0): dates refilled through \(local(reapplied.string("coverageEnd")))"
         )
-        out("\nThe 7-day cache hid the stopped refresh for \(night) nights; the 8th asked for manual entry.")
+        out("\nThe \(night)-night cache hid the stopped refresh; night \(night + 1) asked for manual entry.")
         cleanUp()
     } catch {
         cleanUp()

@@ -45,9 +45,15 @@ struct ScheduleTests {
         let third = try phone.expect("batch.generated") { $0.int("seq") == 3 }
         #expect(third.event.string("first") == "2026-06-02T04:15:00Z", "the previous schedule is kept")
         phone.send(line: "status")
-        let status = try phone.expect("phone.status").event
-        #expect(status.int("pendingNotifications") == 7)
-        #expect(status.string("earliestBeginDate") == "2026-06-02T05:15:00Z")
+        let status = try phone.expect("phone.status")
+        #expect(status.event.string("earliestBeginDate") == "2026-06-02T05:15:00Z")
+        phone.send(line: "notifications")
+        phone.send(line: "status")  // events are in order: the listing is complete before it
+        let end = try phone.expect("phone.status", from: status.index + 1)
+        let bedtime = phone.events[status.index..<end.index].filter {
+            $0.name == "notification.pending" && $0.string("id")?.hasPrefix("bedtime-") == true
+        }
+        #expect(bedtime.count == 7)
     }
 
     @Test("Travel: the phone moves to Berlin, 07:00 stays 07:00, and the watch shows it in the batch's zone")

@@ -63,7 +63,8 @@ struct ScheduleFileTests {
             BadFile(
                 text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": 2"), field: "schemaVersion", value: "2"),
             BadFile(
-                text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": true"), field: "schemaVersion", value: "1"),
+                text: replacing("\"schemaVersion\": 1", "\"schemaVersion\": true"), field: "schemaVersion",
+                value: "true"),
             BadFile(text: replacing("\"schemaVersion\": 1, ", ""), field: "schemaVersion", value: "(missing)"),
             BadFile(text: replacing("Europe/Berlin", "Mars/Olympus"), field: "timeZone", value: "\"Mars/Olympus\""),
             BadFile(

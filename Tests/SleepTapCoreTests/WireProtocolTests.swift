@@ -19,7 +19,7 @@ struct WireProtocolTests {
     @Test(
         "Every message type survives encode then decode",
         arguments: [
-            WireMessage.hello(lastSeq: 0), .hello(lastSeq: UInt64.max), .batch(batch),
+            WireMessage.hello(lastSeq: 0), .hello(lastSeq: WireCodec.maxSeq), .batch(batch),
             .batch(WakeBatch(seq: 1, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", entries: [])),
             .ack(seq: 3, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")), .ack(seq: 1, coverageEnd: nil),
             .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"),
@@ -127,5 +127,62 @@ struct WireProtocolTests {
             }
         }
         #expect(rejected > 1_000, "seed \(seed): mutations should mostly be rejected")
+    }
+}
+
+@Suite("Wire protocol v1: sequence limits")
+struct WireSequenceLimitTests {
+    @Test(
+        "Sequence numbers above 2^53-1, fractions and exponents are refused",
+        arguments: [
+            (
+                "{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":9007199254740992}",
+                "field lastSeq exceeds 2^53-1 (9007199254740991)"
+            ),
+            (
+                "{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":18446744073709551615}",
+                "field lastSeq exceeds 2^53-1 (9007199254740991)"
+            ),
+            ("{\"v\":1,\"type\":\"ACK\",\"seq\":1.0}", "field seq must be a non-negative integer"),
+            ("{\"v\":1,\"type\":\"ACK\",\"seq\":1e0}", "field seq must be a non-negative integer"),
+            ("{\"v\":1.0,\"type\":\"HELLO\",\"lastSeq\":0}", "field v must be a non-negative integer"),
+        ])
+    func refuses(text: String, reason: String) {
+        #expect(throws: ProtocolError(reason)) { try WireCodec.decode(Array(text.utf8)) }
+    }
+
+    @Test("A phone at the last seq, or told of it, reports exhaustion instead of overflowing")
+    func exhaustion() {
+        var phone = PhoneCore(state: PhoneSyncState(lastSeq: WireCodec.maxSeq))
+        let published = phone.publish(entries: [], generatedAt: Date(), timeZone: "UTC")
+        #expect(published.map { if case .emit(let e) = $0 { e.name } else { "other" } } == ["seq.exhausted"])
+        var fresh = PhoneCore()
+        _ = fresh.publish(entries: [], generatedAt: Date(), timeZone: "UTC")
+        let answer = fresh.receive(.hello(lastSeq: WireCodec.maxSeq))
+        #expect(answer.contains { if case .send(.error) = $0 { true } else { false } })
+        #expect(fresh.state.lastSeq == 1)
+    }
+
+    @Test("Hand-edited state files that break the wire rules are refused on load")
+    func stateValidation() {
+        #expect(PhoneSyncState(lastSeq: WireCodec.maxSeq + 1).validationProblem != nil)
+        let batch = WakeBatch(
+            seq: 5, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC",
+            entries: [
+                WakeEntry(
+                    wake: Date(timeIntervalSince1970: 200_000), localDate: "1970-01-03", localTime: "07:33",
+                    timeZone: "UTC"),
+                WakeEntry(
+                    wake: Date(timeIntervalSince1970: 100_000), localDate: "1970-01-02", localTime: "03:46",
+                    timeZone: "UTC"),
+            ])
+        #expect(PhoneSyncState(lastSeq: 4, outbox: batch).validationProblem == "outbox.seq 5 is above lastSeq 4")
+        #expect(
+            PhoneSyncState(lastSeq: 5, outbox: batch).validationProblem?.hasPrefix("outbox: entries[1].wake") == true)
+        #expect(WatchSyncState(lastAppliedSeq: 5, batch: batch).validationProblem != nil)
+        #expect(
+            WatchSyncState(lastAppliedSeq: 6, batch: batch).validationProblem
+                == "batch.seq 5 differs from lastAppliedSeq 6")
+        #expect(WatchSyncState().validationProblem == nil)
     }
 }

@@ -1,0 +1,430 @@
+public import Foundation
+
+/// Virtual seconds each step of the consolidated refresh job costs, charged against the
+/// background task's budget. The weather step costs what the provider reports.
+public struct StepCosts: Equatable, Sendable {
+    public var renew: TimeInterval = 0.1
+    public var notices: TimeInterval = 0.1
+    public var dates: TimeInterval = 0.2
+    public var sunlight: TimeInterval = 0.05
+    public init(
+        renew: TimeInterval = 0.1, notices: TimeInterval = 0.1, dates: TimeInterval = 0.2, sunlight: TimeInterval = 0.05
+    ) {
+        self.renew = renew
+        self.notices = notices
+        self.dates = dates
+        self.sunlight = sunlight
+    }
+}
+
+/// The phone app's settings that do not change while it runs.
+public struct PhoneAppConfiguration: Sendable {
+    /// The one registered refresh task (seed 000: one consolidated job).
+    public var taskIdentifier = "net.sleeptap.refresh"
+    /// Local days of wake-ups per batch.
+    public var horizonDays = BatchPlanner.defaultHorizonDays
+    public var stepCosts = StepCosts()
+    public var weatherPolicy = WeatherPolicy()
+    public var sunlightPolicy = SunlightPolicy()
+
+    public init() {}
+}
+
+/// The phone app, sans I/O: launch and registration, the consolidated refresh job (seed 000),
+/// the foreground refresh when the user opens the app, the run history (seed 003), on top of a
+/// simulated OS scheduler and the sync state machine.
+///
+/// The job, in this order (seed 000: "处理器进入之后先续订下一次任务，再更新睡眠通知和手表上的起床日期，最后尝试刷新天气和晒太阳通知"):
+/// 1. renew: submit the next request first, earliestBeginDate = next wake-up + 1 h; a failed
+///    submit is a `submit.failed` event with the reason, never swallowed;
+/// 2. bedtime notices, then the wake-date batch for the watch;
+/// 3. weather (`WeatherPolicy`: background only in [06:00, 18:00), 6 h cache, refetch when
+///    moved), then the sunlight notice.
+///
+/// Each step costs virtual seconds (`StepCosts`; the weather step what the provider took). A
+/// background run has a budget: when the next step does not fit before the expiration warning,
+/// the expiration handler runs: the rest is cancelled, what finished stays done, and the task
+/// completes unsuccessfully (`handler.expired`, `handler.completed {success: false}`).
+public struct PhoneApp: Sendable {
+    public private(set) var sync: PhoneCore
+    public var scheduler: any BackgroundScheduler
+    public let weather: any WeatherProvider
+    public let configuration: PhoneAppConfiguration
+    public var schedule: WakeSchedule
+    /// The phone's current zone (travel changes it).
+    public var zone: TimeZone
+    /// The phone's current location.
+    public var location: Coordinate
+    /// Set when the last launch crashed (late-crash registration); cleared by a launch that did not.
+    public private(set) var crashed: LaunchHandlerCrash?
+    /// Whether the handler was registered in the current launch.
+    public private(set) var registered = false
+    private var lowPower = false
+    private var bucket: Int?
+
+    public init(
+        state: PhoneSyncState, scheduler: any BackgroundScheduler, weather: any WeatherProvider,
+        schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
+        configuration: PhoneAppConfiguration = PhoneAppConfiguration()
+    ) {
+        self.sync = PhoneCore(state: state)
+        self.scheduler = scheduler
+        self.weather = weather
+        self.schedule = schedule
+        self.zone = zone
+        self.location = location
+        self.configuration = configuration
+    }
+
+    public var state: PhoneSyncState { sync.state }
+
+    // MARK: launch
+
+    /// The app process launches: didFinishLaunching registers the handler (early), or a SwiftUI
+    /// scene registers it after launch finished (late modes, per the scheduler's
+    /// `RegistrationMode`). A user launch then runs the foreground refresh.
+    /// - Returns: effects; `app.crashed` {message} when registration kills the app (late-crash),
+    ///   after which nothing else runs in this launch.
+    public mutating func launch(at now: Date, byUser: Bool, early: Bool) -> [PhoneEffect] {
+        var effects: [PhoneEffect] = []
+        scheduler.appLaunched(at: now, byUser: byUser)
+        crashed = nil
+        registered = false
+        func register() -> Bool {
+            do {
+                registered = try scheduler.register(identifier: configuration.taskIdentifier, at: now)
+                effects.append(
+                    .emit(
+                        Event(
+                            "handler.registered",
+                            [
+                                ("identifier", .string(configuration.taskIdentifier)), ("accepted", .bool(registered)),
+                                ("phase", .string(early ? "didFinishLaunching" : "after launch")),
+                            ])))
+                return true
+            } catch {
+                crashed = error
+                effects.append(.emit(Event("app.crashed", [("message", .string(error.message))])))
+                return false
+            }
+        }
+        if early {
+            guard register() else { return effects + drainTrace() }
+            scheduler.finishLaunching(at: now)
+        } else {
+            scheduler.finishLaunching(at: now)
+            guard register() else { return effects + drainTrace() }
+        }
+        if byUser {
+            effects += foregroundRefresh(at: now, reason: "open")
+        }
+        return effects + drainTrace()
+    }
+
+    // MARK: background
+
+    /// The OS's next background launch for this app, nil when none will come.
+    public func nextBackgroundLaunch(after now: Date) -> Date? {
+        scheduler.nextLaunch(after: now)
+    }
+
+    /// The OS launches the app in the background at `now` (it is due): the app process starts
+    /// (registration as in `launch`), then the OS hands over the task; the handler runs the job
+    /// only if it was registered in time.
+    public mutating func backgroundLaunchDue(at now: Date, early: Bool) -> [PhoneEffect] {
+        var effects = launch(at: now, byUser: false, early: early)
+        guard crashed == nil, let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace() }
+        effects += drainTrace()
+        guard grant.handlerRegistered else { return effects }
+        effects += runJob(grant, at: now)
+        return effects + drainTrace()
+    }
+
+    /// The debugger's simulate-launch: run the job now, whatever the scheduler planned.
+    public mutating func simulateLaunch(at now: Date) -> [PhoneEffect] {
+        guard let grant = scheduler.simulateLaunch(identifier: configuration.taskIdentifier, at: now) else {
+            return drainTrace()
+        }
+        var effects = drainTrace()
+        if grant.handlerRegistered { effects += runJob(grant, at: now) }
+        return effects + drainTrace()
+    }
+
+    /// The debugger's simulate-launch followed by simulate-expiration
+    /// (`_simulateExpirationForTaskWithIdentifier:`): the task starts, renews, and then its
+    /// expiration handler runs.
+    public mutating func simulateExpiration(at now: Date) -> [PhoneEffect] {
+        guard let grant = scheduler.simulateLaunch(identifier: configuration.taskIdentifier, at: now) else {
+            return drainTrace()
+        }
+        var effects = drainTrace()
+        if grant.handlerRegistered { effects += runJob(grant, at: now, forceExpiration: true) }
+        return effects + drainTrace()
+    }
+
+    /// The consolidated job for one background grant.
+    mutating func runJob(_ grant: BackgroundLaunch, at now: Date, forceExpiration: Bool = false) -> [PhoneEffect] {
+        var run = JobRun(now: now, budget: grant.budget.map { max(0, $0 - grant.expirationWarning) })
+        // The debugger's simulate-expiration: the expiration handler fires right after renew.
+        if forceExpiration { run.budget = configuration.stepCosts.renew }
+        var effects: [PhoneEffect] = [
+            .emit(
+                Event(
+                    "handler.entered",
+                    [
+                        ("identifier", .string(grant.identifier)),
+                        ("budget", grant.budget.map { .double($0) } ?? .null),
+                        ("simulated", .bool(grant.simulated)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
+                    ]))
+        ]
+        let outcome = steps(&run, effects: &effects, foreground: false, attempt: grant.runAttemptCount)
+        let success = outcome == .success
+        if let expiredAt = run.expiredAt {
+            effects.append(
+                .emit(
+                    Event(
+                        "handler.expired",
+                        [
+                            ("step", .string(expiredAt)), ("elapsed", .double(run.elapsed)),
+                            ("budget", grant.budget.map { .double($0) } ?? .null),
+                        ])))
+        }
+        scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: now.addingTimeInterval(run.elapsed))
+        effects += finish(run, success: success, kind: "background", outcomeName: outcome.name)
+        return effects
+    }
+
+    // MARK: foreground
+
+    /// The user opened the app (already running): the same steps, no budget; the weather is
+    /// refreshed when the cache expired or the location moved, otherwise the sunlight plan is
+    /// recomputed from the cache.
+    public mutating func foregroundRefresh(at now: Date, reason: String) -> [PhoneEffect] {
+        var run = JobRun(now: now, budget: nil)
+        var effects: [PhoneEffect] = [
+            .emit(
+                Event(
+                    "refresh.foreground",
+                    [
+                        ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
+                        (
+                            "earliestBeginDate",
+                            RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone).map { .date($0) }
+                                ?? .null
+                        ),
+                    ]))
+        ]
+        let outcome = steps(&run, effects: &effects, foreground: true, attempt: 0)
+        effects += finish(run, success: outcome == .success, kind: "foreground", outcomeName: outcome.name)
+        return effects
+    }
+
+    // MARK: the steps
+
+    struct JobRun {
+        let now: Date
+        var budget: TimeInterval?
+        var elapsed: TimeInterval = 0
+        var expiredAt: String?
+
+        /// Charges `cost` if it fits the budget; otherwise marks the run expired at `step`.
+        mutating func charge(_ cost: TimeInterval, step: String) -> Bool {
+            guard expiredAt == nil else { return false }
+            if let budget, elapsed + cost > budget {
+                expiredAt = step
+                elapsed = budget
+                return false
+            }
+            elapsed += cost
+            return true
+        }
+    }
+
+    private mutating func steps(
+        _ run: inout JobRun, effects: inout [PhoneEffect], foreground: Bool, attempt: Int
+    ) -> RunOutcome {
+        let now = run.now
+        let costs = configuration.stepCosts
+        // 1. renew first.
+        guard run.charge(costs.renew, step: "renew") else { return .failure }
+        effects += renew(at: now)
+        // 2. bedtime notices, then wake dates.
+        let plan = RefreshPlan.make(
+            schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
+            deviceSeed: sync.state.deviceSeed)
+        guard run.charge(costs.notices, step: "notices") else { return .failure }
+        var added: [NotificationRecord] = []
+        effects += sync.update { state in
+            state.notifications.removeDelivered(before: now)
+            added = state.notifications.replace(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+        }
+        effects += added.map(Self.addedEvent)
+        guard run.charge(costs.dates, step: "dates") else { return .failure }
+        effects += sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
+        // 3. weather, then the sunlight notice.
+        var outcome = RunOutcome.success
+        let decision = configuration.weatherPolicy.decide(
+            now: now, zone: zone, location: location, cached: sync.state.weather, foreground: foreground)
+        switch decision {
+        case .fetch(let reason):
+            let (result, cost) = weather.forecast(for: location, now: now)
+            guard run.charge(cost, step: "weather") else { return .failure }
+            switch result {
+            case .success(let forecast):
+                effects += sync.update { $0.weather = forecast }
+                effects.append(
+                    .emit(
+                        Event(
+                            "weather.fetched",
+                            [
+                                ("reason", .string(reason)), ("source", .string(forecast.source)),
+                                ("hours", .int(Int64(forecast.hours.count))), ("cost", .double(cost)),
+                            ])))
+            case .failure(let error):
+                effects.append(
+                    .emit(
+                        Event(
+                            "weather.failed",
+                            [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
+                if !foreground && scheduler.platform == "android" {
+                    outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: attempt)
+                }
+            }
+        case .useCache(let reason):
+            effects.append(.emit(Event("weather.skipped", [("reason", .string(reason))])))
+        case .skip(let reason):
+            effects.append(.emit(Event("weather.skipped", [("reason", .string(reason))])))
+        }
+        guard run.charge(costs.sunlight, step: "sunlight") else { return .failure }
+        effects += sunlight(plan: plan, at: now)
+        return outcome
+    }
+
+    private mutating func renew(at now: Date) -> [PhoneEffect] {
+        guard let earliest = RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone) else {
+            return [
+                .emit(Event("submit.failed", [("reason", .string("the schedule has no wake-up in the next 8 days"))]))
+            ]
+        }
+        do {
+            try scheduler.submit(identifier: configuration.taskIdentifier, earliestBeginDate: earliest, at: now)
+            var effects = sync.update { $0.refreshLog.markScheduled(at: now) }
+            effects.append(
+                .emit(
+                    Event(
+                        "renew.submitted",
+                        [("identifier", .string(configuration.taskIdentifier)), ("earliestBeginDate", .date(earliest))]
+                    )))
+            return effects
+        } catch {
+            switch error {
+            case .rejected(let rejection):
+                return [
+                    .emit(
+                        Event(
+                            "submit.failed",
+                            [
+                                ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
+                                ("code", .int(Int64(rejection.code))),
+                            ]))
+                ]
+            case .crash(let crash):
+                crashed = crash
+                return [.emit(Event("app.crashed", [("message", .string(crash.message))]))]
+            }
+        }
+    }
+
+    private mutating func sunlight(plan: RefreshPlan, at now: Date) -> [PhoneEffect] {
+        guard let wake = plan.entries.first else {
+            return [.emit(Event("sunlight.skipped", [("reason", .string("no wake-up ahead"))]))]
+        }
+        switch SunlightPlanner.plan(
+            wake: wake.wake, location: location, zone: zone, forecast: sync.state.weather,
+            policy: configuration.sunlightPolicy)
+        {
+        case .notice(let record):
+            var added: [NotificationRecord] = []
+            var effects = sync.update { state in
+                added = state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [record])
+            }
+            effects += added.map(Self.addedEvent)
+            return effects
+        case .none(let reason):
+            var effects = sync.update { state in
+                state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [])
+            }
+            effects.append(.emit(Event("sunlight.skipped", [("reason", .string(reason))])))
+            return effects
+        }
+    }
+
+    private mutating func finish(_ run: JobRun, success: Bool, kind: String, outcomeName: String) -> [PhoneEffect] {
+        let end = run.now.addingTimeInterval(run.elapsed)
+        let lowPower = self.lowPower
+        let bucket = self.bucket
+        var effects = sync.update { state in
+            state.refreshLog.markCompleted(
+                at: end, success: success, lowPower: lowPower, bucket: bucket, kind: kind, duration: run.elapsed)
+        }
+        if kind == "background" {
+            effects.append(
+                .emit(
+                    Event(
+                        "handler.completed",
+                        [
+                            ("success", .bool(success)), ("outcome", .string(outcomeName)),
+                            ("elapsed", .double(run.elapsed)),
+                        ])))
+        }
+        return effects
+    }
+
+    static func addedEvent(_ record: NotificationRecord) -> PhoneEffect {
+        .emit(
+            Event(
+                "notification.added",
+                [("id", .string(record.id)), ("fireDate", .date(record.fireDate)), ("text", .string(record.text))]))
+    }
+
+    // MARK: conditions and sync
+
+    /// A message from the watch (delegates to the sync state machine).
+    public mutating func receive(_ message: WireMessage) -> [PhoneEffect] { sync.receive(message) }
+    /// The resend timer fired.
+    public mutating func resendDue() -> [PhoneEffect] { sync.resendDue() }
+    /// Start-up: resume resending an unacknowledged outbox.
+    public mutating func start() -> [PhoneEffect] { sync.start() }
+
+    public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        lowPower = on
+        scheduler.setLowPowerMode(on, at: now)
+        return [.emit(Event("os.low_power", [("on", .bool(on))]))] + drainTrace()
+    }
+
+    public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setBackgroundRefreshEnabled(on, at: now)
+        return [.emit(Event("os.background_refresh", [("on", .bool(on))]))] + drainTrace()
+    }
+
+    public mutating func forceQuit(at now: Date) -> [PhoneEffect] {
+        scheduler.forceQuit(at: now)
+        return [.emit(Event("os.force_quit", []))] + drainTrace()
+    }
+
+    public mutating func setStandbyBucket(_ value: StandbyBucket, at now: Date) -> [PhoneEffect] {
+        bucket = value.rawValue
+        scheduler.setStandbyBucket(value, at: now)
+        return [.emit(Event("os.standby_bucket", [("bucket", .string(value.description))]))] + drainTrace()
+    }
+
+    public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setCharging(on, at: now)
+        return [.emit(Event("os.charging", [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// The OS-side trace (`os.*` events) since the last call, as emit effects.
+    public mutating func drainTrace() -> [PhoneEffect] {
+        scheduler.drainTrace().map { .emit($0.event) }
+    }
+}

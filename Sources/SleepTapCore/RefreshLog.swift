@@ -1,0 +1,80 @@
+public import Foundation
+
+/// One finished refresh run, as seed 003's `RefreshLog.markCompleted` records it.
+public struct RunRecord: Codable, Equatable, Sendable {
+    /// When the run finished (virtual time).
+    public var at: Date
+    /// When the request that led to it was submitted (seed 003's `scheduledAt`), nil if never.
+    public var scheduledAt: Date?
+    /// Whether the run finished its work (setTaskCompleted(success: true) / Result.success).
+    public var success: Bool
+    /// Low Power Mode at the time.
+    public var lowPower: Bool
+    /// Android standby bucket value (10-45) at the time, nil on iOS.
+    public var bucket: Int?
+    /// `background` (an OS launch) or `foreground` (the user opened the app).
+    public var kind: String
+    /// Virtual seconds the run took.
+    public var duration: TimeInterval
+
+    public init(
+        at: Date, scheduledAt: Date?, success: Bool, lowPower: Bool, bucket: Int?, kind: String,
+        duration: TimeInterval
+    ) {
+        self.at = at
+        self.scheduledAt = scheduledAt
+        self.success = success
+        self.lowPower = lowPower
+        self.bucket = bucket
+        self.kind = kind
+        self.duration = duration
+    }
+}
+
+/// Seed 003's RefreshLog: measure freshness instead of trusting the scheduler.
+///
+/// Keeps the last time a request was scheduled, the last run, and the last 30 runs. Staleness
+/// ("how many hours since the last refresh got through") is the freshness measure.
+public struct RefreshLog: Codable, Equatable, Sendable {
+    /// How many runs are kept ("直近 30 件だけ保持する").
+    public static let historyLimit = 30
+
+    /// When the last request was submitted successfully.
+    public private(set) var lastScheduledAt: Date?
+    /// When the last run (background or foreground, successful or not) finished, as in seed 003.
+    public private(set) var lastRunAt: Date?
+    /// When the last successful run finished.
+    public private(set) var lastSuccessAt: Date?
+    /// The last `historyLimit` runs, oldest first.
+    public private(set) var history: [RunRecord] = []
+
+    public init() {}
+
+    /// A request was submitted at `now`.
+    public mutating func markScheduled(at now: Date) {
+        lastScheduledAt = now
+    }
+
+    /// A run finished. Appends to the history (keeping the last 30) and updates last run.
+    public mutating func markCompleted(
+        at now: Date, success: Bool, lowPower: Bool, bucket: Int?, kind: String, duration: TimeInterval
+    ) {
+        lastRunAt = now
+        if success { lastSuccessAt = now }
+        history.append(
+            RunRecord(
+                at: now, scheduledAt: lastScheduledAt, success: success, lowPower: lowPower, bucket: bucket,
+                kind: kind, duration: duration))
+        if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
+    }
+
+    /// Hours since the last run finished (seed 003's `stalenessHours`), nil before the first run.
+    public func stalenessHours(at now: Date) -> Double? {
+        lastRunAt.map { now.timeIntervalSince($0) / 3_600 }
+    }
+
+    /// Hours since the last successful run, nil before the first.
+    public func hoursSinceSuccess(at now: Date) -> Double? {
+        lastSuccessAt.map { now.timeIntervalSince($0) / 3_600 }
+    }
+}

@@ -1,0 +1,608 @@
+public import Foundation
+
+/// WorkManager's backoff policy (`androidx.work.BackoffPolicy`).
+///
+/// After the n-th retry (n = the work's `runAttemptCount`, from 1) the next try waits
+/// EXPONENTIAL `min(initial × 2^(n-1), maximum)` or LINEAR `min(initial × n, maximum)` seconds
+/// (androidx `WorkSpec.calculateNextRunTime`).
+public struct BackoffPolicy: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// "EXPONENTIAL" or "LINEAR", as in androidx.
+    public let rawValue: String
+
+    /// - Parameter rawValue: "EXPONENTIAL" or "LINEAR"; anything else gives nil.
+    public init?(rawValue: String) {
+        guard rawValue == "EXPONENTIAL" || rawValue == "LINEAR" else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(known: String) { rawValue = known }
+
+    /// `BackoffPolicy.EXPONENTIAL`, WorkManager's default.
+    public static let exponential = BackoffPolicy(known: "EXPONENTIAL")
+    /// `BackoffPolicy.LINEAR`.
+    public static let linear = BackoffPolicy(known: "LINEAR")
+
+    /// The wait before the next try after the n-th retry.
+    /// - Parameters:
+    ///   - retry: n, the work's `runAttemptCount` after the retry (1 for the first retry); < 1 gives 0.
+    ///   - initial: the backoff delay, seconds (WorkManager default 30).
+    ///   - maximum: the cap, seconds (WorkManager's `MAX_BACKOFF_MILLIS`, 5 h).
+    /// - Returns: virtual seconds.
+    public func delay(afterRetry retry: Int, initial: TimeInterval = 30, maximum: TimeInterval = 5 * 3600)
+        -> TimeInterval
+    {
+        guard retry >= 1 else { return 0 }
+        let raw = self == .linear ? initial * Double(retry) : initial * pow(2, Double(retry - 1))
+        return min(raw, maximum)
+    }
+
+    /// "EXPONENTIAL" or "LINEAR".
+    public var description: String { rawValue }
+}
+
+/// One App Standby bucket's job limits: at most `allowedTime` seconds of job execution and
+/// `maxSessions` sessions in any rolling `window` seconds (JobScheduler's `QuotaController`).
+public struct StandbyQuota: Equatable, Sendable {
+    /// Rolling window, virtual seconds.
+    public var window: TimeInterval
+    /// Job execution time allowed per window, seconds; nil = unlimited.
+    public var allowedTime: TimeInterval?
+    /// Job sessions (runs) allowed per window; nil = unlimited.
+    public var maxSessions: Int?
+
+    /// - Parameters:
+    ///   - window: rolling window, seconds.
+    ///   - allowedTime: execution seconds per window; nil = unlimited.
+    ///   - maxSessions: sessions per window; nil = unlimited.
+    public init(window: TimeInterval, allowedTime: TimeInterval?, maxSessions: Int?) {
+        self.window = max(0, window)
+        self.allowedTime = allowedTime.map { max(0, $0) }
+        self.maxSessions = maxSessions.map { max(0, $0) }
+    }
+
+    /// No limit.
+    public static let unlimited = StandbyQuota(window: 0, allowedTime: nil, maxSessions: nil)
+
+    /// The limits before Android 13 (Android, "App Standby Buckets", job execution time; session
+    /// counts from AOSP `QuotaController` defaults, Android 12): active unlimited; working_set
+    /// 10 min and 10 sessions per 2 h; frequent 10 min and 8 sessions per 8 h; rare 10 min and
+    /// 3 sessions per 24 h; restricted 10 min and 1 session per 24 h (once a day).
+    public static let preAndroid13: [StandbyBucket: StandbyQuota] = [
+        .active: .unlimited,
+        .workingSet: StandbyQuota(window: 2 * 3600, allowedTime: 600, maxSessions: 10),
+        .frequent: StandbyQuota(window: 8 * 3600, allowedTime: 600, maxSessions: 8),
+        .rare: StandbyQuota(window: 24 * 3600, allowedTime: 600, maxSessions: 3),
+        .restricted: StandbyQuota(window: 24 * 3600, allowedTime: 600, maxSessions: 1),
+    ]
+
+    var isLimited: Bool { allowedTime != nil || maxSessions != nil }
+}
+
+/// A deterministic simulation of WorkManager unique periodic work on JobScheduler (docs/scheduler.md).
+///
+/// Rules (Android, "Define work requests", "App Standby Buckets", "Power management restrictions";
+/// androidx `WorkSpec.calculateNextRunTime`, `WorkerWrapper`; AOSP `QuotaController`):
+/// - the interval is raised to 15 min, the flex clamped to [5 min, interval];
+/// - the first run is at `enqueue + initialDelay + interval - flex` (the start of the first flex
+///   window; immediately when flex = interval); after a run that returns success or failure at
+///   `end`, the next is at `end + interval` (the end of the next interval counted from the run,
+///   so periods drift as androidx documents); `runAttemptCount` resets to 0;
+/// - `Result.retry()` keeps the attempt count and waits `BackoffPolicy.delay(afterRetry:)` from the end;
+/// - on battery, runs obey the bucket's `StandbyQuota`; the launch's `budget` is the remaining
+///   job time; a run past it is stopped (not success): the attempt still counts and it is tried
+///   again, backed off from its enqueue time, when quota returns; a run may start only with at
+///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota;
+/// - no runs while Battery Saver is on (unless charging), while background work is switched off,
+///   or after Force stop until the user opens the app.
+///
+/// Run times are deterministic (no random choice); doze maintenance windows are not modelled.
+/// Value type, `Sendable`; one owner mutates it.
+public struct AndroidWorkScheduler: BackgroundScheduler {
+    /// The periodic work request and the device's limits.
+    public struct Configuration: Equatable, Sendable {
+        /// `PeriodicWorkRequest`'s minimum interval, 15 min (`MIN_PERIODIC_INTERVAL_MILLIS`).
+        public static let minimumRepeatInterval: TimeInterval = 900
+        /// `PeriodicWorkRequest`'s minimum flex, 5 min (`MIN_PERIODIC_FLEX_MILLIS`).
+        public static let minimumFlex: TimeInterval = 300
+
+        /// The requested repeat interval, seconds (see `effectiveRepeatInterval`).
+        public var repeatInterval: TimeInterval
+        /// The requested flex, seconds; nil = the interval (see `effectiveFlex`).
+        public var flex: TimeInterval?
+        /// EXPONENTIAL (default) or LINEAR.
+        public var backoffPolicy: BackoffPolicy
+        /// The initial backoff delay, seconds (default 30; clamped to [10 s, maxBackoff] as androidx does).
+        public var backoffDelay: TimeInterval
+        /// The longest backoff, seconds (default 5 h, `MAX_BACKOFF_MILLIS`).
+        public var maxBackoff: TimeInterval
+        /// Quota a run needs left to start, seconds (QuotaController's in-quota buffer, 30 s).
+        public var quotaBuffer: TimeInterval
+        /// Job limits per bucket (default `StandbyQuota.preAndroid13`); a missing bucket is unlimited.
+        public var quotas: [StandbyBucket: StandbyQuota]
+        /// The bucket at start (default active).
+        public var initialBucket: StandbyBucket
+
+        /// - Parameters:
+        ///   - repeatInterval: seconds; below 900 it is raised to 900.
+        ///   - flex: seconds; nil = interval; clamped to [300, interval].
+        ///   - backoffPolicy: default `.exponential`.
+        ///   - backoffDelay: seconds, default 30.
+        ///   - maxBackoff: seconds, default 18,000 (5 h).
+        ///   - quotaBuffer: seconds, default 30.
+        ///   - quotas: per-bucket limits, default pre-Android 13.
+        ///   - initialBucket: default `.active`.
+        public init(
+            repeatInterval: TimeInterval, flex: TimeInterval? = nil, backoffPolicy: BackoffPolicy = .exponential,
+            backoffDelay: TimeInterval = 30, maxBackoff: TimeInterval = 5 * 3600, quotaBuffer: TimeInterval = 30,
+            quotas: [StandbyBucket: StandbyQuota] = StandbyQuota.preAndroid13, initialBucket: StandbyBucket = .active
+        ) {
+            self.repeatInterval = repeatInterval
+            self.flex = flex
+            self.backoffPolicy = backoffPolicy
+            self.backoffDelay = backoffDelay
+            self.maxBackoff = max(0, maxBackoff)
+            self.quotaBuffer = max(0, quotaBuffer)
+            self.quotas = quotas
+            self.initialBucket = initialBucket
+        }
+
+        /// The interval WorkManager uses: `max(repeatInterval, 900)` seconds (a 10 s request runs every 15 min).
+        public var effectiveRepeatInterval: TimeInterval { max(repeatInterval, Self.minimumRepeatInterval) }
+
+        /// The flex WorkManager uses: `flex ?? interval`, clamped to [300, interval] seconds.
+        public var effectiveFlex: TimeInterval {
+            min(max(flex ?? effectiveRepeatInterval, Self.minimumFlex), effectiveRepeatInterval)
+        }
+
+        /// The backoff delay WorkManager uses: clamped to [10, maxBackoff] seconds.
+        public var effectiveBackoffDelay: TimeInterval { min(max(backoffDelay, 10), max(maxBackoff, 10)) }
+
+        /// The wait after the n-th retry (n from 1), seconds.
+        /// - Parameter retry: the work's `runAttemptCount` after the retry.
+        public func backoff(afterRetry retry: Int) -> TimeInterval {
+            backoffPolicy.delay(afterRetry: retry, initial: effectiveBackoffDelay, maximum: maxBackoff)
+        }
+    }
+
+    /// androidx `WorkSpec` fields this model needs.
+    private struct Work: Sendable {
+        var identifier: String
+        var initialDelay: TimeInterval
+        var lastEnqueueTime: Date
+        var periodCount = 0
+        /// androidx's `runAttemptCount`: incremented when a run starts, reset by success/failure.
+        var runAttemptCount = 0
+        var running: BackgroundLaunch?
+        /// The running attempt uses quota (it started on battery).
+        var runCounted = false
+    }
+
+    private struct Session: Sendable {
+        var start: Date
+        var end: Date
+    }
+
+    /// The configuration the scheduler was built with.
+    public let configuration: Configuration
+
+    private var trace = SchedulerTrace()
+    private var works: [String: Work] = [:]
+    /// Job sessions run on battery (quota accounting), oldest first.
+    private var sessions: [Session] = []
+    private var lastNow: Date?
+
+    /// The current App Standby bucket.
+    public private(set) var bucket: StandbyBucket
+    /// Whether the device is charging.
+    public private(set) var charging = false
+    private var backgroundEnabled = true
+    private var batterySaver = false
+    private var forceStopped = false
+
+    /// - Parameter configuration: the periodic request and device limits. Nothing here is random.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        bucket = configuration.initialBucket
+    }
+
+    /// "android".
+    public var platform: String { "android" }
+
+    // MARK: Process and registration
+
+    /// The app process starts; a user launch clears Force stop (WorkManager's `ForceStopRunnable`
+    /// then reschedules the enqueued work).
+    public mutating func appLaunched(at now: Date, byUser: Bool) {
+        advance(to: now)
+        if byUser && forceStopped {
+            forceStopped = false
+            trace.add(now, "os.work.rescheduled", [("reason", .string("app opened after force stop"))])
+            conditionsChanged(at: now)
+        }
+    }
+
+    /// Always true: WorkManager knows the Worker class; there is no launch-phase rule.
+    public mutating func register(identifier: String, at now: Date) throws(LaunchHandlerCrash) -> Bool {
+        advance(to: now)
+        return true
+    }
+
+    /// No effect on Android.
+    public mutating func finishLaunching(at now: Date) { advance(to: now) }
+
+    // MARK: Work and runs
+
+    /// `enqueueUniquePeriodicWork(identifier, KEEP, request)`: enqueues the work unless work with
+    /// that name exists (then it is kept unchanged, `os.work.kept`).
+    /// - Parameters:
+    ///   - identifier: unique work name.
+    ///   - earliestBeginDate: becomes `setInitialDelay(earliestBeginDate - now)`; nil or past = 0.
+    ///   - now: virtual instant (the enqueue time).
+    /// - Throws: never (WorkManager has no such errors); typed for the common protocol.
+    public mutating func submit(identifier: String, earliestBeginDate: Date?, at now: Date) throws(SchedulerFailure) {
+        advance(to: now)
+        if works[identifier] != nil {
+            trace.add(now, "os.work.kept", [("identifier", .string(identifier))])
+            return
+        }
+        let delay = max(0, (earliestBeginDate ?? now).timeIntervalSince(now))
+        let work = Work(identifier: identifier, initialDelay: delay, lastEnqueueTime: now)
+        works[identifier] = work
+        trace.add(
+            now, "os.work.enqueued",
+            [
+                ("identifier", .string(identifier)),
+                ("repeatInterval", .double(configuration.effectiveRepeatInterval)),
+                ("flex", .double(configuration.effectiveFlex)), ("initialDelay", .double(delay)),
+                ("nextRunAt", .date(nextRunTime(work))),
+            ])
+    }
+
+    /// When the next run starts: WorkManager's next run time, deferred until the bucket's quota
+    /// allows a run (on battery).
+    /// - Parameter now: virtual instant.
+    /// - Returns: ≥ `now`; nil when nothing is enqueued, the work is running (its next run
+    ///   depends on the result), or Battery Saver, Force stop or background off forbid runs.
+    public func nextLaunch(after now: Date) -> Date? {
+        guard runsAllowed else { return nil }
+        let due = works.values.filter { $0.running == nil }.map { max(nextRunTime($0), now) }.min()
+        guard let due else { return nil }
+        return quotaApplies ? nextInQuota(from: due) : due
+    }
+
+    /// Starts the due work (the earliest next run time, then the name) if the quota allows.
+    /// `runAttemptCount` of the grant is the count before this run; `budget` the remaining quota.
+    /// - Parameter now: virtual instant, ≥ `nextLaunch(after:)`.
+    /// - Returns: the grant, nil if nothing is due.
+    public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
+        advance(to: now)
+        guard runsAllowed, !quotaApplies || inQuota(at: now) else { return nil }
+        let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
+            .min { (nextRunTime($0), $0.identifier) < (nextRunTime($1), $1.identifier) }
+        guard let work = due else { return nil }
+        return start(work.identifier, at: now, simulated: false)
+    }
+
+    /// `adb shell cmd jobscheduler run -f <package> <job-id>`: forces the work's job to run now,
+    /// ignoring conditions and quota (the budget still follows the quota). WorkManager itself
+    /// refuses a periodic run before its next run time (`WorkerWrapper`: "being executed before
+    /// schedule"), so a forced run before then does nothing.
+    /// - Returns: the grant, nil (traced `os.simulate.failed`) when no such work, it is running, or it is not due.
+    public mutating func simulateLaunch(identifier: String, at now: Date) -> BackgroundLaunch? {
+        advance(to: now)
+        guard let work = works[identifier], work.running == nil else {
+            trace.add(
+                now, "os.simulate.failed",
+                [("identifier", .string(identifier)), ("reason", .string("no enqueued work waiting to run"))])
+            return nil
+        }
+        guard nextRunTime(work) <= now else {
+            trace.add(
+                now, "os.simulate.failed",
+                [
+                    ("identifier", .string(identifier)), ("reason", .string("executed before schedule, delayed")),
+                    ("nextRunAt", .date(nextRunTime(work))),
+                ])
+            return nil
+        }
+        return start(identifier, at: now, simulated: true)
+    }
+
+    /// The Worker returned `outcome` after `duration` seconds.
+    ///
+    /// A duration past the launch's budget: the OS stopped the worker at the budget (`os.work.stopped`,
+    /// reason quota), the outcome is not used. Otherwise success/failure reset `runAttemptCount` and
+    /// start the next period at the end of the run; retry keeps the count and backs off.
+    /// - Parameters:
+    ///   - launch: the running grant.
+    ///   - outcome: the Worker's `Result`.
+    ///   - duration: virtual seconds since `launch.startedAt`.
+    ///   - now: virtual instant of the report.
+    public mutating func complete(_ launch: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date)
+    {
+        guard var work = works[launch.identifier], let run = work.running, run == launch else {
+            advance(to: now)
+            trace.add(
+                now, "os.complete.ignored",
+                [("identifier", .string(launch.identifier)), ("reason", .string("no such running work"))])
+            return
+        }
+        if let budget = launch.budget, duration > budget {
+            stop(&work, at: launch.startedAt.addingTimeInterval(budget), reason: "quota")
+            works[launch.identifier] = work
+            advance(to: now)
+            return
+        }
+        let end = launch.startedAt.addingTimeInterval(max(0, duration))
+        if work.runCounted { sessions.append(Session(start: launch.startedAt, end: end)) }
+        work.running = nil
+        work.lastEnqueueTime = end
+        if outcome != .retry {
+            work.runAttemptCount = 0
+            work.periodCount += 1
+        }
+        works[launch.identifier] = work
+        var fields: [(String, EventValue)] = [
+            ("identifier", .string(launch.identifier)), ("result", .string(outcome.name)),
+            ("duration", .double(duration)), ("runAttemptCount", .int(Int64(work.runAttemptCount))),
+        ]
+        if outcome == .retry {
+            fields.append(("backoff", .double(configuration.backoff(afterRetry: work.runAttemptCount))))
+        }
+        fields.append(("nextRunAt", .date(nextRunTime(work))))
+        trace.add(end, "os.work.completed", fields)
+        advance(to: now)
+    }
+
+    // MARK: Conditions
+
+    /// Off: no runs at all (like a background-restricted app); the work stays enqueued.
+    public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) {
+        advance(to: now)
+        guard backgroundEnabled != on else { return }
+        backgroundEnabled = on
+        conditionsChanged(at: now)
+    }
+
+    /// Battery Saver: jobs are deferred (no runs) while it is on and the device is not charging.
+    public mutating func setLowPowerMode(_ on: Bool, at now: Date) {
+        advance(to: now)
+        guard batterySaver != on else { return }
+        batterySaver = on
+        conditionsChanged(at: now)
+    }
+
+    /// Settings › Force stop: a running worker is killed (the attempt counts), and nothing runs
+    /// until the user opens the app.
+    public mutating func forceQuit(at now: Date) {
+        advance(to: now)
+        for (identifier, var work) in works where work.running != nil {
+            stop(&work, at: now, reason: "force-stop")
+            works[identifier] = work
+        }
+        guard !forceStopped else { return }
+        forceStopped = true
+        conditionsChanged(at: now)
+    }
+
+    /// Moves the app to `bucket`; a run in flight keeps the budget it started with.
+    public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) {
+        advance(to: now)
+        guard self.bucket != bucket else { return }
+        self.bucket = bucket
+        trace.add(now, "os.bucket.changed", [("bucket", .string(bucket.name))])
+    }
+
+    /// Charging lifts the quota; runs started while charging do not use quota.
+    public mutating func setCharging(_ on: Bool, at now: Date) {
+        advance(to: now)
+        guard charging != on else { return }
+        charging = on
+        conditionsChanged(at: now)
+    }
+
+    // MARK: Observation
+
+    /// The OS trace since the last call, in time order.
+    public mutating func drainTrace() -> [(at: Date, event: Event)] { trace.drain() }
+
+    /// `platform`, `pendingIdentifier` (the enqueued work names), `nextLaunch` and `quotaRemaining`
+    /// (at the latest instant seen), `runAttemptCount`, `periodCount`, `running`, `bucket`,
+    /// `charging`, `lowPowerMode`, `backgroundRefresh`, `forceQuit`.
+    public func status() -> [(String, EventValue)] {
+        let names = works.keys.sorted()
+        let first = names.first.flatMap { works[$0] }
+        let now = lastNow ?? Date(timeIntervalSince1970: 0)
+        return [
+            ("platform", .string(platform)),
+            ("pendingIdentifier", names.isEmpty ? .null : .string(names.joined(separator: ","))),
+            ("nextLaunch", .schedulerDate(lastNow == nil ? nil : nextLaunch(after: now))),
+            ("runAttemptCount", first.map { .int(Int64($0.runAttemptCount)) } ?? .null),
+            ("periodCount", first.map { .int(Int64($0.periodCount)) } ?? .null),
+            ("running", first?.running.map { .string($0.identifier) } ?? .null),
+            ("bucket", .string(bucket.name)),
+            ("quotaRemaining", .schedulerSeconds(lastNow == nil ? nil : quotaRemaining(at: now))),
+            ("charging", .bool(charging)),
+            ("lowPowerMode", .bool(batterySaver)),
+            ("backgroundRefresh", .bool(backgroundEnabled)),
+            ("forceQuit", .bool(forceStopped)),
+        ]
+    }
+
+    /// androidx's `runAttemptCount` of the named work (incremented when a run starts), nil if not enqueued.
+    public func runAttemptCount(of identifier: String) -> Int? { works[identifier]?.runAttemptCount }
+
+    /// androidx `calculateNextRunTime` for the named work, ignoring quota and conditions; nil if not enqueued.
+    public func nextRunTime(of identifier: String) -> Date? { works[identifier].map(nextRunTime) }
+
+    /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging,
+    /// or a bucket without a time limit).
+    public func quotaRemaining(at now: Date) -> TimeInterval? {
+        guard !charging, let allowed = currentQuota.allowedTime else { return nil }
+        return max(0, allowed - used(at: now, window: currentQuota.window))
+    }
+
+    /// True when nothing forbids runs: background on, not force-stopped, Battery Saver off or charging.
+    public var runsAllowed: Bool { backgroundEnabled && !forceStopped && (!batterySaver || charging) }
+
+    // MARK: Internals
+
+    private var currentQuota: StandbyQuota { configuration.quotas[bucket] ?? .unlimited }
+    private var quotaApplies: Bool { !charging && currentQuota.isLimited }
+
+    /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
+    private func nextRunTime(_ work: Work) -> Date {
+        if work.runAttemptCount > 0 {
+            return work.lastEnqueueTime.addingTimeInterval(configuration.backoff(afterRetry: work.runAttemptCount))
+        }
+        let interval = configuration.effectiveRepeatInterval
+        let flex = configuration.effectiveFlex
+        let first = work.periodCount == 0
+        let start = first ? work.lastEnqueueTime.addingTimeInterval(work.initialDelay) : work.lastEnqueueTime
+        if flex != interval {
+            return start.addingTimeInterval(interval - (first ? flex : 0))
+        }
+        return first ? start : start.addingTimeInterval(interval)
+    }
+
+    private mutating func start(_ identifier: String, at now: Date, simulated: Bool) -> BackgroundLaunch? {
+        guard var work = works[identifier] else { return nil }
+        let due = nextRunTime(work)
+        let grant = BackgroundLaunch(
+            identifier: identifier, startedAt: now, budget: quotaRemaining(at: now), expirationWarning: 0,
+            handlerRegistered: true, runAttemptCount: work.runAttemptCount, simulated: simulated)
+        work.runAttemptCount += 1
+        work.running = grant
+        work.runCounted = !charging
+        works[identifier] = work
+        trace.add(
+            now, "os.launch",
+            [
+                ("identifier", .string(identifier)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
+                ("budget", .schedulerSeconds(grant.budget)), ("bucket", .string(bucket.name)),
+                ("charging", .bool(charging)), ("due", .date(due)), ("simulated", .bool(simulated)),
+            ])
+        return grant
+    }
+
+    /// The OS ends a running attempt (quota or force stop): the time ran counts against quota, the
+    /// attempt count stays incremented, the enqueue time is kept (androidx `WorkerWrapper.resolve(true)`).
+    private mutating func stop(_ work: inout Work, at instant: Date, reason: String) {
+        guard let run = work.running else { return }
+        let end = max(instant, run.startedAt)
+        if work.runCounted { sessions.append(Session(start: run.startedAt, end: end)) }
+        work.running = nil
+        let name = reason == "force-stop" ? "os.app.killed" : "os.work.stopped"
+        trace.add(
+            end, name,
+            [
+                ("identifier", .string(run.identifier)), ("reason", .string(reason)),
+                ("ran", .double(end.timeIntervalSince(run.startedAt))),
+                ("runAttemptCount", .int(Int64(work.runAttemptCount))),
+                ("nextRunAt", .date(nextRunTime(work))),
+            ])
+    }
+
+    /// Stops runs whose quota ran out by `now`; forgets sessions older than every window.
+    private mutating func advance(to now: Date) {
+        lastNow = max(lastNow ?? now, now)
+        for (identifier, var work) in works {
+            if let run = work.running, let deadline = run.deadline, deadline <= now {
+                stop(&work, at: deadline, reason: "quota")
+                works[identifier] = work
+            }
+        }
+        let longest = configuration.quotas.values.map(\.window).max() ?? 0
+        let horizon = now.addingTimeInterval(-longest)
+        sessions.removeAll { $0.end <= horizon }
+    }
+
+    private mutating func conditionsChanged(at now: Date) {
+        trace.add(
+            now, "os.conditions.changed",
+            [
+                ("backgroundRefresh", .bool(backgroundEnabled)), ("lowPowerMode", .bool(batterySaver)),
+                ("forceQuit", .bool(forceStopped)), ("charging", .bool(charging)),
+            ])
+    }
+
+    /// Seconds of battery job time within `(now - window, now]`.
+    private func used(at now: Date, window: TimeInterval) -> TimeInterval {
+        let from = now.addingTimeInterval(-window)
+        return sessions.reduce(0) { total, s in
+            total + max(0, min(s.end, now).timeIntervalSince(max(s.start, from)))
+        }
+    }
+
+    private func sessionCount(at now: Date, window: TimeInterval) -> Int {
+        let from = now.addingTimeInterval(-window)
+        return sessions.filter { $0.end > from && $0.start <= now }.count
+    }
+
+    private static let epsilon: TimeInterval = 1e-6
+
+    private func inQuota(at now: Date) -> Bool {
+        let quota = currentQuota
+        if let allowed = quota.allowedTime {
+            let buffer = min(configuration.quotaBuffer, allowed)
+            if allowed - used(at: now, window: quota.window) < buffer - Self.epsilon { return false }
+        }
+        if let maximum = quota.maxSessions, sessionCount(at: now, window: quota.window) >= maximum { return false }
+        return true
+    }
+
+    /// The first instant ≥ `from` at which a run may start under the current bucket's quota.
+    ///
+    /// With every session ended, used time as a function of the window's start `x` is
+    /// `f(x) = Σ max(0, end - max(start, x))`: non-increasing and piecewise linear with breaks at
+    /// the sessions' starts and ends, so the crossing is found exactly between two breaks.
+    /// - Returns: nil when the bucket allows no run at all (0 sessions).
+    /// - Complexity: O(s²) for s recorded sessions (a few dozen at most).
+    private func nextInQuota(from: Date) -> Date? {
+        let quota = currentQuota
+        if quota.maxSessions == 0 { return nil }
+        let latestEnd = sessions.map(\.end).max() ?? from
+        let t0 = max(from, latestEnd)
+        if inQuota(at: t0) { return t0 }
+        let x0 = t0.timeIntervalSince1970 - quota.window
+        var x = x0
+        if let allowed = quota.allowedTime {
+            let target = allowed - min(configuration.quotaBuffer, allowed)
+            func f(_ x: Double) -> Double {
+                sessions.reduce(0) { total, s in
+                    total + max(0, s.end.timeIntervalSince1970 - max(s.start.timeIntervalSince1970, x))
+                }
+            }
+            let breaks = Set(sessions.flatMap { [$0.start.timeIntervalSince1970, $0.end.timeIntervalSince1970] })
+                .filter { $0 > x0 }.sorted()
+            var previous = x0
+            var fPrevious = f(x0)
+            if fPrevious > target + Self.epsilon {
+                for b in breaks {
+                    let fb = f(b)
+                    if fb <= target + Self.epsilon {
+                        let drop = fPrevious - fb
+                        let crossing = drop > 0 ? previous + (b - previous) * (fPrevious - target) / drop : b
+                        x = max(x, min(crossing, b))
+                        break
+                    }
+                    previous = b
+                    fPrevious = fb
+                }
+            }
+        }
+        if let maximum = quota.maxSessions, maximum > 0 {
+            let ends = sessions.map(\.end.timeIntervalSince1970).sorted(by: >)
+            if ends.count >= maximum { x = max(x, ends[maximum - 1]) }
+        }
+        var candidate = Date(timeIntervalSince1970: x + quota.window)
+        // Guard against rounding at the crossing: step forward by a millisecond until in quota.
+        var steps = 0
+        while !inQuota(at: candidate) {
+            guard steps < 1000 else { return nil }
+            candidate = candidate.addingTimeInterval(0.001)
+            steps += 1
+        }
+        return max(candidate, t0)
+    }
+}

@@ -1,0 +1,539 @@
+public import Foundation
+
+/// A seeded simulation of iOS `BGTaskScheduler` for one app's app-refresh task (docs/scheduler.md).
+///
+/// Rules (Apple, "BGTaskScheduler", "BGAppRefreshTaskRequest", "BGTaskScheduler.Error.Code",
+/// "Choosing Background Strategies for Your App"; seed 000 for the late-silent registration):
+/// - handlers are registered in the launch phase (`appLaunched` … `finishLaunching`); later, per
+///   `RegistrationMode`; twice in one process raises;
+/// - at most 1 pending app-refresh request; submitting the same identifier replaces it; another
+///   identifier fails `tooManyPendingTaskRequests`; refresh off fails `unavailable`; an identifier
+///   not permitted (or no `fetch` mode) fails `notPermitted`; no handler registered raises;
+/// - never a launch before `earliestBeginDate`; the wait after it is drawn from `OpportunityModel`;
+/// - no launches while Low Power Mode is on, Background App Refresh is off, or after a force-quit
+///   until the user opens the app again;
+/// - a run gets `runtimeBudget` seconds; the expiration handler is called `expirationWarning`
+///   seconds before the end; not calling `setTaskCompleted` in time gets the app killed.
+///
+/// Processes: `appLaunched` starts one and forgets the previous one's registrations. A background
+/// launch while no process runs is a cold launch in which the app registers again exactly as it
+/// did last time (same code), so a late-silent registration stays late.
+///
+/// Value type, `Sendable`; not for concurrent mutation (like any struct, one owner mutates it).
+public struct IOSBackgroundScheduler: BackgroundScheduler {
+    /// The seeded model of when iOS grants a launch after `earliestBeginDate`.
+    ///
+    /// For a request eligible from `e = max(now, earliestBeginDate)`: the OS picks
+    /// `t = e + min(Exp(meanDelay), maximumDelay)`, rounded up to a multiple of `quantum` seconds
+    /// (UNIX time); with probability `missProbability` it lets that opportunity pass
+    /// (`os.opportunity.missed`) and draws the next one the same way from `t`. Apple documents only
+    /// that the wait "can be many hours"; these defaults are this project's assumptions.
+    public struct OpportunityModel: Equatable, Sendable {
+        /// Mean of the exponential wait after the request becomes eligible, virtual seconds (default 90 min).
+        public var meanDelay: TimeInterval
+        /// Longest wait drawn for one opportunity, virtual seconds (default 12 h).
+        public var maximumDelay: TimeInterval
+        /// Opportunities fall on multiples of this many seconds of UNIX time (default 60; 0 = none).
+        public var quantum: TimeInterval
+        /// Chance in [0, 1] that the OS lets an opportunity pass and draws another (default 0.1; 1 = never launch).
+        public var missProbability: Double
+
+        /// - Parameters:
+        ///   - meanDelay: mean wait in virtual seconds, > 0.
+        ///   - maximumDelay: cap of one wait in virtual seconds, ≥ 0.
+        ///   - quantum: grid in seconds, ≥ 0.
+        ///   - missProbability: clamped to [0, 1].
+        public init(
+            meanDelay: TimeInterval = 90 * 60, maximumDelay: TimeInterval = 12 * 3600, quantum: TimeInterval = 60,
+            missProbability: Double = 0.1
+        ) {
+            self.meanDelay = max(1, meanDelay)
+            self.maximumDelay = max(0, maximumDelay)
+            self.quantum = max(0, quantum)
+            self.missProbability = min(1, max(0, missProbability))
+        }
+
+        /// One opportunity drawn from `eligible`: never earlier than `eligible`.
+        func draw(from eligible: Date, using rng: inout SplitMix64) -> Date {
+            let u = rng.schedulerUnitInterval()
+            let delay = min(-meanDelay * log1p(-u), maximumDelay)
+            var t = eligible.timeIntervalSince1970 + delay
+            if quantum > 0 { t = (t / quantum).rounded(.up) * quantum }
+            return Date(timeIntervalSince1970: max(t, eligible.timeIntervalSince1970))
+        }
+    }
+
+    /// The app's Info.plist and the simulator's knobs.
+    public struct Configuration: Equatable, Sendable {
+        /// `BGTaskSchedulerPermittedIdentifiers` from Info.plist.
+        public var permittedIdentifiers: Set<String>
+        /// How a registration after the launch phase behaves.
+        public var registrationMode: RegistrationMode
+        /// Virtual seconds an app-refresh run may take (Apple: up to 30 s; field reports 2-5 s).
+        public var runtimeBudget: TimeInterval
+        /// Seconds before the end of the budget at which the expiration handler is called.
+        public var expirationWarning: TimeInterval
+        /// `UIBackgroundModes` contains `fetch`; without it `submit` fails `notPermitted`.
+        public var backgroundFetchModeEnabled: Bool
+        /// When the OS grants launches.
+        public var opportunity: OpportunityModel
+
+        /// - Parameters:
+        ///   - permittedIdentifiers: `BGTaskSchedulerPermittedIdentifiers`.
+        ///   - registrationMode: behaviour of a late registration (default `.early`).
+        ///   - runtimeBudget: virtual seconds per run, > 0 (default 30).
+        ///   - expirationWarning: seconds before the end, clamped to [0, runtimeBudget] (default 1).
+        ///   - backgroundFetchModeEnabled: the `fetch` background mode (default true).
+        ///   - opportunity: the launch model (default `OpportunityModel()`).
+        public init(
+            permittedIdentifiers: Set<String>, registrationMode: RegistrationMode = .early,
+            runtimeBudget: TimeInterval = 30, expirationWarning: TimeInterval = 1,
+            backgroundFetchModeEnabled: Bool = true, opportunity: OpportunityModel = OpportunityModel()
+        ) {
+            self.permittedIdentifiers = permittedIdentifiers
+            self.registrationMode = registrationMode
+            self.runtimeBudget = max(0.001, runtimeBudget)
+            self.expirationWarning = min(max(0, expirationWarning), self.runtimeBudget)
+            self.backgroundFetchModeEnabled = backgroundFetchModeEnabled
+            self.opportunity = opportunity
+        }
+    }
+
+    private struct Pending: Sendable {
+        var identifier: String
+        var earliestBeginDate: Date?
+        var submittedAt: Date
+        /// Opportunities the OS will let pass, in order, before `opportunity`.
+        var missed: [Date] = []
+        /// The granted launch; nil while conditions forbid launches (or the OS never launches).
+        var opportunity: Date?
+    }
+
+    /// The configuration the scheduler was built with.
+    public let configuration: Configuration
+    /// The seed the scheduler was built with (replay it to get the same launches).
+    public let seed: UInt64
+
+    private var rng: SplitMix64
+    private var trace = SchedulerTrace()
+
+    private var processRunning = false
+    private var launchPhase = false
+    /// Identifiers registered in the current process.
+    private var processRegistered: Set<String> = []
+    /// The app's most recent registration per identifier: true = in time, false = late (never entered).
+    private var handlers: [String: Bool] = [:]
+    private var pending: Pending?
+    private var running: BackgroundLaunch?
+
+    private var refreshEnabled = true
+    private var lowPower = false
+    private var forceQuitted = false
+
+    /// - Parameters:
+    ///   - configuration: Info.plist, budget and opportunity model.
+    ///   - seed: seeds the `SplitMix64` behind every random choice.
+    public init(configuration: Configuration, seed: UInt64) {
+        self.configuration = configuration
+        self.seed = seed
+        rng = SplitMix64(state: seed)
+    }
+
+    /// "ios".
+    public var platform: String { "ios" }
+
+    // MARK: Process and registration
+
+    /// Starts a process: opens the launch phase and forgets the previous process's registrations.
+    /// A user launch clears force-quit. A run in flight is left alone (a runtime may model the
+    /// background launch's `didFinishLaunching` after `takeLaunch`).
+    /// - Parameters:
+    ///   - now: virtual instant.
+    ///   - byUser: true when the user opened the app.
+    public mutating func appLaunched(at now: Date, byUser: Bool) {
+        advance(to: now)
+        trace.add(now, "os.app.launched", [("byUser", .bool(byUser))])
+        processRunning = true
+        launchPhase = true
+        processRegistered = []
+        if byUser && forceQuitted {
+            let wasAllowed = launchesAllowed
+            forceQuitted = false
+            conditionsChanged(at: now, wasAllowed: wasAllowed)
+        }
+    }
+
+    /// Registers the refresh handler (Apple, `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`).
+    ///
+    /// Checks, in order: after the launch phase in `early`/`lateCrash` mode → crash; identifier not
+    /// permitted → false; already registered in this process → crash; otherwise registered (in time
+    /// during the launch phase; late, never entered, in `lateSilent` mode after it).
+    /// - Parameters:
+    ///   - identifier: the task identifier.
+    ///   - now: virtual instant.
+    /// - Returns: true when registered, false for an identifier not in `permittedIdentifiers`.
+    /// - Throws: `LaunchHandlerCrash.registeredAfterLaunch` (late, crash rule) or
+    ///   `.alreadyRegistered(identifier)`; the process dies with it.
+    public mutating func register(identifier: String, at now: Date) throws(LaunchHandlerCrash) -> Bool {
+        advance(to: now)
+        let inTime = processRunning && launchPhase
+        if !inTime && configuration.registrationMode != .lateSilent {
+            throw crash(.registeredAfterLaunch, at: now)
+        }
+        guard configuration.permittedIdentifiers.contains(identifier) else {
+            trace.add(
+                now, "os.register.refused",
+                [
+                    ("identifier", .string(identifier)),
+                    ("reason", .string("not in BGTaskSchedulerPermittedIdentifiers")),
+                ])
+            return false
+        }
+        guard !processRegistered.contains(identifier) else {
+            throw crash(.alreadyRegistered(identifier), at: now)
+        }
+        processRegistered.insert(identifier)
+        handlers[identifier] = inTime
+        trace.add(now, "os.register", [("identifier", .string(identifier)), ("inTime", .bool(inTime))])
+        return true
+    }
+
+    /// Closes the launch phase: from now on a registration is late.
+    /// - Parameter now: virtual instant.
+    public mutating func finishLaunching(at now: Date) {
+        advance(to: now)
+        launchPhase = false
+    }
+
+    // MARK: Requests and launches
+
+    /// Submits a `BGAppRefreshTaskRequest` and draws its launch opportunity.
+    ///
+    /// Checks, in order: `fetch` mode missing or identifier not permitted → `notPermitted` (3); no
+    /// handler registered in this process → crash; Background App Refresh off → `unavailable` (1);
+    /// another identifier pending → `tooManyPendingTaskRequests` (2). The same identifier replaces
+    /// the pending request (`os.request.replaced`). While launches are forbidden (low power,
+    /// force-quit) the request is kept and its opportunity drawn when they are allowed again.
+    /// - Parameters:
+    ///   - identifier: the task identifier.
+    ///   - earliestBeginDate: lower bound of the launch, virtual instant; nil = now.
+    ///   - now: virtual instant.
+    /// - Throws: `SchedulerFailure.rejected(SchedulerError)` or `.crash(.noHandler(identifier))`.
+    public mutating func submit(identifier: String, earliestBeginDate: Date?, at now: Date) throws(SchedulerFailure) {
+        advance(to: now)
+        guard configuration.backgroundFetchModeEnabled else {
+            throw reject(.notPermitted("the fetch background mode is missing from UIBackgroundModes"), identifier, now)
+        }
+        guard configuration.permittedIdentifiers.contains(identifier) else {
+            throw reject(
+                .notPermitted("\(identifier) is not in BGTaskSchedulerPermittedIdentifiers"), identifier, now)
+        }
+        guard processRunning && processRegistered.contains(identifier) else {
+            throw .crash(crash(.noHandler(identifier), at: now))
+        }
+        guard refreshEnabled else {
+            throw reject(.unavailable("Background App Refresh is off"), identifier, now)
+        }
+        if let old = pending {
+            guard old.identifier == identifier else {
+                throw reject(
+                    .tooManyPendingTaskRequests("an app-refresh request for \(old.identifier) is already pending"),
+                    identifier, now)
+            }
+            trace.add(
+                now, "os.request.replaced",
+                [
+                    ("identifier", .string(identifier)),
+                    ("previousEarliestBeginDate", .schedulerDate(old.earliestBeginDate)),
+                ])
+        }
+        var request = Pending(identifier: identifier, earliestBeginDate: earliestBeginDate, submittedAt: now)
+        if launchesAllowed { drawOpportunities(&request, from: now) }
+        pending = request
+        trace.add(
+            now, "os.request.submitted",
+            [
+                ("identifier", .string(identifier)), ("earliestBeginDate", .schedulerDate(earliestBeginDate)),
+                ("plannedLaunch", .schedulerDate(request.opportunity)),
+            ])
+    }
+
+    /// The next launch: the drawn opportunity of the pending request, or `now` when it is overdue;
+    /// while a run is in flight, not before its deadline (one app-refresh task at a time).
+    /// - Parameter now: virtual instant.
+    /// - Returns: nil when nothing is pending, or Low Power Mode, refresh off or force-quit forbid launches.
+    public func nextLaunch(after now: Date) -> Date? {
+        guard launchesAllowed, let opportunity = pending?.opportunity else { return nil }
+        var next = max(opportunity, now)
+        if let deadline = running?.deadline { next = max(next, deadline) }
+        return next
+    }
+
+    /// Launches the app for the pending request when its opportunity has come.
+    ///
+    /// Consumes the request. A handler registered late (late-silent) is not entered: the launch is
+    /// returned with `handlerRegistered == false` and traced `os.launch.dropped` ("no handler
+    /// registered in time"); the app must not run its handler and cannot resubmit from it.
+    /// - Parameter now: virtual instant, ≥ `nextLaunch(after:)`.
+    /// - Returns: the grant, nil if nothing is due.
+    public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
+        advance(to: now)
+        guard launchesAllowed, running == nil, let request = pending, let opportunity = request.opportunity,
+            opportunity <= now
+        else {
+            return nil
+        }
+        return launch(request, at: now, simulated: false)
+    }
+
+    /// The debugger's `_simulateLaunchForTaskWithIdentifier:`: launches the pending request now,
+    /// ignoring `earliestBeginDate` and conditions. Needs a running app (under the debugger) and a
+    /// pending request for `identifier`. The handler rule is the natural launch's: a late-silent
+    /// registration is not entered either (so the simulator never hides the bug).
+    /// - Returns: the grant, nil (traced `os.simulate.failed`) otherwise.
+    public mutating func simulateLaunch(identifier: String, at now: Date) -> BackgroundLaunch? {
+        advance(to: now)
+        guard processRunning else {
+            trace.add(
+                now, "os.simulate.failed",
+                [("identifier", .string(identifier)), ("reason", .string("app not running"))])
+            return nil
+        }
+        guard running == nil else {
+            trace.add(
+                now, "os.simulate.failed",
+                [("identifier", .string(identifier)), ("reason", .string("a task is running"))])
+            return nil
+        }
+        guard let request = pending, request.identifier == identifier else {
+            trace.add(
+                now, "os.simulate.failed",
+                [("identifier", .string(identifier)), ("reason", .string("no pending request"))])
+            return nil
+        }
+        return launch(request, at: now, simulated: true)
+    }
+
+    /// The app ends the run: `setTaskCompleted(success: outcome == .success)` after `duration` seconds.
+    ///
+    /// A duration past `budget - expirationWarning` means the expiration handler was called first
+    /// (`os.task.expired`); past `budget` the OS killed the app at the deadline (`os.app.killed`)
+    /// and the outcome is lost. A report for a launch that is not running is traced `os.complete.ignored`.
+    /// - Parameters:
+    ///   - launch: the running grant.
+    ///   - outcome: `.success`, or `.failure`/`.retry` for `success: false`.
+    ///   - duration: virtual seconds since `launch.startedAt`.
+    ///   - now: virtual instant of the report.
+    public mutating func complete(_ launch: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date)
+    {
+        guard let run = running, run == launch else {
+            advance(to: now)
+            trace.add(
+                now, "os.complete.ignored",
+                [("identifier", .string(launch.identifier)), ("reason", .string("no such running task"))])
+            return
+        }
+        let budget = configuration.runtimeBudget
+        let end = launch.startedAt.addingTimeInterval(max(0, duration))
+        if duration > budget - configuration.expirationWarning, let expiry = launch.expirationAt {
+            trace.add(expiry, "os.task.expired", [("identifier", .string(launch.identifier))])
+        }
+        if duration > budget {
+            kill(run, reason: "setTaskCompleted not called within budget")
+        } else {
+            running = nil
+            trace.add(
+                end, "os.task.completed",
+                [
+                    ("identifier", .string(launch.identifier)), ("success", .bool(outcome == .success)),
+                    ("duration", .double(duration)),
+                ])
+        }
+        advance(to: now)
+    }
+
+    // MARK: Conditions
+
+    /// Background App Refresh on or off. Off: `submit` fails `unavailable` and nothing launches;
+    /// a pending request is kept and gets a fresh opportunity when it is switched on again.
+    public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) {
+        advance(to: now)
+        guard refreshEnabled != on else { return }
+        let wasAllowed = launchesAllowed
+        refreshEnabled = on
+        conditionsChanged(at: now, wasAllowed: wasAllowed)
+    }
+
+    /// Low Power Mode: no launches while on; a pending request gets a fresh opportunity when it goes off.
+    public mutating func setLowPowerMode(_ on: Bool, at now: Date) {
+        advance(to: now)
+        guard lowPower != on else { return }
+        let wasAllowed = launchesAllowed
+        lowPower = on
+        conditionsChanged(at: now, wasAllowed: wasAllowed)
+    }
+
+    /// The user swipes the app away: the process dies (a run in flight is killed), and nothing
+    /// launches until `appLaunched(at:byUser: true)`. The pending request is kept.
+    public mutating func forceQuit(at now: Date) {
+        advance(to: now)
+        if let run = running { kill(run, at: now, reason: "force-quit") }
+        processRunning = false
+        launchPhase = false
+        processRegistered = []
+        guard !forceQuitted else { return }
+        let wasAllowed = launchesAllowed
+        forceQuitted = true
+        conditionsChanged(at: now, wasAllowed: wasAllowed)
+    }
+
+    /// Ignored on iOS (no standby buckets).
+    public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) { advance(to: now) }
+
+    /// Ignored on iOS (the opportunity model does not depend on charging).
+    public mutating func setCharging(_ on: Bool, at now: Date) { advance(to: now) }
+
+    // MARK: Observation
+
+    /// The OS trace since the last call, in time order.
+    public mutating func drainTrace() -> [(at: Date, event: Event)] { trace.drain() }
+
+    /// `platform`, `registrationMode`, `processRunning`, `launchPhase`, `pendingIdentifier`,
+    /// `earliestBeginDate`, `nextLaunch`, `running`, `backgroundRefresh`, `lowPowerMode`, `forceQuit`.
+    public func status() -> [(String, EventValue)] {
+        [
+            ("platform", .string(platform)),
+            ("registrationMode", .string(configuration.registrationMode.rawValue)),
+            ("processRunning", .bool(processRunning)),
+            ("launchPhase", .bool(launchPhase)),
+            ("pendingIdentifier", pending.map { .string($0.identifier) } ?? .null),
+            ("earliestBeginDate", .schedulerDate(pending?.earliestBeginDate)),
+            ("nextLaunch", .schedulerDate(launchesAllowed ? pending?.opportunity : nil)),
+            ("running", running.map { .string($0.identifier) } ?? .null),
+            ("backgroundRefresh", .bool(refreshEnabled)),
+            ("lowPowerMode", .bool(lowPower)),
+            ("forceQuit", .bool(forceQuitted)),
+        ]
+    }
+
+    /// The identifier of the pending app-refresh request, nil when none.
+    public var pendingIdentifier: String? { pending?.identifier }
+
+    /// The `earliestBeginDate` of the pending request, nil when none or unset.
+    public var pendingEarliestBeginDate: Date? { pending?.earliestBeginDate }
+
+    /// True when nothing forbids launches: refresh on, Low Power Mode off, not force-quit.
+    public var launchesAllowed: Bool { refreshEnabled && !lowPower && !forceQuitted }
+
+    // MARK: Internals
+
+    /// Traces what happened up to `now`: opportunities the OS let pass, and the kill of a run
+    /// whose budget ran out (deadline ≤ now) without `setTaskCompleted`.
+    private mutating func advance(to now: Date) {
+        if let run = running, let deadline = run.deadline, deadline <= now {
+            kill(run, reason: "setTaskCompleted not called within budget")
+        }
+        guard var request = pending else { return }
+        while let missed = request.missed.first, missed <= now {
+            trace.add(
+                missed, "os.opportunity.missed",
+                [("identifier", .string(request.identifier)), ("reason", .string("not chosen by the system"))])
+            request.missed.removeFirst()
+        }
+        pending = request
+    }
+
+    private mutating func drawOpportunities(_ request: inout Pending, from now: Date) {
+        let model = configuration.opportunity
+        request.missed = []
+        request.opportunity = nil
+        guard model.missProbability < 1 else { return }
+        var eligible = max(now, request.earliestBeginDate ?? now)
+        while true {
+            let t = model.draw(from: eligible, using: &rng)
+            if rng.schedulerUnitInterval() < model.missProbability {
+                request.missed.append(t)
+                eligible = t
+            } else {
+                request.opportunity = t
+                return
+            }
+        }
+    }
+
+    private mutating func conditionsChanged(at now: Date, wasAllowed: Bool) {
+        trace.add(
+            now, "os.conditions.changed",
+            [
+                ("backgroundRefresh", .bool(refreshEnabled)), ("lowPowerMode", .bool(lowPower)),
+                ("forceQuit", .bool(forceQuitted)),
+            ])
+        guard var request = pending, wasAllowed != launchesAllowed else { return }
+        if launchesAllowed {
+            drawOpportunities(&request, from: now)
+        } else {
+            request.missed = []
+            request.opportunity = nil
+        }
+        pending = request
+    }
+
+    private mutating func launch(_ request: Pending, at now: Date, simulated: Bool) -> BackgroundLaunch {
+        pending = nil
+        if !processRunning {
+            // Cold background launch: the app's code registers again as it did last time.
+            processRunning = true
+            launchPhase = false
+            processRegistered = Set(handlers.keys)
+            trace.add(now, "os.app.launched", [("byUser", .bool(false))])
+        }
+        let entered = processRegistered.contains(request.identifier) && handlers[request.identifier] == true
+        let grant = BackgroundLaunch(
+            identifier: request.identifier, startedAt: now, budget: configuration.runtimeBudget,
+            expirationWarning: configuration.expirationWarning, handlerRegistered: entered, runAttemptCount: 0,
+            simulated: simulated)
+        trace.add(
+            now, "os.launch",
+            [
+                ("identifier", .string(request.identifier)), ("budget", .double(configuration.runtimeBudget)),
+                ("simulated", .bool(simulated)), ("earliestBeginDate", .schedulerDate(request.earliestBeginDate)),
+                ("plannedLaunch", .schedulerDate(request.opportunity)),
+            ])
+        if entered {
+            running = grant
+        } else {
+            trace.add(
+                now, "os.launch.dropped",
+                [("identifier", .string(request.identifier)), ("reason", .string("no handler registered in time"))])
+        }
+        return grant
+    }
+
+    private mutating func kill(_ run: BackgroundLaunch, at instant: Date? = nil, reason: String) {
+        let at = instant ?? run.deadline ?? run.startedAt
+        trace.add(at, "os.app.killed", [("identifier", .string(run.identifier)), ("reason", .string(reason))])
+        running = nil
+        processRunning = false
+        launchPhase = false
+        processRegistered = []
+    }
+
+    private mutating func crash(_ crash: LaunchHandlerCrash, at now: Date) -> LaunchHandlerCrash {
+        trace.add(now, "os.app.crashed", [("message", .string(crash.message))])
+        running = nil
+        processRunning = false
+        launchPhase = false
+        processRegistered = []
+        return crash
+    }
+
+    private mutating func reject(_ error: SchedulerError, _ identifier: String, _ now: Date) -> SchedulerFailure {
+        trace.add(
+            now, "os.request.rejected",
+            [
+                ("identifier", .string(identifier)), ("code", .int(Int64(error.code))), ("error", .string(error.name)),
+                ("reason", .string(error.reason)),
+            ])
+        return .rejected(error)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One process per state dir and per ipc endpoint.
+///
+/// libzmq unlinks whatever is at an ipc path before it binds (zeromq-facts.md pitfall 2), so a
+/// second phone on the same endpoint would silently take it over, and an endpoint that names an
+/// ordinary file would destroy it. These checks run before binding or writing anything.
+enum SingleInstance {
+    /// Holds an exclusive `flock` on `<dir>/.lock` for the life of the process.
+    /// - Returns: the lock's file descriptor (keep it open), or a message naming the holder.
+    static func lockStateDirectory(_ directory: String, program: String) -> Result<Int32, FileError> {
+        let path = directory + "/.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            return .failure(FileError(path: path, reason: "cannot open lock file: \(String(cString: strerror(errno)))"))
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            let holder =
+                count > 0
+                ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                : "?"
+            close(fd)
+            return .failure(
+                FileError(
+                    path: directory, reason: "in use by another \(program) (pid \(holder)); one process per state dir"))
+        }
+        _ = ftruncate(fd, 0)
+        let pid = "\(getpid())\n"
+        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        return .success(fd)
+    }
+
+    /// For `ipc://PATH`: nil when binding is safe (nothing there, or a stale socket nobody
+    /// listens on); otherwise why not (a live socket, or a path that is not a socket).
+    static func ipcBindProblem(_ endpoint: String) -> String? {
+        guard endpoint.hasPrefix("ipc://") else { return nil }
+        let path = String(endpoint.dropFirst("ipc://".count))
+        guard !path.hasPrefix("@") else { return nil }  // Linux abstract namespace: no file
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            return "\(path) exists and is not a socket; refusing to replace it"
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return connected == 0 ? "another process is listening on \(path)" : nil
+    }
+
+    /// Removes the socket file of an ipc endpoint this process bound, on a clean exit.
+    static func removeSocketFile(_ endpoint: String) {
+        guard endpoint.hasPrefix("ipc://") else { return }
+        let path = String(endpoint.dropFirst("ipc://".count))
+        var info = stat()
+        if !path.hasPrefix("@"), lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK {
+            unlink(path)
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+/// The Android scenarios of shared/cases/scheduler.md (WorkManager on JobScheduler).
+@Suite("Simulated Android WorkManager")
+struct SchedulerAndroidTests {
+    typealias F = SchedulerFixture
+    let id = F.refreshID
+    let t0 = F.start
+
+    /// Seconds each launch actually ran: the full duration, or the budget when the OS stopped it.
+    static func ran(_ launch: BackgroundLaunch, _ duration: TimeInterval) -> TimeInterval {
+        min(duration, launch.budget ?? duration)
+    }
+
+    /// The most run time any rolling `window` holds (the maximum is reached where a window starts
+    /// at a run's start or ends at a run's end).
+    static func maxUse(_ runs: [(start: Date, seconds: TimeInterval)], window: TimeInterval) -> TimeInterval {
+        var edges = runs.map(\.start)
+        edges += runs.map { $0.start.addingTimeInterval($0.seconds - window) }
+        return edges.map { from in
+            let to = from.addingTimeInterval(window)
+            return runs.reduce(0) { total, run in
+                let end = run.start.addingTimeInterval(run.seconds)
+                return total + max(0, min(end, to).timeIntervalSince(max(run.start, from)))
+            }
+        }.max() ?? 0
+    }
+
+    /// The most launches whose start falls in any rolling `window`.
+    static func maxCount(_ starts: [Date], window: TimeInterval) -> Int {
+        starts.map { s in starts.filter { $0 >= s && $0 < s.addingTimeInterval(window) }.count }.max() ?? 0
+    }
+
+    // MARK: Periodic timing
+
+    @Test("Scenario: interval 10 s -> effective 15 min; runs every 15 min after the previous run")
+    func minimumInterval() throws {
+        let config = AndroidWorkScheduler.Configuration(repeatInterval: 10)
+        #expect(config.effectiveRepeatInterval == 900)
+        #expect(config.effectiveFlex == 900)
+        var s = AndroidWorkScheduler(configuration: config)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(6 * 3600)) { _, _ in (5, .success) }
+        #expect(launches.first?.startedAt == t0)
+        let gaps = zip(launches, launches.dropFirst()).map { $1.startedAt.timeIntervalSince($0.startedAt) }
+        #expect(!gaps.isEmpty && gaps.allSatisfy { $0 == 905 })
+        #expect(launches.allSatisfy { $0.runAttemptCount == 0 && $0.budget == nil && $0.expirationWarning == 0 })
+    }
+
+    @Test("Flex: the first run opens the first flex window; later runs come an interval after the last")
+    func flexWindow() throws {
+        var s = F.android(interval: 3600, flex: 600)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        #expect(s.nextLaunch(after: t0) == t0.addingTimeInterval(3000))
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(4 * 3600)) { _, _ in (10, .success) }
+        #expect(launches.map { $0.startedAt.timeIntervalSince(t0) } == [3000, 6610, 10_220, 13_830])
+        #expect(AndroidWorkScheduler.Configuration(repeatInterval: 3600, flex: 60).effectiveFlex == 300)
+        #expect(AndroidWorkScheduler.Configuration(repeatInterval: 3600, flex: 7200).effectiveFlex == 3600)
+    }
+
+    @Test("earliestBeginDate becomes the initial delay; KEEP leaves enqueued work unchanged")
+    func initialDelayAndKeep() throws {
+        var s = F.android()
+        try s.submit(identifier: id, earliestBeginDate: t0.addingTimeInterval(7200), at: t0)
+        #expect(s.nextLaunch(after: t0) == t0.addingTimeInterval(7200))
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0.addingTimeInterval(60))
+        #expect(s.nextLaunch(after: t0) == t0.addingTimeInterval(7200))
+        #expect(F.names(s.drainTrace()) == ["os.work.enqueued", "os.work.kept"])
+        #expect(try s.register(identifier: id, at: t0))
+    }
+
+    // MARK: Backoff and retries
+
+    @Test("EXPONENTIAL backoff: min(30 s × 2^(n-1), 5 h) after the n-th retry")
+    func exponentialSequence() throws {
+        let expected: [TimeInterval] = [30, 60, 120, 240, 480, 960, 1920, 3840, 7680, 15_360, 18_000, 18_000]
+        #expect((1...12).map { BackoffPolicy.exponential.delay(afterRetry: $0) } == expected)
+        #expect(BackoffPolicy.exponential.delay(afterRetry: 10_000) == 18_000)
+
+        var s = F.android(policy: .exponential)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(3 * F.day)) { _, launch in
+            launch.runAttemptCount < 12 ? (1, .retry) : nil
+        }
+        #expect(launches.prefix(13).map(\.runAttemptCount) == Array(0...12))
+        let gaps = zip(launches, launches.dropFirst()).prefix(12).map {
+            $1.startedAt.timeIntervalSince($0.startedAt) - 1
+        }
+        #expect(gaps == expected)
+    }
+
+    @Test("LINEAR backoff: min(30 s × n, 5 h)")
+    func linearSequence() throws {
+        #expect((1...5).map { BackoffPolicy.linear.delay(afterRetry: $0) } == [30, 60, 90, 120, 150])
+        #expect(BackoffPolicy.linear.delay(afterRetry: 599) == 17_970)
+        #expect(BackoffPolicy.linear.delay(afterRetry: 600) == 18_000)
+        #expect(BackoffPolicy.linear.delay(afterRetry: 601) == 18_000)
+        #expect(BackoffPolicy(rawValue: "LINEAR") == .linear)
+
+        var s = F.android(policy: .linear)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(3600)) { _, launch in
+            launch.runAttemptCount < 4 ? (1, .retry) : nil
+        }
+        let gaps = zip(launches, launches.dropFirst()).map { $1.startedAt.timeIntervalSince($0.startedAt) - 1 }
+        #expect(gaps == [30, 60, 90, 120])
+    }
+
+    @Test(
+        "Success and failure reset runAttemptCount and move to the next period",
+        arguments: [RunOutcome.success, .failure])
+    func resetAfterResult(outcome: RunOutcome) throws {
+        var s = F.android()
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        var outcomes: [RunOutcome] = [.retry, .retry, outcome]
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(2000)) { _, _ in
+            outcomes.isEmpty ? nil : (10, outcomes.removeFirst())
+        }
+        #expect(launches.map(\.runAttemptCount) == [0, 1, 2, 0])
+        let last = launches[3].startedAt.timeIntervalSince(launches[2].startedAt)
+        #expect(last == 10 + 900)
+        #expect(s.runAttemptCount(of: id) == 1)  // the fourth run is in flight
+    }
+
+    @Test(
+        "Seed 003's worker: network errors retry while runAttemptCount < 3 (4 runs), then fail; other errors fail",
+        arguments: [
+            (nil, 0, RunOutcome.success), (nil, 5, .success), (true, 0, .retry), (true, 1, .retry), (true, 2, .retry),
+            (true, 3, .failure), (true, 4, .failure), (false, 0, .failure), (false, 2, .failure),
+        ] as [(Bool?, Int, RunOutcome)])
+    func workerRule(networkError: Bool?, attempt: Int, expected: RunOutcome) {
+        #expect(WorkerRetryRule.result(networkError: networkError, runAttemptCount: attempt) == expected)
+    }
+
+    @Test("Seed 003's worker under WorkManager: 4 runs 30 s, 60 s, 120 s apart, then the next period")
+    func workerRuleDriven() throws {
+        var s = F.android()
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        var results: [RunOutcome] = []
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(1130)) { _, launch in
+            let r = WorkerRetryRule.result(networkError: true, runAttemptCount: launch.runAttemptCount)
+            results.append(r)
+            return (2, r)
+        }
+        #expect(results == [.retry, .retry, .retry, .failure, .retry])
+        #expect(launches.map(\.runAttemptCount) == [0, 1, 2, 3, 0])
+        let gaps = zip(launches, launches.dropFirst()).map { $1.startedAt.timeIntervalSince($0.startedAt) - 2 }
+        #expect(gaps == [30, 60, 120, 900])
+    }
+
+    // MARK: Standby buckets
+
+    @Test("Scenario: rare bucket on battery, 4-minute runs -> at most 2 full runs per rolling 24 h")
+    func rareBucketOnBattery() throws {
+        var s = F.android(bucket: .rare)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(4 * F.day)) { _, _ in (240, .success) }
+        let full = launches.filter { ($0.budget ?? .infinity) >= 240 }
+        #expect(Self.maxCount(full.map(\.startedAt), window: F.day) == 2)
+        #expect(full.count >= 5, "only \(full.count) full runs in 4 days")
+        let runs = launches.map { (start: $0.startedAt, seconds: Self.ran($0, 240)) }
+        #expect(Self.maxUse(runs, window: F.day) <= 600 + 1e-6)
+        #expect(Self.maxCount(launches.map(\.startedAt), window: F.day) <= 3)
+        #expect(launches.first?.budget == 600)
+        let trace = s.drainTrace()
+        let stopped = trace.filter { $0.event.name == "os.work.stopped" }
+        #expect(!stopped.isEmpty)
+        #expect(stopped.allSatisfy { $0.event["reason"] == .string("quota") })
+    }
+
+    @Test("Scenario: the same rare bucket while charging has no limit")
+    func rareBucketCharging() throws {
+        var s = F.android(bucket: .rare)
+        s.setCharging(true, at: t0)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(F.day)) { _, _ in (240, .success) }
+        #expect(launches.count == 76)  // every 19 min: 4 min run + 15 min interval
+        #expect(launches.allSatisfy { $0.budget == nil })
+        // Runs while charging use no quota: unplugged, the full 10 minutes are there.
+        let unplugged = t0.addingTimeInterval(F.day)
+        s.setCharging(false, at: unplugged)
+        #expect(s.quotaRemaining(at: unplugged) == 600)
+    }
+
+    @Test("Restricted bucket: one run per rolling day")
+    func restrictedOncePerDay() throws {
+        var s = F.android(bucket: .restricted)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(3 * F.day)) { _, _ in (60, .success) }
+        // Each run waits for the previous day's session to leave the window: 0, 1 d + 60 s, 2 d + 120 s.
+        #expect(launches.map { $0.startedAt.timeIntervalSince(t0) } == [0, F.day + 60, 2 * F.day + 120])
+        #expect(Self.maxCount(launches.map(\.startedAt), window: F.day) == 1)
+    }
+
+    @Test(
+        "working_set: at most 10 min of runs per rolling 2 h; frequent: per 8 h",
+        arguments: [
+            (StandbyBucket.workingSet, 7200.0), (.frequent, 28_800.0),
+        ])
+    func timeQuota(bucket: StandbyBucket, window: TimeInterval) throws {
+        var s = F.android(bucket: bucket)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(2 * F.day)) { _, _ in (240, .success) }
+        let runs = launches.map { (start: $0.startedAt, seconds: Self.ran($0, 240)) }
+        #expect(Self.maxUse(runs, window: window) <= 600 + 1e-6)
+        #expect(Self.maxUse(runs, window: window) >= 570)
+    }
+
+    @Test("A run stopped by quota is not a success: the attempt counts and it is tried again when quota returns")
+    func stoppedByQuota() throws {
+        var s = F.android(bucket: .rare)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let firstValue = s.takeLaunch(at: t0)
+        let first = try #require(firstValue)
+        #expect(first.budget == 600)
+        s.complete(first, outcome: .success, duration: 700, at: t0.addingTimeInterval(700))
+        let stopValue = s.drainTrace().first { $0.event.name == "os.work.stopped" }
+        let stop = try #require(stopValue)
+        #expect(stop.at == t0.addingTimeInterval(600))
+        #expect(s.runAttemptCount(of: id) == 1)
+        let next = try #require(s.nextLaunch(after: t0.addingTimeInterval(700)))
+        #expect(next == t0.addingTimeInterval(30 + F.day))  // 30 s of the run aged out: the in-quota buffer
+        let secondValue = s.takeLaunch(at: next)
+        let second = try #require(secondValue)
+        #expect(second.runAttemptCount == 1)
+        #expect(second.budget == 30)
+        // Never reported: the OS stops it at the budget on its own.
+        s.setCharging(false, at: next.addingTimeInterval(120))
+        #expect(s.drainTrace().contains { $0.event.name == "os.work.stopped" && $0.at == next.addingTimeInterval(30) })
+    }
+
+    // MARK: Conditions
+
+    @Test("Force stop: no runs until the user opens the app")
+    func forceStop() throws {
+        var s = F.android()
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        s.forceQuit(at: t0)
+        #expect(s.nextLaunch(after: t0) == nil)
+        #expect(F.drive(&s, from: t0, to: t0.addingTimeInterval(F.day)) { _, _ in (5, .success) }.isEmpty)
+        s.appLaunched(at: t0.addingTimeInterval(F.day), byUser: false)
+        #expect(s.nextLaunch(after: t0) == nil)
+        s.appLaunched(at: t0.addingTimeInterval(F.day), byUser: true)
+        #expect(s.nextLaunch(after: t0.addingTimeInterval(F.day)) == t0.addingTimeInterval(F.day))
+    }
+
+    @Test("Battery Saver defers runs unless charging; background off stops them")
+    func batterySaverAndOff() throws {
+        var s = F.android()
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        s.setLowPowerMode(true, at: t0)
+        #expect(s.nextLaunch(after: t0) == nil)
+        s.setCharging(true, at: t0)
+        #expect(s.nextLaunch(after: t0) == t0)
+        s.setBackgroundRefreshEnabled(false, at: t0)
+        #expect(s.nextLaunch(after: t0) == nil)
+        #expect(s.takeLaunch(at: t0) == nil)
+    }
+
+    @Test("simulateLaunch (jobscheduler run -f): WorkManager refuses a periodic run before its time")
+    func simulateLaunch() throws {
+        var s = F.android()
+        #expect(s.simulateLaunch(identifier: id, at: t0) == nil)
+        try s.submit(identifier: id, earliestBeginDate: t0.addingTimeInterval(3600), at: t0)
+        #expect(s.simulateLaunch(identifier: id, at: t0) == nil)
+        s.setLowPowerMode(true, at: t0)
+        let forcedValue = s.simulateLaunch(identifier: id, at: t0.addingTimeInterval(3600))
+        let forced = try #require(forcedValue)
+        #expect(forced.simulated && forced.runAttemptCount == 0)
+    }
+
+    @Test("Status shows bucket, quota and the next run")
+    func status() throws {
+        var s = F.android(bucket: .rare)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let status = Dictionary(s.status(), uniquingKeysWith: { a, _ in a })
+        #expect(status["platform"] == .string("android"))
+        #expect(status["bucket"] == .string("rare"))
+        #expect(status["quotaRemaining"] == .double(600))
+        #expect(status["nextLaunch"] == .date(t0))
+        #expect(status["runAttemptCount"] == .int(0))
+    }
+}
