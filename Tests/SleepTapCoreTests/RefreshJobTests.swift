@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+/// A provider with a fixed cost and result, to steer the weather step.
+struct FixedWeather: WeatherProvider {
+    var name = "fixed"
+    var cost: TimeInterval
+    var error: WeatherError?
+    func forecast(for location: Coordinate, now: Date) -> (result: Result<Forecast, WeatherError>, cost: TimeInterval) {
+        if let error { return (.failure(error), cost) }
+        return (.success(Forecast(fetchedAt: now, location: location, source: name, hours: [])), cost)
+    }
+}
+
+/// The consolidated job (seed 000) and the seeded in-process runs of phone and watch.
+@Suite("Consolidated refresh job and in-process simulation")
+struct RefreshJobTests {
+    static let zone = TimeZone(identifier: "America/New_York")!
+    static let berlin = Coordinate(latitude: 52.52, longitude: 13.405)!
+    static let identifier = PhoneAppConfiguration().taskIdentifier
+    /// Thu 2025-03-06 12:00 EST: the seed's week, crossing spring-forward.
+    static let start = ISO8601.date("2025-03-06T17:00:00Z")!
+
+    static func iOS(_ mode: RegistrationMode, seed: UInt64 = 1, budget: TimeInterval = 30) -> IOSBackgroundScheduler {
+        var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [identifier])
+        configuration.registrationMode = mode
+        configuration.runtimeBudget = budget
+        return IOSBackgroundScheduler(configuration: configuration, seed: seed)
+    }
+
+    static func app(
+        scheduler: any BackgroundScheduler, weather: any WeatherProvider = OfflineWeatherProvider(seed: 9),
+        costs: StepCosts = StepCosts()
+    ) -> PhoneApp {
+        var configuration = PhoneAppConfiguration()
+        configuration.stepCosts = costs
+        return PhoneApp(
+            state: PhoneSyncState(deviceSeed: 7), scheduler: scheduler, weather: weather, schedule: .everyDayAtSeven,
+            zone: zone, location: berlin, configuration: configuration)
+    }
+
+    static func names(_ effects: [PhoneEffect]) -> [String] {
+        effects.compactMap { if case .emit(let event) = $0 { event.name } else { nil } }
+    }
+
+    static func event(_ name: String, in effects: [PhoneEffect]) -> Event? {
+        effects.lazy.compactMap { if case .emit(let event) = $0, event.name == name { event } else { nil } }.first
+    }
+
+    @Test(
+        "30 virtual days with early registration: the job runs, in order, and the watch never runs out",
+        arguments: [1, 2, 3] as [UInt64])
+    func earlyRegistrationMonth(seed: UInt64) {
+        var simulation = Simulation(
+            app: Self.app(scheduler: Self.iOS(.early, seed: seed)), early: true,
+            bedAt: LocalTime(hour: 22, minute: 30)!,
+            manualWake: LocalTime(hour: 7, minute: 0)!)
+        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(30 * 86_400))
+        let entered = simulation.events("handler.entered")
+        #expect(entered.count >= 25, "seed \(seed): only \(entered.count) background runs in 30 days")
+        #expect(simulation.events("fallback.manual_entry").isEmpty, "seed \(seed)")
+        #expect(simulation.events("bed.wake_time").count == 30, "seed \(seed)")
+        // Never before earliestBeginDate: each run starts at or after the last submitted earliest date.
+        var lastEarliest: Date?
+        for (at, event) in simulation.log.filter({ $0.source == "phone" }).map({ ($0.at, $0.event) }) {
+            if event.name == "renew.submitted", case .date(let earliest)? = event["earliestBeginDate"] {
+                lastEarliest = earliest
+            }
+            if event.name == "handler.entered", let earliest = lastEarliest, event["simulated"] == .bool(false) {
+                #expect(at >= earliest, "seed \(seed): run at \(at) before earliestBeginDate \(earliest)")
+            }
+        }
+        // Job order inside every run: renew, then notices and dates, then weather, then completion.
+        let phoneNames = simulation.log.filter { $0.source == "phone" }.map(\.event.name)
+        var index = 0
+        while let enteredAt = phoneNames[index...].firstIndex(of: "handler.entered") {
+            guard let completedAt = phoneNames[enteredAt...].firstIndex(of: "handler.completed") else { break }
+            let run = Array(phoneNames[enteredAt...completedAt])
+            let order = ["renew.submitted", "batch.generated"].compactMap { run.firstIndex(of: $0) }
+            #expect(order.count == 2 && order == order.sorted(), "seed \(seed): \(run)")
+            if let weather = run.firstIndex(where: { $0.hasPrefix("weather.") }),
+                let batch = run.firstIndex(of: "batch.generated")
+            {
+                #expect(batch < weather, "seed \(seed): weather before dates in \(run)")
+            }
+            index = completedAt + 1
+        }
+        // The run history keeps the last 30 and measures staleness.
+        #expect(simulation.app.state.refreshLog.history.count == 30)
+        let staleness = simulation.app.state.refreshLog.stalenessHours(at: Self.start.addingTimeInterval(30 * 86_400))
+        #expect(staleness.map { $0 < 48 } == true, "seed \(seed): staleness \(String(describing: staleness))")
+    }
+
+    @Test(
+        "late-silent (SwiftUI .backgroundTask, seed 000): submit succeeds, zero handler.entered, manual entry on night 8"
+    )
+    func lateSilent() {
+        var simulation = Simulation(
+            app: Self.app(scheduler: Self.iOS(.lateSilent)), early: false, bedAt: LocalTime(hour: 22, minute: 30)!,
+            manualWake: LocalTime(hour: 7, minute: 0)!)
+        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(30 * 86_400))
+        #expect(simulation.events("handler.entered").isEmpty)
+        #expect(!simulation.events("renew.submitted").isEmpty, "submit must succeed")
+        #expect(simulation.events("submit.failed").isEmpty)
+        #expect(!simulation.events("os.launch.dropped").isEmpty, "the OS tried: the handler was not there")
+        let taps = simulation.log.filter { ["bed.wake_time", "fallback.manual_entry"].contains($0.event.name) }
+        #expect(taps.prefix(7).allSatisfy { $0.event.name == "bed.wake_time" })
+        #expect(taps.count > 8 && taps[7].event.name == "fallback.manual_entry")
+        #expect(taps[7].at == ISO8601.date("2025-03-14T02:30:00Z"))  // Thu Mar 13 22:30 EDT
+    }
+
+    @Test("late-silent, then the user opens the app once: the dates are refilled, the background still never runs")
+    func lateSilentThenOpen() {
+        let open = ISO8601.date("2025-03-14T12:00:00Z")!
+        var simulation = Simulation(
+            app: Self.app(scheduler: Self.iOS(.lateSilent)), early: false, bedAt: LocalTime(hour: 22, minute: 30)!,
+            manualWake: LocalTime(hour: 7, minute: 0)!, userOpens: [open])
+        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(16 * 86_400))
+        let fallbacks = simulation.events("fallback.manual_entry").map(\.at)
+        #expect(fallbacks.first == ISO8601.date("2025-03-14T02:30:00Z"))
+        // Opened Fri Mar 14 08:00 EDT: wake-ups Mar 15-21, so the next fallback is the Mar 21 bed tap.
+        #expect(fallbacks.dropFirst().first == ISO8601.date("2025-03-22T02:30:00Z"), "refilled for 7 more nights")
+        #expect(simulation.events("handler.entered").isEmpty)
+    }
+
+    @Test("late-crash: registration after launch kills the app with the launch-handler error")
+    func lateCrash() {
+        var app = Self.app(scheduler: Self.iOS(.lateCrash))
+        let effects = app.launch(at: Self.start, byUser: true, early: false)
+        let crash = Self.event("app.crashed", in: effects)
+        #expect(
+            crash?["message"] == .string("All launch handlers must be registered before application finishes launching")
+        )
+        #expect(!Self.names(effects).contains("batch.generated"))
+        #expect(!Self.names(effects).contains("renew.submitted"))
+        #expect(app.nextBackgroundLaunch(after: Self.start) == nil)
+    }
+
+    @Test(
+        "Scenario 4: budget 3 s, renew 0.1, notices 0.5, dates 2, weather 2: renewed, notices done, dates cut, weather skipped"
+    )
+    func scenarioFourBudget() throws {
+        var app = Self.app(
+            scheduler: Self.iOS(.early, budget: 3), weather: FixedWeather(cost: 2),
+            costs: StepCosts(renew: 0.1, notices: 0.5, dates: 2, sunlight: 0.05))
+        _ = app.launch(at: Self.start, byUser: true, early: true)
+        // 10:00 EST Friday: inside the weather window.
+        let effects = app.simulateLaunch(at: ISO8601.date("2025-03-07T15:00:00Z")!)
+        let names = Self.names(effects)
+        #expect(names.first(where: { $0 != "handler.registered" && !$0.hasPrefix("os.") }) == "handler.entered")
+        #expect(names.contains("renew.submitted"))
+        #expect(names.contains("notification.added"))
+        #expect(!names.contains("batch.generated"), "dates do not fit before the expiration warning")
+        #expect(!names.contains { $0.hasPrefix("weather.") })
+        let expired = try #require(Self.event("handler.expired", in: effects))
+        #expect(expired["step"] == .string("dates"))
+        #expect(Self.event("handler.completed", in: effects)?["success"] == .bool(false))
+        #expect(!names.contains("os.app.killed"))
+        #expect(
+            app.nextBackgroundLaunch(after: ISO8601.date("2025-03-07T15:00:10Z")!) != nil, "the next request is pending"
+        )
+    }
+
+    @Test("A slow weather provider makes the task expire after renew and dates; the next request is still pending")
+    func slowWeatherExpires() throws {
+        var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 45))
+        _ = app.launch(at: Self.start, byUser: true, early: true)
+        let now = ISO8601.date("2025-03-07T15:00:00Z")!
+        let effects = app.simulateLaunch(at: now)
+        let names = Self.names(effects)
+        let renew = try #require(names.firstIndex(of: "renew.submitted"))
+        let dates = try #require(names.firstIndex(of: "batch.generated"))
+        let expired = try #require(names.firstIndex(of: "handler.expired"))
+        #expect(renew < dates && dates < expired)
+        #expect(Self.event("handler.expired", in: effects)?["step"] == .string("weather"))
+        #expect(!names.contains("weather.fetched"))
+        #expect(Self.event("handler.completed", in: effects)?["success"] == .bool(false))
+        #expect(app.state.outbox?.seq == 2, "what finished stays done")
+        #expect(app.nextBackgroundLaunch(after: now.addingTimeInterval(60)) != nil, "the next request is pending")
+        #expect(app.state.refreshLog.history.last?.success == false)
+    }
+
+    @Test("Weather: background only in 06:00-18:00; the foreground refreshes an expired cache at any hour")
+    func weatherWindow() {
+        var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 0.2))
+        // 20:00 EST: outside the window.
+        let evening = ISO8601.date("2025-03-07T01:00:00Z")!
+        _ = app.launch(at: Self.start, byUser: true, early: true)
+        let background = app.simulateLaunch(at: evening)
+        #expect(Self.event("weather.skipped", in: background)?["reason"] == .string("outside 06:00-18:00"))
+        let foreground = app.foregroundRefresh(at: evening.addingTimeInterval(7 * 3_600), reason: "open")
+        #expect(Self.event("weather.fetched", in: foreground)?["reason"] == .string("expired"))
+        let again = app.foregroundRefresh(at: evening.addingTimeInterval(8 * 3_600), reason: "open")
+        #expect(Self.event("weather.skipped", in: again)?["reason"] == .string("fresh"))
+        #expect(Self.names(again).contains("batch.generated"))
+    }
+
+    @Test("Background App Refresh off: submit.failed with the reason, and no background run in 7 days")
+    func refreshOff() {
+        var scheduler = Self.iOS(.early)
+        scheduler.setBackgroundRefreshEnabled(false, at: Self.start)
+        var simulation = Simulation(
+            app: Self.app(scheduler: scheduler), early: true, bedAt: LocalTime(hour: 22, minute: 30)!,
+            manualWake: LocalTime(hour: 7, minute: 0)!)
+        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(8 * 86_400))
+        let failed = simulation.events("submit.failed")
+        #expect(failed.first?.event["error"] == .string("unavailable"))
+        #expect(simulation.events("handler.entered").isEmpty)
+        #expect(simulation.events("fallback.manual_entry").first?.at == ISO8601.date("2025-03-14T02:30:00Z"))
+    }
+
+    @Test("Android: a network error in the weather step retries (seed 003's worker rule), other errors fail")
+    func androidRetry() {
+        for (error, outcome) in [
+            (WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure"),
+        ] {
+            var app = Self.app(
+                scheduler: AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)),
+                weather: FixedWeather(cost: 1, error: error))
+            _ = app.launch(at: Self.start, byUser: true, early: true)
+            var effects: [PhoneEffect] = []
+            var now = Self.start
+            for _ in 0..<5 where Self.event("handler.completed", in: effects) == nil {
+                guard let due = app.nextBackgroundLaunch(after: now) else { break }
+                now = due
+                effects = app.backgroundLaunchDue(at: due, early: true)
+            }
+            #expect(Self.event("handler.completed", in: effects)?["outcome"] == .string(outcome), "\(error)")
+        }
+    }
+}
