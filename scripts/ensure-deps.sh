@@ -9,7 +9,7 @@ missing=()
 pkg-config --exists libzmq 2>/dev/null || missing+=(libzmq3-dev pkg-config)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ "${SLEEPTAP_WITH_PYTHON:-0}" = 1 ]; then
-  python3 -c 'import zmq' >/dev/null 2>&1 || missing+=(python3 python3-zmq)
+  /usr/bin/python3 -c 'import zmq' >/dev/null 2>&1 || missing+=(python3 python3-zmq)
 fi
 
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -1,5 +1,5 @@
-public import Foundation
-public import SleepTapCore
+import Foundation
+import SleepTapCore
 import ZeroMQ
 
 /// The `phone` process: wires `PhoneApp` (the consolidated refresh job on a simulated OS
@@ -355,9 +355,12 @@ public final class PhoneRuntime {
                             continue
                         }
                         guard frames[0] == watchId else {
-                            let peer = String(decoding: frames[0], as: UTF8.self)
-                            output.emit(
-                                Event("message.rejected", [("reason", .string("unknown peer routing id \"\(peer)\""))]))
+                            let peer = clipped(String(decoding: frames[0], as: UTF8.self))
+                            let reason = "unknown peer routing id \"\(peer)\""
+                            output.emit(Event("message.rejected", [("reason", .string(reason))]))
+                            // Tell the stranger (a watch with the wrong --id) why nothing happens.
+                            let reply = WireCodec.encode(.error(reason: reason + "; this phone delivers to another id"))
+                            try? router.send([frames[0], reply], dontWait: true)
                             continue
                         }
                         do throws(ProtocolError) {

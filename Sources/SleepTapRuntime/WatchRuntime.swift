@@ -1,5 +1,5 @@
-public import Foundation
-public import SleepTapCore
+import Foundation
+import SleepTapCore
 import ZeroMQ
 
 /// The `watch` process: wires `WatchCore` to a ZeroMQ DEALER (plus a socket monitor that

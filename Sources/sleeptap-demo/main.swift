@@ -88,7 +88,9 @@ func runDemo() -> Never {
          "wake": {"monday": "06:30", "tuesday": "06:30", "wednesday": "06:30", "thursday": "06:30",
                   "friday": "06:30", "saturday": "06:30", "sunday": "06:30"}}
         """
-    FileManager.default.createFile(atPath: schedulePath, contents: Data(schedule.utf8))
+    guard FileManager.default.createFile(atPath: schedulePath, contents: Data(schedule.utf8)) else {
+        fail("cannot write \(schedulePath)")
+    }
 
     let clockStart = "2025-03-06T17:00:00Z"
     let anchor = String(format: "%.3f", Date().timeIntervalSince1970)

@@ -19,7 +19,7 @@ struct ScheduleTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let path = "\(scenario.dir)/schedule.json"
-        FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("07:00").utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("07:00").utf8)))
         let clock = ["--clock-start", "2026-06-01T12:00:00Z", "--clock-speed", "1"]
         let phone = try scenario.phone(
             ["--schedule", path, "--time-zone", "Europe/Berlin", "--device-seed", "5"] + clock)
@@ -30,7 +30,7 @@ struct ScheduleTests {
         #expect(notices.first?.string("id") == "bedtime-2026-06-02")
         #expect(notices.first?.string("fireDate") == "2026-06-01T20:30:00Z")  // 22:30 CEST
 
-        FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("06:15", lead: 0).utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("06:15", lead: 0).utf8)))
         phone.send(line: "open")
         let changed = try phone.expect("schedule.changed")
         let second = try phone.expect("batch.generated", from: changed.index) { $0.int("seq") == 2 }
@@ -38,7 +38,8 @@ struct ScheduleTests {
         let renewed = phone.events[changed.index..<second.index].filter { $0.name == "notification.added" }
         #expect(renewed.first?.string("fireDate") == "2026-06-01T20:15:00Z")  // 06:15 - 8 h - 0
 
-        FileManager.default.createFile(atPath: path, contents: Data("{\"schemaVersion\": 1, \"wake\": {}}".utf8))
+        #expect(
+            FileManager.default.createFile(atPath: path, contents: Data("{\"schemaVersion\": 1, \"wake\": {}}".utf8)))
         phone.send(line: "open")
         let rejected = try phone.expect("schedule.rejected").event
         #expect(rejected.string("reason")?.contains("wake.sunday = (missing)") == true, "\(rejected)")

@@ -37,7 +37,7 @@ struct StateFileTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/phone.json"
         let garbage = Data("{\"lastSeq\": \"many\"".utf8)
-        FileManager.default.createFile(atPath: path, contents: garbage)
+        #expect(FileManager.default.createFile(atPath: path, contents: garbage))
         #expect {
             _ = try StateFile<PhoneSyncState>(path: path).load()
         } throws: { error in
@@ -62,7 +62,7 @@ struct StateFileTests {
         let dir = try Self.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/plain"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         #expect(throws: FileError(path: file, reason: "exists and is not a directory")) {
             try AtomicFile.ensureDirectory(file)
         }
