@@ -6,18 +6,24 @@ import SleepTapProcess
     import Glibc
 #endif
 
-// sleeptap-demo: the seed-000 story, end to end, as two real processes over an ipc socket in
-// accelerated virtual time. The phone sends a 7-day batch, the watch stores and acknowledges it,
-// the phone's refresh then stops, the watch uses one cached date per night until none is left,
-// falls back to manual entry on the 8th night, and one app open refills the dates.
+// sleeptap-demo: the field report's story, end to end, as two real processes over an ipc socket
+// in accelerated virtual time.
+//
+// Part 1, the bug: the phone registers its refresh handler too late (SwiftUI .backgroundTask on
+// iOS 26.6). Submitting succeeds, the OS launches the app for the refresh, and the handler is
+// never entered. The watch uses one cached date a night; on night 8 it asks for the wake time by
+// hand. Opening the phone app once refills the dates.
+// Part 2, the fix: the same phone registers early (AppDelegate). The consolidated job runs in the
+// background every morning (renew, notices and dates, weather) and the dates never run out.
 
 let usage = """
     usage: sleeptap-demo [--speed N] [--raw] [--keep]
 
     Runs phone and watch as two processes over ipc in a temp dir, in virtual time starting
-    Thu 2025-03-06 12:00 America/New_York (a week that crosses the spring-forward change).
+    Thu 2025-03-06 12:00 America/New_York (a week that crosses the spring-forward change):
+    first with the handler registered too late (the bug), then registered early (the fix).
 
-      --speed N   virtual seconds per wall second (default 28800: 8 virtual hours a second)
+      --speed N   virtual seconds per wall second, 600 to 200000 (default 43200: 12 h a second)
       --raw       also print every JSON event as it arrives
       --keep      keep the temp dir (state files, sockets) and print its path
       -h, --help  this text
@@ -30,8 +36,108 @@ let usage = """
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("sleeptap-demo: \(message)\n".utf8))
+    exit(1)
+}
+
+/// Turns events into sentences as they arrive (called on the children's reader threads).
+final class Narrator: @unchecked Sendable {
+    private let lock = NSLock()
+    private let formatter: DateFormatter
+    private let raw: Bool
+    private var night = 0
+    private var registrationPhase: String?
+
+    init(zone: TimeZone, raw: Bool) {
+        formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = zone
+        formatter.dateFormat = "EEE MMM d HH:mm zzz"
+        self.raw = raw
+    }
+
+    func local(_ iso: String?) -> String {
+        guard let iso, let date = try? Date(iso, strategy: .iso8601) else { return "?" }
+        return formatter.string(from: date)
+    }
+
+    func say(_ who: String, _ text: String) {
+        out("\(who.padding(toLength: 6, withPad: " ", startingAt: 0)) | \(text)")
+    }
+
+    func phone(_ event: ChildEvent) {
+        lock.lock()
+        defer { lock.unlock() }
+        if raw { out("         \(event.line)") }
+        let at = local(event.string("time"))
+        switch event.name {
+        case "handler.registered":
+            // Every launch registers again; say it once per way of registering.
+            let phase = event.string("phase") ?? "?"
+            if phase != registrationPhase {
+                registrationPhase = phase
+                say("phone", "\(at): registers its refresh handler (\(phase)); every launch does the same")
+            }
+        case "renew.submitted":
+            say(
+                "phone",
+                "\(at): asks the OS for a background refresh, not before \(local(event.string("earliestBeginDate")))")
+        case "submit.failed":
+            say("phone", "\(at): submit FAILED: \(event.string("reason") ?? "?")")
+        case "os.launch.dropped":
+            say(
+                "os",
+                "\(at): launches the app for the refresh, but no handler was registered in time: handler NEVER entered")
+        case "handler.entered":
+            say("phone", "\(at): background refresh, handler entered")
+        case "batch.generated":
+            say(
+                "phone",
+                "\(at): batch #\(event.int("seq") ?? 0): \(event.int("count") ?? 0) wake-ups, "
+                    + "\(local(event.string("first"))) ... \(local(event.string("last")))")
+        case "weather.fetched":
+            say("phone", "\(at): weather fetched (\(event.string("reason") ?? ""))")
+        case "handler.completed":
+            let success = event.fields["success"] as? Bool == true
+            say("phone", "\(at): handler completed, \(success ? "success" : "UNSUCCESSFUL")")
+        case "app.crashed":
+            say("phone", "\(at): CRASH: \(event.string("message") ?? "?")")
+        default:
+            break
+        }
+    }
+
+    func watch(_ event: ChildEvent) {
+        lock.lock()
+        defer { lock.unlock() }
+        if raw { out("         \(event.line)") }
+        let at = local(event.string("time"))
+        switch event.name {
+        case "batch.applied":
+            say(
+                "watch",
+                "\(at): stored batch #\(event.int("seq") ?? 0) on disk, then acked: dates through "
+                    + local(event.string("coverageEnd")))
+        case "bed.wake_time":
+            night += 1
+            say(
+                "watch",
+                "night \(night), \(at): bed -> alarm \(local(event.string("wakeTime"))) "
+                    + "(\(event.int("remaining") ?? 0) more cached)")
+        case "fallback.manual_entry":
+            night += 1
+            say("watch", "night \(night), \(at): bed -> NO cached date covers the coming wake-up: asks for it by hand")
+        case "manual.wake_time":
+            say("user", "types the wake time -> alarm \(local(event.string("wakeTime")))")
+        default:
+            break
+        }
+    }
+}
+
 func runDemo() -> Never {
-    var speed = 28_800.0
+    var speed = 43_200.0
     var raw = false
     var keep = false
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -39,13 +145,13 @@ func runDemo() -> Never {
         let flag = arguments.removeFirst()
         switch flag {
         case "-h", "--help":
-            out(usage)
+            print(usage)
             exit(0)
         case "--raw": raw = true
         case "--keep": keep = true
         case "--speed":
-            guard let text = arguments.first, let value = Double(text), value >= 60, value <= 200_000 else {
-                FileHandle.standardError.write(Data("sleeptap-demo: --speed needs a number from 60 to 200000\n".utf8))
+            guard let text = arguments.first, let value = Double(text), value >= 600, value <= 200_000 else {
+                FileHandle.standardError.write(Data("sleeptap-demo: --speed needs a number from 600 to 200000\n".utf8))
                 exit(64)
             }
             arguments.removeFirst()
@@ -56,30 +162,14 @@ func runDemo() -> Never {
         }
     }
 
-    func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("sleeptap-demo: \(message)\n".utf8))
-        exit(1)
-    }
-
     guard let phoneURL = ChildProcess.locate("phone"), let watchURL = ChildProcess.locate("watch") else {
         fail("cannot find the phone and watch executables next to this one; run `swift build` first")
     }
-
     let zone = TimeZone(identifier: "America/New_York")!
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = zone
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = zone
-    formatter.dateFormat = "EEE MMM d HH:mm zzz"
-    func local(_ iso: String?) -> String {
-        guard let iso, let date = try? Date(iso, strategy: .iso8601) else { return "?" }
-        return formatter.string(from: date)
-    }
+    let narrator = Narrator(zone: zone, raw: raw)
 
-    let template = FileManager.default.temporaryDirectory.appendingPathComponent("sleeptap-demo-XXXXXX").path
-    var templateBytes = Array(template.utf8CString)
-    guard let madeDir = mkdtemp(&templateBytes) else { fail("cannot create a temp dir") }
+    var template = Array("/tmp/sleeptap-demo-XXXXXX".utf8CString)
+    guard let madeDir = mkdtemp(&template) else { fail("cannot create a temp dir") }
     let dir = String(cString: madeDir)
     let endpoint = "ipc://\(dir)/phone.sock"
     let schedulePath = "\(dir)/schedule.json"
@@ -92,19 +182,14 @@ func runDemo() -> Never {
         fail("cannot write \(schedulePath)")
     }
 
-    let clockStart = "2025-03-06T17:00:00Z"
+    // Virtual time is Thu Mar 6 12:00 EST now, and runs on at `speed` in both processes.
     let anchor = String(format: "%.3f", Date().timeIntervalSince1970)
-    let clockFlags = ["--clock-start", clockStart, "--clock-speed", String(speed), "--clock-anchor", anchor]
-    let wait = 15.0 + 10 * 86_400 / speed
-
-    func say(_ who: String, _ text: String) {
-        out("\(who.padding(toLength: 6, withPad: " ", startingAt: 0)) | \(text)")
-    }
-    let printRaw: @Sendable (ChildEvent) -> Void = { event in out("         \(event.line)") }
-    let rawPrinter: (@Sendable (ChildEvent) -> Void)? = raw ? printRaw : nil
-
-    out("SleepTap demo: phone and watch as two processes over \(endpoint)")
-    out("virtual time starts \(local(clockStart)), \(Int(speed)) virtual seconds per wall second\n")
+    let clockFlags = [
+        "--clock-start", "2025-03-06T17:00:00Z", "--clock-speed", String(speed), "--clock-anchor", anchor,
+    ]
+    let wait = 20.0 + 10 * 86_400 / speed
+    let phoneArguments =
+        ["--endpoint", endpoint, "--state-dir", "\(dir)/phone", "--schedule", schedulePath] + clockFlags
 
     var children: [ChildProcess] = []
     func cleanUp() {
@@ -129,95 +214,58 @@ func runDemo() -> Never {
         }
         return found
     }
-
-    do {
-        let phone = try ChildProcess(
-            name: "phone", executable: phoneURL,
-            arguments: ["--endpoint", endpoint, "--state-dir", "\(dir)/phone", "--schedule", schedulePath] + clockFlags,
-            onEvent: rawPrinter)
-        children.append(phone)
-        say("phone", "the user opens the app: foreground refresh")
-        let generated = expect(phone, "batch.generated").event
-        say(
-            "phone",
-            "batch #\(generated.int("seq") ?? 0): \(generated.int("count") ?? 0) wake-ups, "
-                + "\(local(generated.string("first"))) ... \(local(generated.string("last")))")
-        say("", "(06:30 every day; the clocks spring forward on Sun Mar 9, and each date keeps 06:30)")
-
-        let watch = try ChildProcess(
-            name: "watch", executable: watchURL,
-            arguments: [
-                "--endpoint", endpoint, "--state-dir", "\(dir)/watch", "--time-zone", "America/New_York",
-                "--bed-at", "22:30", "--manual-wake", "06:30",
-            ] + clockFlags,
-            onEvent: rawPrinter)
-        children.append(watch)
-        let applied = expect(watch, "batch.applied").event
-        say(
-            "watch",
-            "stored batch #\(applied.int("seq") ?? 0) on disk (\(applied.int("count") ?? 0) dates, "
-                + "through \(local(applied.string("coverageEnd")))), then acknowledged it")
-        _ = expect(phone, "ack.received")
-        say("phone", "ack received: the watch holds batch #\(applied.int("seq") ?? 0)")
-
-        phone.stop()
-        say("phone", "now background refresh silently stops (the phone process is stopped): no more batches")
-        out("")
-
-        var from = 0
-        var night = 0
-        while true {
-            let (tap, index) = expect(watch, "bed.wake_time", from: from) { _ in true }
-            _ = tap
-            // Take whichever comes first in order: a cached wake time or the fallback.
-            let events = watch.events
-            let fallbackIndex = events[from...].firstIndex { $0.name == "fallback.manual_entry" }
-            if let fallbackIndex, fallbackIndex < index {
-                from = fallbackIndex
-                break
-            }
-            night += 1
-            say(
-                "watch",
-                "night \(night), \(local(tap.string("time"))): bed -> alarm \(local(tap.string("wakeTime")))"
-                    + " (\(tap.int("remaining") ?? 0) more cached)")
-            from = index + 1
-            if tap.int("remaining") == 0 {
-                let fallback = expect(watch, "fallback.manual_entry", from: from)
-                from = fallback.index
-                break
-            }
+    let narratePhone: @Sendable (ChildEvent) -> Void = { narrator.phone($0) }
+    let narrateWatch: @Sendable (ChildEvent) -> Void = { narrator.watch($0) }
+    func spawn(_ name: String, _ url: URL, _ arguments: [String]) -> ChildProcess {
+        do {
+            let child = try ChildProcess(
+                name: name, executable: url, arguments: arguments,
+                onEvent: name == "phone" ? narratePhone : narrateWatch)
+            children.append(child)
+            return child
+        } catch {
+            cleanUp()
+            fail("cannot start \(name): \(error)")
         }
-        let fallback = watch.events[from]
-        say(
-            "watch",
-            "night \(night + 1), \(local(fallback.string("time"))): bed -> NO cached date covers the coming wake-up")
-        say("watch", "asks for the wake time by hand (\(fallback.string("reason") ?? ""))")
-        let manual = expect(watch, "manual.wake_time", from: from).event
-        say("user", "types 06:30 -> alarm \(local(manual.string("wakeTime")))")
-        out("")
+    }
 
-        let reopened = try ChildProcess(
-            name: "phone", executable: phoneURL,
-            arguments: ["--endpoint", endpoint, "--state-dir", "\(dir)/phone", "--schedule", schedulePath] + clockFlags,
-            onEvent: rawPrinter)
-        children.append(reopened)
-        let refill = expect(reopened, "batch.generated").event
-        say(
-            "phone",
-            "the user opens the app once: batch #\(refill.int("seq") ?? 0), \(refill.int("count") ?? 0) wake-ups from \(local(refill.string("first")))"
-        )
-        let reapplied = expect(watch, "batch.applied", from: from) { $0.int("seq") == refill.int("seq") }.event
-        _ = expect(reopened, "ack.received") { $0.int("seq") == refill.int("seq") }
-        say(
-            "watch",
-            "stored and acknowledged batch #\(reapplied.int("seq") ?? 0): dates refilled through \(local(reapplied.string("coverageEnd")))"
-        )
-        out("\nThe \(night)-night cache hid the stopped refresh; night \(night + 1) asked for manual entry.")
-        cleanUp()
-    } catch {
-        cleanUp()
-        fail("cannot start a process: \(error)")
+    out("SleepTap demo: phone and watch as two processes over \(endpoint)")
+    out("virtual time from \(narrator.local("2025-03-06T17:00:00Z")), \(Int(speed)) virtual seconds per wall second")
+    out("\n== Part 1, the bug: the refresh handler is registered too late (SwiftUI .backgroundTask)\n")
+    let buggy = spawn("phone", phoneURL, phoneArguments + ["--registration", "late-silent"])
+    let watch = spawn(
+        "watch", watchURL,
+        [
+            "--endpoint", endpoint, "--state-dir", "\(dir)/watch", "--time-zone", "America/New_York",
+            "--bed-at", "22:30", "--manual-wake", "06:30",
+        ] + clockFlags)
+    let fallback = expect(watch, "fallback.manual_entry")
+    let manual = expect(watch, "manual.wake_time", from: fallback.index)
+    let nightsCovered = watch.events[..<fallback.index].filter { $0.name == "bed.wake_time" }.count
+    narrator.say("user", "opens the phone app once")
+    buggy.send(line: "open")
+    let refilled = expect(watch, "batch.applied", from: manual.index)
+    let dropped = buggy.events.filter { $0.name == "os.launch.dropped" }.count
+    let enteredBuggy = buggy.events.filter { $0.name == "handler.entered" }.count
+    buggy.stop()
+
+    out("\n== Part 2, the fix: the same app registers in didFinishLaunching (AppDelegate)\n")
+    let fixed = spawn("phone", phoneURL, phoneArguments + ["--registration", "early"])
+    // Seven more nights with the fixed phone.
+    var index = refilled.index
+    for _ in 0..<7 {
+        index = expect(watch, "bed.wake_time", from: index + 1).index
+    }
+    let fallbacksAfterFix = watch.events[refilled.index...].filter { $0.name == "fallback.manual_entry" }.count
+    let enteredFixed = fixed.events.filter { $0.name == "handler.entered" }.count
+    out("")
+    out("Summary")
+    out("  bug: \(enteredBuggy) handler.entered, \(dropped) OS launch(es) that never reached the handler;")
+    out("       the \(nightsCovered)-night cache hid it, night \(nightsCovered + 1) asked for manual entry")
+    out("  fix: \(enteredFixed) background runs in 7 nights, \(fallbacksAfterFix) manual entries")
+    cleanUp()
+    guard enteredBuggy == 0, nightsCovered == 7, fallbacksAfterFix == 0, enteredFixed > 0 else {
+        fail("the story did not play out as expected (see the summary)")
     }
     exit(0)
 }
