@@ -39,6 +39,7 @@ public final class ChildProcess: @unchecked Sendable {
     private var nonEventLines: [String] = []
     private var stderrData = Data()
     private var stdoutClosed = false
+    private var stderrClosed = false
     /// Called on the reader thread for each event, in order (optional live display).
     private let onEvent: (@Sendable (ChildEvent) -> Void)?
 
@@ -188,6 +189,23 @@ public final class ChildProcess: @unchecked Sendable {
             stderrData.append(chunk)
             condition.unlock()
         }
+        condition.lock()
+        stderrClosed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until both stdout and stderr reached end of file (the child exited and every byte
+    /// it wrote has been read). - Returns: false at the deadline.
+    @discardableResult
+    public func waitForOutputEnd(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !(stdoutClosed && stderrClosed) {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
     }
 
     /// The directory holding the running executable (where SwiftPM puts every product).

@@ -97,13 +97,70 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     ///   (the file is left in place, never overwritten).
     public func load() throws(FileError) -> Value? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw FileError(path: path, reason: "cannot be read")
+        return try decode(path)
+    }
+
+    /// What `loadRecovering` did about a bad state file.
+    public struct Recovery: Equatable, Sendable {
+        /// Why the file was refused.
+        public var reason: String
+        /// Where the bad file now is (`<path>.corrupt-<UTC time>`), nil if it was missing.
+        public var movedTo: String?
+        /// `previous copy` (the last good state, `<path>.prev`) or `clean start`.
+        public var source: String
+    }
+
+    /// Loads the state; a corrupt, truncated or invalid file is moved aside (never overwritten
+    /// or deleted) and the last good copy (`<path>.prev`) is used, or a clean start when there is
+    /// none. A missing file with a previous copy (a crash between the two renames of `save`)
+    /// recovers from that copy.
+    ///
+    /// - Parameter validate: a meaning check beyond decoding (nil = valid, else the reason).
+    /// - Returns: the value (nil = start clean) and what was recovered, if anything.
+    /// - Throws: `FileError` only when the file cannot even be read or moved (permissions, a
+    ///   directory in its place): then nothing is touched.
+    public func loadRecovering(validate: (Value) -> String?) throws(FileError) -> (value: Value?, recovery: Recovery?) {
+        let previous = path + ".prev"
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            guard FileManager.default.fileExists(atPath: previous), let value = try? decode(previous),
+                validate(value) == nil
+            else { return (nil, nil) }
+            return (
+                value,
+                Recovery(reason: "missing, with a previous copy beside it", movedTo: nil, source: "previous copy")
+            )
+        }
+        guard !isDirectory.boolValue, access(path, R_OK) == 0 else {
+            throw FileError(path: path, reason: "cannot be read (a directory, or no read permission)")
+        }
+        var reason: String
+        do {
+            let value = try decode(path)
+            guard let problem = validate(value) else { return (value, nil) }
+            reason = problem
+        } catch {
+            reason = error.reason
+        }
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let aside = "\(path).corrupt-\(stamp)"
+        guard rename(path, aside) == 0 else {
+            throw FileError(path: path, reason: "\(reason); cannot move it aside: \(String(cString: strerror(errno)))")
+        }
+        if FileManager.default.fileExists(atPath: previous), let value = try? decode(previous), validate(value) == nil {
+            return (value, Recovery(reason: reason, movedTo: aside, source: "previous copy"))
+        }
+        return (nil, Recovery(reason: reason, movedTo: aside, source: "clean start"))
+    }
+
+    private func decode(_ file: String) throws(FileError) -> Value {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw FileError(path: file, reason: "cannot be read")
         }
         do {
             return try Self.decoder.decode(Value.self, from: data)
         } catch {
-            throw FileError(path: path, reason: "not a valid state file (\(Self.describe(error)))")
+            throw FileError(path: file, reason: "not a valid state file (\(Self.describe(error)))")
         }
     }
 
@@ -114,6 +171,16 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
             data = try Self.encoder.encode(value)
         } catch {
             throw FileError(path: path, reason: "cannot encode state (\(error))")
+        }
+        // Keep the last good copy beside it: `.prev` becomes a hard link to the current file
+        // (atomically, through a temporary name), then the new state replaces the current one.
+        let previous = path + ".prev"
+        if FileManager.default.fileExists(atPath: path) {
+            let staging = previous + ".tmp-\(getpid())"
+            unlink(staging)
+            if link(path, staging) == 0 {
+                if rename(staging, previous) != 0 { unlink(staging) }
+            }
         }
         try AtomicFile.write(data, to: path)
     }

@@ -72,6 +72,8 @@ public struct PhoneOptions: Equatable, Sendable {
     public var os = OSOptions()
     /// The weather provider.
     public var weather = WeatherOptions()
+    /// Skip the ipc directory check (0700, owned by the user).
+    public var insecure = false
     /// The phone's location (default Berlin, 52.52 N 13.405 E).
     public var location = Coordinate(latitude: 52.52, longitude: 13.405)!
 
@@ -98,6 +100,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var bedAt: LocalTime?
     /// Simulated user: answer a manual-entry prompt with this time.
     public var manualWake: LocalTime?
+    /// Skip the ipc directory check (0700, owned by the user).
+    public var insecure = false
 }
 
 /// Either "print help" or "run with these options".
@@ -147,6 +151,9 @@ public enum CommandLineParser {
           --weather W           offline (default, deterministic), open-meteo, or a base URL
           --weather-cost SECS   virtual seconds an offline fetch costs (default: 0.3)
           --location LAT,LON    the phone's location in degrees (default: 52.52,13.405)
+          --insecure            allow an ipc socket in a directory other users can reach
+                                (by default the directory must be yours and mode 0700; a
+                                missing one is created 0700)
 
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
@@ -188,6 +195,7 @@ public enum CommandLineParser {
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
+          --insecure            allow an ipc socket in a directory other users can reach
           --clock-start, --clock-speed, --clock-anchor   as for phone (use the same values)
           -h, --help            this text
 
@@ -216,6 +224,7 @@ public enum CommandLineParser {
         var os = OSOptions()
         var weather = WeatherOptions()
         var location = PhoneOptions(endpoint: "", stateDirectory: "").location
+        var insecure = false
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -245,6 +254,7 @@ public enum CommandLineParser {
                 }
                 os.registration = mode
             case "--budget": os.budget = try reader.seconds(flag, in: 0.1...600)
+            case "--insecure": insecure = true
             case "--low-power": os.lowPower = true
             case "--refresh-off": os.backgroundRefresh = false
             case "--charging": os.charging = true
@@ -305,6 +315,7 @@ public enum CommandLineParser {
         options.os = os
         options.weather = weather
         options.location = location
+        options.insecure = insecure
         return .run(options)
     }
 
@@ -319,6 +330,7 @@ public enum CommandLineParser {
         var id = "watch"
         var bedAt: LocalTime?
         var manualWake: LocalTime?
+        var insecure = false
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -328,6 +340,7 @@ public enum CommandLineParser {
             case "--id": id = try reader.routingId(flag)
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)
+            case "--insecure": insecure = true
             default:
                 if try reader.clockFlag(flag, into: &clock) { continue }
                 throw UsageError("unknown option \(flag)")
@@ -344,6 +357,7 @@ public enum CommandLineParser {
         options.id = id
         options.bedAt = bedAt
         options.manualWake = manualWake
+        options.insecure = insecure
         return .run(options)
     }
 }

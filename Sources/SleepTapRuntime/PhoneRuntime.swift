@@ -53,15 +53,26 @@ public final class PhoneRuntime {
         defer { close(lock) }
         let stateFile = StateFile<PhoneSyncState>(path: options.stateDirectory + "/phone.json")
         let loaded: PhoneSyncState?
+        let recovery: StateFile<PhoneSyncState>.Recovery?
         do {
-            loaded = try stateFile.load()
+            (loaded, recovery) = try stateFile.loadRecovering { $0.validationProblem }
         } catch {
-            diagnose(program, "state file \(error); left untouched. Move it away to start clean.")
+            diagnose(program, "state file \(error); left untouched.")
             return ExitStatus.dataError
         }
-        if let problem = loaded?.validationProblem {
-            diagnose(program, "state file \(stateFile.path): \(problem); left untouched. Move it away to start clean.")
-            return ExitStatus.dataError
+        if let recovery {
+            diagnose(
+                program,
+                "state file \(stateFile.path): \(recovery.reason); "
+                    + (recovery.movedTo.map { "moved aside to \($0); " } ?? "")
+                    + "recovered from the \(recovery.source)")
+            output.emit(
+                Event(
+                    "state.recovered",
+                    [
+                        ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
+                        ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
+                    ]))
         }
 
         let context: Context
@@ -78,6 +89,10 @@ public final class PhoneRuntime {
             router.close()
             context.terminate()
             if bound { SingleInstance.removeSocketFile(options.endpoint) }
+        }
+        if !options.insecure, let problem = IPCDirectoryPolicy.problem(for: options.endpoint, create: true) {
+            diagnose(program, "refusing \(options.endpoint): \(problem)")
+            return ExitStatus.unavailable
         }
         if let problem = SingleInstance.ipcBindProblem(options.endpoint) {
             diagnose(program, "cannot bind \(options.endpoint): \(problem)")

@@ -74,3 +74,39 @@ enum SingleInstance {
         }
     }
 }
+
+/// Who may reach an ipc socket: only the user. The socket's directory must be owned by this
+/// user and closed to group and others (0700), so another user's process cannot even reach the
+/// socket file (connect(2) needs search permission on the directory).
+enum IPCDirectoryPolicy {
+    /// Creates the socket's directory (0700) when missing (if `create`), then checks it.
+    /// - Returns: nil when the directory is private, else what is wrong and how to fix it.
+    static func problem(for endpoint: String, create: Bool) -> String? {
+        guard endpoint.hasPrefix("ipc://") else { return nil }
+        let path = String(endpoint.dropFirst("ipc://".count))
+        guard !path.hasPrefix("@") else {
+            return "abstract ipc sockets (@name) have no directory to protect; use a path"
+        }
+        let directory =
+            (path as NSString).deletingLastPathComponent.isEmpty
+            ? "." : (path as NSString).deletingLastPathComponent
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            guard create else { return nil }  // the phone creates it; connecting retries meanwhile
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                return "cannot create the socket directory \(directory): \(String(cString: strerror(errno)))"
+            }
+            guard stat(directory, &info) == 0 else { return "cannot inspect \(directory)" }
+        }
+        guard info.st_uid == geteuid() else {
+            return "the socket directory \(directory) belongs to another user (uid \(info.st_uid)); "
+                + "use a directory of your own with mode 0700"
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            return "the socket directory \(directory) is mode \(mode): other users could reach the socket; "
+                + "run `chmod 700 \(directory)` (or pass --insecure)"
+        }
+        return nil
+    }
+}

@@ -43,15 +43,26 @@ public final class WatchRuntime {
         defer { close(lock) }
         let stateFile = StateFile<WatchSyncState>(path: options.stateDirectory + "/watch.json")
         let loaded: WatchSyncState?
+        let recovery: StateFile<WatchSyncState>.Recovery?
         do {
-            loaded = try stateFile.load()
+            (loaded, recovery) = try stateFile.loadRecovering { $0.validationProblem }
         } catch {
-            diagnose(program, "state file \(error); left untouched. Move it away to start clean.")
+            diagnose(program, "state file \(error); left untouched.")
             return ExitStatus.dataError
         }
-        if let problem = loaded?.validationProblem {
-            diagnose(program, "state file \(stateFile.path): \(problem); left untouched. Move it away to start clean.")
-            return ExitStatus.dataError
+        if let recovery {
+            diagnose(
+                program,
+                "state file \(stateFile.path): \(recovery.reason); "
+                    + (recovery.movedTo.map { "moved aside to \($0); " } ?? "")
+                    + "recovered from the \(recovery.source)")
+            output.emit(
+                Event(
+                    "state.recovered",
+                    [
+                        ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
+                        ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
+                    ]))
         }
 
         let context: Context
@@ -75,6 +86,10 @@ public final class WatchRuntime {
             dealer.close()
             monitor.close()
             context.terminate()
+        }
+        if !options.insecure, let problem = IPCDirectoryPolicy.problem(for: options.endpoint, create: false) {
+            diagnose(program, "refusing \(options.endpoint): \(problem)")
+            return ExitStatus.unavailable
         }
         do {
             try dealer.connect(options.endpoint)

@@ -51,26 +51,63 @@ struct BadInputTests {
         #expect(absent.stderr.contains("nope.json: cannot be read"))
     }
 
-    @Test("A corrupt state file: exit 65 naming it, and the file is left as it was", arguments: ["phone", "watch"])
+    @Test(
+        "A corrupt state file is reported, moved aside intact, and the process starts clean, saying so",
+        arguments: ["phone", "watch"])
     func corruptState(_ program: String) throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let stateDir = "\(scenario.dir)/state"
+        let stateDir = "\(scenario.dir)/\(program)"
         try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
         let path = "\(stateDir)/\(program).json"
         let garbage = Data("{\"lastSeq\":".utf8)
         #expect(FileManager.default.createFile(atPath: path, contents: garbage))
-        let result = try scenario.runToExit(program, ["--endpoint", scenario.endpoint, "--state-dir", stateDir])
+        let child = program == "phone" ? try scenario.phone() : try scenario.watch()
+        let recovered = try child.expect("state.recovered").event
+        #expect(recovered.string("path") == path)
+        #expect(recovered.string("from") == "clean start")
+        let movedTo = try #require(recovered.string("movedTo"))
+        #expect(FileManager.default.contents(atPath: movedTo) == garbage, "the bad file is kept, byte for byte")
+        try child.expect("\(program).started")
+        #expect(child.isRunning)
+    }
+
+    @Test("A state file that decodes but breaks the rules (outbox above lastSeq) is refused the same way")
+    func invalidState() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/phone"
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        let text = """
+            {"lastSeq": 1, "acked": false, "outbox": {"seq": 5, "generatedAt": "2025-03-06T17:00:00Z",
+             "timeZone": "UTC", "entries": []}}
+            """
+        #expect(FileManager.default.createFile(atPath: "\(stateDir)/phone.json", contents: Data(text.utf8)))
+        let phone = try scenario.phone()
+        let recovered = try phone.expect("state.recovered").event
+        #expect(recovered.string("reason") == "outbox.seq 5 is above lastSeq 1")
+    }
+
+    @Test("A state file that cannot be read at all (a directory in its place): exit 65, nothing touched")
+    func unreadableState() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let path = "\(scenario.dir)/w/watch.json"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = try scenario.runToExit(
+            "watch", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/w"])
         #expect(result.status == 65)
-        #expect(result.stderr.contains(path), "stderr: \(result.stderr)")
-        #expect(FileManager.default.contents(atPath: path) == garbage)
+        #expect(result.stderr.contains(path), "\(result.stderr)")
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 
     @Test("An endpoint that cannot be bound: exit 69 with the endpoint and libzmq's reason")
     func unbindable() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let endpoint = "ipc://\(scenario.dir)/no/such/dir/phone.sock"
+        // 192.0.2.1 (TEST-NET-1) is no address of this machine: bind fails, nothing is sent.
+        let endpoint = "tcp://192.0.2.1:5555"
         let result = try scenario.runToExit("phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("cannot bind \(endpoint)"), "stderr: \(result.stderr)")

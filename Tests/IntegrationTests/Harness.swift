@@ -53,8 +53,8 @@ final class Scenario {
             Issue.record("\(name) \(arguments) did not exit within \(timeout) s")
             return (-1, child.standardError)
         }
-        // stderr is read on another thread: give it the moment it needs to reach EOF.
-        _ = child.waitFor("(none)", timeout: 2)
+        // stdout and stderr are read on other threads: wait until both reached end of file.
+        child.waitForOutputEnd(timeout: 5)
         return (child.exitStatus ?? -1, child.standardError)
     }
 

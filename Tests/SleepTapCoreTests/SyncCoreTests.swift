@@ -145,3 +145,27 @@ struct SyncCoreTests {
         #expect(phone.state == PhoneSyncState())
     }
 }
+
+@Suite("Replayed sequences")
+struct ReplayedSequenceTests {
+    static func batch(_ seq: UInt64) -> WakeBatch {
+        WakeBatch(seq: seq, generatedAt: Date(timeIntervalSince1970: Double(seq)), timeZone: "UTC", entries: [])
+    }
+
+    @Test(
+        "A watch idle for days replays 618, 621, 621, 624, 630, 630, then older: it ends at 630, never older over newer"
+    )
+    func replayedState() {
+        var watch = WatchCore()
+        var applied: [UInt64] = []
+        for seq: UInt64 in [618, 621, 621, 624, 630, 630, 618, 624, 629] {
+            for effect in watch.receive(.batch(Self.batch(seq))) {
+                if case .persist(let state) = effect { applied.append(state.lastAppliedSeq) }
+            }
+        }
+        #expect(applied == [618, 621, 624, 630])
+        #expect(watch.state.lastAppliedSeq == 630)
+        #expect(watch.state.batch?.seq == 630)
+        #expect(watch.staleIgnored == 3)
+    }
+}

@@ -47,6 +47,50 @@ struct StateFileTests {
         #expect(FileManager.default.contents(atPath: path) == garbage)
     }
 
+    @Test("Recovery: a corrupt file is moved aside and the previous good copy is used")
+    func recoverFromPrevious() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        try file.save(PhoneSyncState(lastSeq: 1))
+        try file.save(PhoneSyncState(lastSeq: 2))  // phone.json.prev now holds lastSeq 1
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data("{\"lastS".utf8)))
+        let (value, recovery) = try file.loadRecovering { _ in nil }
+        #expect(value?.lastSeq == 1)
+        #expect(recovery?.source == "previous copy")
+        let aside = try #require(recovery?.movedTo)
+        #expect(FileManager.default.contents(atPath: aside) == Data("{\"lastS".utf8))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test(
+        "Recovery: a missing file with a previous copy (crash between renames) recovers it; nothing at all starts clean"
+    )
+    func recoverMissing() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        let clean = try file.loadRecovering { _ in nil }
+        #expect(clean.value == nil && clean.recovery == nil)
+        try file.save(PhoneSyncState(lastSeq: 3))
+        try file.save(PhoneSyncState(lastSeq: 4))
+        #expect(unlink(file.path) == 0)
+        let (value, recovery) = try file.loadRecovering { _ in nil }
+        #expect(value?.lastSeq == 3 && recovery?.source == "previous copy" && recovery?.movedTo == nil)
+    }
+
+    @Test("Recovery: a file that fails the meaning check is moved aside too; a bad previous copy means a clean start")
+    func recoverInvalid() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        try file.save(PhoneSyncState(lastSeq: 8))
+        try file.save(PhoneSyncState(lastSeq: 9))
+        let (value, recovery) = try file.loadRecovering { $0.lastSeq > 5 ? "lastSeq too high" : nil }
+        #expect(value == nil)
+        #expect(recovery?.reason == "lastSeq too high" && recovery?.source == "clean start")
+    }
+
     @Test("A write into a directory that vanished fails with the path and keeps nothing half-written")
     func failedWrite() throws {
         let dir = try Self.tempDir()

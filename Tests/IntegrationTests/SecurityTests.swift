@@ -1,0 +1,63 @@
+import Foundation
+import SleepTapProcess
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The ipc socket lives in a directory only its user can enter.
+@Suite("ipc socket directory", .serialized)
+struct SecurityTests {
+    @Test("A socket directory other users can reach is refused (exit 69, with the fix), unless --insecure")
+    func openDirectoryRefused() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let shared = "\(scenario.dir)/shared"
+        #expect(mkdir(shared, 0o755) == 0 && chmod(shared, 0o755) == 0)
+        let endpoint = "ipc://\(shared)/phone.sock"
+        let refused = try scenario.runToExit("phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p"])
+        #expect(refused.status == 69)
+        #expect(refused.stderr.contains("is mode 755"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("chmod 700 \(shared)"))
+        let watch = try scenario.runToExit("watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/w"])
+        #expect(watch.status == 69)
+        let allowed = try scenario.spawn(
+            "phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p", "--insecure"])
+        try allowed.expect("phone.started")
+    }
+
+    @Test("A missing socket directory is created 0700")
+    func createdPrivate() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.spawn(
+            "phone", ["--endpoint", "ipc://\(scenario.dir)/new/phone.sock", "--state-dir", "\(scenario.dir)/p"])
+        try phone.expect("phone.started")
+        var info = stat()
+        #expect(stat("\(scenario.dir)/new", &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test("Another user's process cannot reach the phone's socket")
+    func otherUserRefused() throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else {
+            Issue.record("this test needs root and runuser(1) to act as another user (uid 65534, nobody)")
+            return
+        }
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone()
+        try phone.expect("phone.started")
+        let socketPath = String(scenario.endpoint.dropFirst("ipc://".count))
+        // The owner reaches it; nobody does not (no search permission on the 0700 directory).
+        #expect(access(socketPath, F_OK) == 0)
+        let probe = try ChildProcess(
+            name: "probe", executable: URL(fileURLWithPath: "/usr/sbin/runuser"),
+            arguments: ["-u", "nobody", "--", "/usr/bin/stat", socketPath])
+        #expect(probe.waitForExit(timeout: Scenario.deadline))
+        probe.waitForOutputEnd(timeout: 5)
+        #expect(probe.exitStatus != 0)
+        #expect(probe.standardError.contains("Permission denied"), "\(probe.standardError)")
+    }
+}
