@@ -99,6 +99,14 @@ public final class ChildProcess: @unchecked Sendable {
         _ name: String, from: Int = 0, timeout: TimeInterval,
         where predicate: (ChildEvent) -> Bool = { _ in true }
     ) -> (event: ChildEvent, index: Int)? {
+        waitFor(anyOf: [name], from: from, timeout: timeout, where: predicate)
+    }
+
+    /// Waits for the first event whose name is one of `names` (and matches `predicate`).
+    public func waitFor(
+        anyOf names: Set<String>, from: Int = 0, timeout: TimeInterval,
+        where predicate: (ChildEvent) -> Bool = { _ in true }
+    ) -> (event: ChildEvent, index: Int)? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -106,7 +114,7 @@ public final class ChildProcess: @unchecked Sendable {
         while true {
             while scanned < eventList.count {
                 let event = eventList[scanned]
-                if event.name == name && predicate(event) { return (event, scanned) }
+                if names.contains(event.name) && predicate(event) { return (event, scanned) }
                 scanned += 1
             }
             if stdoutClosed { return nil }

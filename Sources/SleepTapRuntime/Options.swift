@@ -72,8 +72,10 @@ public struct PhoneOptions: Equatable, Sendable {
     public var os = OSOptions()
     /// The weather provider.
     public var weather = WeatherOptions()
-    /// Skip the ipc directory check (0700, owned by the user).
+    /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
+    /// Pairing directory (`phone pair --dir`): CURVE on the link, only the paired watch admitted.
+    public var keysDirectory: String?
     /// The phone's location (default Berlin, 52.52 N 13.405 E).
     public var location = Coordinate(latitude: 52.52, longitude: 13.405)!
 
@@ -100,8 +102,10 @@ public struct WatchOptions: Equatable, Sendable {
     public var bedAt: LocalTime?
     /// Simulated user: answer a manual-entry prompt with this time.
     public var manualWake: LocalTime?
-    /// Skip the ipc directory check (0700, owned by the user).
+    /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
+    /// Pairing directory (`phone pair --dir`): CURVE on the link with the paired phone's key.
+    public var keysDirectory: String?
 }
 
 /// Either "print help" or "run with these options".
@@ -114,6 +118,7 @@ public enum Parsed<Options: Sendable>: Sendable {
 public enum CommandLineParser {
     public static let phoneUsage = """
         usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
+                     [--keys DIR | --insecure]
                      [--watch-id ID] [--horizon-days N] [--device-seed N]
                      [--platform ios|android] [--registration early|late-silent|late-crash]
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
@@ -151,9 +156,11 @@ public enum CommandLineParser {
           --weather W           offline (default, deterministic), open-meteo, or a base URL
           --weather-cost SECS   virtual seconds an offline fetch costs (default: 0.3)
           --location LAT,LON    the phone's location in degrees (default: 52.52,13.405)
-          --insecure            allow an ipc socket in a directory other users can reach
-                                (by default the directory must be yours and mode 0700; a
-                                missing one is created 0700)
+          --keys DIR            CURVE: this phone's keys and the paired watch's public key,
+                                from `phone pair --dir DIR`; only that watch is admitted (ZAP)
+          --insecure            allow plaintext tcp, and an ipc socket in a directory other
+                                users can reach (by default tcp needs --keys, and the ipc
+                                directory must be yours and mode 0700; a missing one is made so)
 
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
@@ -175,12 +182,16 @@ public enum CommandLineParser {
           notifications   print a notification.pending event per pending notice
           quit            stop (as SIGINT/SIGTERM do)
 
-        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad schedule or state file,
-              69 endpoint unusable, 73 state dir unusable.
+        Pairing (CURVE keys for tcp, or for ipc if you like):
+          phone pair --dir DIR  writes DIR/phone.key, watch.key, phone.pub, watch.pub (0600)
+
+        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad schedule, key or unreadable
+              state file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
         """
 
     public static let watchUsage = """
         usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--id ID]
+                     [--keys DIR | --insecure]
                      [--bed-at HH:MM [--manual-wake HH:MM]]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
@@ -195,7 +206,8 @@ public enum CommandLineParser {
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
-          --insecure            allow an ipc socket in a directory other users can reach
+          --keys DIR            CURVE: this watch's keys and the phone's public key (phone pair)
+          --insecure            allow plaintext tcp, or an ipc socket in a directory others can reach
           --clock-start, --clock-speed, --clock-anchor   as for phone (use the same values)
           -h, --help            this text
 
@@ -205,8 +217,8 @@ public enum CommandLineParser {
           status   print a cache.status event
           quit     stop (as SIGINT/SIGTERM do)
 
-        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad state file,
-              69 endpoint unusable, 73 state dir unusable.
+        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad key or unreadable state
+              file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
         """
 
     /// Parses `phone` arguments (without the program name).
@@ -225,6 +237,7 @@ public enum CommandLineParser {
         var weather = WeatherOptions()
         var location = PhoneOptions(endpoint: "", stateDirectory: "").location
         var insecure = false
+        var keys: String?
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -255,6 +268,7 @@ public enum CommandLineParser {
                 os.registration = mode
             case "--budget": os.budget = try reader.seconds(flag, in: 0.1...600)
             case "--insecure": insecure = true
+            case "--keys": keys = try reader.nonEmpty(flag)
             case "--low-power": os.lowPower = true
             case "--refresh-off": os.backgroundRefresh = false
             case "--charging": os.charging = true
@@ -316,6 +330,8 @@ public enum CommandLineParser {
         options.weather = weather
         options.location = location
         options.insecure = insecure
+        options.keysDirectory = keys
+        try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         return .run(options)
     }
 
@@ -331,6 +347,7 @@ public enum CommandLineParser {
         var bedAt: LocalTime?
         var manualWake: LocalTime?
         var insecure = false
+        var keys: String?
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -341,6 +358,7 @@ public enum CommandLineParser {
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)
             case "--insecure": insecure = true
+            case "--keys": keys = try reader.nonEmpty(flag)
             default:
                 if try reader.clockFlag(flag, into: &clock) { continue }
                 throw UsageError("unknown option \(flag)")
@@ -358,8 +376,21 @@ public enum CommandLineParser {
         options.bedAt = bedAt
         options.manualWake = manualWake
         options.insecure = insecure
+        options.keysDirectory = keys
+        if endpoint.hasSuffix(":*") {
+            throw UsageError("--endpoint \"\(ArgumentReader.clip(endpoint))\": a watch connects to a real port, not *")
+        }
+        try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         return .run(options)
     }
+}
+
+/// tcp carries the link beyond this user's reach: CURVE is required unless `--insecure`.
+func requireCurveOnTCP(endpoint: String, keys: String?, insecure: Bool) throws(UsageError) {
+    guard endpoint.hasPrefix("tcp://"), keys == nil, !insecure else { return }
+    throw UsageError(
+        "--endpoint \"\(ArgumentReader.clip(endpoint))\": tcp needs CURVE: pass --keys DIR (made by `phone pair --dir DIR`), "
+            + "or --insecure for plaintext")
 }
 
 /// Walks `--flag value` pairs (also `--flag=value`).
@@ -422,9 +453,11 @@ struct ArgumentReader {
             guard !rest.utf8.contains(0) else { throw UsageError("\(flag): the ipc path contains a NUL byte") }
         } else {
             guard let colon = rest.lastIndex(of: ":"), colon != rest.startIndex,
-                let port = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(port)
+                rest[rest.index(after: colon)...] == "*"
+                    || Int(rest[rest.index(after: colon)...]).map({ (1...65_535).contains($0) }) == true
             else {
-                throw UsageError("\(flag) \"\(shown)\": expected tcp://HOST:PORT with a port from 1 to 65535")
+                throw UsageError(
+                    "\(flag) \"\(shown)\": expected tcp://HOST:PORT with a port from 1 to 65535 (or * for the phone)")
             }
         }
         return text

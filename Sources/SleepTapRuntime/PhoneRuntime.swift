@@ -75,11 +75,30 @@ public final class PhoneRuntime {
                     ]))
         }
 
+        var keys: PairKeys?
+        if let directory = options.keysDirectory {
+            do {
+                keys = try Pairing.load(directory: directory, role: "phone")
+            } catch {
+                diagnose(program, "keys: \(error)")
+                return ExitStatus.dataError
+            }
+        }
+
         let context: Context
         let router: Socket
+        var zap: Socket?
         do {
             context = try Context()
             router = try LinkSettings.makeRouter(context)
+            if let keys {
+                // ZAP (RFC 27): libzmq asks this handler about every CURVE client; bind it first.
+                let handler = try Socket(context: context, type: .rep)
+                zap = handler
+                try handler.setLinger(milliseconds: 0)
+                try handler.bind("inproc://zeromq.zap.01")
+                try router.setCurveServer(secretKey: keys.mine.secretKey)
+            }
         } catch {
             diagnose(program, "cannot create a ZeroMQ socket: \(error)")
             return ExitStatus.software
@@ -87,6 +106,7 @@ public final class PhoneRuntime {
         var bound = false
         defer {
             router.close()
+            zap?.close()
             context.terminate()
             if bound { SingleInstance.removeSocketFile(options.endpoint) }
         }
@@ -108,7 +128,9 @@ public final class PhoneRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        let loop = EventLoop(sockets: [router], mailbox: mailbox)
+        let loop = EventLoop(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox)
+        let pairedWatchKey = keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) }
+        let boundEndpoint = (try? router.lastEndpoint()) ?? options.endpoint
         var initial = loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
         if let seed = options.deviceSeed { initial.deviceSeed = seed }
         let zone0 = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
@@ -340,6 +362,8 @@ public final class PhoneRuntime {
                     ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(Int64(getpid()))),
                     ("platform", .string(app.scheduler.platform)),
                     ("registration", .string(options.os.registration.rawValue)),
+                    ("boundEndpoint", .string(boundEndpoint)),
+                    ("security", .string(keys == nil ? "none" : "curve")),
                 ]))
         step { $0.start() }
         let now = clock.now
@@ -359,7 +383,36 @@ public final class PhoneRuntime {
 
         do {
             try loop.run(
-                readable: { _ in
+                readable: { index in
+                    if index == 1, let zap {
+                        // ZAP request: version, request id, domain, address, identity, mechanism, credentials.
+                        for frames in drainMessages(zap) {
+                            guard frames.count >= 6 else { continue }
+                            let mechanism = String(decoding: frames[5], as: UTF8.self)
+                            let admitted = mechanism == "CURVE" && frames.count >= 7 && frames[6] == pairedWatchKey
+                            let address = clipped(String(decoding: frames[3], as: UTF8.self))
+                            if !admitted {
+                                output.emit(
+                                    Event(
+                                        "peer.refused",
+                                        [
+                                            ("mechanism", .string(mechanism)), ("address", .string(address)),
+                                            (
+                                                "reason",
+                                                .string(
+                                                    mechanism == "CURVE"
+                                                        ? "key not paired with this phone" : "CURVE required")
+                                            ),
+                                        ]))
+                            }
+                            let reply: [[UInt8]] = [
+                                Array("1.0".utf8), frames[1], Array((admitted ? "200" : "400").utf8),
+                                Array((admitted ? "OK" : "not paired").utf8), Array((admitted ? "watch" : "").utf8), [],
+                            ]
+                            try? zap.send(reply)
+                        }
+                        return
+                    }
                     for frames in drainMessages(router) {
                         guard frames.count == 2 else {
                             let reason = "expected 2 frames (routing id, message), got \(frames.count)"

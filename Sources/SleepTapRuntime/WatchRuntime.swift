@@ -65,6 +65,16 @@ public final class WatchRuntime {
                     ]))
         }
 
+        var keys: PairKeys?
+        if let directory = options.keysDirectory {
+            do {
+                keys = try Pairing.load(directory: directory, role: "watch")
+            } catch {
+                diagnose(program, "keys: \(error)")
+                return ExitStatus.dataError
+            }
+        }
+
         let context: Context
         let dealer: Socket
         let monitor: Socket
@@ -72,6 +82,7 @@ public final class WatchRuntime {
         do {
             context = try Context()
             dealer = try LinkSettings.makeDealer(context, routingId: options.id)
+            if let keys { try dealer.setCurveClient(keys: keys.mine, serverPublicKey: keys.peerPublicKey) }
             try dealer.monitor(
                 endpoint: monitorEndpoint, events: [.handshakeSucceeded, .disconnected, .handshakeFailed])
             monitor = try Socket(context: context, type: .pair)
@@ -156,6 +167,9 @@ public final class WatchRuntime {
         var nextBed: Date?
         /// Wall seconds the link may stay down before the watch reconnects by hand.
         var relinkDelay: TimeInterval = 2
+        var lastFailure: (reason: String, at: Date)?
+        /// Wall seconds to wait for the first (or next) handshake before saying so.
+        let handshakeDeadline: TimeInterval = 5
         func armBed(after instant: Date) {
             guard let bedAt = options.bedAt else { return }
             nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone()))
@@ -170,6 +184,7 @@ public final class WatchRuntime {
                     ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))), ("pid", .int(Int64(getpid()))),
                 ]))
         armBed(after: clock.now)
+        loop.arm("handshake", after: handshakeDeadline)
 
         func handleLine(_ line: String) {
             switch line {
@@ -205,6 +220,7 @@ public final class WatchRuntime {
                             if event.kind.contains(.handshakeSucceeded) {
                                 output.emit(Event("link.up", [("endpoint", .string(options.endpoint))]))
                                 loop.cancel("relink")
+                                loop.cancel("handshake")
                                 relinkDelay = 2
                                 step { $0.connected() }
                             } else if event.kind.contains(.disconnected) {
@@ -212,11 +228,27 @@ public final class WatchRuntime {
                                 // libzmq does not reconnect after some protocol errors (an
                                 // oversized frame): if the link stays down, reconnect by hand.
                                 loop.arm("relink", after: relinkDelay)
+                                if !loop.isArmed("handshake") { loop.arm("handshake", after: handshakeDeadline) }
                             } else {
-                                output.emit(
-                                    Event(
-                                        "link.handshake_failed",
-                                        [("endpoint", .string(options.endpoint)), ("code", .int(Int64(event.value)))]))
+                                let reason =
+                                    event.kind.contains(.handshakeFailedAuth)
+                                    ? "the phone refused this watch (status \(event.value)): its key is not paired with the phone"
+                                    : "the handshake failed (code \(event.value)); with --keys, check the phone's public key"
+                                // libzmq retries every reconnect interval: say each reason once per 30 s.
+                                if lastFailure?.reason != reason
+                                    || Date().timeIntervalSince(lastFailure?.at ?? .distantPast) > 30
+                                {
+                                    lastFailure = (reason, Date())
+                                    output.emit(
+                                        Event(
+                                            "link.handshake_failed",
+                                            [
+                                                ("endpoint", .string(options.endpoint)),
+                                                ("code", .int(Int64(event.value))),
+                                                ("reason", .string(reason)),
+                                            ]))
+                                    diagnose(program, "\(options.endpoint): \(reason)")
+                                }
                             }
                         }
                         return
@@ -253,6 +285,19 @@ public final class WatchRuntime {
                     switch name {
                     case "hello":
                         step { $0.helloRetryDue() }
+                    case "handshake":
+                        // CURVE with a wrong server key fails without a word on this side: say so.
+                        let reason =
+                            keys == nil
+                            ? "no handshake with the phone within \(Int(handshakeDeadline)) s (is it running?)"
+                            : "no CURVE handshake with the phone within \(Int(handshakeDeadline)) s: check that "
+                                + "\(options.keysDirectory ?? "")/phone.pub is the phone's key and this watch is paired with it"
+                        output.emit(
+                            Event(
+                                "link.handshake_timeout",
+                                [("endpoint", .string(options.endpoint)), ("reason", .string(reason))]))
+                        diagnose(program, reason)
+                        loop.arm("handshake", after: 30)
                     case "relink":
                         try? dealer.disconnect(options.endpoint)
                         do {

@@ -49,6 +49,18 @@ public struct CurveKeyPair: Sendable, Equatable, CustomStringConvertible {
         "CurveKeyPair(public: \(publicKey))"
     }
 
+    /// Decodes a 40-character Z85 key into its 32 bytes (`zmq_z85_decode`), as ZAP requests carry
+    /// CURVE keys. - Returns: nil unless `text` is exactly 40 valid Z85 characters.
+    public static func keyBytes(z85 text: String) -> [UInt8]? {
+        guard text.utf8.count == 40 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let decoded = text.withCString { zmq_z85_decode(&bytes, $0) }
+        return decoded == nil ? nil : bytes
+    }
+
+    /// Whether `text` is a usable CURVE key: 40 valid Z85 characters.
+    public static func isValidKey(_ text: String) -> Bool { keyBytes(z85: text) != nil }
+
     private static func string(_ characters: [CChar]) -> String {
         let bytes = characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return String(decoding: bytes, as: UTF8.self)

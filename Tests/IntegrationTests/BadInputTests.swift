@@ -108,7 +108,8 @@ struct BadInputTests {
         defer { scenario.close() }
         // 192.0.2.1 (TEST-NET-1) is no address of this machine: bind fails, nothing is sent.
         let endpoint = "tcp://192.0.2.1:5555"
-        let result = try scenario.runToExit("phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p"])
+        let result = try scenario.runToExit(
+            "phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p", "--insecure"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("cannot bind \(endpoint)"), "stderr: \(result.stderr)")
     }
