@@ -209,6 +209,7 @@ public struct WatchCore: Sendable {
                 ("coverageEnd", state.batch?.coverageEnd.map { .date($0) } ?? .null),
                 ("seq", .int(Int64(clamping: state.lastAppliedSeq))),
                 ("timeZone", state.batch.map { .string($0.timeZone) } ?? .null),
+                ("staleIgnored", .int(Int64(staleIgnored))),
             ])
     }
 }

@@ -196,6 +196,8 @@ public final class PhoneRuntime {
         }
 
         var nextLaunch: Date?
+        /// Messages refused since start (bad frames, bad JSON, strangers).
+        var rejected = 0
         func armBackgroundLaunch() {
             nextLaunch = app.nextBackgroundLaunch(after: clock.now)
             if let nextLaunch {
@@ -254,6 +256,7 @@ public final class PhoneRuntime {
                 ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
                 ("platform", .string(app.scheduler.platform)),
                 ("crashed", app.crashed.map { .string($0.message) } ?? .null),
+                ("rejectedMessages", .int(Int64(rejected))),
             ]
             fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
             output.emit(Event("phone.status", fields))
@@ -416,6 +419,7 @@ public final class PhoneRuntime {
                     for frames in drainMessages(router) {
                         guard frames.count == 2 else {
                             let reason = "expected 2 frames (routing id, message), got \(frames.count)"
+                            rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(reason))]))
                             if frames.first == watchId {
                                 perform([.send(.error(reason: reason))], rollback: app, at: nil)
@@ -425,6 +429,7 @@ public final class PhoneRuntime {
                         guard frames[0] == watchId else {
                             let peer = clipped(String(decoding: frames[0], as: UTF8.self))
                             let reason = "unknown peer routing id \"\(peer)\""
+                            rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(reason))]))
                             // Tell the stranger (a watch with the wrong --id) why nothing happens.
                             let reply = WireCodec.encode(.error(reason: reason + "; this phone delivers to another id"))
@@ -436,6 +441,7 @@ public final class PhoneRuntime {
                             output.emit(Event("message.received", [("type", .string(message.typeName))]))
                             step { $0.receive(message) }
                         } catch {
+                            rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
                             perform([.send(.error(reason: error.reason))], rollback: app, at: nil)
                         }

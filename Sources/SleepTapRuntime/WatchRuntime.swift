@@ -168,6 +168,8 @@ public final class WatchRuntime {
         /// Wall seconds the link may stay down before the watch reconnects by hand.
         var relinkDelay: TimeInterval = 2
         var lastFailure: (reason: String, at: Date)?
+        /// Messages refused since start.
+        var rejected = 0
         /// Wall seconds to wait for the first (or next) handshake before saying so.
         let handshakeDeadline: TimeInterval = 5
         func armBed(after instant: Date) {
@@ -190,7 +192,10 @@ public final class WatchRuntime {
             switch line {
             case "": break
             case "bed": step { $0.bedTap(at: clock.now) }
-            case "status": output.emit(core.status(at: clock.now))
+            case "status":
+                var status = core.status(at: clock.now)
+                status.fields.append((key: "rejectedMessages", value: .int(Int64(rejected))))
+                output.emit(status)
             case "quit":
                 output.emit(Event("watch.stopping", [("reason", .string("quit"))]))
                 loop.stop()
@@ -256,6 +261,7 @@ public final class WatchRuntime {
                     for frames in drainMessages(dealer) {
                         guard frames.count == 1 else {
                             let reason = "expected 1 frame, got \(frames.count)"
+                            rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(reason))]))
                             perform([.send(.error(reason: reason))], rollback: core)
                             continue
@@ -265,6 +271,7 @@ public final class WatchRuntime {
                             output.emit(Event("message.received", [("type", .string(message.typeName))]))
                             step { $0.receive(message) }
                         } catch {
+                            rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
                             perform([.send(.error(reason: error.reason))], rollback: core)
                         }

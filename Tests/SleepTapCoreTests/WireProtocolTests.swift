@@ -186,3 +186,65 @@ struct WireSequenceLimitTests {
         #expect(WatchSyncState().validationProblem == nil)
     }
 }
+
+@Suite("Wire protocol v1: random fuzz")
+struct WireRandomFuzzTests {
+    /// A random JSON value of bounded depth, biased towards the protocol's own keys and types.
+    static func value(_ rng: inout SplitMix64, depth: Int) -> Any {
+        let keys = [
+            "v", "type", "seq", "lastSeq", "entries", "wake", "localDate", "localTime", "timeZone", "reason", "x",
+        ]
+        let strings = [
+            "HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR", "2025-03-07T11:30:00Z", "2025-03-07", "06:30", "UTC", "",
+            "\u{0}",
+        ]
+        switch rng.next() % (depth > 2 ? 4 : 6) {
+        case 0: return Int64(bitPattern: rng.next()) % 1_000
+        case 1: return strings[Int(rng.next() % UInt64(strings.count))]
+        case 2: return rng.next() % 2 == 0
+        case 3: return NSNull()
+        case 4: return (0..<(rng.next() % 4)).map { _ in value(&rng, depth: depth + 1) }
+        default:
+            var object: [String: Any] = [:]
+            for _ in 0..<(rng.next() % 6) {
+                object[keys[Int(rng.next() % UInt64(keys.count))]] = value(&rng, depth: depth + 1)
+            }
+            if rng.next() % 2 == 0 { object["v"] = 1 }
+            return object
+        }
+    }
+
+    @Test("Thousands of seeded random frames (bytes and JSON): no crash, every rejection has a reason")
+    func randomFrames() throws {
+        let seed: UInt64 = 0xF022_2026
+        var rng = SplitMix64(state: seed)
+        var accepted = 0
+        for round in 0..<4_000 {
+            let frame: [UInt8]
+            if round % 4 == 0 {
+                frame = (0..<(rng.next() % 200)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            } else if round % 4 == 1 {
+                // Near-valid: the right envelope, random type, number fields and extras.
+                let types = ["HELLO", "ACK", "UP_TO_DATE", "ERROR", "BATCH", "PING"]
+                var object: [String: Any] = ["v": 1, "type": types[Int(rng.next() % UInt64(types.count))]]
+                for key in ["seq", "lastSeq"] where rng.next() % 3 != 0 { object[key] = Int(rng.next() % 5) }
+                if rng.next() % 2 == 0 { object["reason"] = "r\(rng.next() % 9)" }
+                if rng.next() % 3 == 0 { object["extra"] = Self.value(&rng, depth: 1) }
+                frame = Array((try? JSONSerialization.data(withJSONObject: object, options: [])) ?? Data())
+            } else {
+                let json = Self.value(&rng, depth: 0)
+                frame = Array((try? JSONSerialization.data(withJSONObject: [json], options: [])) ?? Data())
+                    .dropFirst().dropLast()
+            }
+            do {
+                let message = try WireCodec.decode(frame)
+                accepted += 1
+                // Whatever is accepted must survive re-encoding.
+                #expect(try WireCodec.decode(WireCodec.encode(message)) == message, "seed \(seed) round \(round)")
+            } catch {
+                #expect(!error.reason.isEmpty, "seed \(seed) round \(round)")
+            }
+        }
+        #expect(accepted > 0, "seed \(seed): the generator never produced a valid message")
+    }
+}
