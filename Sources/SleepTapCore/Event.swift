@@ -81,10 +81,55 @@ public enum ISO8601 {
         date.formatted(.iso8601)
     }
 
-    /// Parses `yyyy-MM-ddTHH:mm:ssZ` (also with fractional seconds or a numeric offset).
+    /// Parses `yyyy-MM-ddTHH:mm:ss` followed by `Z` or `±hh:mm`, optionally with a fraction of a
+    /// second (`.123`), strictly: every field in range (no `2026-02-30`, `24:00:00` or `:60`),
+    /// upper-case `T` and `Z`.
     /// - Returns: nil when the text is not such an instant.
     public static func date(_ text: String) -> Date? {
-        try? Date(text, strategy: .iso8601)
+        let b = Array(text.utf8)
+        func digits(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= b.count else { return nil }
+            var value = 0
+            for byte in b[range] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let year = digits(0..<4),
+            let hour = digits(11..<13), let minute = digits(14..<16), let second = digits(17..<19),
+            hour < 24, minute < 60, second < 60,
+            let date = LocalDate(parsing: String(decoding: b[0..<10], as: UTF8.self)), date.year == year
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if b[index] == UInt8(ascii: ".") {
+            var scale = 0.1
+            index += 1
+            let start = index
+            while index < b.count, (48...57).contains(b[index]) {
+                fraction += Double(b[index] - 48) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start, index - start <= 9 else { return nil }
+        }
+        var offset = 0
+        if index == b.count - 1, b[index] == UInt8(ascii: "Z") {
+            offset = 0
+        } else if index == b.count - 6, b[index] == UInt8(ascii: "+") || b[index] == UInt8(ascii: "-"),
+            b[index + 3] == UInt8(ascii: ":"), let hh = digits((index + 1)..<(index + 3)),
+            let mm = digits((index + 4)..<(index + 6)), hh < 24, mm < 60
+        {
+            offset = (hh * 3_600 + mm * 60) * (b[index] == UInt8(ascii: "+") ? 1 : -1)
+        } else {
+            return nil
+        }
+        // UTC (POSIX) days are 86,400 s: this converts a UTC calendar date, it does not step a local day.
+        let seconds = date.daysSinceEpoch * 86_400 + hour * 3_600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }
 

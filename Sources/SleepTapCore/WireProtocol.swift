@@ -50,6 +50,15 @@ public enum WireCodec {
     /// Upper bound on entries in one batch (a horizon of up to 64 days).
     public static let maxEntries = 64
 
+    /// Whether a frame that failed to decode still says it is an ERROR: such a frame is never
+    /// answered with an ERROR (two peers must not ping-pong errors).
+    public static func claimsToBeError(_ frame: [UInt8]) -> Bool {
+        guard frame.count <= maxFrameBytes,
+            let object = try? JSONSerialization.jsonObject(with: Data(frame)) as? [String: Any]
+        else { return false }
+        return object["type"] as? String == "ERROR"
+    }
+
     /// The single frame for `message`.
     public static func encode(_ message: WireMessage) -> [UInt8] {
         var object: [String: Any] = ["v": version, "type": message.typeName]
@@ -125,7 +134,7 @@ public enum WireCodec {
         let seq = try fields.positive("seq")
         let generatedAt = try fields.date("generatedAt")
         let zone = try fields.string("timeZone")
-        guard WakeCalendar.zone(named: zone) != nil else {
+        guard let batchZone = WakeCalendar.zone(named: zone) else {
             throw ProtocolError("timeZone \"\(zone)\" is not a known IANA identifier")
         }
         guard let raw = fields.object["entries"] else { throw ProtocolError("missing field entries") }
@@ -149,12 +158,21 @@ public enum WireCodec {
             guard LocalTime(parsing: localTime) != nil else {
                 throw ProtocolError("entries[\(index)].localTime \"\(localTime)\" is not HH:MM")
             }
-            var entryZone = zone
             if entryObject["timeZone"] != nil {
-                entryZone = try entry.string("timeZone")
-                guard WakeCalendar.zone(named: entryZone) != nil else {
-                    throw ProtocolError("entries[\(index)].timeZone \"\(entryZone)\" is not a known IANA identifier")
+                let entryZone = try entry.string("timeZone")
+                guard entryZone == zone else {
+                    throw ProtocolError(
+                        "entries[\(index)].timeZone \"\(entryZone)\" differs from the batch's \"\(zone)\"")
                 }
+            }
+            // The local fields must say what the instant is on the batch zone's wall clock.
+            let calendar = WakeCalendar.calendar(in: batchZone)
+            let actualDate = WakeCalendar.localDateString(wake, in: calendar)
+            let actualTime = WakeCalendar.localTimeString(wake, in: calendar)
+            guard actualDate == localDate, actualTime == localTime else {
+                throw ProtocolError(
+                    "entries[\(index)]: \(localDate) \(localTime) is not the wall-clock reading of its wake in \(zone) "
+                        + "(\(actualDate) \(actualTime))")
             }
             if let previous = entries.last, wake <= previous.wake {
                 throw ProtocolError("entries[\(index)].wake is not after entries[\(index - 1)].wake")
@@ -162,7 +180,7 @@ public enum WireCodec {
             guard dates.insert(localDate).inserted else {
                 throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
             }
-            entries.append(WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: entryZone))
+            entries.append(WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: zone))
         }
         return WakeBatch(seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
     }

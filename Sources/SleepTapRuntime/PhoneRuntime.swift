@@ -443,7 +443,9 @@ public final class PhoneRuntime {
                         } catch {
                             rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
-                            perform([.send(.error(reason: error.reason))], rollback: app, at: nil)
+                            if !WireCodec.claimsToBeError(frames[1]) {
+                                perform([.send(.error(reason: error.reason))], rollback: app, at: nil)
+                            }
                         }
                     }
                 },

@@ -273,7 +273,9 @@ public final class WatchRuntime {
                         } catch {
                             rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
-                            perform([.send(.error(reason: error.reason))], rollback: core)
+                            if !WireCodec.claimsToBeError(frames[0]) {
+                                perform([.send(.error(reason: error.reason))], rollback: core)
+                            }
                         }
                     }
                 },

@@ -248,3 +248,52 @@ struct WireRandomFuzzTests {
         #expect(accepted > 0, "seed \(seed): the generator never produced a valid message")
     }
 }
+
+@Suite("Wire protocol v1: instants and local fields")
+struct WireInstantTests {
+    @Test(
+        "ISO-8601 instants are parsed strictly",
+        arguments: [
+            ("2025-03-07T11:30:00Z", 1_741_347_000.0), ("2025-03-07T06:30:00-05:00", 1_741_347_000),
+            ("2025-03-07T12:30:00+01:00", 1_741_347_000), ("2025-03-07T11:30:00.5Z", 1_741_347_000.5),
+            ("2024-02-29T00:00:00Z", 1_709_164_800),
+        ])
+    func accepts(text: String, seconds: Double) {
+        #expect(ISO8601.date(text) == Date(timeIntervalSince1970: seconds))
+    }
+
+    @Test(
+        "Out-of-range or loose instants are refused",
+        arguments: [
+            "2026-02-30T00:00:00Z", "2025-03-07T24:00:00Z", "2025-03-07T11:60:00Z", "2025-03-07T11:30:60Z",
+            "2025-03-07t11:30:00z", "2025-03-07T11:30:00", "2025-03-07 11:30:00Z", "2025-3-07T11:30:00Z",
+            "2025-03-07T11:30:00+0100", "2025-03-07T11:30:00.Z", "2023-02-29T00:00:00Z", "",
+        ])
+    func refuses(text: String) {
+        #expect(ISO8601.date(text) == nil)
+    }
+
+    static func batch(_ entry: String) -> [UInt8] {
+        Array(
+            ("{\"v\":1,\"type\":\"BATCH\",\"seq\":3,\"generatedAt\":\"2025-03-06T17:00:00Z\","
+                + "\"timeZone\":\"America/New_York\",\"entries\":[\(entry)]}").utf8)
+    }
+
+    @Test("An entry's local fields must read its instant on the batch zone's clock; its zone must be the batch's")
+    func localFieldsConsistent() throws {
+        let good = "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"06:30\"}"
+        _ = try WireCodec.decode(Self.batch(good))
+        #expect(throws: ProtocolError.self) {
+            try WireCodec.decode(Self.batch(good.replacingOccurrences(of: "06:30", with: "07:30")))
+        }
+        #expect(throws: ProtocolError.self) {
+            try WireCodec.decode(Self.batch(good.replacingOccurrences(of: "2025-03-07\"", with: "2025-03-08\"")))
+        }
+        #expect(
+            throws: ProtocolError("entries[0].timeZone \"Europe/Berlin\" differs from the batch's \"America/New_York\"")
+        ) {
+            try WireCodec.decode(
+                Self.batch(good.replacingOccurrences(of: "}", with: ",\"timeZone\":\"Europe/Berlin\"}")))
+        }
+    }
+}

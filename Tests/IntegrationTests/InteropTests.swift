@@ -1,0 +1,163 @@
+import Foundation
+import SleepTapProcess
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The real `phone` against a watch written in Python from docs/protocol.md alone
+/// (Tests/Interop/watch_client.py, pyzmq): the doc is enough to build a client in another language.
+@Suite("Interop: a Python watch (pyzmq) written from docs/protocol.md", .serialized)
+struct InteropTests {
+    /// Debian's Python, which has python3-zmq (the `python3` first on PATH may be another build without
+    /// it); `SLEEPTAP_PYTHON` overrides it.
+    static let python = ProcessInfo.processInfo.environment["SLEEPTAP_PYTHON"] ?? "/usr/bin/python3"
+    static let zoneFlags = ["--time-zone", "America/New_York"]
+    /// Tests/Interop, found from this file.
+    static let interopDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Interop")
+    static let client = interopDirectory.appendingPathComponent("watch_client.py")
+
+    /// Fails (never skips) when `python` cannot import zmq.
+    static func requirePyZMQ(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: python)
+        probe.arguments = ["-c", "import zmq"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        var status: Int32 = -1
+        if FileManager.default.isExecutableFile(atPath: python), (try? probe.run()) != nil {
+            probe.waitUntilExit()
+            status = probe.terminationStatus
+        }
+        // A failure, never a skip: the interop tests are part of the suite.
+        try #require(
+            status == 0,
+            "\(python) cannot import zmq (python3-zmq missing): run scripts/ensure-deps.sh with SLEEPTAP_WITH_PYTHON=1 (scripts/test.sh does), or apt-get install -y python3-zmq",
+            sourceLocation: sourceLocation)
+        try #require(
+            FileManager.default.fileExists(atPath: client.path), "no \(client.path)", sourceLocation: sourceLocation)
+    }
+
+    /// Starts the Python watch on the scenario's endpoint. Stop it in a `defer`.
+    static func pythonWatch(_ scenario: Scenario, _ extra: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            name: "python watch", executable: URL(fileURLWithPath: python),
+            arguments: ["-B", client.path, scenario.endpoint, "--timeout", "15"] + extra)
+    }
+
+    /// Waits for the Python watch to exit; returns its status, recording an issue (with stderr) on timeout.
+    static func exitStatus(of client: ChildProcess, sourceLocation: SourceLocation = #_sourceLocation) -> Int32? {
+        guard client.waitForExit(timeout: Scenario.deadline) else {
+            Issue.record(
+                "the Python watch did not exit; stderr:\n\(client.standardError)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return client.exitStatus
+    }
+
+    @Test("The Python watch receives the first batch and acks it; the phone gets the ack")
+    func firstBatch() throws {
+        try Self.requirePyZMQ()
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags)
+        try phone.expect("phone.started")
+        let client = try Self.pythonWatch(scenario, ["--batches", "1"])
+        defer { client.stop(signal: SIGKILL, timeout: 2) }
+
+        try client.expect("hello.sent") { $0.int("lastSeq") == 0 }
+        let applied = try client.expect("batch.applied").event
+        #expect(applied.int("seq") == 1)
+        #expect(applied.int("count") == 7)
+        #expect(applied.string("timeZone") == "America/New_York")
+        try client.expect("ack.sent") { $0.int("seq") == 1 }
+        let acked = try phone.expect("ack.received") { $0.int("seq") == 1 }.event
+        // The coverage the Python watch computed is the phone's last wake-up of the batch.
+        #expect(acked.string("coverageEnd") == applied.string("coverageEnd"))
+        let generated = try phone.expect("batch.generated") { $0.int("seq") == 1 }.event
+        #expect(generated.string("first") == applied.string("first"))
+        #expect(generated.string("last") == applied.string("coverageEnd"))
+        #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
+        #expect(!client.events.contains { $0.name == "message.rejected" })
+    }
+
+    @Test("After `open` on the phone the Python watch applies batch 2 and the phone gets its ack")
+    func secondBatchAfterOpen() throws {
+        try Self.requirePyZMQ()
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags)
+        try phone.expect("phone.started")
+        let client = try Self.pythonWatch(scenario, ["--batches", "2"])
+        defer { client.stop(signal: SIGKILL, timeout: 2) }
+
+        try client.expect("batch.applied") { $0.int("seq") == 1 }
+        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        phone.send(line: "open")
+        try phone.expect("batch.generated") { $0.int("seq") == 2 }
+        let applied = try client.expect("batch.applied") { $0.int("seq") == 2 }.event
+        #expect(applied.int("count") == 7)
+        try client.expect("ack.sent") { $0.int("seq") == 2 }
+        let acked = try phone.expect("ack.received") { $0.int("seq") == 2 }.event
+        #expect(acked.string("coverageEnd") == applied.string("coverageEnd"))
+        #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
+        #expect(!client.events.contains { $0.name == "message.rejected" })
+    }
+
+    @Test(
+        "A malformed message from the Python watch gets an ERROR from the phone, and changes nothing",
+        arguments: ["not-json", "bad-version", "ack-seq-zero", "fraction-int", "wrong-role", "multipart"])
+    func malformedMessage(_ kind: String) throws {
+        try Self.requirePyZMQ()
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags)
+        try phone.expect("phone.started")
+        let client = try Self.pythonWatch(scenario, ["--batches", "1", "--malformed", kind])
+        defer { client.stop(signal: SIGKILL, timeout: 2) }
+
+        let acked = try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try client.expect("malformed.sent") { $0.string("kind") == kind }
+        let rejected = try phone.expect("message.rejected", from: acked.index).event
+        let sent = try phone.expect("error.sent", from: acked.index).event
+        let reported = try client.expect("peer.error").event
+        #expect(reported.string("reason") == sent.string("reason"))
+        #expect(rejected.string("reason") == sent.string("reason"))
+        #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
+
+        // The phone's outbox is as it was: batch 1, acknowledged.
+        phone.send(line: "status")
+        let status = try phone.expect("phone.status").event
+        #expect(status.int("lastSeq") == 1)
+        #expect(status.fields["acked"] as? Bool == true)
+    }
+
+    @Test("A Python watch with another routing id is answered with ERROR, and never gets a batch")
+    func unknownRoutingID() throws {
+        try Self.requirePyZMQ()
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags)
+        try phone.expect("phone.started")
+        let client = try Self.pythonWatch(scenario, ["--id", "intruder", "--batches", "0"])
+        defer { client.stop(signal: SIGKILL, timeout: 2) }
+
+        let reported = try client.expect("peer.error").event
+        #expect(reported.string("reason")?.contains("unknown peer routing id") == true)
+        try phone.expect("message.rejected")
+        #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
+        #expect(!client.events.contains { $0.name == "batch.applied" })
+    }
+
+    @Test("The Python watch's own self-tests pass (BATCH validation, watch rules against a fake phone)")
+    func clientSelfTests() throws {
+        try Self.requirePyZMQ()
+        let tests = try ChildProcess(
+            name: "python self-tests", executable: URL(fileURLWithPath: Self.python),
+            arguments: ["-B", Self.interopDirectory.appendingPathComponent("test_watch_client.py").path])
+        defer { tests.stop(signal: SIGKILL, timeout: 2) }
+        #expect(Self.exitStatus(of: tests) == 0, "unittest output:\n\(tests.standardError)")
+    }
+}
