@@ -235,6 +235,8 @@ public struct PhoneCore: Sendable {
             return [.persist(state), .cancelResend, .emit(Event("ack.received", fields))]
         case .error(let reason):
             return [.emit(Event("peer.error", [("reason", .string(reason))]))]
+        case .ping:
+            return []  // liveness only: the runtime notes when the watch was last heard
         case .batch, .upToDate:
             let reason = "\(message.typeName) is a phone-to-watch message"
             return [.emit(Event("message.rejected", [("reason", .string(reason))])), .send(.error(reason: reason))]
@@ -314,6 +316,8 @@ public enum WireEvents {
             return Event("up_to_date.sent", [("seq", .int(Int64(clamping: seq)))])
         case .error(let reason):
             return Event("error.sent", [("reason", .string(reason))])
+        case .ping:
+            return Event("ping.sent", [])
         }
     }
 }

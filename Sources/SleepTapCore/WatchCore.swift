@@ -67,6 +67,8 @@ public struct WatchCore: Sendable {
             return [.cancelHelloRetry, .emit(Event("sync.up_to_date", [("seq", .int(Int64(clamping: seq)))]))]
         case .error(let reason):
             return [.cancelHelloRetry, .emit(Event("peer.error", [("reason", .string(reason))]))]
+        case .ping:
+            return []  // liveness only: the runtime notes when the phone was last heard
         case .hello, .ack:
             let reason = "\(message.typeName) is a watch-to-phone message"
             return [.emit(Event("message.rejected", [("reason", .string(reason))])), .send(.error(reason: reason))]

@@ -17,6 +17,8 @@ public enum WireMessage: Equatable, Sendable {
     case upToDate(seq: UInt64)
     /// Either way: the peer's last message was rejected, with a human-readable reason.
     case error(reason: String)
+    /// Either way, every second while connected: application-level liveness (no reply).
+    case ping
 
     /// The `type` string on the wire.
     public var typeName: String {
@@ -26,6 +28,7 @@ public enum WireMessage: Equatable, Sendable {
         case .ack: "ACK"
         case .upToDate: "UP_TO_DATE"
         case .error: "ERROR"
+        case .ping: "PING"
         }
     }
 }
@@ -82,6 +85,8 @@ public enum WireCodec {
             object["seq"] = seq
         case .error(let reason):
             object["reason"] = reason
+        case .ping:
+            break
         }
         // Only strings, numbers, arrays, dictionaries and NSNull are built above: cannot fail.
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
@@ -125,6 +130,8 @@ public enum WireCodec {
             return .upToDate(seq: try fields.integer("seq"))
         case "ERROR":
             return .error(reason: try fields.string("reason"))
+        case "PING":
+            return .ping
         default:
             throw ProtocolError("unknown message type \"\(type)\"")
         }

@@ -198,6 +198,7 @@ public final class PhoneRuntime {
         var nextLaunch: Date?
         /// Messages refused since start (bad frames, bad JSON, strangers).
         var rejected = 0
+        var liveness = Liveness()
         func armBackgroundLaunch() {
             nextLaunch = app.nextBackgroundLaunch(after: clock.now)
             if let nextLaunch {
@@ -381,6 +382,7 @@ public final class PhoneRuntime {
             step(apply)
         }
         if let bucket = options.os.bucket { step { $0.setStandbyBucket(bucket, at: now) } }
+        loop.arm("heartbeat", after: Liveness.interval)
         // The user opens the app: launch, registration, foreground refresh.
         step { $0.launch(at: now, byUser: true, early: early) }
 
@@ -438,6 +440,10 @@ public final class PhoneRuntime {
                         }
                         do throws(ProtocolError) {
                             let message = try WireCodec.decode(frames[1])
+                            if liveness.heard() {
+                                output.emit(Event("peer.online", [("id", .string(options.watchId))]))
+                            }
+                            if message == .ping { continue }
                             output.emit(Event("message.received", [("type", .string(message.typeName))]))
                             step { $0.receive(message) }
                         } catch {
@@ -464,6 +470,15 @@ public final class PhoneRuntime {
                     switch name {
                     case "resend":
                         step { $0.resendDue() }
+                    case "heartbeat":
+                        try? router.send([watchId, WireCodec.encode(.ping)], dontWait: true)  // absent: fine
+                        if let silence = liveness.check() {
+                            output.emit(
+                                Event(
+                                    "peer.offline",
+                                    [("id", .string(options.watchId)), ("silentFor", .double(silence.rounded()))]))
+                        }
+                        loop.arm("heartbeat", after: Liveness.interval)
                     case "os":
                         guard let due = nextLaunch else { return }
                         reloadSchedule()

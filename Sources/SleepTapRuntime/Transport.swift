@@ -70,3 +70,27 @@ func drainMessages(_ socket: Socket) -> [[[UInt8]]] {
     }
     return messages
 }
+
+/// Application-level liveness of the peer (besides ZMTP heartbeats, which only keep the
+/// connection honest): each side sends PING every `interval` wall seconds while connected; any
+/// valid message counts as a sign of life; `timeout` seconds of silence make the peer offline.
+struct Liveness {
+    static let interval: TimeInterval = 1
+    static let timeout: TimeInterval = 3
+    private(set) var lastHeard: Date?
+    private(set) var online = false
+
+    /// A valid message arrived. - Returns: true when the peer just came online.
+    mutating func heard(at now: Date = Date()) -> Bool {
+        lastHeard = now
+        defer { online = true }
+        return !online
+    }
+
+    /// - Returns: the silence in seconds when the peer just went offline, else nil.
+    mutating func check(at now: Date = Date()) -> TimeInterval? {
+        guard online, let lastHeard, now.timeIntervalSince(lastHeard) > Self.timeout else { return nil }
+        online = false
+        return now.timeIntervalSince(lastHeard)
+    }
+}

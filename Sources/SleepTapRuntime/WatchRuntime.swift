@@ -170,6 +170,8 @@ public final class WatchRuntime {
         var lastFailure: (reason: String, at: Date)?
         /// Messages refused since start.
         var rejected = 0
+        var liveness = Liveness()
+        var linkUp = false
         /// Wall seconds to wait for the first (or next) handshake before saying so.
         let handshakeDeadline: TimeInterval = 5
         func armBed(after instant: Date) {
@@ -187,6 +189,7 @@ public final class WatchRuntime {
                 ]))
         armBed(after: clock.now)
         loop.arm("handshake", after: handshakeDeadline)
+        loop.arm("heartbeat", after: Liveness.interval)
 
         func handleLine(_ line: String) {
             switch line {
@@ -226,10 +229,12 @@ public final class WatchRuntime {
                                 output.emit(Event("link.up", [("endpoint", .string(options.endpoint))]))
                                 loop.cancel("relink")
                                 loop.cancel("handshake")
+                                linkUp = true
                                 relinkDelay = 2
                                 step { $0.connected() }
                             } else if event.kind.contains(.disconnected) {
                                 output.emit(Event("link.down", [("endpoint", .string(options.endpoint))]))
+                                linkUp = false
                                 // libzmq does not reconnect after some protocol errors (an
                                 // oversized frame): if the link stays down, reconnect by hand.
                                 loop.arm("relink", after: relinkDelay)
@@ -268,6 +273,10 @@ public final class WatchRuntime {
                         }
                         do throws(ProtocolError) {
                             let message = try WireCodec.decode(frames[0])
+                            if liveness.heard() {
+                                output.emit(Event("peer.online", [("endpoint", .string(options.endpoint))]))
+                            }
+                            if message == .ping { continue }
                             output.emit(Event("message.received", [("type", .string(message.typeName))]))
                             step { $0.receive(message) }
                         } catch {
@@ -294,6 +303,18 @@ public final class WatchRuntime {
                     switch name {
                     case "hello":
                         step { $0.helloRetryDue() }
+                    case "heartbeat":
+                        if linkUp { try? dealer.send(WireCodec.encode(.ping), dontWait: true) }
+                        if let silence = liveness.check() {
+                            output.emit(
+                                Event(
+                                    "peer.offline",
+                                    [
+                                        ("endpoint", .string(options.endpoint)),
+                                        ("silentFor", .double(silence.rounded())),
+                                    ]))
+                        }
+                        loop.arm("heartbeat", after: Liveness.interval)
                     case "handshake":
                         // CURVE with a wrong server key fails without a word on this side: say so.
                         let reason =

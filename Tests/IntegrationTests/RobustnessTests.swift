@@ -94,3 +94,26 @@ struct RobustnessTests {
         }
     }
 }
+
+@Suite("liveness", .serialized)
+struct LivenessTests {
+    @Test("Heartbeats both ways: a stopped watch goes offline at the phone within seconds, and comes back")
+    func peerOfflineOnline() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone()
+        let watch = try scenario.watch()
+        let online = try phone.expect("peer.online")
+        try watch.expect("peer.online")
+        #expect(kill(watch.pid, SIGSTOP) == 0)
+        let offline = try phone.expect("peer.offline", from: online.index)
+        #expect((offline.event.fields["silentFor"] as? Double ?? 0) >= 3)
+        #expect(kill(watch.pid, SIGCONT) == 0)
+        try phone.expect("peer.online", from: offline.index)
+        // A stopped phone goes offline at the watch too.
+        let watchOnline = watch.events.count
+        #expect(kill(phone.pid, SIGSTOP) == 0)
+        defer { kill(phone.pid, SIGCONT) }
+        try watch.expect("peer.offline", from: watchOnline)
+    }
+}

@@ -46,7 +46,7 @@ MAX_MESSAGE = 65536
 MAX_INT = 2**53 - 1
 MAX_ENTRIES = 64
 HELLO_INTERVAL = 2.0  # s (wall), Lazy Pirate
-TYPES = ("HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR")
+TYPES = ("HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR", "PING")
 
 # Deliberately invalid messages for the phone (--malformed). Each value is the list of frames.
 MALFORMED = {
@@ -422,6 +422,9 @@ class Watch:
             summary = validate_batch(obj)
             self.replied = True
             self.on_batch(summary, frames[0].decode("utf-8"))
+            return
+        if kind == "PING":
+            # Liveness only: no reply, and not an answer to HELLO.
             return
         if kind == "UP_TO_DATE":
             seq = field_int(obj, "seq", minimum=0)

@@ -22,7 +22,7 @@ struct WireProtocolTests {
             WireMessage.hello(lastSeq: 0), .hello(lastSeq: WireCodec.maxSeq), .batch(batch),
             .batch(WakeBatch(seq: 1, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", entries: [])),
             .ack(seq: 3, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")), .ack(seq: 1, coverageEnd: nil),
-            .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"),
+            .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"), .ping,
         ])
     func roundTrip(_ message: WireMessage) throws {
         #expect(try WireCodec.decode(WireCodec.encode(message)) == message)
@@ -53,7 +53,7 @@ struct WireProtocolTests {
             ("{\"type\":\"HELLO\",\"lastSeq\":0}", "missing field v"),
             ("{\"v\":2,\"type\":\"HELLO\",\"lastSeq\":0}", "unsupported protocol version 2 (this build speaks 1)"),
             ("{\"v\":\"1\",\"type\":\"HELLO\",\"lastSeq\":0}", "field v must be a non-negative integer"),
-            ("{\"v\":1,\"type\":\"PING\"}", "unknown message type \"PING\""),
+            ("{\"v\":1,\"type\":\"PONG\"}", "unknown message type \"PONG\""),
             ("{\"v\":1,\"type\":7}", "field type must be a string"),
             ("{\"v\":1,\"type\":\"HELLO\"}", "missing field lastSeq"),
             ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":-1}", "field lastSeq must be a non-negative integer"),
