@@ -1,6 +1,8 @@
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
+import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc
@@ -110,5 +112,30 @@ struct CurveLinkTests {
         watch.waitForOutputEnd(timeout: 5)
         #expect(watch.standardError.contains("phone"), "\(watch.standardError)")
         #expect(!watch.events.contains { $0.name == "batch.applied" })
+    }
+
+    @Test("A tcp peer without CURVE gets nothing in, and the phone keeps serving the paired watch")
+    func plaintextPeer() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let keys = try Self.pair(scenario, "keys")
+        let (phone, endpoint) = try Self.phone(scenario, keys: keys)
+        let context = try Context()
+        defer { context.terminate() }
+        try context.withSocket(.dealer) { intruder in
+            try intruder.setLinger(milliseconds: 0)
+            try intruder.setRoutingId(Array("watch".utf8))
+            try intruder.connect(endpoint)
+            try intruder.send(WireCodec.encode(.hello(lastSeq: 0)))
+            var items = [PollItem.socket(intruder, events: .readable)]
+            // Nothing ever comes back: give it the time a real exchange takes many times over.
+            #expect(try poll(&items, timeoutMilliseconds: 1_500) == 0, "the phone answered a plaintext peer")
+        }
+        let beforeWatch = phone.events.count
+        #expect(!phone.events.contains { $0.name == "message.received" }, "a plaintext message got through")
+        let watch = try scenario.spawn(
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys])
+        try watch.expect("batch.applied")
+        try phone.expect("message.received", from: beforeWatch)
     }
 }
