@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "phone", targets: ["phone"]),
         .executable(name: "watch", targets: ["watch"]),
         .executable(name: "sleeptap-demo", targets: ["sleeptap-demo"]),
+        .executable(name: "sleeptap-soak", targets: ["sleeptap-soak"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
     ],
@@ -30,13 +31,17 @@ let package = Package(
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).
         .target(name: "SleepTapProcess"),
         .executableTarget(name: "sleeptap-demo", dependencies: ["SleepTapCore", "SleepTapProcess"]),
+        // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes.
+        .executableTarget(name: "sleeptap-soak", dependencies: ["SleepTapCore", "SleepTapProcess"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
         .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapRuntime"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SleepTapCore", "SleepTapProcess", "ZeroMQ", "phone", "watch", "sleeptap-demo"]
+            dependencies: [
+                "SleepTapCore", "SleepTapProcess", "ZeroMQ", "phone", "watch", "sleeptap-demo", "sleeptap-soak",
+            ]
         ),
     ]
 )
