@@ -86,11 +86,9 @@ public final class SignalTrap: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         var made: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
-            // A signal ignored on entry stays ignored (as shells expect of `cmd &` in scripts).
-            let previous = signal(number, SIG_IGN)
-            if let previous, unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
-                continue
-            }
+            // Handled even when ignored on entry (a `cmd &` in a script inherits SIGINT ignored):
+            // the documented contract is a clean stop on SIGINT and SIGTERM.
+            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { mailbox.post(.stop(number)) }
             source.resume()
