@@ -16,74 +16,32 @@ public final class PhoneRuntime {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock)
 
-        // Signals first: a SIGINT/SIGTERM during start-up still ends the process cleanly.
-        let mailbox: Mailbox
-        do {
-            mailbox = try Mailbox()
-        } catch {
-            diagnose(program, "\(error)")
-            return ExitStatus.software
-        }
-        let signals = SignalTrap(posting: mailbox)
-        defer { signals.cancel() }
-
-        // Inputs first: a bad schedule or state file stops us before anything is bound or written.
+        // A bad schedule file stops us before anything is created, bound or written.
         var schedule = WakeSchedule.everyDayAtSeven
-        if let path = options.schedulePath {
-            switch Self.loadSchedule(path) {
-            case .success(let loaded): schedule = loaded
-            case .failure(let message):
-                diagnose(program, message.description)
-                return ExitStatus.dataError
-            }
+        let startUp: StartUp<PhoneSyncState>
+        switch StartUp<PhoneSyncState>.begin(
+            program: program, stateDirectory: options.stateDirectory, fileName: "phone.json",
+            keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem },
+            preflight: {
+                guard let path = options.schedulePath else { return nil }
+                switch Self.loadSchedule(path) {
+                case .success(let loaded):
+                    schedule = loaded
+                    return nil
+                case .failure(let message):
+                    diagnose(program, message.description)
+                    return ExitStatus.dataError
+                }
+            })
+        {
+        case .success(let value): startUp = value
+        case .failure(let exit): return exit.status
         }
-        do {
-            try AtomicFile.ensureDirectory(options.stateDirectory)
-        } catch {
-            diagnose(program, "state dir \(error)")
-            return ExitStatus.cannotCreate
-        }
-        let lock: Int32
-        switch SingleInstance.lockStateDirectory(options.stateDirectory, program: program) {
-        case .success(let fd): lock = fd
-        case .failure(let error):
-            diagnose(program, "state dir \(error)")
-            return ExitStatus.cannotCreate
-        }
-        defer { close(lock) }
-        let stateFile = StateFile<PhoneSyncState>(path: options.stateDirectory + "/phone.json")
-        let loaded: PhoneSyncState?
-        let recovery: StateFile<PhoneSyncState>.Recovery?
-        do {
-            (loaded, recovery) = try stateFile.loadRecovering { $0.validationProblem }
-        } catch {
-            diagnose(program, "state file \(error); left untouched.")
-            return ExitStatus.dataError
-        }
-        if let recovery {
-            diagnose(
-                program,
-                "state file \(stateFile.path): \(recovery.reason); "
-                    + (recovery.movedTo.map { "moved aside to \($0); " } ?? "")
-                    + "recovered from the \(recovery.source)")
-            output.emit(
-                Event(
-                    "state.recovered",
-                    [
-                        ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
-                        ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
-                    ]))
-        }
-
-        var keys: PairKeys?
-        if let directory = options.keysDirectory {
-            do {
-                keys = try Pairing.load(directory: directory, role: "phone")
-            } catch {
-                diagnose(program, "keys: \(error)")
-                return ExitStatus.dataError
-            }
-        }
+        defer { startUp.close() }
+        let mailbox = startUp.mailbox
+        let stateFile = startUp.stateFile
+        let loaded = startUp.loaded
+        let keys = startUp.keys
 
         let context: Context
         let router: Socket

@@ -16,64 +16,19 @@ public final class WatchRuntime {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock)
 
-        // Signals first: a SIGINT/SIGTERM during start-up still ends the process cleanly.
-        let mailbox: Mailbox
-        do {
-            mailbox = try Mailbox()
-        } catch {
-            diagnose(program, "\(error)")
-            return ExitStatus.software
+        let startUp: StartUp<WatchSyncState>
+        switch StartUp<WatchSyncState>.begin(
+            program: program, stateDirectory: options.stateDirectory, fileName: "watch.json",
+            keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem })
+        {
+        case .success(let value): startUp = value
+        case .failure(let exit): return exit.status
         }
-        let signals = SignalTrap(posting: mailbox)
-        defer { signals.cancel() }
-
-        do {
-            try AtomicFile.ensureDirectory(options.stateDirectory)
-        } catch {
-            diagnose(program, "state dir \(error)")
-            return ExitStatus.cannotCreate
-        }
-        let lock: Int32
-        switch SingleInstance.lockStateDirectory(options.stateDirectory, program: program) {
-        case .success(let fd): lock = fd
-        case .failure(let error):
-            diagnose(program, "state dir \(error)")
-            return ExitStatus.cannotCreate
-        }
-        defer { close(lock) }
-        let stateFile = StateFile<WatchSyncState>(path: options.stateDirectory + "/watch.json")
-        let loaded: WatchSyncState?
-        let recovery: StateFile<WatchSyncState>.Recovery?
-        do {
-            (loaded, recovery) = try stateFile.loadRecovering { $0.validationProblem }
-        } catch {
-            diagnose(program, "state file \(error); left untouched.")
-            return ExitStatus.dataError
-        }
-        if let recovery {
-            diagnose(
-                program,
-                "state file \(stateFile.path): \(recovery.reason); "
-                    + (recovery.movedTo.map { "moved aside to \($0); " } ?? "")
-                    + "recovered from the \(recovery.source)")
-            output.emit(
-                Event(
-                    "state.recovered",
-                    [
-                        ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
-                        ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
-                    ]))
-        }
-
-        var keys: PairKeys?
-        if let directory = options.keysDirectory {
-            do {
-                keys = try Pairing.load(directory: directory, role: "watch")
-            } catch {
-                diagnose(program, "keys: \(error)")
-                return ExitStatus.dataError
-            }
-        }
+        defer { startUp.close() }
+        let mailbox = startUp.mailbox
+        let stateFile = startUp.stateFile
+        let loaded = startUp.loaded
+        let keys = startUp.keys
 
         let context: Context
         let dealer: Socket
