@@ -59,6 +59,8 @@ public struct PhoneApp: Sendable {
     public private(set) var crashed: LaunchHandlerCrash?
     /// Whether the handler was registered in the current launch.
     public private(set) var registered = false
+    /// Whether the app process is running (launched and not force-quit or crashed since).
+    public private(set) var running = false
     private var lowPower = false
     private var bucket: Int?
 
@@ -90,6 +92,7 @@ public struct PhoneApp: Sendable {
         scheduler.appLaunched(at: now, byUser: byUser)
         crashed = nil
         registered = false
+        running = true
         func register() -> Bool {
             do {
                 registered = try scheduler.register(identifier: configuration.taskIdentifier, at: now)
@@ -104,6 +107,7 @@ public struct PhoneApp: Sendable {
                 return true
             } catch {
                 crashed = error
+                running = false
                 effects.append(.emit(Event("app.crashed", [("message", .string(error.message))])))
                 return false
             }
@@ -196,6 +200,27 @@ public struct PhoneApp: Sendable {
 
     // MARK: foreground
 
+    /// Travel: the phone's zone becomes `zone`. A running app refreshes at once (wall-clock wake
+    /// times are kept: 07:00 stays 07:00); an app that is not running picks the zone up at its
+    /// next launch (`refresh.deferred`).
+    public mutating func travel(to zone: TimeZone, at now: Date) -> [PhoneEffect] {
+        self.zone = zone
+        guard running, crashed == nil else {
+            return [
+                .emit(
+                    Event(
+                        "refresh.deferred",
+                        [("reason", .string("the app is not running; the new zone applies at its next launch"))]))
+            ]
+        }
+        return foregroundRefresh(at: now, reason: "time-zone")
+    }
+
+    /// The pending notifications that have not fired by `now` (the OS drops delivered ones).
+    public func pendingNotifications(at now: Date) -> [NotificationRecord] {
+        state.notifications.records.filter { $0.fireDate > now }
+    }
+
     /// The user opened the app (already running): the same steps, no budget; the weather is
     /// refreshed when the cache expired or the location moved, otherwise the sunlight plan is
     /// recomputed from the cache.
@@ -248,6 +273,7 @@ public struct PhoneApp: Sendable {
         // 1. renew first.
         guard run.charge(costs.renew, step: "renew") else { return .failure }
         effects += renew(at: now)
+        if crashed != nil { return .failure }  // the submit killed the app: nothing more runs
         // 2. bedtime notices, then wake dates.
         let plan = RefreshPlan.make(
             schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
@@ -330,6 +356,7 @@ public struct PhoneApp: Sendable {
                 ]
             case .crash(let crash):
                 crashed = crash
+                running = false
                 return [.emit(Event("app.crashed", [("message", .string(crash.message))]))]
             }
         }
@@ -408,6 +435,7 @@ public struct PhoneApp: Sendable {
     }
 
     public mutating func forceQuit(at now: Date) -> [PhoneEffect] {
+        running = false
         scheduler.forceQuit(at: now)
         return [.emit(Event("os.force_quit", []))] + drainTrace()
     }

@@ -38,10 +38,11 @@ public struct OSOptions: Equatable, Sendable {
         return IOSBackgroundScheduler(configuration: configuration, seed: seed)
     }
 
-    /// The app configuration (step costs) these options describe.
-    public func appConfiguration() -> PhoneAppConfiguration {
+    /// The app configuration these options describe, with `horizonDays` of wake-ups per batch.
+    public func appConfiguration(horizonDays: Int = BatchPlanner.defaultHorizonDays) -> PhoneAppConfiguration {
         var configuration = PhoneAppConfiguration()
         configuration.stepCosts = stepCosts
+        configuration.horizonDays = horizonDays
         return configuration
     }
 }

@@ -238,6 +238,7 @@ public enum CommandLineParser {
         var location = PhoneOptions(endpoint: "", stateDirectory: "").location
         var insecure = false
         var keys: String?
+        var sawInterval = false
         while let flag = reader.nextFlag() {
             switch flag {
             case "-h", "--help": return .help
@@ -280,7 +281,9 @@ public enum CommandLineParser {
                     )
                 }
                 os.bucket = bucket
-            case "--interval": os.interval = try reader.seconds(flag, in: 1...(30 * 86_400))
+            case "--interval":
+                os.interval = try reader.seconds(flag, in: 1...(30 * 86_400))
+                sawInterval = true
             case "--os-seed":
                 let text = try reader.value(flag)
                 guard let seed = UInt64(text) else {
@@ -332,6 +335,14 @@ public enum CommandLineParser {
         options.insecure = insecure
         options.keysDirectory = keys
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
+        if os.platform == "ios" && (os.bucket != nil || os.charging || sawInterval) {
+            throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")
+        }
+        if os.platform == "android" && os.registration != .early {
+            throw UsageError(
+                "--registration \(os.registration.rawValue) is an iOS failure (BGTaskScheduler launch handlers); "
+                    + "WorkManager has no registration step")
+        }
         return .run(options)
     }
 
@@ -387,6 +398,9 @@ public enum CommandLineParser {
 
 /// tcp carries the link beyond this user's reach: CURVE is required unless `--insecure`.
 func requireCurveOnTCP(endpoint: String, keys: String?, insecure: Bool) throws(UsageError) {
+    if keys != nil && insecure {
+        throw UsageError("--keys and --insecure exclude each other: CURVE with the paired keys, or plaintext")
+    }
     guard endpoint.hasPrefix("tcp://"), keys == nil, !insecure else { return }
     throw UsageError(
         "--endpoint \"\(ArgumentReader.clip(endpoint))\": tcp needs CURVE: pass --keys DIR (made by `phone pair --dir DIR`), "

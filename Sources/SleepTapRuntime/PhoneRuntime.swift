@@ -95,7 +95,7 @@ public final class PhoneRuntime {
         var app = PhoneApp(
             state: initial, scheduler: options.os.makeScheduler(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
             weather: options.weather.makeProvider(seed: initial.deviceSeed), schedule: schedule, zone: zone0,
-            location: options.location, configuration: options.os.appConfiguration())
+            location: options.location, configuration: options.os.appConfiguration(horizonDays: options.horizonDays))
         let early = options.os.registration == .early
         let watchId = Array(options.watchId.utf8)
         var exitStatus = ExitStatus.ok
@@ -203,7 +203,7 @@ public final class PhoneRuntime {
                 ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
                 ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
                 ("timeZone", .string(app.zone.identifier)),
-                ("pendingNotifications", .int(Int64(state.notifications.records.count))),
+                ("pendingNotifications", .int(Int64(app.pendingNotifications(at: now).count))),
                 (
                     "earliestBeginDate",
                     RefreshPlanner.earliestBeginDate(after: now, schedule: app.schedule, in: app.zone).map { .date($0) }
@@ -253,7 +253,7 @@ public final class PhoneRuntime {
                             ]))
                 }
             case ("notifications", 1):
-                for record in app.state.notifications.records {
+                for record in app.pendingNotifications(at: now) {
                     output.emit(
                         Event(
                             "notification.pending",
@@ -269,8 +269,7 @@ public final class PhoneRuntime {
                 let from = currentZone().identifier
                 travelZone = zone
                 output.emit(Event("timezone.changed", [("from", .string(from)), ("to", .string(zone.identifier))]))
-                app.zone = zone
-                step { $0.foregroundRefresh(at: now, reason: "time-zone") }
+                step { $0.travel(to: zone, at: now) }
             case ("move", 2):
                 guard let location = PhoneOptions.parseCoordinate(words[1]) else {
                     return reject(line, "expected LAT,LON in degrees, e.g. 52.52,13.405")
@@ -290,6 +289,9 @@ public final class PhoneRuntime {
             case ("background-refresh", 2):
                 guard let on = onOff(words[1]) else { return reject(line, "expected background-refresh on|off") }
                 step { $0.setBackgroundRefreshEnabled(on, at: now) }
+            case ("charging", 2) where app.scheduler.platform != "android",
+                ("bucket", 2) where app.scheduler.platform != "android":
+                reject(line, "\(words[0]) is an Android setting; this phone runs --platform \(app.scheduler.platform)")
             case ("charging", 2):
                 guard let on = onOff(words[1]) else { return reject(line, "expected charging on|off") }
                 step { $0.setCharging(on, at: now) }

@@ -188,17 +188,22 @@ public final class WatchRuntime {
                                 relinkDelay = 2
                                 step { $0.connected() }
                             } else if event.kind.contains(.disconnected) {
-                                output.emit(Event("link.down", [("endpoint", .string(options.endpoint))]))
+                                // A failing handshake disconnects at every reconnect: report a link that was up.
+                                if linkUp {
+                                    output.emit(Event("link.down", [("endpoint", .string(options.endpoint))]))
+                                }
                                 linkUp = false
                                 // libzmq does not reconnect after some protocol errors (an
                                 // oversized frame): if the link stays down, reconnect by hand.
-                                loop.arm("relink", after: relinkDelay)
+                                if !loop.isArmed("relink") { loop.arm("relink", after: relinkDelay) }
                                 if !loop.isArmed("handshake") { loop.arm("handshake", after: handshakeDeadline) }
                             } else {
                                 let reason =
                                     event.kind.contains(.handshakeFailedAuth)
                                     ? "the phone refused this watch (status \(event.value)): its key is not paired with the phone"
-                                    : "the handshake failed (code \(event.value)); with --keys, check the phone's public key"
+                                    : keys == nil
+                                        ? "the handshake failed (libzmq code \(event.value)): the phone may require CURVE; pass --keys DIR"
+                                        : "the handshake failed (libzmq code \(event.value)): check that phone.pub is the phone's current public key"
                                 // libzmq retries every reconnect interval: say each reason once per 30 s.
                                 if lastFailure?.reason != reason
                                     || Date().timeIntervalSince(lastFailure?.at ?? .distantPast) > 30

@@ -108,6 +108,9 @@ struct CurveLinkTests {
         let said = watch.waitFor(
             anyOf: ["link.handshake_failed", "link.handshake_timeout"], timeout: Scenario.deadline)
         #expect(said != nil, "no handshake error within \(Scenario.deadline) s")
+        // Failed handshakes repeat at every reconnect; they must not flood the output.
+        #expect(watch.events.filter { $0.name == "link.down" }.count <= 1)
+        #expect(watch.events.filter { $0.name == "link.handshake_failed" }.count <= 2)
         watch.stop()
         watch.waitForOutputEnd(timeout: 5)
         #expect(watch.standardError.contains("phone"), "\(watch.standardError)")

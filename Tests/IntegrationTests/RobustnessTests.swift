@@ -110,6 +110,8 @@ struct LivenessTests {
         #expect((offline.event.fields["silentFor"] as? Double ?? 0) >= 3)
         #expect(kill(watch.pid, SIGCONT) == 0)
         try phone.expect("peer.online", from: offline.index)
+        // The watch's own pause is not the phone's silence.
+        #expect(!watch.events.contains { $0.name == "peer.offline" })
         // A stopped phone goes offline at the watch too.
         let watchOnline = watch.events.count
         #expect(kill(phone.pid, SIGSTOP) == 0)

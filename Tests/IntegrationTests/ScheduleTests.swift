@@ -82,4 +82,13 @@ struct ScheduleTests {
         phone.send(line: "time-zone Atlantis/Capital")
         try phone.expect("input.rejected") { $0.string("input") == "time-zone Atlantis/Capital" }
     }
+
+    @Test("--horizon-days sets how many days of wake-ups a batch holds")
+    func horizon() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(["--horizon-days", "14", "--time-zone", "Europe/Berlin"])
+        let batch = try phone.expect("batch.generated").event
+        #expect(batch.int("count") == 14)
+    }
 }

@@ -230,4 +230,37 @@ struct RefreshJobTests {
             #expect(Self.event("handler.completed", in: effects)?["outcome"] == .string(outcome), "\(error)")
         }
     }
+
+    @Test("Travel while the app is force-quit waits for the next launch instead of crashing on submit")
+    func travelWhileNotRunning() {
+        var app = Self.app(scheduler: Self.iOS(.early))
+        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.forceQuit(at: Self.start)
+        let effects = app.travel(to: TimeZone(identifier: "Europe/Berlin")!, at: Self.start.addingTimeInterval(60))
+        #expect(Self.names(effects) == ["refresh.deferred"])
+        #expect(app.crashed == nil)
+        let reopened = app.launch(at: Self.start.addingTimeInterval(120), byUser: true, early: true)
+        #expect(Self.event("batch.generated", in: reopened)?["timeZone"] == .string("Europe/Berlin"))
+    }
+
+    @Test("A submit that kills the app ends the run: no dates, no success in the history")
+    func crashOnSubmitStopsTheRun() {
+        var app = Self.app(scheduler: Self.iOS(.early))
+        // No launch: no handler registered in this process, so submit raises the launch-handler error.
+        let effects = app.foregroundRefresh(at: Self.start, reason: "open")
+        #expect(Self.names(effects).contains("app.crashed"))
+        #expect(!Self.names(effects).contains("batch.generated"))
+        #expect(app.state.refreshLog.history.last?.success == false)
+    }
+
+    @Test("Delivered notices are not pending any more")
+    func deliveredNotices() {
+        var app = Self.app(scheduler: Self.iOS(.early))
+        _ = app.launch(at: Self.start, byUser: true, early: true)
+        let all = app.pendingNotifications(at: Self.start)
+        #expect(all.count >= 7)
+        let later = Self.start.addingTimeInterval(3 * 86_400)
+        let pending = app.pendingNotifications(at: later)
+        #expect(pending.count < all.count && pending.allSatisfy { $0.fireDate > later })
+    }
 }

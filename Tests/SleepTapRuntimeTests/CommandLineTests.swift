@@ -117,4 +117,29 @@ struct CommandLineTests {
         #expect(clock.wallDate(for: ISO8601.date("2025-03-07T03:00:00Z")!) == wall)
         #expect(ClockOptions().makeClock() is WallClock)
     }
+
+    @Test(
+        "Settings of the other platform, and --keys with --insecure, are usage errors",
+        arguments: [
+            (["--bucket", "rare"], "Android settings"), (["--charging"], "Android settings"),
+            (["--interval", "900"], "Android settings"),
+            (["--platform", "android", "--registration", "late-silent"], "WorkManager has no registration step"),
+            (["--keys", "k", "--insecure"], "exclude each other"),
+        ])
+    func platformMismatch(extra: [String], message: String) {
+        #expect {
+            _ = try CommandLineParser.parsePhone(Self.base + extra)
+        } throws: { error in
+            (error as? UsageError)?.message.contains(message) == true
+        }
+    }
+
+    @Test("--horizon-days reaches the app configuration")
+    func horizonDays() throws {
+        guard case .run(let options) = try CommandLineParser.parsePhone(Self.base + ["--horizon-days", "14"]) else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(options.os.appConfiguration(horizonDays: options.horizonDays).horizonDays == 14)
+    }
 }

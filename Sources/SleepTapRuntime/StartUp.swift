@@ -1,0 +1,121 @@
+import Foundation
+import SleepTapCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What both executables do before they touch a socket, in this order: install the signal
+/// trap (so SIGINT/SIGTERM during start-up still end the process cleanly), run the caller's
+/// preflight checks (e.g. the schedule file, before anything is created), create and lock the
+/// state directory (one process per state dir), load the state file with recovery (a bad file is
+/// moved aside, reported on stderr and as `state.recovered`), load the pairing keys if any.
+final class StartUp<State: Codable & Sendable> {
+    let mailbox: Mailbox
+    let signals: SignalTrap
+    let stateFile: StateFile<State>
+    let loaded: State?
+    let keys: PairKeys?
+    private let lock: Int32
+
+    private init(
+        mailbox: Mailbox, signals: SignalTrap, stateFile: StateFile<State>, loaded: State?, keys: PairKeys?, lock: Int32
+    ) {
+        self.mailbox = mailbox
+        self.signals = signals
+        self.stateFile = stateFile
+        self.loaded = loaded
+        self.keys = keys
+        self.lock = lock
+    }
+
+    /// Releases the lock and the signal trap. Call once, on every path (`defer`).
+    func close() {
+        signals.cancel()
+        Glibc.close(lock)
+    }
+
+    /// - Parameters:
+    ///   - program: `phone` or `watch` (messages, lock holder, key role).
+    ///   - stateDirectory: `--state-dir`.
+    ///   - fileName: the state file in it.
+    ///   - keysDirectory: `--keys`, if given.
+    ///   - output: where `state.recovered` goes.
+    ///   - validate: the state's meaning check (nil = valid).
+    ///   - preflight: checks that must pass before anything is created; returns an exit status to stop.
+    /// - Returns: the start-up, or the exit status to end the process with (the message is printed).
+    static func begin(
+        program: String, stateDirectory: String, fileName: String, keysDirectory: String?, output: EventOutput,
+        validate: (State) -> String?, preflight: () -> Int32? = { nil }
+    ) -> Result<StartUp, ExitCode> {
+        let mailbox: Mailbox
+        do {
+            mailbox = try Mailbox()
+        } catch {
+            diagnose(program, "\(error)")
+            return .failure(ExitCode(ExitStatus.software))
+        }
+        let signals = SignalTrap(posting: mailbox)
+        func fail(_ status: Int32, _ message: String) -> Result<StartUp, ExitCode> {
+            diagnose(program, message)
+            signals.cancel()
+            return .failure(ExitCode(status))
+        }
+        if let status = preflight() {
+            signals.cancel()
+            return .failure(ExitCode(status))
+        }
+        do {
+            try AtomicFile.ensureDirectory(stateDirectory)
+        } catch {
+            return fail(ExitStatus.cannotCreate, "state dir \(error)")
+        }
+        let lock: Int32
+        switch SingleInstance.lockStateDirectory(stateDirectory, program: program) {
+        case .success(let fd): lock = fd
+        case .failure(let error): return fail(ExitStatus.cannotCreate, "state dir \(error)")
+        }
+        func failLocked(_ status: Int32, _ message: String) -> Result<StartUp, ExitCode> {
+            Glibc.close(lock)
+            return fail(status, message)
+        }
+        let stateFile = StateFile<State>(path: stateDirectory + "/" + fileName)
+        let loaded: State?
+        let recovery: StateFile<State>.Recovery?
+        do {
+            (loaded, recovery) = try stateFile.loadRecovering(validate: validate)
+        } catch {
+            return failLocked(ExitStatus.dataError, "state file \(error); left untouched.")
+        }
+        if let recovery {
+            diagnose(
+                program,
+                "state file \(stateFile.path): \(recovery.reason); "
+                    + (recovery.movedTo.map { "moved aside to \($0); " } ?? "")
+                    + (recovery.source == "clean start" ? "starting clean" : "recovered from the previous copy"))
+            output.emit(
+                Event(
+                    "state.recovered",
+                    [
+                        ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
+                        ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
+                    ]))
+        }
+        var keys: PairKeys?
+        if let keysDirectory {
+            do {
+                keys = try Pairing.load(directory: keysDirectory, role: program)
+            } catch {
+                return failLocked(ExitStatus.dataError, "keys: \(error)")
+            }
+        }
+        return .success(
+            StartUp(mailbox: mailbox, signals: signals, stateFile: stateFile, loaded: loaded, keys: keys, lock: lock))
+    }
+}
+
+/// An exit status as an Error, for `Result`.
+struct ExitCode: Error {
+    let status: Int32
+    init(_ status: Int32) { self.status = status }
+}
