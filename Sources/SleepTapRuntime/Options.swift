@@ -131,7 +131,8 @@ public enum CommandLineParser {
         the watch, resends until acknowledged and answers every HELLO with the newest batch.
         Events are JSON lines on stdout; diagnostics go to stderr.
 
-          --endpoint ENDPOINT   ipc://PATH (path at most 107 bytes) or tcp://HOST:PORT
+          --endpoint ENDPOINT   ipc://PATH (path at most 107 bytes) or tcp://HOST:PORT (PORT may
+                                be *: phone.started says which port was bound)
           --state-dir DIR       where phone.json (outbox, last seq) is kept; created if missing
           --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
@@ -139,6 +140,11 @@ public enum CommandLineParser {
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
           --device-seed N       seed of the daily notice-text rotation (default: random at first
                                 start, then kept in the state dir)
+          --keys DIR            CURVE: this phone's keys and the paired watch's public key,
+                                from `phone pair --dir DIR`; only that watch is admitted (ZAP)
+          --insecure            allow plaintext tcp, and an ipc socket in a directory other
+                                users can reach (by default tcp needs --keys, and the ipc
+                                directory must be yours and mode 0700; a missing one is made so)
 
         The simulated OS (docs/scheduler.md) and the consolidated refresh job:
           --platform P          ios (BGTaskScheduler, default) or android (WorkManager)
@@ -156,11 +162,6 @@ public enum CommandLineParser {
           --weather W           offline (default, deterministic), open-meteo, or a base URL
           --weather-cost SECS   virtual seconds an offline fetch costs (default: 0.3)
           --location LAT,LON    the phone's location in degrees (default: 52.52,13.405)
-          --keys DIR            CURVE: this phone's keys and the paired watch's public key,
-                                from `phone pair --dir DIR`; only that watch is admitted (ZAP)
-          --insecure            allow plaintext tcp, and an ipc socket in a directory other
-                                users can reach (by default tcp needs --keys, and the ipc
-                                directory must be yours and mode 0700; a missing one is made so)
 
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
