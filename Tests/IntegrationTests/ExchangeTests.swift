@@ -124,7 +124,7 @@ struct ExchangeTests {
         #expect(watch.exitStatus == 0)
     }
 
-    @Test("Both stop cleanly on SIGINT and SIGTERM", arguments: [SIGINT, SIGTERM])
+    @Test("Both stop cleanly within 1 s of SIGINT and SIGTERM", arguments: [SIGINT, SIGTERM])
     func stopOnSignal(_ signal: Int32) throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -134,8 +134,8 @@ struct ExchangeTests {
         for child in [phone, watch] {
             let start = ContinuousClock.now
             #expect(child.stop(signal: signal, timeout: 5) == 0, "\(child.name) exit status")
-            // The requirement is 1 s; the bound here is loose so a loaded CI machine does not flake.
-            #expect(ContinuousClock.now - start < .seconds(3), "\(child.name) took \(ContinuousClock.now - start)")
+            // The requirement: stopped within 1 s of the signal (state saved, sockets closed).
+            #expect(ContinuousClock.now - start < .seconds(1), "\(child.name) took \(ContinuousClock.now - start)")
         }
     }
 }

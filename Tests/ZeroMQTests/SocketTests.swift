@@ -219,15 +219,119 @@ struct SocketTests {
         #expect(throws: ZeroMQError.terminated) { try Socket(context: context, type: .dealer) }
     }
 
-    @Test("shutdown makes a blocking receive in progress throw terminated")
+    @Test("shutdown makes a receive blocked in another thread throw terminated")
     func shutdownInterruptsBlockingReceive() throws {
         let context = try Context()
         defer { context.terminate() }
-        let socket = try makeSocket(context, .dealer)
-        defer { socket.close() }
-        // No other thread: shutting down first makes the receive fail at once with ETERM.
+        let receiver = BlockedReceiver(context: context)
+        try receiver.waitUntilBlocked()
         context.shutdown()
-        #expect(throws: ZeroMQError.terminated) { try socket.receive() }
+        let outcome = try #require(receiver.waitForOutcome(timeout: 5), "the receive did not return after shutdown")
+        #expect(throws: ZeroMQError.terminated) { try outcome.get() }
         #expect(throws: ZeroMQError.terminated) { try Socket(context: context, type: .dealer) }
     }
+
+    @Test("terminate makes a receive blocked in another thread throw terminated, and returns once it closed its socket")
+    func terminateInterruptsBlockingReceive() throws {
+        let context = try Context()
+        let receiver = BlockedReceiver(context: context)
+        try receiver.waitUntilBlocked()
+        // zmq_ctx_term blocks until every socket is closed: run it on a thread of its own, so that a
+        // receive that never returns fails this test instead of hanging it.
+        let terminated = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            context.terminate()
+            terminated.signal()
+        }
+        let outcome = try #require(receiver.waitForOutcome(timeout: 5), "the receive did not return after terminate")
+        #expect(throws: ZeroMQError.terminated) { try outcome.get() }
+        #expect(terminated.wait(timeout: .now() + 5) == .success, "terminate did not return")
+    }
+}
+
+/// A thread that makes a DEALER (no peer, no timeout), blocks in `receive()` on it, records how the
+/// receive ended, then closes the socket (its owner is that thread, as libzmq requires).
+private final class BlockedReceiver: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var threadId: Int32?
+    private var outcome: Result<[[UInt8]], any Error>?
+
+    init(context: Context) {
+        Thread.detachNewThread { [self] in
+            let socket: Socket
+            do {
+                socket = try makeSocket(context, .dealer)
+            } catch {
+                finish(.failure(error))
+                return
+            }
+            condition.lock()
+            threadId = Self.currentThreadId()
+            condition.broadcast()
+            condition.unlock()
+            let result = Result { try socket.receive() }
+            socket.close()
+            finish(result)
+        }
+    }
+
+    private func finish(_ result: Result<[[UInt8]], any Error>) {
+        condition.lock()
+        outcome = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits (at most 5 s) until the thread sleeps in the kernel (state `S` in
+    /// /proc/self/task/TID/stat, proc(5)) after it announced the receive, and the receive has not
+    /// returned: it is blocked in `zmq_msg_recv`.
+    func waitUntilBlocked() throws {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            condition.lock()
+            let id = threadId
+            let ended = outcome
+            condition.unlock()
+            if let ended { throw ReceiveEndedEarly(outcome: "\(ended)") }
+            if let id, Self.state(of: id) == "S" {
+                condition.lock()
+                defer { condition.unlock() }
+                if let ended = outcome { throw ReceiveEndedEarly(outcome: "\(ended)") }
+                return
+            }
+            usleep(1_000)  // polling a /proc file: there is no event for "now asleep"
+        }
+        throw TimedOut(what: "the receiving thread to block")
+    }
+
+    /// The receive's outcome, or nil if it has not returned within `timeout` seconds.
+    func waitForOutcome(timeout: TimeInterval) -> Result<[[UInt8]], any Error>? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while outcome == nil {
+            if !condition.wait(until: deadline) { break }
+        }
+        return outcome
+    }
+
+    /// This thread's kernel id, from the /proc/thread-self link ("PID/task/TID", proc(5)).
+    private static func currentThreadId() -> Int32? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))
+            .flatMap { $0.split(separator: "/").last }.flatMap { Int32($0) }
+    }
+
+    /// The state letter of a thread of this process (R, S, D, ...).
+    private static func state(of thread: Int32) -> Character? {
+        guard let text = try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        return text[text.index(after: close)...].first { $0 != " " }
+    }
+}
+
+/// The receive returned before anything stopped it (it did not block).
+private struct ReceiveEndedEarly: Error, CustomStringConvertible {
+    let outcome: String
+    var description: String { "the receive returned before shutdown: \(outcome)" }
 }
