@@ -90,15 +90,28 @@ public enum WakeCalendar {
         // Search from just before the day's first instant so that 00:00 itself matches.
         let searchFrom = startOfDay.addingTimeInterval(-1)
         let wanted = DateComponents(hour: time.hour, minute: time.minute, second: 0)
-        guard
-            let found = calendar.nextDate(
-                after: searchFrom, matching: wanted,
-                matchingPolicy: .nextTimePreservingSmallerComponents,
-                repeatedTimePolicy: .first, direction: .forward)
+        if let found = calendar.nextDate(
+            after: searchFrom, matching: wanted,
+            matchingPolicy: .nextTimePreservingSmallerComponents,
+            repeatedTimePolicy: .first, direction: .forward),
+            calendar.isDate(found, inSameDayAs: startOfDay)
+        {
+            return found
+        }
+        // swift-corelibs-foundation's `nextDate` shifts only one-hour gaps; inside any other gap
+        // (Australia/Lord_Howe's 30 minutes, Antarctica/Troll's 2 hours) it returns the next
+        // day's match. Resolving the full date shifts forward by the gap the zone really has.
+        var components = calendar.dateComponents([.era, .year, .month, .day], from: startOfDay)
+        components.hour = time.hour
+        components.minute = time.minute
+        components.second = 0
+        guard let shifted = calendar.date(from: components), shifted >= startOfDay,
+            calendar.isDate(shifted, inSameDayAs: startOfDay)
         else { return nil }
-        // A gap shift never leaves the day for wake times; guard against it anyway.
-        guard calendar.isDate(found, inSameDayAs: startOfDay) else { return nil }
-        return found
+        // Only a gap needs the shift: the time it lands on is later than the one asked for.
+        let landed = calendar.dateComponents([.hour, .minute], from: shifted)
+        guard (landed.hour ?? 0) * 60 + (landed.minute ?? 0) > time.hour * 60 + time.minute else { return nil }
+        return shifted
     }
 
     /// The first instant strictly after `instant` whose local wall time is `time` (gap and

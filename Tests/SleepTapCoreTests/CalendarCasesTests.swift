@@ -44,6 +44,14 @@ struct CalendarCasesTests {
             DayCase(zone: "Europe/Berlin", day: "2026-10-25", wake: "02:30", expected: "2026-10-25T00:30:00Z"),
             DayCase(zone: "Europe/Berlin", day: "2026-10-25", wake: "07:00", expected: "2026-10-25T06:00:00Z"),
             DayCase(zone: "America/New_York", day: "2026-11-01", wake: "01:30", expected: "2026-11-01T05:30:00Z"),
+            // Gaps that are not one hour: 30 minutes at Lord Howe (02:00 -> 02:30, UTC+10:30 -> +11),
+            // 2 hours at Troll (01:00 -> 03:00, UTC+0 -> +2); tzdata's australasia and antarctica files.
+            DayCase(zone: "Australia/Lord_Howe", day: "2025-10-05", wake: "02:12", expected: "2025-10-04T15:42:00Z"),
+            DayCase(zone: "Australia/Lord_Howe", day: "2025-10-05", wake: "02:00", expected: "2025-10-04T15:30:00Z"),
+            DayCase(zone: "Antarctica/Troll", day: "2025-03-30", wake: "01:30", expected: "2025-03-30T01:30:00Z"),
+            DayCase(zone: "Antarctica/Troll", day: "2025-03-30", wake: "02:59", expected: "2025-03-30T02:59:00Z"),
+            // Lord Howe's 30-minute overlap (02:00 -> 01:30): the first 01:45 is at UTC+11.
+            DayCase(zone: "Australia/Lord_Howe", day: "2026-04-05", wake: "01:45", expected: "2026-04-04T14:45:00Z"),
         ])
     func transitionDay(_ c: DayCase) throws {
         let zone = Self.zone(c.zone)

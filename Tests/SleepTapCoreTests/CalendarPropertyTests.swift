@@ -3,7 +3,8 @@ import Testing
 
 @testable import SleepTapCore
 
-/// Seeded property tests of batch generation over every known zone, 2020-2030, random schedules.
+/// Seeded property tests of batch generation over every known zone, 2020-2030, random schedules,
+/// against a model that computes the expected wake-ups without the planner's helpers.
 /// A failure names its seed and case; rerun with that seed to replay it.
 @Suite("Batch generation properties")
 struct CalendarPropertyTests {
@@ -35,13 +36,25 @@ struct CalendarPropertyTests {
         let start = ISO8601.date("2020-01-01T00:00:00Z")!.timeIntervalSince1970
         let end = ISO8601.date("2030-12-31T00:00:00Z")!.timeIntervalSince1970
         var now = Date(timeIntervalSince1970: start + Double(rng.next() % UInt64(end - start)))
-        // Half of the cases start up to 4 days before one of the zone's transitions.
+        var overrides: [LocalDate: WakeOverride] = [:]
+        // Half of the cases start up to 4 days before one of the zone's transitions; half of those
+        // wake up on the transition's date at a wall time the transition skips or repeats.
         if rng.next() % 2 == 0, let transition = zone.nextDaylightSavingTimeTransition(after: now) {
             now = transition.addingTimeInterval(-Double(rng.next() % (4 * 86_400)))
+            let before = zone.secondsFromGMT(for: transition.addingTimeInterval(-1))
+            let after = zone.secondsFromGMT(for: transition)
+            let minutes = abs(after - before) / 60
+            if rng.next() % 2 == 0, minutes > 0 {
+                let wall =
+                    Int(transition.timeIntervalSince1970) + min(before, after) + Int(rng.next() % UInt64(minutes)) * 60
+                let day = OffsetModel.dayNumber(ofWall: wall)
+                let seconds = wall - day * OffsetModel.secondsPerDay
+                overrides[LocalDate(parsing: OffsetModel.dateString(day))!] = .time(
+                    LocalTime(hour: seconds / 3_600, minute: seconds % 3_600 / 60)!)
+            }
         }
         var times: [Weekday: LocalTime] = [:]
         for day in Weekday.allCases where rng.next() % 5 != 0 { times[day] = randomTime(&rng) }
-        var overrides: [LocalDate: WakeOverride] = [:]
         let calendar = WakeCalendar.calendar(in: zone)
         for _ in 0..<(rng.next() % 3) {
             let offset = Int(rng.next() % 8)
@@ -53,98 +66,156 @@ struct CalendarPropertyTests {
             zone: zone, now: now, schedule: WakeSchedule(wakeTimes: times, overrides: overrides), number: number)
     }
 
-    @Test("Instants increase, one entry per wake day, local time is the scheduled or gap-shifted time")
-    func properties() {
+    @Test(
+        "Batches match an independent model: date, local time, gap shift and first occurrence from UTC offsets")
+    func matchesOffsetModel() {
         let zones = TimeZone.knownTimeZoneIdentifiers.sorted()
         #expect(zones.count > 300)
         var rng = SplitMix64(state: Self.seed)
-        var transitionDays = 0
+        var tally = OffsetModel.Tally()
         for number in 0..<Self.cases {
             let c = Self.makeCase(number, &rng, zones: zones)
-            transitionDays += check(c)
+            let horizon = [1, 3, 7, 7, 7, 14][Int(rng.next() % 6)]
+            let label = "seed \(Self.seed), \(c), horizon \(horizon)"
+            let model = OffsetModel(zone: c.zone)
+            let expected = model.entries(for: c.schedule, after: c.now, horizonDays: horizon, tally: &tally)
+            let actual = BatchPlanner.entries(for: c.schedule, in: c.zone, after: c.now, horizonDays: horizon)
+            if actual != expected {
+                Issue.record("planner \(actual.map(Self.show)) != model \(expected.map(Self.show)); \(label)")
+            }
         }
-        // The generator must actually reach DST days, or the properties prove little.
-        #expect(transitionDays > 50, "seed \(Self.seed): only \(transitionDays) entries on transition days")
+        // The generator must reach both kinds of transition, or the comparison proves little.
+        #expect(tally.gapShifted > 30, "seed \(Self.seed): only \(tally.gapShifted) wake-ups in a spring-forward gap")
+        #expect(tally.repeated > 30, "seed \(Self.seed): only \(tally.repeated) wake-ups at a repeated time")
+        #expect(
+            tally.nearTransition > 50, "seed \(Self.seed): only \(tally.nearTransition) wake-ups near an offset change")
     }
 
-    /// Checks one case. - Returns: how many entries fell on a day with a UTC-offset change.
-    func check(_ c: Case) -> Int {
-        let label = "seed \(Self.seed), \(c)"
-        let calendar = WakeCalendar.calendar(in: c.zone)
-        let entries = BatchPlanner.entries(for: c.schedule, in: c.zone, after: c.now)
-        var transitionDays = 0
+    static func show(_ entry: WakeEntry) -> String {
+        "\(ISO8601.string(entry.wake)) \(entry.localDate) \(entry.localTime)"
+    }
+}
 
-        // 1. Strictly increasing, all after now.
-        for (a, b) in zip(entries, entries.dropFirst()) where !(a.wake < b.wake) {
-            Issue.record("not increasing: \(a) then \(b); \(label)")
-        }
-        if let first = entries.first, first.wake <= c.now { Issue.record("entry not after now; \(label)") }
+/// The planner's rules computed a second way: local dates by civil-calendar arithmetic on day
+/// numbers, instants from `TimeZone.secondsFromGMT(for:)` alone. No `Calendar`, no
+/// `WakeCalendar`, no 86,400 s steps between instants.
+///
+/// A wall time that occurs twice (autumn overlap) takes its first instant; a wall time that does
+/// not occur (spring-forward gap) is moved forward by the gap, and dropped if that leaves its day.
+/// Day numbers are days since 1970-01-01 on the local calendar; civil dates follow Howard
+/// Hinnant, "chrono-Compatible Low-Level Date Algorithms" (civil_from_days).
+struct OffsetModel {
+    let zone: TimeZone
 
-        // 2. Exactly the wake days of the horizon: one entry each, none for days off.
-        guard let first = entries.first else {
-            // No entry: then no day in the next 8 has a wake-up after now.
-            for offset in 0..<8 {
-                let day = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: c.now))!
-                if let time = c.schedule.wakeTime(onDayOf: day, in: calendar),
-                    let instant = WakeCalendar.instant(of: time, onDayOf: day, in: calendar), instant > c.now
-                {
-                    Issue.record("empty batch but \(LocalDate(day, in: calendar)) has a wake-up; \(label)")
-                }
-            }
-            return 0
-        }
-        let firstDay = calendar.startOfDay(for: first.wake)
-        var expectedDates: [String] = []
-        for offset in 0..<BatchPlanner.defaultHorizonDays {
-            let day = calendar.date(byAdding: .day, value: offset, to: firstDay)!
-            if c.schedule.wakeTime(onDayOf: day, in: calendar) != nil {
-                expectedDates.append(LocalDate(day, in: calendar).description)
-            }
-        }
-        let dates = entries.map(\.localDate)
-        if dates != expectedDates {
-            Issue.record("dates \(dates) != wake days \(expectedDates); \(label)")
-        }
+    struct Tally {
+        var gapShifted = 0
+        var repeated = 0
+        /// Wake-ups within 12 h of a change of UTC offset.
+        var nearTransition = 0
+    }
 
-        // 3. Local wall time: as scheduled, or moved forward by exactly the gap.
-        for entry in entries {
-            let day = calendar.startOfDay(for: entry.wake)
-            guard let scheduled = c.schedule.wakeTime(onDayOf: day, in: calendar) else {
-                Issue.record("entry on a day off: \(entry); \(label)")
-                continue
-            }
-            let parts = calendar.dateComponents([.hour, .minute], from: entry.wake)
-            let local = (parts.hour ?? -1) * 60 + (parts.minute ?? -1)
-            let wanted = scheduled.hour * 60 + scheduled.minute
-            let before = c.zone.secondsFromGMT(for: day.addingTimeInterval(-1))
-            let after = c.zone.secondsFromGMT(for: calendar.date(byAdding: .day, value: 1, to: day)!)
-            if before != after { transitionDays += 1 }
-            if local != wanted {
-                // Allowed only inside a spring-forward gap: the scheduled time does not exist, and
-                // the shift equals the gap (offset after − offset before).
-                let shift = (local - wanted) * 60
-                let offsetBefore = c.zone.secondsFromGMT(for: entry.wake.addingTimeInterval(-Double(shift) - 1))
-                let offsetAfter = c.zone.secondsFromGMT(for: entry.wake)
-                if shift <= 0 || offsetAfter - offsetBefore != shift {
-                    Issue.record("local \(entry.localTime) for scheduled \(scheduled) is not a gap shift; \(label)")
-                }
-            }
-            if entry.localTime != WakeCalendar.localTimeString(entry.wake, in: calendar)
-                || entry.localDate != LocalDate(entry.wake, in: calendar).description
-                || entry.timeZone != c.zone.identifier
-            {
-                Issue.record("entry fields disagree with its instant: \(entry); \(label)")
-            }
-            // Repeated times take the first occurrence: no earlier instant reads the same wall time.
-            for back in [1_800.0, 3_600, 7_200] {
-                let earlier = entry.wake.addingTimeInterval(-back)
-                if WakeCalendar.localTimeString(earlier, in: calendar) == entry.localTime
-                    && calendar.isDate(earlier, inSameDayAs: entry.wake)
-                {
-                    Issue.record("not the first occurrence (\(back) s earlier reads the same): \(entry); \(label)")
-                }
-            }
+    static let secondsPerDay = 86_400
+
+    func offset(_ instant: Int) -> Int {
+        zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant)))
+    }
+
+    /// Local wall-clock seconds since 1970-01-01 00:00 local.
+    func wall(_ instant: Int) -> Int { instant + offset(instant) }
+
+    static func floorDivide(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    static func dayNumber(ofWall wall: Int) -> Int { floorDivide(wall, secondsPerDay) }
+
+    /// (year, month, day) of a day number.
+    static func civil(_ days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func dateString(_ days: Int) -> String {
+        let c = civil(days)
+        return String(format: "%04d-%02d-%02d", c.year, c.month, c.day)
+    }
+
+    static func timeString(ofWall wall: Int) -> String {
+        let seconds = wall - dayNumber(ofWall: wall) * secondsPerDay
+        return String(format: "%02d:%02d", seconds / 3_600, seconds % 3_600 / 60)
+    }
+
+    /// 1970-01-01 was a Thursday; `Weekday` numbers Sunday 1 ... Saturday 7.
+    static func weekday(_ days: Int) -> Weekday? {
+        Weekday(rawValue: ((days + 4) % 7 + 7) % 7 + 1)
+    }
+
+    func wakeTime(_ schedule: WakeSchedule, on days: Int) -> LocalTime? {
+        let c = Self.civil(days)
+        if let override = schedule.overrides.first(where: {
+            $0.key.year == c.year && $0.key.month == c.month && $0.key.day == c.day
+        }) {
+            if case .time(let time) = override.value { return time }
+            return nil
         }
-        return transitionDays
+        return Self.weekday(days).flatMap { schedule.wakeTimes[$0] }
+    }
+
+    enum Kind { case plain, repeated, gapShifted }
+
+    /// The instant of `time` on local day `days`, or nil when a gap shift moves it off the day.
+    func instant(of time: LocalTime, on days: Int) -> (at: Int, kind: Kind)? {
+        let target = days * Self.secondsPerDay + time.hour * 3_600 + time.minute * 60
+        // Offsets span UTC-12 to UTC+14, so every instant reading `target` lies within these samples.
+        let offsets = Set([target - 15 * 3_600, target, target + 13 * 3_600].map(offset))
+        let readings = offsets.map { target - $0 }.filter { wall($0) == target }.sorted()
+        if let first = readings.first { return (first, readings.count > 1 ? .repeated : .plain) }
+        // A gap: the instant the earlier offset gives reads `target` plus the gap.
+        let shifted = target - offset(target - 15 * 3_600)
+        guard wall(shifted) > target, Self.dayNumber(ofWall: wall(shifted)) == days else { return nil }
+        return (shifted, .gapShifted)
+    }
+
+    /// The wake-ups of `horizonDays` local days from the day of the first wake-up after `now`.
+    func entries(
+        for schedule: WakeSchedule, after now: Date, horizonDays: Int, tally: inout Tally
+    ) -> [WakeEntry] {
+        let instantNow = Int(now.timeIntervalSince1970.rounded(.down))
+        // `instant > now` for whole-second instants and a possibly fractional now.
+        func isAfterNow(_ instant: Int) -> Bool { TimeInterval(instant) > now.timeIntervalSince1970 }
+        let today = Self.dayNumber(ofWall: wall(instantNow))
+        guard
+            let start = (today...today + 7).first(where: { day in
+                wakeTime(schedule, on: day).flatMap { instant(of: $0, on: day) }.map { isAfterNow($0.at) } ?? false
+            })
+        else { return [] }
+        var result: [WakeEntry] = []
+        var last: Int?
+        for day in start..<start + horizonDays {
+            guard let time = wakeTime(schedule, on: day), let found = instant(of: time, on: day),
+                isAfterNow(found.at), last.map({ found.at > $0 }) ?? true
+            else { continue }
+            last = found.at
+            switch found.kind {
+            case .plain: break
+            case .repeated: tally.repeated += 1
+            case .gapShifted: tally.gapShifted += 1
+            }
+            if offset(found.at - Self.secondsPerDay / 2) != offset(found.at + Self.secondsPerDay / 2) {
+                tally.nearTransition += 1
+            }
+            let wallTime = wall(found.at)
+            result.append(
+                WakeEntry(
+                    wake: Date(timeIntervalSince1970: TimeInterval(found.at)),
+                    localDate: Self.dateString(Self.dayNumber(ofWall: wallTime)),
+                    localTime: Self.timeString(ofWall: wallTime), timeZone: zone.identifier))
+        }
+        return result
     }
 }

@@ -21,6 +21,11 @@ struct SchedulerIOSTests {
         return (5, .success)
     }
 
+    /// The `BGTaskScheduler.Error` a failure carries; nil when the failure is a crash.
+    static func rejection(_ failure: SchedulerFailure) -> SchedulerError? {
+        if case .rejected(let error) = failure { error } else { nil }
+    }
+
     // MARK: Scenario 1: registration
 
     @Test("Scenario 1: register in the launch phase returns true; a non-permitted identifier false")
@@ -131,17 +136,12 @@ struct SchedulerIOSTests {
         var s = try F.launchedIOS()
         try s.submit(identifier: id, earliestBeginDate: t0.addingTimeInterval(3600), at: t0)
         s.setBackgroundRefreshEnabled(false, at: t0.addingTimeInterval(60))
-        do {
+        let failure = try #require(throws: SchedulerFailure.self) {
             try s.submit(identifier: id, earliestBeginDate: t0.addingTimeInterval(3600), at: t0.addingTimeInterval(60))
-            Issue.record("submit succeeded with refresh off")
-        } catch {
-            guard case .rejected(let e) = error else {
-                Issue.record("expected a rejection, got \(error)")
-                return
-            }
-            #expect(e.code == 1)
-            #expect(e.name == "unavailable")
         }
+        let e = try #require(Self.rejection(failure), "expected a rejection, got \(failure)")
+        #expect(e.code == 1)
+        #expect(e.name == "unavailable")
         let end = t0.addingTimeInterval(7 * F.day)
         let launches = F.drive(&s, from: t0, to: end, run: Self.refreshJob)
         #expect(launches.isEmpty)
@@ -258,14 +258,11 @@ struct SchedulerIOSTests {
         #expect(try s.register(identifier: F.otherID, at: t0))
         s.finishLaunching(at: t0)
         try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
-        #expect(throws: SchedulerFailure.self) {
+        #expect(
+            throws: SchedulerFailure.rejected(
+                .tooManyPendingTaskRequests("an app-refresh request for \(id) is already pending"))
+        ) {
             try s.submit(identifier: F.otherID, earliestBeginDate: nil, at: t0)
-        }
-        do {
-            try s.submit(identifier: F.otherID, earliestBeginDate: nil, at: t0)
-        } catch {
-            #expect(
-                error == .rejected(.tooManyPendingTaskRequests("an app-refresh request for \(id) is already pending")))
         }
         #expect(s.pendingIdentifier == id)
     }
@@ -275,18 +272,21 @@ struct SchedulerIOSTests {
         var s = F.ios(fetchMode: false)
         s.appLaunched(at: t0, byUser: true)
         #expect(try s.register(identifier: id, at: t0))
-        #expect(throws: SchedulerFailure.self) { try s.submit(identifier: id, earliestBeginDate: nil, at: t0) }
-        do { try s.submit(identifier: id, earliestBeginDate: nil, at: t0) } catch {
-            guard case .rejected(let e) = error else { throw error }
-            #expect(e.code == 3 && e.name == "notPermitted")
+        let noFetchMode = try #require(throws: SchedulerFailure.self) {
+            try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
         }
+        let missingMode = try #require(Self.rejection(noFetchMode), "expected a rejection, got \(noFetchMode)")
+        #expect(missingMode.code == 3 && missingMode.name == "notPermitted")
+        #expect(s.pendingIdentifier == nil)
         var u = F.ios()
         u.appLaunched(at: t0, byUser: true)
         #expect(try u.register(identifier: "x.unlisted", at: t0) == false)
-        do { try u.submit(identifier: "x.unlisted", earliestBeginDate: nil, at: t0) } catch {
-            guard case .rejected(let e) = error else { throw error }
-            #expect(e.code == 3)
+        let unlisted = try #require(throws: SchedulerFailure.self) {
+            try u.submit(identifier: "x.unlisted", earliestBeginDate: nil, at: t0)
         }
+        let notListed = try #require(Self.rejection(unlisted), "expected a rejection, got \(unlisted)")
+        #expect(notListed.code == 3 && notListed.name == "notPermitted")
+        #expect(u.pendingIdentifier == nil)
     }
 
     @Test("Low Power Mode: no launches while on; launches again after it goes off")
@@ -439,7 +439,8 @@ struct SchedulerIOSTests {
         #expect(try s.register(identifier: id, at: start))
         s.finishLaunching(at: start)
         try s.submit(identifier: id, earliestBeginDate: nil, at: start)
-        if let next = s.nextLaunch(after: start) { #expect(next >= start.addingTimeInterval(30)) }
+        let next = try #require(s.nextLaunch(after: start), "the resubmitted request has no launch")
+        #expect(next >= start.addingTimeInterval(30))
         s.complete(launch, outcome: .success, duration: 4, at: start.addingTimeInterval(4))
         let trace = s.drainTrace()
         #expect(F.names(trace).contains("os.task.completed"))

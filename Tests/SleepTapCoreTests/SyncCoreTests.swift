@@ -32,14 +32,14 @@ struct SyncCoreTests {
         let sendIndex = try #require(effects.firstIndex { if case .send = $0 { true } else { false } })
         #expect(persistIndex < sendIndex)
         #expect(effects.contains(.armResend(after: 0.25)))
-        guard case .batch(let batch) = Self.sent(effects).first else {
-            Issue.record("no batch sent")
-            return
+        let batches = { (effects: [PhoneEffect]) -> [WakeBatch] in
+            Self.sent(effects).compactMap { if case .batch(let batch) = $0 { batch } else { nil } }
         }
+        let batch = try #require(batches(effects).first, "the first publish sent no batch")
         #expect(batch.seq == 1 && batch.entries.count == 7)
         #expect(phone.state == PhoneSyncState(lastSeq: 1, outbox: batch, acked: false))
         let second = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
-        guard case .batch(let next) = Self.sent(second).first else { return }
+        let next = try #require(batches(second).first, "the second publish sent no batch")
         #expect(next.seq == 2)
     }
 
