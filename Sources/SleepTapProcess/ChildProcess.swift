@@ -82,6 +82,13 @@ public final class ChildProcess: @unchecked Sendable {
         return String(decoding: stderrData, as: UTF8.self)
     }
 
+    /// The lines the child wrote on stdout that are not JSON events (usage, version), in order.
+    public var otherOutputLines: [String] {
+        condition.lock()
+        defer { condition.unlock() }
+        return nonEventLines
+    }
+
     /// Writes one line (a newline is added) to the child's stdin.
     public func send(line: String) {
         try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))

@@ -108,14 +108,30 @@ public struct WatchOptions: Equatable, Sendable {
     public var keysDirectory: String?
 }
 
-/// Either "print help" or "run with these options".
+/// Either "print help", "print the version" or "run with these options".
 public enum Parsed<Options: Sendable>: Sendable {
     case help
+    /// `--version`: print `SleepTapVersion.string` and exit 0.
+    case version
     case run(Options)
 }
 
 /// Command-line parsing for both executables, kept in the library so it is unit-tested.
 public enum CommandLineParser {
+    /// `-h`/`--help` or `--version` anywhere on the command line wins over every other argument,
+    /// a bad one included, as in swift-argument-parser; the first of them decides.
+    /// - Returns: `.help` or `.version`, or nil when neither is present.
+    public static func informationRequest<Options>(in arguments: some Sequence<String>) -> Parsed<Options>? {
+        for argument in arguments {
+            switch argument {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            default: continue
+            }
+        }
+        return nil
+    }
+
     public static let phoneUsage = """
         usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
                      [--keys DIR | --insecure]
@@ -131,8 +147,9 @@ public enum CommandLineParser {
         the watch, resends until acknowledged and answers every HELLO with the newest batch.
         Events are JSON lines on stdout; diagnostics go to stderr.
 
-          --endpoint ENDPOINT   ipc://PATH (path at most 107 bytes) or tcp://HOST:PORT (PORT may
-                                be *: phone.started says which port was bound)
+          --endpoint ENDPOINT   ipc://PATH or tcp://HOST:PORT (PORT may be *: phone.started says
+                                which port was bound); a relative PATH is resolved against the
+                                working directory at start, and must then be at most 107 bytes
           --state-dir DIR       where phone.json (outbox, last seq) is kept; created if missing
           --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
@@ -166,7 +183,8 @@ public enum CommandLineParser {
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
           --clock-anchor SECS   wall UNIX time at which virtual time = --clock-start (default: now)
-          -h, --help            this text
+          -h, --help            this text (wins over any other argument)
+          --version             print the version
 
         stdin commands, one per line:
           open            foreground refresh: re-read the schedule file, replace the bedtime
@@ -200,7 +218,8 @@ public enum CommandLineParser {
         HELLO on every (re)connect, stores each batch durably before acknowledging it, and keeps
         its cache across restarts. Events are JSON lines on stdout; diagnostics go to stderr.
 
-          --endpoint ENDPOINT   the phone's endpoint (ipc://PATH or tcp://HOST:PORT)
+          --endpoint ENDPOINT   the phone's endpoint (ipc://PATH or tcp://HOST:PORT); a relative
+                                PATH is resolved against the working directory at start
           --state-dir DIR       where watch.json (the cached batch) is kept; created if missing
           --time-zone TZ        IANA zone for typed wake times and --bed-at (default: the batch's
                                 zone, else the system zone)
@@ -210,7 +229,8 @@ public enum CommandLineParser {
           --keys DIR            CURVE: this watch's keys and the phone's public key (phone pair)
           --insecure            allow plaintext tcp, or an ipc socket in a directory others can reach
           --clock-start, --clock-speed, --clock-anchor   as for phone (use the same values)
-          -h, --help            this text
+          -h, --help            this text (wins over any other argument)
+          --version             print the version
 
         stdin commands, one per line:
           bed      tap bed: bed.wake_time, or fallback.manual_entry then a typed HH:MM line
@@ -224,7 +244,10 @@ public enum CommandLineParser {
 
     /// Parses `phone` arguments (without the program name).
     /// - Throws: `UsageError` naming the flag and what is wrong with its value.
-    public static func parsePhone(_ arguments: [String]) throws(UsageError) -> Parsed<PhoneOptions> {
+    public static func parsePhone(
+        _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
+    ) throws(UsageError) -> Parsed<PhoneOptions> {
+        if let request: Parsed<PhoneOptions> = informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var endpoint: String?
         var stateDirectory: String?
@@ -242,8 +265,7 @@ public enum CommandLineParser {
         var sawInterval = false
         while let flag = reader.nextFlag() {
             switch flag {
-            case "-h", "--help": return .help
-            case "--endpoint": endpoint = try reader.endpoint(flag)
+            case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
             case "--schedule": schedule = try reader.nonEmpty(flag)
             case "--time-zone": zone = try reader.timeZone(flag)
@@ -349,7 +371,10 @@ public enum CommandLineParser {
 
     /// Parses `watch` arguments (without the program name).
     /// - Throws: `UsageError` naming the flag and what is wrong with its value.
-    public static func parseWatch(_ arguments: [String]) throws(UsageError) -> Parsed<WatchOptions> {
+    public static func parseWatch(
+        _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
+    ) throws(UsageError) -> Parsed<WatchOptions> {
+        if let request: Parsed<WatchOptions> = informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var endpoint: String?
         var stateDirectory: String?
@@ -362,8 +387,7 @@ public enum CommandLineParser {
         var keys: String?
         while let flag = reader.nextFlag() {
             switch flag {
-            case "-h", "--help": return .help
-            case "--endpoint": endpoint = try reader.endpoint(flag)
+            case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
             case "--time-zone": zone = try reader.timeZone(flag)
             case "--id": id = try reader.routingId(flag)
@@ -449,23 +473,32 @@ struct ArgumentReader {
         return text
     }
 
-    /// `ipc://PATH` (at most 107 bytes) or `tcp://HOST:PORT` (port 1-65535). inproc:// only works
-    /// inside one process, so the executables refuse it.
-    mutating func endpoint(_ flag: String) throws(UsageError) -> String {
+    /// `ipc://PATH` or `tcp://HOST:PORT` (port 1-65535). inproc:// only works inside one
+    /// process, so the executables refuse it.
+    ///
+    /// A relative ipc path is resolved against `workingDirectory` (the process's working directory
+    /// at start), so two processes started in different directories meet only when they name the
+    /// same socket file; the result must fit `sockaddr_un.sun_path` (107 bytes on Linux, unix(7)).
+    /// An abstract-namespace name (`ipc://@name`) has no file and is kept as given.
+    /// - Returns: the endpoint with an absolute ipc path.
+    mutating func endpoint(_ flag: String, workingDirectory: String) throws(UsageError) -> String {
         let text = try nonEmpty(flag)
         let shown = Self.clip(text)
         guard let scheme = ["ipc://", "tcp://"].first(where: { text.hasPrefix($0) }) else {
             throw UsageError("\(flag) \"\(shown)\": expected ipc://PATH or tcp://HOST:PORT")
         }
-        let rest = text.dropFirst(scheme.count)
+        let rest = String(text.dropFirst(scheme.count))
         guard !rest.isEmpty else { throw UsageError("\(flag) \"\(shown)\": nothing after \(scheme)") }
         if scheme == "ipc://" {
-            guard rest.utf8.count <= 107 else {
-                throw UsageError(
-                    "\(flag) \"\(shown)\": the ipc path is \(rest.utf8.count) bytes; Linux allows at most 107 (sun_path)"
-                )
-            }
             guard !rest.utf8.contains(0) else { throw UsageError("\(flag): the ipc path contains a NUL byte") }
+            let path = Self.absoluteIPCPath(rest, workingDirectory: workingDirectory)
+            guard path.utf8.count <= 107 else {
+                let resolved = path == rest ? "" : " resolves to \(Self.clip(path)), which"
+                throw UsageError(
+                    "\(flag) \"\(shown)\": the ipc path\(resolved) is \(path.utf8.count) bytes; "
+                        + "Linux allows at most 107 (sun_path); use a shorter path")
+            }
+            return scheme + path
         } else {
             guard let colon = rest.lastIndex(of: ":"), colon != rest.startIndex,
                 rest[rest.index(after: colon)...] == "*"
@@ -476,6 +509,15 @@ struct ArgumentReader {
             }
         }
         return text
+    }
+
+    /// `path` made absolute against `workingDirectory`, without `.` components; `..` is kept
+    /// (the kernel resolves it, and removing it by hand is wrong across symbolic links). An
+    /// absolute path or an abstract-namespace name (`@name`) is returned unchanged.
+    static func absoluteIPCPath(_ path: String, workingDirectory: String) -> String {
+        guard !path.hasPrefix("/"), !path.hasPrefix("@") else { return path }
+        let parts = (workingDirectory + "/" + path).split(separator: "/").filter { $0 != "." }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// At most 120 characters of user input, for messages.

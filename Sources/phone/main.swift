@@ -1,10 +1,20 @@
 import Foundation
+import SleepTapCore
 import SleepTapRuntime
 
 // Thin executable: parse arguments, run the phone runtime, exit with its status.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "pair" {
     // phone pair --dir DIR: CURVE key pairs for the phone and its watch.
+    switch CommandLineParser.informationRequest(in: arguments.dropFirst()) as Parsed<String>? {
+    case .help:
+        print("usage: phone pair --dir DIR\n\nWrites the CURVE key pairs of the phone and its watch into DIR.")
+        exit(ExitStatus.ok)
+    case .version:
+        print("phone \(SleepTapVersion.string)")
+        exit(ExitStatus.ok)
+    case .run, nil: break
+    }
     guard arguments.count == 3, arguments[1] == "--dir", !arguments[2].isEmpty else {
         diagnose("phone", "usage: phone pair --dir DIR")
         exit(ExitStatus.usage)
@@ -25,6 +35,9 @@ do {
     switch try CommandLineParser.parsePhone(arguments) {
     case .help:
         print(CommandLineParser.phoneUsage)
+        exit(ExitStatus.ok)
+    case .version:
+        print("phone \(SleepTapVersion.string)")
         exit(ExitStatus.ok)
     case .run(let options):
         exit(PhoneRuntime(options: options).run())

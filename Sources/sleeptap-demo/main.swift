@@ -26,7 +26,8 @@ let usage = """
       --speed N   virtual seconds per wall second, 600 to 200000 (default 43200: 12 h a second)
       --raw       also print every JSON event as it arrives
       --keep      keep the temp dir (state files, sockets) and print its path
-      -h, --help  this text
+      -h, --help  this text (wins over any other argument)
+      --version   print the version
 
     Exit: 0 when the story played out, 1 when an expected event did not come, 64 bad arguments.
     """
@@ -141,12 +142,14 @@ func runDemo() -> Never {
     var raw = false
     var keep = false
     var arguments = Array(CommandLine.arguments.dropFirst())
+    // Help and --version win wherever they stand (as in swift-argument-parser).
+    if let request = arguments.first(where: { ["-h", "--help", "--version"].contains($0) }) {
+        print(request == "--version" ? "sleeptap-demo \(SleepTapVersion.string)" : usage)
+        exit(0)
+    }
     while !arguments.isEmpty {
         let flag = arguments.removeFirst()
         switch flag {
-        case "-h", "--help":
-            print(usage)
-            exit(0)
         case "--raw": raw = true
         case "--keep": keep = true
         case "--speed":

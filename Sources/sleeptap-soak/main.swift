@@ -38,7 +38,8 @@ let usage = """
       --steps N   fault steps, 1 to 100000 (default 200)
       --seed N    seed of the choices, 0 to 18446744073709551615 (default: random, printed)
       --verbose   print each step as it runs
-      -h, --help  this text
+      -h, --help  this text (wins over any other argument)
+      --version   print the version
 
     The choices replay from the seed; the timing of the races they set up does not.
     Exit: 0 every invariant held, 1 an invariant broke (seed, step and evidence on stderr),
@@ -65,6 +66,7 @@ struct Options {
 
 enum Parsed {
     case help
+    case version
     case run(Options)
 }
 
@@ -74,6 +76,10 @@ struct UsageError: Error {
 
 func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
     var options = Options()
+    // Help and --version win wherever they stand (as in swift-argument-parser).
+    if let request = arguments.first(where: { ["-h", "--help", "--version"].contains($0) }) {
+        return request == "--version" ? .version : .help
+    }
     var rest = arguments[...]
     func value(_ flag: String) throws(UsageError) -> String {
         guard let text = rest.popFirst() else { throw UsageError(message: "\(flag) needs a value") }
@@ -81,8 +87,6 @@ func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
     }
     while let flag = rest.popFirst() {
         switch flag {
-        case "-h", "--help":
-            return .help
         case "--verbose":
             options.verbose = true
         case "--steps":
@@ -869,6 +873,9 @@ do {
     switch try parse(Array(CommandLine.arguments.dropFirst())) {
     case .help:
         out(usage)
+        exit(0)
+    case .version:
+        out("sleeptap-soak \(SleepTapVersion.string)")
         exit(0)
     case .run(let parsed):
         options = parsed

@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import SleepTapRuntime
 
 // Thin executable: parse arguments, run the watch runtime, exit with its status.
@@ -6,6 +7,9 @@ do {
     switch try CommandLineParser.parseWatch(Array(CommandLine.arguments.dropFirst())) {
     case .help:
         print(CommandLineParser.watchUsage)
+        exit(ExitStatus.ok)
+    case .version:
+        print("watch \(SleepTapVersion.string)")
         exit(ExitStatus.ok)
     case .run(let options):
         exit(WatchRuntime(options: options).run())

@@ -26,6 +26,35 @@ struct BadInputTests {
         #expect(help.status == 0)
     }
 
+    @Test(
+        "--version prints the package's one version string and --help wins after bad flags, exit 0",
+        arguments: ["phone", "watch", "sleeptap-demo", "sleeptap-soak"])
+    func versionAndHelp(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let version = try scenario.spawn(program, ["--frob", "--version"])
+        #expect(version.waitForExit(timeout: 10) && version.waitForOutputEnd(timeout: 5))
+        #expect(version.exitStatus == 0, "stderr: \(version.standardError)")
+        #expect(version.otherOutputLines == ["\(program) \(SleepTapVersion.string)"])
+        for arguments in [["--bogus-after", "-h"], ["--frob", "--help"], ["--speed", "-h"]] {
+            let help = try scenario.runToExit(program, arguments)
+            #expect(help.status == 0, "\(program) \(arguments): \(help.stderr)")
+        }
+    }
+
+    @Test("phone pair --help prints its usage, exit 0, and creates nothing")
+    func pairHelp() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        for arguments in [["pair", "--help"], ["pair", "--dir", "\(scenario.dir)/keys", "-h"]] {
+            let help = try scenario.spawn("phone", arguments)
+            #expect(help.waitForExit(timeout: 10) && help.waitForOutputEnd(timeout: 5))
+            #expect(help.exitStatus == 0, "\(arguments): \(help.standardError)")
+            #expect(help.otherOutputLines.first?.hasPrefix("usage: phone pair") == true, "\(help.otherOutputLines)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/keys"))
+    }
+
     @Test("A bad schedule file: exit 65 naming the file, field and value; nothing bound or written")
     func badSchedule() throws {
         let scenario = try Scenario()

@@ -36,8 +36,10 @@ final class Scenario {
         try spawn("watch", ["--endpoint", endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
     }
 
-    func spawn(_ name: String, _ arguments: [String]) throws -> ChildProcess {
-        let child = try ChildProcess(name: name, executable: Self.executable(name), arguments: arguments)
+    /// Starts the built executable `name`, or `executable` when given (labelled `name`).
+    func spawn(_ name: String, _ arguments: [String], executable: URL? = nil) throws -> ChildProcess {
+        let child = try ChildProcess(
+            name: name, executable: executable ?? Self.executable(name), arguments: arguments)
         children.append(child)
         return child
     }

@@ -39,12 +39,13 @@ struct SecurityTests {
         #expect(info.st_mode & 0o777 == 0o700)
     }
 
-    @Test("Another user's process cannot reach the phone's socket")
+    /// Acting as another user (nobody) takes root and runuser(1); CI runs as root.
+    static let canActAsAnotherUser = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser")
+
+    @Test(
+        "Another user's process cannot reach the phone's socket",
+        .enabled(if: canActAsAnotherUser, "needs root and runuser(1) to act as another user (nobody)"))
     func otherUserRefused() throws {
-        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else {
-            Issue.record("this test needs root and runuser(1) to act as another user (uid 65534, nobody)")
-            return
-        }
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone()
@@ -59,5 +60,34 @@ struct SecurityTests {
         probe.waitForOutputEnd(timeout: 5)
         #expect(probe.exitStatus != 0)
         #expect(probe.standardError.contains("Permission denied"), "\(probe.standardError)")
+    }
+
+    @Test("A relative ipc path: phone and watch started in two directories meet at the same absolute socket")
+    func relativeEndpoint() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let socketDirectory = "\(scenario.dir)/run"
+        #expect(mkdir(socketDirectory, 0o700) == 0)
+        let absolute = "ipc://\(socketDirectory)/p.sock"
+        // env(1) -C starts each in its own working directory: dir for the phone, dir/run for the watch.
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        let phone = try scenario.spawn(
+            "env",
+            [
+                "-C", scenario.dir, try Scenario.executable("phone").path, "--endpoint", "ipc://run/p.sock",
+                "--state-dir", "\(scenario.dir)/p",
+            ], executable: env)
+        let phoneStarted = try phone.expect("phone.started").event
+        #expect(phoneStarted.string("endpoint") == absolute)
+        let watch = try scenario.spawn(
+            "env",
+            [
+                "-C", socketDirectory, try Scenario.executable("watch").path, "--endpoint", "ipc://./p.sock",
+                "--state-dir", "\(scenario.dir)/w",
+            ], executable: env)
+        let watchStarted = try watch.expect("watch.started").event
+        #expect(watchStarted.string("endpoint") == absolute)
+        try watch.expect("batch.applied") { $0.int("seq") == 1 }
+        try phone.expect("ack.received") { $0.int("seq") == 1 }
     }
 }

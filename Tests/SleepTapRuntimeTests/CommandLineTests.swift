@@ -49,16 +49,67 @@ struct CommandLineTests {
         #expect(watch.id == "w1" && watch.bedAt?.description == "22:30" && watch.manualWake?.description == "06:45")
     }
 
-    @Test("--help wins wherever it stands")
-    func help() throws {
-        guard case .help = try CommandLineParser.parsePhone(["--bogus-after", "-h"].reversed()) else {
-            Issue.record("expected help")
-            return
+    /// Command lines with `-h`/`--help` first, last, between a flag and its value, and after
+    /// arguments that are wrong on their own (an unknown flag, a bad value, a stray word).
+    static let helpPlacements: [[String]] = [
+        ["-h"], ["--help"], ["--bogus-after", "-h"], ["--frob", "--help"], base + ["-h"], ["-h"] + base,
+        ["--endpoint", "--help"], ["--endpoint", "http://x", "-h"], ["stray", "--state-dir", "", "--help"],
+        base + ["--clock-speed", "0", "-h", "--frob"],
+    ]
+
+    @Test("--help wins wherever it stands, after bad arguments too", arguments: helpPlacements)
+    func help(arguments: [String]) throws {
+        let phone = try CommandLineParser.parsePhone(arguments)
+        #expect(phone.isHelp, "phone \(arguments)")
+        let watch = try CommandLineParser.parseWatch(arguments)
+        #expect(watch.isHelp, "watch \(arguments)")
+    }
+
+    @Test(
+        "--version wins wherever it stands; the first of --help and --version decides",
+        arguments: [["--version"], ["--frob", "--version"], base + ["--version", "x"], ["--version", "-h"]])
+    func version(arguments: [String]) throws {
+        #expect(try CommandLineParser.parsePhone(arguments).isVersion, "phone \(arguments)")
+        #expect(try CommandLineParser.parseWatch(arguments).isVersion, "watch \(arguments)")
+        #expect(try CommandLineParser.parsePhone(["-h", "--version"]).isHelp)
+    }
+
+    @Test(
+        "A relative ipc path is resolved against the working directory; absolute and @abstract paths are kept",
+        arguments: [
+            ("ipc://p.sock", "/home/u", "ipc:///home/u/p.sock"),
+            ("ipc://./run/p.sock", "/home/u", "ipc:///home/u/run/p.sock"),
+            ("ipc://../s/p.sock", "/home/u/w", "ipc:///home/u/w/../s/p.sock"),
+            ("ipc://p.sock", "/", "ipc:///p.sock"),
+            ("ipc:///tmp/s/p.sock", "/home/u", "ipc:///tmp/s/p.sock"),
+            ("ipc://@sleeptap", "/home/u", "ipc://@sleeptap"),
+            ("tcp://127.0.0.1:5555", "/home/u", "tcp://127.0.0.1:5555"),
+        ])
+    func relativeEndpoint(given: String, workingDirectory: String, resolved: String) throws {
+        let arguments = ["--endpoint", given, "--state-dir", "/tmp/st", "--insecure"]
+        let phone = try #require(
+            try CommandLineParser.parsePhone(arguments, workingDirectory: workingDirectory).options)
+        #expect(phone.endpoint == resolved)
+        let watch = try #require(
+            try CommandLineParser.parseWatch(arguments, workingDirectory: workingDirectory).options)
+        #expect(watch.endpoint == resolved)
+    }
+
+    @Test("A relative ipc path that is too long once resolved is a usage error naming both forms")
+    func relativeEndpointTooLong() {
+        let directory = "/" + String(repeating: "d", count: 100)
+        let arguments = ["--endpoint", "ipc://p.sock", "--state-dir", "d"]
+        func named(_ error: any Error) -> Bool {
+            let message = (error as? UsageError)?.message ?? ""
+            return message.contains("\"ipc://p.sock\"") && message.contains("resolves to \(directory)/p.sock")
+                && message.contains("108 bytes") && message.contains("at most 107")
         }
-        guard case .help = try CommandLineParser.parseWatch(["--help"]) else {
-            Issue.record("expected help")
-            return
-        }
+        #expect {
+            _ = try CommandLineParser.parsePhone(arguments, workingDirectory: directory)
+        } throws: { named($0) }
+        #expect {
+            _ = try CommandLineParser.parseWatch(arguments, workingDirectory: directory)
+        } throws: { named($0) }
     }
 
     static let badPhone: [([String], String)] = [
@@ -141,5 +192,17 @@ struct CommandLineTests {
             return
         }
         #expect(options.os.appConfiguration(horizonDays: options.horizonDays).horizonDays == 14)
+    }
+}
+
+extension Parsed {
+    var isHelp: Bool {
+        if case .help = self { true } else { false }
+    }
+    var isVersion: Bool {
+        if case .version = self { true } else { false }
+    }
+    var options: Options? {
+        if case .run(let options) = self { options } else { nil }
     }
 }
