@@ -58,13 +58,17 @@ struct RobustnessTests {
         #expect(FileManager.default.contents(atPath: path) == Data("keep me".utf8))
     }
 
-    @Test("An option where a value belongs is a usage error, not a directory named --help")
+    @Test("An option where a value belongs is a usage error, not a directory named after it; --help there is help")
     func optionAsValue() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let result = try scenario.runToExit("phone", ["--endpoint", scenario.endpoint, "--state-dir", "--help"])
+        let result = try scenario.runToExit("phone", ["--endpoint", scenario.endpoint, "--state-dir", "--insecure"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--state-dir needs a value (found the option --help instead)"))
+        #expect(result.stderr.contains("--state-dir needs a value (found the option --insecure instead)"))
+        let help = try scenario.runToExit("phone", ["--endpoint", scenario.endpoint, "--state-dir", "--help"])
+        #expect(help.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: "--help"))
+        #expect(!FileManager.default.fileExists(atPath: "--insecure"))
     }
 
     @Test("After an oversized frame drops the link, the watch reconnects by itself and says HELLO again")
