@@ -93,7 +93,8 @@ public struct PhoneOptions: Equatable, Sendable {
 public struct WatchOptions: Equatable, Sendable {
     public var endpoint: String
     public var stateDirectory: String
-    /// IANA zone for manual entry and the simulated user; nil = the batch's zone, else system.
+    /// IANA zone for manual entry and the simulated user (stdin `time-zone` wins over it); nil = the
+    /// newest batch's zone, else system.
     public var timeZone: TimeZone?
     public var clock = ClockOptions()
     /// This watch's routing id (default "watch").
@@ -221,8 +222,8 @@ public enum CommandLineParser {
           --endpoint ENDPOINT   the phone's endpoint (ipc://PATH or tcp://HOST:PORT); a relative
                                 PATH is resolved against the working directory at start
           --state-dir DIR       where watch.json (the cached batch) is kept; created if missing
-          --time-zone TZ        IANA zone for typed wake times and --bed-at (default: the batch's
-                                zone, else the system zone)
+          --time-zone TZ        IANA zone for typed wake times and --bed-at (default: the newest
+                                batch's zone, else the system zone; stdin time-zone wins over it)
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
@@ -233,10 +234,16 @@ public enum CommandLineParser {
           --version             print the version
 
         stdin commands, one per line:
-          bed      tap bed: bed.wake_time, or fallback.manual_entry then a typed HH:MM line
-          HH:MM    the wake time, when asked for it
-          status   print a cache.status event
-          quit     stop (as SIGINT/SIGTERM do)
+          bed           tap bed: bed.wake_time, or fallback.manual_entry then a typed HH:MM line
+          HH:MM         the wake time, when asked for it
+          time-zone TZ  the watch travels: its zone becomes TZ (IANA) until it stops, whatever
+                        --time-zone or the batch say; --bed-at is planned again in TZ
+          status        print a cache.status event
+          quit          stop (as SIGINT/SIGTERM do)
+
+        The zone the watch lives in, highest first: stdin time-zone, --time-zone, the newest
+        batch's zone, the system zone (TZ). Whenever it changes, --bed-at is planned again in
+        the new zone (timezone.changed).
 
         Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad key or unreadable state
               file, 69 endpoint unusable or not private, 73 state dir unusable or in use.

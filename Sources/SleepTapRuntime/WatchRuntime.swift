@@ -70,9 +70,46 @@ public final class WatchRuntime {
         var core = WatchCore(state: loaded ?? WatchSyncState())
         var exitStatus = ExitStatus.ok
 
+        /// Which zone the watch lives in (travel > --time-zone > the newest batch's > the machine's).
+        var zones = WatchZone(flag: options.timeZone)
         /// The zone for typed wake times and the simulated user's bed time.
-        func userZone() -> TimeZone {
-            options.timeZone ?? core.state.batch.flatMap { TimeZone(identifier: $0.timeZone) } ?? .current
+        func userZone() -> TimeZone { zones.resolve(batchZone: core.state.batch?.timeZone).zone }
+        /// The zone the local-time plans (the bed tap) were last made in.
+        var plannedZone = userZone()
+
+        // The simulated user: a bed tap every night at --bed-at (virtual, local), answered with
+        // --manual-wake when the watch falls back to manual entry.
+        var nextBed: Date?
+        /// Wall seconds the link may stay down before the watch reconnects by hand.
+        var relinkDelay: TimeInterval = 2
+        var lastFailure: (reason: String, at: Date)?
+        /// Messages refused since start.
+        var rejected = 0
+        var liveness = Liveness()
+        var linkUp = false
+        /// Wall seconds to wait for the first (or next) handshake before saying so.
+        let handshakeDeadline: TimeInterval = 5
+        func armBed(after instant: Date) {
+            guard let bedAt = options.bedAt else { return }
+            nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone()))
+            if let nextBed { loop.arm("bed", at: clock.wallDate(for: nextBed)) } else { loop.cancel("bed") }
+        }
+        /// Plans everything timed in local time again when the zone in force is not the one it
+        /// was planned in (`force`: the user travelled, say so even to the same zone).
+        func replanIfZoneChanged(at now: Date, force: Bool = false) {
+            let (zone, source) = zones.resolve(batchZone: core.state.batch?.timeZone)
+            guard force || zone.identifier != plannedZone.identifier else { return }
+            let from = plannedZone
+            plannedZone = zone
+            armBed(after: now)
+            output.emit(
+                Event(
+                    "timezone.changed",
+                    [
+                        ("from", .string(from.identifier)), ("to", .string(zone.identifier)),
+                        ("source", .string(source.rawValue)),
+                        ("nextBedTap", nextBed.map { .date($0) } ?? .null),
+                    ]), at: now)
         }
 
         func perform(_ effects: [WatchEffect], rollback: WatchCore, at time: Date? = nil) {
@@ -115,24 +152,8 @@ public final class WatchRuntime {
             let before = core
             let effects = body(&core)
             perform(effects, rollback: before, at: time)
-        }
-
-        // The simulated user: a bed tap every night at --bed-at (virtual, local), answered with
-        // --manual-wake when the watch falls back to manual entry.
-        var nextBed: Date?
-        /// Wall seconds the link may stay down before the watch reconnects by hand.
-        var relinkDelay: TimeInterval = 2
-        var lastFailure: (reason: String, at: Date)?
-        /// Messages refused since start.
-        var rejected = 0
-        var liveness = Liveness()
-        var linkUp = false
-        /// Wall seconds to wait for the first (or next) handshake before saying so.
-        let handshakeDeadline: TimeInterval = 5
-        func armBed(after instant: Date) {
-            guard let bedAt = options.bedAt else { return }
-            nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone()))
-            if let nextBed { loop.arm("bed", at: clock.wallDate(for: nextBed)) }
+            // A batch in another zone moves the watch: plan local times again.
+            replanIfZoneChanged(at: time ?? clock.now)
         }
 
         output.emit(
@@ -141,6 +162,8 @@ public final class WatchRuntime {
                 [
                     ("endpoint", .string(options.endpoint)), ("id", .string(options.id)),
                     ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))), ("pid", .int(Int64(getpid()))),
+                    ("timeZone", .string(plannedZone.identifier)),
+                    ("timeZoneSource", .string(zones.resolve(batchZone: core.state.batch?.timeZone).source.rawValue)),
                 ]))
         armBed(after: clock.now)
         loop.arm("handshake", after: handshakeDeadline)
@@ -157,6 +180,19 @@ public final class WatchRuntime {
             case "quit":
                 output.emit(Event("watch.stopping", [("reason", .string("quit"))]))
                 loop.stop()
+            case _ where line.split(separator: " ").first == "time-zone":
+                let words = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard words.count == 2, let zone = WakeCalendar.zone(named: String(words[1])) else {
+                    let reason =
+                        words.count == 2
+                        ? "\"\(clipped(String(words[1])))\" is not a known IANA time zone identifier (e.g. Asia/Tokyo)"
+                        : "expected time-zone TZ with one IANA zone, e.g. time-zone Asia/Tokyo"
+                    output.emit(
+                        Event("input.rejected", [("input", .string(clipped(line))), ("reason", .string(reason))]))
+                    return
+                }
+                zones.travel = zone
+                replanIfZoneChanged(at: clock.now, force: true)
             default:
                 if core.awaitingManualEntry || LocalTime(parsing: line) != nil {
                     // Read the zone before `step` takes `core` for writing (exclusive access).
@@ -168,7 +204,10 @@ public final class WatchRuntime {
                             "input.rejected",
                             [
                                 ("input", .string(clipped(line))),
-                                ("reason", .string("unknown command; expected bed, status, HH:MM or quit")),
+                                (
+                                    "reason",
+                                    .string("unknown command; expected bed, status, time-zone TZ, HH:MM or quit")
+                                ),
                             ]))
                 }
             }

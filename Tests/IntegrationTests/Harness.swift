@@ -36,10 +36,19 @@ final class Scenario {
         try spawn("watch", ["--endpoint", endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
     }
 
-    /// Starts the built executable `name`, or `executable` when given (labelled `name`).
-    func spawn(_ name: String, _ arguments: [String], executable: URL? = nil) throws -> ChildProcess {
-        let child = try ChildProcess(
-            name: name, executable: executable ?? Self.executable(name), arguments: arguments)
+    /// Starts the built executable `name`, or `executable` when given (labelled `name`);
+    /// `environment` adds to (or overrides) the inherited variables, e.g. `["TZ": "UTC"]` (through env(1)).
+    func spawn(
+        _ name: String, _ arguments: [String], executable: URL? = nil, environment: [String: String] = [:]
+    ) throws -> ChildProcess {
+        let executable = try executable ?? Self.executable(name)
+        let child =
+            environment.isEmpty
+            ? try ChildProcess(name: name, executable: executable, arguments: arguments)
+            : try ChildProcess(
+                name: name, executable: URL(fileURLWithPath: "/usr/bin/env"),
+                arguments: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [executable.path]
+                    + arguments)
         children.append(child)
         return child
     }
