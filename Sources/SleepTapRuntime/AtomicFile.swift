@@ -100,57 +100,126 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         return try decode(path)
     }
 
-    /// What `loadRecovering` did about a bad state file.
+    /// What `loadRecovering` did about a bad or missing state file.
     public struct Recovery: Equatable, Sendable {
-        /// Why the file was refused.
+        /// Why the file was refused, or `missing`.
         public var reason: String
         /// Where the bad file now is (`<path>.corrupt-<UTC time>`), nil if it was missing.
         public var movedTo: String?
         /// `previous copy` (the last good state, `<path>.prev`) or `clean start`.
         public var source: String
+        /// Why the previous copy was refused too, when it was (a clean start that discarded it).
+        public var previousReason: String? = nil
+        /// Where the refused previous copy now is (`<path>.prev.corrupt-<UTC time>`).
+        public var previousMovedTo: String? = nil
     }
 
     /// Loads the state; a corrupt, truncated or invalid file is moved aside (never overwritten
     /// or deleted) and the last good copy (`<path>.prev`) is used, or a clean start when there is
     /// none. A missing file with a previous copy (a crash between the two renames of `save`)
-    /// recovers from that copy.
+    /// recovers from that copy. A previous copy that is needed but bad is moved aside too, so a
+    /// clean start never discards a file without saying so; only a state dir with neither file
+    /// starts clean silently (the first start).
     ///
-    /// - Parameter validate: a meaning check beyond decoding (nil = valid, else the reason).
+    /// - Parameters:
+    ///   - validate: a meaning check beyond decoding (nil = valid, else the reason).
+    ///   - now: the instant in the names of moved files (`<name>.corrupt-<UTC time>[-N]`; `-N`
+    ///     when that name is taken, so an earlier copy is never overwritten).
     /// - Returns: the value (nil = start clean) and what was recovered, if anything.
-    /// - Throws: `FileError` only when the file cannot even be read or moved (permissions, a
+    /// - Throws: `FileError` only when a file cannot even be read or moved (permissions, a
     ///   directory in its place): then nothing is touched.
-    public func loadRecovering(validate: (Value) -> String?) throws(FileError) -> (value: Value?, recovery: Recovery?) {
+    public func loadRecovering(
+        validate: (Value) -> String?, now: Date = Date()
+    ) throws(FileError) -> (value: Value?, recovery: Recovery?) {
         let previous = path + ".prev"
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            guard FileManager.default.fileExists(atPath: previous), let value = try? decode(previous),
-                validate(value) == nil
-            else { return (nil, nil) }
-            return (
-                value,
-                Recovery(reason: "missing, with a previous copy beside it", movedTo: nil, source: "previous copy")
-            )
+        var reason = "missing"
+        var movedTo: String?
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard !isDirectory.boolValue, access(path, R_OK) == 0 else {
+                throw FileError(path: path, reason: "cannot be read (a directory, or no read permission)")
+            }
+            do {
+                let value = try decode(path)
+                guard let problem = validate(value) else { return (value, nil) }
+                reason = problem
+            } catch {
+                reason = error.reason
+            }
+            movedTo = try Self.moveAside(path, reason: reason, at: now)
         }
-        guard !isDirectory.boolValue, access(path, R_OK) == 0 else {
-            throw FileError(path: path, reason: "cannot be read (a directory, or no read permission)")
+        var exists = stat()
+        guard lstat(previous, &exists) == 0 else {
+            guard movedTo != nil else { return (nil, nil) }  // neither file: the first start
+            return (nil, Recovery(reason: reason, movedTo: movedTo, source: "clean start"))
         }
-        var reason: String
+        let previousReason: String
         do {
-            let value = try decode(path)
-            guard let problem = validate(value) else { return (value, nil) }
-            reason = problem
+            let value = try decode(previous)
+            guard let problem = validate(value) else {
+                if movedTo == nil { reason = "missing, with a previous copy beside it" }
+                return (value, Recovery(reason: reason, movedTo: movedTo, source: "previous copy"))
+            }
+            previousReason = problem
         } catch {
-            reason = error.reason
+            previousReason = error.reason
         }
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let aside = "\(path).corrupt-\(stamp)"
-        guard rename(path, aside) == 0 else {
-            throw FileError(path: path, reason: "\(reason); cannot move it aside: \(String(cString: strerror(errno)))")
+        let previousMovedTo = try Self.moveAside(previous, reason: previousReason, at: now)
+        return (
+            nil,
+            Recovery(
+                reason: reason, movedTo: movedTo, source: "clean start", previousReason: previousReason,
+                previousMovedTo: previousMovedTo)
+        )
+    }
+
+    /// Renames a refused file to `<file>.corrupt-<UTC time>`, or `...-2`, `-3`, ... when that name
+    /// is taken (two refusals within a second). The state dir's lock keeps other processes out
+    /// between the check and the rename.
+    /// - Returns: the new path.
+    /// - Throws: `FileError` naming the file when it cannot be renamed (it stays where it was).
+    static func moveAside(_ file: String, reason: String, at now: Date) throws(FileError) -> String {
+        let stamp = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: ":", with: "")
+        let base = "\(file).corrupt-\(stamp)"
+        var aside = base
+        var info = stat()
+        var number = 1
+        while lstat(aside, &info) == 0 {
+            number += 1
+            aside = "\(base)-\(number)"
         }
-        if FileManager.default.fileExists(atPath: previous), let value = try? decode(previous), validate(value) == nil {
-            return (value, Recovery(reason: reason, movedTo: aside, source: "previous copy"))
+        guard rename(file, aside) == 0 else {
+            throw FileError(path: file, reason: "\(reason); cannot move it aside: \(String(cString: strerror(errno)))")
         }
-        return (nil, Recovery(reason: reason, movedTo: aside, source: "clean start"))
+        return aside
+    }
+
+    /// Removes the temp files of saves that a killed process left behind (`<file>.tmp-<pid>` and
+    /// `<file>.prev.tmp-<pid>`, e.g. after kill -9 in the middle of a save), but only those whose
+    /// pid no longer exists (`kill(pid, 0)` fails with ESRCH, kill(2)); the temp file of a live
+    /// process is never touched. Call with the state dir locked.
+    /// - Returns: the paths removed.
+    @discardableResult
+    public func removeStaleTemporaryFiles() -> [String] {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)
+        else { return [] }
+        var removed: [String] = []
+        for entry in entries.sorted() {
+            guard
+                let prefix = [name + ".tmp-", name + ".prev.tmp-"].first(where: { entry.hasPrefix($0) }),
+                let pid = pid_t(entry.dropFirst(prefix.count)), pid > 0,
+                entry.dropFirst(prefix.count).allSatisfy({ ("0"..."9").contains($0) })
+            else { continue }
+            guard kill(pid, 0) == -1, errno == ESRCH else { continue }
+            let file = directory.isEmpty ? entry : directory + "/" + entry
+            var info = stat()
+            if lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, unlink(file) == 0 {
+                removed.append(file)
+            }
+        }
+        return removed
     }
 
     private func decode(_ file: String) throws(FileError) -> Value {

@@ -8,8 +8,9 @@ import SleepTapCore
 /// What both executables do before they touch a socket, in this order: install the signal
 /// trap (so SIGINT/SIGTERM during start-up still end the process cleanly), run the caller's
 /// preflight checks (e.g. the schedule file, before anything is created), create and lock the
-/// state directory (one process per state dir), load the state file with recovery (a bad file is
-/// moved aside, reported on stderr and as `state.recovered`), load the pairing keys if any.
+/// state directory (one process per state dir), remove temp files that killed saves left behind,
+/// load the state file with recovery (a bad file is moved aside, reported on stderr and as
+/// `state.recovered`), load the pairing keys if any.
 final class StartUp<State: Codable & Sendable> {
     let mailbox: Mailbox
     let signals: SignalTrap
@@ -80,6 +81,8 @@ final class StartUp<State: Codable & Sendable> {
             return fail(status, message)
         }
         let stateFile = StateFile<State>(path: stateDirectory + "/" + fileName)
+        // Temp files of saves interrupted by a kill of an earlier process (never a live one's).
+        stateFile.removeStaleTemporaryFiles()
         let loaded: State?
         let recovery: StateFile<State>.Recovery?
         do {
@@ -88,17 +91,25 @@ final class StartUp<State: Codable & Sendable> {
             return failLocked(ExitStatus.dataError, "state file \(error); left untouched.")
         }
         if let recovery {
-            diagnose(
-                program,
-                "state file \(stateFile.path): \(recovery.reason); "
-                    + (recovery.movedTo.map { "moved aside to \($0); " } ?? "")
-                    + (recovery.source == "clean start" ? "starting clean" : "recovered from the previous copy"))
+            var message = "state file \(stateFile.path): \(recovery.reason)"
+            if let movedTo = recovery.movedTo { message += "; moved aside to \(movedTo)" }
+            if let previousReason = recovery.previousReason {
+                message += "; its previous copy \(stateFile.path).prev is not usable either: \(previousReason)"
+                if let previousMovedTo = recovery.previousMovedTo { message += "; moved aside to \(previousMovedTo)" }
+            }
+            message +=
+                recovery.source == "clean start"
+                ? "; starting clean (the data in the moved files is not used)"
+                : "; recovered from the previous copy"
+            diagnose(program, message)
             output.emit(
                 Event(
                     "state.recovered",
                     [
                         ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
                         ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
+                        ("previousReason", recovery.previousReason.map { .string(clipped($0, to: 300)) } ?? .null),
+                        ("previousMovedTo", recovery.previousMovedTo.map { .string($0) } ?? .null),
                     ]))
         }
         var keys: PairKeys?

@@ -101,6 +101,52 @@ struct BadInputTests {
         #expect(child.isRunning)
     }
 
+    @Test(
+        "A missing state file with a corrupt previous copy: the clean start says so, in an event and on stderr",
+        arguments: ["phone", "watch"])
+    func missingStateCorruptPrevious(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/\(program)"
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        let previous = "\(stateDir)/\(program).json.prev"
+        let garbage = Data("{\"lastSeq\": 4, \"outb".utf8)
+        #expect(FileManager.default.createFile(atPath: previous, contents: garbage))
+        let child = program == "phone" ? try scenario.phone() : try scenario.watch()
+        let recovered = try child.expect("state.recovered").event
+        #expect(recovered.string("from") == "clean start")
+        #expect(recovered.string("reason") == "missing")
+        #expect(recovered.string("previousReason")?.hasPrefix("not a valid state file") == true, "\(recovered)")
+        let movedTo = try #require(recovered.string("previousMovedTo"))
+        #expect(FileManager.default.contents(atPath: movedTo) == garbage, "the bad copy is kept, byte for byte")
+        try child.expect("\(program).started")
+        let deadline = Date().addingTimeInterval(Scenario.deadline)
+        while !child.standardError.contains("starting clean") && Date() < deadline { usleep(10_000) }
+        #expect(child.standardError.contains("\(previous) is not usable"), "stderr: \(child.standardError)")
+        #expect(child.standardError.contains("moved aside to \(movedTo); starting clean"))
+    }
+
+    @Test("Temp files left by killed saves are removed at start, only when their process is gone")
+    func staleTemporaryFiles() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/phone"
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        let reaped = Process()
+        reaped.executableURL = URL(fileURLWithPath: "/bin/true")
+        try reaped.run()
+        reaped.waitUntilExit()
+        let stale = ["\(stateDir)/phone.json.tmp-\(reaped.processIdentifier)"]
+        let live = ["\(stateDir)/phone.json.tmp-\(getpid())", "\(stateDir)/phone.json.prev.tmp-\(getpid())"]
+        for path in stale + live {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"lastSeq\":".utf8)))
+        }
+        let phone = try scenario.phone()
+        try phone.expect("phone.started")
+        for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path) removed") }
+        for path in live { #expect(FileManager.default.fileExists(atPath: path), "\(path) kept: its process lives") }
+    }
+
     @Test("A state file that decodes but breaks the rules (outbox above lastSeq) is refused the same way")
     func invalidState() throws {
         let scenario = try Scenario()

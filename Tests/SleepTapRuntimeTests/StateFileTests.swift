@@ -91,6 +91,94 @@ struct StateFileTests {
         #expect(recovery?.reason == "lastSeq too high" && recovery?.source == "clean start")
     }
 
+    @Test("Two corruptions within the same second leave two copies; the earlier one is never overwritten")
+    func corruptCopiesUnique() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        let second = try #require(ISO8601.date("2026-03-01T10:00:00Z"))
+        var copies: [String: Data] = [:]
+        for (index, garbage) in ["{\"lastS", "{\"lastSeq\": tru", "[]"].enumerated() {
+            let bytes = Data(garbage.utf8)
+            #expect(FileManager.default.createFile(atPath: file.path, contents: bytes))
+            let (_, recovery) = try file.loadRecovering(
+                validate: { _ in nil }, now: second.addingTimeInterval(0.25 * Double(index)))
+            copies[try #require(recovery?.movedTo)] = bytes
+        }
+        #expect(copies.count == 3, "three distinct names: \(copies.keys.sorted())")
+        for (path, bytes) in copies {
+            #expect(FileManager.default.contents(atPath: path) == bytes, "\(path) keeps its own bytes")
+        }
+        #expect(copies.keys.contains(dir + "/phone.json.corrupt-2026-03-01T100000Z"))
+        #expect(copies.keys.contains(dir + "/phone.json.corrupt-2026-03-01T100000Z-2"))
+    }
+
+    @Test("A missing state file with a corrupt previous copy: a clean start that says what it discarded and where")
+    func missingWithCorruptPrevious() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        let garbage = Data("{\"lastSeq\": 3, \"ack".utf8)
+        #expect(FileManager.default.createFile(atPath: file.path + ".prev", contents: garbage))
+        let (value, recovery) = try file.loadRecovering { _ in nil }
+        #expect(value == nil)
+        let report = try #require(recovery, "a clean start that discards the previous copy must be reported")
+        #expect(report.source == "clean start" && report.reason == "missing" && report.movedTo == nil)
+        #expect(report.previousReason?.hasPrefix("not a valid state file") == true, "\(report)")
+        let aside = try #require(report.previousMovedTo)
+        #expect(aside.hasPrefix(file.path + ".prev.corrupt-"))
+        #expect(FileManager.default.contents(atPath: aside) == garbage)
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".prev"), "a later save cannot replace it")
+    }
+
+    @Test("A corrupt state file and a previous copy that fails the meaning check: both moved aside and reported")
+    func corruptWithInvalidPrevious() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        try file.save(PhoneSyncState(lastSeq: 8))
+        try file.save(PhoneSyncState(lastSeq: 9))
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data("{".utf8)))
+        let (value, recovery) = try file.loadRecovering { $0.lastSeq > 5 ? "lastSeq too high" : nil }
+        #expect(value == nil)
+        let report = try #require(recovery)
+        #expect(report.source == "clean start" && report.previousReason == "lastSeq too high")
+        #expect(FileManager.default.contents(atPath: try #require(report.movedTo)) == Data("{".utf8))
+        let previous = try StateFile<PhoneSyncState>(path: try #require(report.previousMovedTo)).load()
+        #expect(previous?.lastSeq == 8)
+    }
+
+    /// The pid of a process that has exited and been reaped: `kill(pid, 0)` gives ESRCH.
+    static func deadPid() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        let pid = process.processIdentifier
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "pid \(pid) was reused")
+        return pid
+    }
+
+    @Test("Temp files of saves whose process is gone are removed; a live process's and others' are kept")
+    func staleTemporaryFiles() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        let dead = try Self.deadPid()
+        let live = getpid()
+        let stale = ["phone.json.tmp-\(dead)", "phone.json.prev.tmp-\(dead)"]
+        let kept = [
+            "phone.json.tmp-\(live)", "phone.json.prev.tmp-\(live)", "watch.json.tmp-\(dead)",
+            "phone.json.tmp-x\(dead)", "phone.json", "phone.json.tmp-+\(dead)",
+        ]
+        for name in stale + kept {
+            #expect(FileManager.default.createFile(atPath: "\(dir)/\(name)", contents: Data("{}".utf8)))
+        }
+        let removed = file.removeStaleTemporaryFiles()
+        #expect(Set(removed) == Set(stale.map { "\(dir)/\($0)" }))
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir)) == Set(kept))
+    }
+
     @Test("A write into a directory that vanished fails with the path and keeps nothing half-written")
     func failedWrite() throws {
         let dir = try Self.tempDir()
