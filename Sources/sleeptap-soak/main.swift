@@ -12,7 +12,7 @@ import SleepTapProcess
 // never older over newer, and the phone never issued a seq twice.
 
 let usage = """
-    usage: sleeptap-soak [--steps N] [--seed N] [--verbose]
+    usage: sleeptap-soak [--steps N] [--seed N] [--verbose] [--json]
 
     Runs the built phone and watch over an ipc socket in a temp dir and, for N seeded steps,
     injects one fault per step:
@@ -38,6 +38,7 @@ let usage = """
       --steps N   fault steps, 1 to 100000 (default 200)
       --seed N    seed of the choices, 0 to 18446744073709551615 (default: random, printed)
       --verbose   print each step as it runs
+      --json      print the summary as one JSON object (event "soak.summary") instead of text
       -h, --help  this text (wins over any other argument)
       --version   print the version
 
@@ -62,6 +63,7 @@ struct Options {
     var steps = 200
     var seed: UInt64?
     var verbose = false
+    var json = false
 }
 
 enum Parsed {
@@ -89,6 +91,8 @@ func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
         switch flag {
         case "--verbose":
             options.verbose = true
+        case "--json":
+            options.json = true
         case "--steps":
             let text = try value(flag)
             guard let steps = Int(text), (1...100_000).contains(steps) else {
@@ -327,10 +331,18 @@ struct Counts {
     var opens = 0
     var phoneKills = 0
     var watchKills = 0
-    /// kill -9 of the phone landed after batch.sent and before ack.received.
+    /// kill -9 of the phone set to land between batch.sent and ack.received (on its batch.sent
+    /// or on the watch's batch.applied).
+    var phoneKillsAimedBeforeAck = 0
+    /// Of those, the ones whose tripwire fired and whose phone never logged the ACK.
     var phoneKillsBeforeAck = 0
-    /// kill -9 of the watch landed after batch.applied and before ack.sent.
+    /// kill -9 of the watch set to land between batch.applied and ack.sent.
+    var watchKillsAimedBeforeAck = 0
+    /// Of those, the ones whose tripwire fired and whose watch never logged ack.sent.
     var watchKillsBeforeAck = 0
+    /// Kills set to fire on an event (a tripwire armed).
+    var tripwiresArmed = 0
+    /// Tripwires whose event did not come within the deadline (the kill came at the deadline).
     var tripwiresMissed = 0
     var restarts = 0
     var pauses = 0
@@ -490,7 +502,9 @@ final class Soak {
     // MARK: the run
 
     func run() throws(Failure) {
-        out("sleeptap-soak: seed \(seed), \(options.steps) steps, phone and watch over \(endpoint)")
+        if !options.json {
+            out("sleeptap-soak: seed \(seed), \(options.steps) steps, phone and watch over \(endpoint)")
+        }
         Reaper.shared.setPosition("start-up, seed \(seed)")
         try startPhone()
         try startWatch()
@@ -600,12 +614,21 @@ final class Soak {
             at = "\(delay) ms after open"
         }
         var note = ""
-        if let armed, armed.wait(timeout: Self.eventDeadline) == nil {
-            counts.tripwiresMissed += 1
-            note = " (tripwire missed: killed at the deadline)"
+        var fired = false
+        if let armed {
+            counts.tripwiresArmed += 1
+            if armed.wait(timeout: Self.eventDeadline) == nil {
+                counts.tripwiresMissed += 1
+                note = " (tripwire missed: killed at the deadline)"
+            } else {
+                fired = true
+            }
         }
         try kill9(victim)
         if point == 3 || point == 4 {
+            counts.phoneKillsAimedBeforeAck += 1
+        }
+        if (point == 3 || point == 4) && fired {
             _ = victim.child.waitFor("(end of output)", timeout: 1)
             if !victim.events("ack.received").contains(where: seqAbove) {
                 counts.phoneKillsBeforeAck += 1
@@ -645,6 +668,7 @@ final class Soak {
         var note = ""
         var firedSeq: Int?
         if armed {
+            counts.tripwiresArmed += 1
             if let event = victim.tripwire.wait(timeout: Self.eventDeadline) {
                 firedSeq = event.int("seq")
             } else {
@@ -653,6 +677,7 @@ final class Soak {
             }
         }
         try kill9(victim)
+        if point == 2 { counts.watchKillsAimedBeforeAck += 1 }
         if point == 2, let firedSeq {
             _ = victim.child.waitFor("(end of output)", timeout: 1)
             if !victim.events("ack.sent").contains(where: { $0.int("seq") == firedSeq }) {
@@ -840,14 +865,47 @@ final class Soak {
             stale ignored \(count(watches, "batch.stale")), acks received \(count(phones, "ack.received")), \
             seq resyncs \(count(phones, "seq.resync"))
             faults:    kills \(counts.phoneKills + counts.watchKills) (phone \(counts.phoneKills), \
-            watch \(counts.watchKills)), phone killed after batch.sent before its ACK \(counts.phoneKillsBeforeAck), \
-            watch killed after batch.applied before ack.sent \(counts.watchKillsBeforeAck), \
-            pauses \(counts.pauses), handovers \(counts.handovers), tripwires missed \(counts.tripwiresMissed)
+            watch \(counts.watchKills)), phone killed after batch.sent before its ACK \(counts.phoneKillsBeforeAck) \
+            of \(counts.phoneKillsAimedBeforeAck), watch killed after batch.applied before ack.sent \
+            \(counts.watchKillsBeforeAck) of \(counts.watchKillsAimedBeforeAck), pauses \(counts.pauses), \
+            handovers \(counts.handovers), tripwires missed \(counts.tripwiresMissed) of \(counts.tripwiresArmed)
             processes: restarts \(counts.restarts) (phones \(phones.count), watches \(watches.count)), \
             opens \(counts.opens)
             time:      \(String(format: "%.1f", seconds)) s; until quiet: mean \
             \(ms(counts.quietTotal) / quietSteps) ms, max \(ms(counts.quietMax)) ms
             """
+    }
+
+    /// The summary as one JSON Lines object (`--json`): `event` "soak.summary", `time` (wall, UTC),
+    /// `result` ("passed" or "failed"), `message` (what broke, or null), `seed`, `steps` (asked),
+    /// `stepsRun`, `steps.<kind>` for each kind of step, the batch counts, and the fault counts:
+    /// `phoneKillsAimedBeforeAck` / `phoneKillsBeforeAck`, `watchKillsAimedBeforeAck` /
+    /// `watchKillsBeforeAck`, `tripwiresArmed` / `tripwiresMissed`, `pauses`, `handovers`, `restarts`.
+    func summaryEvent(failure: Failure?) -> Event {
+        func count(_ sides: [Side], _ name: String) -> EventValue {
+            .int(Int64(sides.reduce(0) { $0 + $1.events(name).count }))
+        }
+        func int(_ value: Int) -> EventValue { .int(Int64(value)) }
+        var fields: [(String, EventValue)] = [
+            ("result", .string(failure == nil ? "passed" : "failed")),
+            ("message", failure.map { .string($0.message) } ?? .null),
+            ("seed", .string(String(seed))), ("steps", int(options.steps)), ("stepsRun", int(step)),
+        ]
+        fields += StepKind.allCases.map { ("steps.\($0.rawValue)", int(counts.steps[$0] ?? 0)) }
+        fields += [
+            ("batchesGenerated", count(phones, "batch.generated")), ("batchesSent", count(phones, "batch.sent")),
+            ("batchesApplied", count(watches, "batch.applied")), ("duplicates", count(watches, "batch.duplicate")),
+            ("staleIgnored", count(watches, "batch.stale")), ("acksReceived", count(phones, "ack.received")),
+            ("seqResyncs", count(phones, "seq.resync")), ("opens", int(counts.opens)),
+            ("phoneKills", int(counts.phoneKills)), ("watchKills", int(counts.watchKills)),
+            ("phoneKillsAimedBeforeAck", int(counts.phoneKillsAimedBeforeAck)),
+            ("phoneKillsBeforeAck", int(counts.phoneKillsBeforeAck)),
+            ("watchKillsAimedBeforeAck", int(counts.watchKillsAimedBeforeAck)),
+            ("watchKillsBeforeAck", int(counts.watchKillsBeforeAck)),
+            ("tripwiresArmed", int(counts.tripwiresArmed)), ("tripwiresMissed", int(counts.tripwiresMissed)),
+            ("pauses", int(counts.pauses)), ("handovers", int(counts.handovers)), ("restarts", int(counts.restarts)),
+        ]
+        return Event("soak.summary", fields)
     }
 
     /// The failure report: what broke, where, how to replay, the steps before it, the evidence.
@@ -917,12 +975,19 @@ do {
 do {
     try soak.run()
     Reaper.shared.finish(0) {
-        out(soak.summary())
-        out("sleeptap-soak: all invariants held")
+        if options.json {
+            out(soak.summaryEvent(failure: nil).jsonLine(time: Date()))
+        } else {
+            out(soak.summary())
+            out("sleeptap-soak: all invariants held")
+        }
     }
 } catch {
     if error.setup {
         Reaper.shared.finish(70) { complain("sleeptap-soak: \(error.message)") }
     }
-    Reaper.shared.finish(1) { complain(soak.report(error) + "\n" + soak.summary()) }
+    Reaper.shared.finish(1) {
+        complain(soak.report(error) + "\n" + soak.summary())
+        if options.json { out(soak.summaryEvent(failure: error).jsonLine(time: Date())) }
+    }
 }

@@ -12,38 +12,73 @@ import Testing
 /// `.build/debug/sleeptap-soak --steps 500`.
 @Suite("fault matrix", .serialized)
 struct FaultMatrixTests {
-    /// Runs `sleeptap-soak` to its end.
-    /// - Returns: the exit status and stderr (where the soak writes its failure report).
-    static func soak(_ arguments: [String], deadline: TimeInterval) throws -> (status: Int32, report: String) {
+    /// The step kinds `sleeptap-soak --help` lists.
+    static let stepKinds = ["open", "kill-phone", "kill-watch", "pause", "restart-both", "handover"]
+
+    /// Runs `sleeptap-soak --json` to its end.
+    /// - Returns: the exit status, stderr (where the soak writes its failure report) and the
+    ///   `soak.summary` event.
+    static func soak(_ arguments: [String], deadline: TimeInterval) throws -> (
+        status: Int32, report: String, summary: ChildEvent?
+    ) {
         let child = try ChildProcess(
-            name: "sleeptap-soak", executable: Scenario.executable("sleeptap-soak"), arguments: arguments)
+            name: "sleeptap-soak", executable: Scenario.executable("sleeptap-soak"), arguments: arguments + ["--json"])
         guard child.waitForExit(timeout: deadline) else {
             // SIGTERM: the soak kills its phone and watch and removes its temp dir, then exits.
             child.stop(signal: SIGTERM, timeout: 10)
-            _ = child.waitFor("(end of output)", timeout: 2)
-            return (-1, "did not finish within \(Int(deadline)) s\n\(child.standardError)")
+            child.waitForOutputEnd(timeout: 2)
+            return (-1, "did not finish within \(Int(deadline)) s\n\(child.standardError)", nil)
         }
-        // stderr is read on another thread: give it the moment it needs to reach EOF.
-        _ = child.waitFor("(end of output)", timeout: 2)
-        return (child.exitStatus ?? -1, child.standardError)
+        // stdout and stderr are read on other threads: wait until both reached end of file.
+        child.waitForOutputEnd(timeout: 2)
+        return (child.exitStatus ?? -1, child.standardError, child.events.last { $0.name == "soak.summary" })
     }
 
-    @Test("12 seeded fault steps (every kind of fault): the link loses nothing")
-    func twelveSteps() throws {
-        // Seed 163 picks every kind of step, including kill -9 of the phone on batch.sent and on
-        // the watch's batch.applied (before the ACK), and of the watch on batch.applied.
-        let arguments = ["--steps", "12", "--seed", "163"]
+    /// Checks what the summary says ran: every kind of step, `steps` steps, every kill set on an
+    /// event fired on it (none at the deadline), and (`killsBeforeAck`) kills set on an event that
+    /// landed between the phone's batch.sent and its ACK and between the watch's batch.applied and
+    /// its ack.sent.
+    static func checkSummary(
+        _ result: (status: Int32, report: String, summary: ChildEvent?), arguments: [String], steps: Int,
+        killsBeforeAck: Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let context = "sleeptap-soak \(arguments.joined(separator: " ")):\n\(result.report)"
+        #expect(result.status == 0, "\(context)", sourceLocation: sourceLocation)
+        let summary = try #require(result.summary, "no soak.summary line; \(context)", sourceLocation: sourceLocation)
+        #expect(summary.string("result") == "passed", "\(summary)", sourceLocation: sourceLocation)
+        #expect(summary.int("stepsRun") == steps, "\(summary)", sourceLocation: sourceLocation)
+        for kind in stepKinds {
+            #expect(
+                (summary.int("steps.\(kind)") ?? 0) >= 1, "no \(kind) step: \(summary)", sourceLocation: sourceLocation)
+        }
+        #expect(summary.int("tripwiresMissed") == 0, "\(summary)", sourceLocation: sourceLocation)
+        if killsBeforeAck {
+            #expect((summary.int("tripwiresArmed") ?? 0) >= 1, "\(summary)", sourceLocation: sourceLocation)
+            #expect((summary.int("phoneKillsBeforeAck") ?? 0) >= 1, "\(summary)", sourceLocation: sourceLocation)
+            #expect((summary.int("watchKillsBeforeAck") ?? 0) >= 1, "\(summary)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(
+        "16 seeded fault steps: every kind ran, kills landed before the ACK, no kill trigger missed, the link lost nothing"
+    )
+    func sixteenSteps() throws {
+        // Seed 54131 picks every kind of step; among them 2 kills of the phone set on its batch.sent
+        // or on the watch's batch.applied, and 6 kills of the watch on its batch.applied. The
+        // watch sends its ACK microseconds after batch.applied, so a kill read from its output
+        // lands before ack.sent only most of the time: with 6 tries, at least one does.
+        let arguments = ["--steps", "16", "--seed", "54131"]
         let result = try Self.soak(arguments, deadline: 45)
-        #expect(result.status == 0, "sleeptap-soak \(arguments.joined(separator: " ")):\n\(result.report)")
+        try Self.checkSummary(result, arguments: arguments, steps: 16, killsBeforeAck: true)
     }
 
-    @Test("Three more seeds, 6 steps each")
+    @Test("Three more seeds, 6 steps each: every kind ran, no kill trigger missed, the link lost nothing")
     func threeSeeds() throws {
         // Each of these seeds picks all six kinds of step in its 6 steps.
         for seed in ["73", "137", "169"] {
             let arguments = ["--steps", "6", "--seed", seed]
             let result = try Self.soak(arguments, deadline: 30)
-            #expect(result.status == 0, "sleeptap-soak \(arguments.joined(separator: " ")):\n\(result.report)")
+            try Self.checkSummary(result, arguments: arguments, steps: 6, killsBeforeAck: false)
         }
     }
 }
