@@ -42,6 +42,20 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         return new.filter { kept.contains($0.id) }.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
     }
 
+    /// Replaces every pending request whose id starts with `prefix` with `new`, then keeps the
+    /// soonest `limit` of all, and says what changed.
+    /// - Returns: the records of `new` now pending, and every record (new or already pending)
+    ///   the `limit` pushed out. Replaced records of `prefix` are neither.
+    public mutating func update(prefix: String, with new: [NotificationRecord]) -> NotificationChange {
+        let candidates = records.filter { !$0.id.hasPrefix(prefix) } + new
+        let added = replace(prefix: prefix, with: new)
+        let kept = Set(records.map(\.id))
+        var seen = Set<String>()
+        let dropped = candidates.reversed().filter { seen.insert($0.id).inserted && !kept.contains($0.id) }
+            .sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+        return NotificationChange(added: added, dropped: dropped)
+    }
+
     /// Drops requests that fired at or before `now`.
     public mutating func removeDelivered(before now: Date) {
         records.removeAll { $0.fireDate <= now }
@@ -52,6 +66,31 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         for record in list { byId[record.id] = record }  // a later one with the same id wins
         let sorted = byId.values.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
         return Array(sorted.prefix(limit))
+    }
+}
+
+/// What one `PendingNotifications.update` did.
+public struct NotificationChange: Equatable, Sendable {
+    /// Records of the update now pending, soonest first.
+    public var added: [NotificationRecord] = []
+    /// Records the 64-request limit pushed out, soonest first: the OS would never show them.
+    public var dropped: [NotificationRecord] = []
+
+    public init(added: [NotificationRecord] = [], dropped: [NotificationRecord] = []) {
+        self.added = added
+        self.dropped = dropped
+    }
+
+    /// `notification.added` {id, fireDate, text} for each added record, then
+    /// `notification.dropped` {id, fireDate, text, reason} for each dropped one.
+    public var events: [PhoneEffect] {
+        let reason = "over the limit of \(PendingNotifications.limit) pending notifications; the soonest are kept"
+        return added.map { .emit(Event("notification.added", Self.fields($0))) }
+            + dropped.map { .emit(Event("notification.dropped", Self.fields($0) + [("reason", .string(reason))])) }
+    }
+
+    private static func fields(_ record: NotificationRecord) -> [(String, EventValue)] {
+        [("id", .string(record.id)), ("fireDate", .date(record.fireDate)), ("text", .string(record.text))]
     }
 }
 

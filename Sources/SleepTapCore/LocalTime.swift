@@ -64,9 +64,30 @@ public enum WakeCalendar {
     /// Foundation also accepts abbreviations and offsets ("EST", "GMT+5"); those are refused
     /// here because they are not IANA names and carry no DST rules.
     public static func zone(named identifier: String) -> TimeZone? {
-        guard identifier == "UTC" || identifier == "GMT" || identifier.contains("/") else { return nil }
+        guard isZoneName(identifier) else { return nil }
         return TimeZone(identifier: identifier)
     }
+
+    /// Whether `identifier` has the form of an IANA time-zone name, known here or not: `UTC`,
+    /// `GMT`, or `Area/Location[/More]`, each part a letter followed by letters, digits, `_`, `+`
+    /// or `-`, at most 64 bytes in all. Abbreviations and offsets (`EST`, `GMT+5`, `+09:00`) are
+    /// not names (tz database Theory file, "Names of timezones").
+    public static func isZoneName(_ identifier: String) -> Bool {
+        if identifier == "UTC" || identifier == "GMT" { return true }
+        let bytes = Array(identifier.utf8)
+        guard bytes.count <= 64 else { return false }
+        let parts = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count >= 2 else { return false }
+        return parts.allSatisfy { part in
+            guard let first = part.first, isLetter(first) else { return false }
+            return part.allSatisfy {
+                isLetter($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "+")
+                    || $0 == UInt8(ascii: "-")
+            }
+        }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (65...90).contains(byte) || (97...122).contains(byte) }
 
     /// A Gregorian calendar in `zone`.
     public static func calendar(in zone: TimeZone) -> Calendar {

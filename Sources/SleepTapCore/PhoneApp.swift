@@ -67,9 +67,9 @@ public struct PhoneApp: Sendable {
     public init(
         state: PhoneSyncState, scheduler: any BackgroundScheduler, weather: any WeatherProvider,
         schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
-        configuration: PhoneAppConfiguration = PhoneAppConfiguration()
+        configuration: PhoneAppConfiguration = PhoneAppConfiguration(), randomSeed: UInt64 = 0
     ) {
-        self.sync = PhoneCore(state: state)
+        self.sync = PhoneCore(state: state, randomSeed: randomSeed)
         self.scheduler = scheduler
         self.weather = weather
         self.schedule = schedule
@@ -279,12 +279,12 @@ public struct PhoneApp: Sendable {
             schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
             deviceSeed: sync.state.deviceSeed)
         guard run.charge(costs.notices, step: "notices") else { return .failure }
-        var added: [NotificationRecord] = []
+        var change = NotificationChange()
         effects += sync.update { state in
             state.notifications.removeDelivered(before: now)
-            added = state.notifications.replace(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+            change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
-        effects += added.map(Self.addedEvent)
+        effects += change.events
         guard run.charge(costs.dates, step: "dates") else { return .failure }
         effects += sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
         // 3. weather, then the sunlight notice.
@@ -371,11 +371,11 @@ public struct PhoneApp: Sendable {
             policy: configuration.sunlightPolicy)
         {
         case .notice(let record):
-            var added: [NotificationRecord] = []
+            var change = NotificationChange()
             var effects = sync.update { state in
-                added = state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [record])
+                change = state.notifications.update(prefix: SunlightPlanner.idPrefix, with: [record])
             }
-            effects += added.map(Self.addedEvent)
+            effects += change.events
             return effects
         case .none(let reason):
             var effects = sync.update { state in
@@ -407,13 +407,6 @@ public struct PhoneApp: Sendable {
         return effects
     }
 
-    static func addedEvent(_ record: NotificationRecord) -> PhoneEffect {
-        .emit(
-            Event(
-                "notification.added",
-                [("id", .string(record.id)), ("fireDate", .date(record.fireDate)), ("text", .string(record.text))]))
-    }
-
     // MARK: conditions and sync
 
     /// A message from the watch (delegates to the sync state machine).
@@ -422,6 +415,11 @@ public struct PhoneApp: Sendable {
     public mutating func resendDue() -> [PhoneEffect] { sync.resendDue() }
     /// Start-up: resume resending an unacknowledged outbox.
     public mutating func start() -> [PhoneEffect] { sync.start() }
+    /// The runtime wrote `saved` to disk (see `PhoneCore.persisted`).
+    public mutating func persisted(_ saved: PhoneSyncState) { sync.persisted(saved) }
+    /// A write failed: the sync state returns to what is on disk, the numbering stays ahead of
+    /// every seq already issued (see `PhoneCore.persistFailed`).
+    public mutating func persistFailed() { sync.persistFailed() }
 
     public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneEffect] {
         lowPower = on

@@ -19,26 +19,29 @@ public enum PhoneEffect: Equatable, Sendable {
 /// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the
 /// pending bedtime notices, and the device seed for daily rotation.
 public struct PhoneSyncState: Codable, Equatable, Sendable {
-    /// The highest seq ever issued; the next batch gets `lastSeq + 1`.
+    /// The current numbering epoch (`WakeBatch.epoch`); 0 until the phone first starts.
+    public var epoch: UInt64
+    /// The highest seq ever issued in `epoch`; the next batch gets `lastSeq + 1`.
     public var lastSeq: UInt64
     /// The newest batch, kept until acknowledged (and after, to answer HELLO).
     public var outbox: WakeBatch?
-    /// True once the watch acknowledged `outbox.seq`.
+    /// True once the watch acknowledged exactly `outbox` (its epoch, seq and digest).
     public var acked: Bool
     /// The OS's pending local notifications as last set by the phone.
     public var notifications: PendingNotifications
     /// Per-device seed for `DailyRotation`, fixed at first start.
     public var deviceSeed: UInt64
-    /// Seed 003's run history: last scheduled, last run, the last 30 runs.
+    /// The run history: last scheduled, last run, the last 30 runs.
     public var refreshLog: RefreshLog
     /// The cached forecast (6 h cache of the weather step).
     public var weather: Forecast?
 
     public init(
-        lastSeq: UInt64 = 0, outbox: WakeBatch? = nil, acked: Bool = false,
+        epoch: UInt64 = 0, lastSeq: UInt64 = 0, outbox: WakeBatch? = nil, acked: Bool = false,
         notifications: PendingNotifications = PendingNotifications(), deviceSeed: UInt64 = 0,
         refreshLog: RefreshLog = RefreshLog(), weather: Forecast? = nil
     ) {
+        self.epoch = epoch
         self.lastSeq = lastSeq
         self.outbox = outbox
         self.acked = acked
@@ -49,12 +52,14 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case lastSeq, outbox, acked, notifications, deviceSeed, refreshLog, weather
+        case epoch, lastSeq, outbox, acked, notifications, deviceSeed, refreshLog, weather
     }
 
-    /// Strict on the sync fields; `notifications` and `deviceSeed` may be absent (older files).
+    /// Strict on the sync fields; `epoch`, `notifications` and `deviceSeed` may be absent (older
+    /// files: a missing epoch is 0, and the phone starts a new one).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        epoch = try container.decodeIfPresent(UInt64.self, forKey: .epoch) ?? 0
         lastSeq = try container.decode(UInt64.self, forKey: .lastSeq)
         outbox = try container.decodeIfPresent(WakeBatch.self, forKey: .outbox)
         acked = try container.decode(Bool.self, forKey: .acked)
@@ -125,17 +130,75 @@ public struct ResendPolicy: Equatable, Sendable {
 ///
 /// Outbox + resend until ACK (zguide "Lazy Pirate", reduced to one value); HELLO answered with
 /// the newest batch or UP_TO_DATE (zguide "Clone", reduced to one value).
+///
+/// Numbering: a batch is (epoch, seq). A seq is never issued twice in an epoch, whatever fails:
+/// the core keeps the highest seq it ever issued in memory, and a failed write
+/// (`persistFailed()`) rolls the state back only to what is on disk, never below a seq already
+/// issued. No peer message moves the counter: when the watch holds a batch this phone did not
+/// issue (the phone's state was lost or restored from an older copy, or another process spoke
+/// for the phone), the phone starts a new random epoch and re-sends its newest batch in it.
 public struct PhoneCore: Sendable {
     public private(set) var state: PhoneSyncState
     public var resendPolicy: ResendPolicy
+    /// The last state the runtime reported on disk (`persisted(_:)`); what `persistFailed()`
+    /// returns to.
+    public private(set) var durable: PhoneSyncState
     private var attempt = 0
+    /// The highest seq issued since this core was made, on disk or not (seqs continue across
+    /// epochs; only an exhausted seq space starts again at 1).
+    private var issuedHighWater: UInt64
+    private var random: SplitMix64
 
     /// - Parameters:
-    ///   - state: as loaded from disk, or a fresh one.
+    ///   - state: as loaded from disk (`durable` starts as it), or a fresh one. An epoch of 0
+    ///     (a fresh state, or a file from before epochs) gets a new random epoch; an outbox from
+    ///     before epochs is re-issued in it, unacknowledged.
     ///   - resendPolicy: resend backoff.
-    public init(state: PhoneSyncState = PhoneSyncState(), resendPolicy: ResendPolicy = ResendPolicy()) {
-        self.state = state
+    ///   - randomSeed: seeds the generator of epochs (SplitMix64); pass a random value in
+    ///     production and a fixed one in tests.
+    public init(
+        state: PhoneSyncState = PhoneSyncState(), resendPolicy: ResendPolicy = ResendPolicy(), randomSeed: UInt64 = 0
+    ) {
+        self.durable = state
         self.resendPolicy = resendPolicy
+        self.random = SplitMix64(state: randomSeed ^ state.deviceSeed)
+        self.issuedHighWater = state.lastSeq
+        self.state = state
+        adoptEpoch(nextEpoch())
+    }
+
+    /// Gives a state without an epoch (fresh, or from before epochs) the epoch `epoch`; an
+    /// outbox from before epochs is re-issued in it, unacknowledged.
+    private mutating func adoptEpoch(_ epoch: UInt64) {
+        guard state.epoch == 0 else { return }
+        state.epoch = epoch
+        if var outbox = state.outbox {
+            outbox.epoch = epoch
+            state.outbox = outbox
+            state.acked = false
+        }
+    }
+
+    private mutating func nextEpoch() -> UInt64 {
+        var value: UInt64 = 0
+        while value == 0 || value == state.epoch { value = random.next() }
+        return value
+    }
+
+    /// The runtime wrote `saved` to disk.
+    public mutating func persisted(_ saved: PhoneSyncState) {
+        durable = saved
+    }
+
+    /// A write failed: the state goes back to what is on disk (`durable`), keeping the numbering
+    /// ahead of every seq already issued, so the next batch gets a seq never used before.
+    /// The runtime drops the rest of the effects of the step whose write failed.
+    public mutating func persistFailed() {
+        let epoch = state.epoch
+        state = durable
+        state.lastSeq = max(state.lastSeq, issuedHighWater)
+        adoptEpoch(epoch)
+        attempt = 0
     }
 
     /// Changes the non-sync parts of the state (notices, run history, weather cache).
@@ -144,6 +207,7 @@ public struct PhoneCore: Sendable {
         var copy = state
         body(&copy)
         // The sync fields belong to the protocol logic: keep them as they were.
+        copy.epoch = state.epoch
         copy.lastSeq = state.lastSeq
         copy.outbox = state.outbox
         copy.acked = state.acked
@@ -155,7 +219,9 @@ public struct PhoneCore: Sendable {
     public mutating func start() -> [PhoneEffect] {
         guard let outbox = state.outbox, !state.acked else { return [] }
         attempt = 1
-        return [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
+        var effects: [PhoneEffect] = durable == state ? [] : [.persist(state)]
+        effects += [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
+        return effects
     }
 
     /// Publishes a freshly generated set of wake-ups as the next batch (no notices change).
@@ -163,39 +229,54 @@ public struct PhoneCore: Sendable {
         refresh(RefreshPlan(entries: entries, generatedAt: generatedAt, timeZone: timeZone), replacesNotices: false)
     }
 
+    /// The next seq to issue, moving to a new epoch when the current one is used up.
+    private mutating func issueSeq() -> (seq: UInt64, epochEvent: PhoneEffect?) {
+        let next = max(state.lastSeq, issuedHighWater)
+        guard next >= WireCodec.maxSeq else {
+            issuedHighWater = next + 1
+            state.lastSeq = next + 1
+            return (next + 1, nil)
+        }
+        let from = state.epoch
+        state.epoch = nextEpoch()
+        issuedHighWater = 1
+        state.lastSeq = 1
+        return (1, Self.epochChanged(from: from, to: state.epoch, reason: "seq space exhausted"))
+    }
+
+    static func epochChanged(from: UInt64, to: UInt64, reason: String) -> PhoneEffect {
+        .emit(
+            Event(
+                "epoch.changed",
+                [("from", .string(Hex64.string(from))), ("to", .string(Hex64.string(to))), ("reason", .string(reason))])
+        )
+    }
+
     /// Applies a refresh: replaces the pending bedtime notices with the plan's (each added one
-    /// is a `notification.added` event) and publishes the wake-ups as the next batch.
+    /// is a `notification.added` event, each one the 64-request cap pushes out a
+    /// `notification.dropped`) and publishes the wake-ups as the next batch.
     ///
     /// - Parameters:
     ///   - plan: from `RefreshPlan.make`.
     ///   - replacesNotices: false to leave notices alone.
     /// - Returns: persist (one write of batch and notices), events, send, arm the resend timer.
     public mutating func refresh(_ plan: RefreshPlan, replacesNotices: Bool = true) -> [PhoneEffect] {
-        guard state.lastSeq < WireCodec.maxSeq else {
-            return [.emit(Event("seq.exhausted", [("lastSeq", .int(Int64(clamping: state.lastSeq)))]))]
-        }
-        let seq = state.lastSeq + 1
-        let batch = WakeBatch(
-            seq: seq,
-            generatedAt: Date(timeIntervalSince1970: plan.generatedAt.timeIntervalSince1970.rounded(.down)),
-            timeZone: plan.timeZone, entries: plan.entries)
-        var added: [NotificationRecord] = []
+        var change = NotificationChange()
         state.notifications.removeDelivered(before: plan.generatedAt)
         if replacesNotices {
-            added = state.notifications.replace(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+            change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
-        state.lastSeq = seq
+        let (seq, epochEvent) = issueSeq()
+        let batch = WakeBatch(
+            epoch: state.epoch, seq: seq,
+            generatedAt: Date(timeIntervalSince1970: plan.generatedAt.timeIntervalSince1970.rounded(.down)),
+            timeZone: plan.timeZone, entries: plan.entries)
         state.outbox = batch
         state.acked = false
         attempt = 1
         var effects: [PhoneEffect] = [.persist(state)]
-        effects += added.map { record in
-            .emit(
-                Event(
-                    "notification.added",
-                    [("id", .string(record.id)), ("fireDate", .date(record.fireDate)), ("text", .string(record.text))]
-                ))
-        }
+        if let epochEvent { effects.append(epochEvent) }
+        effects += change.events
         effects += [
             .emit(Event("batch.generated", WireEvents.batchFields(batch))),
             .send(.batch(batch)),
@@ -214,18 +295,24 @@ public struct PhoneCore: Sendable {
     /// A message from the watch.
     public mutating func receive(_ message: WireMessage) -> [PhoneEffect] {
         switch message {
-        case .hello(let lastSeq):
-            return hello(lastSeq: lastSeq)
-        case .ack(let seq, let coverageEnd):
-            guard let outbox = state.outbox, seq == outbox.seq else {
-                return [
-                    .emit(
-                        Event(
-                            "ack.stale",
-                            [("seq", .int(Int64(clamping: seq))), ("newest", .int(Int64(clamping: state.lastSeq)))]))
-                ]
+        case .hello(let held):
+            return hello(held)
+        case .ack(let ref, let coverageEnd):
+            var fields: [(String, EventValue)] = [
+                ("seq", .int(Int64(clamping: ref.seq))), ("epoch", .string(Hex64.string(ref.epoch))),
+                ("digest", .string(Hex64.string(ref.digest))),
+            ]
+            guard let outbox = state.outbox, ref.epoch == outbox.epoch, ref.seq == outbox.seq else {
+                fields.append(("newest", .int(Int64(clamping: state.lastSeq))))
+                return [.emit(Event("ack.stale", fields))]
             }
-            var fields: [(String, EventValue)] = [("seq", .int(Int64(clamping: seq)))]
+            guard ref.digest == outbox.digest else {
+                // Same number, other dates: the watch stored a batch this phone did not send
+                // as its current one. Never record it as acknowledged; re-issue in a new epoch.
+                fields.append(("expected", .string(Hex64.string(outbox.digest))))
+                return [.emit(Event("ack.mismatch", fields))]
+                    + reissue(reason: "the watch acknowledged \(ref) but this phone's batch \(outbox.seq) differs")
+            }
             fields.append(("coverageEnd", coverageEnd.map { EventValue.date($0) } ?? .null))
             if state.acked {
                 return [.emit(Event("ack.duplicate", fields))]
@@ -243,48 +330,44 @@ public struct PhoneCore: Sendable {
         }
     }
 
-    private mutating func hello(lastSeq: UInt64) -> [PhoneEffect] {
-        guard var outbox = state.outbox else {
-            return [.send(.upToDate(seq: lastSeq))]
+    private mutating func hello(_ held: BatchRef?) -> [PhoneEffect] {
+        guard let outbox = state.outbox else {
+            return [.send(.upToDate(seq: held?.seq ?? 0))]
         }
-        if lastSeq == outbox.seq {
+        if held == outbox.ref {
             var effects: [PhoneEffect] = []
             if !state.acked {
                 state.acked = true
+                attempt = 0
                 effects += [.persist(state), .cancelResend]
             }
             return effects + [.send(.upToDate(seq: outbox.seq))]
         }
-        if lastSeq < outbox.seq {
+        guard let held, held.epoch == outbox.epoch, held.seq >= outbox.seq else {
+            // The watch holds nothing, an older batch of this epoch, or a batch of another
+            // epoch: the newest batch replaces it.
             attempt = 1
             return [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
         }
-        guard lastSeq < WireCodec.maxSeq else {
-            let reason = "lastSeq \(lastSeq) leaves no seq to issue; reset the watch's state"
-            return [
-                .emit(Event("seq.exhausted", [("watchSeq", .int(Int64(clamping: lastSeq)))])),
-                .send(.error(reason: reason)),
-            ]
-        }
-        // The watch holds a seq this phone never issued: the phone's state was lost or reset.
-        // Renumber the newest batch above it so the watch accepts it (never older over newer).
-        let previous = outbox.seq
-        outbox.seq = lastSeq + 1
-        state.lastSeq = outbox.seq
+        // Same epoch, and a seq above this phone's newest or the same seq with other dates: the
+        // watch holds a batch this phone did not issue as its current one.
+        return reissue(reason: "the watch holds \(held), which this phone did not issue as its newest batch")
+    }
+
+    /// Starts a new epoch and sends the newest batch in it, as seq `lastSeq + 1`.
+    private mutating func reissue(reason: String) -> [PhoneEffect] {
+        guard var outbox = state.outbox else { return [] }
+        let from = state.epoch
+        state.epoch = nextEpoch()
+        let (seq, _) = issueSeq()
+        outbox.epoch = state.epoch
+        outbox.seq = seq
         state.outbox = outbox
         state.acked = false
         attempt = 1
         return [
-            .persist(state),
-            .emit(
-                Event(
-                    "seq.resync",
-                    [
-                        ("watchSeq", .int(Int64(clamping: lastSeq))), ("from", .int(Int64(clamping: previous))),
-                        ("to", .int(Int64(clamping: outbox.seq))),
-                    ])),
-            .send(.batch(outbox)),
-            .armResend(after: resendPolicy.delay(attempt: attempt)),
+            .persist(state), Self.epochChanged(from: from, to: state.epoch, reason: reason),
+            .send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt)),
         ]
     }
 }
@@ -294,7 +377,8 @@ public enum WireEvents {
     /// `seq`, `count`, `first`, `last` (first/last wake-up instants, null when empty).
     public static func batchFields(_ batch: WakeBatch) -> [(String, EventValue)] {
         [
-            ("seq", .int(Int64(clamping: batch.seq))),
+            ("seq", .int(Int64(clamping: batch.seq))), ("epoch", .string(Hex64.string(batch.epoch))),
+            ("digest", .string(Hex64.string(batch.digest))),
             ("count", .int(Int64(batch.entries.count))),
             ("first", batch.entries.first.map { .date($0.wake) } ?? .null),
             ("last", batch.entries.last.map { .date($0.wake) } ?? .null),
@@ -307,11 +391,20 @@ public enum WireEvents {
         switch message {
         case .batch(let batch):
             return Event("batch.sent", batchFields(batch))
-        case .ack(let seq, let end):
+        case .ack(let ref, let end):
             return Event(
-                "ack.sent", [("seq", .int(Int64(clamping: seq))), ("coverageEnd", end.map { .date($0) } ?? .null)])
-        case .hello(let lastSeq):
-            return Event("hello.sent", [("lastSeq", .int(Int64(clamping: lastSeq)))])
+                "ack.sent",
+                [
+                    ("seq", .int(Int64(clamping: ref.seq))), ("epoch", .string(Hex64.string(ref.epoch))),
+                    ("digest", .string(Hex64.string(ref.digest))), ("coverageEnd", end.map { .date($0) } ?? .null),
+                ])
+        case .hello(let held):
+            return Event(
+                "hello.sent",
+                [
+                    ("lastSeq", .int(Int64(clamping: held?.seq ?? 0))),
+                    ("epoch", held.map { .string(Hex64.string($0.epoch)) } ?? .null),
+                ])
         case .upToDate(let seq):
             return Event("up_to_date.sent", [("seq", .int(Int64(clamping: seq)))])
         case .error(let reason):

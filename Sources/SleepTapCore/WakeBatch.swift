@@ -10,36 +10,149 @@ public struct WakeEntry: Codable, Equatable, Hashable, Sendable {
     public var localTime: String
     /// IANA identifier of the zone `localDate` and `localTime` are in (the zone used).
     public var timeZone: String
+    /// The zone's offset from UTC at `wake`, in seconds east of UTC (`+32400` for Tokyo). With it a
+    /// receiver whose time-zone database lacks `timeZone` (a renamed or newer zone) can still check
+    /// and show the local date and time: `localDate`/`localTime` read `wake + utcOffset` in UTC.
+    public var utcOffset: Int
 
-    public init(wake: Date, localDate: String, localTime: String, timeZone: String) {
+    /// - Parameters:
+    ///   - utcOffset: seconds east of UTC at `wake`; nil computes it from `timeZone` with this
+    ///     machine's time-zone database (0 when the zone is unknown here).
+    public init(wake: Date, localDate: String, localTime: String, timeZone: String, utcOffset: Int? = nil) {
         self.wake = wake
         self.localDate = localDate
         self.localTime = localTime
         self.timeZone = timeZone
+        self.utcOffset = utcOffset ?? TimeZone(identifier: timeZone)?.secondsFromGMT(for: wake) ?? 0
+    }
+
+    private enum CodingKeys: String, CodingKey { case wake, localDate, localTime, timeZone, utcOffset }
+
+    /// `utcOffset` may be absent (state files written before it existed): it is then computed
+    /// from `timeZone`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            wake: try container.decode(Date.self, forKey: .wake),
+            localDate: try container.decode(String.self, forKey: .localDate),
+            localTime: try container.decode(String.self, forKey: .localTime),
+            timeZone: try container.decode(String.self, forKey: .timeZone),
+            utcOffset: try container.decodeIfPresent(Int.self, forKey: .utcOffset))
     }
 }
 
 /// A numbered set of upcoming wake-ups, the unit the phone sends and the watch caches.
+///
+/// A batch is identified by (`epoch`, `seq`) and its content by `digest`: the watch acknowledges
+/// exactly what it stored (`BatchRef`), so a phone never records as acknowledged a batch whose
+/// content differs from what the watch holds.
 public struct WakeBatch: Codable, Equatable, Sendable {
-    /// Sequence number, ≥ 1, strictly increasing per phone; the watch never applies a lower one
-    /// over a higher one.
+    /// The phone's numbering epoch: a random 64-bit value chosen when the phone starts a new
+    /// sequence space (first start, or when the watch holds a batch this phone did not issue).
+    /// 0 only in state files written before epochs existed.
+    public var epoch: UInt64
+    /// Sequence number, ≥ 1, strictly increasing within an epoch; the watch never applies a lower
+    /// one over a higher one of the same epoch.
     public var seq: UInt64
     /// When the phone generated it (virtual time).
     public var generatedAt: Date
-    /// IANA identifier of the zone the entries' local dates and times are in.
+    /// IANA identifier of the zone the entries' local dates and times are in. The receiver's
+    /// time-zone database may not know it (`zoneIsKnown`); the entries' `utcOffset` still apply.
     public var timeZone: String
     /// Wake-ups, strictly increasing by instant, at most one per local day.
     public var entries: [WakeEntry]
 
-    public init(seq: UInt64, generatedAt: Date, timeZone: String, entries: [WakeEntry]) {
+    public init(epoch: UInt64 = 0, seq: UInt64, generatedAt: Date, timeZone: String, entries: [WakeEntry]) {
+        self.epoch = epoch
         self.seq = seq
         self.generatedAt = generatedAt
         self.timeZone = timeZone
         self.entries = entries
     }
 
+    private enum CodingKeys: String, CodingKey { case epoch, seq, generatedAt, timeZone, entries }
+
+    /// `epoch` may be absent (state files written before epochs existed): it is then 0.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            epoch: try container.decodeIfPresent(UInt64.self, forKey: .epoch) ?? 0,
+            seq: try container.decode(UInt64.self, forKey: .seq),
+            generatedAt: try container.decode(Date.self, forKey: .generatedAt),
+            timeZone: try container.decode(String.self, forKey: .timeZone),
+            entries: try container.decode([WakeEntry].self, forKey: .entries))
+    }
+
     /// The last wake-up instant the batch covers, or nil for an empty batch.
     public var coverageEnd: Date? { entries.last?.wake }
+
+    /// What identifies this batch and its content on the wire (HELLO and ACK carry it).
+    public var ref: BatchRef { BatchRef(epoch: epoch, seq: seq, digest: digest) }
+
+    /// FNV-1a 64 of the batch's canonical text (docs/protocol.md "Digest"): the zone, then one
+    /// line per entry. Two batches with the same digest hold the same wake-ups.
+    /// - Complexity: O(entries).
+    public var digest: UInt64 {
+        var text = timeZone + "\n"
+        for entry in entries {
+            text += "\(ISO8601.string(entry.wake)) \(entry.localDate) \(entry.localTime) \(entry.utcOffset)\n"
+        }
+        return FNV1a64.hash(Array(text.utf8))
+    }
+
+    /// Whether this machine's time-zone database knows `timeZone`.
+    public var zoneIsKnown: Bool { WakeCalendar.zone(named: timeZone) != nil }
+
+    /// The zone to show and plan local times in on this machine: `timeZone` when known here,
+    /// otherwise a fixed offset (the first entry's `utcOffset`, else UTC).
+    public var displayZone: TimeZone {
+        if let zone = WakeCalendar.zone(named: timeZone) { return zone }
+        return TimeZone(secondsFromGMT: entries.first?.utcOffset ?? 0) ?? TimeZone(secondsFromGMT: 0) ?? .current
+    }
+}
+
+/// Identifies a batch and its content: the epoch, the seq and the digest of its entries.
+public struct BatchRef: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public var epoch: UInt64
+    public var seq: UInt64
+    public var digest: UInt64
+
+    public init(epoch: UInt64, seq: UInt64, digest: UInt64) {
+        self.epoch = epoch
+        self.seq = seq
+        self.digest = digest
+    }
+
+    /// `epoch/seq/digest`, the hex forms the wire uses.
+    public var description: String { "\(Hex64.string(epoch))/\(seq)/\(Hex64.string(digest))" }
+}
+
+/// The 64-bit FNV-1a hash (Fowler, Noll, Vo; IETF draft-eastlake-fnv, "FNV-1a"): offset basis
+/// 14695981039346656037, prime 1099511628211, each byte XORed in before the multiply.
+public enum FNV1a64 {
+    public static func hash(_ bytes: [UInt8]) -> UInt64 {
+        var value: UInt64 = 14_695_981_039_346_656_037
+        for byte in bytes {
+            value ^= UInt64(byte)
+            value = value &* 1_099_511_628_211
+        }
+        return value
+    }
+}
+
+/// A 64-bit value as exactly 16 lower-case hexadecimal digits (how epochs and digests travel).
+public enum Hex64 {
+    public static func string(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Parses exactly 16 lower-case hexadecimal digits; nil otherwise.
+    public static func parse(_ text: String) -> UInt64? {
+        guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { return nil }
+        return UInt64(text, radix: 16)
+    }
 }
 
 /// Turns a schedule into the wake-ups the watch should hold.
@@ -92,7 +205,8 @@ public enum BatchPlanner {
                 WakeEntry(
                     wake: instant,
                     localDate: WakeCalendar.localDateString(instant, in: calendar),
-                    localTime: WakeCalendar.localTimeString(instant, in: calendar), timeZone: zone.identifier))
+                    localTime: WakeCalendar.localTimeString(instant, in: calendar), timeZone: zone.identifier,
+                    utcOffset: zone.secondsFromGMT(for: instant)))
         }
         return result
     }

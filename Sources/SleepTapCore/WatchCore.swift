@@ -14,7 +14,7 @@ public enum WatchEffect: Equatable, Sendable {
 
 /// The watch's durable state: the newest applied batch.
 public struct WatchSyncState: Codable, Equatable, Sendable {
-    /// Highest applied seq, 0 before the first batch.
+    /// Seq of the applied batch (within its epoch), 0 before the first batch.
     public var lastAppliedSeq: UInt64
     /// The cached batch (the watch's wake dates).
     public var batch: WakeBatch?
@@ -50,7 +50,7 @@ public struct WatchCore: Sendable {
 
     /// The link to the phone came (back) up: say HELLO with the last applied seq.
     public mutating func connected() -> [WatchEffect] {
-        [.send(.hello(lastSeq: state.lastAppliedSeq)), .armHelloRetry(after: helloRetry)]
+        [.send(.hello(state.batch?.ref)), .armHelloRetry(after: helloRetry)]
     }
 
     /// No reply to HELLO in time: say it again (Lazy Pirate).
@@ -75,25 +75,37 @@ public struct WatchCore: Sendable {
         }
     }
 
+    /// Applies a BATCH (docs/protocol.md, watch rule 2). A batch of another epoch than the one
+    /// held replaces it (the phone started a new sequence space); within an epoch a higher seq
+    /// replaces, the same seq with the same digest is a duplicate, the same seq with other dates
+    /// is a conflict (acknowledged with what is held, so the phone sees the difference), and a
+    /// lower seq is stale.
     private mutating func apply(_ batch: WakeBatch) -> [WatchEffect] {
         let seq = Int64(clamping: batch.seq)
-        if batch.seq < state.lastAppliedSeq {
-            // Never older over newer. Tell the phone where we are so a reset phone can catch up.
-            staleIgnored += 1
-            return [
-                .emit(
-                    Event(
-                        "batch.stale", [("seq", .int(seq)), ("applied", .int(Int64(clamping: state.lastAppliedSeq)))])),
-                .send(.hello(lastSeq: state.lastAppliedSeq)),
-            ]
+        if let held = state.batch, held.epoch == batch.epoch {
+            if batch.seq < held.seq {
+                // Never older over newer. Tell the phone what we hold so a reset phone can catch up.
+                staleIgnored += 1
+                return [
+                    .emit(Event("batch.stale", [("seq", .int(seq)), ("applied", .int(Int64(clamping: held.seq)))])),
+                    .send(.hello(held.ref)),
+                ]
+            }
+            if batch.seq == held.seq {
+                let digest = batch.digest
+                let event =
+                    digest == held.digest
+                    ? Event("batch.duplicate", [("seq", .int(seq))])  // the phone missed our ACK
+                    : Event(
+                        "batch.conflict",
+                        [
+                            ("seq", .int(seq)), ("held", .string(Hex64.string(held.digest))),
+                            ("received", .string(Hex64.string(digest))),
+                        ])
+                return [.emit(event), .send(.ack(held.ref, coverageEnd: held.coverageEnd))]
+            }
         }
-        if batch.seq == state.lastAppliedSeq {
-            // Idempotent: already stored; the phone missed our ACK.
-            return [
-                .emit(Event("batch.duplicate", [("seq", .int(seq))])),
-                .send(.ack(seq: batch.seq, coverageEnd: state.batch?.coverageEnd)),
-            ]
-        }
+        let epochChanged = state.batch.map { $0.epoch != batch.epoch } ?? false
         state = WatchSyncState(lastAppliedSeq: batch.seq, batch: batch)
         return [
             .persist(state),
@@ -101,11 +113,13 @@ public struct WatchCore: Sendable {
                 Event(
                     "batch.applied",
                     [
-                        ("seq", .int(seq)), ("count", .int(Int64(batch.entries.count))),
+                        ("seq", .int(seq)), ("epoch", .string(Hex64.string(batch.epoch))),
+                        ("count", .int(Int64(batch.entries.count))),
                         ("coverageEnd", batch.coverageEnd.map { .date($0) } ?? .null),
-                        ("timeZone", .string(batch.timeZone)),
+                        ("timeZone", .string(batch.timeZone)), ("zoneKnown", .bool(batch.zoneIsKnown)),
+                        ("epochChanged", .bool(epochChanged)),
                     ])),
-            .send(.ack(seq: batch.seq, coverageEnd: batch.coverageEnd)),
+            .send(.ack(batch.ref, coverageEnd: batch.coverageEnd)),
         ]
     }
 
@@ -125,7 +139,8 @@ public struct WatchCore: Sendable {
     }
 
     /// The user tapped "bed" at `now`.
-    /// - Returns: `bed.wake_time` {wakeTime, localDate, localTime, timeZone, remaining}, or
+    /// - Returns: `bed.wake_time` {wakeTime, localDate, localTime, timeZone, utcOffset (seconds
+    ///   east of UTC), zoneKnown (whether this watch's tz database knows the zone), remaining}, or
     ///   `fallback.manual_entry` {reason} after which the watch awaits a typed `HH:MM`.
     public mutating func bedTap(at now: Date) -> [WatchEffect] {
         switch Self.lookup(at: now, in: state.batch) {
@@ -138,6 +153,8 @@ public struct WatchCore: Sendable {
                         [
                             ("wakeTime", .date(entry.wake)), ("localDate", .string(entry.localDate)),
                             ("localTime", .string(entry.localTime)), ("timeZone", .string(zone)),
+                            ("utcOffset", .int(Int64(entry.utcOffset))),
+                            ("zoneKnown", .bool(WakeCalendar.zone(named: zone) != nil)),
                             ("remaining", .int(Int64(remaining))),
                         ]))
             ]

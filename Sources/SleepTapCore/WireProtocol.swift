@@ -6,13 +6,13 @@ public import Foundation
 /// On the phone's ROUTER the frame is preceded by the watch's routing-id frame (added and removed
 /// by ZeroMQ; the watch never sees it).
 public enum WireMessage: Equatable, Sendable {
-    /// Watch → phone on every (re)connect and on retry: the highest seq it has applied (0 = none).
-    case hello(lastSeq: UInt64)
+    /// Watch → phone on every (re)connect and on retry: the batch it holds (nil = none yet).
+    case hello(BatchRef?)
     /// Phone → watch: the newest batch.
     case batch(WakeBatch)
-    /// Watch → phone: `seq` is durably stored; `coverageEnd` is its last cached wake-up (nil if
-    /// the batch was empty).
-    case ack(seq: UInt64, coverageEnd: Date?)
+    /// Watch → phone: the batch `ref` names (epoch, seq and digest of what it stored) is durably
+    /// stored; `coverageEnd` is its last cached wake-up (nil if the batch was empty).
+    case ack(BatchRef, coverageEnd: Date?)
     /// Phone → watch, answering HELLO: the watch already holds the newest batch `seq`.
     case upToDate(seq: UInt64)
     /// Either way: the peer's last message was rejected, with a human-readable reason.
@@ -48,10 +48,13 @@ public enum WireCodec {
     /// Upper bound on a frame, in bytes; the transport sets ZMQ_MAXMSGSIZE to it.
     public static let maxFrameBytes = 64 * 1024
     /// Largest seq (and lastSeq) on the wire: 2^53 − 1, exact in every JSON implementation
-    /// (IEEE-754 doubles included). A phone never issues a seq above it.
+    /// (IEEE-754 doubles included). A phone that reaches it starts a new epoch at seq 1.
     public static let maxSeq: UInt64 = 9_007_199_254_740_991
     /// Upper bound on entries in one batch (a horizon of up to 64 days).
     public static let maxEntries = 64
+    /// Bound on an entry's `utcOffset`, seconds: ±18 h, the range Foundation's `TimeZone` and
+    /// `java.time.ZoneOffset` accept (real zones lie within −12 h … +14 h).
+    public static let maxUTCOffset = 18 * 3600
 
     /// Whether a frame that failed to decode still says it is an ERROR: such a frame is never
     /// answered with an ERROR (two peers must not ping-pong errors).
@@ -66,20 +69,27 @@ public enum WireCodec {
     public static func encode(_ message: WireMessage) -> [UInt8] {
         var object: [String: Any] = ["v": version, "type": message.typeName]
         switch message {
-        case .hello(let lastSeq):
-            object["lastSeq"] = lastSeq
+        case .hello(let held):
+            object["lastSeq"] = held?.seq ?? 0
+            if let held {
+                object["epoch"] = Hex64.string(held.epoch)
+                object["digest"] = Hex64.string(held.digest)
+            }
         case .batch(let batch):
+            object["epoch"] = Hex64.string(batch.epoch)
             object["seq"] = batch.seq
             object["generatedAt"] = ISO8601.string(batch.generatedAt)
             object["timeZone"] = batch.timeZone
             object["entries"] = batch.entries.map {
                 [
                     "wake": ISO8601.string($0.wake), "localDate": $0.localDate, "localTime": $0.localTime,
-                    "timeZone": $0.timeZone,
+                    "timeZone": $0.timeZone, "utcOffset": $0.utcOffset,
                 ]
             }
-        case .ack(let seq, let coverageEnd):
-            object["seq"] = seq
+        case .ack(let ref, let coverageEnd):
+            object["epoch"] = Hex64.string(ref.epoch)
+            object["seq"] = ref.seq
+            object["digest"] = Hex64.string(ref.digest)
             object["coverageEnd"] = coverageEnd.map { ISO8601.string($0) as Any } ?? NSNull()
         case .upToDate(let seq):
             object["seq"] = seq
@@ -97,7 +107,9 @@ public enum WireCodec {
     ///
     /// - Throws: `ProtocolError` naming what is wrong: not JSON, not an object, missing or
     ///   wrongly typed field, unsupported `v`, unknown `type`, or a batch whose entries are not
-    ///   strictly increasing, repeat a local date, exceed `maxEntries`, or name an unknown zone.
+    ///   strictly increasing, repeat a local date, exceed `maxEntries`, whose zone is not an IANA
+    ///   name, or whose local fields are not what `wake + utcOffset` reads. A zone this machine's
+    ///   time-zone database does not know is accepted (`WakeBatch.zoneIsKnown`).
     public static func decode(_ frame: [UInt8]) throws(ProtocolError) -> WireMessage {
         guard frame.count <= maxFrameBytes else {
             throw ProtocolError("frame of \(frame.count) bytes exceeds \(maxFrameBytes)")
@@ -119,13 +131,17 @@ public enum WireCodec {
         let type = try fields.string("type")
         switch type {
         case "HELLO":
-            return .hello(lastSeq: try fields.integer("lastSeq"))
+            let lastSeq = try fields.integer("lastSeq")
+            guard lastSeq > 0 else { return .hello(nil) }
+            return .hello(
+                BatchRef(epoch: try fields.hex64("epoch"), seq: lastSeq, digest: try fields.hex64("digest")))
         case "BATCH":
             return .batch(try decodeBatch(fields))
         case "ACK":
-            let seq = try fields.positive("seq")
+            let ref = BatchRef(
+                epoch: try fields.hex64("epoch"), seq: try fields.positive("seq"), digest: try fields.hex64("digest"))
             let end: Date? = try fields.optionalDate("coverageEnd")
-            return .ack(seq: seq, coverageEnd: end)
+            return .ack(ref, coverageEnd: end)
         case "UP_TO_DATE":
             return .upToDate(seq: try fields.integer("seq"))
         case "ERROR":
@@ -138,12 +154,15 @@ public enum WireCodec {
     }
 
     private static func decodeBatch(_ fields: Fields) throws(ProtocolError) -> WakeBatch {
+        let epoch = try fields.hex64("epoch")
         let seq = try fields.positive("seq")
         let generatedAt = try fields.date("generatedAt")
         let zone = try fields.string("timeZone")
-        guard let batchZone = WakeCalendar.zone(named: zone) else {
-            throw ProtocolError("timeZone \"\(zone)\" is not a known IANA identifier")
+        guard WakeCalendar.isZoneName(zone) else {
+            throw ProtocolError(
+                "timeZone \"\(clipped(zone))\" is not an IANA zone name (Area/Location, UTC or GMT)")
         }
+        let utc = WakeCalendar.calendar(in: TimeZone(secondsFromGMT: 0) ?? .current)
         guard let raw = fields.object["entries"] else { throw ProtocolError("missing field entries") }
         guard let list = raw as? [Any] else { throw ProtocolError("field entries must be an array") }
         guard list.count <= maxEntries else {
@@ -159,6 +178,7 @@ public enum WireCodec {
             let wake = try entry.date("wake")
             let localDate = try entry.string("localDate")
             let localTime = try entry.string("localTime")
+            let offset = try entry.signedInteger("utcOffset", bound: maxUTCOffset)
             guard LocalDate(parsing: localDate) != nil else {
                 throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not a calendar date yyyy-MM-dd")
             }
@@ -172,13 +192,14 @@ public enum WireCodec {
                         "entries[\(index)].timeZone \"\(entryZone)\" differs from the batch's \"\(zone)\"")
                 }
             }
-            // The local fields must say what the instant is on the batch zone's wall clock.
-            let calendar = WakeCalendar.calendar(in: batchZone)
-            let actualDate = WakeCalendar.localDateString(wake, in: calendar)
-            let actualTime = WakeCalendar.localTimeString(wake, in: calendar)
+            // The local fields must say what the instant reads at the sender's offset. Plain
+            // arithmetic, so a receiver whose tz database differs from the sender's can check it.
+            let shifted = wake.addingTimeInterval(TimeInterval(offset))
+            let actualDate = WakeCalendar.localDateString(shifted, in: utc)
+            let actualTime = WakeCalendar.localTimeString(shifted, in: utc)
             guard actualDate == localDate, actualTime == localTime else {
                 throw ProtocolError(
-                    "entries[\(index)]: \(localDate) \(localTime) is not the wall-clock reading of its wake in \(zone) "
+                    "entries[\(index)]: \(localDate) \(localTime) is not what its wake reads at utcOffset \(offset) s "
                         + "(\(actualDate) \(actualTime))")
             }
             if let previous = entries.last, wake <= previous.wake {
@@ -187,9 +208,10 @@ public enum WireCodec {
             guard dates.insert(localDate).inserted else {
                 throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
             }
-            entries.append(WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: zone))
+            entries.append(
+                WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: zone, utcOffset: offset))
         }
-        return WakeBatch(seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
+        return WakeBatch(epoch: epoch, seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
     }
 
     /// Typed access to a decoded JSON object, with errors that name the field.
@@ -222,6 +244,30 @@ public enum WireCodec {
             }
             guard value <= WireCodec.maxSeq else {
                 throw ProtocolError("field \(prefix)\(key) exceeds 2^53-1 (\(WireCodec.maxSeq))")
+            }
+            return value
+        }
+
+        /// A JSON integer (negative allowed) with |value| ≤ `bound`.
+        func signedInteger(_ key: String, bound: Int) throws(ProtocolError) -> Int {
+            guard let raw = object[key] else { throw ProtocolError("missing field \(prefix)\(key)") }
+            let failure = ProtocolError("field \(prefix)\(key) must be an integer from -\(bound) to \(bound)")
+            guard let number = raw as? NSNumber else { throw failure }
+            switch String(cString: number.objCType) {
+            case "c", "d", "f": throw failure
+            case "Q": throw failure  // above Int64.max
+            default:
+                let value = number.int64Value
+                guard value >= -Int64(bound), value <= Int64(bound) else { throw failure }
+                return Int(value)
+            }
+        }
+
+        /// Exactly 16 lower-case hexadecimal digits (an epoch or a digest).
+        func hex64(_ key: String) throws(ProtocolError) -> UInt64 {
+            let text = try string(key)
+            guard let value = Hex64.parse(text) else {
+                throw ProtocolError("field \(prefix)\(key) must be 16 lower-case hexadecimal digits")
             }
             return value
         }

@@ -95,7 +95,8 @@ public final class PhoneRuntime {
         var app = PhoneApp(
             state: initial, scheduler: options.os.makeScheduler(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
             weather: options.weather.makeProvider(seed: initial.deviceSeed), schedule: schedule, zone: zone0,
-            location: options.location, configuration: options.os.appConfiguration(horizonDays: options.horizonDays))
+            location: options.location, configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
+            randomSeed: UInt64.random(in: 0...UInt64.max))
         let early = options.os.registration == .early
         let watchId = Array(options.watchId.utf8)
         var exitStatus = ExitStatus.ok
@@ -106,25 +107,24 @@ public final class PhoneRuntime {
                 ?? .current
         }
 
-        func perform(_ effects: [PhoneEffect], rollback: PhoneApp, at time: Date?) {
-            for (index, effect) in effects.enumerated() {
-                switch effect {
-                case .persist(let state):
-                    // Consecutive writes before the next send: only the last one needs the disk.
-                    let laterPersist = effects[(index + 1)...].prefix { if case .send = $0 { false } else { true } }
-                        .contains { if case .persist = $0 { true } else { false } }
-                    if laterPersist { continue }
-                    do {
+        /// Performs effects through `PhoneApp.perform`: the state file, the ROUTER, the resend
+        /// timer and the event output.
+        func perform(_ effects: [PhoneEffect], at time: Date?) {
+            app.perform(
+                effects,
+                save: { state in
+                    do throws(FileError) {
                         try stateFile.save(state)
+                        return true
                     } catch {
                         output.emit(
                             Event(
                                 "persist.failed",
                                 [("path", .string(stateFile.path)), ("reason", .string(error.reason))]), at: time)
-                        app = rollback
-                        return
+                        return false
                     }
-                case .send(let message):
+                },
+                send: { message in
                     do {
                         try router.send([watchId, WireCodec.encode(message)], dontWait: true)
                         output.emit(WireEvents.sent(message), at: time)
@@ -135,21 +135,17 @@ public final class PhoneRuntime {
                                 [("type", .string(message.typeName)), ("reason", .string(Self.sendFailure(error)))]),
                             at: time)
                     }
-                case .armResend(let seconds):
-                    loop.arm("resend", after: seconds)
-                case .cancelResend:
-                    loop.cancel("resend")
-                case .emit(let event):
-                    output.emit(event, at: time)
-                }
-            }
+                },
+                resend: { seconds in
+                    if let seconds { loop.arm("resend", after: seconds) } else { loop.cancel("resend") }
+                },
+                emit: { output.emit($0, at: time) })
         }
 
         /// Applies `body` to the app, performs its effects, then re-arms the OS launch timer.
         func step(at time: Date? = nil, _ body: (inout PhoneApp) -> [PhoneEffect]) {
-            let before = app
             let effects = body(&app)
-            perform(effects, rollback: before, at: time)
+            perform(effects, at: time)
             armBackgroundLaunch()
         }
 
@@ -384,7 +380,7 @@ public final class PhoneRuntime {
                             rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(reason))]))
                             if frames.first == watchId {
-                                perform([.send(.error(reason: reason))], rollback: app, at: nil)
+                                perform([.send(.error(reason: reason))], at: nil)
                             }
                             continue
                         }
@@ -410,7 +406,7 @@ public final class PhoneRuntime {
                             rejected += 1
                             output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
                             if !WireCodec.claimsToBeError(frames[1]) {
-                                perform([.send(.error(reason: error.reason))], rollback: app, at: nil)
+                                perform([.send(.error(reason: error.reason))], at: nil)
                             }
                         }
                     }

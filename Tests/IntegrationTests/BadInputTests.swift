@@ -201,7 +201,10 @@ struct BadInputTests {
             try rogue.setLinger(milliseconds: 0)
             try rogue.setRoutingId(Array("watch".utf8))
             try rogue.connect(scenario.endpoint)
-            for frame in ["{", "{\"v\":9,\"type\":\"HELLO\",\"lastSeq\":0}", "{\"v\":1,\"type\":\"ACK\",\"seq\":-3}"] {
+            for frame in [
+                "{", "{\"v\":9,\"type\":\"HELLO\",\"lastSeq\":0}",
+                "{\"v\":1,\"type\":\"ACK\",\"epoch\":\"00000000000000a1\",\"seq\":-3}",
+            ] {
                 try rogue.send(Array(frame.utf8))
             }
             try rogue.send([Array("two".utf8), Array("frames".utf8)])
@@ -219,7 +222,7 @@ struct BadInputTests {
             try stranger.setLinger(milliseconds: 2000)  // let the message out before close
             try stranger.setRoutingId(Array("mallory".utf8))
             try stranger.connect(scenario.endpoint)
-            try stranger.send(WireCodec.encode(.hello(lastSeq: 0)))
+            try stranger.send(WireCodec.encode(.hello(nil)))
         }
         try phone.expect("message.rejected") { $0.string("reason") == "unknown peer routing id \"mallory\"" }
         let rejected = phone.events.filter { $0.name == "message.rejected" }.compactMap { $0.string("reason") }

@@ -129,7 +129,7 @@ struct CurveLinkTests {
             try intruder.setLinger(milliseconds: 0)
             try intruder.setRoutingId(Array("watch".utf8))
             try intruder.connect(endpoint)
-            try intruder.send(WireCodec.encode(.hello(lastSeq: 0)))
+            try intruder.send(WireCodec.encode(.hello(nil)))
             var items = [PollItem.socket(intruder, events: .readable)]
             // Nothing ever comes back: give it the time a real exchange takes many times over.
             #expect(try poll(&items, timeoutMilliseconds: 1_500) == 0, "the phone answered a plaintext peer")

@@ -25,16 +25,19 @@ import watch_client as wc  # noqa: E402
 DOC_BATCH = {
     "v": 1,
     "type": "BATCH",
+    "epoch": "9f86d081884c7d65",
     "seq": 3,
     "generatedAt": "2025-03-06T17:00:00Z",
     "timeZone": "America/New_York",
     "entries": [
         {"wake": "2025-03-07T11:30:00Z", "localDate": "2025-03-07", "localTime": "06:30",
-         "timeZone": "America/New_York"},
+         "timeZone": "America/New_York", "utcOffset": -18000},
         {"wake": "2025-03-08T11:30:00Z", "localDate": "2025-03-08", "localTime": "06:30",
-         "timeZone": "America/New_York"},
+         "timeZone": "America/New_York", "utcOffset": -18000},
     ],
 }
+# The doc's digest of DOC_BATCH.
+DOC_DIGEST = "13161eb3ed2064dc"
 
 
 def batch(**changes):
@@ -43,8 +46,8 @@ def batch(**changes):
     return message
 
 
-def entry(wake, local_date, local_time, zone=None):
-    item = {"wake": wake, "localDate": local_date, "localTime": local_time}
+def entry(wake, local_date, local_time, zone=None, offset=-18000):
+    item = {"wake": wake, "localDate": local_date, "localTime": local_time, "utcOffset": offset}
     if zone is not None:
         item["timeZone"] = zone
     return item
@@ -78,12 +81,14 @@ class DecodeTests(unittest.TestCase):
             ("2025-03-07T11:30:00Z", "2025-03-07T11:30:00Z"),
             ("2025-03-07T11:30:00.250Z", "2025-03-07T11:30:00.25Z"),
             ("2025-03-07T06:30:00-05:00", "2025-03-07T11:30:00Z"),
-            ("2025-03-07T12:30:00+0100", "2025-03-07T11:30:00Z"),
+            ("2025-03-07T12:30:00+01:00", "2025-03-07T11:30:00Z"),
         ):
             with self.subTest(text=text):
                 self.assertEqual(wc.format_instant(wc.parse_instant(text, "wake")), utc)
         for text in ("2025-03-07T11:30Z", "2025-03-07 11:30:00Z", "2025-03-07T11:30:00", "2025-02-29T11:30:00Z",
-                     "2025-03-07T24:00:00Z", "2025-03-07t11:30:00z", "1741347000"):
+                     "2025-03-07T24:00:00Z", "2025-03-07t11:30:00z", "1741347000",
+                     # the doc allows the offset only as ±hh:mm
+                     "2025-03-07T12:30:00+0100", "2025-03-07T12:30:00+01", "2025-03-07T11:30:00.1234567890Z"):
             with self.subTest(text=text), self.assertRaises(wc.Violation):
                 wc.parse_instant(text, "wake")
 
@@ -97,6 +102,9 @@ class BatchTests(unittest.TestCase):
     def test_doc_example_is_valid(self):
         summary = wc.validate_batch(DOC_BATCH)
         self.assertEqual(summary["seq"], 3)
+        self.assertEqual(wc.hex64(summary["epoch"]), "9f86d081884c7d65")
+        self.assertEqual(wc.hex64(summary["digest"]), DOC_DIGEST)
+        self.assertTrue(summary["zoneKnown"])
         self.assertEqual(summary["count"], 2)
         self.assertEqual(summary["coverageEnd"], "2025-03-08T11:30:00Z")
 
@@ -105,9 +113,21 @@ class BatchTests(unittest.TestCase):
         plain = batch(entries=[entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30")])
         self.assertEqual(wc.validate_batch(plain)["count"], 1)
 
+    def test_fnv1a64_reference_values(self):
+        self.assertEqual(wc.hex64(wc.fnv1a64(b"")), "cbf29ce484222325")
+        self.assertEqual(wc.hex64(wc.fnv1a64(b"a")), "af63dc4c8601ec8c")
+
+    def test_zone_unknown_here_is_kept(self):
+        # A well-formed zone name this tz database lacks: the dates stay, at the sent offset.
+        unknown = batch(timeZone="America/Nowhere_New",
+                        entries=[entry("2026-06-20T22:00:00Z", "2026-06-21", "07:00", "America/Nowhere_New", 32400)])
+        summary = wc.validate_batch(unknown)
+        self.assertFalse(summary["zoneKnown"])
+        self.assertEqual(summary["count"], 1)
+
     def test_dst_gap_shift(self):
         # 02:30 does not exist on 2025-03-09 in New York: the wake-up is shifted to 03:30 EDT.
-        shifted = batch(entries=[entry("2025-03-09T07:30:00Z", "2025-03-09", "03:30", "America/New_York")])
+        shifted = batch(entries=[entry("2025-03-09T07:30:00Z", "2025-03-09", "03:30", "America/New_York", -14400)])
         self.assertEqual(wc.validate_batch(shifted)["count"], 1)
 
     def test_seq(self):
@@ -121,8 +141,10 @@ class BatchTests(unittest.TestCase):
 
     def test_fields(self):
         for changes in (
-            {"generatedAt": "yesterday"}, {"generatedAt": None}, {"timeZone": "Mars/Olympus_Mons"},
+            {"generatedAt": "yesterday"}, {"generatedAt": None}, {"timeZone": "EST"}, {"timeZone": "GMT+5"},
+            {"timeZone": "+09:00"}, {"timeZone": "America/"}, {"timeZone": "/Tokyo"}, {"timeZone": "Asia/9x"},
             {"timeZone": ""}, {"timeZone": 5}, {"entries": {}}, {"entries": None},
+            {"epoch": "9F86D081884C7D65"}, {"epoch": "9f86d081"}, {"epoch": 7}, {"epoch": None},
             {"entries": ["2025-03-07T11:30:00Z"]},
         ):
             with self.subTest(changes=changes):
@@ -142,7 +164,11 @@ class BatchTests(unittest.TestCase):
             "localTime with seconds": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30:00")],
             "local time disagrees": [entry("2025-03-07T11:30:00Z", "2025-03-07", "07:30")],
             "local date disagrees": [entry("2025-03-07T11:30:00Z", "2025-03-06", "06:30")],
-            "entry zone unknown": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30", "Nowhere/Land")],
+            "entry zone differs": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30", "America/Chicago")],
+            "offset disagrees": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30", offset=-14400)],
+            "offset missing": [{"wake": "2025-03-07T11:30:00Z", "localDate": "2025-03-07", "localTime": "06:30"}],
+            "offset out of range": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30", offset=64801)],
+            "offset not integer": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30", offset="-05:00")],
             "entry zone not string": [entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30", 1)],
             "missing wake": [{"localDate": "2025-03-07", "localTime": "06:30"}],
             "too many": [
@@ -156,9 +182,10 @@ class BatchTests(unittest.TestCase):
         # 64 entries is the maximum, not a violation.
         self.assertEqual(wc.validate_batch(batch(entries=cases["too many"][:64]))["count"], 64)
 
-    def test_entry_zone_overrides(self):
-        berlin = entry("2025-03-07T11:30:00Z", "2025-03-07", "12:30", "Europe/Berlin")
-        self.assertEqual(wc.validate_batch(batch(entries=[berlin]))["count"], 1)
+    def test_entry_zone_must_be_the_batch_zone(self):
+        # The doc: an entry's timeZone, if present, must equal the batch's.
+        berlin = entry("2025-03-07T11:30:00Z", "2025-03-07", "12:30", "Europe/Berlin", 3600)
+        self.assertIn("differs", self.rejects(batch(entries=[berlin])))
 
 
 class FakePhone:
@@ -238,13 +265,16 @@ class WatchRuleTests(unittest.TestCase):
         phone = self.start("--batches", "2")
         phone.send(batch(seq=1))
         self.assertEqual(phone.receive_type("ACK"),
-                         {"v": 1, "type": "ACK", "seq": 1, "coverageEnd": "2025-03-08T11:30:00Z"})
+                         {"v": 1, "type": "ACK", "epoch": "9f86d081884c7d65", "seq": 1, "digest": DOC_DIGEST,
+                          "coverageEnd": "2025-03-08T11:30:00Z"})
         phone.send(batch(seq=1))  # a resend: ACK again
         self.assertEqual(phone.receive_type("ACK")["seq"], 1)
         phone.send({"v": 1, "type": "UP_TO_DATE", "seq": 1})
         phone.send({"v": 1, "type": "ERROR", "reason": "just saying"})  # changes nothing, no answer
         phone.send(batch(seq=0 + 5, entries=[]))
-        self.assertEqual(phone.receive_type("ACK"), {"v": 1, "type": "ACK", "seq": 5, "coverageEnd": None})
+        ack = phone.receive_type("ACK")
+        self.assertEqual((ack["seq"], ack["coverageEnd"]), (5, None))
+        self.assertEqual(ack["digest"], wc.hex64(wc.digest_of("America/New_York", [])))
         status, events, err = phone.finish()
         self.assertEqual(status, 0, err)
         names = [event["event"] for event in events]
@@ -258,7 +288,24 @@ class WatchRuleTests(unittest.TestCase):
         phone.send(batch(seq=4))
         self.assertEqual(phone.receive_type("ACK")["seq"], 4)
         phone.send(batch(seq=2))
-        self.assertEqual(phone.receive(), {"v": 1, "type": "HELLO", "lastSeq": 4})
+        self.assertEqual(phone.receive(),
+                         {"v": 1, "type": "HELLO", "lastSeq": 4, "epoch": "9f86d081884c7d65", "digest": DOC_DIGEST})
+
+    def test_epochs_and_conflicts(self):
+        phone = self.start("--batches", "2")
+        phone.send(batch(seq=7))
+        self.assertEqual(phone.receive_type("ACK")["seq"], 7)
+        # The same (epoch, seq) with other dates: kept what it holds, and says so in the ACK.
+        other = batch(seq=7, entries=[entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30")])
+        phone.send(other)
+        self.assertEqual(phone.receive_type("ACK")["digest"], DOC_DIGEST)
+        # Another epoch with a lower seq replaces it: the phone started a new numbering.
+        phone.send(batch(seq=1, epoch="00000000000000a1"))
+        ack = phone.receive_type("ACK")
+        self.assertEqual((ack["epoch"], ack["seq"]), ("00000000000000a1", 1))
+        status, events, err = phone.finish()
+        self.assertEqual(status, 0, err)
+        self.assertIn("batch.conflict", [event["event"] for event in events])
 
     def test_invalid_batch_is_answered_with_error_and_exit_2(self):
         phone = self.start()
@@ -273,7 +320,8 @@ class WatchRuleTests(unittest.TestCase):
         self.assertNotIn("batch.applied", [event["event"] for event in events])
 
     def test_wrong_role_and_multipart_are_violations(self):
-        for frames in (({"v": 1, "type": "ACK", "seq": 1, "coverageEnd": None},), (batch(seq=1), batch(seq=1))):
+        ack = {"v": 1, "type": "ACK", "epoch": "9f86d081884c7d65", "seq": 1, "digest": DOC_DIGEST, "coverageEnd": None}
+        for frames in ((ack,), (batch(seq=1), batch(seq=1))):
             with self.subTest(frames=len(frames)):
                 self.phone = FakePhone()
                 self.phone.receive()
@@ -294,7 +342,8 @@ class WatchRuleTests(unittest.TestCase):
                 self.assertEqual(json.load(handle)["lastSeq"], 2)
             phone.close()
             self.phone = FakePhone("--state", state, "--batches", "0")
-            self.assertEqual(self.phone.receive(), {"v": 1, "type": "HELLO", "lastSeq": 2})
+            self.assertEqual(self.phone.receive(),
+                             {"v": 1, "type": "HELLO", "lastSeq": 2, "epoch": "9f86d081884c7d65", "digest": DOC_DIGEST})
             self.phone.send(batch(seq=2))  # the stored batch again: ACKed with the stored coverage
             self.assertEqual(self.phone.receive_type("ACK")["coverageEnd"], "2025-03-08T11:30:00Z")
         finally:

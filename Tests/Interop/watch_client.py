@@ -4,9 +4,9 @@
 Usage: watch_client.py ENDPOINT [--id watch] [--batches N] [--timeout SECONDS]
                        [--malformed KIND] [--state PATH]
 
-Connects a DEALER with the given routing id, sends HELLO(lastSeq) on every completed handshake
-and every 2 s until a reply arrives, validates each BATCH, stores the newest (in memory, and
-durably in --state PATH when given) and ACKs it. Prints one JSON object per line on stdout,
+Connects a DEALER with the given routing id, sends HELLO (what it holds: lastSeq, epoch, digest)
+on every completed handshake and every 2 s until a reply arrives, validates each BATCH, stores the
+newest (in memory, and durably in --state PATH when given) and ACKs exactly what it stored. Prints one JSON object per line on stdout,
 `{"event": NAME, "time": ..., ...fields}`.
 
 Exit status: 0 once N batches were applied (and, with --malformed, once the phone answered the
@@ -45,6 +45,9 @@ VERSION = 1
 MAX_MESSAGE = 65536
 MAX_INT = 2**53 - 1
 MAX_ENTRIES = 64
+MAX_UTC_OFFSET = 18 * 3600  # seconds
+FNV_OFFSET = 14695981039346656037
+FNV_PRIME = 1099511628211
 HELLO_INTERVAL = 2.0  # s (wall), Lazy Pirate
 TYPES = ("HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR", "PING")
 
@@ -56,13 +59,17 @@ MALFORMED = {
     "bad-version": [b'{"v":2,"type":"HELLO","lastSeq":1}'],
     "unknown-type": [b'{"v":1,"type":"GOODBYE"}'],
     "missing-type": [b'{"v":1,"lastSeq":1}'],
-    "ack-seq-zero": [b'{"v":1,"type":"ACK","seq":0,"coverageEnd":null}'],
+    "ack-seq-zero": [b'{"v":1,"type":"ACK","epoch":"00000000000000a1","seq":0,"digest":"00000000000000a1"}'],
+    "ack-no-digest": [b'{"v":1,"type":"ACK","epoch":"00000000000000a1","seq":1,"coverageEnd":null}'],
+    "hello-no-epoch": [b'{"v":1,"type":"HELLO","lastSeq":3,"digest":"00000000000000a1"}'],
     "negative-seq": [b'{"v":1,"type":"HELLO","lastSeq":-1}'],
     "fraction-int": [b'{"v":1,"type":"HELLO","lastSeq":1.0}'],
     "exponent-int": [b'{"v":1,"type":"HELLO","lastSeq":1e0}'],
     "bool-int": [b'{"v":1,"type":"HELLO","lastSeq":true}'],
     "too-large-int": [b'{"v":1,"type":"HELLO","lastSeq":9007199254740992}'],
-    "bad-instant": [b'{"v":1,"type":"ACK","seq":1,"coverageEnd":"tomorrow"}'],
+    "bad-instant": [
+        b'{"v":1,"type":"ACK","epoch":"00000000000000a1","seq":1,"digest":"00000000000000a1","coverageEnd":"tomorrow"}'
+    ],
     "wrong-role": [b'{"v":1,"type":"UP_TO_DATE","seq":1}'],
     "multipart": [b'{"v":1,"type":"HELLO","lastSeq":1}', b'{"v":1,"type":"HELLO","lastSeq":1}'],
 }
@@ -139,6 +146,49 @@ def field_int(obj, key, minimum=0):
     return value
 
 
+def field_signed(obj, key, bound):
+    """An integer that may be negative, |value| <= bound (only `utcOffset`)."""
+    if key not in obj:
+        raise Violation("missing field %s" % key)
+    value = obj[key]
+    if isinstance(value, NonInteger) or isinstance(value, bool) or not isinstance(value, int):
+        raise Violation("field %s must be an integer" % key)
+    if not -bound <= value <= bound:
+        raise Violation("field %s must be from -%d to %d" % (key, bound, bound))
+    return value
+
+
+HEX64 = re.compile(r"^[0-9a-f]{16}$")
+
+
+def field_hex64(obj, key):
+    """Exactly 16 lower-case hexadecimal digits (an epoch or a digest) -> int."""
+    text = field_str(obj, key)
+    if not HEX64.match(text):
+        raise Violation("field %s must be 16 lower-case hexadecimal digits" % key)
+    return int(text, 16)
+
+
+def hex64(value):
+    return "%016x" % value
+
+
+def fnv1a64(data):
+    value = FNV_OFFSET
+    for byte in data:
+        value = ((value ^ byte) * FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def digest_of(zone_name, entries):
+    """The doc's digest: FNV-1a 64 of the zone, a line feed, then `wake localDate localTime utcOffset`
+    and a line feed per entry (wake in the canonical whole-second form)."""
+    text = zone_name + "\n"
+    for item in entries:
+        text += "%s %s %s %d\n" % (item["wake"], item["localDate"], item["localTime"], item["utcOffset"])
+    return fnv1a64(text.encode("utf-8"))
+
+
 def field_str(obj, key, optional=False):
     if key not in obj:
         if optional:
@@ -151,12 +201,13 @@ def field_str(obj, key, optional=False):
 
 
 INSTANT = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|([+-])(\d{2})(?::?(\d{2}))?)$"
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$"
 )
 
 
 def parse_instant(text, key):
-    """ISO-8601: whole seconds `...Z`; also accepted: a fraction, a numeric offset (+hh:mm, +hhmm, +hh).
+    """ISO-8601: whole seconds `...Z`; also accepted: a fraction (1-9 digits) and an offset `±hh:mm`
+    instead of `Z` (not `+hhmm`, not `+hh`).
 
     Calendar and clock fields must be in range (no 2025-02-30, no 24:00, no leap second).
     """
@@ -170,7 +221,7 @@ def parse_instant(text, key):
         zone = datetime.timezone.utc
     else:
         sign = 1 if match.group(9) == "+" else -1
-        off_h, off_m = int(match.group(10)), int(match.group(11) or 0)
+        off_h, off_m = int(match.group(10)), int(match.group(11))
         if off_h > 23 or off_m > 59:
             raise Violation("field %s has an invalid offset" % key)
         zone = datetime.timezone(sign * datetime.timedelta(hours=off_h, minutes=off_m))
@@ -189,15 +240,27 @@ def format_instant(value):
     return text + "Z"
 
 
-def zone_named(name, key):
-    if not name:
-        raise Violation("field %s must be an IANA time zone identifier" % key)
+ZONE_PART = re.compile(r"^[A-Za-z][A-Za-z0-9_+-]*$")
+
+
+def check_zone_name(name, key):
+    """The doc's IANA name form: UTC, GMT or Area/Location[/More]; abbreviations and offsets are refused."""
+    if name in ("UTC", "GMT"):
+        return
+    parts = name.split("/")
+    if len(name.encode("utf-8")) > 64 or len(parts) < 2 or not all(ZONE_PART.match(part) for part in parts):
+        raise Violation("field %s is not an IANA zone name (Area/Location, UTC or GMT): %s" % (key, name))
+
+
+def zone_known(name):
+    """Whether this machine's tz database knows the zone (a well-formed unknown one is still kept)."""
     if zoneinfo is None:
-        return None
+        return False
     try:
-        return zoneinfo.ZoneInfo(name)
+        zoneinfo.ZoneInfo(name)
+        return True
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise Violation("field %s is not an IANA time zone identifier: %s" % (key, name))
+        return False
 
 
 LOCAL_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -217,10 +280,11 @@ def validate_envelope(obj):
 
 def validate_batch(obj):
     """Every BATCH rule of the doc; returns a summary dict."""
+    epoch = field_hex64(obj, "epoch")
     seq = field_int(obj, "seq", minimum=1)
     generated_at = parse_instant(field_str(obj, "generatedAt"), "generatedAt")
     batch_zone_name = field_str(obj, "timeZone")
-    batch_zone = zone_named(batch_zone_name, "timeZone")
+    check_zone_name(batch_zone_name, "timeZone")
     if "entries" not in obj:
         raise Violation("missing field entries")
     entries = obj["entries"]
@@ -231,6 +295,7 @@ def validate_batch(obj):
     previous = None
     dates = set()
     wakes = []
+    canonical = []
     for index, entry in enumerate(entries):
         where = "entries[%d]" % index
         if not isinstance(entry, dict):
@@ -239,6 +304,7 @@ def validate_batch(obj):
             wake = parse_instant(field_str(entry, "wake"), "wake")
             local_date = field_str(entry, "localDate")
             local_time = field_str(entry, "localTime")
+            offset = field_signed(entry, "utcOffset", MAX_UTC_OFFSET)
             entry_zone_name = field_str(entry, "timeZone", optional=True)
         except Violation as error:
             raise Violation("%s: %s" % (where, error))
@@ -251,29 +317,31 @@ def validate_batch(obj):
             raise Violation("%s.localDate is not a real date: %s" % (where, local_date))
         if not LOCAL_TIME.match(local_time):
             raise Violation("%s.localTime must be HH:MM (got %s)" % (where, local_time))
-        if entry_zone_name is None:
-            zone = batch_zone
-        else:
-            zone = zone_named(entry_zone_name, where + ".timeZone")
+        if entry_zone_name is not None and entry_zone_name != batch_zone_name:
+            raise Violation("%s.timeZone %s differs from the batch's %s" % (where, entry_zone_name, batch_zone_name))
         if previous is not None and wake <= previous:
             raise Violation("%s: entries must be strictly increasing by wake" % where)
         if local_date in dates:
             raise Violation("%s: localDate %s appears twice" % (where, local_date))
-        if zone is not None:
-            local = wake.astimezone(zone)
-            if local.strftime("%Y-%m-%d") != local_date or local.strftime("%H:%M") != local_time:
-                raise Violation(
-                    "%s: wake %s is %s in %s, not %s %s"
-                    % (where, format_instant(wake), local.strftime("%Y-%m-%d %H:%M"),
-                       entry_zone_name or batch_zone_name, local_date, local_time)
-                )
+        # Plain arithmetic: the reading at the sender's offset, whatever this tz database says.
+        local = (wake + datetime.timedelta(seconds=offset)).replace(tzinfo=None)
+        if local.strftime("%Y-%m-%d") != local_date or local.strftime("%H:%M") != local_time:
+            raise Violation(
+                "%s: wake %s reads %s at utcOffset %d, not %s %s"
+                % (where, format_instant(wake), local.strftime("%Y-%m-%d %H:%M"), offset, local_date, local_time)
+            )
         previous = wake
         dates.add(local_date)
         wakes.append(wake)
+        canonical.append({"wake": wake.strftime("%Y-%m-%dT%H:%M:%SZ"), "localDate": local_date,
+                          "localTime": local_time, "utcOffset": offset})
     return {
+        "epoch": epoch,
         "seq": seq,
+        "digest": digest_of(batch_zone_name, canonical),
         "generatedAt": format_instant(generated_at),
         "timeZone": batch_zone_name,
+        "zoneKnown": zone_known(batch_zone_name),
         "count": len(entries),
         "coverageEnd": format_instant(wakes[-1]) if wakes else None,
         "first": format_instant(wakes[0]) if wakes else None,
@@ -285,14 +353,15 @@ def validate_batch(obj):
 
 
 def load_state(path):
+    """-> the stored batch dict (seq, epoch, digest, message, coverageEnd), or None."""
     if not path or not os.path.exists(path):
-        return 0, None
+        return None
     with open(path, "rb") as handle:
         state = json.load(handle)
-    return int(state.get("lastSeq", 0)), state.get("batch")
+    return state.get("batch")
 
 
-def store_state(path, seq, batch):
+def store_state(path, batch):
     if not path:
         return
     directory = os.path.dirname(os.path.abspath(path)) or "."
@@ -300,7 +369,7 @@ def store_state(path, seq, batch):
     descriptor, temp = tempfile.mkstemp(prefix=".watch-", dir=directory)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(json.dumps({"lastSeq": seq, "batch": batch}).encode("utf-8"))
+            handle.write(json.dumps({"lastSeq": batch["seq"], "batch": batch}).encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.rename(temp, path)
@@ -325,10 +394,7 @@ class Watch:
     def __init__(self, args):
         self.args = args
         self.endpoint = args.endpoint
-        self.last_seq, self.batch = load_state(args.state)
-        self.coverage_end = None
-        if isinstance(self.batch, dict):
-            self.coverage_end = self.batch.get("coverageEnd")
+        self.held = load_state(args.state)  # seq, epoch, digest, message, coverageEnd
         self.applied = 0
         self.replied = False  # any reply since the last HELLO round started
         self.next_hello = None  # wall deadline of the next Lazy Pirate HELLO
@@ -366,8 +432,15 @@ class Watch:
         data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
         return self.send([data], obj["type"])
 
+    @property
+    def last_seq(self):
+        return self.held["seq"] if self.held else 0
+
     def send_hello(self):
-        if self.send_json({"v": VERSION, "type": "HELLO", "lastSeq": self.last_seq}):
+        hello = {"v": VERSION, "type": "HELLO", "lastSeq": self.last_seq}
+        if self.held:
+            hello["epoch"], hello["digest"] = hex64(self.held["epoch"]), hex64(self.held["digest"])
+        if self.send_json(hello):
             emit("hello.sent", lastSeq=self.last_seq)
 
     def send_error(self, reason):
@@ -375,8 +448,13 @@ class Watch:
             emit("error.sent", reason=reason)
 
     def send_ack(self):
-        if self.send_json({"v": VERSION, "type": "ACK", "seq": self.last_seq, "coverageEnd": self.coverage_end}):
-            emit("ack.sent", seq=self.last_seq, coverageEnd=self.coverage_end)
+        """ACK exactly what is held."""
+        held = self.held
+        ack = {"v": VERSION, "type": "ACK", "epoch": hex64(held["epoch"]), "seq": held["seq"],
+               "digest": hex64(held["digest"]), "coverageEnd": held["coverageEnd"]}
+        if self.send_json(ack):
+            emit("ack.sent", seq=held["seq"], epoch=ack["epoch"], digest=ack["digest"],
+                 coverageEnd=held["coverageEnd"])
 
     def maybe_send_malformed(self):
         kind = self.args.malformed
@@ -434,23 +512,31 @@ class Watch:
         raise Violation("message type %s is not valid for a watch" % kind)
 
     def on_batch(self, summary, text):
-        seq = summary["seq"]
-        if seq > self.last_seq:
-            # Stored as received (the exact message), with what an ACK needs next to it.
-            stored = {"message": text, "coverageEnd": summary["coverageEnd"]}
-            store_state(self.args.state, seq, stored)
-            self.last_seq, self.batch, self.coverage_end = seq, stored, summary["coverageEnd"]
+        """Watch rule 2: another epoch or a higher seq replaces; same seq: duplicate or conflict;
+        lower seq: stale, answered with HELLO."""
+        seq, held = summary["seq"], self.held
+        same_epoch = held is not None and held["epoch"] == summary["epoch"]
+        if not same_epoch or seq > held["seq"]:
+            # Stored as received (the exact message), with what HELLO and ACK need next to it.
+            stored = {"seq": seq, "epoch": summary["epoch"], "digest": summary["digest"], "message": text,
+                      "coverageEnd": summary["coverageEnd"]}
+            store_state(self.args.state, stored)
+            self.held = stored
             self.applied += 1
             emit(
-                "batch.applied", seq=seq, count=summary["count"], coverageEnd=summary["coverageEnd"],
-                timeZone=summary["timeZone"], first=summary["first"], generatedAt=summary["generatedAt"],
+                "batch.applied", seq=seq, epoch=hex64(summary["epoch"]), count=summary["count"],
+                coverageEnd=summary["coverageEnd"], timeZone=summary["timeZone"], zoneKnown=summary["zoneKnown"],
+                first=summary["first"], generatedAt=summary["generatedAt"], epochChanged=held is not None and not same_epoch,
             )
             self.send_ack()
-        elif seq == self.last_seq:
-            emit("batch.duplicate", seq=seq, applied=self.last_seq)
-            self.send_ack()
+        elif seq == held["seq"]:
+            if summary["digest"] == held["digest"]:
+                emit("batch.duplicate", seq=seq, applied=held["seq"])
+            else:
+                emit("batch.conflict", seq=seq, held=hex64(held["digest"]), received=hex64(summary["digest"]))
+            self.send_ack()  # what is held, so a phone with other dates sees the difference
         else:
-            emit("batch.stale", seq=seq, applied=self.last_seq)
+            emit("batch.stale", seq=seq, applied=held["seq"])
             self.send_hello()
 
     def done(self):

@@ -37,49 +37,53 @@ struct SyncCoreTests {
         }
         let batch = try #require(batches(effects).first, "the first publish sent no batch")
         #expect(batch.seq == 1 && batch.entries.count == 7)
-        #expect(phone.state == PhoneSyncState(lastSeq: 1, outbox: batch, acked: false))
+        #expect(phone.state == PhoneSyncState(epoch: batch.epoch, lastSeq: 1, outbox: batch, acked: false))
         let second = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
         let next = try #require(batches(second).first, "the second publish sent no batch")
         #expect(next.seq == 2)
     }
 
     @Test("Resends back off exponentially up to the cap and stop at the ACK")
-    func resendBackoff() {
+    func resendBackoff() throws {
         var phone = PhoneCore(resendPolicy: ResendPolicy(initial: 0.25, maximum: 1))
         _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        let ref = try #require(phone.state.outbox?.ref)
         let delays = (0..<4).map { _ -> TimeInterval? in
             phone.resendDue().compactMap { if case .armResend(let d) = $0 { d } else { nil } }.first
         }
         #expect(delays == [0.5, 1, 1, 1])
-        let acked = phone.receive(.ack(seq: 1, coverageEnd: nil))
+        let acked = phone.receive(.ack(ref, coverageEnd: nil))
         #expect(acked.contains(.cancelResend))
         #expect(phone.state.acked)
         #expect(phone.resendDue().isEmpty)
         // A second ACK of the same seq changes nothing durable.
         #expect(
-            !phone.receive(.ack(seq: 1, coverageEnd: nil)).contains { if case .persist = $0 { true } else { false } })
+            !phone.receive(.ack(ref, coverageEnd: nil)).contains { if case .persist = $0 { true } else { false } })
     }
 
-    @Test("HELLO is answered with the newest batch, UP_TO_DATE, or a renumbered batch after a phone reset")
-    func helloAnswers() {
+    @Test("HELLO is answered with the newest batch, UP_TO_DATE, or the newest batch in a new epoch after a phone reset")
+    func helloAnswers() throws {
         var phone = PhoneCore()
         _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        let first = try #require(phone.state.outbox)
         _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
-        guard case .batch(let b) = Self.sent(phone.receive(.hello(lastSeq: 1))).first else {
-            Issue.record("HELLO(1) should get batch 2")
-            return
-        }
-        #expect(b.seq == 2)
-        #expect(Self.sent(phone.receive(.hello(lastSeq: 2))) == [.upToDate(seq: 2)])
-        #expect(phone.state.acked, "a HELLO naming the newest seq proves the watch has it")
+        let newest = try #require(phone.state.outbox)
+        let answer = try #require(Self.sent(phone.receive(.hello(first.ref))).first)
+        #expect(answer == .batch(newest))
+        #expect(Self.sent(phone.receive(.hello(newest.ref))) == [.upToDate(seq: 2)])
+        #expect(phone.state.acked, "a HELLO naming exactly the newest batch proves the watch has it")
 
-        var reset = PhoneCore()
+        // A phone whose state was reset meets a watch holding seq 40 of its (restored) epoch.
+        var reset = PhoneCore(state: PhoneSyncState(epoch: 0xabc), randomSeed: 3)
         _ = reset.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
-        guard case .batch(let renumbered) = Self.sent(reset.receive(.hello(lastSeq: 40))).first else {
-            Issue.record("a phone behind the watch must renumber")
+        let sent = Self.sent(reset.receive(.hello(BatchRef(epoch: 0xabc, seq: 40, digest: 1))))
+        guard case .batch(let renewed) = try #require(sent.first) else {
+            Issue.record("a phone behind the watch must send its newest batch in a new epoch, sent \(sent)")
             return
         }
-        #expect(renumbered.seq == 41 && reset.state.lastSeq == 41)
+        #expect(renewed.epoch != 0xabc && renewed.seq == 2 && reset.state.lastSeq == 2)
+        // A watch holding another epoch simply gets the newest batch.
+        #expect(Self.sent(reset.receive(.hello(BatchRef(epoch: 0xdef, seq: 900, digest: 1)))) == [.batch(renewed)])
     }
 
     @Test("The watch persists before it acks, re-acks duplicates without writing, and never applies older over newer")
@@ -90,11 +94,12 @@ struct SyncCoreTests {
         let b2 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[
             0]
         var watch = WatchCore()
-        #expect(Self.sent(watch.connected()) == [.hello(lastSeq: 0)])
+        #expect(Self.sent(watch.connected()) == [.hello(nil)])
 
         let first = watch.receive(b2)
         let persist = try #require(first.firstIndex { if case .persist = $0 { true } else { false } })
-        let ack = try #require(first.firstIndex { if case .send(.ack(seq: 2, _)) = $0 { true } else { false } })
+        let ack = try #require(
+            first.firstIndex { if case .send(.ack(let ref, _)) = $0 { ref.seq == 2 } else { false } })
         #expect(persist < ack)
         #expect(watch.state.lastAppliedSeq == 2)
 
@@ -105,7 +110,8 @@ struct SyncCoreTests {
 
         let stale = watch.receive(b1)
         #expect(watch.state.lastAppliedSeq == 2)
-        #expect(Self.sent(stale) == [.hello(lastSeq: 2)])
+        guard case .batch(let held) = b2 else { throw CancellationError() }
+        #expect(Self.sent(stale) == [.hello(held.ref)])
         #expect(Self.events(stale).map(\.name) == ["batch.stale"])
         #expect(watch.staleIgnored == 1)
     }
@@ -137,12 +143,13 @@ struct SyncCoreTests {
     @Test("Wrong-direction messages are rejected with an ERROR reply, state unchanged")
     func wrongDirection() {
         var watch = WatchCore()
-        let effects = watch.receive(.hello(lastSeq: 3))
+        let effects = watch.receive(.hello(BatchRef(epoch: 1, seq: 3, digest: 2)))
         #expect(Self.events(effects).map(\.name) == ["message.rejected"])
         #expect(watch.state == WatchSyncState())
         var phone = PhoneCore()
+        let before = phone.state
         #expect(Self.sent(phone.receive(.upToDate(seq: 1))).first?.typeName == "ERROR")
-        #expect(phone.state == PhoneSyncState())
+        #expect(phone.state == before)
     }
 }
 

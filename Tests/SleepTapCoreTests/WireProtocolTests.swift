@@ -6,7 +6,8 @@ import Testing
 @Suite("Wire protocol v1")
 struct WireProtocolTests {
     static let batch = WakeBatch(
-        seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "America/New_York",
+        epoch: 0x9f86_d081_884c_7d65, seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!,
+        timeZone: "America/New_York",
         entries: [
             WakeEntry(
                 wake: ISO8601.date("2025-03-07T11:30:00Z")!, localDate: "2025-03-07", localTime: "06:30",
@@ -19,9 +20,11 @@ struct WireProtocolTests {
     @Test(
         "Every message type survives encode then decode",
         arguments: [
-            WireMessage.hello(lastSeq: 0), .hello(lastSeq: WireCodec.maxSeq), .batch(batch),
+            WireMessage.hello(nil), .hello(BatchRef(epoch: 1, seq: WireCodec.maxSeq, digest: UInt64.max)),
+            .batch(batch),
             .batch(WakeBatch(seq: 1, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", entries: [])),
-            .ack(seq: 3, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")), .ack(seq: 1, coverageEnd: nil),
+            .ack(batch.ref, coverageEnd: ISO8601.date("2025-03-08T11:30:00Z")),
+            .ack(BatchRef(epoch: 0, seq: 1, digest: 0), coverageEnd: nil),
             .upToDate(seq: 9), .error(reason: "bad \"quote\" and ünïcödé"), .ping,
         ])
     func roundTrip(_ message: WireMessage) throws {
@@ -31,19 +34,44 @@ struct WireProtocolTests {
     @Test("The documented BATCH example decodes")
     func documentedExample() throws {
         let text = """
-            {"v":1,"type":"BATCH","seq":3,"generatedAt":"2025-03-06T17:00:00Z","timeZone":"America/New_York",
-             "entries":[{"wake":"2025-03-07T11:30:00Z","localDate":"2025-03-07","localTime":"06:30"},
-                        {"wake":"2025-03-08T11:30:00Z","localDate":"2025-03-08","localTime":"06:30"}]}
+            {"v":1,"type":"BATCH","epoch":"9f86d081884c7d65","seq":3,"generatedAt":"2025-03-06T17:00:00Z",
+             "timeZone":"America/New_York",
+             "entries":[{"wake":"2025-03-07T11:30:00Z","localDate":"2025-03-07","localTime":"06:30","utcOffset":-18000},
+                        {"wake":"2025-03-08T11:30:00Z","localDate":"2025-03-08","localTime":"06:30","utcOffset":-18000}]}
             """
         #expect(try WireCodec.decode(Array(text.utf8)) == .batch(Self.batch))
+        let hello = #"{"v":1,"type":"HELLO","lastSeq":3,"epoch":"9f86d081884c7d65","digest":"#
+        #expect(
+            try WireCodec.decode(Array((hello + "\"\(Hex64.string(Self.batch.digest))\"}").utf8))
+                == .hello(Self.batch.ref))
     }
 
-    static func batchText(entries: String, seq: String = "3", zone: String = "\"UTC\"") -> String {
-        "{\"v\":1,\"type\":\"BATCH\",\"seq\":\(seq),\"generatedAt\":\"2025-03-06T17:00:00Z\",\"timeZone\":\(zone),\"entries\":\(entries)}"
+    @Test("The digest is FNV-1a 64 of the documented canonical text")
+    func digestVector() {
+        // FNV-1a 64 reference values (IETF draft-eastlake-fnv): "" and "a".
+        #expect(FNV1a64.hash([]) == 0xcbf2_9ce4_8422_2325)
+        #expect(FNV1a64.hash(Array("a".utf8)) == 0xaf63_dc4c_8601_ec8c)
+        let text =
+            "America/New_York\n2025-03-07T11:30:00Z 2025-03-07 06:30 -18000\n2025-03-08T11:30:00Z 2025-03-08 06:30 -18000\n"
+        #expect(Self.batch.digest == FNV1a64.hash(Array(text.utf8)))
+        var other = Self.batch
+        other.entries[1].wake = ISO8601.date("2025-03-08T12:30:00Z")!
+        other.entries[1].localTime = "07:30"
+        #expect(other.digest != Self.batch.digest)
     }
 
-    static let e1 = "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"11:30\"}"
-    static let e2 = "{\"wake\":\"2025-03-08T11:30:00Z\",\"localDate\":\"2025-03-08\",\"localTime\":\"11:30\"}"
+    static func batchText(
+        entries: String, seq: String = "3", zone: String = "\"UTC\"", epoch: String = "\"00000000000000a1\""
+    )
+        -> String
+    {
+        "{\"v\":1,\"type\":\"BATCH\",\"epoch\":\(epoch),\"seq\":\(seq),\"generatedAt\":\"2025-03-06T17:00:00Z\",\"timeZone\":\(zone),\"entries\":\(entries)}"
+    }
+
+    static let e1 =
+        "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"11:30\",\"utcOffset\":0}"
+    static let e2 =
+        "{\"wake\":\"2025-03-08T11:30:00Z\",\"localDate\":\"2025-03-08\",\"localTime\":\"11:30\",\"utcOffset\":0}"
 
     @Test(
         "Malformed frames are rejected with a reason naming the problem",
@@ -59,16 +87,54 @@ struct WireProtocolTests {
             ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":-1}", "field lastSeq must be a non-negative integer"),
             ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":1.5}", "field lastSeq must be a non-negative integer"),
             ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":true}", "field lastSeq must be a non-negative integer"),
-            ("{\"v\":1,\"type\":\"ACK\",\"seq\":0}", "field seq must be >= 1"),
+            ("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":2}", "missing field epoch"),
             (
-                "{\"v\":1,\"type\":\"ACK\",\"seq\":1,\"coverageEnd\":\"tomorrow\"}",
+                "{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":2,\"epoch\":\"00000000000000a1\"}",
+                "missing field digest"
+            ),
+            (
+                "{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":2,\"epoch\":\"A1\",\"digest\":\"00000000000000a1\"}",
+                "field epoch must be 16 lower-case hexadecimal digits"
+            ),
+            ("{\"v\":1,\"type\":\"ACK\",\"epoch\":\"00000000000000a1\",\"seq\":0}", "field seq must be >= 1"),
+            ("{\"v\":1,\"type\":\"ACK\",\"epoch\":\"00000000000000a1\",\"seq\":1}", "missing field digest"),
+            ("{\"v\":1,\"type\":\"ACK\",\"seq\":1,\"digest\":\"00000000000000a1\"}", "missing field epoch"),
+            (
+                "{\"v\":1,\"type\":\"ACK\",\"epoch\":\"00000000000000a1\",\"seq\":1,\"digest\":\"00000000000000a1\","
+                    + "\"coverageEnd\":\"tomorrow\"}",
                 "field coverageEnd \"tomorrow\" is not an ISO-8601 instant"
             ),
             (batchText(entries: "[\(e2),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
             (batchText(entries: "[\(e1),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
             (
-                batchText(entries: "[\(e1)]", zone: "\"Nowhere/City\""),
-                "timeZone \"Nowhere/City\" is not a known IANA identifier"
+                batchText(entries: "[\(e1)]", zone: "\"EST\""),
+                "timeZone \"EST\" is not an IANA zone name (Area/Location, UTC or GMT)"
+            ),
+            (
+                batchText(entries: "[\(e1)]", zone: "\"GMT+5\""),
+                "timeZone \"GMT+5\" is not an IANA zone name (Area/Location, UTC or GMT)"
+            ),
+            (batchText(entries: "[\(e1)]", epoch: "7"), "field epoch must be a string"),
+            (batchText(entries: "[\(e1)]", epoch: "\"123\""), "field epoch must be 16 lower-case hexadecimal digits"),
+            (
+                batchText(entries: "[" + e1.replacingOccurrences(of: ",\"utcOffset\":0", with: "") + "]"),
+                "missing field entries[0].utcOffset"
+            ),
+            (
+                batchText(
+                    entries: "[" + e1.replacingOccurrences(of: "\"utcOffset\":0", with: "\"utcOffset\":64801") + "]"),
+                "field entries[0].utcOffset must be an integer from -64800 to 64800"
+            ),
+            (
+                batchText(
+                    entries: "[" + e1.replacingOccurrences(of: "\"utcOffset\":0", with: "\"utcOffset\":\"+01:00\"")
+                        + "]"),
+                "field entries[0].utcOffset must be an integer from -64800 to 64800"
+            ),
+            (
+                batchText(
+                    entries: "[" + e1.replacingOccurrences(of: "\"utcOffset\":0", with: "\"utcOffset\":3600") + "]"),
+                "entries[0]: 2025-03-07 11:30 is not what its wake reads at utcOffset 3600 s (2025-03-07 12:30)"
             ),
             (batchText(entries: "{}"), "field entries must be an array"),
             (batchText(entries: "[1]"), "entries[0] must be an object"),
@@ -92,7 +158,8 @@ struct WireProtocolTests {
     func limits() {
         let entries = (0...WireCodec.maxEntries).map { day in
             let wake = Date(timeIntervalSince1970: 1_741_000_000 + Double(day) * 86_400)
-            return "{\"wake\":\"\(ISO8601.string(wake))\",\"localDate\":\"2025-01-01\",\"localTime\":\"06:30\"}"
+            return
+                "{\"wake\":\"\(ISO8601.string(wake))\",\"localDate\":\"2025-01-01\",\"localTime\":\"06:30\",\"utcOffset\":0}"
         }
         #expect(throws: ProtocolError("batch has 65 entries; at most 64 allowed")) {
             try WireCodec.decode(Array(Self.batchText(entries: "[" + entries.joined(separator: ",") + "]").utf8))
@@ -105,7 +172,7 @@ struct WireProtocolTests {
     func mutationFuzz() {
         let seed = UInt64(0x5EED_0001)
         var rng = SplitMix64(state: seed)
-        let valid = [WireMessage.batch(Self.batch), .hello(lastSeq: 4), .ack(seq: 2, coverageEnd: nil)].map(
+        let valid = [WireMessage.batch(Self.batch), .hello(Self.batch.ref), .ack(Self.batch.ref, coverageEnd: nil)].map(
             WireCodec.encode)
         var rejected = 0
         for _ in 0..<3_000 {
@@ -143,29 +210,42 @@ struct WireSequenceLimitTests {
                 "{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":18446744073709551615}",
                 "field lastSeq exceeds 2^53-1 (9007199254740991)"
             ),
-            ("{\"v\":1,\"type\":\"ACK\",\"seq\":1.0}", "field seq must be a non-negative integer"),
-            ("{\"v\":1,\"type\":\"ACK\",\"seq\":1e0}", "field seq must be a non-negative integer"),
+            (
+                "{\"v\":1,\"type\":\"ACK\",\"epoch\":\"00000000000000a1\",\"seq\":1.0}",
+                "field seq must be a non-negative integer"
+            ),
+            (
+                "{\"v\":1,\"type\":\"ACK\",\"epoch\":\"00000000000000a1\",\"seq\":1e0}",
+                "field seq must be a non-negative integer"
+            ),
             ("{\"v\":1.0,\"type\":\"HELLO\",\"lastSeq\":0}", "field v must be a non-negative integer"),
         ])
     func refuses(text: String, reason: String) {
         #expect(throws: ProtocolError(reason)) { try WireCodec.decode(Array(text.utf8)) }
     }
 
-    @Test("A phone at the last seq, or told of it, reports exhaustion instead of overflowing")
-    func exhaustion() {
-        var phone = PhoneCore(state: PhoneSyncState(lastSeq: WireCodec.maxSeq))
+    @Test("A phone at the last seq starts a new epoch at seq 1 instead of overflowing or stopping")
+    func exhaustion() throws {
+        var phone = PhoneCore(state: PhoneSyncState(epoch: 7, lastSeq: WireCodec.maxSeq), randomSeed: 1)
         let published = phone.publish(entries: [], generatedAt: Date(), timeZone: "UTC")
-        #expect(published.map { if case .emit(let e) = $0 { e.name } else { "other" } } == ["seq.exhausted"])
-        var fresh = PhoneCore()
-        _ = fresh.publish(entries: [], generatedAt: Date(), timeZone: "UTC")
-        let answer = fresh.receive(.hello(lastSeq: WireCodec.maxSeq))
-        #expect(answer.contains { if case .send(.error) = $0 { true } else { false } })
-        #expect(fresh.state.lastSeq == 1)
+        let sent = published.compactMap { if case .send(.batch(let b)) = $0 { b } else { nil } }
+        #expect(sent.map(\.seq) == [1])
+        #expect(sent.first?.epoch != 7 && sent.first?.epoch != 0)
+        #expect(published.contains { if case .emit(let e) = $0 { e.name == "epoch.changed" } else { false } })
     }
 
     @Test("Hand-edited state files that break the wire rules are refused on load")
     func stateValidation() {
         #expect(PhoneSyncState(lastSeq: WireCodec.maxSeq + 1).validationProblem != nil)
+        // A state file written before epochs and utcOffset existed still loads.
+        let legacy =
+            #"{"seq":2,"generatedAt":"1970-01-01T00:00:00Z","timeZone":"Asia/Tokyo","entries":"#
+            + #"[{"wake":"1970-01-02T03:46:40Z","localDate":"1970-01-02","localTime":"12:46","timeZone":"Asia/Tokyo"}]}"#
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let decoded = try? decoder.decode(WakeBatch.self, from: Data(legacy.utf8))
+        #expect(decoded?.epoch == 0 && decoded?.entries.first?.utcOffset == 32_400)
+        #expect(WatchSyncState(lastAppliedSeq: 2, batch: decoded).validationProblem == nil)
         let batch = WakeBatch(
             seq: 5, generatedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC",
             entries: [
@@ -193,10 +273,11 @@ struct WireRandomFuzzTests {
     static func value(_ rng: inout SplitMix64, depth: Int) -> Any {
         let keys = [
             "v", "type", "seq", "lastSeq", "entries", "wake", "localDate", "localTime", "timeZone", "reason", "x",
+            "epoch", "digest", "utcOffset",
         ]
         let strings = [
             "HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR", "2025-03-07T11:30:00Z", "2025-03-07", "06:30", "UTC", "",
-            "\u{0}",
+            "\u{0}", "00000000000000a1",
         ]
         switch rng.next() % (depth > 2 ? 4 : 6) {
         case 0: return Int64(bitPattern: rng.next()) % 1_000
@@ -228,6 +309,9 @@ struct WireRandomFuzzTests {
                 let types = ["HELLO", "ACK", "UP_TO_DATE", "ERROR", "BATCH", "PING"]
                 var object: [String: Any] = ["v": 1, "type": types[Int(rng.next() % UInt64(types.count))]]
                 for key in ["seq", "lastSeq"] where rng.next() % 3 != 0 { object[key] = Int(rng.next() % 5) }
+                for key in ["epoch", "digest"] where rng.next() % 3 != 0 {
+                    object[key] = "00000000000000a\(rng.next() % 3)"
+                }
                 if rng.next() % 2 == 0 { object["reason"] = "r\(rng.next() % 9)" }
                 if rng.next() % 3 == 0 { object["extra"] = Self.value(&rng, depth: 1) }
                 frame = Array((try? JSONSerialization.data(withJSONObject: object, options: [])) ?? Data())
@@ -276,12 +360,13 @@ struct WireInstantTests {
     static func batch(_ entry: String) -> [UInt8] {
         Array(
             ("{\"v\":1,\"type\":\"BATCH\",\"seq\":3,\"generatedAt\":\"2025-03-06T17:00:00Z\","
-                + "\"timeZone\":\"America/New_York\",\"entries\":[\(entry)]}").utf8)
+                + "\"epoch\":\"00000000000000a1\",\"timeZone\":\"America/New_York\",\"entries\":[\(entry)]}").utf8)
     }
 
-    @Test("An entry's local fields must read its instant on the batch zone's clock; its zone must be the batch's")
+    @Test("An entry's local fields must read its instant at its utcOffset; its zone must be the batch's")
     func localFieldsConsistent() throws {
-        let good = "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"06:30\"}"
+        let good =
+            "{\"wake\":\"2025-03-07T11:30:00Z\",\"localDate\":\"2025-03-07\",\"localTime\":\"06:30\",\"utcOffset\":-18000}"
         _ = try WireCodec.decode(Self.batch(good))
         #expect(throws: ProtocolError.self) {
             try WireCodec.decode(Self.batch(good.replacingOccurrences(of: "06:30", with: "07:30")))
@@ -295,5 +380,55 @@ struct WireInstantTests {
             try WireCodec.decode(
                 Self.batch(good.replacingOccurrences(of: "}", with: ",\"timeZone\":\"Europe/Berlin\"}")))
         }
+    }
+}
+
+@Suite("Wire protocol v1: zones the receiver does not know")
+struct WireUnknownZoneTests {
+    static func frame(zone: String, offset: Int, localDate: String, localTime: String) -> [UInt8] {
+        Array(
+            ("{\"v\":1,\"type\":\"BATCH\",\"epoch\":\"00000000000000a1\",\"seq\":4,"
+                + "\"generatedAt\":\"2026-06-20T10:00:00Z\",\"timeZone\":\"\(zone)\",\"entries\":[{\"wake\":"
+                + "\"2026-06-20T22:00:00Z\",\"localDate\":\"\(localDate)\",\"localTime\":\"\(localTime)\","
+                + "\"timeZone\":\"\(zone)\",\"utcOffset\":\(offset)}]}").utf8)
+    }
+
+    @Test("A zone name this tz database lacks keeps the batch: the dates stay, shown at the phone's offset")
+    func unknownZoneKept() throws {
+        // A newer or renamed zone on the phone: not in this machine's database.
+        let message = try WireCodec.decode(
+            Self.frame(zone: "America/Nowhere_New", offset: 32_400, localDate: "2026-06-21", localTime: "07:00"))
+        guard case .batch(let batch) = message else {
+            Issue.record("not a batch: \(message)")
+            return
+        }
+        #expect(!batch.zoneIsKnown)
+        #expect(batch.entries.map(\.wake) == [ISO8601.date("2026-06-20T22:00:00Z")!])
+        #expect(batch.displayZone.secondsFromGMT(for: batch.entries[0].wake) == 32_400)
+        var watch = WatchCore()
+        let applied = watch.receive(message)
+        #expect(watch.state.batch == batch)
+        #expect(applied.contains { if case .send(.ack(let ref, _)) = $0 { ref == batch.ref } else { false } })
+        let tap = watch.bedTap(at: ISO8601.date("2026-06-20T13:30:00Z")!)
+        guard case .emit(let event) = try #require(tap.first) else {
+            Issue.record("no event")
+            return
+        }
+        #expect(event.name == "bed.wake_time")
+        #expect(event.fields.contains { $0.key == "localTime" && $0.value == .string("07:00") })
+        #expect(event.fields.contains { $0.key == "localDate" && $0.value == .string("2026-06-21") })
+        #expect(event.fields.contains { $0.key == "zoneKnown" && $0.value == .bool(false) })
+    }
+
+    @Test("When the two tz databases disagree on a known zone, the phone's offset is what counts")
+    func databasesDisagree() throws {
+        // Tokyo is UTC+9 here; a phone whose rules said +10 would send 08:00. The dates are kept.
+        let message = try WireCodec.decode(
+            Self.frame(zone: "Asia/Tokyo", offset: 36_000, localDate: "2026-06-21", localTime: "08:00"))
+        guard case .batch(let batch) = message else {
+            Issue.record("not a batch: \(message)")
+            return
+        }
+        #expect(batch.entries.first?.localTime == "08:00")
     }
 }
