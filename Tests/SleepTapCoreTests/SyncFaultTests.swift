@@ -218,3 +218,32 @@ struct SyncFaultTests {
         #expect(pair.app.state.acked && pair.app.state.lastSeq < 10)
     }
 }
+
+@Suite("The 64-pending limit says what it pushes out")
+struct NotificationDroppedTests {
+    @Test("When the cap pushes a bedtime notice out, notification.dropped names it")
+    func droppedIsReported() throws {
+        let t0 = ISO8601.date("2026-07-20T00:00:00Z")!
+        // 60 other pending requests that fire sooner than the new bedtime notices.
+        let others = (0..<60).map {
+            NotificationRecord(id: "other.\($0)", fireDate: t0.addingTimeInterval(Double($0) * 60), text: "x")
+        }
+        var pending = PendingNotifications(records: others)
+        let notices = (0..<7).map {
+            NotificationRecord(
+                id: "\(BedtimeNoticePlanner.idPrefix)\($0)", fireDate: t0.addingTimeInterval(86_400 * Double($0 + 1)),
+                text: "bed")
+        }
+        let change = pending.update(prefix: BedtimeNoticePlanner.idPrefix, with: notices)
+        #expect(pending.records.count == PendingNotifications.limit)
+        #expect(change.added.map(\.id) == notices.prefix(4).map(\.id))
+        #expect(change.dropped.map(\.id) == notices.suffix(3).map(\.id))
+        let names = change.events.compactMap { if case .emit(let e) = $0 { e.name } else { nil } }
+        #expect(
+            names == Array(repeating: "notification.added", count: 4)
+                + Array(repeating: "notification.dropped", count: 3))
+        // Replacing the same notices again drops nothing new and adds nothing twice.
+        let again = pending.update(prefix: BedtimeNoticePlanner.idPrefix, with: notices)
+        #expect(again.dropped.map(\.id) == notices.suffix(3).map(\.id) && again.added.count == 4)
+    }
+}
