@@ -5,7 +5,8 @@ public import Foundation
 ///
 /// Precedence, highest first: the user's own travel (`time-zone TZ` on the watch's stdin), the
 /// `--time-zone` flag, the zone of the newest applied batch, the machine's zone. A batch zone this
-/// machine's tz database does not know (`TimeZone(identifier:)` is nil) is passed over.
+/// machine's tz database does not know is replaced by the fixed UTC offset the phone sent with the
+/// batch (`WakeBatch.displayZone`).
 public struct WatchZone: Sendable, Equatable {
     /// Where the zone in force came from.
     public enum Source: String, Sendable, Equatable {
@@ -44,6 +45,17 @@ public struct WatchZone: Sendable, Equatable {
         if let travel { return (travel, .travel) }
         if let flag { return (flag, .flag) }
         if let batchZone, let zone = TimeZone(identifier: batchZone) { return (zone, .batch) }
+        return (system, .system)
+    }
+
+    /// The zone in force and where it came from, for the batch the watch holds.
+    ///
+    /// - Parameter batch: the newest applied batch, nil before the first one.
+    /// - Returns: as `resolve(batchZone:)`, except that a batch zone this machine does not know
+    ///   gives the batch's fixed offset (`WakeBatch.displayZone`) instead of being passed over.
+    public func resolve(batch: WakeBatch?) -> (zone: TimeZone, source: Source) {
+        if travel != nil || flag != nil { return resolve(batchZone: nil) }
+        if let batch { return (batch.displayZone, .batch) }
         return (system, .system)
     }
 }

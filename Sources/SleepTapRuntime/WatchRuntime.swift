@@ -73,7 +73,7 @@ public final class WatchRuntime {
         /// Which zone the watch lives in (travel > --time-zone > the newest batch's > the machine's).
         var zones = WatchZone(flag: options.timeZone)
         /// The zone for typed wake times and the simulated user's bed time.
-        func userZone() -> TimeZone { zones.resolve(batchZone: core.state.batch?.timeZone).zone }
+        func userZone() -> TimeZone { zones.resolve(batch: core.state.batch).zone }
         /// The zone the local-time plans (the bed tap) were last made in.
         var plannedZone = userZone()
 
@@ -97,7 +97,7 @@ public final class WatchRuntime {
         /// Plans everything timed in local time again when the zone in force is not the one it
         /// was planned in (`force`: the user travelled, say so even to the same zone).
         func replanIfZoneChanged(at now: Date, force: Bool = false) {
-            let (zone, source) = zones.resolve(batchZone: core.state.batch?.timeZone)
+            let (zone, source) = zones.resolve(batch: core.state.batch)
             guard force || zone.identifier != plannedZone.identifier else { return }
             let from = plannedZone
             plannedZone = zone
@@ -163,7 +163,7 @@ public final class WatchRuntime {
                     ("endpoint", .string(options.endpoint)), ("id", .string(options.id)),
                     ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))), ("pid", .int(Int64(getpid()))),
                     ("timeZone", .string(plannedZone.identifier)),
-                    ("timeZoneSource", .string(zones.resolve(batchZone: core.state.batch?.timeZone).source.rawValue)),
+                    ("timeZoneSource", .string(zones.resolve(batch: core.state.batch).source.rawValue)),
                 ]))
         armBed(after: clock.now)
         loop.arm("handshake", after: handshakeDeadline)

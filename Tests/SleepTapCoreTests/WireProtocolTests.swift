@@ -405,6 +405,9 @@ struct WireUnknownZoneTests {
         #expect(!batch.zoneIsKnown)
         #expect(batch.entries.map(\.wake) == [ISO8601.date("2026-06-20T22:00:00Z")!])
         #expect(batch.displayZone.secondsFromGMT(for: batch.entries[0].wake) == 32_400)
+        // The watch plans its local times (the nightly tap) at that offset, not in its machine zone.
+        let planned = WatchZone(system: TimeZone(identifier: "UTC")!).resolve(batch: batch)
+        #expect(planned.source == .batch && planned.zone.secondsFromGMT(for: batch.entries[0].wake) == 32_400)
         var watch = WatchCore()
         let applied = watch.receive(message)
         #expect(watch.state.batch == batch)
