@@ -39,7 +39,8 @@ public final class WatchRuntime {
             dealer = try LinkSettings.makeDealer(context, routingId: options.id)
             if let keys { try dealer.setCurveClient(keys: keys.mine, serverPublicKey: keys.peerPublicKey) }
             try dealer.monitor(
-                endpoint: monitorEndpoint, events: [.handshakeSucceeded, .disconnected, .handshakeFailed])
+                endpoint: monitorEndpoint,
+                events: [.connected, .connectRetried, .handshakeSucceeded, .disconnected, .handshakeFailed])
             monitor = try Socket(context: context, type: .pair)
             try monitor.setLinger(milliseconds: 0)
             try monitor.connect(monitorEndpoint)
@@ -89,6 +90,16 @@ public final class WatchRuntime {
         var linkUp = false
         /// Wall seconds to wait for the first (or next) handshake before saying so.
         let handshakeDeadline: TimeInterval = 5
+        /// Since the handshake deadline was armed: connections made (`ZMQ_EVENT_CONNECTED`) and
+        /// connect attempts that found nobody (`ZMQ_EVENT_CONNECT_RETRIED`). No connection at all
+        /// means the phone is not there; a connection without a handshake means it refused us.
+        var connectionsMade = 0
+        var attemptsFailed = 0
+        func armHandshakeDeadline(after seconds: TimeInterval) {
+            connectionsMade = 0
+            attemptsFailed = 0
+            loop.arm("handshake", after: seconds)
+        }
         func armBed(after instant: Date) {
             guard let bedAt = options.bedAt else { return }
             nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone()))
@@ -166,7 +177,7 @@ public final class WatchRuntime {
                     ("timeZoneSource", .string(zones.resolve(batch: core.state.batch).source.rawValue)),
                 ]))
         armBed(after: clock.now)
-        loop.arm("handshake", after: handshakeDeadline)
+        armHandshakeDeadline(after: handshakeDeadline)
         loop.arm("heartbeat", after: Liveness.interval)
 
         func handleLine(_ line: String) {
@@ -219,7 +230,11 @@ public final class WatchRuntime {
                     if index == 1 {
                         for frames in drainMessages(monitor) {
                             guard let event = MonitorEvent(frames: frames) else { continue }
-                            if event.kind.contains(.handshakeSucceeded) {
+                            if event.kind.contains(.connected) {
+                                connectionsMade += 1
+                            } else if event.kind.contains(.connectRetried) {
+                                attemptsFailed += 1
+                            } else if event.kind.contains(.handshakeSucceeded) {
                                 output.emit(Event("link.up", [("endpoint", .string(options.endpoint))]))
                                 loop.cancel("relink")
                                 loop.cancel("handshake")
@@ -235,7 +250,7 @@ public final class WatchRuntime {
                                 // libzmq does not reconnect after some protocol errors (an
                                 // oversized frame): if the link stays down, reconnect by hand.
                                 if !loop.isArmed("relink") { loop.arm("relink", after: relinkDelay) }
-                                if !loop.isArmed("handshake") { loop.arm("handshake", after: handshakeDeadline) }
+                                if !loop.isArmed("handshake") { armHandshakeDeadline(after: handshakeDeadline) }
                             } else {
                                 let reason =
                                     event.kind.contains(.handshakeFailedAuth)
@@ -315,18 +330,23 @@ public final class WatchRuntime {
                         }
                         loop.arm("heartbeat", after: Liveness.interval)
                     case "handshake":
-                        // CURVE with a wrong server key fails without a word on this side: say so.
+                        // Blame the keys only when a connection was made: CURVE with a wrong server
+                        // key fails without a word on this side, but so does a phone that is not there.
                         let reason =
-                            keys == nil
-                            ? "no handshake with the phone within \(Int(handshakeDeadline)) s (is it running?)"
-                            : "no CURVE handshake with the phone within \(Int(handshakeDeadline)) s: check that "
-                                + "\(options.keysDirectory ?? "")/phone.pub is the phone's key and this watch is paired with it"
+                            connectionsMade == 0
+                            ? "the phone is not reachable at \(options.endpoint): no connection could be made "
+                                + "(\(attemptsFailed) attempts failed); is the phone running there?"
+                            : keys == nil
+                                ? "connected to \(options.endpoint), but no handshake with the phone followed: "
+                                    + "is a SleepTap phone listening there, and does it require CURVE (--keys DIR)?"
+                                : "connected to \(options.endpoint), but no CURVE handshake with the phone followed: check that "
+                                    + "\(options.keysDirectory ?? "")/phone.pub is the phone's key and this watch is paired with it"
                         output.emit(
                             Event(
                                 "link.handshake_timeout",
                                 [("endpoint", .string(options.endpoint)), ("reason", .string(reason))]))
                         diagnose(program, reason)
-                        loop.arm("handshake", after: 30)
+                        armHandshakeDeadline(after: 30)
                     case "relink":
                         try? dealer.disconnect(options.endpoint)
                         do {
