@@ -237,12 +237,33 @@ struct BadInputTests {
         #expect(phone.isRunning)
     }
 
-    @Test("The demo (the README's main job) plays the whole story and exits 0")
+    @Test("The demo (the README's main job) plays the whole story and exits 0; --speed, --raw and --keep take effect")
     func demo() throws {
-        let scenario = try Scenario()
-        defer { scenario.close() }
-        let demo = try scenario.spawn("sleeptap-demo", ["--speed", "172800"])
-        #expect(demo.waitForExit(timeout: 120))
-        #expect(demo.exitStatus == 0, "stderr: \(demo.standardError)")
+        let speed = 172_800.0
+        let result = try CapturedRun.run("sleeptap-demo", ["--speed", "172800", "--raw", "--keep"], timeout: 120)
+        // --raw: every event as a JSON line, as it arrives.
+        let events = result.lines.compactMap { line -> (arrived: Date, fields: [String: Any])? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any] else {
+                return nil
+            }
+            return (line.at, object)
+        }
+        // --keep: the temp dir named by the phone's endpoint stays, and the demo says so.
+        let endpoint = try #require(
+            events.lazy.compactMap { $0.fields["endpoint"] as? String }.first,
+            "no JSON events with --raw:\n\(result.standardOutput)")
+        let dir = URL(fileURLWithPath: String(endpoint.dropFirst("ipc://".count))).deletingLastPathComponent().path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(result.status == 0, "stderr: \(result.standardError)")
+        #expect(result.lines.contains { $0.text == "state and sockets kept in \(dir)" }, "\(result.standardOutput)")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/phone"))
+        // --speed: virtual seconds per wall second from the first event to the last.
+        let timed = events.compactMap { event in
+            (event.fields["time"] as? String).flatMap(ISO8601.date).map { (wall: event.arrived, virtual: $0) }
+        }
+        let first = try #require(timed.first)
+        let last = try #require(timed.last)
+        let rate = last.virtual.timeIntervalSince(first.virtual) / last.wall.timeIntervalSince(first.wall)
+        #expect(rate > speed / 2 && rate < speed * 2, "virtual time ran at \(Int(rate)) s per wall second")
     }
 }

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// Every flag an executable's `--help` documents has a test of its effect: a flag added to a help
+/// text without an entry in `coverage` (and a test behind it) fails the suite, and so does an
+/// entry whose test is gone or whose flag left the help.
+@Suite("every documented flag has a test of its effect")
+struct FlagCoverageTests {
+    static let executables = ["phone", "watch", "sleeptap-demo", "sleeptap-soak"]
+
+    /// "executable flag" -> "Target/File.swift function": the test that fails when the flag is
+    /// parsed and then ignored.
+    static let coverage: [String: String] = [
+        "phone -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "phone --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "phone --endpoint": "IntegrationTests/ExchangeTests.swift phoneFirst",
+        "phone --state-dir": "IntegrationTests/BadInputTests.swift corruptState",
+        "phone --schedule": "IntegrationTests/ScheduleTests.swift scheduleChanges",
+        "phone --time-zone": "IntegrationTests/ScheduleTests.swift travel",
+        "phone --keys": "IntegrationTests/CurveTests.swift paired",
+        "phone --insecure": "IntegrationTests/SecurityTests.swift openDirectoryRefused",
+        "phone --watch-id": "IntegrationTests/FlagEffectTests.swift routingIds",
+        "phone --horizon-days": "IntegrationTests/ScheduleTests.swift horizon",
+        "phone --device-seed": "IntegrationTests/FlagEffectTests.swift deviceSeed",
+        "phone --platform": "IntegrationTests/FlagEffectTests.swift android",
+        "phone --registration": "IntegrationTests/BackgroundTests.swift lateSilentOverIPC",
+        "phone --budget": "IntegrationTests/FlagEffectTests.swift budget",
+        "phone --low-power": "IntegrationTests/FlagEffectTests.swift lowPower",
+        "phone --refresh-off": "IntegrationTests/BackgroundTests.swift refreshOff",
+        "phone --charging": "IntegrationTests/FlagEffectTests.swift android",
+        "phone --bucket": "IntegrationTests/FlagEffectTests.swift android",
+        "phone --interval": "IntegrationTests/FlagEffectTests.swift android",
+        "phone --os-seed": "IntegrationTests/FlagEffectTests.swift osSeed",
+        "phone --step-costs": "IntegrationTests/FlagEffectTests.swift stepCosts",
+        "phone --weather": "IntegrationTests/FlagEffectTests.swift weather",
+        "phone --weather-cost": "IntegrationTests/FlagEffectTests.swift weatherCost",
+        "phone --location": "IntegrationTests/FlagEffectTests.swift location",
+        "phone --clock-start": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
+        "phone --clock-speed": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
+        "phone --clock-anchor": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
+        "phone --dir": "IntegrationTests/CurveTests.swift pairFiles",
+        "watch -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "watch --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "watch --endpoint": "IntegrationTests/ExchangeTests.swift watchFirst",
+        "watch --state-dir": "IntegrationTests/ExchangeTests.swift restartedWatchCatchesUp",
+        "watch --time-zone": "IntegrationTests/FlagEffectTests.swift watchTimeZone",
+        "watch --id": "IntegrationTests/FlagEffectTests.swift routingIds",
+        "watch --keys": "IntegrationTests/CurveTests.swift paired",
+        "watch --insecure": "IntegrationTests/SecurityTests.swift openDirectoryRefused",
+        "watch --bed-at": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
+        "watch --manual-wake": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
+        "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
+        "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
+        "watch --clock-anchor": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
+        "sleeptap-demo -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-demo --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-demo --speed": "IntegrationTests/BadInputTests.swift demo",
+        "sleeptap-demo --raw": "IntegrationTests/BadInputTests.swift demo",
+        "sleeptap-demo --keep": "IntegrationTests/BadInputTests.swift demo",
+        "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-soak --steps": "IntegrationTests/FlagEffectTests.swift soak",
+        "sleeptap-soak --seed": "IntegrationTests/FlagEffectTests.swift soak",
+        "sleeptap-soak --verbose": "IntegrationTests/FlagEffectTests.swift soak",
+    ]
+
+    /// The `Tests` directory of this checkout.
+    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Every `--flag` and `-h` written in `text`.
+    static func flags(in text: String) -> Set<String> {
+        let wordCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
+        let words = text.lowercased().split { !wordCharacters.contains($0) }.map(String.init)
+        return Set(
+            words.filter { word in
+                word == "-h"
+                    || (word.hasPrefix("--") && word.dropFirst(2).first.map { $0.isLetter } == true
+                        && !word.hasSuffix("-"))
+            })
+    }
+
+    @Test("Every flag of every --help (and -h) maps to a test of its effect, and every mapped test exists")
+    func everyFlagHasATest() throws {
+        var documented = Set<String>()
+        for executable in Self.executables {
+            let long = try CapturedRun.run(executable, ["--help"], timeout: 10)
+            let short = try CapturedRun.run(executable, ["-h"], timeout: 10)
+            #expect(long.status == 0 && short.status == 0, "\(executable): \(long.standardError)")
+            #expect(long.standardOutput.hasPrefix("usage: \(executable)"), "\(executable): \(long.standardOutput)")
+            #expect(short.standardOutput == long.standardOutput, "\(executable) -h and --help differ")
+            let flags = Self.flags(in: long.standardOutput)
+            #expect(flags.contains("--help") && flags.contains("-h"), "\(executable): \(flags.sorted())")
+            for flag in flags.sorted() {
+                let key = "\(executable) \(flag)"
+                documented.insert(key)
+                #expect(Self.coverage[key] != nil, "\(key) is in --help but no test of its effect is in the table")
+            }
+        }
+        for (key, reference) in Self.coverage.sorted(by: { $0.key < $1.key }) {
+            #expect(documented.contains(key), "\(key) is in the table but not in its --help")
+            let parts = reference.split(separator: " ")
+            try #require(parts.count == 2, "\(key): expected \"Target/File.swift function\", got \(reference)")
+            let url = Self.testsDirectory.appendingPathComponent(String(parts[0]))
+            let source = try #require(try? String(contentsOf: url, encoding: .utf8), "\(key): no file \(url.path)")
+            #expect(source.contains("func \(parts[1])("), "\(key): no test \(parts[1]) in \(parts[0])")
+        }
+    }
+}

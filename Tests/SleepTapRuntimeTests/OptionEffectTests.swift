@@ -1,0 +1,96 @@
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapRuntime
+
+/// Each simulated-OS and weather flag of `phone`, parsed and then handed to the core types the
+/// way `PhoneRuntime` builds them (`OSOptions.makeScheduler`, `OSOptions.appConfiguration`,
+/// `WeatherOptions.makeProvider`): a flag that is parsed and then dropped fails here. The
+/// effects that only the running process shows are in IntegrationTests/FlagEffectTests.swift.
+@Suite("Phone options reach the scheduler, the job and the weather provider")
+struct OptionEffectTests {
+    static let base = ["--endpoint", "ipc:///tmp/s.sock", "--state-dir", "/tmp/st"]
+    static let t0 = ISO8601.date("2026-06-01T08:00:00Z")!
+    static let task = PhoneAppConfiguration().taskIdentifier
+
+    static func phoneOptions(_ extra: [String]) throws -> PhoneOptions {
+        guard case .run(let options) = try CommandLineParser.parsePhone(base + extra) else {
+            Issue.record("\(extra) parsed as a help request")
+            throw CancellationError()
+        }
+        return options
+    }
+
+    /// A launched app's scheduler with one refresh request submitted at `t0`.
+    static func scheduler(_ extra: [String]) throws -> any BackgroundScheduler {
+        var scheduler = try phoneOptions(extra).os.makeScheduler(taskIdentifier: task)
+        scheduler.appLaunched(at: t0, byUser: true)
+        #expect(try scheduler.register(identifier: task, at: t0))
+        scheduler.finishLaunching(at: t0)
+        try scheduler.submit(identifier: task, earliestBeginDate: t0.addingTimeInterval(3_600), at: t0)
+        return scheduler
+    }
+
+    @Test("--budget is the budget of the background task the OS grants")
+    func budget() throws {
+        var small = try Self.scheduler(["--budget", "1.3"])
+        let smallGrant = small.simulateLaunch(identifier: Self.task, at: Self.t0)
+        #expect(try #require(smallGrant).budget == 1.3)
+        var standard = try Self.scheduler([])
+        let standardGrant = standard.simulateLaunch(identifier: Self.task, at: Self.t0)
+        #expect(try #require(standardGrant).budget == 30)
+    }
+
+    @Test("--os-seed picks the OS's launch times: the same seed the same time, another seed another")
+    func osSeed() throws {
+        let one = try #require(Self.scheduler(["--os-seed", "1"]).nextLaunch(after: Self.t0))
+        let two = try #require(Self.scheduler(["--os-seed", "2"]).nextLaunch(after: Self.t0))
+        let twoAgain = try #require(Self.scheduler(["--os-seed", "2"]).nextLaunch(after: Self.t0))
+        #expect(two == twoAgain)
+        #expect(one != two)
+        #expect(try #require(Self.scheduler([]).nextLaunch(after: Self.t0)) == one, "the default seed is 1")
+    }
+
+    @Test("--step-costs sets the virtual seconds each job step is charged")
+    func stepCosts() throws {
+        let options = try Self.phoneOptions(["--step-costs", "renew=1,notices=2,dates=3,sunlight=4"])
+        let costs = options.os.appConfiguration(horizonDays: options.horizonDays).stepCosts
+        #expect(costs == StepCosts(renew: 1, notices: 2, dates: 3, sunlight: 4))
+        let partial = try Self.phoneOptions(["--step-costs", "dates=5"]).os.appConfiguration().stepCosts
+        #expect(partial == StepCosts(dates: 5))
+    }
+
+    @Test("--weather-cost is what an offline fetch costs")
+    func weatherCost() throws {
+        let options = try Self.phoneOptions(["--weather-cost", "2.5"])
+        let fetched = options.weather.makeProvider(seed: 7).forecast(for: options.location, now: Self.t0)
+        #expect(fetched.cost == 2.5)
+        #expect(try fetched.result.get().source == "offline")
+        let standard = try Self.phoneOptions([])
+        #expect(standard.weather.makeProvider(seed: 7).forecast(for: standard.location, now: Self.t0).cost == 0.3)
+    }
+
+    @Test("--weather chooses the provider: offline, Open-Meteo, or Open-Meteo at a given base URL")
+    func weatherProvider() throws {
+        let offline = try Self.phoneOptions(["--weather", "offline"]).weather.makeProvider(seed: 7)
+        #expect(offline is OfflineWeatherProvider)
+        let openMeteo = try Self.phoneOptions(["--weather", "open-meteo"]).weather.makeProvider(seed: 7)
+        #expect(try #require(openMeteo as? OpenMeteoClient).baseURL == OpenMeteo.defaultBaseURL)
+        let local = try Self.phoneOptions(["--weather", "http://127.0.0.1:8080/om"]).weather.makeProvider(seed: 7)
+        #expect(try #require(local as? OpenMeteoClient).baseURL == URL(string: "http://127.0.0.1:8080/om"))
+    }
+
+    @Test("--location is the phone's location, in degrees")
+    func location() throws {
+        let options = try Self.phoneOptions(["--location", "-33.87,151.21"])
+        #expect(options.location == Coordinate(latitude: -33.87, longitude: 151.21))
+        #expect(try Self.phoneOptions([]).location == Coordinate(latitude: 52.52, longitude: 13.405))
+    }
+
+    @Test("--low-power asks for Low Power Mode at start")
+    func lowPower() throws {
+        #expect(try Self.phoneOptions(["--low-power"]).os.lowPower)
+        #expect(try !Self.phoneOptions([]).os.lowPower)
+    }
+}
