@@ -1,12 +1,16 @@
 import Foundation
 import Testing
 
-/// Every flag an executable's `--help` documents has a test of its effect: a flag added to a help
+/// Every flag an executable's (or subcommand's) `--help` documents has a test of its effect: a flag added to a help
 /// text without an entry in `coverage` (and a test behind it) fails the suite, and so does an
 /// entry whose test is gone or whose flag left the help.
 @Suite("every documented flag has a test of its effect")
 struct FlagCoverageTests {
-    static let executables = ["phone", "watch", "sleeptap-demo", "sleeptap-soak"]
+    /// Each help text: the label the table uses, the executable, and the arguments before `--help`.
+    static let helpTexts: [(label: String, executable: String, prefix: [String])] = [
+        ("phone", "phone", []), ("phone pair", "phone", ["pair"]), ("watch", "watch", []),
+        ("sleeptap-demo", "sleeptap-demo", []), ("sleeptap-soak", "sleeptap-soak", []),
+    ]
 
     /// "executable flag" -> "Target/File.swift function": the test that fails when the flag is
     /// parsed and then ignored.
@@ -39,8 +43,11 @@ struct FlagCoverageTests {
         "phone --clock-speed": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-anchor": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --dir": "IntegrationTests/CurveTests.swift pairFiles",
+        "phone --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
+        "phone pair --dir": "IntegrationTests/CurveTests.swift pairFiles",
         "watch -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "watch --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "watch --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "watch --endpoint": "IntegrationTests/ExchangeTests.swift watchFirst",
         "watch --state-dir": "IntegrationTests/ExchangeTests.swift restartedWatchCatchesUp",
         "watch --time-zone": "IntegrationTests/FlagEffectTests.swift watchTimeZone",
@@ -54,14 +61,17 @@ struct FlagCoverageTests {
         "watch --clock-anchor": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "sleeptap-demo -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-demo --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-demo --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-demo --speed": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-demo --raw": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-demo --keep": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-soak --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-soak --steps": "IntegrationTests/FlagEffectTests.swift soak",
         "sleeptap-soak --seed": "IntegrationTests/FlagEffectTests.swift soak",
         "sleeptap-soak --verbose": "IntegrationTests/FlagEffectTests.swift soak",
+        "sleeptap-soak --json": "IntegrationTests/FaultMatrixTests.swift sixteenSteps",
     ]
 
     /// The `Tests` directory of this checkout.
@@ -83,16 +93,18 @@ struct FlagCoverageTests {
     @Test("Every flag of every --help (and -h) maps to a test of its effect, and every mapped test exists")
     func everyFlagHasATest() throws {
         var documented = Set<String>()
-        for executable in Self.executables {
-            let long = try CapturedRun.run(executable, ["--help"], timeout: 10)
-            let short = try CapturedRun.run(executable, ["-h"], timeout: 10)
-            #expect(long.status == 0 && short.status == 0, "\(executable): \(long.standardError)")
-            #expect(long.standardOutput.hasPrefix("usage: \(executable)"), "\(executable): \(long.standardOutput)")
-            #expect(short.standardOutput == long.standardOutput, "\(executable) -h and --help differ")
+        for (label, executable, prefix) in Self.helpTexts {
+            let long = try CapturedRun.run(executable, prefix + ["--help"], timeout: 10)
+            let short = try CapturedRun.run(executable, prefix + ["-h"], timeout: 10)
+            #expect(long.status == 0 && short.status == 0, "\(label): \(long.standardError)")
+            #expect(long.standardOutput.hasPrefix("usage: \(label)"), "\(label): \(long.standardOutput)")
+            #expect(short.standardOutput == long.standardOutput, "\(label) -h and --help differ")
             let flags = Self.flags(in: long.standardOutput)
-            #expect(flags.contains("--help") && flags.contains("-h"), "\(executable): \(flags.sorted())")
+            // A subcommand's usage may leave -h and --help to the executable's.
+            #expect(
+                !prefix.isEmpty || (flags.contains("--help") && flags.contains("-h")), "\(label): \(flags.sorted())")
             for flag in flags.sorted() {
-                let key = "\(executable) \(flag)"
+                let key = "\(label) \(flag)"
                 documented.insert(key)
                 #expect(Self.coverage[key] != nil, "\(key) is in --help but no test of its effect is in the table")
             }
