@@ -74,7 +74,7 @@ public struct PhoneOptions: Equatable, Sendable {
     public var weather = WeatherOptions()
     /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
-    /// Pairing directory (`phone pair --dir`): CURVE on the link, only the paired watch admitted.
+    /// Keys directory (`phone.key_secret` + `watch.key`): CURVE on the link, only the paired watch admitted.
     public var keysDirectory: String?
     /// The phone's location (default Berlin, 52.52 N 13.405 E).
     public var location = Coordinate(latitude: 52.52, longitude: 13.405)!
@@ -105,7 +105,7 @@ public struct WatchOptions: Equatable, Sendable {
     public var manualWake: LocalTime?
     /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
-    /// Pairing directory (`phone pair --dir`): CURVE on the link with the paired phone's key.
+    /// Keys directory (`watch.key_secret` + `phone.key`): CURVE on the link with the paired phone's key.
     public var keysDirectory: String?
 }
 
@@ -158,8 +158,9 @@ public enum CommandLineParser {
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
           --device-seed N       seed of the daily notice-text rotation (default: random at first
                                 start, then kept in the state dir)
-          --keys DIR            CURVE: this phone's keys and the paired watch's public key,
-                                from `phone pair --dir DIR`; only that watch is admitted (ZAP)
+          --keys DIR            CURVE: DIR holds this phone's phone.key_secret (from `phone
+                                keygen --dir DIR`) and the paired watch's public certificate
+                                watch.key; only that watch is admitted (ZAP)
           --insecure            allow plaintext tcp, and an ipc socket in a directory other
                                 users can reach (by default tcp needs --keys, and the ipc
                                 directory must be yours and mode 0700; a missing one is made so)
@@ -202,8 +203,9 @@ public enum CommandLineParser {
           notifications   print a notification.pending event per pending notice
           quit            stop (as SIGINT/SIGTERM do)
 
-        Pairing (CURVE keys for tcp, or for ipc if you like):
-          phone pair --dir DIR  writes DIR/phone.key, watch.key, phone.pub, watch.pub (0600)
+        Pairing (CURVE certificates for tcp, or for ipc if you like; see phone keygen --help):
+          phone keygen --dir DIR  writes DIR/phone.key_secret (0600) and DIR/phone.key; copy
+                                  phone.key to the watch and its watch.key into DIR
 
         Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad schedule, key or unreadable
               state file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
@@ -227,11 +229,15 @@ public enum CommandLineParser {
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
-          --keys DIR            CURVE: this watch's keys and the phone's public key (phone pair)
+          --keys DIR            CURVE: DIR holds this watch's watch.key_secret (from `watch
+                                keygen --dir DIR`) and the phone's public certificate phone.key
           --insecure            allow plaintext tcp, or an ipc socket in a directory others can reach
           --clock-start, --clock-speed, --clock-anchor   as for phone (use the same values)
           -h, --help            this text (wins over any other argument)
           --version             print the version
+
+        Pairing: watch keygen --dir DIR writes DIR/watch.key_secret (0600) and DIR/watch.key;
+        copy watch.key to the phone and its phone.key into DIR (see watch keygen --help).
 
         stdin commands, one per line:
           bed           tap bed: bed.wake_time, or fallback.manual_entry then a typed HH:MM line
@@ -248,6 +254,46 @@ public enum CommandLineParser {
         Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad key or unreadable state
               file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
         """
+
+    /// `phone keygen --help` / `watch keygen --help`.
+    public static func keygenUsage(_ program: String) -> String {
+        let peer = program == "phone" ? "watch" : "phone"
+        return """
+            usage: \(program) keygen --dir DIR
+
+            Makes this \(program)'s CURVE key pair as ZeroMQ certificates (ZPL, the format of czmq's
+            zcert and pyzmq's zmq.auth): DIR/\(program).key_secret, the secret certificate (mode 0600;
+            it never leaves this device), and DIR/\(program).key, the public certificate. DIR is
+            created (mode 0700) when missing. Existing certificates are never overwritten.
+
+            To pair, exchange public certificates only: copy \(program).key into the \(peer)'s keys
+            directory, and the \(peer)'s \(peer).key (from `\(peer) keygen`) into DIR. Then run
+            `\(program) --keys DIR ...`. On one machine both may share one directory.
+
+              --dir DIR    where to write the two certificates
+              -h, --help   this text
+
+            Exit: 0 written, 64 bad arguments, 73 a certificate exists or DIR is unusable.
+            """
+    }
+
+    /// Parses `keygen` arguments (those after `keygen`); `--help`, `-h` and `--version` win wherever
+    /// they stand.
+    /// - Returns: the directory to write, help or version.
+    /// - Throws: `UsageError` naming the flag and what is wrong.
+    public static func parseKeygen(_ arguments: [String]) throws(UsageError) -> Parsed<String> {
+        if let request: Parsed<String> = informationRequest(in: arguments) { return request }
+        var reader = ArgumentReader(arguments)
+        var directory: String?
+        while let flag = reader.nextFlag() {
+            switch flag {
+            case "--dir": directory = try reader.nonEmpty(flag)
+            default: throw UsageError("unknown option \(ArgumentReader.clip(flag))")
+            }
+        }
+        guard let directory else { throw UsageError("--dir is required") }
+        return .run(directory)
+    }
 
     /// Parses `phone` arguments (without the program name).
     /// - Throws: `UsageError` naming the flag and what is wrong with its value.
@@ -435,7 +481,7 @@ func requireCurveOnTCP(endpoint: String, keys: String?, insecure: Bool) throws(U
     }
     guard endpoint.hasPrefix("tcp://"), keys == nil, !insecure else { return }
     throw UsageError(
-        "--endpoint \"\(ArgumentReader.clip(endpoint))\": tcp needs CURVE: pass --keys DIR (made by `phone pair --dir DIR`), "
+        "--endpoint \"\(ArgumentReader.clip(endpoint))\": tcp needs CURVE: pass --keys DIR (certificates from `keygen --dir DIR`), "
             + "or --insecure for plaintext")
 }
 

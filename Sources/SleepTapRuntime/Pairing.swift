@@ -1,9 +1,110 @@
-public import Foundation
+import Foundation
+import SleepTapCore
 public import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// A ZeroMQ CURVE certificate: the ZPL text that czmq (`zcert_save`), pyzmq
+/// (`zmq.auth.create_certificates`, `load_certificate`) and libzmq's tools share. A public
+/// certificate holds `curve/public-key`; a secret certificate also holds `curve/secret-key`. Both
+/// keys are 40 Z85 characters. A `metadata` section may hold anything and is ignored.
+///
+/// ```
+/// metadata
+/// curve
+///     public-key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+///     secret-key = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"
+/// ```
+public struct CurveCertificate: Equatable, Sendable {
+    public var publicKey: String
+    /// nil in a public certificate.
+    public var secretKey: String?
+
+    public init(publicKey: String, secretKey: String? = nil) {
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+    }
+
+    /// Reads a certificate from ZPL text.
+    /// - Throws: `ZPLError` naming the line: ZPL syntax, a section or property a certificate does
+    ///   not have, a key given twice or not 40 Z85 characters, no public key, or a public key that
+    ///   does not belong to the secret key.
+    public init(parsing text: String) throws(ZPLError) {
+        let document = try ZPLDocument(parsing: text)
+        var found: [String: ZPLDocument.Property] = [:]
+        var curveLine: Int?
+        for property in document.properties {
+            let path = property.path.joined(separator: "/")
+            switch property.path.count {
+            case 1:
+                guard ["metadata", "curve"].contains(property.path[0]) else {
+                    throw ZPLError(
+                        line: property.line,
+                        "unknown section \"\(clipped(path))\"; a CURVE certificate has the sections metadata and curve"
+                    )
+                }
+                guard property.value == nil else {
+                    throw ZPLError(line: property.line, "the section \(path) takes no value (found \"=\")")
+                }
+                if property.path[0] == "curve" {
+                    if let curveLine {
+                        throw ZPLError(
+                            line: property.line, "a second curve section (the first is on line \(curveLine))")
+                    }
+                    curveLine = property.line
+                }
+            case _ where property.path[0] == "metadata":
+                continue
+            case 2:
+                guard ["public-key", "secret-key"].contains(property.path[1]) else {
+                    throw ZPLError(
+                        line: property.line,
+                        "unknown property \"\(clipped(path))\"; the curve section holds public-key and secret-key")
+                }
+                if let earlier = found[property.path[1]] {
+                    throw ZPLError(
+                        line: property.line, "\(path) is given twice (lines \(earlier.line) and \(property.line))")
+                }
+                guard let value = property.value else {
+                    throw ZPLError(
+                        line: property.line, "\(path) has no value (expected \(path) = \"<40 Z85 characters>\")")
+                }
+                guard CurveKeyPair.isValidKey(value) else {
+                    throw ZPLError(
+                        line: property.line,
+                        "\(path) is not a CURVE key: expected 40 Z85 characters, found \(value.count) characters"
+                            + (value.count == 40 ? " outside the Z85 alphabet" : ""))
+                }
+                found[property.path[1]] = property
+            default:
+                throw ZPLError(
+                    line: property.line, "unexpected property \"\(clipped(path))\" below \(property.path[1])")
+            }
+        }
+        guard let curveLine else {
+            throw ZPLError(line: 1, "no curve section: this is not a ZeroMQ CURVE certificate")
+        }
+        guard let publicKey = found["public-key"], let publicValue = publicKey.value else {
+            throw ZPLError(line: curveLine, "the curve section has no public-key")
+        }
+        let secretValue = found["secret-key"]?.value
+        if let secretValue, (try? CurveKeyPair.publicKey(forSecretKey: secretValue)) != publicValue {
+            throw ZPLError(line: publicKey.line, "curve/public-key does not belong to curve/secret-key")
+        }
+        self.init(publicKey: publicValue, secretKey: secretValue)
+    }
+
+    /// The certificate as ZPL text, after `comment` lines (each prefixed `#   `); the secret key
+    /// is written only when there is one.
+    public func zpl(comment: [String]) -> String {
+        var text = comment.map { "#   \($0)\n" }.joined() + "\nmetadata\ncurve\n"
+        text += "    public-key = \"\(publicKey)\"\n"
+        if let secretKey { text += "    secret-key = \"\(secretKey)\"\n" }
+        return text
+    }
+}
 
 /// This side's CURVE key pair and the paired peer's public key.
 public struct PairKeys: Sendable, Equatable {
@@ -11,88 +112,215 @@ public struct PairKeys: Sendable, Equatable {
     public let peerPublicKey: String
 }
 
-/// Pairing a phone and a watch: CURVE key pairs (libzmq's `zmq_curve_keypair`, Curve25519) in
-/// files only the user can read.
+/// Pairing a phone and a watch with CURVE certificates (ZeroMQ's certificate files, see
+/// `CurveCertificate`; keys from `zmq_curve_keypair`, Curve25519).
 ///
-/// A pairing directory holds `phone.key` and `watch.key` (`public=<Z85>` and `secret=<Z85>`
-/// lines) and `phone.pub` and `watch.pub` (the public key alone), every file mode 0600 and the
-/// directory 0700. The phone loads `phone.key` + `watch.pub`; the watch `watch.key` + `phone.pub`.
+/// Each side makes its own key pair (`phone keygen --dir DIR`, `watch keygen --dir DIR`): the
+/// secret certificate `NAME.key_secret` (mode 0600, never leaves the device) and the public
+/// certificate `NAME.key`. Pairing exchanges only public certificates: the keys directory of the
+/// phone holds `phone.key_secret` and the watch's `watch.key`; the watch's holds
+/// `watch.key_secret` and the phone's `phone.key`. Phone and watch on one machine may share one
+/// directory holding all four files.
 public enum Pairing {
-    /// Creates a pairing directory.
-    /// - Throws: `FileError` when the directory cannot be made private, or a key file already
-    ///   exists (keys are never overwritten: remove the old ones first).
-    public static func generate(into directory: String) throws(FileError) -> (phone: CurveKeyPair, watch: CurveKeyPair)
-    {
+    /// The two sides; the raw value is the certificate's file name.
+    public enum Role: String, Sendable, CaseIterable {
+        case phone, watch
+
+        public var peer: Role { self == .phone ? .watch : .phone }
+    }
+
+    /// `DIR/NAME.key_secret`.
+    public static func secretCertificatePath(_ directory: String, _ role: Role) -> String {
+        "\(directory)/\(role.rawValue).key_secret"
+    }
+
+    /// `DIR/NAME.key`.
+    public static func publicCertificatePath(_ directory: String, _ role: Role) -> String {
+        "\(directory)/\(role.rawValue).key"
+    }
+
+    /// Makes `role`'s key pair: writes `DIR/NAME.key_secret` (mode 0600) and `DIR/NAME.key` (mode
+    /// 0644), creating DIR (mode 0700) when it is missing.
+    /// - Returns: the key pair.
+    /// - Throws: `FileError` when a certificate of that name exists (certificates are never
+    ///   overwritten) or a file cannot be written; nothing is left half-made.
+    public static func generate(into directory: String, role: Role) throws(FileError) -> CurveKeyPair {
         try AtomicFile.ensureDirectory(directory)
-        guard chmod(directory, 0o700) == 0 else {
+        let secretPath = secretCertificatePath(directory, role)
+        let publicPath = publicCertificatePath(directory, role)
+        for path in [secretPath, publicPath] where FileManager.default.fileExists(atPath: path) {
             throw FileError(
-                path: directory, reason: "cannot make it private (chmod 700): \(String(cString: strerror(errno)))")
+                path: path,
+                reason: "exists; certificates are never overwritten (to make a new key pair, remove \(secretPath) "
+                    + "and \(publicPath) first, then pair again)")
         }
-        for name in ["phone.key", "watch.key", "phone.pub", "watch.pub"]
-        where FileManager.default.fileExists(atPath: "\(directory)/\(name)") {
-            throw FileError(
-                path: "\(directory)/\(name)", reason: "exists; keys are never overwritten, remove the old pairing first"
-            )
-        }
-        let phone: CurveKeyPair
-        let watch: CurveKeyPair
+        let keys: CurveKeyPair
         do {
-            phone = try CurveKeyPair.generate()
-            watch = try CurveKeyPair.generate()
+            keys = try CurveKeyPair.generate()
         } catch {
             throw FileError(path: directory, reason: "cannot generate CURVE keys: \(error)")
         }
-        try AtomicFile.write(
-            Data("public=\(phone.publicKey)\nsecret=\(phone.secretKey)\n".utf8), to: "\(directory)/phone.key")
-        try AtomicFile.write(
-            Data("public=\(watch.publicKey)\nsecret=\(watch.secretKey)\n".utf8), to: "\(directory)/watch.key")
-        try AtomicFile.write(Data("\(phone.publicKey)\n".utf8), to: "\(directory)/phone.pub")
-        try AtomicFile.write(Data("\(watch.publicKey)\n".utf8), to: "\(directory)/watch.pub")
-        return (phone, watch)
+        let header = "ZeroMQ CURVE certificate (ZPL, https://rfc.zeromq.org/spec/4/) of the SleepTap \(role.rawValue)"
+        let secret = CurveCertificate(publicKey: keys.publicKey, secretKey: keys.secretKey).zpl(comment: [
+            "SECRET " + header,
+            "Keep it on this device, readable by you only (mode 0600). Give the peer \(role.rawValue).key instead.",
+        ])
+        let shared = CurveCertificate(publicKey: keys.publicKey).zpl(comment: [
+            "Public " + header,
+            "Copy it into the keys directory of the \(role.peer.rawValue) it is paired with.",
+        ])
+        try createExclusive(Data(secret.utf8), at: secretPath, mode: 0o600)
+        do {
+            try createExclusive(Data(shared.utf8), at: publicPath, mode: 0o644)
+        } catch {
+            unlink(secretPath)
+            throw error
+        }
+        return keys
     }
 
-    /// Loads one side's keys from a pairing directory.
-    /// - Parameter role: `phone` or `watch`.
-    /// - Throws: `FileError` naming the file: missing, readable by others, malformed, or a public
-    ///   key that does not belong to the secret key.
-    public static func load(directory: String, role: String) throws(FileError) -> PairKeys {
-        let peer = role == "phone" ? "watch" : "phone"
-        let keyPath = "\(directory)/\(role).key"
+    /// Loads one side's keys from its keys directory: `NAME.key_secret` and the peer's `PEER.key`.
+    /// - Throws: `FileError` naming the file and, for a bad certificate, the line: missing,
+    ///   readable by others, not a certificate, the wrong kind of certificate, or this side's own key
+    ///   where the peer's belongs.
+    public static func load(directory: String, role: Role) throws(FileError) -> PairKeys {
+        let secretPath = secretCertificatePath(directory, role)
         var info = stat()
-        guard stat(keyPath, &info) == 0 else {
-            throw FileError(path: keyPath, reason: "missing (create a pairing with `phone pair --dir \(directory)`)")
+        guard stat(secretPath, &info) == 0 else {
+            throw FileError(
+                path: secretPath,
+                reason:
+                    "missing (make this \(role.rawValue)'s key pair with `\(role.rawValue) keygen --dir \(directory)`)")
         }
         guard info.st_mode & 0o077 == 0 else {
             throw FileError(
-                path: keyPath,
+                path: secretPath,
+                reason: "is mode \(String(info.st_mode & 0o777, radix: 8)): a secret certificate must be "
+                    + "readable by you only (chmod 600 \(secretPath))")
+        }
+        let mine = try certificate(at: secretPath)
+        guard let secretKey = mine.secretKey else {
+            throw FileError(
+                path: secretPath, reason: "holds no curve/secret-key: this is a public certificate, not a secret one")
+        }
+        let ownPublicPath = publicCertificatePath(directory, role)
+        if FileManager.default.fileExists(atPath: ownPublicPath),
+            try certificate(at: ownPublicPath).publicKey != mine.publicKey
+        {
+            throw FileError(
+                path: ownPublicPath,
+                reason: "its public key is not the one in \(secretPath); this \(role.rawValue)'s public "
+                    + "certificate must belong to its secret one")
+        }
+        let peerPath = publicCertificatePath(directory, role.peer)
+        guard FileManager.default.fileExists(atPath: peerPath) else {
+            throw FileError(
+                path: peerPath,
                 reason:
-                    "is mode \(String(info.st_mode & 0o777, radix: 8)): a secret key must be readable by you only (chmod 600)"
-            )
+                    "missing: copy the \(role.peer.rawValue)'s public certificate here (it is \(role.peer.rawValue).key "
+                    + "in the directory of `\(role.peer.rawValue) keygen --dir DIR`)")
         }
-        let fields = try lines(keyPath)
-        guard let publicKey = fields.first(where: { $0.hasPrefix("public=") })?.dropFirst(7),
-            let secretKey = fields.first(where: { $0.hasPrefix("secret=") })?.dropFirst(7),
-            CurveKeyPair.isValidKey(String(publicKey)), CurveKeyPair.isValidKey(String(secretKey))
-        else {
-            throw FileError(path: keyPath, reason: "expected two lines public=<40 Z85 chars> and secret=<40 Z85 chars>")
+        let peer = try certificate(at: peerPath)
+        guard peer.secretKey == nil else {
+            throw FileError(
+                path: peerPath,
+                reason: "holds a secret key: the \(role.rawValue) needs only the \(role.peer.rawValue)'s public "
+                    + "certificate; a secret key must never leave its device (make a new key pair there)")
         }
-        guard (try? CurveKeyPair.publicKey(forSecretKey: String(secretKey))) == String(publicKey) else {
-            throw FileError(path: keyPath, reason: "the public key does not belong to the secret key")
-        }
-        let peerPath = "\(directory)/\(peer).pub"
-        guard let peerKey = try lines(peerPath).first, CurveKeyPair.isValidKey(peerKey) else {
-            throw FileError(path: peerPath, reason: "expected one line with a 40-character Z85 public key")
+        guard peer.publicKey != mine.publicKey else {
+            throw FileError(
+                path: peerPath,
+                reason: "is this \(role.rawValue)'s own public key; it must be the \(role.peer.rawValue)'s")
         }
         return PairKeys(
-            mine: CurveKeyPair(publicKey: String(publicKey), secretKey: String(secretKey)), peerPublicKey: peerKey)
+            mine: CurveKeyPair(publicKey: mine.publicKey, secretKey: secretKey), peerPublicKey: peer.publicKey)
     }
 
-    private static func lines(_ path: String) throws(FileError) -> [String] {
-        guard let data = FileManager.default.contents(atPath: path), data.count < 4_096 else {
-            throw FileError(path: path, reason: "cannot be read (missing, unreadable or too large)")
+    /// Reads and parses one certificate file.
+    static func certificate(at path: String) throws(FileError) -> CurveCertificate {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let data = FileManager.default.contents(atPath: path)
+        else {
+            throw FileError(path: path, reason: "cannot be read (missing, not a file, or no permission)")
         }
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map {
-            $0.trimmingCharacters(in: .whitespaces)
+        guard data.count <= 65_536 else {
+            throw FileError(path: path, reason: "\(data.count) bytes; a certificate is a few hundred")
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw FileError(path: path, reason: "not text (invalid UTF-8); a certificate is ZPL text")
+        }
+        do {
+            return try CurveCertificate(parsing: text)
+        } catch {
+            throw FileError(path: path, reason: error.description)
         }
     }
+
+    /// Writes a new file with `mode`, never replacing one: the bytes go to a temp file that is
+    /// then hard-linked to `path` (link(2) fails with EEXIST instead of replacing).
+    private static func createExclusive(_ data: Data, at path: String, mode: mode_t) throws(FileError) {
+        let temp = "\(path).tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw FileError(path: temp, reason: "open failed: \(String(cString: strerror(errno)))") }
+        defer { unlink(temp) }
+        let written = data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let count = write(fd, base + offset, buffer.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        let synced = written && fchmod(fd, mode) == 0 && fsync(fd) == 0
+        let reason = String(cString: strerror(errno))
+        close(fd)
+        guard synced else { throw FileError(path: temp, reason: "write failed: \(reason)") }
+        guard link(temp, path) == 0 else {
+            throw FileError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// `phone keygen` and `watch keygen`: make this side's CURVE certificates.
+public enum KeyGeneration {
+    /// Runs `ROLE keygen ARGUMENTS` (arguments after `keygen`), printing to stdout and stderr.
+    /// - Returns: the exit status: 0, 64 for bad arguments, 73 when the files cannot be made.
+    public static func main(role: Role, arguments: [String]) -> Int32 {
+        let program = role.rawValue
+        let directory: String
+        do {
+            switch try CommandLineParser.parseKeygen(arguments) {
+            case .help:
+                print(CommandLineParser.keygenUsage(program))
+                return ExitStatus.ok
+            case .version:
+                print("\(program) \(SleepTapVersion.string)")
+                return ExitStatus.ok
+            case .run(let value): directory = value
+            }
+        } catch {
+            diagnose(program, "keygen: \(error)\n(see \(program) keygen --help)")
+            return ExitStatus.usage
+        }
+        do {
+            let keys = try Pairing.generate(into: directory, role: role)
+            let peer = role.peer.rawValue
+            print(
+                """
+                wrote \(Pairing.secretCertificatePath(directory, role)) (secret, mode 0600: keep it on this device)
+                wrote \(Pairing.publicCertificatePath(directory, role)) (public key \(keys.publicKey))
+                next: copy \(Pairing.publicCertificatePath(directory, role)) into the \(peer)'s keys directory, \
+                and the \(peer)'s \(peer).key (from `\(peer) keygen`) into \(directory); then start with --keys \(directory)
+                """)
+            return ExitStatus.ok
+        } catch {
+            diagnose(program, "keygen: \(error)")
+            return ExitStatus.cannotCreate
+        }
+    }
+
+    public typealias Role = Pairing.Role
 }

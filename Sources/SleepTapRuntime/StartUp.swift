@@ -115,7 +115,7 @@ final class StartUp<State: Codable & Sendable> {
         var keys: PairKeys?
         if let keysDirectory {
             do {
-                keys = try Pairing.load(directory: keysDirectory, role: program)
+                keys = try Pairing.load(directory: keysDirectory, role: program == "phone" ? .phone : .watch)
             } catch {
                 return failLocked(ExitStatus.dataError, "keys: \(error)")
             }

@@ -257,7 +257,7 @@ public final class WatchRuntime {
                                     ? "the phone refused this watch (status \(event.value)): its key is not paired with the phone"
                                     : keys == nil
                                         ? "the handshake failed (libzmq code \(event.value)): the phone may require CURVE; pass --keys DIR"
-                                        : "the handshake failed (libzmq code \(event.value)): check that phone.pub is the phone's current public key"
+                                        : "the handshake failed (libzmq code \(event.value)): check that phone.key is the phone's current public certificate"
                                 // libzmq retries every reconnect interval: say each reason once per 30 s.
                                 if lastFailure?.reason != reason
                                     || Date().timeIntervalSince(lastFailure?.at ?? .distantPast) > 30
@@ -340,7 +340,7 @@ public final class WatchRuntime {
                                 ? "connected to \(options.endpoint), but no handshake with the phone followed: "
                                     + "is a SleepTap phone listening there, and does it require CURVE (--keys DIR)?"
                                 : "connected to \(options.endpoint), but no CURVE handshake with the phone followed: check that "
-                                    + "\(options.keysDirectory ?? "")/phone.pub is the phone's key and this watch is paired with it"
+                                    + "\(options.keysDirectory ?? "")/phone.key is the phone's certificate and this watch is paired with it"
                         output.emit(
                             Event(
                                 "link.handshake_timeout",

@@ -3,8 +3,12 @@ import SleepTapCore
 import SleepTapRuntime
 
 // Thin executable: parse arguments, run the watch runtime, exit with its status.
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "keygen" {
+    exit(KeyGeneration.main(role: .watch, arguments: Array(arguments.dropFirst())))
+}
 do {
-    switch try CommandLineParser.parseWatch(Array(CommandLine.arguments.dropFirst())) {
+    switch try CommandLineParser.parseWatch(arguments) {
     case .help:
         print(CommandLineParser.watchUsage)
         exit(ExitStatus.ok)

@@ -42,15 +42,19 @@ struct BadInputTests {
         }
     }
 
-    @Test("phone pair --help prints its usage, exit 0, and creates nothing")
-    func pairHelp() throws {
+    @Test("keygen --help (or -h anywhere) prints its usage, exit 0, and creates nothing")
+    func keygenHelp() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        for arguments in [["pair", "--help"], ["pair", "--dir", "\(scenario.dir)/keys", "-h"]] {
-            let help = try scenario.spawn("phone", arguments)
-            #expect(help.waitForExit(timeout: 10) && help.waitForOutputEnd(timeout: 5))
-            #expect(help.exitStatus == 0, "\(arguments): \(help.standardError)")
-            #expect(help.otherOutputLines.first?.hasPrefix("usage: phone pair") == true, "\(help.otherOutputLines)")
+        for program in ["phone", "watch"] {
+            for arguments in [["keygen", "--help"], ["keygen", "--dir", "\(scenario.dir)/keys", "-h"]] {
+                let help = try scenario.spawn(program, arguments)
+                #expect(help.waitForExit(timeout: 10) && help.waitForOutputEnd(timeout: 5))
+                #expect(help.exitStatus == 0, "\(arguments): \(help.standardError)")
+                #expect(
+                    help.otherOutputLines.first?.hasPrefix("usage: \(program) keygen") == true,
+                    "\(help.otherOutputLines)")
+            }
         }
         #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/keys"))
     }

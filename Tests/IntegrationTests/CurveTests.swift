@@ -11,12 +11,23 @@ import ZeroMQ
 /// tcp with CURVE: only the paired watch gets in, a wrong key is said clearly, nothing applied.
 @Suite("CURVE pairing over tcp", .serialized)
 struct CurveLinkTests {
-    /// Runs `phone pair --dir DIR` and checks it succeeded.
-    static func pair(_ scenario: Scenario, _ name: String) throws -> String {
+    /// Runs `ROLE keygen --dir DIR` and checks it succeeded. - Returns: DIR.
+    @discardableResult
+    static func keygen(_ scenario: Scenario, _ role: String, _ name: String) throws -> String {
         let dir = "\(scenario.dir)/\(name)"
-        let result = try scenario.runToExit("phone", ["pair", "--dir", dir])
+        let result = try scenario.runToExit(role, ["keygen", "--dir", dir])
         #expect(result.status == 0, "\(result.stderr)")
         return dir
+    }
+
+    /// Each side makes its own key pair in its own directory; they exchange public certificates.
+    /// - Returns: the phone's and the watch's keys directories.
+    static func pair(_ scenario: Scenario, suffix: String = "") throws -> (phone: String, watch: String) {
+        let phone = try keygen(scenario, "phone", "phone-keys\(suffix)")
+        let watch = try keygen(scenario, "watch", "watch-keys\(suffix)")
+        try FileManager.default.copyItem(atPath: "\(phone)/phone.key", toPath: "\(watch)/phone.key")
+        try FileManager.default.copyItem(atPath: "\(watch)/watch.key", toPath: "\(phone)/watch.key")
+        return (phone, watch)
     }
 
     /// Starts a CURVE phone on an ephemeral loopback port. - Returns: the phone and its endpoint.
@@ -69,24 +80,25 @@ struct CurveLinkTests {
         }
     }
 
-    @Test("phone pair writes four 0600 files in a 0700 directory and never overwrites them")
-    func pairFiles() throws {
+    @Test("keygen writes a 0600 secret and a public certificate, never overwrites them, and has --help")
+    func keygenFiles() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let dir = try Self.pair(scenario, "keys")
+        let dir = try Self.keygen(scenario, "watch", "keys")
         var info = stat()
         #expect(stat(dir, &info) == 0 && info.st_mode & 0o777 == 0o700)
-        for name in ["phone.key", "watch.key", "phone.pub", "watch.pub"] {
-            #expect(stat("\(dir)/\(name)", &info) == 0 && info.st_mode & 0o777 == 0o600, "\(name)")
-        }
-        let before = FileManager.default.contents(atPath: "\(dir)/phone.key")
-        let again = try scenario.runToExit("phone", ["pair", "--dir", dir])
+        #expect(stat("\(dir)/watch.key_secret", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(stat("\(dir)/watch.key", &info) == 0)
+        let before = FileManager.default.contents(atPath: "\(dir)/watch.key_secret")
+        let again = try scenario.runToExit("watch", ["keygen", "--dir", dir])
         #expect(again.status == 73)
-        #expect(again.stderr.contains("never overwritten"))
-        #expect(FileManager.default.contents(atPath: "\(dir)/phone.key") == before)
+        #expect(again.stderr.contains("never overwritten"), "\(again.stderr)")
+        #expect(FileManager.default.contents(atPath: "\(dir)/watch.key_secret") == before)
+        #expect(try scenario.runToExit("phone", ["keygen", "--help"]).status == 0)
+        #expect(try scenario.runToExit("phone", ["keygen"]).status == 64)
     }
 
-    @Test("Plain tcp is refused unless --insecure; a secret key others can read is refused")
+    @Test("Plain tcp is refused unless --insecure; a secret others can read or a broken certificate exits 65")
     func plaintextRefused() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -94,22 +106,30 @@ struct CurveLinkTests {
             "phone", ["--endpoint", "tcp://127.0.0.1:*", "--state-dir", "\(scenario.dir)/p"])
         #expect(plain.status == 64)
         #expect(plain.stderr.contains("tcp needs CURVE"), "\(plain.stderr)")
-        let dir = try Self.pair(scenario, "keys")
-        #expect(chmod("\(dir)/phone.key", 0o644) == 0)
-        let loose = try scenario.runToExit(
-            "phone", ["--endpoint", "tcp://127.0.0.1:*", "--state-dir", "\(scenario.dir)/p", "--keys", dir])
+        let keys = try Self.pair(scenario)
+        let arguments = ["--endpoint", "tcp://127.0.0.1:*", "--state-dir", "\(scenario.dir)/p", "--keys", keys.phone]
+        #expect(chmod("\(keys.phone)/phone.key_secret", 0o644) == 0)
+        let loose = try scenario.runToExit("phone", arguments)
         #expect(loose.status == 65)
         #expect(loose.stderr.contains("readable by you only"), "\(loose.stderr)")
+        #expect(chmod("\(keys.phone)/phone.key_secret", 0o600) == 0)
+        let peer = "\(keys.phone)/watch.key"
+        let text = try String(contentsOfFile: peer, encoding: .utf8)
+        try text.replacing("curve\n", with: "curve = yes\n").write(toFile: peer, atomically: true, encoding: .utf8)
+        let broken = try scenario.runToExit("phone", arguments)
+        #expect(broken.status == 65)
+        #expect(broken.stderr.contains("\(peer): line "), "\(broken.stderr)")
+        #expect(broken.stderr.contains("the section curve takes no value"), "\(broken.stderr)")
     }
 
     @Test("The paired watch exchanges batches over CURVE")
     func paired() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let keys = try Self.pair(scenario, "keys")
-        let (phone, endpoint) = try Self.phone(scenario, keys: keys)
+        let keys = try Self.pair(scenario)
+        let (phone, endpoint) = try Self.phone(scenario, keys: keys.phone)
         let watch = try scenario.spawn(
-            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys])
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
         try watch.expect("batch.applied") { $0.int("seq") == 1 }
         try phone.expect("ack.received") { $0.int("seq") == 1 }
     }
@@ -118,15 +138,13 @@ struct CurveLinkTests {
     func unpairedKey() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let keys = try Self.pair(scenario, "keys")
-        let other = try Self.pair(scenario, "other")
-        let (phone, endpoint) = try Self.phone(scenario, keys: keys)
-        let mixed = "\(scenario.dir)/mixed"
-        #expect(mkdir(mixed, 0o700) == 0)
-        try FileManager.default.copyItem(atPath: "\(other)/watch.key", toPath: "\(mixed)/watch.key")
-        try FileManager.default.copyItem(atPath: "\(keys)/phone.pub", toPath: "\(mixed)/phone.pub")
+        let keys = try Self.pair(scenario)
+        let (phone, endpoint) = try Self.phone(scenario, keys: keys.phone)
+        // A watch with its own new key pair, holding the phone's certificate, but never given to the phone.
+        let stranger = try Self.keygen(scenario, "watch", "stranger")
+        try FileManager.default.copyItem(atPath: "\(keys.phone)/phone.key", toPath: "\(stranger)/phone.key")
         let watch = try scenario.spawn(
-            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", mixed])
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", stranger])
         let (failed, first) = try watch.expect("link.handshake_failed")
         #expect(failed.string("reason")?.contains("not paired") == true, "\(failed)")
         try phone.expect("peer.refused")
@@ -143,15 +161,14 @@ struct CurveLinkTests {
     func wrongServerKey() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let keys = try Self.pair(scenario, "keys")
-        let other = try Self.pair(scenario, "other")
-        let (_, endpoint) = try Self.phone(scenario, keys: keys)
-        let mixed = "\(scenario.dir)/mixed"
-        #expect(mkdir(mixed, 0o700) == 0)
-        try FileManager.default.copyItem(atPath: "\(keys)/watch.key", toPath: "\(mixed)/watch.key")
-        try FileManager.default.copyItem(atPath: "\(other)/phone.pub", toPath: "\(mixed)/phone.pub")
+        let keys = try Self.pair(scenario)
+        let other = try Self.pair(scenario, suffix: "-other")
+        let (_, endpoint) = try Self.phone(scenario, keys: keys.phone)
+        // The paired watch, holding another phone's certificate.
+        try FileManager.default.removeItem(atPath: "\(keys.watch)/phone.key")
+        try FileManager.default.copyItem(atPath: "\(other.phone)/phone.key", toPath: "\(keys.watch)/phone.key")
         let watch = try scenario.spawn(
-            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", mixed])
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
         try watch.expect("watch.started")
         // docs/protocol.md promises the report within 5 s. The 1 s over it is the trip of the line
         // from the watch's stdout through a pipe to the reader thread on a loaded 2-core CI machine;
@@ -159,7 +176,7 @@ struct CurveLinkTests {
         let said = try #require(
             watch.waitFor(anyOf: ["link.handshake_failed", "link.handshake_timeout"], timeout: 5 + 1),
             "no handshake error within 5 s (+1 s margin); events: \(watch.events.map(\.name))")
-        #expect(said.event.string("reason")?.contains("phone.pub") == true, "keys not blamed: \(said.event)")
+        #expect(said.event.string("reason")?.contains("phone.key") == true, "keys not blamed: \(said.event)")
         // Failed handshakes repeat at every reconnect (about 13 a second); over 3 s a flood shows.
         let counts = try Self.countLinkTrouble(watch, from: said.index, window: 3, limit: 3)
         #expect(counts["link.down", default: 0] == 0, "the link was never up: \(counts)")
@@ -167,7 +184,7 @@ struct CurveLinkTests {
         #expect(counts["link.handshake_timeout", default: 0] <= 1, "\(counts)")
         watch.stop()
         watch.waitForOutputEnd(timeout: 5)
-        #expect(watch.standardError.contains("phone.pub"), "\(watch.standardError)")
+        #expect(watch.standardError.contains("phone.key"), "\(watch.standardError)")
         #expect(!watch.events.contains { $0.name == "batch.applied" })
     }
 
@@ -177,29 +194,29 @@ struct CurveLinkTests {
     func noPhoneIsNotAKeyProblem() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let keys = try Self.pair(scenario, "keys")
+        let keys = try Self.pair(scenario)
         let endpoint = try Self.freeEndpoint()
         let watch = try scenario.spawn(
-            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys])
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
         let said = try watch.expect("link.handshake_timeout").event
         let reason = try #require(said.string("reason"))
         #expect(reason.contains("not reachable") && reason.contains("running"), "\(reason)")
-        for blamed in ["phone.pub", "key", "paired"] {
+        for blamed in ["phone.key", "key", "paired"] {
             #expect(!reason.contains(blamed), "\(reason)")
         }
         #expect(!watch.events.contains { $0.name == "link.handshake_failed" })
         watch.stop()
         watch.waitForOutputEnd(timeout: 5)
         #expect(watch.standardError.contains("not reachable"), "\(watch.standardError)")
-        #expect(!watch.standardError.contains("phone.pub"), "\(watch.standardError)")
+        #expect(!watch.standardError.contains("phone.key"), "\(watch.standardError)")
     }
 
     @Test("A tcp peer without CURVE gets nothing in, and the phone keeps serving the paired watch")
     func plaintextPeer() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let keys = try Self.pair(scenario, "keys")
-        let (phone, endpoint) = try Self.phone(scenario, keys: keys)
+        let keys = try Self.pair(scenario)
+        let (phone, endpoint) = try Self.phone(scenario, keys: keys.phone)
         let context = try Context()
         defer { context.terminate() }
         let intruder = try Socket(context: context, type: .dealer)
@@ -229,11 +246,73 @@ struct CurveLinkTests {
         // they arrive, so an intruder's HELLO that got through would come before the watch's.
         let beforeWatch = phone.events.count
         let watch = try scenario.spawn(
-            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys])
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
         try watch.expect("batch.applied")
         let first = try phone.expect("message.received")
         #expect(first.index >= beforeWatch, "a plaintext message got through: \(first.event)")
         var intruderItems = [PollItem.socket(intruder, events: .readable)]
         #expect(try poll(&intruderItems, timeoutMilliseconds: 0) == 0, "the phone answered a plaintext peer")
+    }
+
+    /// Runs a Python (pyzmq) snippet; it reports by printing JSON event lines.
+    /// - Returns: the finished process (its events and stderr).
+    static func python(_ code: String, _ arguments: [String]) throws -> ChildProcess {
+        try InteropTests.requirePyZMQ()
+        let python = try ChildProcess(
+            name: "python", executable: URL(fileURLWithPath: InteropTests.python),
+            arguments: ["-B", "-c", code] + arguments)
+        #expect(python.waitForExit(timeout: Scenario.deadline), "python did not exit")
+        python.waitForOutputEnd(timeout: 5)
+        #expect(python.exitStatus == 0, "\(python.standardError)")
+        return python
+    }
+
+    @Test("pyzmq's zmq.auth.load_certificate reads what phone and watch keygen wrote, with the same keys")
+    func pyzmqReadsKeygen() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let keys = try Self.pair(scenario)
+        let code = """
+            import json, sys, zmq, zmq.auth
+            for path in sys.argv[1:]:
+                public, secret = zmq.auth.load_certificate(path)
+                derived = zmq.curve_public(secret).decode() if secret else None
+                print(json.dumps({"event": "certificate", "path": path, "public": public.decode(),
+                                  "secret": secret.decode() if secret else None, "derived": derived}))
+            """
+        let files = [
+            "\(keys.phone)/phone.key_secret", "\(keys.phone)/phone.key", "\(keys.phone)/watch.key",
+            "\(keys.watch)/watch.key_secret",
+        ]
+        let read = try Self.python(code, files).events.filter { $0.name == "certificate" }
+        try #require(read.count == 4, "\(read)")
+        let (phoneSecret, phonePublic, watchPublic, watchSecret) = (read[0], read[1], read[2], read[3])
+        // The secret certificates hold a key pair (the public key is the secret's), the public ones that public key.
+        #expect(phoneSecret.string("secret") != nil && phoneSecret.string("derived") == phoneSecret.string("public"))
+        #expect(watchSecret.string("secret") != nil && watchSecret.string("derived") == watchSecret.string("public"))
+        #expect(phonePublic.string("public") == phoneSecret.string("public") && phonePublic.string("secret") == nil)
+        #expect(watchPublic.string("public") == watchSecret.string("public") && watchPublic.string("secret") == nil)
+        #expect(phoneSecret.string("public") != watchSecret.string("public"))
+    }
+
+    @Test("Certificates made by pyzmq's zmq.auth.create_certificates pair a phone and a watch")
+    func pyzmqCertificatesAccepted() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let shared = "\(scenario.dir)/pyzmq-keys"
+        #expect(mkdir(shared, 0o700) == 0)
+        // pyzmq writes with the process umask: 077 keeps the secret certificates at 0600.
+        let code = """
+            import os, sys, zmq.auth
+            os.umask(0o077)
+            zmq.auth.create_certificates(sys.argv[1], "phone")
+            zmq.auth.create_certificates(sys.argv[1], "watch", metadata={"made-by": "pyzmq"})
+            """
+        _ = try Self.python(code, [shared])
+        let (phone, endpoint) = try Self.phone(scenario, keys: shared)
+        let watch = try scenario.spawn(
+            "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", shared])
+        try watch.expect("batch.applied") { $0.int("seq") == 1 }
+        try phone.expect("ack.received") { $0.int("seq") == 1 }
     }
 }

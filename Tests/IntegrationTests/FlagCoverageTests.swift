@@ -8,7 +8,8 @@ import Testing
 struct FlagCoverageTests {
     /// Each help text: the label the table uses, the executable, and the arguments before `--help`.
     static let helpTexts: [(label: String, executable: String, prefix: [String])] = [
-        ("phone", "phone", []), ("phone pair", "phone", ["pair"]), ("watch", "watch", []),
+        ("phone", "phone", []), ("phone keygen", "phone", ["keygen"]), ("watch", "watch", []),
+        ("watch keygen", "watch", ["keygen"]),
         ("sleeptap-demo", "sleeptap-demo", []), ("sleeptap-soak", "sleeptap-soak", []),
     ]
 
@@ -42,9 +43,12 @@ struct FlagCoverageTests {
         "phone --clock-start": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-speed": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-anchor": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
-        "phone --dir": "IntegrationTests/CurveTests.swift pairFiles",
+        "phone --dir": "IntegrationTests/CurveTests.swift keygenFiles",
         "phone --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
-        "phone pair --dir": "IntegrationTests/CurveTests.swift pairFiles",
+        "phone keygen --dir": "IntegrationTests/CurveTests.swift keygenFiles",
+        "phone keygen --keys": "IntegrationTests/CurveTests.swift paired",
+        "phone keygen -h": "IntegrationTests/BadInputTests.swift keygenHelp",
+        "phone keygen --help": "IntegrationTests/BadInputTests.swift keygenHelp",
         "watch -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "watch --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "watch --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
@@ -53,6 +57,11 @@ struct FlagCoverageTests {
         "watch --time-zone": "IntegrationTests/FlagEffectTests.swift watchTimeZone",
         "watch --id": "IntegrationTests/FlagEffectTests.swift routingIds",
         "watch --keys": "IntegrationTests/CurveTests.swift paired",
+        "watch --dir": "IntegrationTests/CurveTests.swift keygenFiles",
+        "watch keygen --dir": "IntegrationTests/CurveTests.swift keygenFiles",
+        "watch keygen --keys": "IntegrationTests/CurveTests.swift paired",
+        "watch keygen -h": "IntegrationTests/BadInputTests.swift keygenHelp",
+        "watch keygen --help": "IntegrationTests/BadInputTests.swift keygenHelp",
         "watch --insecure": "IntegrationTests/SecurityTests.swift openDirectoryRefused",
         "watch --bed-at": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --manual-wake": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
