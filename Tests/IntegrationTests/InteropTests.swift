@@ -1,6 +1,8 @@
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
+import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc
@@ -134,21 +136,68 @@ struct InteropTests {
         #expect(status.fields["acked"] as? Bool == true)
     }
 
-    @Test("A Python watch with another routing id is answered with ERROR, and never gets a batch")
+    @Test(
+        "A watch with another routing id is answered with ERROR at every message, and never gets a batch, while the paired watch is served"
+    )
     func unknownRoutingID() throws {
         try Self.requirePyZMQ()
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
         try phone.expect("phone.started")
+
+        // The Python watch, from the doc alone, is refused and told why.
         let client = try Self.pythonWatch(scenario, ["--id", "intruder", "--batches", "0"])
         defer { client.stop(signal: SIGKILL, timeout: 2) }
-
         let reported = try client.expect("peer.error").event
-        #expect(reported.string("reason")?.contains("unknown peer routing id") == true)
-        try phone.expect("message.rejected")
+        #expect(reported.string("reason")?.contains("unknown peer routing id \"intruder\"") == true, "\(reported)")
         #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
         #expect(!client.events.contains { $0.name == "batch.applied" })
+
+        // An intruder that stays connected while the phone serves its paired watch two batches
+        // (with resends) and asks again after each: one connection delivers in order, so anything
+        // the phone sent it in between arrives before the answer to its next HELLO.
+        let context = try Context()
+        defer { context.terminate() }
+        let intruder = try Socket(context: context, type: .dealer)
+        defer { intruder.close() }
+        try intruder.setLinger(milliseconds: 0)
+        try intruder.setRoutingId(Array("intruder".utf8))
+        try intruder.connect(scenario.endpoint)
+        /// Sends HELLO; returns what came back up to and including the first ERROR.
+        func ask() throws -> [WireMessage] {
+            try intruder.send(WireCodec.encode(.hello(nil)))
+            var received: [WireMessage] = []
+            let deadline = Date().addingTimeInterval(Scenario.deadline)
+            while received.last.map({ if case .error = $0 { false } else { true } }) ?? true {
+                var items = [PollItem.socket(intruder, events: .readable)]
+                let left = Int(max(0, deadline.timeIntervalSinceNow) * 1000)
+                try #require(
+                    try poll(&items, timeoutMilliseconds: left) == 1, "no answer within \(Scenario.deadline) s")
+                let frames = try intruder.receive()
+                received.append(try #require(frames.count == 1 ? try? WireCodec.decode(frames[0]) : nil, "\(frames)"))
+            }
+            return received
+        }
+        func refusedOnly(_ received: [WireMessage], sourceLocation: SourceLocation = #_sourceLocation) {
+            let reasons = received.compactMap { if case .error(let reason) = $0 { reason } else { nil } }
+            #expect(
+                received.count == 1 && reasons.count == 1, "the intruder got \(received)",
+                sourceLocation: sourceLocation)
+            #expect(reasons.allSatisfy { $0.contains("unknown peer routing id") }, sourceLocation: sourceLocation)
+        }
+
+        refusedOnly(try ask())
+        let watch = try scenario.watch()
+        try watch.expect("batch.applied") { $0.int("seq") == 1 }
+        refusedOnly(try ask())
+        let acked = try phone.expect("ack.received") { $0.int("seq") == 1 }
+        phone.send(line: "open")
+        try watch.expect("batch.applied") { $0.int("seq") == 2 }
+        try phone.expect("ack.received", from: acked.index + 1)
+        refusedOnly(try ask())
+        // Refused at the phone too: the Python watch's HELLO (one, or more if it repeated it) and these three.
+        #expect(phone.events.filter { $0.name == "message.rejected" }.count >= 4)
     }
 
     @Test("The Python watch's own self-tests pass (BATCH validation, watch rules against a fake phone)")
