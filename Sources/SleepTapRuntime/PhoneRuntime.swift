@@ -107,6 +107,18 @@ public final class PhoneRuntime {
                 ?? .current
         }
 
+        /// Repeats of the events a peer can cause at will (refused clients, rejected messages and
+        /// the ERROR replies to them, the peer's ERRORs, sends to an absent watch) are held back and
+        /// counted (docs/protocol.md, "Events").
+        var limiter = EventRateLimiter()
+        func emitLimited(_ event: Event, at time: Date? = nil) {
+            if let line = limiter.admit(event, at: Date()) { output.emit(line, at: time) }
+        }
+        /// Sends that failed since start (no watch connected, or not accepting).
+        var sendFailures = 0
+        /// CURVE clients the ZAP handler refused since start.
+        var refusedPeers = 0
+
         /// Performs effects through `PhoneApp.perform`: the state file, the ROUTER, the resend
         /// timer and the event output.
         func perform(_ effects: [PhoneEffect], at time: Date?) {
@@ -127,9 +139,16 @@ public final class PhoneRuntime {
                 send: { message in
                     do {
                         try router.send([watchId, WireCodec.encode(message)], dontWait: true)
-                        output.emit(WireEvents.sent(message), at: time)
+                        // The watch is there again: what was held back is said, the next failure at once.
+                        for line in limiter.end("send.failed") { output.emit(line, at: time) }
+                        if case .error = message {
+                            emitLimited(WireEvents.sent(message), at: time)
+                        } else {
+                            output.emit(WireEvents.sent(message), at: time)
+                        }
                     } catch {
-                        output.emit(
+                        sendFailures += 1
+                        emitLimited(
                             Event(
                                 "send.failed",
                                 [("type", .string(message.typeName)), ("reason", .string(Self.sendFailure(error)))]),
@@ -139,7 +158,9 @@ public final class PhoneRuntime {
                 resend: { seconds in
                     if let seconds { loop.arm("resend", after: seconds) } else { loop.cancel("resend") }
                 },
-                emit: { output.emit($0, at: time) })
+                emit: { event in
+                    if event.name == "peer.error" { emitLimited(event, at: time) } else { output.emit(event, at: time) }
+                })
         }
 
         /// Applies `body` to the app, performs its effects, then re-arms the OS launch timer.
@@ -211,7 +232,8 @@ public final class PhoneRuntime {
                 ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
                 ("platform", .string(app.scheduler.platform)),
                 ("crashed", app.crashed.map { .string($0.message) } ?? .null),
-                ("rejectedMessages", .int(Int64(rejected))),
+                ("rejectedMessages", .int(Int64(rejected))), ("refusedPeers", .int(Int64(refusedPeers))),
+                ("sendFailures", .int(Int64(sendFailures))),
             ]
             fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
             output.emit(Event("phone.status", fields))
@@ -353,7 +375,8 @@ public final class PhoneRuntime {
                             let admitted = mechanism == "CURVE" && frames.count >= 7 && frames[6] == pairedWatchKey
                             let address = clipped(String(decoding: frames[3], as: UTF8.self))
                             if !admitted {
-                                output.emit(
+                                refusedPeers += 1
+                                emitLimited(
                                     Event(
                                         "peer.refused",
                                         [
@@ -378,7 +401,7 @@ public final class PhoneRuntime {
                         guard frames.count == 2 else {
                             let reason = "expected 2 frames (routing id, message), got \(frames.count)"
                             rejected += 1
-                            output.emit(Event("message.rejected", [("reason", .string(reason))]))
+                            emitLimited(Event("message.rejected", [("reason", .string(reason))]))
                             if frames.first == watchId {
                                 perform([.send(.error(reason: reason))], at: nil)
                             }
@@ -388,7 +411,7 @@ public final class PhoneRuntime {
                             let peer = clipped(String(decoding: frames[0], as: UTF8.self))
                             let reason = "unknown peer routing id \"\(peer)\""
                             rejected += 1
-                            output.emit(Event("message.rejected", [("reason", .string(reason))]))
+                            emitLimited(Event("message.rejected", [("reason", .string(reason))]))
                             // Tell the stranger (a watch with the wrong --id) why nothing happens.
                             let reply = WireCodec.encode(.error(reason: reason + "; this phone delivers to another id"))
                             try? router.send([frames[0], reply], dontWait: true)
@@ -404,7 +427,7 @@ public final class PhoneRuntime {
                             step { $0.receive(message) }
                         } catch {
                             rejected += 1
-                            output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
+                            emitLimited(Event("message.rejected", [("reason", .string(error.reason))]))
                             if !WireCodec.claimsToBeError(frames[1]) {
                                 perform([.send(.error(reason: error.reason))], at: nil)
                             }
@@ -428,6 +451,7 @@ public final class PhoneRuntime {
                         step { $0.resendDue() }
                     case "heartbeat":
                         try? router.send([watchId, WireCodec.encode(.ping)], dontWait: true)  // absent: fine
+                        for line in limiter.flush(at: Date()) { output.emit(line) }
                         if let silence = liveness.check() {
                             output.emit(
                                 Event(
@@ -447,6 +471,8 @@ public final class PhoneRuntime {
             diagnose(program, "poll failed: \(error)")
             exitStatus = ExitStatus.software
         }
+        // Say what is still held back: the counts add up to every occurrence.
+        for line in limiter.endAll() { output.emit(line) }
         return exitStatus
     }
 

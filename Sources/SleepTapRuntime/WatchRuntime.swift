@@ -83,7 +83,19 @@ public final class WatchRuntime {
         var nextBed: Date?
         /// Wall seconds the link may stay down before the watch reconnects by hand.
         var relinkDelay: TimeInterval = 2
-        var lastFailure: (reason: String, at: Date)?
+        /// Repeats of the events a peer can cause at will (failed handshakes, rejected messages and
+        /// the ERROR replies to them, the peer's ERRORs, failed sends) are held back and counted
+        /// (docs/protocol.md, "Events").
+        var limiter = EventRateLimiter()
+        /// Writes `event` unless it is a held-back repeat. - Returns: whether it was written.
+        @discardableResult
+        func emitLimited(_ event: Event, at time: Date? = nil) -> Bool {
+            guard let line = limiter.admit(event, at: Date()) else { return false }
+            output.emit(line, at: time)
+            return true
+        }
+        /// Sends that failed since start.
+        var sendFailures = 0
         /// Messages refused since start.
         var rejected = 0
         var liveness = Liveness()
@@ -141,9 +153,15 @@ public final class WatchRuntime {
                 case .send(let message):
                     do {
                         try dealer.send(WireCodec.encode(message), dontWait: true)
-                        output.emit(WireEvents.sent(message), at: time)
+                        for line in limiter.end("send.failed") { output.emit(line, at: time) }
+                        if case .error = message {
+                            emitLimited(WireEvents.sent(message), at: time)
+                        } else {
+                            output.emit(WireEvents.sent(message), at: time)
+                        }
                     } catch {
-                        output.emit(
+                        sendFailures += 1
+                        emitLimited(
                             Event(
                                 "send.failed",
                                 [("type", .string(message.typeName)), ("reason", .string(String(describing: error)))]),
@@ -153,6 +171,8 @@ public final class WatchRuntime {
                     loop.arm("hello", after: seconds)
                 case .cancelHelloRetry:
                     loop.cancel("hello")
+                case .emit(let event) where event.name == "peer.error":
+                    emitLimited(event, at: time)
                 case .emit(let event):
                     output.emit(event, at: time)
                 }
@@ -187,6 +207,7 @@ public final class WatchRuntime {
             case "status":
                 var status = core.status(at: clock.now)
                 status.fields.append((key: "rejectedMessages", value: .int(Int64(rejected))))
+                status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
                 output.emit(status)
             case "quit":
                 output.emit(Event("watch.stopping", [("reason", .string("quit"))]))
@@ -258,21 +279,14 @@ public final class WatchRuntime {
                                     : keys == nil
                                         ? "the handshake failed (libzmq code \(event.value)): the phone may require CURVE; pass --keys DIR"
                                         : "the handshake failed (libzmq code \(event.value)): check that phone.key is the phone's current public certificate"
-                                // libzmq retries every reconnect interval: say each reason once per 30 s.
-                                if lastFailure?.reason != reason
-                                    || Date().timeIntervalSince(lastFailure?.at ?? .distantPast) > 30
-                                {
-                                    lastFailure = (reason, Date())
-                                    output.emit(
-                                        Event(
-                                            "link.handshake_failed",
-                                            [
-                                                ("endpoint", .string(options.endpoint)),
-                                                ("code", .int(Int64(event.value))),
-                                                ("reason", .string(reason)),
-                                            ]))
-                                    diagnose(program, "\(options.endpoint): \(reason)")
-                                }
+                                // libzmq retries at every reconnect interval: repeats are held back.
+                                let failed = Event(
+                                    "link.handshake_failed",
+                                    [
+                                        ("endpoint", .string(options.endpoint)), ("code", .int(Int64(event.value))),
+                                        ("reason", .string(reason)),
+                                    ])
+                                if emitLimited(failed) { diagnose(program, "\(options.endpoint): \(reason)") }
                             }
                         }
                         return
@@ -281,7 +295,7 @@ public final class WatchRuntime {
                         guard frames.count == 1 else {
                             let reason = "expected 1 frame, got \(frames.count)"
                             rejected += 1
-                            output.emit(Event("message.rejected", [("reason", .string(reason))]))
+                            emitLimited(Event("message.rejected", [("reason", .string(reason))]))
                             perform([.send(.error(reason: reason))], rollback: core)
                             continue
                         }
@@ -295,7 +309,7 @@ public final class WatchRuntime {
                             step { $0.receive(message) }
                         } catch {
                             rejected += 1
-                            output.emit(Event("message.rejected", [("reason", .string(error.reason))]))
+                            emitLimited(Event("message.rejected", [("reason", .string(error.reason))]))
                             if !WireCodec.claimsToBeError(frames[0]) {
                                 perform([.send(.error(reason: error.reason))], rollback: core)
                             }
@@ -319,6 +333,7 @@ public final class WatchRuntime {
                         step { $0.helloRetryDue() }
                     case "heartbeat":
                         if linkUp { try? dealer.send(WireCodec.encode(.ping), dontWait: true) }
+                        for line in limiter.flush(at: Date()) { output.emit(line) }
                         if let silence = liveness.check() {
                             output.emit(
                                 Event(
@@ -376,6 +391,8 @@ public final class WatchRuntime {
             diagnose(program, "poll failed: \(error)")
             exitStatus = ExitStatus.software
         }
+        // Say what is still held back: the counts add up to every occurrence.
+        for line in limiter.endAll() { output.emit(line) }
         return exitStatus
     }
 }
