@@ -186,7 +186,8 @@ public enum ScheduleFile {
         do {
             root = try JSONSerialization.jsonObject(with: data, options: [])
         } catch {
-            throw ScheduleError(field: "", value: "", reason: "not valid JSON (\(error.localizedDescription))")
+            let place = JSONDiagnosis.syntaxError(in: data).map { ": \($0)" } ?? " (\(error.localizedDescription))"
+            throw ScheduleError(field: "", value: "", reason: "not valid JSON\(place)")
         }
         guard let object = root as? [String: Any] else {
             throw ScheduleError(field: "", value: "", reason: "the top level must be a JSON object")

@@ -1,4 +1,5 @@
 public import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -64,21 +65,44 @@ public enum AtomicFile {
         }
     }
 
-    /// Creates `path` (and parents) with mode 0700 if missing.
-    /// - Throws: `FileError` when it cannot be created or is not a writable directory.
+    /// Creates `path` (and parents) with mode 0700 if missing, like `mkdir -p`.
+    /// - Throws: `FileError` when it cannot be created or is not a writable directory, naming the
+    ///   directory that failed and the cause in the system's words (strerror), e.g.
+    ///   `/srv/st: cannot create directory: Permission denied`.
     public static func ensureDirectory(_ path: String) throws(FileError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw FileError(path: path, reason: "exists and is not a directory") }
         } else {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw FileError(path: path, reason: "cannot create directory (\(error.localizedDescription))")
+            var prefix = path.hasPrefix("/") ? "" : "."
+            for component in path.split(separator: "/") {
+                prefix += "/" + component
+                if mkdir(prefix, 0o700) == 0 || errno == EEXIST { continue }
+                throw failure(prefix, "cannot create directory", call: "mkdir")
+            }
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw FileError(path: path, reason: "cannot create directory: a file is in the way") }
+        }
+        guard access(path, W_OK | X_OK) == 0 else {
+            throw failure(path, "directory not writable", call: "access")
+        }
+    }
+
+    /// A failure with errno's words and, for permission errors, who owns what is in the way.
+    private static func failure(_ path: String, _ what: String, call: String) -> FileError {
+        let code = errno
+        var reason = "\(what): \(String(cString: strerror(code)))"
+        if code == EACCES || code == EPERM {
+            let parent = (path as NSString).deletingLastPathComponent
+            let shown = call == "mkdir" ? (parent.isEmpty ? "." : parent) : path
+            var info = stat()
+            if stat(shown, &info) == 0 {
+                reason +=
+                    " (\(shown) is \(EndpointDiagnosis.ownerAndMode(info)); "
+                    + "this process runs as \(EndpointDiagnosis.userName(geteuid())))"
             }
         }
-        guard access(path, W_OK | X_OK) == 0 else { throw failure(path, "access") }
+        return FileError(path: path, reason: reason)
     }
 
     private static func failure(_ path: String, _ call: String) -> FileError {
@@ -226,10 +250,12 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw FileError(path: file, reason: "cannot be read")
         }
+        let decoder = Self.decoder
         do {
-            return try Self.decoder.decode(Value.self, from: data)
+            return try decoder.decode(Value.self, from: data)
         } catch {
-            throw FileError(path: file, reason: "not a valid state file (\(Self.describe(error)))")
+            let why = JSONDiagnosis.describe(error, decoding: Value.self, from: data, with: decoder)
+            throw FileError(path: file, reason: "not a valid state file: \(why)")
         }
     }
 
@@ -265,19 +291,5 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context):
-            return context.debugDescription
-        case DecodingError.keyNotFound(let key, _):
-            return "missing key \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return "\(path): \(context.debugDescription)"
-        default:
-            return String(describing: error)
-        }
     }
 }

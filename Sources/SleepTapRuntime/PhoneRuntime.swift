@@ -79,7 +79,10 @@ public final class PhoneRuntime {
         do {
             try router.bind(options.endpoint)
         } catch {
-            diagnose(program, "cannot bind \(options.endpoint): \(error)")
+            diagnose(
+                program,
+                "cannot bind \(options.endpoint): "
+                    + EndpointDiagnosis.explain(error, endpoint: options.endpoint, binding: true))
             return ExitStatus.unavailable
         }
         bound = true

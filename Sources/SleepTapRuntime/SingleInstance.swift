@@ -99,14 +99,33 @@ enum IPCDirectoryPolicy {
             guard stat(directory, &info) == 0 else { return "cannot inspect \(directory)" }
         }
         guard info.st_uid == geteuid() else {
-            return "the socket directory \(directory) belongs to another user (uid \(info.st_uid)); "
-                + "use a directory of your own with mode 0700"
+            return "the socket directory \(directory) belongs to another user "
+                + "(\(EndpointDiagnosis.userName(info.st_uid)), uid \(info.st_uid)); "
+                + privateDirectoryAdvice(directory: directory, socket: (path as NSString).lastPathComponent)
         }
         guard info.st_mode & 0o077 == 0 else {
-            let mode = String(info.st_mode & 0o777, radix: 8)
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            var advice = privateDirectoryAdvice(directory: directory, socket: (path as NSString).lastPathComponent)
+            // A shared directory (sticky bit, like /tmp) must stay open to everyone: never advise
+            // closing it. A directory of one's own may simply be closed.
+            if info.st_mode & S_ISVTX == 0 { advice += ", or run `chmod 700 \(directory)` if only you use it" }
             return "the socket directory \(directory) is mode \(mode): other users could reach the socket; "
-                + "run `chmod 700 \(directory)` (or pass --insecure)"
+                + advice + " (or pass --insecure)"
         }
         return nil
+    }
+
+    /// The fix for a socket directory others can reach: a private subdirectory of it (the phone
+    /// creates a missing one with mode 0700), or the user's runtime directory (`$XDG_RUNTIME_DIR`,
+    /// private to the user by the XDG Base Directory Specification).
+    static func privateDirectoryAdvice(directory: String, socket: String) -> String {
+        let user = EndpointDiagnosis.userName(geteuid()).replacingOccurrences(of: "/", with: "_")
+        var advice =
+            "put the socket in a private directory of your own, e.g. "
+            + "--endpoint ipc://\(directory == "/" ? "" : directory)/sleeptap-\(user)/\(socket) (the phone creates it, mode 0700)"
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            advice += " or ipc://\(runtime)/\(socket)"
+        }
+        return advice
     }
 }

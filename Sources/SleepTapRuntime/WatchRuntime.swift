@@ -58,6 +58,10 @@ public final class WatchRuntime {
             diagnose(program, "refusing \(options.endpoint): \(problem)")
             return ExitStatus.unavailable
         }
+        if let problem = EndpointDiagnosis.connectProblem(options.endpoint) {
+            diagnose(program, "cannot connect to \(options.endpoint): \(problem)")
+            return ExitStatus.unavailable
+        }
         do {
             try dealer.connect(options.endpoint)
         } catch {
@@ -277,8 +281,8 @@ public final class WatchRuntime {
                                     event.kind.contains(.handshakeFailedAuth)
                                     ? "the phone refused this watch (status \(event.value)): its key is not paired with the phone"
                                     : keys == nil
-                                        ? "the handshake failed (libzmq code \(event.value)): the phone may require CURVE; pass --keys DIR"
-                                        : "the handshake failed (libzmq code \(event.value)): check that phone.key is the phone's current public certificate"
+                                        ? "the handshake failed: \(event.handshakeFailureDescription); the phone may require CURVE; pass --keys DIR"
+                                        : "the handshake failed: \(event.handshakeFailureDescription); check that phone.key is the phone's current public certificate"
                                 // libzmq retries at every reconnect interval: repeats are held back.
                                 let failed = Event(
                                     "link.handshake_failed",

@@ -139,3 +139,102 @@ extension Socket {
         try valueOrZeroMQError { zmq_socket_monitor(handle, nil, 0) }
     }
 }
+
+extension MonitorEvent {
+    /// A handshake failure's value in plain words, with libzmq's name for it.
+    ///
+    /// For `.handshakeFailedProtocol` the value is a `ZMQ_PROTOCOL_ERROR_*` code (zmq.h;
+    /// zmq_socket_monitor(3)), for `.handshakeFailedAuth` a ZAP status code (RFC 27: 300 temporary
+    /// error, 400 authentication failure, 500 internal error), for `.handshakeFailedNoDetail` an
+    /// errno. Other kinds get their number.
+    public var handshakeFailureDescription: String {
+        if kind.contains(.handshakeFailedProtocol) { return Self.protocolErrorDescription(value) }
+        if kind.contains(.handshakeFailedAuth) {
+            let words =
+                switch value {
+                case 300: "a temporary error in the peer's authentication handler"
+                case 400: "authentication failed: the peer does not accept these credentials"
+                case 500: "an internal error in the peer's authentication handler"
+                default: "the peer's authentication handler refused"
+                }
+            return "\(words) (ZAP status \(value))"
+        }
+        if kind.contains(.handshakeFailedNoDetail) {
+            return "\(String(cString: zmq_strerror(Int32(bitPattern: value)))) (errno \(value))"
+        }
+        return "value \(value)"
+    }
+
+    /// A `ZMQ_PROTOCOL_ERROR_*` code (zmq.h) in plain words, e.g. for 0x11000002
+    /// `the two sides use different security mechanisms: one requires CURVE, the other uses
+    /// none (ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH, 0x11000002)`.
+    ///
+    /// - Parameter code: The value of a `.handshakeFailedProtocol` event.
+    /// - Returns: What went wrong, libzmq's name for it and the code in hexadecimal.
+    public static func protocolErrorDescription(_ code: UInt32) -> String {
+        let hex = "0x" + String(code, radix: 16)
+        let malformed = "the peer sent a malformed ZMTP"
+        let known: [Int32: (String, String)] = [
+            ZMQ_PROTOCOL_ERROR_ZMTP_UNSPECIFIED: ("the peer broke the ZMTP protocol", "ZMTP_UNSPECIFIED"),
+            ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND: (
+                "the peer sent a ZMTP command that was not expected then", "ZMTP_UNEXPECTED_COMMAND"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE: (
+                "the peer sent ZMTP commands out of sequence", "ZMTP_INVALID_SEQUENCE"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE: ("the security key exchange failed", "ZMTP_KEY_EXCHANGE"),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED: (
+                "\(malformed) command", "ZMTP_MALFORMED_COMMAND_UNSPECIFIED"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_MESSAGE: (
+                "\(malformed) MESSAGE command", "ZMTP_MALFORMED_COMMAND_MESSAGE"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO: (
+                "\(malformed) HELLO command", "ZMTP_MALFORMED_COMMAND_HELLO"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_INITIATE: (
+                "\(malformed) INITIATE command", "ZMTP_MALFORMED_COMMAND_INITIATE"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR: (
+                "\(malformed) ERROR command", "ZMTP_MALFORMED_COMMAND_ERROR"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY: (
+                "\(malformed) READY command", "ZMTP_MALFORMED_COMMAND_READY"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME: (
+                "\(malformed) WELCOME command", "ZMTP_MALFORMED_COMMAND_WELCOME"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_METADATA: (
+                "the peer sent invalid metadata (socket type, identity)", "ZMTP_INVALID_METADATA"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC: (
+                "a cryptographic check failed: the CURVE keys do not match", "ZMTP_CRYPTOGRAPHIC"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH: (
+                "the two sides use different security mechanisms: one requires CURVE, the other uses none",
+                "ZMTP_MECHANISM_MISMATCH"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZAP_UNSPECIFIED: ("the authentication handler (ZAP) failed", "ZAP_UNSPECIFIED"),
+            ZMQ_PROTOCOL_ERROR_ZAP_MALFORMED_REPLY: (
+                "the authentication handler (ZAP) sent a malformed reply", "ZAP_MALFORMED_REPLY"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZAP_BAD_REQUEST_ID: (
+                "the authentication handler (ZAP) answered another request", "ZAP_BAD_REQUEST_ID"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZAP_BAD_VERSION: (
+                "the authentication handler (ZAP) speaks another version", "ZAP_BAD_VERSION"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZAP_INVALID_STATUS_CODE: (
+                "the authentication handler (ZAP) sent an invalid status code", "ZAP_INVALID_STATUS_CODE"
+            ),
+            ZMQ_PROTOCOL_ERROR_ZAP_INVALID_METADATA: (
+                "the authentication handler (ZAP) sent invalid metadata", "ZAP_INVALID_METADATA"
+            ),
+            ZMQ_PROTOCOL_ERROR_WS_UNSPECIFIED: ("the WebSocket protocol was broken", "WS_UNSPECIFIED"),
+        ]
+        guard let (words, name) = known[Int32(bitPattern: code)] else {
+            return "an unknown protocol error (\(hex))"
+        }
+        return "\(words) (ZMQ_PROTOCOL_ERROR_\(name), \(hex))"
+    }
+}

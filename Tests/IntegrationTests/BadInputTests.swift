@@ -82,6 +82,17 @@ struct BadInputTests {
             ])
         #expect(absent.status == 65)
         #expect(absent.stderr.contains("nope.json: cannot be read"))
+        let broken = "\(scenario.dir)/broken.json"
+        let brokenText = "{\"schemaVersion\": 1,\n \"wake\": {\"monday\": \"07:00\" \"tuesday\": \"07:00\"}}"
+        #expect(FileManager.default.createFile(atPath: broken, contents: Data(brokenText.utf8)))
+        let syntax = try scenario.runToExit(
+            "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/p", "--schedule", broken])
+        #expect(syntax.status == 65)
+        #expect(
+            syntax.stderr.contains(
+                "schedule file \(broken): not valid JSON: line 2, column 29: expected ',' or '}' after a member, found '\"'"
+            ),
+            "stderr: \(syntax.stderr)")
     }
 
     @Test(
@@ -165,6 +176,67 @@ struct BadInputTests {
         let phone = try scenario.phone()
         let recovered = try phone.expect("state.recovered").event
         #expect(recovered.string("reason") == "outbox.seq 5 is above lastSeq 1")
+    }
+
+    @Test("A state file of valid JSON with a negative seq names the field and the value, not 'not valid JSON'")
+    func negativeSeqState() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/phone"
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        let text = "{\"lastSeq\": -1, \"acked\": false}"
+        #expect(FileManager.default.createFile(atPath: "\(stateDir)/phone.json", contents: Data(text.utf8)))
+        let phone = try scenario.phone()
+        let recovered = try phone.expect("state.recovered").event
+        #expect(recovered.string("reason") == "not a valid state file: field lastSeq = -1: must not be negative")
+    }
+
+    @Test("A state dir that cannot be created: its path and the system's words, not a Foundation error code")
+    func uncreatableStateDirectory() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let file = "\(scenario.dir)/plain"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        for program in ["phone", "watch"] {
+            let result = try scenario.runToExit(
+                program, ["--endpoint", scenario.endpoint, "--state-dir", "\(file)/state"])
+            #expect(result.status == 73)
+            #expect(
+                result.stderr.contains("state dir \(file)/state: cannot create directory: Not a directory"),
+                "stderr: \(result.stderr)")
+            #expect(!result.stderr.contains("NSCocoaErrorDomain"))
+        }
+    }
+
+    @Test(
+        "A tcp host name that does not resolve: exit 69 saying so, not ENODEV or a silent retry",
+        arguments: ["phone", "watch"])
+    func unresolvableHost(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // RFC 6761: names under .invalid never resolve.
+        let result = try scenario.runToExit(
+            program, ["--endpoint", "tcp://nohost.invalid:5555", "--state-dir", "\(scenario.dir)/s", "--insecure"])
+        #expect(result.status == 69)
+        #expect(
+            result.stderr.contains("tcp://nohost.invalid:5555: the host name nohost.invalid could not be resolved"),
+            "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("ENODEV"))
+    }
+
+    @Test("A plaintext watch against a CURVE phone: the handshake failure in words, not a raw libzmq code")
+    func plaintextAgainstCurve() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let keys = try CurveLinkTests.pair(scenario)
+        let (_, endpoint) = try CurveLinkTests.phone(scenario, keys: keys.phone)
+        let watch = try scenario.watch(["--insecure"], endpoint: endpoint)
+        // ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH (a connection torn down first may say EPIPE).
+        let failed = try watch.expect("link.handshake_failed") { $0.int("code") == 0x1100_0002 }.event
+        let reason = try #require(failed.string("reason"))
+        #expect(reason.contains("different security mechanisms: one requires CURVE, the other uses none"), "\(reason)")
+        #expect(reason.contains("ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH"))
+        #expect(!reason.contains("285212674"))
     }
 
     @Test("A state file that cannot be read at all (a directory in its place): exit 65, nothing touched")

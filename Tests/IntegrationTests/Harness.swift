@@ -31,9 +31,10 @@ final class Scenario {
         try spawn("phone", ["--endpoint", endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
     }
 
-    /// Starts `watch` with `--endpoint`/`--state-dir` filled in, plus `extra`.
-    func watch(_ extra: [String] = [], stateDir: String = "watch") throws -> ChildProcess {
-        try spawn("watch", ["--endpoint", endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
+    /// Starts `watch` with `--endpoint` (the scenario's unless given) and `--state-dir` filled in,
+    /// plus `extra`.
+    func watch(_ extra: [String] = [], stateDir: String = "watch", endpoint: String? = nil) throws -> ChildProcess {
+        try spawn("watch", ["--endpoint", endpoint ?? self.endpoint, "--state-dir", "\(dir)/\(stateDir)"] + extra)
     }
 
     /// Starts the built executable `name`, or `executable` when given (labelled `name`);

@@ -27,6 +27,23 @@ struct SecurityTests {
         try allowed.expect("phone.started")
     }
 
+    @Test(
+        "A socket directly in a shared directory such as /tmp: the advice is a private subdirectory, never chmod /tmp")
+    func sharedDirectoryAdvice() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let name = "sleeptap-advice-\(getpid()).sock"
+        let user = String(cString: try #require(getpwuid(geteuid())?.pointee.pw_name))
+        for program in ["phone", "watch"] {
+            let result = try scenario.runToExit(
+                program, ["--endpoint", "ipc:///tmp/\(name)", "--state-dir", "\(scenario.dir)/\(program)"])
+            #expect(result.status == 69)
+            #expect(result.stderr.contains("ipc:///tmp/sleeptap-\(user)/\(name)"), "\(program): \(result.stderr)")
+            #expect(!result.stderr.contains("chmod"), "\(program): \(result.stderr)")
+        }
+        #expect(access("/tmp/\(name)", F_OK) != 0, "nothing was bound")
+    }
+
     @Test("A missing socket directory is created 0700")
     func createdPrivate() throws {
         let scenario = try Scenario()
@@ -60,6 +77,41 @@ struct SecurityTests {
         probe.waitForOutputEnd(timeout: 5)
         #expect(probe.exitStatus != 0)
         #expect(probe.standardError.contains("Permission denied"), "\(probe.standardError)")
+    }
+
+    @Test(
+        "Another user's watch and phone are told permission denied, naming the path, its owner and mode",
+        .enabled(if: canActAsAnotherUser, "needs root and runuser(1) to act as another user (nobody)"))
+    func otherUserPermissionDenied() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // A directory nobody may write (for nobody's state dirs), removed with the scenario's.
+        var template = Array("/tmp/sleeptap-nobody-XXXXXX".utf8CString)
+        let open = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: open) }
+        #expect(chmod(open, 0o777) == 0)
+        func asNobody(_ program: String, _ arguments: [String]) throws -> (status: Int32?, stderr: String) {
+            let child = try scenario.spawn(
+                "runuser",
+                ["-u", "nobody", "--", try Scenario.executable(program).path] + arguments,
+                executable: URL(fileURLWithPath: "/usr/sbin/runuser"))
+            #expect(child.waitForExit(timeout: Scenario.deadline) && child.waitForOutputEnd(timeout: 5))
+            return (child.exitStatus, child.standardError)
+        }
+        let watch = try asNobody("watch", ["--endpoint", scenario.endpoint, "--state-dir", "\(open)/w", "--insecure"])
+        #expect(watch.status == 69)
+        #expect(
+            watch.stderr.contains(
+                "permission denied: cannot reach \(scenario.dir)/phone.sock: the directory \(scenario.dir) is "
+                    + "owned by root (uid 0), mode 0700"), "\(watch.stderr)")
+        #expect(!watch.stderr.contains("is it running"))
+        let phone = try asNobody(
+            "phone", ["--endpoint", "ipc://\(open)/s/phone.sock", "--state-dir", "\(scenario.dir)/p"])
+        #expect(phone.status == 73)
+        #expect(
+            phone.stderr.contains(
+                "\(scenario.dir)/p: cannot create directory: Permission denied (\(scenario.dir) is owned by root "
+                    + "(uid 0), mode 0700; this process runs as nobody)"), "\(phone.stderr)")
     }
 
     @Test("A relative ipc path: phone and watch started in two directories meet at the same absolute socket")

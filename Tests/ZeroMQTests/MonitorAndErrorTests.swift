@@ -79,3 +79,38 @@ struct MonitorAndErrorTests {
         #expect(ZeroMQLibrary.has("ipc"))
     }
 }
+
+@Suite("Handshake failures in words")
+struct HandshakeFailureWordsTests {
+    @Test(
+        "ZMQ_PROTOCOL_ERROR_* codes from zmq.h are said in words with their name; unknown codes keep the number",
+        arguments: [
+            (
+                UInt32(0x1100_0002), "different security mechanisms",
+                "ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH, 0x11000002"
+            ),
+            (UInt32(0x1100_0001), "the CURVE keys do not match", "ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC, 0x11000001"),
+            (UInt32(0x1000_0013), "malformed ZMTP HELLO command", "ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO"),
+            (UInt32(0x2000_0001), "(ZAP) sent a malformed reply", "ZMQ_PROTOCOL_ERROR_ZAP_MALFORMED_REPLY"),
+            (UInt32(0x4000_0000), "an unknown protocol error", "0x40000000"),
+        ])
+    func protocolErrors(code: UInt32, words: String, name: String) {
+        let text = MonitorEvent.protocolErrorDescription(code)
+        #expect(text.contains(words) && text.contains(name), "\(text)")
+        let event = MonitorEvent(kind: .handshakeFailedProtocol, value: code, endpoint: "tcp://127.0.0.1:1")
+        #expect(event.handshakeFailureDescription == text)
+    }
+
+    @Test("A ZAP refusal names the status; a failure without detail names the errno")
+    func authAndErrno() {
+        let refused = MonitorEvent(kind: .handshakeFailedAuth, value: 400, endpoint: "tcp://127.0.0.1:1")
+        #expect(
+            refused.handshakeFailureDescription
+                == "authentication failed: the peer does not accept these credentials (ZAP status 400)")
+        let reset = MonitorEvent(
+            kind: .handshakeFailedNoDetail, value: UInt32(ECONNRESET), endpoint: "tcp://127.0.0.1:1")
+        #expect(
+            reset.handshakeFailureDescription.contains("Connection reset by peer"),
+            "\(reset.handshakeFailureDescription)")
+    }
+}

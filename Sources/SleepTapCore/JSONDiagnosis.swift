@@ -1,0 +1,397 @@
+public import Foundation
+
+/// Why a JSON file cannot be used, in words that name the place: the line and column of a syntax
+/// error (RFC 8259 grammar), or the field and value of a type or range error in valid JSON.
+///
+/// Foundation's own messages give neither: on Linux `JSONSerialization` reports "The data is not
+/// in the correct format" without an offset, and `JSONDecoder` reports a number that does not fit
+/// its field (a negative `UInt64`) as "The given data was not valid JSON" with no coding path.
+public enum JSONDiagnosis {
+    /// A syntax error at a place in the text.
+    public struct SyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// 1-based line (lines end at LF).
+        public var line: Int
+        /// 1-based column, in characters (Unicode scalars) from the start of the line.
+        public var column: Int
+        /// 0-based byte offset.
+        public var offset: Int
+        /// What is wrong there.
+        public var reason: String
+
+        /// `line 3, column 14: expected ',' or '}' after a member, found 'x'`.
+        public var description: String { "line \(line), column \(column): \(reason)" }
+    }
+
+    /// The first syntax error in `data` as JSON (RFC 8259: one value, any type, whitespace around
+    /// it), or nil when it is valid JSON.
+    /// - Complexity: O(n) in the size of `data`.
+    public static func syntaxError(in data: Data) -> SyntaxError? {
+        var scanner = Scanner(bytes: [UInt8](data))
+        do throws(SyntaxError) {
+            scanner.skipWhitespace()
+            if scanner.bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+                return scanner.error(at: 0, "a byte-order mark; save the file as UTF-8 without one")
+            }
+            try scanner.value(depth: 0)
+            scanner.skipWhitespace()
+            guard scanner.index == scanner.bytes.count else {
+                throw scanner.error(at: scanner.index, "text after the end of the JSON value: \(scanner.found)")
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// A decoding failure of `data` in words: `not valid JSON: line L, column C: …` for a syntax
+    /// error, else `field PATH = VALUE: …` naming the field that has the wrong type or value.
+    /// - Parameters:
+    ///   - error: what `JSONDecoder` threw decoding `type` from `data`.
+    ///   - type: the type that was decoded.
+    ///   - data: the text.
+    ///   - decoder: the decoder that failed, to re-run when the field has to be found.
+    public static func describe<T: Decodable>(
+        _ error: any Error, decoding type: T.Type, from data: Data, with decoder: JSONDecoder
+    ) -> String {
+        if let syntax = syntaxError(in: data) { return "not valid JSON: \(syntax)" }
+        guard let tree = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            return "not valid JSON"
+        }
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing field \(render(path: context.codingPath + [key]))"
+        case DecodingError.valueNotFound(let expected, let context):
+            return "field \(render(path: context.codingPath)) is null: expected \(words(for: expected))"
+        case DecodingError.typeMismatch(let expected, let context):
+            let value = lookUp(context.codingPath, in: tree).map(render(value:)) ?? "?"
+            return "field \(render(path: context.codingPath)) = \(value): expected \(words(for: expected))"
+        case DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty:
+            let value = lookUp(context.codingPath, in: tree).map(render(value:)) ?? "?"
+            return "field \(render(path: context.codingPath)) = \(value): \(context.debugDescription)"
+        default:
+            // Valid JSON the decoder calls corrupt without a path: a number that its field cannot
+            // hold. Find it: the first suspicious number whose replacement by 0 cures the failure.
+            let suspects = numbers(in: tree, at: []).filter { number in
+                number.value < 0 || number.value != number.value.rounded(.towardZero)
+                    || abs(number.value) >= 9_223_372_036_854_775_808
+            }
+            func decodes(replacing paths: [[PathStep]]) -> Bool {
+                var changed = tree
+                for path in paths { changed = replace(path, in: changed, with: 0) }
+                guard let text = try? JSONSerialization.data(withJSONObject: changed, options: [.fragmentsAllowed])
+                else { return false }
+                return (try? decoder.decode(T.self, from: text)) != nil
+            }
+            let culprit =
+                suspects.first { decodes(replacing: [$0.path]) }
+                ?? (decodes(replacing: suspects.map(\.path)) ? suspects.first : nil)
+            guard let culprit else { return "valid JSON, but not a valid value: \(describeUnlocated(error))" }
+            let why =
+                culprit.value < 0
+                ? "must not be negative"
+                : culprit.value != culprit.value.rounded(.towardZero) ? "must be a whole number" : "is too large"
+            return "field \(render(steps: culprit.path)) = \(culprit.text): \(why)"
+        }
+    }
+
+    // MARK: - the syntax scanner
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        /// The character at `index` for messages, or `the end of the text`.
+        var found: String {
+            guard index < bytes.count else { return "the end of the text" }
+            let tail = bytes[index...].prefix(4)
+            let character = String(decoding: tail, as: UTF8.self).unicodeScalars.first ?? "\u{FFFD}"
+            if character.value < 0x20 || character == "\u{FFFD}" {
+                return "U+" + String(character.value, radix: 16, uppercase: true).leftPadded(to: 4)
+            }
+            return "'\(character)'"
+        }
+
+        func error(at offset: Int, _ reason: String) -> SyntaxError {
+            let before = bytes[..<min(offset, bytes.count)]
+            let lineStart = before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            let line = before.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+            // Count characters, not bytes: skip UTF-8 continuation bytes (10xxxxxx).
+            let column = 1 + bytes[lineStart..<min(offset, bytes.count)].filter { $0 & 0xC0 != 0x80 }.count
+            return SyntaxError(line: line, column: column, offset: offset, reason: reason)
+        }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func value(depth: Int) throws(SyntaxError) {
+            guard depth < 512 else { throw error(at: index, "nested more than 512 levels deep") }
+            guard index < bytes.count else { throw error(at: index, "expected a value, found the end of the text") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): try object(depth: depth)
+            case UInt8(ascii: "["): try array(depth: depth)
+            case UInt8(ascii: "\""): try string()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            case UInt8(ascii: "t"): try literal("true")
+            case UInt8(ascii: "f"): try literal("false")
+            case UInt8(ascii: "n"): try literal("null")
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): try literal("")
+            default: throw error(at: index, "expected a value, found \(found)")
+            }
+        }
+
+        mutating func object(depth: Int) throws(SyntaxError) {
+            index += 1
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw error(at: index, "expected a member name in double quotes, found \(found)")
+                }
+                try string()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw error(at: index, "expected ':' after the member name, found \(found)")
+                }
+                index += 1
+                skipWhitespace()
+                try value(depth: depth + 1)
+                skipWhitespace()
+                guard index < bytes.count else {
+                    throw error(at: index, "expected ',' or '}' after a member, found the end of the text")
+                }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard bytes[index] == UInt8(ascii: "}") else {
+                    throw error(at: index, "expected ',' or '}' after a member, found \(found)")
+                }
+                index += 1
+                return
+            }
+        }
+
+        mutating func array(depth: Int) throws(SyntaxError) {
+            index += 1
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                try value(depth: depth + 1)
+                skipWhitespace()
+                guard index < bytes.count else {
+                    throw error(at: index, "expected ',' or ']' after an element, found the end of the text")
+                }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard bytes[index] == UInt8(ascii: "]") else {
+                    throw error(at: index, "expected ',' or ']' after an element, found \(found)")
+                }
+                index += 1
+                return
+            }
+        }
+
+        mutating func string() throws(SyntaxError) {
+            let start = index
+            index += 1
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    guard String(validating: bytes[start..<index], as: UTF8.self) != nil else {
+                        throw error(at: start, "the string is not valid UTF-8")
+                    }
+                    return
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard index < bytes.count else { break }
+                    switch bytes[index] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                        UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        index += 1
+                    case UInt8(ascii: "u"):
+                        let hex = bytes[(index + 1)...].prefix(4)
+                        guard hex.count == 4, hex.allSatisfy({ Character(UnicodeScalar($0)).isHexDigit }) else {
+                            throw error(at: index - 1, "expected four hex digits after \\u")
+                        }
+                        index += 5
+                    default:
+                        throw error(at: index - 1, "invalid escape \\\(found.trimmingCharacters(in: ["'"]))")
+                    }
+                case 0..<0x20:
+                    throw error(at: index, "a control character (\(found)) in a string; write it escaped")
+                default:
+                    index += 1
+                }
+            }
+            throw error(at: start, "the string starting here is not closed")
+        }
+
+        mutating func number() throws(SyntaxError) {
+            let start = index
+            func digits() -> Int {
+                let from = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                    index += 1
+                }
+                return index - from
+            }
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else {
+                throw error(at: index, "expected a digit, found \(found)")
+            }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+                if index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                    throw error(at: start, "a number must not start with 0 (leading zeros are not JSON)")
+                }
+            } else {
+                _ = digits()
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() > 0 else { throw error(at: index, "expected a digit after '.', found \(found)") }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
+                guard digits() > 0 else { throw error(at: index, "expected a digit in the exponent, found \(found)") }
+            }
+        }
+
+        mutating func literal(_ word: String) throws(SyntaxError) {
+            let expected = Array(word.utf8)
+            guard !expected.isEmpty, bytes[index...].starts(with: expected) else {
+                var end = index
+                while end < bytes.count, (0x61...0x7A).contains(bytes[end]) || (0x41...0x5A).contains(bytes[end]) {
+                    end += 1
+                }
+                let text = String(decoding: bytes[index..<max(end, index + 1)].prefix(20), as: UTF8.self)
+                throw error(
+                    at: index,
+                    "expected a value, found '\(text)' (strings need double quotes; true, false and null are lowercase)"
+                )
+            }
+            index += expected.count
+        }
+    }
+
+    // MARK: - fields and values
+
+    /// One step of a path into a JSON tree.
+    private enum PathStep {
+        case key(String)
+        case index(Int)
+    }
+
+    private static func steps(_ path: [any CodingKey]) -> [PathStep] {
+        path.map { key in key.intValue.map { .index($0) } ?? .key(key.stringValue) }
+    }
+
+    private static func render(path: [any CodingKey]) -> String { render(steps: steps(path)) }
+
+    /// `outbox.entries[2].wake`.
+    private static func render(steps: [PathStep]) -> String {
+        var text = ""
+        for step in steps {
+            switch step {
+            case .key(let key): text += text.isEmpty ? key : "." + key
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return text.isEmpty ? "(the top level)" : text
+    }
+
+    private static func lookUp(_ path: [any CodingKey], in tree: Any) -> Any? {
+        var node: Any? = tree
+        for step in steps(path) {
+            switch step {
+            case .key(let key): node = (node as? [String: Any])?[key]
+            case .index(let index):
+                guard let array = node as? [Any], array.indices.contains(index) else { return nil }
+                node = array[index]
+            }
+        }
+        return node
+    }
+
+    /// The value as JSON text, at most 60 characters.
+    private static func render(value: Any) -> String {
+        let text =
+            (try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]))
+            .map { String(decoding: $0, as: UTF8.self) } ?? String(describing: value)
+        return text.count <= 60 ? text : String(text.prefix(57)) + "..."
+    }
+
+    /// Every number in the tree with its path, in document order of sorted keys.
+    private static func numbers(in node: Any, at path: [PathStep]) -> [(path: [PathStep], value: Double, text: String)]
+    {
+        switch node {
+        case let object as [String: Any]:
+            return object.keys.sorted().flatMap { numbers(in: object[$0] as Any, at: path + [.key($0)]) }
+        case let array as [Any]:
+            return array.enumerated().flatMap { numbers(in: $0.element, at: path + [.index($0.offset)]) }
+        case is String, is Bool, is NSNull:
+            return []
+        case let number as NSNumber:
+            return [(path, number.doubleValue, render(value: number))]
+        default:
+            return []
+        }
+    }
+
+    private static func replace(_ path: [PathStep], in node: Any, with value: Any) -> Any {
+        guard let first = path.first else { return value }
+        let rest = Array(path.dropFirst())
+        switch (first, node) {
+        case (.key(let key), var object as [String: Any]):
+            object[key] = replace(rest, in: object[key] as Any, with: value)
+            return object
+        case (.index(let index), var array as [Any]) where array.indices.contains(index):
+            array[index] = replace(rest, in: array[index], with: value)
+            return array
+        default:
+            return node
+        }
+    }
+
+    private static func words(for type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is UInt64.Type, is UInt.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type: "a whole number ≥ 0"
+        case is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type: "a whole number"
+        case is Double.Type, is Float.Type: "a number"
+        case is Date.Type: "a date"
+        default:
+            String(describing: type).hasPrefix("Array")
+                ? "a list"
+                : String(describing: type).hasPrefix("Dictionary") ? "an object" : "a value of type \(type)"
+        }
+    }
+
+    private static func describeUnlocated(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error { return context.debugDescription }
+        return String(describing: error)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

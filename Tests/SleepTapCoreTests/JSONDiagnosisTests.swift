@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+@Suite("JSON file diagnosis")
+struct JSONDiagnosisTests {
+    @Test(
+        "A syntax error is placed by line and column (characters, not bytes) with what was found",
+        arguments: [
+            ("{\"a\": 1,\n  \"b\": tru}", 2, 8, "expected a value, found 'tru'"),
+            ("{\"a\": 1 \"b\": 2}", 1, 9, "expected ',' or '}' after a member, found '\"'"),
+            ("", 1, 1, "expected a value, found the end of the text"),
+            ("{\"a\": \"é\" x}", 1, 11, "expected ',' or '}' after a member, found 'x'"),
+            ("{\n\"wake\": {\"monday\": \"07:00\",}\n}", 2, 28, "expected a member name in double quotes, found '}'"),
+            ("[1, 2", 1, 6, "expected ',' or ']' after an element, found the end of the text"),
+            ("{\"a\": 01}", 1, 7, "must not start with 0"),
+            ("{\"a\": \"x\ny\"}", 1, 9, "a control character (U+000A) in a string"),
+            ("{\"a\": \"x}", 1, 7, "not closed"),
+            ("{} {}", 1, 4, "text after the end of the JSON value"),
+            ("{\"a\": True}", 1, 7, "true, false and null are lowercase"),
+        ])
+    func syntax(text: String, line: Int, column: Int, reason: String) throws {
+        let error = try #require(JSONDiagnosis.syntaxError(in: Data(text.utf8)))
+        #expect(error.line == line && error.column == column, "\(error)")
+        #expect(error.reason.contains(reason), "\(error)")
+        #expect(error.description.hasPrefix("line \(line), column \(column): "))
+    }
+
+    @Test(
+        "Valid JSON has no syntax error",
+        arguments: ["{}", "[]", " {\"a\": [1, -0.5e+3, true, false, null, \"\\u00e9\\n\"]}\n", "0", "\"x\""])
+    func valid(text: String) {
+        #expect(JSONDiagnosis.syntaxError(in: Data(text.utf8)) == nil)
+        #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil)
+    }
+
+    /// A phone state as the phone writes it, with one field's text replaced.
+    static func phoneState(replacing old: String, with new: String) throws -> Data {
+        let batch = WakeBatch(
+            seq: 4, generatedAt: try #require(ISO8601.date("2025-03-06T17:00:00Z")), timeZone: "UTC",
+            entries: [
+                WakeEntry(
+                    wake: try #require(ISO8601.date("2025-03-07T07:00:00Z")), localDate: "2025-03-07",
+                    localTime: "07:00", timeZone: "UTC")
+            ])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        let text = String(
+            decoding: try encoder.encode(PhoneSyncState(lastSeq: 4, outbox: batch, acked: true)), as: UTF8.self)
+        #expect(text.contains(old), "the fixture must contain \(old)")
+        return Data(text.replacingOccurrences(of: old, with: new).utf8)
+    }
+
+    @Test(
+        "Valid JSON with a wrong type or value names the field and the value, never 'not valid JSON'",
+        arguments: [
+            ("\"lastSeq\" : 4", "\"lastSeq\" : -1", "field lastSeq = -1: must not be negative"),
+            ("\"lastSeq\" : 4", "\"lastSeq\" : 1.5", "field lastSeq = 1.5: must be a whole number"),
+            ("\"seq\" : 4", "\"seq\" : -2", "field outbox.seq = -2: must not be negative"),
+            ("\"lastSeq\" : 4", "\"lastSeq\" : \"x\"", "field lastSeq = \"x\": expected a whole number ≥ 0"),
+            ("\"acked\" : true,", "", "missing field acked"),
+            ("\"acked\" : true", "\"acked\" : 1", "field acked = 1: expected true or false"),
+        ])
+    func typeAndRange(old: String, new: String, message: String) throws {
+        let data = try Self.phoneState(replacing: old, with: new)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let error = try #require(throws: (any Error).self) { try decoder.decode(PhoneSyncState.self, from: data) }
+        let text = JSONDiagnosis.describe(error, decoding: PhoneSyncState.self, from: data, with: decoder)
+        #expect(text == message)
+    }
+
+    @Test("A broken schedule file reports the line and column of the syntax error")
+    func scheduleSyntax() throws {
+        let text = "{\"schemaVersion\": 1,\n \"wake\": {\"monday\": 07:00}}"
+        let error = try #require(throws: ScheduleError.self) { try ScheduleFile.decode(Data(text.utf8)) }
+        #expect(
+            error.reason
+                == "not valid JSON: line 2, column 21: a number must not start with 0 (leading zeros are not JSON)")
+    }
+}
