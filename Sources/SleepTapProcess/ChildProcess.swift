@@ -44,16 +44,19 @@ public final class ChildProcess: @unchecked Sendable {
     private let onEvent: (@Sendable (ChildEvent) -> Void)?
 
     /// Starts `executable` with `arguments`.
+    /// - Parameters:
+    ///   - standardInput: the child's stdin (e.g. `FileHandle.nullDevice`, a terminal); nil for a
+    ///     pipe that `send(line:)` writes to.
     /// - Throws: if the executable cannot be started.
     public init(
-        name: String, executable: URL, arguments: [String],
+        name: String, executable: URL, arguments: [String], standardInput: FileHandle? = nil,
         onEvent: (@Sendable (ChildEvent) -> Void)? = nil
     ) throws {
         self.name = name
         self.onEvent = onEvent
         process.executableURL = executable
         process.arguments = arguments
-        process.standardInput = stdinPipe
+        process.standardInput = standardInput ?? stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         try process.run()
@@ -89,7 +92,7 @@ public final class ChildProcess: @unchecked Sendable {
         return nonEventLines
     }
 
-    /// Writes one line (a newline is added) to the child's stdin.
+    /// Writes one line (a newline is added) to the child's stdin (when it is the pipe).
     public func send(line: String) {
         try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }

@@ -2,8 +2,9 @@ import Foundation
 import ZeroMQ
 
 /// The single-threaded poll loop both executables run: it owns the sockets, waits in `zmq_poll`
-/// on them and on the mailbox pipe, and fires named wall-clock timers. Never busy-polls: the
-/// poll timeout is the time to the nearest timer (capped at 1 s).
+/// on them, on the mailbox pipe and on the error condition of the event output (a pipe whose
+/// reader went away), and fires named wall-clock timers. Never busy-polls: the poll timeout is
+/// the time to the nearest timer (capped at 1 s).
 ///
 /// Thread-safety: create, use and drop on one thread (the sockets' owner).
 final class EventLoop {
@@ -11,11 +12,21 @@ final class EventLoop {
     private var timers: [String: Date] = [:]
     private let mailbox: Mailbox
     private let sockets: [Socket]
+    private let output: EventOutput?
+    /// The output's descriptor while it may still report its reader gone.
+    private var outputDescriptor: Int32?
     private(set) var stopping = false
 
-    init(sockets: [Socket], mailbox: Mailbox) {
+    /// - Parameters:
+    ///   - sockets: polled for input, in this order (`readable` gets the index).
+    ///   - mailbox: polled for stdin lines and signals.
+    ///   - output: the event output; when its reader goes away it is marked closed (which posts
+    ///     a stop through its `whenClosed` action).
+    init(sockets: [Socket], mailbox: Mailbox, output: EventOutput? = nil) {
         self.sockets = sockets
         self.mailbox = mailbox
+        self.output = output
+        outputDescriptor = output?.pollableDescriptor
     }
 
     func arm(_ name: String, at wall: Date) { timers[name] = wall }
@@ -36,6 +47,10 @@ final class EventLoop {
         while !stopping {
             var items = sockets.map { PollItem.socket($0, events: .readable) }
             items.append(.fileDescriptor(mailbox.readFD, events: .readable))
+            if let outputDescriptor {
+                // No condition asked for: poll(2) reports POLLERR and POLLHUP regardless.
+                items.append(.fileDescriptor(outputDescriptor, events: []))
+            }
             let now = Date()
             var timeout = 1000
             if let next = timers.values.min() {
@@ -51,6 +66,10 @@ final class EventLoop {
                     input(item)
                     if stopping { return }
                 }
+            }
+            if outputDescriptor != nil, !items[sockets.count + 1].returnedEvents.isEmpty {
+                outputDescriptor = nil  // reported once; polling it again would return at once
+                output?.noteClosed()
             }
             let due = Date()
             for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {

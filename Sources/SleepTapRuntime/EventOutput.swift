@@ -1,11 +1,22 @@
 public import Foundation
 public import SleepTapCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes events as JSON Lines to a file descriptor (stdout by default), one `write(2)` per line
 /// so lines from one process never interleave. Only the loop thread writes.
+///
+/// A closed output ends the process cleanly: when the reader of a pipe is gone (`phone | head -2`),
+/// write(2) fails with EPIPE (SIGPIPE is ignored, `SignalTrap`), and the loop also sees the pipe's
+/// error condition in poll(2) while idle (`pollableDescriptor`). Either way the output is marked
+/// closed, later lines are dropped, and the `whenClosed` action runs once (it posts a stop).
 public final class EventOutput: @unchecked Sendable {
     private let handle: FileHandle
     private let clock: any SleepTapCore.Clock
+    private let closure = Mutex<(closed: Bool, action: (@Sendable () -> Void)?)>((false, nil))
 
     /// - Parameters:
     ///   - handle: where lines go (stdout).
@@ -15,11 +26,60 @@ public final class EventOutput: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// Writes `event` stamped with `time`, or virtual now when nil.
+    /// Writes `event` stamped with `time`, or virtual now when nil. Dropped once the output is closed.
     public func emit(_ event: Event, at time: Date? = nil) {
-        let line = event.jsonLine(time: time ?? clock.now) + "\n"
-        // A closed stdout (EPIPE) must not kill the process; SIGPIPE is ignored at start-up.
-        try? handle.write(contentsOf: Data(line.utf8))
+        guard !isClosed else { return }
+        let line = Array((event.jsonLine(time: time ?? clock.now) + "\n").utf8)
+        let descriptor = handle.fileDescriptor
+        var written = 0
+        while written < line.count {
+            let result = line.withUnsafeBytes { bytes in
+                write(descriptor, bytes.baseAddress.map { $0 + written }, line.count - written)
+            }
+            if result >= 0 {
+                written += result
+            } else if errno == EINTR {
+                continue
+            } else {
+                // EPIPE: nobody reads any more; stop. Other errors (a full disk): drop the line.
+                if errno == EPIPE { noteClosed() }
+                return
+            }
+        }
+    }
+
+    /// Whether the output was found closed.
+    public var isClosed: Bool { closure.withLock { $0.closed } }
+
+    /// Runs `action` once when the output is found closed (at once if it already is).
+    public func whenClosed(_ action: @escaping @Sendable () -> Void) {
+        let runNow = closure.withLock { state in
+            if state.closed { return true }
+            state.action = action
+            return false
+        }
+        if runNow { action() }
+    }
+
+    /// Marks the output closed and runs the `whenClosed` action, the first time only.
+    func noteClosed() {
+        let action = closure.withLock { state -> (@Sendable () -> Void)? in
+            if state.closed { return nil }
+            state.closed = true
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
+    }
+
+    /// The descriptor to poll for the reader's going away (POLLERR on a pipe without a reader,
+    /// pipe(7); POLLHUP on a socket whose peer closed): the output when it is a pipe or a socket,
+    /// nil for a terminal or a file, where no reader can go away.
+    var pollableDescriptor: Int32? {
+        var status = stat()
+        guard fstat(handle.fileDescriptor, &status) == 0 else { return nil }
+        let type = status.st_mode & S_IFMT
+        return type == S_IFIFO || type == S_IFSOCK ? handle.fileDescriptor : nil
     }
 }
 

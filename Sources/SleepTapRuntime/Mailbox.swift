@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -9,10 +10,31 @@ import Synchronization
 public enum LoopInput: Sendable, Equatable {
     /// One line typed on stdin, without its newline.
     case line(String)
-    /// stdin reached end of file.
+    /// stdin reached end of file and is not a terminal (`< /dev/null`, a closed pipe): only the
+    /// command reader ends; the process keeps running.
     case endOfInput
-    /// SIGINT or SIGTERM (the signal number).
-    case stop(Int32)
+    /// Stop cleanly (save, close the sockets, exit 0), for `cause`.
+    case stop(StopCause)
+}
+
+/// Why a process stops cleanly, other than the `quit` command.
+public enum StopCause: Sendable, Equatable {
+    /// SIGINT, SIGTERM or SIGHUP (the signal number).
+    case signal(Int32)
+    /// End of file typed on a terminal (Ctrl-D): the user is done, as with `quit`.
+    case endOfTerminalInput
+    /// Nobody reads the event output any more (a closed pipe: EPIPE, as after `| head -2`).
+    case outputClosed
+
+    /// The fields of the `phone.stopping` / `watch.stopping` event: `signal` (the number) or
+    /// `reason` (`end of input`, `output closed`).
+    var eventFields: [(String, EventValue)] {
+        switch self {
+        case .signal(let number): [("signal", .int(Int64(number)))]
+        case .endOfTerminalInput: [("reason", .string("end of input"))]
+        case .outputClosed: [("reason", .string("output closed"))]
+        }
+    }
 }
 
 /// A thread-safe queue plus a self-pipe: `post` appends and writes one byte; the loop polls the
@@ -63,21 +85,32 @@ public final class Mailbox: Sendable {
 
 /// Reads stdin lines on a background thread and posts them to a mailbox.
 public enum StandardInputReader {
-    /// Starts the reader thread. It ends at end of file, after posting `.endOfInput`.
+    /// Starts the reader thread. It ends at end of file, after posting what end of file means
+    /// (`endOfFile(onTerminal:)`, with isatty(3) of stdin).
     public static func start(posting mailbox: Mailbox) {
+        let onTerminal = isatty(STDIN_FILENO) == 1
         let thread = Thread {
             while let line = readLine(strippingNewline: true) {
                 mailbox.post(.line(line))
             }
-            mailbox.post(.endOfInput)
+            mailbox.post(endOfFile(onTerminal: onTerminal))
         }
         thread.name = "stdin"
         thread.start()
     }
+
+    /// What end of file on stdin means. On a terminal the user typed Ctrl-D (the terminal's EOF
+    /// character, termios(3)), which stops the process like `quit`. Anywhere else (`< /dev/null`,
+    /// a pipe whose writer is gone, CI) there is nothing more to read, but the process has its
+    /// own work: only the command reader ends.
+    public static func endOfFile(onTerminal: Bool) -> LoopInput {
+        onTerminal ? .stop(.endOfTerminalInput) : .endOfInput
+    }
 }
 
-/// Turns SIGINT and SIGTERM into `.stop` inputs (Dispatch signal sources; the default actions
-/// are disabled so the loop can close sockets and exit 0). SIGPIPE is ignored.
+/// Turns SIGINT, SIGTERM and SIGHUP (the terminal went away, or a supervisor's stop) into `.stop`
+/// inputs (Dispatch signal sources; the default actions are disabled so the loop can close
+/// sockets and exit 0). SIGPIPE is ignored: a closed stdout shows as EPIPE (`EventOutput`).
 /// `@unchecked`: the sources are set once in `init` and only cancelled after.
 public final class SignalTrap: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
@@ -85,12 +118,18 @@ public final class SignalTrap: @unchecked Sendable {
     public init(posting mailbox: Mailbox) {
         signal(SIGPIPE, SIG_IGN)
         var made: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            // Handled even when ignored on entry (a `cmd &` in a script inherits SIGINT ignored):
-            // the documented contract is a clean stop on SIGINT and SIGTERM.
+        // SIGHUP ignored on entry stays ignored: that is how nohup(1) asks a process to outlive
+        // its terminal.
+        var onEntry = sigaction()
+        sigaction(SIGHUP, nil, &onEntry)
+        let hangUpIgnored =
+            unsafeBitCast(onEntry.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+        for number in hangUpIgnored ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP] {
+            // SIGINT and SIGTERM are handled even when ignored on entry (a `cmd &` in a script
+            // inherits SIGINT ignored): the documented contract is a clean stop on both.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { mailbox.post(.stop(number)) }
+            source.setEventHandler { mailbox.post(.stop(.signal(number))) }
             source.resume()
             made.append(source)
         }

@@ -201,14 +201,16 @@ public enum CommandLineParser {
           status          print a phone.status event (with the OS's view)
           history         print a run.record event per run in the history (last 30)
           notifications   print a notification.pending event per pending notice
-          quit            stop (as SIGINT/SIGTERM do)
+          quit            stop (as SIGINT/SIGTERM/SIGHUP and Ctrl-D on a terminal do)
+        End of file on a stdin that is not a terminal (< /dev/null) ends only the command reader.
 
         Pairing (CURVE certificates for tcp, or for ipc if you like; see phone keygen --help):
           phone keygen --dir DIR  writes DIR/phone.key_secret (0600) and DIR/phone.key; copy
                                   phone.key to the watch and its watch.key into DIR
 
-        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad schedule, key or unreadable
-              state file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
+        Exit: 0 on SIGINT/SIGTERM/SIGHUP/quit/Ctrl-D or a closed stdout (EPIPE, `| head`),
+              64 bad arguments, 65 bad schedule, key or unreadable state file, 69 endpoint
+              unusable or not private, 73 state dir unusable or in use.
         """
 
     public static let watchUsage = """
@@ -245,14 +247,16 @@ public enum CommandLineParser {
           time-zone TZ  the watch travels: its zone becomes TZ (IANA) until it stops, whatever
                         --time-zone or the batch say; --bed-at is planned again in TZ
           status        print a cache.status event
-          quit          stop (as SIGINT/SIGTERM do)
+          quit          stop (as SIGINT/SIGTERM/SIGHUP and Ctrl-D on a terminal do)
+        End of file on a stdin that is not a terminal (< /dev/null) ends only the command reader.
 
         The zone the watch lives in, highest first: stdin time-zone, --time-zone, the newest
         batch's zone, the system zone (TZ). Whenever it changes, --bed-at is planned again in
         the new zone (timezone.changed).
 
-        Exit: 0 on SIGINT/SIGTERM/quit, 64 bad arguments, 65 bad key or unreadable state
-              file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
+        Exit: 0 on SIGINT/SIGTERM/SIGHUP/quit/Ctrl-D or a closed stdout (EPIPE, `| head`),
+              64 bad arguments, 65 bad key or unreadable state file, 69 endpoint unusable or
+              not private, 73 state dir unusable or in use.
         """
 
     /// `phone keygen --help` / `watch keygen --help`.

@@ -89,7 +89,7 @@ public final class PhoneRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        let loop = EventLoop(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox)
+        let loop = EventLoop(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
         let pairedWatchKey = keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) }
         let boundEndpoint = (try? router.lastEndpoint()) ?? options.endpoint
         var initial = loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
@@ -439,8 +439,8 @@ public final class PhoneRuntime {
                 },
                 input: { item in
                     switch item {
-                    case .stop(let number):
-                        output.emit(Event("phone.stopping", [("signal", .int(Int64(number)))]))
+                    case .stop(let cause):
+                        output.emit(Event("phone.stopping", cause.eventFields))
                         loop.stop()
                     case .endOfInput:
                         break

@@ -57,6 +57,8 @@ final class StartUp<State: Codable & Sendable> {
             return .failure(ExitCode(ExitStatus.software))
         }
         let signals = SignalTrap(posting: mailbox)
+        // Nobody reads the events any more (EPIPE): stop as on SIGTERM.
+        output.whenClosed { mailbox.post(.stop(.outputClosed)) }
         func fail(_ status: Int32, _ message: String) -> Result<StartUp, ExitCode> {
             diagnose(program, message)
             signals.cancel()

@@ -71,7 +71,7 @@ public final class WatchRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        let loop = EventLoop(sockets: [dealer, monitor], mailbox: mailbox)
+        let loop = EventLoop(sockets: [dealer, monitor], mailbox: mailbox, output: output)
         var core = WatchCore(state: loaded ?? WatchSyncState())
         var exitStatus = ExitStatus.ok
 
@@ -322,8 +322,8 @@ public final class WatchRuntime {
                 },
                 input: { item in
                     switch item {
-                    case .stop(let number):
-                        output.emit(Event("watch.stopping", [("signal", .int(Int64(number)))]))
+                    case .stop(let cause):
+                        output.emit(Event("watch.stopping", cause.eventFields))
                         loop.stop()
                     case .endOfInput:
                         break

@@ -124,7 +124,8 @@ struct ExchangeTests {
         #expect(watch.exitStatus == 0)
     }
 
-    @Test("Both stop cleanly within 1 s of SIGINT and SIGTERM", arguments: [SIGINT, SIGTERM])
+    @Test(
+        "Both stop cleanly within 1 s of SIGINT, SIGTERM and SIGHUP, saying so", arguments: [SIGINT, SIGTERM, SIGHUP])
     func stopOnSignal(_ signal: Int32) throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -136,6 +137,9 @@ struct ExchangeTests {
             #expect(child.stop(signal: signal, timeout: 5) == 0, "\(child.name) exit status")
             // The requirement: stopped within 1 s of the signal (state saved, sockets closed).
             #expect(ContinuousClock.now - start < .seconds(1), "\(child.name) took \(ContinuousClock.now - start)")
+            child.waitForOutputEnd(timeout: 5)
+            #expect(child.events.last?.name == "\(child.name).stopping")
+            #expect(child.events.last?.int("signal") == Int(signal))
         }
     }
 }

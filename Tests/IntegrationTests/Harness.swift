@@ -38,18 +38,20 @@ final class Scenario {
     }
 
     /// Starts the built executable `name`, or `executable` when given (labelled `name`);
-    /// `environment` adds to (or overrides) the inherited variables, e.g. `["TZ": "UTC"]` (through env(1)).
+    /// `environment` adds to (or overrides) the inherited variables, e.g. `["TZ": "UTC"]` (through env(1));
+    /// `standardInput` replaces the stdin pipe (e.g. `FileHandle.nullDevice`, a terminal).
     func spawn(
-        _ name: String, _ arguments: [String], executable: URL? = nil, environment: [String: String] = [:]
+        _ name: String, _ arguments: [String], executable: URL? = nil, environment: [String: String] = [:],
+        standardInput: FileHandle? = nil
     ) throws -> ChildProcess {
         let executable = try executable ?? Self.executable(name)
         let child =
             environment.isEmpty
-            ? try ChildProcess(name: name, executable: executable, arguments: arguments)
+            ? try ChildProcess(name: name, executable: executable, arguments: arguments, standardInput: standardInput)
             : try ChildProcess(
                 name: name, executable: URL(fileURLWithPath: "/usr/bin/env"),
                 arguments: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [executable.path]
-                    + arguments)
+                    + arguments, standardInput: standardInput)
         children.append(child)
         return child
     }
