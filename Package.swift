@@ -24,8 +24,10 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         // Pure domain: schedules, calendar maths, wire protocol, sync state machines. No I/O.
         .target(name: "SleepTapCore"),
+        // Linux process calls Swift cannot import (prctl(2) is variadic), as static inline shims.
+        .systemLibrary(name: "CLinuxProcess"),
         // Adapters at the edge: ZeroMQ transport, files, stdin, signals, CLI parsing.
-        .target(name: "SleepTapRuntime", dependencies: ["SleepTapCore", "ZeroMQ"]),
+        .target(name: "SleepTapRuntime", dependencies: ["SleepTapCore", "ZeroMQ", "CLinuxProcess"]),
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).

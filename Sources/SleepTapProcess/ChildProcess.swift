@@ -24,9 +24,17 @@ public struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
 
 /// A spawned SleepTap executable whose stdout is read as JSON Lines on a background thread.
 ///
-/// Used by `sleeptap-demo` and the integration tests. Spawns with Foundation's `Process`
-/// (posix_spawn: no fork of a process that holds a ZeroMQ context, zeromq-facts.md pitfall 6),
-/// reads both pipes before waiting, and never blocks in `deinit`: call `stop()`.
+/// Used by `sleeptap-demo`, `sleeptap-soak` and the integration tests. Spawns with Foundation's
+/// `Process` (posix_spawn: no fork of a process that holds a ZeroMQ context), reads both pipes
+/// before waiting, and never blocks in `deinit`: call `stop()`.
+///
+/// Children do not outlive the spawning process. Each one is registered with `Reaper.shared`,
+/// which ends it by pid on every exit path of a tool that uses it (signals, a closed stdout,
+/// normal and error exits). And each one gets `SLEEPTAP_PARENT_PID` (this process's pid): phone
+/// and watch then ask the kernel for SIGTERM when their parent dies (prctl(2) PR_SET_PDEATHSIG),
+/// which covers SIGKILL of this process too. That signal comes when the parent THREAD that
+/// spawned the child exits, not the process, so every child is spawned from one thread that
+/// lives as long as the process (`Spawner`), never from a worker thread that may be retired.
 public final class ChildProcess: @unchecked Sendable {
     /// A label for messages ("phone", "watch").
     public let name: String
@@ -56,14 +64,49 @@ public final class ChildProcess: @unchecked Sendable {
         self.onEvent = onEvent
         process.executableURL = executable
         process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.parentVariable] = String(getpid())
+        process.environment = environment
         process.standardInput = standardInput ?? stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        try process.run()
-        let out = stdoutPipe.fileHandleForReading
-        let err = stderrPipe.fileHandleForReading
+        var cancel: [Int32] = [0, 0]
+        guard pipe(&cancel) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        for fd in cancel { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        cancelRead = cancel[0]
+        cancelWrite = cancel[1]
+        let process = process
+        do {
+            try Spawner.shared.run { try process.run() }
+        } catch {
+            close(cancel[0])
+            close(cancel[1])
+            throw error
+        }
+        Reaper.shared.track(self)
+        let out = stdoutPipe.fileHandleForReading.fileDescriptor
+        let err = stderrPipe.fileHandleForReading.fileDescriptor
         Thread.detachNewThread { [self] in readLines(from: out) }
         Thread.detachNewThread { [self] in readErrors(from: err) }
+    }
+
+    deinit {
+        close(cancelRead)
+        close(cancelWrite)
+    }
+
+    /// The environment variable that tells phone and watch which process spawned them.
+    static let parentVariable = "SLEEPTAP_PARENT_PID"
+    /// Read end of the pipe that tells the stdout reader to stop (`closeStandardOutput()`).
+    private let cancelRead: Int32
+    private let cancelWrite: Int32
+
+    /// Stops reading the child's stdout and closes this end of the pipe, as `| head` does when it
+    /// has read enough: the child's next write fails with EPIPE (or SIGPIPE kills it). Events
+    /// read before stay in `events`.
+    public func closeStandardOutput() {
+        var byte: UInt8 = 1
+        _ = write(cancelWrite, &byte, 1)
     }
 
     /// The child's process id.
@@ -163,19 +206,39 @@ public final class ChildProcess: @unchecked Sendable {
             ? 128 + process.terminationStatus : process.terminationStatus
     }
 
-    private func readLines(from handle: FileHandle) {
-        var buffer = Data()
+    /// Reads `fd` until end of file (or, for stdout, `closeStandardOutput()`).
+    /// - Returns: false when reading stopped on request.
+    private func readChunks(from fd: Int32, cancellable: Bool, _ chunk: (ArraySlice<UInt8>) -> Void) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
+            var items = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            if cancellable { items.append(pollfd(fd: cancelRead, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&items, nfds_t(items.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return true
+            }
+            if cancellable && items[1].revents != 0 { return false }
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return true }
+            chunk(buffer[0..<count])
+        }
+    }
+
+    private func readLines(from fd: Int32) {
+        var buffer = Data()
+        let complete = readChunks(from: fd, cancellable: true) { chunk in
+            buffer.append(contentsOf: chunk)
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let lineData = buffer[buffer.startIndex..<newline]
                 buffer.removeSubrange(buffer.startIndex...newline)
                 record(String(decoding: lineData, as: UTF8.self))
             }
         }
-        if !buffer.isEmpty { record(String(decoding: buffer, as: UTF8.self)) }
+        if complete && !buffer.isEmpty { record(String(decoding: buffer, as: UTF8.self)) }
+        // Closing the only read end makes the child's next write fail (EPIPE).
+        try? stdoutPipe.fileHandleForReading.close()
         condition.lock()
         stdoutClosed = true
         condition.broadcast()
@@ -199,14 +262,13 @@ public final class ChildProcess: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func readErrors(from handle: FileHandle) {
-        while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
+    private func readErrors(from fd: Int32) {
+        _ = readChunks(from: fd, cancellable: false) { chunk in
             condition.lock()
-            stderrData.append(chunk)
+            stderrData.append(contentsOf: chunk)
             condition.unlock()
         }
+        try? stderrPipe.fileHandleForReading.close()
         condition.lock()
         stderrClosed = true
         condition.broadcast()
@@ -246,5 +308,52 @@ public final class ChildProcess: @unchecked Sendable {
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
         return nil
+    }
+}
+
+/// The one thread that spawns every child, for the life of the process: the parent-death signal
+/// of a child (prctl(2) PR_SET_PDEATHSIG) fires when the thread that spawned it exits, and
+/// posix_spawn runs on the calling thread.
+final class Spawner: @unchecked Sendable {
+    static let shared = Spawner()
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+
+    private init() {
+        let thread = Thread { [self] in serve() }
+        thread.name = "sleeptap-spawner"
+        thread.start()
+    }
+
+    /// Runs `body` on the spawner thread and waits for it.
+    /// - Throws: what `body` throws.
+    func run(_ body: @escaping () throws -> Void) throws {
+        let done = NSCondition()
+        var finished = false
+        var failure: (any Error)?
+        condition.lock()
+        jobs.append {
+            do { try body() } catch { failure = error }
+            done.lock()
+            finished = true
+            done.signal()
+            done.unlock()
+        }
+        condition.signal()
+        condition.unlock()
+        done.lock()
+        while !finished { done.wait() }
+        done.unlock()
+        if let failure { throw failure }
+    }
+
+    private func serve() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
     }
 }

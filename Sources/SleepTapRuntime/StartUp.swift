@@ -6,7 +6,8 @@ import SleepTapCore
 #endif
 
 /// What both executables do before they touch a socket, in this order: install the signal
-/// trap (so SIGINT/SIGTERM during start-up still end the process cleanly), run the caller's
+/// trap (so SIGINT/SIGTERM during start-up still end the process cleanly), follow the spawning
+/// tool's life when one set `SLEEPTAP_PARENT_PID` (`ParentProcess`), run the caller's
 /// preflight checks (e.g. the schedule file, before anything is created), create and lock the
 /// state directory (one process per state dir), remove temp files that killed saves left behind,
 /// load the state file with recovery (a bad file is moved aside, reported on stderr and as
@@ -59,6 +60,12 @@ final class StartUp<State: Codable & Sendable> {
         let signals = SignalTrap(posting: mailbox)
         // Nobody reads the events any more (EPIPE): stop as on SIGTERM.
         output.whenClosed { mailbox.post(.stop(.outputClosed)) }
+        // Started by a SleepTap tool: end with it (after the trap, so its SIGTERM stops cleanly).
+        if let gone = ParentProcess.bind() {
+            diagnose(program, gone)
+            signals.cancel()
+            return .failure(ExitCode(ExitStatus.ok))
+        }
         func fail(_ status: Int32, _ message: String) -> Result<StartUp, ExitCode> {
             diagnose(program, message)
             signals.cancel()

@@ -29,17 +29,26 @@ let usage = """
       -h, --help  this text (wins over any other argument)
       --version   print the version
 
-    Exit: 0 when the story played out, 1 when an expected event did not come, 64 bad arguments.
+    Ctrl-C, SIGTERM, SIGHUP or a closed stdout (`| head`) stop phone and watch and remove the
+    temp dir; phone and watch also stop by themselves if this process is killed (SIGKILL).
+
+    Exit: 0 when the story played out or stdout was closed, 1 when an expected event did not
+    come, 64 bad arguments, 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
     """
 
 /// Writes a line to stdout at once (unbuffered, so a watching person sees it as it happens).
+/// When nobody reads any more (`sleeptap-demo | head`: EPIPE) the demo stops its children,
+/// removes its temp dir and exits 0.
 @Sendable func out(_ line: String = "") {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    Reaper.shared.writeLine(line)
 }
 
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("sleeptap-demo: \(message)\n".utf8))
-    exit(1)
+/// Ends the demo with exit 1: stops the children, removes the temp dir, prints `message`.
+func fail(_ message: String, kept: String? = nil) -> Never {
+    Reaper.shared.finish(1) {
+        if let kept { Reaper.shared.writeError("sleeptap-demo: state and sockets kept in \(kept)") }
+        Reaper.shared.writeError("sleeptap-demo: \(message)")
+    }
 }
 
 /// Turns events into sentences as they arrive (called on the children's reader threads).
@@ -171,9 +180,15 @@ func runDemo() -> Never {
     let zone = TimeZone(identifier: "America/New_York")!
     let narrator = Narrator(zone: zone, raw: raw)
 
+    // Every way out (SIGINT, SIGTERM, SIGHUP, a closed stdout, the end, a failure) stops phone
+    // and watch and removes the temp dir (unless --keep); SIGKILL leaves the children to their
+    // parent-death signal.
+    signal(SIGPIPE, SIG_IGN)
+    Reaper.shared.installSignalHandlers(program: "sleeptap-demo")
     var template = Array("/tmp/sleeptap-demo-XXXXXX".utf8CString)
     guard let madeDir = mkdtemp(&template) else { fail("cannot create a temp dir") }
     let dir = String(cString: madeDir)
+    if !keep { Reaper.shared.track(directory: dir) }
     let endpoint = "ipc://\(dir)/phone.sock"
     let schedulePath = "\(dir)/schedule.json"
     let schedule = """
@@ -194,15 +209,6 @@ func runDemo() -> Never {
     let phoneArguments =
         ["--endpoint", endpoint, "--state-dir", "\(dir)/phone", "--schedule", schedulePath] + clockFlags
 
-    var children: [ChildProcess] = []
-    func cleanUp() {
-        for child in children { child.stop() }
-        if keep {
-            out("\nstate and sockets kept in \(dir)")
-        } else {
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-    }
     func expect(
         _ child: ChildProcess, _ event: String, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true }
     )
@@ -210,10 +216,9 @@ func runDemo() -> Never {
     {
         guard let found = child.waitFor(event, from: from, timeout: wait, where: predicate) else {
             let stderr = child.standardError
-            cleanUp()
             fail(
-                "no \(event) from \(child.name) within \(Int(wait)) s\(stderr.isEmpty ? "" : "; its stderr:\n\(stderr)")"
-            )
+                "no \(event) from \(child.name) within \(Int(wait)) s\(stderr.isEmpty ? "" : "; its stderr:\n\(stderr)")",
+                kept: keep ? dir : nil)
         }
         return found
     }
@@ -221,14 +226,11 @@ func runDemo() -> Never {
     let narrateWatch: @Sendable (ChildEvent) -> Void = { narrator.watch($0) }
     func spawn(_ name: String, _ url: URL, _ arguments: [String]) -> ChildProcess {
         do {
-            let child = try ChildProcess(
+            return try ChildProcess(
                 name: name, executable: url, arguments: arguments,
                 onEvent: name == "phone" ? narratePhone : narrateWatch)
-            children.append(child)
-            return child
         } catch {
-            cleanUp()
-            fail("cannot start \(name): \(error)")
+            fail("cannot start \(name): \(error)", kept: keep ? dir : nil)
         }
     }
 
@@ -266,11 +268,12 @@ func runDemo() -> Never {
     out("  bug: \(enteredBuggy) handler.entered, \(dropped) OS launch(es) that never reached the handler;")
     out("       the \(nightsCovered)-night cache hid it, night \(nightsCovered + 1) asked for manual entry")
     out("  fix: \(enteredFixed) background runs in 7 nights, \(fallbacksAfterFix) manual entries")
-    cleanUp()
     guard enteredBuggy == 0, nightsCovered == 7, fallbacksAfterFix == 0, enteredFixed > 0 else {
-        fail("the story did not play out as expected (see the summary)")
+        fail("the story did not play out as expected (see the summary)", kept: keep ? dir : nil)
     }
-    exit(0)
+    Reaper.shared.finish(0) {
+        if keep { out("\nstate and sockets kept in \(dir)") }
+    }
 }
 
 runDemo()

@@ -43,18 +43,23 @@ let usage = """
       --version   print the version
 
     The choices replay from the seed; the timing of the races they set up does not.
-    Exit: 0 every invariant held, 1 an invariant broke (seed, step and evidence on stderr),
-    64 bad arguments, 70 the matrix could not run (phone/watch not built, no temp dir).
+    Ctrl-C, SIGTERM, SIGHUP or a closed stdout stop phone and watch and remove the temp dir;
+    phone and watch also stop by themselves if this process is killed (SIGKILL).
+
+    Exit: 0 every invariant held (or stdout was closed), 1 an invariant broke (seed, step and
+    evidence on stderr), 64 bad arguments, 70 the matrix could not run (phone/watch not built,
+    no temp dir), 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
     """
 
-/// Writes a line to stdout at once.
+/// Writes a line to stdout at once. When nobody reads any more (EPIPE) the soak stops its
+/// children, removes its temp dir and exits 0 (`Reaper`).
 func out(_ line: String) {
-    try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
+    Reaper.shared.writeLine(line)
 }
 
 /// Writes a line to stderr at once.
 func complain(_ line: String) {
-    try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+    Reaper.shared.writeError(line)
 }
 
 // MARK: - arguments
@@ -110,95 +115,6 @@ func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
         }
     }
     return .run(options)
-}
-
-// MARK: - cleanup on every path
-
-/// Every child and the temp dir, so that an interrupt (SIGINT, SIGTERM, SIGHUP) or any exit path
-/// kills the children (stopped ones included: SIGKILL ends a stopped process) and removes the dir.
-/// Exactly one thread ends the process: the main thread at the end of the run, or the signal
-/// handler; whichever comes second waits for the first.
-final class Reaper: @unchecked Sendable {
-    static let shared = Reaper()
-    private let lock = NSLock()
-    private var children: [ChildProcess] = []
-    private var directory: String?
-    private var position = "starting"
-    private var exiting = false
-
-    /// Registers a child; one started after the exit began is killed at once.
-    func track(_ child: ChildProcess) {
-        lock.lock()
-        let late = exiting
-        if !late { children.append(child) }
-        lock.unlock()
-        if late { kill(child.pid, SIGKILL) }
-    }
-
-    func setDirectory(_ path: String) {
-        lock.lock()
-        directory = path
-        lock.unlock()
-    }
-
-    /// True once a thread has begun ending the process (creating files is pointless then).
-    var isExiting: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return exiting
-    }
-
-    /// What the matrix is doing, for the interrupt message.
-    func setPosition(_ text: String) {
-        lock.lock()
-        position = text
-        lock.unlock()
-    }
-
-    /// Claims the exit for the calling thread; false when another thread already did (then the
-    /// caller must leave the exit to it).
-    func claimExit() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if exiting { return false }
-        exiting = true
-        return true
-    }
-
-    /// Kills every child still running, waits for each, removes the temp dir. Idempotent.
-    func cleanUp() {
-        lock.lock()
-        let all = children
-        let dir = directory
-        children = []
-        directory = nil
-        lock.unlock()
-        for child in all where child.isRunning { kill(child.pid, SIGKILL) }
-        for child in all { _ = child.waitForExit(timeout: 5) }
-        if let dir { try? FileManager.default.removeItem(atPath: dir) }
-    }
-
-    /// The signal handler (on a Dispatch queue): cleans up and exits 128 + signal.
-    func interrupted(by signal: Int32) {
-        guard claimExit() else { return }  // the main thread is already ending the run
-        lock.lock()
-        let current = position
-        lock.unlock()
-        complain("sleeptap-soak: interrupted by signal \(signal) (\(current)); cleaning up")
-        cleanUp()
-        exit(128 + signal)
-    }
-
-    /// Ends the process from the main thread with `status` after `report`, unless a signal
-    /// handler is already ending it (then waits for that).
-    func finish(_ status: Int32, report: () -> Void = {}) -> Never {
-        guard claimExit() else {
-            while true { pause() }
-        }
-        cleanUp()
-        report()
-        exit(status)
-    }
 }
 
 // MARK: - the kill switch
@@ -389,7 +305,7 @@ final class Soak {
             throw Failure(message: "cannot create a temp dir: \(String(cString: strerror(errno)))", setup: true)
         }
         dir = String(cString: made)
-        Reaper.shared.setDirectory(dir)
+        Reaper.shared.track(directory: dir)
         endpoint = "ipc://\(dir)/phone.sock"
         // A virtual clock at speed 1 from Thu 2025-03-06 12:00 EST: the OS's next background
         // launch (next wake-up + 1 h) is 20 virtual hours away, so only the matrix makes batches.
@@ -423,7 +339,6 @@ final class Soak {
         } catch {
             throw Failure(message: "cannot start \(label): \(error)", setup: true)
         }
-        Reaper.shared.track(child)
         return Side(child: child, tripwire: tripwire, stateDir: stateDir, label: label)
     }
 
@@ -943,28 +858,9 @@ do {
     exit(64)
 }
 
-/// Whether `number` has a handler installed (neither the default action nor ignored).
-func hasHandler(_ number: Int32) -> Bool {
-    var action = sigaction()
-    guard sigaction(number, nil, &action) == 0 else { return false }
-    let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
-    return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
-}
-
-// Dispatch sources (libdispatch installs its own handler), and no SIG_IGN: a child inherits an
-// ignored signal, and phone and watch keep a signal that was ignored on entry ignored, so a
-// child spawned with SIGTERM ignored would never stop cleanly. libdispatch installs its handler
-// asynchronously: wait for it (at most 2 s) before the first child is spawned.
-let signalSources = [SIGINT, SIGTERM, SIGHUP].map { number in
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-    source.setEventHandler { Reaper.shared.interrupted(by: number) }
-    source.resume()
-    return source
-}
-let handlersDeadline = Date().addingTimeInterval(2)
-while ![SIGINT, SIGTERM, SIGHUP].allSatisfy(hasHandler) && Date() < handlersDeadline {
-    usleep(1_000)
-}
+// Every child and the temp dir go on every path: SIGINT, SIGTERM, SIGHUP, a closed stdout, the
+// end of the run and a failure (`Reaper`); SIGKILL leaves the children to their parent-death signal.
+Reaper.shared.installSignalHandlers(program: "sleeptap-soak")
 
 let soak: Soak
 do {

@@ -18,6 +18,10 @@ final class Scenario {
         var template = Array("/tmp/sleeptap-it-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         dir = String(cString: made)
+        // SIGINT, SIGTERM or SIGHUP to the test process stop every child and remove every
+        // scenario's dir; a SIGKILL leaves the children to their parent-death signal.
+        Reaper.shared.installSignalHandlers(program: "SleepTapPackageTests")
+        Reaper.shared.track(directory: dir)
     }
 
     var endpoint: String { "ipc://\(dir)/phone.sock" }
@@ -75,6 +79,7 @@ final class Scenario {
     func close() {
         for child in children { child.stop(signal: SIGKILL, timeout: 2) }
         try? FileManager.default.removeItem(atPath: dir)
+        Reaper.shared.forget(directory: dir)
     }
 }
 

@@ -63,6 +63,183 @@ struct LifecycleTests {
     }
 }
 
+/// Tools that spawn phone and watch end them, on every way out, and remove their temp dir.
+@Suite("children do not outlive their tool", .serialized)
+struct ChildLifetimeTests {
+    /// Starts `sleeptap-demo --raw` at 2 virtual hours a wall second (the story takes minutes;
+    /// the first bed tap comes about 5 s in) and waits until phone and watch have started.
+    /// - Returns: the demo, the pids of phone and watch (their `*.started` events), its temp dir.
+    static func startDemo(_ scenario: Scenario) throws -> (demo: ChildProcess, pids: [Int32], dir: String) {
+        let demo = try scenario.spawn("sleeptap-demo", ["--raw", "--speed", "7200"])
+        let phone = try demo.expect("phone.started").event
+        let watch = try demo.expect("watch.started").event
+        let pids = try [phone, watch].map { try #require($0.int("pid")).asProcessId }
+        let endpoint = try #require(phone.string("endpoint"))
+        let dir = URL(fileURLWithPath: String(endpoint.dropFirst("ipc://".count))).deletingLastPathComponent().path
+        return (demo, pids, dir)
+    }
+
+    /// Whether `pid` is gone (or a zombie nobody reaped yet) within `timeout` seconds.
+    static func isGone(_ pid: Int32, within timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if kill(pid, 0) == -1 && errno == ESRCH { return true }
+            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: close)...].first(where: { $0 != " " }) == "Z"
+            {
+                return true
+            }
+            usleep(10_000)  // no event tells a grandchild's end: poll /proc with a deadline
+        }
+        return false
+    }
+
+    @Test(
+        "SIGTERM, SIGHUP or SIGINT to sleeptap-demo stops phone and watch and removes its temp dir",
+        arguments: [SIGTERM, SIGHUP, SIGINT])
+    func demoStoppedBySignal(_ signal: Int32) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let (demo, pids, dir) = try Self.startDemo(scenario)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        kill(demo.pid, signal)
+        #expect(demo.waitForExit(timeout: 10))
+        #expect(demo.exitStatus == 128 + signal, "stderr: \(demo.standardError)")
+        for pid in pids { #expect(Self.isGone(pid, within: 5), "pid \(pid) still running") }
+        #expect(!FileManager.default.fileExists(atPath: dir), "\(dir) left behind")
+    }
+
+    @Test("A closed stdout (`sleeptap-demo | head`) stops phone and watch, removes the temp dir, exit 0")
+    func demoOutputClosed() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let (demo, pids, dir) = try Self.startDemo(scenario)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        demo.closeStandardOutput()
+        // The next line (at the latest the first bed tap, ~5 s in) meets EPIPE; the story would
+        // take minutes.
+        #expect(demo.waitForExit(timeout: 15))
+        #expect(demo.exitStatus == 0, "stderr: \(demo.standardError)")
+        for pid in pids { #expect(Self.isGone(pid, within: 5), "pid \(pid) still running") }
+        #expect(!FileManager.default.fileExists(atPath: dir), "\(dir) left behind")
+    }
+
+    @Test("SIGKILL of sleeptap-demo: phone and watch stop by themselves (parent-death signal)")
+    func demoKilled() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let (demo, pids, dir) = try Self.startDemo(scenario)
+        defer { try? FileManager.default.removeItem(atPath: dir) }  // nobody can clean up after SIGKILL
+        kill(demo.pid, SIGKILL)
+        #expect(demo.waitForExit(timeout: 5))
+        for pid in pids { #expect(Self.isGone(pid, within: 5), "pid \(pid) still running") }
+    }
+
+    @Test("SIGKILL of a phone's parent stops the phone by its parent-death signal alone (stdout to a file)")
+    func parentDeathSignal() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // bash starts the phone in the background with stdout to a file (no pipe whose reader
+        // could vanish) and stdin from /dev/null, says its pid, and waits.
+        let log = "\(scenario.dir)/phone.out"
+        let script = #""$0" "$@" > "$LOG" 2>&1 & echo "{\"event\":\"spawned\",\"pid\":$!}"; wait"#
+        let arguments = ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone"]
+        let shell = try scenario.spawn(
+            "bash", ["-c", script, Scenario.executable("phone").path] + arguments,
+            executable: URL(fileURLWithPath: "/bin/bash"), environment: ["LOG": log])
+        let pid = try #require(try shell.expect("spawned").event.int("pid")).asProcessId
+        // The parent-death signal is asked for at start-up, before phone.started.
+        let deadline = Date().addingTimeInterval(Scenario.deadline)
+        while !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("\"phone.started\"") ?? false) {
+            try #require(Date() < deadline, "no phone.started in \(log)")
+            usleep(10_000)  // the event goes to a file: poll it with a deadline
+        }
+        kill(shell.pid, SIGKILL)
+        #expect(Self.isGone(pid, within: 5), "the phone (pid \(pid)) outlived its parent")
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(output.contains(#""event":"phone.stopping""#) && output.contains(#""signal":15"#), "\(output)")
+    }
+
+    @Test("A child spawned from a thread that then exits keeps running (every spawn is on one long-lived thread)")
+    func spawnerThreadOutlivesCaller() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let spawned = DispatchSemaphore(value: 0)
+        let result = SpawnResult()
+        let executable = try Scenario.executable("phone")
+        let arguments = ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone"]
+        Thread.detachNewThread {
+            let outcome = Result { try ChildProcess(name: "phone", executable: executable, arguments: arguments) }
+            // Exit only once the phone asked for its parent-death signal (before phone.started).
+            _ = try? outcome.get().waitFor("phone.started", timeout: Scenario.deadline)
+            result.set(outcome, thread: Self.currentThreadId())
+            spawned.signal()
+        }
+        #expect(spawned.wait(timeout: .now() + 10) == .success)
+        let (outcome, threadId) = result.get()
+        let phone = try #require(try outcome?.get())
+        defer { phone.stop(signal: SIGKILL, timeout: 2) }
+        let thread = try #require(threadId)
+        try phone.expect("phone.started")
+        // Wait until that thread is gone (/proc/self/task/TID disappears, proc(5)).
+        let deadline = Date().addingTimeInterval(Scenario.deadline)
+        while FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)") {
+            try #require(Date() < deadline, "the spawning thread did not exit")
+            usleep(10_000)
+        }
+        // Still running and answering: no parent-death signal came with the thread's exit.
+        phone.send(line: "status")
+        try phone.expect("phone.status")
+        #expect(!phone.events.contains { $0.name == "phone.stopping" })
+    }
+
+    /// This thread's kernel id, from the /proc/thread-self link ("PID/task/TID", proc(5)).
+    static func currentThreadId() -> Int32? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))
+            .flatMap { $0.split(separator: "/").last }.flatMap { Int32($0) }
+    }
+
+    @Test("A phone whose spawning process already exited (the race before prctl) stops at once, saying so")
+    func parentAlreadyGone() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // A pid that no longer exists: a child that ran and was reaped.
+        let gone = try scenario.spawn("true", [], executable: URL(fileURLWithPath: "/bin/true"))
+        #expect(gone.waitForExit(timeout: 5))
+        let arguments = ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone"]
+        let phone = try scenario.spawn("phone", arguments, environment: ["SLEEPTAP_PARENT_PID": String(gone.pid)])
+        #expect(phone.waitForExit(timeout: 5), "the phone kept running without its parent")
+        #expect(phone.exitStatus == 0)
+        phone.waitForOutputEnd(timeout: 5)
+        #expect(
+            phone.standardError.contains("SLEEPTAP_PARENT_PID=\(gone.pid)) has already exited"),
+            "\(phone.standardError)")
+        #expect(!phone.events.contains { $0.name == "phone.started" })
+    }
+}
+
+/// What the spawning thread of `spawnerThreadOutlivesCaller` hands back.
+private final class SpawnResult: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcome: Result<ChildProcess, any Error>?
+    private var threadId: Int32?
+
+    func set(_ outcome: Result<ChildProcess, any Error>, thread: Int32?) {
+        lock.withLock {
+            self.outcome = outcome
+            threadId = thread
+        }
+    }
+
+    func get() -> (Result<ChildProcess, any Error>?, Int32?) { lock.withLock { (outcome, threadId) } }
+}
+
+extension Int {
+    /// This number as a pid_t.
+    fileprivate var asProcessId: Int32 { Int32(truncatingIfNeeded: self) }
+}
+
 /// A pseudo-terminal pair (pty(7)): a child gets `terminal` as its stdin (isatty(3) is true), the
 /// test types on `controller`.
 struct PseudoTerminal {

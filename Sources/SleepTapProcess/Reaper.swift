@@ -1,0 +1,191 @@
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every spawned child and temp dir of this process, so that every way out of a tool ends the
+/// children (by pid) and removes the dirs: SIGINT, SIGTERM, SIGHUP (`installSignalHandlers`), a
+/// closed stdout (`writeLine`), and the normal and error exits (`finish`). A SIGKILL cannot be
+/// caught: then the children end by their parent-death signal (`ChildProcess`) and the temp dir
+/// stays.
+///
+/// Exactly one thread ends the process: the first to claim the exit; any later one waits.
+public final class Reaper: @unchecked Sendable {
+    /// The one reaper of this process.
+    public static let shared = Reaper()
+
+    private struct Tracked {
+        weak var child: ChildProcess?
+    }
+
+    private let lock = NSLock()
+    private var children: [Tracked] = []
+    private var directories: Set<String> = []
+    private var position: String?
+    private var exiting = false
+    private var handlersInstalled = false
+    private var signalSources: [any DispatchSourceSignal] = []
+
+    private init() {}
+
+    /// Registers a child (`ChildProcess` does this); one started after the exit began is killed
+    /// at once. Held weakly: a child whose output is still open keeps its `ChildProcess` alive.
+    func track(_ child: ChildProcess) {
+        lock.lock()
+        let late = exiting
+        if !late {
+            children.removeAll { $0.child == nil }
+            children.append(Tracked(child: child))
+        }
+        lock.unlock()
+        if late { kill(child.pid, SIGKILL) }
+    }
+
+    /// Registers a temp dir to remove on exit.
+    public func track(directory: String) {
+        lock.lock()
+        directories.insert(directory)
+        lock.unlock()
+    }
+
+    /// Forgets a dir (its owner removed it, or keeps it on purpose).
+    public func forget(directory: String) {
+        lock.lock()
+        directories.remove(directory)
+        lock.unlock()
+    }
+
+    /// True once a thread has begun ending the process (starting new work is pointless then).
+    public var isExiting: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return exiting
+    }
+
+    /// What the tool is doing, for the message printed when a signal ends it.
+    public func setPosition(_ text: String) {
+        lock.lock()
+        position = text
+        lock.unlock()
+    }
+
+    /// Claims the exit for the calling thread; false when another thread already did.
+    public func claimExit() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if exiting { return false }
+        exiting = true
+        return true
+    }
+
+    /// Ends every child still running, waits for each, removes the dirs. Idempotent.
+    ///
+    /// SIGTERM first (with SIGCONT, so a stopped child can act on it): phone and watch then save
+    /// and close cleanly. Whatever still runs after `grace` seconds gets SIGKILL.
+    public func cleanUp(grace: TimeInterval = 3) {
+        lock.lock()
+        let all = children.compactMap(\.child)
+        let dirs = directories
+        children = []
+        directories = []
+        lock.unlock()
+        let running = all.filter(\.isRunning)
+        for child in running {
+            kill(child.pid, SIGTERM)
+            kill(child.pid, SIGCONT)
+        }
+        let deadline = Date().addingTimeInterval(grace)
+        for child in running where !child.waitForExit(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            kill(child.pid, SIGKILL)
+        }
+        for child in running { _ = child.waitForExit(timeout: 5) }
+        for dir in dirs { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
+    /// Ends the process with `status` after the clean-up and then `report`, unless another thread
+    /// is already ending it (then waits for that).
+    public func finish(_ status: Int32, report: () -> Void = {}) -> Never {
+        guard claimExit() else {
+            while true { pause() }
+        }
+        cleanUp()
+        report()
+        exit(status)
+    }
+
+    /// Turns SIGINT, SIGTERM and SIGHUP into a clean-up and exit 128 + signal, with a message on
+    /// stderr naming `program` and the position. Idempotent.
+    ///
+    /// Dispatch signal sources (libdispatch installs its own handler), and no SIG_IGN: children
+    /// inherit ignored signals, and a phone or watch spawned with SIGHUP ignored would keep it so
+    /// (nohup). The handler is installed asynchronously: this waits for it (at most 2 s), so that
+    /// a signal right after this call is not lost.
+    public func installSignalHandlers(program: String) {
+        let numbers = [SIGINT, SIGTERM, SIGHUP]
+        lock.lock()
+        if handlersInstalled {
+            lock.unlock()
+            return
+        }
+        handlersInstalled = true
+        signalSources = numbers.map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in interrupted(by: number, program: program) }
+            source.resume()
+            return source
+        }
+        lock.unlock()
+        let deadline = Date().addingTimeInterval(2)
+        while !numbers.allSatisfy(Self.hasHandler) && Date() < deadline {
+            usleep(1_000)
+        }
+    }
+
+    private func interrupted(by signal: Int32, program: String) {
+        guard claimExit() else { return }  // another thread is already ending the process
+        lock.lock()
+        let current = position
+        lock.unlock()
+        let name = String(cString: strsignal(signal))
+        writeError("\(program): \(name) (signal \(signal))\(current.map { " during \($0)" } ?? ""); cleaning up")
+        cleanUp()
+        exit(128 + signal)
+    }
+
+    /// Whether `number` has a handler installed (neither the default action nor ignored).
+    private static func hasHandler(_ number: Int32) -> Bool {
+        var action = sigaction()
+        guard sigaction(number, nil, &action) == 0 else { return false }
+        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+
+    /// Writes `line` and a newline to stdout at once with write(2). When nobody reads stdout any
+    /// more (EPIPE: the reader of `tool | head` exited; SIGPIPE must be ignored) the tool has no
+    /// one to talk to: it cleans up and exits 0.
+    public func writeLine(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                write(STDOUT_FILENO, buffer.baseAddress.map { $0 + written }, bytes.count - written)
+            }
+            if result >= 0 {
+                written += result
+            } else if errno == EINTR {
+                continue
+            } else if errno == EPIPE {
+                if isExiting { return }  // a line of the final report: the exit is under way
+                finish(0)
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Writes `line` and a newline to stderr (errors there are ignored).
+    public func writeError(_ line: String) {
+        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+    }
+}

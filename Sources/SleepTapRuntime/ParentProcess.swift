@@ -1,0 +1,38 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if os(Linux)
+    internal import CLinuxProcess
+#endif
+
+/// Ends this process with the tool that spawned it (sleeptap-demo, sleeptap-soak, the tests), so
+/// that no phone or watch outlives it, even when it is killed with SIGKILL.
+///
+/// A spawning tool sets `SLEEPTAP_PARENT_PID` to its own pid. Foundation's `Process` has no hook
+/// that runs in the child before exec, so the child itself asks at start-up for SIGTERM when its
+/// parent dies (`prctl(PR_SET_PDEATHSIG)`, prctl(2); SIGTERM then stops it cleanly through the
+/// `SignalTrap`), and then checks that its parent is still the expected one: if the parent died
+/// before the request, the signal will never come (the race window prctl(2) describes).
+enum ParentProcess {
+    /// The environment variable a spawning tool sets to its pid.
+    static let environmentVariable = "SLEEPTAP_PARENT_PID"
+
+    /// Requests the parent-death signal when `SLEEPTAP_PARENT_PID` is set.
+    /// - Returns: nil to go on; a message when the spawning process has already exited (the
+    ///   caller stops). When this process was started through another program (a shell, env(1))
+    ///   while the spawning process is alive, the signal follows that program: it goes on.
+    static func bind() -> String? {
+        guard let text = ProcessInfo.processInfo.environment[environmentVariable] else { return nil }
+        guard let expected = Int32(text), expected > 1 else {
+            return nil  // not a pid: not set by a SleepTap tool; nothing to follow
+        }
+        #if os(Linux)
+            _ = CLinuxProcess_setParentDeathSignal(SIGTERM)
+        #endif
+        if getppid() == expected { return nil }
+        if kill(expected, 0) == 0 || errno == EPERM { return nil }
+        return "the process that started this one (\(environmentVariable)=\(expected)) has already exited; stopping"
+    }
+}
