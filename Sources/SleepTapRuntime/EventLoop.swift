@@ -3,13 +3,18 @@ import ZeroMQ
 
 /// The single-threaded poll loop both executables run: it owns the sockets, waits in `zmq_poll`
 /// on them, on the mailbox pipe and on the error condition of the event output (a pipe whose
-/// reader went away), and fires named wall-clock timers. Never busy-polls: the poll timeout is
-/// the time to the nearest timer (capped at 1 s).
+/// reader went away), and fires timers. Never busy-polls: the poll timeout is the time to the
+/// nearest timer (capped at 1 s).
+///
+/// Timers run on the monotonic clock (`ContinuousClock`): a jump of the wall clock (NTP, a user
+/// setting the date) neither fires nor starves them. A timer armed for a wall `Date` (a virtual
+/// instant mapped through the process clock) is converted to a monotonic deadline when armed.
 ///
 /// Thread-safety: create, use and drop on one thread (the sockets' owner).
-final class EventLoop {
-    /// Named timers; values are wall instants.
-    private var timers: [String: Date] = [:]
+final class EventLoop<Timer: Hashable> {
+    /// Armed timers and their monotonic deadlines.
+    private var timers: [Timer: ContinuousClock.Instant] = [:]
+    private let clock = ContinuousClock()
     private let mailbox: Mailbox
     private let sockets: [Socket]
     private let output: EventOutput?
@@ -29,20 +34,25 @@ final class EventLoop {
         outputDescriptor = output?.pollableDescriptor
     }
 
-    func arm(_ name: String, at wall: Date) { timers[name] = wall }
-    func arm(_ name: String, after seconds: TimeInterval) { timers[name] = Date().addingTimeInterval(seconds) }
-    func cancel(_ name: String) { timers[name] = nil }
-    func isArmed(_ name: String) -> Bool { timers[name] != nil }
+    /// Arms `timer` for the wall instant `wall` (re-arming replaces the earlier deadline).
+    func arm(_ timer: Timer, at wall: Date) { arm(timer, after: wall.timeIntervalSinceNow) }
+    /// Arms `timer` to fire `seconds` from now on the monotonic clock (≤ 0: at the next turn).
+    func arm(_ timer: Timer, after seconds: TimeInterval) {
+        let delay = seconds.isFinite ? max(0, min(seconds, 1e9)) : 1e9
+        timers[timer] = clock.now.advanced(by: .nanoseconds(Int64(delay * 1e9)))
+    }
+    func cancel(_ timer: Timer) { timers[timer] = nil }
+    func isArmed(_ timer: Timer) -> Bool { timers[timer] != nil }
     func stop() { stopping = true }
 
     /// Runs until `stop()`.
     /// - Parameters:
     ///   - readable: called with the index of a socket that has input.
     ///   - input: called for each mailbox item.
-    ///   - timer: called with the name of a due timer (already disarmed).
+    ///   - timer: called with a due timer (already disarmed), earliest first.
     /// - Throws: a `ZeroMQError` from `zmq_poll` other than EINTR (which is retried).
     func run(
-        readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (String) -> Void
+        readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void
     ) throws {
         while !stopping {
             var items = sockets.map { PollItem.socket($0, events: .readable) }
@@ -51,10 +61,11 @@ final class EventLoop {
                 // No condition asked for: poll(2) reports POLLERR and POLLHUP regardless.
                 items.append(.fileDescriptor(outputDescriptor, events: []))
             }
-            let now = Date()
             var timeout = 1000
             if let next = timers.values.min() {
-                timeout = max(0, min(timeout, Int((next.timeIntervalSince(now) * 1000).rounded(.up))))
+                let (seconds, attoseconds) = clock.now.duration(to: next).components
+                let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+                timeout = max(0, min(timeout, Int(milliseconds.rounded(.up))))
             }
             _ = try poll(&items, timeoutMilliseconds: timeout)
             for index in sockets.indices where items[index].returnedEvents.contains(.readable) {
@@ -71,7 +82,7 @@ final class EventLoop {
                 outputDescriptor = nil  // reported once; polling it again would return at once
                 output?.noteClosed()
             }
-            let due = Date()
+            let due = clock.now
             for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
                 timers[name] = nil
                 timer(name)

@@ -89,7 +89,7 @@ public final class PhoneRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        let loop = EventLoop(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
+        let loop = EventLoop<String>(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
         let pairedWatchKey = keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) }
         let boundEndpoint = (try? router.lastEndpoint()) ?? options.endpoint
         var initial = loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))

@@ -71,7 +71,7 @@ public final class WatchRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        let loop = EventLoop(sockets: [dealer, monitor], mailbox: mailbox, output: output)
+        let loop = EventLoop<String>(sockets: [dealer, monitor], mailbox: mailbox, output: output)
         var core = WatchCore(state: loaded ?? WatchSyncState())
         var exitStatus = ExitStatus.ok
 
