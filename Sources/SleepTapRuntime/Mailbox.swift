@@ -124,7 +124,8 @@ public final class SignalTrap: @unchecked Sendable {
         sigaction(SIGHUP, nil, &onEntry)
         let hangUpIgnored =
             unsafeBitCast(onEntry.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
-        for number in hangUpIgnored ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP] {
+        let numbers = hangUpIgnored ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]
+        for number in numbers {
             // SIGINT and SIGTERM are handled even when ignored on entry (a `cmd &` in a script
             // inherits SIGINT ignored): the documented contract is a clean stop on both.
             signal(number, SIG_IGN)
@@ -134,6 +135,21 @@ public final class SignalTrap: @unchecked Sendable {
             made.append(source)
         }
         sources = made
+        // libdispatch installs its handler asynchronously (a few ms); until then these signals
+        // are ignored, and one sent right after start-up (such as the parent-death signal of
+        // `ParentProcess`) would be lost. Wait for the handlers, at most 1 s.
+        let deadline = Date().addingTimeInterval(1)
+        while !numbers.allSatisfy(Self.hasHandler) && Date() < deadline {
+            usleep(200)
+        }
+    }
+
+    /// Whether `number` has a handler installed (neither the default action nor ignored).
+    private static func hasHandler(_ number: Int32) -> Bool {
+        var action = sigaction()
+        guard sigaction(number, nil, &action) == 0 else { return false }
+        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// Stops listening.

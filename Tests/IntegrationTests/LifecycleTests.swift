@@ -63,6 +63,35 @@ struct LifecycleTests {
     }
 }
 
+extension LifecycleTests {
+    @Test("SIGHUP ignored on entry (nohup) stays ignored: the phone keeps running and answers")
+    func hangUpIgnoredOnEntry() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // `trap '' HUP` then exec: the phone starts with SIGHUP ignored, as under nohup(1).
+        let script = #"trap '' HUP; exec "$0" "$@""#
+        let arguments = ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone"]
+        let phone = try scenario.spawn(
+            "phone", ["-c", script, Scenario.executable("phone").path] + arguments,
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        try phone.expect("phone.started")
+        // The kernel's view (proc(5) /proc/PID/status: SigIgn, SigCgt are hex masks, bit N-1 for
+        // signal N): SIGHUP still ignored, SIGTERM caught.
+        let status = try String(contentsOfFile: "/proc/\(phone.pid)/status", encoding: .utf8)
+        func mask(_ field: String) throws -> UInt64 {
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field + ":") })
+            return try #require(UInt64(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16))
+        }
+        #expect(try mask("SigIgn") & (1 << (SIGHUP - 1)) != 0, "SIGHUP not ignored:\n\(status)")
+        #expect(try mask("SigCgt") & (1 << (SIGTERM - 1)) != 0, "SIGTERM not caught:\n\(status)")
+        kill(phone.pid, SIGHUP)
+        phone.send(line: "status")
+        try phone.expect("phone.status")
+        #expect(!phone.events.contains { $0.name == "phone.stopping" })
+        #expect(phone.stop(signal: SIGTERM, timeout: 5) == 0)
+    }
+}
+
 /// Tools that spawn phone and watch end them, on every way out, and remove their temp dir.
 @Suite("children do not outlive their tool", .serialized)
 struct ChildLifetimeTests {
