@@ -47,7 +47,9 @@ public struct PhoneAppConfiguration: Sendable {
 /// completes unsuccessfully (`handler.expired`, `handler.completed {success: false}`).
 public struct PhoneApp: Sendable {
     public private(set) var sync: PhoneCore
-    public var scheduler: any BackgroundScheduler
+    /// The simulated OS the app runs on. It outlives the app: the phone process persists it on
+    /// its own (`os.json`) and passes it back in at the next start.
+    public var scheduler: SimulatedOS
     public let weather: any WeatherProvider
     public let configuration: PhoneAppConfiguration
     public var schedule: WakeSchedule
@@ -65,7 +67,7 @@ public struct PhoneApp: Sendable {
     private var bucket: Int?
 
     public init(
-        state: PhoneSyncState, scheduler: any BackgroundScheduler, weather: any WeatherProvider,
+        state: PhoneSyncState, scheduler: SimulatedOS, weather: any WeatherProvider,
         schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
         configuration: PhoneAppConfiguration = PhoneAppConfiguration(), randomSeed: UInt64 = 0
     ) {
@@ -76,9 +78,15 @@ public struct PhoneApp: Sendable {
         self.zone = zone
         self.location = location
         self.configuration = configuration
+        lowPower = scheduler.lowPowerMode
+        bucket = scheduler.standbyBucket?.rawValue
     }
 
     public var state: PhoneSyncState { sync.state }
+
+    /// Whether the installed app registers its handler in `didFinishLaunching` (the OS's record of
+    /// the installed app's registration mode is `early`): the `early` argument of `launch`.
+    public var registersEarly: Bool { scheduler.registrationMode == .early }
 
     // MARK: launch
 
@@ -430,6 +438,30 @@ public struct PhoneApp: Sendable {
     public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setBackgroundRefreshEnabled(on, at: now)
         return [.emit(Event("os.background_refresh", [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// The device restarts: the app process is gone (it runs again at the next background launch
+    /// or when the user opens it); what the OS keeps is `SimulatedOS.reboot(at:)`'s rule.
+    public mutating func reboot(at now: Date) -> [PhoneEffect] {
+        running = false
+        registered = false
+        scheduler.reboot(at: now)
+        return [.emit(Event("os.reboot", []))] + drainTrace()
+    }
+
+    /// The user installs an app update that registers its handler per `registration` (iOS): the
+    /// running app process ends, and the new behaviour applies from the app's next launch (the
+    /// user's `open`, a background launch, or the next start of the phone).
+    public mutating func installUpdate(registration: RegistrationMode, at now: Date) -> [PhoneEffect] {
+        running = false
+        registered = false
+        scheduler.installUpdate(registration: registration, at: now)
+        return [
+            .emit(
+                Event(
+                    "os.registration",
+                    [("registration", .string(registration.rawValue)), ("appliesAt", .string("next launch"))]))
+        ] + drainTrace()
     }
 
     public mutating func forceQuit(at now: Date) -> [PhoneEffect] {

@@ -113,8 +113,25 @@ public enum AtomicFile {
 /// A JSON state file of one Codable value, written with `AtomicFile`.
 public struct StateFile<Value: Codable & Sendable>: Sendable {
     public let path: String
+    /// How instants are written.
+    public let dateFormat: DateFormat
 
-    public init(path: String) { self.path = path }
+    /// How a state file writes instants.
+    public enum DateFormat: Sendable {
+        /// ISO 8601 strings to the second, e.g. `2026-06-01T08:00:00Z` (readable; sub-second parts are dropped).
+        case iso8601
+        /// UNIX seconds as JSON numbers, e.g. `1780300800.25`: exact, so a value read back is the
+        /// value written (the simulated OS's planned instants must not move by a rounding).
+        case secondsSince1970
+    }
+
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - dateFormat: how instants are written (default ISO 8601 to the second).
+    public init(path: String, dateFormat: DateFormat = .iso8601) {
+        self.path = path
+        self.dateFormat = dateFormat
+    }
 
     /// The stored value, or nil when the file does not exist yet.
     /// - Throws: `FileError` when it exists but cannot be read or is not a valid state file
@@ -250,7 +267,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw FileError(path: file, reason: "cannot be read")
         }
-        let decoder = Self.decoder
+        let decoder = self.decoder
         do {
             return try decoder.decode(Value.self, from: data)
         } catch {
@@ -261,12 +278,35 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
 
     /// Writes `value` atomically and durably.
     public func save(_ value: Value) throws(FileError) {
-        let data: Data
+        try write(encode(value))
+    }
+
+    /// Writes `value` unless it encodes to the same bytes as `last` (what this process wrote
+    /// before), then sets `last` to them: a value that changes rarely is written only when it did.
+    /// - Parameters:
+    ///   - value: the state.
+    ///   - last: the bytes of the previous write, nil when none; updated after a write.
+    /// - Returns: whether the file was written.
+    /// - Throws: `FileError` when the write failed; `last` is then left as it was, so the next
+    ///   call tries again.
+    @discardableResult
+    public func saveIfChanged(_ value: Value, last: inout Data?) throws(FileError) -> Bool {
+        let data = try encode(value)
+        guard data != last else { return false }
+        try write(data)
+        last = data
+        return true
+    }
+
+    private func encode(_ value: Value) throws(FileError) -> Data {
         do {
-            data = try Self.encoder.encode(value)
+            return try encoder.encode(value)
         } catch {
             throw FileError(path: path, reason: "cannot encode state (\(error))")
         }
+    }
+
+    private func write(_ data: Data) throws(FileError) {
         // Keep the last good copy beside it: `.prev` becomes a hard link to the current file
         // (atomically, through a temporary name), then the new state replaces the current one.
         let previous = path + ".prev"
@@ -280,16 +320,16 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         try AtomicFile.write(data, to: path)
     }
 
-    private static var encoder: JSONEncoder {
+    private var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
         return encoder
     }
 
-    private static var decoder: JSONDecoder {
+    private var decoder: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
         return decoder
     }
 }

@@ -2,40 +2,88 @@ public import Foundation
 public import SleepTapCore
 
 /// The simulated OS the phone runs on (`--platform`, `--registration`, …).
+///
+/// The OS outlives the app: its state is kept in the state dir (`os.json`, `SimulatedOS`). A nil
+/// field is a flag not given: a new OS takes the default, a stored OS keeps what it has. A flag
+/// given at a restart overrides the stored value, as a user changing a setting (or installing
+/// an app build) would; `--os-seed` only seeds a new OS, and `--platform` must match the stored
+/// device (docs/scheduler.md, "The OS outlives the app").
 public struct OSOptions: Equatable, Sendable {
-    /// `ios` (BGTaskScheduler) or `android` (WorkManager).
-    public var platform = "ios"
-    /// How the refresh handler is registered (seed 000): early (AppDelegate), late-silent
-    /// (SwiftUI `.backgroundTask` on iOS 26.6), late-crash.
-    public var registration = RegistrationMode.early
-    /// iOS app-refresh budget, virtual seconds (default 30).
-    public var budget: TimeInterval = 30
-    public var lowPower = false
-    /// Background App Refresh (iOS setting); off = submit fails `unavailable`.
-    public var backgroundRefresh = true
-    public var charging = false
-    /// Android App Standby bucket; nil = the scheduler's default.
+    /// `ios` (BGTaskScheduler) or `android` (WorkManager); nil = the stored device's, else ios.
+    public var platform: String?
+    /// How the installed app registers its refresh handler: early (AppDelegate), late-silent
+    /// (SwiftUI `.backgroundTask` on iOS 26.6), late-crash; nil = stored, else early.
+    public var registration: RegistrationMode?
+    /// iOS app-refresh budget, virtual seconds; nil = stored, else 30.
+    public var budget: TimeInterval?
+    /// `--low-power`: true; nil = stored, else off.
+    public var lowPower: Bool?
+    /// Background App Refresh (iOS setting; off = submit fails `unavailable`); `--refresh-off`:
+    /// false; nil = stored, else on.
+    public var backgroundRefresh: Bool?
+    /// `--charging`: true; nil = stored, else not charging.
+    public var charging: Bool?
+    /// Android App Standby bucket; nil = stored, else active.
     public var bucket: StandbyBucket?
-    /// Android periodic interval, seconds (raised to 900).
-    public var interval: TimeInterval = 6 * 3_600
-    /// Seed of the OS's opportunity model.
-    public var seed: UInt64 = 1
-    /// Virtual seconds each job step costs.
+    /// Android periodic interval, seconds (raised to 900); nil = stored, else 6 h.
+    public var interval: TimeInterval?
+    /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
+    public var seed: UInt64?
+    /// Virtual seconds each job step costs (the app's, not stored with the OS).
     public var stepCosts = StepCosts()
+
+    /// The seed of a new OS when `--os-seed` is not given.
+    public static let defaultSeed: UInt64 = 1
+    /// The Android interval when `--interval` is not given, seconds.
+    public static let defaultInterval: TimeInterval = 6 * 3_600
+    /// The iOS budget when `--budget` is not given, seconds.
+    public static let defaultBudget: TimeInterval = 30
 
     public init() {}
 
-    /// The scheduler these options describe.
-    public func makeScheduler(taskIdentifier: String) -> any BackgroundScheduler {
+    /// A new OS as these options describe (the first start on a state dir). Device settings
+    /// (`lowPower`, `backgroundRefresh`, `charging`, `bucket`) are not applied here: the phone
+    /// applies them as events at start, the same way for a new and a stored OS.
+    public func makeOS(taskIdentifier: String) -> SimulatedOS {
         if platform == "android" {
-            var configuration = AndroidWorkScheduler.Configuration(repeatInterval: interval)
-            if let bucket { configuration.initialBucket = bucket }
-            return AndroidWorkScheduler(configuration: configuration)
+            let configuration = AndroidWorkScheduler.Configuration(repeatInterval: interval ?? Self.defaultInterval)
+            return SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: seed ?? Self.defaultSeed)
         }
         var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
-        configuration.registrationMode = registration
-        configuration.runtimeBudget = budget
-        return IOSBackgroundScheduler(configuration: configuration, seed: seed)
+        configuration.registrationMode = registration ?? .early
+        configuration.runtimeBudget = budget ?? Self.defaultBudget
+        return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed ?? Self.defaultSeed))
+    }
+
+    /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
+    ///
+    /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--budget`,
+    /// `--interval`. `--os-seed` is ignored for it (its RNG continues).
+    /// - Parameters:
+    ///   - stored: the OS read from the state dir, nil on the first start.
+    ///   - taskIdentifier: the app's refresh task.
+    ///   - now: virtual instant.
+    /// - Returns: the OS to run on.
+    /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, or
+    ///   an iOS registration mode for a stored Android device); the stored state is not changed.
+    public func resolve(stored: SimulatedOS?, taskIdentifier: String, at now: Date) throws(UsageError) -> SimulatedOS {
+        guard var os = stored else { return makeOS(taskIdentifier: taskIdentifier) }
+        if let platform, platform != os.platform {
+            throw UsageError(
+                "--platform \(platform): the state dir's os.json holds an \(os.platform) device, and a device "
+                    + "does not change platform; use another --state-dir for an \(platform) phone")
+        }
+        if let registration {
+            if os.platform == "android" && registration != .early {
+                throw UsageError(
+                    "--registration \(registration.rawValue) is an iOS failure (BGTaskScheduler launch handlers); "
+                        + "the state dir's os.json holds an android device, and WorkManager has no registration step")
+            }
+            if registration != os.registrationMode { os.installUpdate(registration: registration, at: now) }
+        }
+        if let budget { os.setRuntimeBudget(budget) }
+        if let interval { os.setRepeatInterval(interval) }
+        return os
     }
 
     /// The app configuration these options describe, with `horizonDays` of wake-ups per batch.

@@ -151,7 +151,8 @@ public enum CommandLineParser {
           --endpoint ENDPOINT   ipc://PATH or tcp://HOST:PORT (PORT may be *: phone.started says
                                 which port was bound); a relative PATH is resolved against the
                                 working directory at start, and must then be at most 107 bytes
-          --state-dir DIR       where phone.json (outbox, last seq) is kept; created if missing
+          --state-dir DIR       where phone.json (outbox, last seq) and os.json (the simulated
+                                OS, which outlives the app) are kept; created if missing
           --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
           --watch-id ID         routing id of the watch to deliver to (default: watch)
@@ -165,18 +166,23 @@ public enum CommandLineParser {
                                 users can reach (by default tcp needs --keys, and the ipc
                                 directory must be yours and mode 0700; a missing one is made so)
 
-        The simulated OS (docs/scheduler.md) and the consolidated refresh job:
-          --platform P          ios (BGTaskScheduler, default) or android (WorkManager)
+        The simulated OS (docs/scheduler.md) and the consolidated refresh job. The OS keeps its
+        state in DIR/os.json across restarts (pending requests, its random draws, settings); the
+        defaults below are for a new one. A flag given at a restart overrides the stored value;
+        a flag not given keeps it.
+          --platform P          ios (BGTaskScheduler, default) or android (WorkManager); must
+                                match the stored OS
           --registration M      early: handler registered in didFinishLaunching (default);
                                 late-silent: registered after launch, accepted, never entered
                                 (SwiftUI .backgroundTask on iOS 26.6); late-crash: the app dies
           --budget SECS         iOS app-refresh budget in virtual seconds (default: 30)
-          --low-power           start in Low Power Mode (no background runs)
+          --low-power           Low Power Mode on (no background runs)
           --refresh-off         Background App Refresh switched off (submit fails: unavailable)
           --charging            Android: charging, standby quotas lifted
           --bucket NAME         Android standby bucket: active, working_set, frequent, rare, restricted
           --interval SECS       Android periodic interval (raised to the 900 s minimum; default 21600)
-          --os-seed N           seed of the OS's launch-opportunity model (default: 1)
+          --os-seed N           seed of a new OS's launch-opportunity model (default: 1); a
+                                stored OS goes on with its own draws
           --step-costs LIST     virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2
           --weather W           offline (default, deterministic), open-meteo, or a base URL
           --weather-cost SECS   virtual seconds an offline fetch costs (default: 0.3)
@@ -196,6 +202,11 @@ public enum CommandLineParser {
           move LAT,LON    the phone moves (the weather refetches when it moved > 1 km)
           low-power on|off, background-refresh on|off, charging on|off, bucket NAME
           force-quit      the user swipes the app away: no background runs until the next open
+          registration M  the user installs an app update that registers early, late-silent or
+                          late-crash (iOS): the app process ends; the new code runs from the
+                          next launch (open, a background launch, or the next start)
+          reboot          the device restarts: the app process is gone; pending work is kept
+                          (iOS: a force-quit is lifted; Android: a force stop is not)
           simulate-launch       the debugger's _simulateLaunchForTaskWithIdentifier
           simulate-expiration   launch, then expire right after renew
           status          print a phone.status event (with the OS's view)
@@ -209,8 +220,9 @@ public enum CommandLineParser {
                                   phone.key to the watch and its watch.key into DIR
 
         Exit: 0 on SIGINT/SIGTERM/SIGHUP/quit/Ctrl-D or a closed stdout (EPIPE, `| head`),
-              64 bad arguments, 65 bad schedule, key or unreadable state file, 69 endpoint
-              unusable or not private, 73 state dir unusable or in use.
+              64 bad arguments (also --platform or --registration against the stored OS),
+              65 bad schedule, key or unreadable state file, 69 endpoint unusable or not
+              private, 73 state dir unusable or in use.
         """
 
     public static let watchUsage = """
@@ -319,7 +331,6 @@ public enum CommandLineParser {
         var location = PhoneOptions(endpoint: "", stateDirectory: "").location
         var insecure = false
         var keys: String?
-        var sawInterval = false
         while let flag = reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
@@ -363,7 +374,6 @@ public enum CommandLineParser {
                 os.bucket = bucket
             case "--interval":
                 os.interval = try reader.seconds(flag, in: 1...(30 * 86_400))
-                sawInterval = true
             case "--os-seed":
                 let text = try reader.value(flag)
                 guard let seed = UInt64(text) else {
@@ -415,12 +425,12 @@ public enum CommandLineParser {
         options.insecure = insecure
         options.keysDirectory = keys
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
-        if os.platform == "ios" && (os.bucket != nil || os.charging || sawInterval) {
+        if os.platform != "android" && (os.bucket != nil || os.charging != nil || os.interval != nil) {
             throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")
         }
-        if os.platform == "android" && os.registration != .early {
+        if os.platform == "android", let registration = os.registration, registration != .early {
             throw UsageError(
-                "--registration \(os.registration.rawValue) is an iOS failure (BGTaskScheduler launch handlers); "
+                "--registration \(registration.rawValue) is an iOS failure (BGTaskScheduler launch handlers); "
                     + "WorkManager has no registration step")
         }
         return .run(options)

@@ -43,6 +43,35 @@ public final class PhoneRuntime {
         let loaded = startUp.loaded
         let keys = startUp.keys
 
+        // The simulated OS outlives the app: its own state file, read (with recovery) under the
+        // state dir's lock, the flags given applied to it (docs/scheduler.md).
+        let osFile = StateFile<SimulatedOS>(
+            path: options.stateDirectory + "/os.json", dateFormat: .secondsSince1970)
+        let storedOS: SimulatedOS?
+        do {
+            storedOS = try osFile.loadReportingRecovery(
+                program: program, output: output, validate: { $0.validationProblem })
+        } catch {
+            diagnose(program, "state file \(error); left untouched.")
+            return ExitStatus.dataError
+        }
+        let taskIdentifier = PhoneAppConfiguration().taskIdentifier
+        let startOS: SimulatedOS
+        do {
+            startOS = try options.os.resolve(stored: storedOS, taskIdentifier: taskIdentifier, at: clock.now)
+        } catch {
+            diagnose(program, "\(error); \(osFile.path) left untouched")
+            return ExitStatus.usage
+        }
+        if let storedOS, let seed = options.os.seed, seed != storedOS.seed {
+            diagnose(
+                program,
+                "--os-seed \(seed) not used: \(osFile.path) holds an OS seeded with \(storedOS.seed), whose random "
+                    + "draws go on (--os-seed seeds a new OS only)")
+        }
+        /// The bytes of os.json as last written by this process (nil: write at the first step).
+        var savedOS: Data?
+
         let context: Context
         let router: Socket
         var zap: Socket?
@@ -96,11 +125,10 @@ public final class PhoneRuntime {
         if let seed = options.deviceSeed { initial.deviceSeed = seed }
         let zone0 = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
         var app = PhoneApp(
-            state: initial, scheduler: options.os.makeScheduler(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
+            state: initial, scheduler: startOS,
             weather: options.weather.makeProvider(seed: initial.deviceSeed), schedule: schedule, zone: zone0,
             location: options.location, configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
             randomSeed: UInt64.random(in: 0...UInt64.max))
-        let early = options.os.registration == .early
         let watchId = Array(options.watchId.utf8)
         var exitStatus = ExitStatus.ok
         /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
@@ -166,11 +194,19 @@ public final class PhoneRuntime {
                 })
         }
 
-        /// Applies `body` to the app, performs its effects, then re-arms the OS launch timer.
+        /// Applies `body` to the app, performs its effects, re-arms the OS launch timer and
+        /// writes os.json when the OS changed.
         func step(at time: Date? = nil, _ body: (inout PhoneApp) -> [PhoneEffect]) {
             let effects = body(&app)
             perform(effects, at: time)
             armBackgroundLaunch()
+            do throws(FileError) {
+                try osFile.saveIfChanged(app.scheduler, last: &savedOS)
+            } catch {
+                output.emit(
+                    Event("persist.failed", [("path", .string(osFile.path)), ("reason", .string(error.reason))]),
+                    at: time)
+            }
         }
 
         var nextLaunch: Date?
@@ -212,7 +248,7 @@ public final class PhoneRuntime {
         func open() {
             reloadSchedule()
             let now = clock.now
-            step { $0.launch(at: now, byUser: true, early: early) }
+            step { $0.launch(at: now, byUser: true, early: $0.registersEarly) }
         }
 
         func status() {
@@ -323,6 +359,18 @@ public final class PhoneRuntime {
                 step { $0.setStandbyBucket(bucket, at: now) }
             case ("force-quit", 1):
                 step { $0.forceQuit(at: now) }
+            case ("registration", 2) where app.scheduler.platform != "ios":
+                reject(
+                    line,
+                    "registration is an iOS setting (BGTaskScheduler launch handlers); this phone runs --platform "
+                        + app.scheduler.platform)
+            case ("registration", 2):
+                guard let mode = RegistrationMode(rawValue: words[1]) else {
+                    return reject(line, "expected registration early|late-silent|late-crash")
+                }
+                step { $0.installUpdate(registration: mode, at: now) }
+            case ("reboot", 1):
+                step { $0.reboot(at: now) }
             case ("simulate-launch", 1):
                 step { $0.simulateLaunch(at: now) }
             case ("simulate-expiration", 1):
@@ -335,7 +383,7 @@ public final class PhoneRuntime {
                     line,
                     "unknown command; expected open, status, history, notifications, time-zone TZ, move LAT,LON, "
                         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
-                        + "simulate-launch, simulate-expiration or quit")
+                        + "registration MODE, reboot, simulate-launch, simulate-expiration or quit")
             }
         }
 
@@ -346,26 +394,21 @@ public final class PhoneRuntime {
                     ("endpoint", .string(options.endpoint)), ("timeZone", .string(currentZone().identifier)),
                     ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(Int64(getpid()))),
                     ("platform", .string(app.scheduler.platform)),
-                    ("registration", .string(options.os.registration.rawValue)),
+                    ("registration", .string(app.scheduler.registrationMode.rawValue)),
+                    ("osState", .string(storedOS == nil ? "new" : "stored")),
                     ("boundEndpoint", .string(boundEndpoint)),
                     ("security", .string(keys == nil ? "none" : "curve")),
                 ]))
         step { $0.start() }
         let now = clock.now
-        for (on, apply) in [
-            (options.os.lowPower, { (app: inout PhoneApp) in app.setLowPowerMode(true, at: now) }),
-            (
-                !options.os.backgroundRefresh,
-                { (app: inout PhoneApp) in app.setBackgroundRefreshEnabled(false, at: now) }
-            ),
-            (options.os.charging, { (app: inout PhoneApp) in app.setCharging(true, at: now) }),
-        ] where on {
-            step(apply)
-        }
+        // Device settings given as flags override the stored ones, as the user changing them would.
+        if let on = options.os.lowPower { step { $0.setLowPowerMode(on, at: now) } }
+        if let on = options.os.backgroundRefresh { step { $0.setBackgroundRefreshEnabled(on, at: now) } }
+        if let on = options.os.charging { step { $0.setCharging(on, at: now) } }
         if let bucket = options.os.bucket { step { $0.setStandbyBucket(bucket, at: now) } }
         loop.arm("heartbeat", after: Liveness.interval)
         // The user opens the app: launch, registration, foreground refresh.
-        step { $0.launch(at: now, byUser: true, early: early) }
+        step { $0.launch(at: now, byUser: true, early: $0.registersEarly) }
 
         do {
             try loop.run(
@@ -465,7 +508,7 @@ public final class PhoneRuntime {
                     case "os":
                         guard let due = nextLaunch else { return }
                         reloadSchedule()
-                        step(at: due) { $0.backgroundLaunchDue(at: due, early: early) }
+                        step(at: due) { $0.backgroundLaunchDue(at: due, early: $0.registersEarly) }
                     default:
                         break
                     }

@@ -90,36 +90,11 @@ final class StartUp<State: Codable & Sendable> {
             return fail(status, message)
         }
         let stateFile = StateFile<State>(path: stateDirectory + "/" + fileName)
-        // Temp files of saves interrupted by a kill of an earlier process (never a live one's).
-        stateFile.removeStaleTemporaryFiles()
         let loaded: State?
-        let recovery: StateFile<State>.Recovery?
         do {
-            (loaded, recovery) = try stateFile.loadRecovering(validate: validate)
+            loaded = try stateFile.loadReportingRecovery(program: program, output: output, validate: validate)
         } catch {
             return failLocked(ExitStatus.dataError, "state file \(error); left untouched.")
-        }
-        if let recovery {
-            var message = "state file \(stateFile.path): \(recovery.reason)"
-            if let movedTo = recovery.movedTo { message += "; moved aside to \(movedTo)" }
-            if let previousReason = recovery.previousReason {
-                message += "; its previous copy \(stateFile.path).prev is not usable either: \(previousReason)"
-                if let previousMovedTo = recovery.previousMovedTo { message += "; moved aside to \(previousMovedTo)" }
-            }
-            message +=
-                recovery.source == "clean start"
-                ? "; starting clean (the data in the moved files is not used)"
-                : "; recovered from the previous copy"
-            diagnose(program, message)
-            output.emit(
-                Event(
-                    "state.recovered",
-                    [
-                        ("path", .string(stateFile.path)), ("reason", .string(clipped(recovery.reason, to: 300))),
-                        ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
-                        ("previousReason", recovery.previousReason.map { .string(clipped($0, to: 300)) } ?? .null),
-                        ("previousMovedTo", recovery.previousMovedTo.map { .string($0) } ?? .null),
-                    ]))
         }
         var keys: PairKeys?
         if let keysDirectory {
@@ -131,6 +106,46 @@ final class StartUp<State: Codable & Sendable> {
         }
         return .success(
             StartUp(mailbox: mailbox, signals: signals, stateFile: stateFile, loaded: loaded, keys: keys, lock: lock))
+    }
+}
+
+extension StateFile {
+    /// Loads the state file of a locked state dir: removes the temp files of saves a killed
+    /// process left behind (never a live one's), loads with recovery (`loadRecovering`), and
+    /// reports a recovery on stderr and as a `state.recovered` event.
+    /// - Parameters:
+    ///   - program: `phone` or `watch`, the prefix of the stderr line.
+    ///   - output: where `state.recovered` goes.
+    ///   - validate: the state's meaning check (nil = valid).
+    /// - Returns: the value, nil for a clean start.
+    /// - Throws: `FileError` when a file cannot even be read or moved; nothing is touched then.
+    func loadReportingRecovery(
+        program: String, output: EventOutput, validate: (Value) -> String?
+    ) throws(FileError) -> Value? {
+        removeStaleTemporaryFiles()
+        let (loaded, recovery) = try loadRecovering(validate: validate)
+        guard let recovery else { return loaded }
+        var message = "state file \(path): \(recovery.reason)"
+        if let movedTo = recovery.movedTo { message += "; moved aside to \(movedTo)" }
+        if let previousReason = recovery.previousReason {
+            message += "; its previous copy \(path).prev is not usable either: \(previousReason)"
+            if let previousMovedTo = recovery.previousMovedTo { message += "; moved aside to \(previousMovedTo)" }
+        }
+        message +=
+            recovery.source == "clean start"
+            ? "; starting clean (the data in the moved files is not used)"
+            : "; recovered from the previous copy"
+        diagnose(program, message)
+        output.emit(
+            Event(
+                "state.recovered",
+                [
+                    ("path", .string(path)), ("reason", .string(clipped(recovery.reason, to: 300))),
+                    ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
+                    ("previousReason", recovery.previousReason.map { .string(clipped($0, to: 300)) } ?? .null),
+                    ("previousMovedTo", recovery.previousMovedTo.map { .string($0) } ?? .null),
+                ]))
+        return loaded
     }
 }
 

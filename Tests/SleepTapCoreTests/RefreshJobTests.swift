@@ -23,15 +23,15 @@ struct RefreshJobTests {
     /// Thu 2025-03-06 12:00 EST: the seed's week, crossing spring-forward.
     static let start = ISO8601.date("2025-03-06T17:00:00Z")!
 
-    static func iOS(_ mode: RegistrationMode, seed: UInt64 = 1, budget: TimeInterval = 30) -> IOSBackgroundScheduler {
+    static func iOS(_ mode: RegistrationMode, seed: UInt64 = 1, budget: TimeInterval = 30) -> SimulatedOS {
         var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [identifier])
         configuration.registrationMode = mode
         configuration.runtimeBudget = budget
-        return IOSBackgroundScheduler(configuration: configuration, seed: seed)
+        return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed))
     }
 
     static func app(
-        scheduler: any BackgroundScheduler, weather: any WeatherProvider = OfflineWeatherProvider(seed: 9),
+        scheduler: SimulatedOS, weather: any WeatherProvider = OfflineWeatherProvider(seed: 9),
         costs: StepCosts = StepCosts()
     ) -> PhoneApp {
         var configuration = PhoneAppConfiguration()
@@ -218,7 +218,7 @@ struct RefreshJobTests {
             (WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure"),
         ] {
             var app = Self.app(
-                scheduler: AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)),
+                scheduler: SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600))),
                 weather: FixedWeather(cost: 1, error: error))
             _ = app.launch(at: Self.start, byUser: true, early: true)
             var effects: [PhoneEffect] = []

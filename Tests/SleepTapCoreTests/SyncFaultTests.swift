@@ -52,7 +52,7 @@ struct FlakyPair {
         configuration.registrationMode = .early
         app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 11),
-            scheduler: IOSBackgroundScheduler(configuration: configuration, seed: 3),
+            scheduler: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 3)),
             weather: OfflineWeatherProvider(seed: 5), schedule: .everyDayAtSeven, zone: zone,
             location: Coordinate(latitude: 31.23, longitude: 121.47)!, randomSeed: 99)
         self.disk = disk

@@ -5,7 +5,7 @@ import Testing
 @testable import SleepTapRuntime
 
 /// Each simulated-OS and weather flag of `phone`, parsed and then handed to the core types the
-/// way `PhoneRuntime` builds them (`OSOptions.makeScheduler`, `OSOptions.appConfiguration`,
+/// way `PhoneRuntime` builds them (`OSOptions.makeOS`, `OSOptions.appConfiguration`,
 /// `WeatherOptions.makeProvider`): a flag that is parsed and then dropped fails here. The
 /// effects that only the running process shows are in IntegrationTests/FlagEffectTests.swift.
 @Suite("Phone options reach the scheduler, the job and the weather provider")
@@ -24,7 +24,7 @@ struct OptionEffectTests {
 
     /// A launched app's scheduler with one refresh request submitted at `t0`.
     static func scheduler(_ extra: [String]) throws -> any BackgroundScheduler {
-        var scheduler = try phoneOptions(extra).os.makeScheduler(taskIdentifier: task)
+        var scheduler: any BackgroundScheduler = try phoneOptions(extra).os.makeOS(taskIdentifier: task)
         scheduler.appLaunched(at: t0, byUser: true)
         #expect(try scheduler.register(identifier: task, at: t0))
         scheduler.finishLaunching(at: t0)
@@ -90,7 +90,7 @@ struct OptionEffectTests {
 
     @Test("--low-power asks for Low Power Mode at start")
     func lowPower() throws {
-        #expect(try Self.phoneOptions(["--low-power"]).os.lowPower)
-        #expect(try !Self.phoneOptions([]).os.lowPower)
+        #expect(try Self.phoneOptions(["--low-power"]).os.lowPower == true)
+        #expect(try Self.phoneOptions([]).os.lowPower == nil, "not given: a stored OS keeps its setting")
     }
 }

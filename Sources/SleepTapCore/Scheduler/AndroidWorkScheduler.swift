@@ -5,7 +5,7 @@ public import Foundation
 /// After the n-th retry (n = the work's `runAttemptCount`, from 1) the next try waits
 /// EXPONENTIAL `min(initial × 2^(n-1), maximum)` or LINEAR `min(initial × n, maximum)` seconds
 /// (androidx `WorkSpec.calculateNextRunTime`).
-public struct BackoffPolicy: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct BackoffPolicy: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
     /// "EXPONENTIAL" or "LINEAR", as in androidx.
     public let rawValue: String
 
@@ -42,7 +42,7 @@ public struct BackoffPolicy: RawRepresentable, Hashable, Sendable, CustomStringC
 
 /// One App Standby bucket's job limits: at most `allowedTime` seconds of job execution and
 /// `maxSessions` sessions in any rolling `window` seconds (JobScheduler's `QuotaController`).
-public struct StandbyQuota: Equatable, Sendable {
+public struct StandbyQuota: Codable, Equatable, Sendable {
     /// Rolling window, virtual seconds.
     public var window: TimeInterval
     /// Job execution time allowed per window, seconds; nil = unlimited.
@@ -96,10 +96,12 @@ public struct StandbyQuota: Equatable, Sendable {
 ///   or after Force stop until the user opens the app.
 ///
 /// Run times are deterministic (no random choice); doze maintenance windows are not modelled.
+/// Persistence: `Codable`; everything but the undrained trace is encoded (the enqueued work, the
+/// quota sessions, the settings), as WorkManager keeps its work in a database (`SimulatedOS`).
 /// Value type, `Sendable`; one owner mutates it.
-public struct AndroidWorkScheduler: BackgroundScheduler {
+public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// The periodic work request and the device's limits.
-    public struct Configuration: Equatable, Sendable {
+    public struct Configuration: Codable, Equatable, Sendable {
         /// `PeriodicWorkRequest`'s minimum interval, 15 min (`MIN_PERIODIC_INTERVAL_MILLIS`).
         public static let minimumRepeatInterval: TimeInterval = 900
         /// `PeriodicWorkRequest`'s minimum flex, 5 min (`MIN_PERIODIC_FLEX_MILLIS`).
@@ -165,7 +167,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler {
     }
 
     /// androidx `WorkSpec` fields this model needs.
-    private struct Work: Sendable {
+    private struct Work: Codable, Sendable {
         var identifier: String
         var initialDelay: TimeInterval
         var lastEnqueueTime: Date
@@ -177,13 +179,13 @@ public struct AndroidWorkScheduler: BackgroundScheduler {
         var runCounted = false
     }
 
-    private struct Session: Sendable {
+    private struct Session: Codable, Sendable {
         var start: Date
         var end: Date
     }
 
-    /// The configuration the scheduler was built with.
-    public let configuration: Configuration
+    /// The configuration: built with, then changed by `setRepeatInterval`.
+    public private(set) var configuration: Configuration
 
     private var trace = SchedulerTrace()
     private var works: [String: Work] = [:]
@@ -198,6 +200,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler {
     private var backgroundEnabled = true
     private var batterySaver = false
     private var forceStopped = false
+
+    private enum CodingKeys: String, CodingKey {
+        case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
+    }
 
     /// - Parameter configuration: the periodic request and device limits. Nothing here is random.
     public init(configuration: Configuration) {
@@ -401,6 +407,42 @@ public struct AndroidWorkScheduler: BackgroundScheduler {
         conditionsChanged(at: now)
     }
 
+    /// The device restarts.
+    ///
+    /// A running worker is stopped (`os.work.stopped` reason "reboot"; the attempt counts, as for
+    /// any interrupted run). Enqueued work stays: Android, "WorkManager" ("work is persistent
+    /// when it remains scheduled through app restarts and system reboots"); WorkManager's
+    /// `RescheduleReceiver` hands it to JobScheduler again on `BOOT_COMPLETED`
+    /// (`os.work.rescheduled` reason "boot completed"), with the next run times it had. After a
+    /// Force stop the app stays stopped: a stopped app receives no broadcasts, `BOOT_COMPLETED`
+    /// included (Android 3.1, "Launch controls on stopped applications"), so nothing runs until
+    /// the user opens it (WorkManager's `ForceStopRunnable`). The bucket, Battery Saver,
+    /// charging and the quota sessions are unchanged (this model's assumption).
+    /// - Parameter now: virtual instant.
+    public mutating func reboot(at now: Date) {
+        advance(to: now)
+        for (identifier, var work) in works where work.running != nil {
+            stop(&work, at: now, reason: "reboot")
+            works[identifier] = work
+        }
+        trace.add(
+            now, "os.rebooted",
+            [
+                ("pendingIdentifier", works.isEmpty ? .null : .string(works.keys.sorted().joined(separator: ","))),
+                ("forceStopped", .bool(forceStopped)),
+            ])
+        if !forceStopped && !works.isEmpty {
+            trace.add(now, "os.work.rescheduled", [("reason", .string("boot completed"))])
+        }
+    }
+
+    /// Sets the repeat interval of the periodic work (raised to 15 min as always); the enqueued
+    /// work's next run follows it, as after `enqueueUniquePeriodicWork` with policy `UPDATE`.
+    /// - Parameter seconds: the requested interval.
+    public mutating func setRepeatInterval(_ seconds: TimeInterval) {
+        configuration.repeatInterval = seconds
+    }
+
     // MARK: Observation
 
     /// The OS trace since the last call, in time order.
@@ -441,6 +483,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler {
         guard !charging, let allowed = currentQuota.allowedTime else { return nil }
         return max(0, allowed - used(at: now, window: currentQuota.window))
     }
+
+    /// Whether Battery Saver is on.
+    public var lowPowerMode: Bool { batterySaver }
 
     /// True when nothing forbids runs: background on, not force-stopped, Battery Saver off or charging.
     public var runsAllowed: Bool { backgroundEnabled && !forceStopped && (!batterySaver || charging) }

@@ -19,8 +19,12 @@ public import Foundation
 /// launch while no process runs is a cold launch in which the app registers again exactly as it
 /// did last time (same code), so a late-silent registration stays late.
 ///
+/// Persistence: `Codable`; everything but the undrained trace is encoded (the pending request and
+/// its planned opportunities, the RNG position, the settings, the registrations), so a decoded
+/// scheduler continues exactly where the encoded one stopped (`SimulatedOS`, docs/scheduler.md).
+///
 /// Value type, `Sendable`; not for concurrent mutation (like any struct, one owner mutates it).
-public struct IOSBackgroundScheduler: BackgroundScheduler {
+public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The seeded model of when iOS grants a launch after `earliestBeginDate`.
     ///
     /// For a request eligible from `e = max(now, earliestBeginDate)`: the OS picks
@@ -28,7 +32,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
     /// (UNIX time); with probability `missProbability` it lets that opportunity pass
     /// (`os.opportunity.missed`) and draws the next one the same way from `t`. Apple documents only
     /// that the wait "can be many hours"; these defaults are this project's assumptions.
-    public struct OpportunityModel: Equatable, Sendable {
+    public struct OpportunityModel: Codable, Equatable, Sendable {
         /// Mean of the exponential wait after the request becomes eligible, virtual seconds (default 90 min).
         public var meanDelay: TimeInterval
         /// Longest wait drawn for one opportunity, virtual seconds (default 12 h).
@@ -64,7 +68,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
     }
 
     /// The app's Info.plist and the simulator's knobs.
-    public struct Configuration: Equatable, Sendable {
+    public struct Configuration: Codable, Equatable, Sendable {
         /// `BGTaskSchedulerPermittedIdentifiers` from Info.plist.
         public var permittedIdentifiers: Set<String>
         /// How a registration after the launch phase behaves.
@@ -99,7 +103,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
         }
     }
 
-    private struct Pending: Sendable {
+    private struct Pending: Codable, Sendable {
         var identifier: String
         var earliestBeginDate: Date?
         var submittedAt: Date
@@ -109,8 +113,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
         var opportunity: Date?
     }
 
-    /// The configuration the scheduler was built with.
-    public let configuration: Configuration
+    /// The configuration: built with, then changed by `installUpdate` (registration) and
+    /// `setRuntimeBudget`.
+    public private(set) var configuration: Configuration
     /// The seed the scheduler was built with (replay it to get the same launches).
     public let seed: UInt64
 
@@ -129,6 +134,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
     private var refreshEnabled = true
     private var lowPower = false
     private var forceQuitted = false
+
+    private enum CodingKeys: String, CodingKey {
+        case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
+        case refreshEnabled, lowPower, forceQuitted
+    }
 
     /// - Parameters:
     ///   - configuration: Info.plist, budget and opportunity model.
@@ -248,7 +258,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
                 ])
         }
         var request = Pending(identifier: identifier, earliestBeginDate: earliestBeginDate, submittedAt: now)
-        if launchesAllowed { drawOpportunities(&request, from: now) }
+        if let old = pending, old.earliestBeginDate == earliestBeginDate, old.opportunity != nil {
+            // The same request again (an app that resubmits at every launch): the plan stands.
+            request = old
+        } else if launchesAllowed {
+            drawOpportunities(&request, from: now)
+        }
         pending = request
         trace.add(
             now, "os.request.submitted",
@@ -387,6 +402,59 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
         conditionsChanged(at: now, wasAllowed: wasAllowed)
     }
 
+    /// The user installs an update of the app whose code registers per `registration`.
+    ///
+    /// The running process ends (the update replaces the app's code; a run in flight is killed,
+    /// `os.app.killed` reason "app updated"); it is not a force-quit, so background launches go
+    /// on. The pending request is kept (not documented by Apple; this model's assumption). The new
+    /// mode applies from the next launch: `register` follows it, and a cold background launch
+    /// enters the handler only when the new code registers in time (`early`).
+    /// - Parameters:
+    ///   - registration: how the updated app registers its handler.
+    ///   - now: virtual instant.
+    public mutating func installUpdate(registration: RegistrationMode, at now: Date) {
+        advance(to: now)
+        if let run = running { kill(run, at: now, reason: "app updated") }
+        endProcess()
+        configuration.registrationMode = registration
+        handlers = handlers.mapValues { _ in registration == .early }
+        trace.add(now, "os.app.updated", [("registration", .string(registration.rawValue))])
+    }
+
+    /// The device restarts.
+    ///
+    /// The app process is gone (a run in flight is killed, `os.app.killed` reason "reboot"). A
+    /// force-quit no longer holds launches back: Apple documents for background launches by push
+    /// that after a force-quit "the user must relaunch your app or restart the device", and this
+    /// model applies the same to app refresh. The pending request and its planned launch are kept
+    /// (Apple does not document it; this model's assumption). Settings (Low Power Mode, Background
+    /// App Refresh) are unchanged. Traced `os.rebooted`.
+    /// - Parameter now: virtual instant.
+    public mutating func reboot(at now: Date) {
+        advance(to: now)
+        if let run = running { kill(run, at: now, reason: "reboot") }
+        endProcess()
+        trace.add(
+            now, "os.rebooted",
+            [
+                ("pendingIdentifier", pending.map { .string($0.identifier) } ?? .null),
+                ("forceQuitCleared", .bool(forceQuitted)),
+            ])
+        if forceQuitted {
+            let wasAllowed = launchesAllowed
+            forceQuitted = false
+            conditionsChanged(at: now, wasAllowed: wasAllowed)
+        }
+    }
+
+    /// Sets the app-refresh budget of later runs (`Configuration.runtimeBudget`; the expiration
+    /// warning stays within it).
+    /// - Parameter seconds: virtual seconds, > 0.
+    public mutating func setRuntimeBudget(_ seconds: TimeInterval) {
+        configuration.runtimeBudget = max(0.001, seconds)
+        configuration.expirationWarning = min(configuration.expirationWarning, configuration.runtimeBudget)
+    }
+
     /// Ignored on iOS (no standby buckets).
     public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) { advance(to: now) }
 
@@ -415,6 +483,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
             ("forceQuit", .bool(forceQuitted)),
         ]
     }
+
+    /// The planned launch of the pending request (whatever the conditions), nil when none is drawn.
+    public var pendingPlannedLaunch: Date? { pending?.opportunity }
+
+    /// Whether Low Power Mode is on.
+    public var lowPowerMode: Bool { lowPower }
 
     /// The identifier of the pending app-refresh request, nil when none.
     public var pendingIdentifier: String? { pending?.identifier }
@@ -512,6 +586,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler {
     private mutating func kill(_ run: BackgroundLaunch, at instant: Date? = nil, reason: String) {
         let at = instant ?? run.deadline ?? run.startedAt
         trace.add(at, "os.app.killed", [("identifier", .string(run.identifier)), ("reason", .string(reason))])
+        endProcess()
+    }
+
+    /// The app process is gone: no run, no launch phase, no registrations of its own.
+    private mutating func endProcess() {
         running = nil
         processRunning = false
         launchPhase = false

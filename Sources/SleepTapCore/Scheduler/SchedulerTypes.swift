@@ -101,7 +101,7 @@ public enum SchedulerFailure: Error, Equatable, Sendable, CustomStringConvertibl
 /// call is a bug. `lateSilent` is what seed 000 observed with SwiftUI
 /// `.backgroundTask(.appRefresh(id))` on iOS 26.6: `register` is accepted, `submit` succeeds, the
 /// handler is never entered.
-public struct RegistrationMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct RegistrationMode: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
     /// "early", "late-silent" or "late-crash".
     public let rawValue: String
 
@@ -131,7 +131,9 @@ public struct RegistrationMode: RawRepresentable, Hashable, Sendable, CustomStri
 /// An App Standby bucket, with `UsageStatsManager`'s `STANDBY_BUCKET_*` values.
 ///
 /// Android, "App Standby Buckets": active 10, working_set 20, frequent 30, rare 40, restricted 45.
-public struct StandbyBucket: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct StandbyBucket: RawRepresentable, Codable, CodingKeyRepresentable, Hashable, Sendable,
+    CustomStringConvertible
+{
     /// `UsageStatsManager.STANDBY_BUCKET_*`: 10, 20, 30, 40 or 45.
     public let rawValue: Int
 
@@ -179,7 +181,7 @@ public struct StandbyBucket: RawRepresentable, Hashable, Sendable, CustomStringC
 }
 
 /// One background launch the OS grants: run the handler (iOS) or the Worker (Android) with this budget.
-public struct BackgroundLaunch: Equatable, Sendable {
+public struct BackgroundLaunch: Codable, Equatable, Sendable {
     /// The task identifier (iOS) or unique work name (Android).
     public let identifier: String
     /// The virtual instant the launch began.

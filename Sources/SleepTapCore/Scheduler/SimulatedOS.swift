@@ -1,0 +1,337 @@
+public import Foundation
+
+/// The simulated phone OS as one durable value: the platform's background scheduler (its pending
+/// requests or enqueued work, its RNG position, its settings, the registration behaviour of the
+/// installed app) plus what the OS remembers about the device (launch history, reboots).
+///
+/// The OS outlives the app: the phone process keeps this value in its own state file (`os.json`)
+/// and hands it back at the next start, so a restarted app finds its pending request and the OS's
+/// random draws continue where they stopped instead of starting again from the seed
+/// (docs/scheduler.md, "The OS outlives the app"). Sans-I/O like the schedulers: every instant is
+/// an argument, every random choice comes from the stored `SplitMix64`; persisting is the
+/// caller's job (encode it after each change; the trace is not part of the encoding).
+///
+/// Value type, `Sendable`; one owner mutates it.
+public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
+    /// The platform's scheduler.
+    public enum Device: Sendable {
+        /// iOS `BGTaskScheduler`.
+        case ios(IOSBackgroundScheduler)
+        /// Android WorkManager on JobScheduler.
+        case android(AndroidWorkScheduler)
+    }
+
+    /// One background launch the OS granted (natural or simulated).
+    public struct LaunchRecord: Codable, Equatable, Sendable {
+        /// The virtual instant of the launch.
+        public var at: Date
+        /// The task identifier or unique work name.
+        public var identifier: String
+        /// True for the debugger's simulate-launch.
+        public var simulated: Bool
+        /// False when the handler was not entered (no handler registered in time).
+        public var handlerEntered: Bool
+        /// Android's `runAttemptCount` of the run (0 on iOS).
+        public var runAttemptCount: Int
+    }
+
+    /// The version of the encoding this code writes and reads.
+    public static let formatVersion = 1
+    /// How many launches `launchHistory` keeps (the oldest go first).
+    public static let launchHistoryLimit = 50
+
+    /// The encoding's version (`formatVersion` when written by this code).
+    public private(set) var version: Int
+    /// The seed the OS's RNG started from (`--os-seed`); kept for the record, never used again.
+    public let seed: UInt64
+    /// The platform's scheduler and its state.
+    public private(set) var device: Device
+    /// The most recent launches, oldest first, at most `launchHistoryLimit`.
+    public private(set) var launchHistory: [LaunchRecord] = []
+    /// How many times the device restarted.
+    public private(set) var reboots = 0
+    /// When the device last restarted, nil when never.
+    public private(set) var lastReboot: Date?
+
+    /// A new iOS device.
+    /// - Parameter scheduler: a fresh (or already driven) iOS scheduler; its seed is recorded.
+    public init(_ scheduler: IOSBackgroundScheduler) {
+        version = Self.formatVersion
+        seed = scheduler.seed
+        device = .ios(scheduler)
+    }
+
+    /// A new Android device.
+    /// - Parameters:
+    ///   - scheduler: a fresh (or already driven) WorkManager scheduler.
+    ///   - seed: recorded for the record (WorkManager's run times draw nothing).
+    public init(_ scheduler: AndroidWorkScheduler, seed: UInt64 = 0) {
+        version = Self.formatVersion
+        self.seed = seed
+        device = .android(scheduler)
+    }
+
+    // MARK: The device
+
+    /// The device restarts: the app process is gone; what each platform keeps and drops is in
+    /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
+    /// - Parameter now: virtual instant.
+    public mutating func reboot(at now: Date) {
+        reboots += 1
+        lastReboot = now
+        switch device {
+        case .ios(var s):
+            s.reboot(at: now)
+            device = .ios(s)
+        case .android(var s):
+            s.reboot(at: now)
+            device = .android(s)
+        }
+    }
+
+    /// The user installs an app update that registers its handler per `registration` (iOS; see
+    /// `IOSBackgroundScheduler.installUpdate`). Android has no registration step: nothing changes.
+    /// - Parameters:
+    ///   - registration: the updated app's behaviour.
+    ///   - now: virtual instant.
+    public mutating func installUpdate(registration: RegistrationMode, at now: Date) {
+        guard case .ios(var s) = device else { return }
+        s.installUpdate(registration: registration, at: now)
+        device = .ios(s)
+    }
+
+    /// Sets the iOS app-refresh budget of later runs; ignored on Android.
+    /// - Parameter seconds: virtual seconds, > 0.
+    public mutating func setRuntimeBudget(_ seconds: TimeInterval) {
+        guard case .ios(var s) = device else { return }
+        s.setRuntimeBudget(seconds)
+        device = .ios(s)
+    }
+
+    /// Sets the Android periodic interval; ignored on iOS.
+    /// - Parameter seconds: the requested interval (raised to 900).
+    public mutating func setRepeatInterval(_ seconds: TimeInterval) {
+        guard case .android(var s) = device else { return }
+        s.setRepeatInterval(seconds)
+        device = .android(s)
+    }
+
+    /// How the installed app registers its handler (always `early` on Android).
+    public var registrationMode: RegistrationMode {
+        if case .ios(let s) = device { return s.configuration.registrationMode }
+        return .early
+    }
+
+    /// Whether Low Power Mode (iOS) or Battery Saver (Android) is on.
+    public var lowPowerMode: Bool {
+        switch device {
+        case .ios(let s): return s.lowPowerMode
+        case .android(let s): return s.lowPowerMode
+        }
+    }
+
+    /// The App Standby bucket (Android), nil on iOS.
+    public var standbyBucket: StandbyBucket? {
+        if case .android(let s) = device { return s.bucket }
+        return nil
+    }
+
+    /// Why a decoded value cannot be used, nil when it can: the version, and the numbers the
+    /// scheduler initialisers would have clamped.
+    public var validationProblem: String? {
+        guard version == Self.formatVersion else {
+            return "version \(version); this phone reads version \(Self.formatVersion)"
+        }
+        switch device {
+        case .ios(let s):
+            let c = s.configuration
+            if c.permittedIdentifiers.isEmpty { return "configuration.permittedIdentifiers is empty" }
+            if !(c.runtimeBudget > 0) { return "configuration.runtimeBudget \(c.runtimeBudget): expected > 0" }
+            if !(0...c.runtimeBudget).contains(c.expirationWarning) {
+                return "configuration.expirationWarning \(c.expirationWarning): expected 0 to the runtime budget"
+            }
+            let o = c.opportunity
+            if !(o.meanDelay >= 1) { return "configuration.opportunity.meanDelay \(o.meanDelay): expected ≥ 1" }
+            if !(o.maximumDelay >= 0) {
+                return "configuration.opportunity.maximumDelay \(o.maximumDelay): expected ≥ 0"
+            }
+            if !(o.quantum >= 0) { return "configuration.opportunity.quantum \(o.quantum): expected ≥ 0" }
+            if !(0...1).contains(o.missProbability) {
+                return "configuration.opportunity.missProbability \(o.missProbability): expected 0 to 1"
+            }
+        case .android(let s):
+            let c = s.configuration
+            if !(c.repeatInterval > 0) { return "configuration.repeatInterval \(c.repeatInterval): expected > 0" }
+            if !(c.maxBackoff >= 0) { return "configuration.maxBackoff \(c.maxBackoff): expected ≥ 0" }
+        }
+        return nil
+    }
+
+    // MARK: BackgroundScheduler
+
+    /// "ios" or "android".
+    public var platform: String {
+        switch device {
+        case .ios(let s): return s.platform
+        case .android(let s): return s.platform
+        }
+    }
+
+    /// Applies `body` to the scheduler, whichever platform it is.
+    private mutating func update<R>(_ body: (inout any BackgroundScheduler) -> R) -> R {
+        switch device {
+        case .ios(let s):
+            var scheduler: any BackgroundScheduler = s
+            let result = body(&scheduler)
+            if let updated = scheduler as? IOSBackgroundScheduler { device = .ios(updated) }
+            return result
+        case .android(let s):
+            var scheduler: any BackgroundScheduler = s
+            let result = body(&scheduler)
+            if let updated = scheduler as? AndroidWorkScheduler { device = .android(updated) }
+            return result
+        }
+    }
+
+    private var scheduler: any BackgroundScheduler {
+        switch device {
+        case .ios(let s): return s
+        case .android(let s): return s
+        }
+    }
+
+    /// See `BackgroundScheduler.appLaunched(at:byUser:)`.
+    public mutating func appLaunched(at now: Date, byUser: Bool) {
+        update { $0.appLaunched(at: now, byUser: byUser) }
+    }
+
+    /// See `BackgroundScheduler.register(identifier:at:)`.
+    public mutating func register(identifier: String, at now: Date) throws(LaunchHandlerCrash) -> Bool {
+        let result: Result<Bool, LaunchHandlerCrash> = update { scheduler in
+            do throws(LaunchHandlerCrash) {
+                return .success(try scheduler.register(identifier: identifier, at: now))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// See `BackgroundScheduler.finishLaunching(at:)`.
+    public mutating func finishLaunching(at now: Date) { update { $0.finishLaunching(at: now) } }
+
+    /// See `BackgroundScheduler.submit(identifier:earliestBeginDate:at:)`.
+    public mutating func submit(identifier: String, earliestBeginDate: Date?, at now: Date) throws(SchedulerFailure) {
+        let result: Result<Void, SchedulerFailure> = update { scheduler in
+            do throws(SchedulerFailure) {
+                try scheduler.submit(identifier: identifier, earliestBeginDate: earliestBeginDate, at: now)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// See `BackgroundScheduler.nextLaunch(after:)`.
+    public func nextLaunch(after now: Date) -> Date? { scheduler.nextLaunch(after: now) }
+
+    /// See `BackgroundScheduler.takeLaunch(at:)`; the launch is recorded in `launchHistory`.
+    public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
+        let launch = update { $0.takeLaunch(at: now) }
+        if let launch { record(launch) }
+        return launch
+    }
+
+    /// See `BackgroundScheduler.complete(_:outcome:duration:at:)`.
+    public mutating func complete(_ launch: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date)
+    {
+        update { $0.complete(launch, outcome: outcome, duration: duration, at: now) }
+    }
+
+    /// See `BackgroundScheduler.setBackgroundRefreshEnabled(_:at:)`.
+    public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) {
+        update { $0.setBackgroundRefreshEnabled(on, at: now) }
+    }
+
+    /// See `BackgroundScheduler.setLowPowerMode(_:at:)`.
+    public mutating func setLowPowerMode(_ on: Bool, at now: Date) { update { $0.setLowPowerMode(on, at: now) } }
+
+    /// See `BackgroundScheduler.forceQuit(at:)`.
+    public mutating func forceQuit(at now: Date) { update { $0.forceQuit(at: now) } }
+
+    /// See `BackgroundScheduler.setStandbyBucket(_:at:)`.
+    public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) {
+        update { $0.setStandbyBucket(bucket, at: now) }
+    }
+
+    /// See `BackgroundScheduler.setCharging(_:at:)`.
+    public mutating func setCharging(_ on: Bool, at now: Date) { update { $0.setCharging(on, at: now) } }
+
+    /// See `BackgroundScheduler.simulateLaunch(identifier:at:)`; the launch is recorded in `launchHistory`.
+    public mutating func simulateLaunch(identifier: String, at now: Date) -> BackgroundLaunch? {
+        let launch = update { $0.simulateLaunch(identifier: identifier, at: now) }
+        if let launch { record(launch) }
+        return launch
+    }
+
+    /// See `BackgroundScheduler.drainTrace()`.
+    public mutating func drainTrace() -> [(at: Date, event: Event)] { update { $0.drainTrace() } }
+
+    /// The scheduler's status, then `reboots` and `launches` (how many `launchHistory` holds).
+    public func status() -> [(String, EventValue)] {
+        scheduler.status() + [
+            ("reboots", .int(Int64(reboots))), ("launches", .int(Int64(launchHistory.count))),
+        ]
+    }
+
+    private mutating func record(_ launch: BackgroundLaunch) {
+        launchHistory.append(
+            LaunchRecord(
+                at: launch.startedAt, identifier: launch.identifier, simulated: launch.simulated,
+                handlerEntered: launch.handlerRegistered, runAttemptCount: launch.runAttemptCount))
+        if launchHistory.count > Self.launchHistoryLimit {
+            launchHistory.removeFirst(launchHistory.count - Self.launchHistoryLimit)
+        }
+    }
+
+    // MARK: Codable
+
+    private enum CodingKeys: String, CodingKey {
+        case version, platform, seed, reboots, lastReboot, launchHistory, ios, android
+    }
+
+    /// Reads `platform` ("ios" or "android") and the scheduler under the key of that name.
+    /// - Throws: `DecodingError` for an unknown platform or a missing or malformed field.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        seed = try container.decode(UInt64.self, forKey: .seed)
+        reboots = try container.decode(Int.self, forKey: .reboots)
+        lastReboot = try container.decodeIfPresent(Date.self, forKey: .lastReboot)
+        launchHistory = try container.decode([LaunchRecord].self, forKey: .launchHistory)
+        switch try container.decode(String.self, forKey: .platform) {
+        case "ios": device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
+        case "android": device = .android(try container.decode(AndroidWorkScheduler.self, forKey: .android))
+        case let other:
+            throw DecodingError.dataCorruptedError(
+                forKey: .platform, in: container, debugDescription: "\"\(other)\": expected ios or android")
+        }
+    }
+
+    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `launchHistory` and the
+    /// scheduler under the platform's name.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(seed, forKey: .seed)
+        try container.encode(reboots, forKey: .reboots)
+        try container.encodeIfPresent(lastReboot, forKey: .lastReboot)
+        try container.encode(launchHistory, forKey: .launchHistory)
+        switch device {
+        case .ios(let s): try container.encode(s, forKey: .ios)
+        case .android(let s): try container.encode(s, forKey: .android)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+/// The simulated OS outlives the phone process (os.json): over ipc, in accelerated virtual time.
+@Suite("the simulated OS outlives the phone process", .serialized)
+struct OSStateTests {
+    /// Virtual Mon 2026-06-01 03:00 UTC a wall second from now, 12 virtual hours per wall
+    /// second: the phones start before the 07:00 wake-up, the first refresh request (earliest
+    /// 08:00) launches about 1.5 wall seconds in, the next one (the next day) 2 wall seconds later.
+    static func clock() -> [String] {
+        let anchor = String(format: "%.3f", Date().addingTimeInterval(1).timeIntervalSince1970)
+        return [
+            "--clock-start", "2026-06-01T03:00:00Z", "--clock-speed", "43200", "--clock-anchor", anchor,
+            "--time-zone", "UTC", "--os-seed", "5",
+        ]
+    }
+
+    /// One phone run on its own state dir and socket (`name`), restarted by `restart()`.
+    final class PhoneRun {
+        let scenario: Scenario
+        let name: String
+        let arguments: [String]
+        /// The phone processes of this run, one per start.
+        private(set) var lives: [ChildProcess] = []
+
+        init(_ scenario: Scenario, name: String, clock: [String]) throws {
+            self.scenario = scenario
+            self.name = name
+            arguments =
+                ["--endpoint", "ipc://\(scenario.dir)/\(name).sock", "--state-dir", "\(scenario.dir)/\(name)"] + clock
+            try start()
+        }
+
+        var phone: ChildProcess {
+            get throws { try #require(lives.last) }
+        }
+
+        func start() throws { lives.append(try scenario.spawn("phone", arguments)) }
+
+        /// `quit`, wait for the exit (status 0), start again on the same state dir.
+        func restart() throws { try Self.restart([self]) }
+
+        /// Restarts several runs together: `quit` to all, wait for every exit, start them all.
+        static func restart(_ runs: [PhoneRun]) throws {
+            let phones = try runs.map { try $0.phone }
+            for phone in phones { phone.send(line: "quit") }
+            for (run, phone) in zip(runs, phones) {
+                try #require(phone.waitForExit(timeout: Scenario.deadline), "\(run.name) did not stop on quit")
+                #expect(phone.exitStatus == 0, "\(phone.standardError)")
+            }
+            for run in runs { try run.start() }
+        }
+
+        /// The next background launch in a fresh `phone.status`.
+        func nextBackgroundLaunch() throws -> String? {
+            let phone = try phone
+            let from = phone.events.count
+            phone.send(line: "status")
+            return try phone.expect("phone.status", from: from).event.string("nextBackgroundLaunch")
+        }
+
+        /// Waits for the OS's next natural launch from `from` and the end of its run.
+        /// - Returns: the launch's virtual time and the plannedLaunch the run's resubmission drew.
+        func awaitLaunch(from: Int) throws -> (launchedAt: String, planned: String) {
+            let phone = try phone
+            let launch = try phone.expect("os.launch", from: from) { $0.fields["simulated"] as? Bool == false }
+            let submitted = try phone.expect("os.request.submitted", from: launch.index)
+            try phone.expect("handler.completed", from: launch.index)
+            return (
+                try #require(launch.event.string("time")), try #require(submitted.event.string("plannedLaunch"))
+            )
+        }
+
+        /// The delay the OS drew for the request submitted at this start: plannedLaunch − earliestBeginDate.
+        func startDelay() throws -> TimeInterval {
+            let submitted = try phone.expect("os.request.submitted").event
+            let planned = try #require(submitted.string("plannedLaunch").flatMap(ISO8601.date))
+            let earliest = try #require(submitted.string("earliestBeginDate").flatMap(ISO8601.date))
+            return planned.timeIntervalSince(earliest)
+        }
+
+        /// Every os.* event of every start, in order, as name + fields; `time` only for launches
+        /// (the instants the OS chose; the others happen when the test acted).
+        var osEvents: [String] {
+            lives.flatMap(\.events).filter { $0.name.hasPrefix("os.") }.map { event in
+                let fields = event.fields.filter { $0.key != "time" || event.name == "os.launch" }
+                return fields.keys.sorted().map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: " ")
+            }
+        }
+    }
+
+    @Test(
+        "A restarted phone keeps its pending request and the OS's draws: the launch comes as planned, two restarts draw different delays, and the same seed replays the same os.* events"
+    )
+    func restartKeepsTheOS() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let clock = Self.clock()
+        // Two identical runs side by side: same seed, same clock, the same steps at about the
+        // same virtual instants (each step is taken for both before the next).
+        let runs = try ["a", "b"].map { try PhoneRun(scenario, name: $0, clock: clock) }
+        var delays = try runs.map { [try $0.startDelay()] }
+        var planned = try runs.map { try $0.awaitLaunch(from: 0).planned }
+        for (run, launch) in zip(runs, planned) { #expect(try run.nextBackgroundLaunch() == launch) }
+        for restart in 1...2 {
+            try PhoneRun.restart(runs)
+            for (index, run) in runs.enumerated() {
+                try run.phone.expect("phone.started") { $0.string("osState") == "stored" }
+                delays[index].append(try run.startDelay())
+                // The pending request survived the restart: the same planned launch.
+                #expect(try run.nextBackgroundLaunch() == planned[index], "restart \(restart)")
+            }
+            guard restart == 1 else { break }
+            for (index, run) in runs.enumerated() {
+                // And it comes as planned.
+                let launch = try run.awaitLaunch(from: 0)
+                #expect(launch.launchedAt == planned[index])
+                planned[index] = launch.planned
+            }
+        }
+        // Each restart's request has its own draw (a phone re-seeded at start repeats the first one).
+        #expect(delays[0][1] != delays[0][2], "\(delays[0])")
+        #expect(delays[0] == delays[1])
+        #expect(runs[0].osEvents == runs[1].osEvents)
+        #expect(runs[0].osEvents.count > 10)
+    }
+
+    @Test("stdin registration and reboot: the update and the reboot are the OS's, kept across a restart")
+    func registrationAndReboot() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let run = try PhoneRun(
+            scenario, name: "r", clock: ["--time-zone", "Europe/Berlin", "--clock-start", "2026-06-01T08:00:00Z"])
+        let phone = try run.phone
+        try phone.expect("refresh.foreground")
+        phone.send(line: "registration late-silent")
+        let update = try phone.expect("os.registration")
+        #expect(update.event.string("registration") == "late-silent")
+        try phone.expect("os.app.updated", from: update.index)
+        phone.send(line: "registration sometimes")
+        try phone.expect("input.rejected") { $0.string("input") == "registration sometimes" }
+        phone.send(line: "force-quit")
+        try phone.expect("os.force_quit")
+        #expect(try run.nextBackgroundLaunch() == nil)
+        phone.send(line: "reboot")
+        let reboot = try phone.expect("os.reboot")
+        try phone.expect("os.rebooted", from: reboot.index)
+        // iOS: the reboot lifts the force-quit; the request is still pending.
+        let afterReboot = try run.nextBackgroundLaunch()
+        #expect(afterReboot != nil)
+        try run.restart()
+        let restarted = try run.phone
+        let started = try restarted.expect("phone.started").event
+        #expect(started.string("registration") == "late-silent")
+        #expect(started.string("osState") == "stored")
+        restarted.send(line: "status")
+        let status = try restarted.expect("phone.status").event
+        #expect(status.string("os.registrationMode") == "late-silent")
+        #expect(status.int("os.reboots") == 1)
+        let registered = try restarted.expect("handler.registered").event
+        #expect(registered.string("phase") == "after launch")
+    }
+}
