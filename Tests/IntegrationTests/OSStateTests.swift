@@ -162,4 +162,30 @@ struct OSStateTests {
         let registered = try restarted.expect("handler.registered").event
         #expect(registered.string("phase") == "after launch")
     }
+
+    @Test("A bad os.json is moved aside and the OS starts new; --platform against the stored OS exits 64 and leaves it")
+    func badStoredOS() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/phone"
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        let path = stateDir + "/os.json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"version\": 1, \"plat".utf8)))
+        let phone = try scenario.phone()
+        let recovered = try phone.expect("state.recovered") { $0.string("path") == path }.event
+        #expect(recovered.string("from") == "clean start")
+        try phone.expect("phone.started") { $0.string("osState") == "new" }
+        try phone.expect("refresh.foreground")
+        phone.send(line: "quit")
+        try #require(phone.waitForExit(timeout: Scenario.deadline))
+        let stored = try #require(FileManager.default.contents(atPath: path))
+        let (status, stderr) = try scenario.runToExit(
+            "phone",
+            [
+                "--endpoint", scenario.endpoint, "--state-dir", stateDir, "--platform", "android",
+            ])
+        #expect(status == 64, "\(stderr)")
+        #expect(stderr.contains("--platform android") && stderr.contains("holds an ios device"), "\(stderr)")
+        #expect(FileManager.default.contents(atPath: path) == stored)
+    }
 }

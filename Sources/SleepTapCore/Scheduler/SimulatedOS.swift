@@ -177,7 +177,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// Applies `body` to the scheduler, whichever platform it is.
+    /// Applies `body` to the scheduler, whichever platform it is. `body` only calls the
+    /// scheduler's own methods, which keep its concrete type, so the result is stored back as
+    /// the same platform.
     private mutating func update<R>(_ body: (inout any BackgroundScheduler) -> R) -> R {
         switch device {
         case .ios(let s):
