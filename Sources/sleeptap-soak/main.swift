@@ -778,7 +778,8 @@ final class Soak {
             batches:   generated \(count(phones, "batch.generated")), sent \(count(phones, "batch.sent")), \
             applied \(count(watches, "batch.applied")), duplicates \(count(watches, "batch.duplicate")), \
             stale ignored \(count(watches, "batch.stale")), acks received \(count(phones, "ack.received")), \
-            seq resyncs \(count(phones, "seq.resync"))
+            epoch changes \(count(phones, "epoch.changed")), ack mismatches \(count(phones, "ack.mismatch")), \
+            conflicts \(count(watches, "batch.conflict"))
             faults:    kills \(counts.phoneKills + counts.watchKills) (phone \(counts.phoneKills), \
             watch \(counts.watchKills)), phone killed after batch.sent before its ACK \(counts.phoneKillsBeforeAck) \
             of \(counts.phoneKillsAimedBeforeAck), watch killed after batch.applied before ack.sent \
@@ -811,7 +812,8 @@ final class Soak {
             ("batchesGenerated", count(phones, "batch.generated")), ("batchesSent", count(phones, "batch.sent")),
             ("batchesApplied", count(watches, "batch.applied")), ("duplicates", count(watches, "batch.duplicate")),
             ("staleIgnored", count(watches, "batch.stale")), ("acksReceived", count(phones, "ack.received")),
-            ("seqResyncs", count(phones, "seq.resync")), ("opens", int(counts.opens)),
+            ("epochChanges", count(phones, "epoch.changed")), ("ackMismatches", count(phones, "ack.mismatch")),
+            ("batchConflicts", count(watches, "batch.conflict")), ("opens", int(counts.opens)),
             ("phoneKills", int(counts.phoneKills)), ("watchKills", int(counts.watchKills)),
             ("phoneKillsAimedBeforeAck", int(counts.phoneKillsAimedBeforeAck)),
             ("phoneKillsBeforeAck", int(counts.phoneKillsBeforeAck)),
