@@ -45,6 +45,11 @@ public struct PhoneAppConfiguration: Sendable {
 /// background run has a budget: when the next step does not fit before the expiration warning,
 /// the expiration handler runs: the rest is cancelled, what finished stays done, and the task
 /// completes unsuccessfully (`handler.expired`, `handler.completed {success: false}`).
+///
+/// The weather step either asks the provider at once (`WeatherFetch.inline`) or stops the job
+/// with a `fetchWeather` effect and goes on when `weatherArrived(_:cost:)` brings the forecast
+/// (`WeatherFetch.deferred`, the phone process): the order of the steps and the budget charged
+/// are the same either way.
 public struct PhoneApp: Sendable {
     public private(set) var sync: PhoneCore
     /// The simulated OS the app runs on. It outlives the app: the phone process persists it on
@@ -65,6 +70,8 @@ public struct PhoneApp: Sendable {
     public private(set) var running = false
     private var lowPower = false
     private var bucket: Int?
+    /// The job that stopped at its weather step (`.deferred`), nil when none waits.
+    private var suspended: Job?
 
     public init(
         state: PhoneSyncState, scheduler: SimulatedOS, weather: any WeatherProvider,
@@ -179,31 +186,14 @@ public struct PhoneApp: Sendable {
         var run = JobRun(now: now, budget: grant.budget.map { max(0, $0 - grant.expirationWarning) })
         // The debugger's simulate-expiration: the expiration handler fires right after renew.
         if forceExpiration { run.budget = configuration.stepCosts.renew }
-        var effects: [PhoneEffect] = [
-            .emit(
-                Event(
-                    "handler.entered",
-                    [
-                        ("identifier", .string(grant.identifier)),
-                        ("budget", grant.budget.map { .double($0) } ?? .null),
-                        ("simulated", .bool(grant.simulated)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
-                    ]))
-        ]
-        let outcome = steps(&run, effects: &effects, foreground: false, attempt: grant.runAttemptCount)
-        let success = outcome == .success
-        if let expiredAt = run.expiredAt {
-            effects.append(
-                .emit(
-                    Event(
-                        "handler.expired",
-                        [
-                            ("step", .string(expiredAt)), ("elapsed", .double(run.elapsed)),
-                            ("budget", grant.budget.map { .double($0) } ?? .null),
-                        ])))
-        }
-        scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: now.addingTimeInterval(run.elapsed))
-        effects += finish(run, success: success, kind: "background", outcomeName: outcome.name)
-        return effects
+        let entered = Event(
+            "handler.entered",
+            [
+                ("identifier", .string(grant.identifier)),
+                ("budget", grant.budget.map { .double($0) } ?? .null),
+                ("simulated", .bool(grant.simulated)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
+            ])
+        return [.emit(entered)] + steps(Job(run: run, grant: grant, foreground: false, attempt: grant.runAttemptCount))
     }
 
     // MARK: foreground
@@ -233,28 +223,39 @@ public struct PhoneApp: Sendable {
     /// refreshed when the cache expired or the location moved, otherwise the sunlight plan is
     /// recomputed from the cache.
     public mutating func foregroundRefresh(at now: Date, reason: String) -> [PhoneEffect] {
-        var run = JobRun(now: now, budget: nil)
-        var effects: [PhoneEffect] = [
-            .emit(
-                Event(
-                    "refresh.foreground",
-                    [
-                        ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
-                        (
-                            "earliestBeginDate",
-                            RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone).map { .date($0) }
-                                ?? .null
-                        ),
-                    ]))
-        ]
-        let outcome = steps(&run, effects: &effects, foreground: true, attempt: 0)
-        effects += finish(run, success: outcome == .success, kind: "foreground", outcomeName: outcome.name)
-        return effects
+        let started = Event(
+            "refresh.foreground",
+            [
+                ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
+                (
+                    "earliestBeginDate",
+                    RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone).map { .date($0) }
+                        ?? .null
+                ),
+            ])
+        return [.emit(started)]
+            + steps(Job(run: JobRun(now: now, budget: nil), grant: nil, foreground: true, attempt: 0))
     }
 
     // MARK: the steps
 
-    struct JobRun {
+    /// How the job's weather step gets its forecast.
+    public enum WeatherFetch: Sendable {
+        /// The job asks `weather` itself and runs to its end in one call (`Simulation`, tests).
+        case inline
+        /// The job stops at the weather step with `PhoneEffect.fetchWeather` and goes on when
+        /// `weatherArrived(_:cost:)` brings the result (the phone process fetches off its socket
+        /// thread, so a slow network never stalls the link).
+        case deferred
+    }
+
+    /// How the weather step gets its forecast (default `.inline`).
+    public var weatherFetch = WeatherFetch.inline
+
+    /// Whether a job stopped at its weather step and waits for `weatherArrived(_:cost:)`.
+    public var awaitsWeather: Bool { suspended != nil }
+
+    struct JobRun: Sendable {
         let now: Date
         var budget: TimeInterval?
         var elapsed: TimeInterval = 0
@@ -273,65 +274,147 @@ public struct PhoneApp: Sendable {
         }
     }
 
-    private mutating func steps(
-        _ run: inout JobRun, effects: inout [PhoneEffect], foreground: Bool, attempt: Int
-    ) -> RunOutcome {
-        let now = run.now
+    /// One run of the job, from its start to its end (across a wait for the weather).
+    struct Job: Sendable {
+        var run: JobRun
+        /// The background grant; nil for a foreground refresh.
+        let grant: BackgroundLaunch?
+        let foreground: Bool
+        /// Android's `runAttemptCount` (0 in the foreground).
+        let attempt: Int
+        var plan: RefreshPlan?
+        var fetchReason = ""
+
+        init(run: JobRun, grant: BackgroundLaunch?, foreground: Bool, attempt: Int) {
+            self.run = run
+            self.grant = grant
+            self.foreground = foreground
+            self.attempt = attempt
+        }
+    }
+
+    /// Steps 1 and 2, then the weather decision: the job ends, goes on from the cache, fetches at
+    /// once (`.inline`) or stops until the forecast arrives (`.deferred`).
+    private mutating func steps(_ start: Job) -> [PhoneEffect] {
+        var job = start
+        let now = job.run.now
         let costs = configuration.stepCosts
         // 1. renew first.
-        guard run.charge(costs.renew, step: "renew") else { return .failure }
-        effects += renew(at: now)
-        if crashed != nil { return .failure }  // the submit killed the app: nothing more runs
+        guard job.run.charge(costs.renew, step: "renew") else { return end(job, outcome: .failure) }
+        var effects = renew(at: now)
+        if crashed != nil { return effects + end(job, outcome: .failure) }  // the submit killed the app
         // 2. bedtime notices, then wake dates.
         let plan = RefreshPlan.make(
             schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
             deviceSeed: sync.state.deviceSeed)
-        guard run.charge(costs.notices, step: "notices") else { return .failure }
+        job.plan = plan
+        guard job.run.charge(costs.notices, step: "notices") else { return effects + end(job, outcome: .failure) }
         var change = NotificationChange()
         effects += sync.update { state in
             state.notifications.removeDelivered(before: now)
             change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
         effects += change.events
-        guard run.charge(costs.dates, step: "dates") else { return .failure }
+        guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
         effects += sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
         // 3. weather, then the sunlight notice.
-        var outcome = RunOutcome.success
-        let decision = configuration.weatherPolicy.decide(
-            now: now, zone: zone, location: location, cached: sync.state.weather, foreground: foreground)
-        switch decision {
+        switch configuration.weatherPolicy.decide(
+            now: now, zone: zone, location: location, cached: sync.state.weather, foreground: job.foreground)
+        {
         case .fetch(let reason):
-            let (result, cost) = weather.forecast(for: location, now: now)
-            guard run.charge(cost, step: "weather") else { return .failure }
-            switch result {
-            case .success(let forecast):
-                effects += sync.update { $0.weather = forecast }
-                effects.append(
-                    .emit(
-                        Event(
-                            "weather.fetched",
-                            [
-                                ("reason", .string(reason)), ("source", .string(forecast.source)),
-                                ("hours", .int(Int64(forecast.hours.count))), ("cost", .double(cost)),
-                            ])))
-            case .failure(let error):
-                effects.append(
-                    .emit(
-                        Event(
-                            "weather.failed",
-                            [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
-                if !foreground && scheduler.platform == "android" {
-                    outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: attempt)
-                }
+            job.fetchReason = reason
+            switch weatherFetch {
+            case .deferred:
+                suspended = job
+                return effects + [.fetchWeather(location: location, at: now)]
+            case .inline:
+                let (result, cost) = weather.forecast(for: location, now: now)
+                return effects + weatherStep(job, result: result, cost: cost)
             }
-        case .useCache(let reason):
+        case .useCache(let reason), .skip(let reason):
             effects.append(.emit(Event("weather.skipped", [("reason", .string(reason))])))
-        case .skip(let reason):
-            effects.append(.emit(Event("weather.skipped", [("reason", .string(reason))])))
+            return effects + sunlightStep(job, outcome: .success)
         }
-        guard run.charge(costs.sunlight, step: "sunlight") else { return .failure }
-        effects += sunlight(plan: plan, at: now)
-        return outcome
+    }
+
+    /// The forecast the job waits for arrived (`.deferred`): the job goes on from its weather
+    /// step (the provider's `cost` is charged now), then the sunlight notice and the end.
+    /// - Returns: the rest of the job's effects; none when no job waits.
+    public mutating func weatherArrived(_ result: Result<Forecast, WeatherError>, cost: TimeInterval) -> [PhoneEffect] {
+        guard let job = suspended else { return [] }
+        suspended = nil
+        return weatherStep(job, result: result, cost: cost) + drainTrace()
+    }
+
+    /// Ends a job that waits for the weather without its remaining steps, because a write before
+    /// the fetch failed: the OS hears that the run failed; nothing is emitted or written.
+    public mutating func abandonJob() {
+        guard let job = suspended else { return }
+        suspended = nil
+        if let grant = job.grant {
+            scheduler.complete(
+                grant, outcome: .failure, duration: job.run.elapsed, at: job.run.now.addingTimeInterval(job.run.elapsed)
+            )
+        }
+    }
+
+    private mutating func weatherStep(
+        _ start: Job, result: Result<Forecast, WeatherError>, cost: TimeInterval
+    ) -> [PhoneEffect] {
+        var job = start
+        guard job.run.charge(cost, step: "weather") else { return end(job, outcome: .failure) }
+        var effects: [PhoneEffect] = []
+        var outcome = RunOutcome.success
+        switch result {
+        case .success(let forecast):
+            effects += sync.update { $0.weather = forecast }
+            effects.append(
+                .emit(
+                    Event(
+                        "weather.fetched",
+                        [
+                            ("reason", .string(job.fetchReason)), ("source", .string(forecast.source)),
+                            ("hours", .int(Int64(forecast.hours.count))), ("cost", .double(cost)),
+                        ])))
+        case .failure(let error):
+            effects.append(
+                .emit(
+                    Event("weather.failed", [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
+            if !job.foreground && scheduler.platform == "android" {
+                outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
+            }
+        }
+        return effects + sunlightStep(job, outcome: outcome)
+    }
+
+    private mutating func sunlightStep(_ start: Job, outcome: RunOutcome) -> [PhoneEffect] {
+        var job = start
+        guard job.run.charge(configuration.stepCosts.sunlight, step: "sunlight"), let plan = job.plan else {
+            return end(job, outcome: .failure)
+        }
+        return sunlight(plan: plan, at: job.run.now) + end(job, outcome: outcome)
+    }
+
+    /// The end of a run: the expiration handler's event, the OS told the outcome (background),
+    /// the run history.
+    private mutating func end(_ job: Job, outcome: RunOutcome) -> [PhoneEffect] {
+        let run = job.run
+        guard let grant = job.grant else {
+            return finish(run, success: outcome == .success, kind: "foreground", outcomeName: outcome.name)
+        }
+        var effects: [PhoneEffect] = []
+        if let expiredAt = run.expiredAt {
+            effects.append(
+                .emit(
+                    Event(
+                        "handler.expired",
+                        [
+                            ("step", .string(expiredAt)), ("elapsed", .double(run.elapsed)),
+                            ("budget", grant.budget.map { .double($0) } ?? .null),
+                        ])))
+        }
+        scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
+        return effects + finish(run, success: outcome == .success, kind: "background", outcomeName: outcome.name)
     }
 
     private mutating func renew(at now: Date) -> [PhoneEffect] {

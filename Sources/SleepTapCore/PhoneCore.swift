@@ -14,6 +14,10 @@ public enum PhoneEffect: Equatable, Sendable {
     case cancelResend
     /// Write an observable event.
     case emit(Event)
+    /// Ask the weather provider for a forecast for `location` at virtual instant `at`; the job
+    /// waits at its weather step until `PhoneApp.weatherArrived(_:cost:)` brings the result
+    /// (`PhoneApp.WeatherFetch.deferred` only).
+    case fetchWeather(location: Coordinate, at: Date)
 }
 
 /// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the

@@ -45,7 +45,8 @@ public struct Simulation: Sendable {
                 case .send(let message):
                     log.append((now, "phone", WireEvents.sent(message)))
                     pendingToWatch.append(message)
-                case .persist, .armResend, .cancelResend: break  // memory is the store; delivery is reliable
+                // Memory is the store, delivery is reliable, and the app asks for the weather inline.
+                case .persist, .armResend, .cancelResend, .fetchWeather: break
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import ZeroMQ
 
 /// The single-threaded poll loop both executables run: it owns the sockets, waits in `zmq_poll`
@@ -50,9 +51,11 @@ final class EventLoop<Timer: Hashable> {
     ///   - readable: called with the index of a socket that has input.
     ///   - input: called for each mailbox item.
     ///   - timer: called with a due timer (already disarmed), earliest first.
+    ///   - weather: called for each weather result posted to the mailbox.
     /// - Throws: a `ZeroMQError` from `zmq_poll` other than EINTR (which is retried).
     func run(
-        readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void
+        readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void,
+        weather: (WeatherOutcome) -> Void = { _ in }
     ) throws {
         while !stopping {
             var items = sockets.map { PollItem.socket($0, events: .readable) }
@@ -75,6 +78,10 @@ final class EventLoop<Timer: Hashable> {
             if items[sockets.count].returnedEvents.contains(.readable) {
                 for item in mailbox.drain() {
                     input(item)
+                    if stopping { return }
+                }
+                for outcome in mailbox.drainWeather() {
+                    weather(outcome)
                     if stopping { return }
                 }
             }

@@ -42,6 +42,7 @@ public enum StopCause: Sendable, Equatable {
 /// busy-polling, and only the loop thread ever touches a socket (zeromq-facts.md pitfall 4).
 public final class Mailbox: Sendable {
     private let queue = Mutex<[LoopInput]>([])
+    private let weatherResults = Mutex<[WeatherOutcome]>([])
     /// Read end of the wake-up pipe; poll it for readability.
     public let readFD: Int32
     private let writeFD: Int32
@@ -70,6 +71,22 @@ public final class Mailbox: Sendable {
         queue.withLock { $0.append(input) }
         var byte: UInt8 = 1
         _ = write(writeFD, &byte, 1)  // EAGAIN (pipe full) is fine: the loop is awake anyway.
+    }
+
+    /// Appends the result of a weather fetch done off the loop thread and wakes the loop. Safe
+    /// from any thread.
+    func post(weather outcome: WeatherOutcome) {
+        weatherResults.withLock { $0.append(outcome) }
+        var byte: UInt8 = 1
+        _ = write(writeFD, &byte, 1)
+    }
+
+    /// Takes the weather results posted so far. Loop thread only (after `drain()`).
+    func drainWeather() -> [WeatherOutcome] {
+        weatherResults.withLock { results in
+            defer { results.removeAll() }
+            return results
+        }
     }
 
     /// Takes everything posted so far and empties the pipe. Loop thread only.

@@ -39,8 +39,6 @@ public final class PhoneRuntime {
         }
         defer { startUp.close() }
         let mailbox = startUp.mailbox
-        let stateFile = startUp.stateFile
-        let loaded = startUp.loaded
         let keys = startUp.keys
 
         // The simulated OS outlives the app: its own state file, read (with recovery) under the
@@ -69,8 +67,6 @@ public final class PhoneRuntime {
                 "--os-seed \(seed) not used: \(osFile.path) holds an OS seeded with \(storedOS.seed), whose random "
                     + "draws go on (--os-seed seeds a new OS only)")
         }
-        /// The bytes of os.json as last written by this process (nil: write at the first step).
-        var savedOS: Data?
 
         let context: Context
         let router: Socket
@@ -118,408 +114,37 @@ public final class PhoneRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        let loop = EventLoop<String>(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
-        let pairedWatchKey = keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) }
-        let boundEndpoint = (try? router.lastEndpoint()) ?? options.endpoint
-        var initial = loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
+        var initial = startUp.loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
         if let seed = options.deviceSeed { initial.deviceSeed = seed }
-        let zone0 = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
-        var app = PhoneApp(
-            state: initial, scheduler: startOS,
-            weather: options.weather.makeProvider(seed: initial.deviceSeed), schedule: schedule, zone: zone0,
-            location: options.location, configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
+        let machineZone = TimeZone.current
+        let zone = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone
+        let weather = options.weather.makeProvider(seed: initial.deviceSeed)
+        let app = PhoneApp(
+            state: initial, scheduler: startOS, weather: weather, schedule: schedule, zone: zone, location: options.location,
+            configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
             randomSeed: UInt64.random(in: 0...UInt64.max))
-        let watchId = Array(options.watchId.utf8)
-        var exitStatus = ExitStatus.ok
-        /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
-        var travelZone: TimeZone?
-        func currentZone() -> TimeZone {
-            travelZone ?? options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
-                ?? .current
-        }
-
-        /// Repeats of the events a peer can cause at will (refused clients, rejected messages and
-        /// the ERROR replies to them, the peer's ERRORs, sends to an absent watch) are held back and
-        /// counted (docs/protocol.md, "Events").
-        var limiter = EventRateLimiter()
-        func emitLimited(_ event: Event, at time: Date? = nil) {
-            if let line = limiter.admit(event, at: Date()) { output.emit(line, at: time) }
-        }
-        /// Sends that failed since start (no watch connected, or not accepting).
-        var sendFailures = 0
-        /// CURVE clients the ZAP handler refused since start.
-        var refusedPeers = 0
-
-        /// Performs effects through `PhoneApp.perform`: the state file, the ROUTER, the resend
-        /// timer and the event output.
-        func perform(_ effects: [PhoneEffect], at time: Date?) {
-            app.perform(
-                effects,
-                save: { state in
-                    do throws(FileError) {
-                        try stateFile.save(state)
-                        return true
-                    } catch {
-                        output.emit(
-                            Event(
-                                "persist.failed",
-                                [("path", .string(stateFile.path)), ("reason", .string(error.reason))]), at: time)
-                        return false
-                    }
-                },
-                send: { message in
-                    do {
-                        try router.send([watchId, WireCodec.encode(message)], dontWait: true)
-                        // The watch is there again: what was held back is said, the next failure at once.
-                        for line in limiter.end("send.failed") { output.emit(line, at: time) }
-                        if case .error = message {
-                            emitLimited(WireEvents.sent(message), at: time)
-                        } else {
-                            output.emit(WireEvents.sent(message), at: time)
-                        }
-                    } catch {
-                        sendFailures += 1
-                        emitLimited(
-                            Event(
-                                "send.failed",
-                                [("type", .string(message.typeName)), ("reason", .string(Self.sendFailure(error)))]),
-                            at: time)
-                    }
-                },
-                resend: { seconds in
-                    if let seconds { loop.arm("resend", after: seconds) } else { loop.cancel("resend") }
-                },
-                emit: { event in
-                    if event.name == "peer.error" { emitLimited(event, at: time) } else { output.emit(event, at: time) }
-                })
-        }
-
-        /// Applies `body` to the app, performs its effects, re-arms the OS launch timer and
-        /// writes os.json when the OS changed.
-        func step(at time: Date? = nil, _ body: (inout PhoneApp) -> [PhoneEffect]) {
-            let effects = body(&app)
-            perform(effects, at: time)
-            armBackgroundLaunch()
-            do throws(FileError) {
-                try osFile.saveIfChanged(app.scheduler, last: &savedOS)
-            } catch {
-                output.emit(
-                    Event("persist.failed", [("path", .string(osFile.path)), ("reason", .string(error.reason))]),
-                    at: time)
-            }
-        }
-
-        var nextLaunch: Date?
-        /// Messages refused since start (bad frames, bad JSON, strangers).
-        var rejected = 0
-        var liveness = Liveness()
-        func armBackgroundLaunch() {
-            nextLaunch = app.nextBackgroundLaunch(after: clock.now)
-            if let nextLaunch {
-                loop.arm("os", at: clock.wallDate(for: nextLaunch))
-            } else {
-                loop.cancel("os")
-            }
-        }
-
-        /// Re-reads the schedule file before a user launch (a bad one is reported and the previous
-        /// schedule kept) and applies zone changes.
-        func reloadSchedule() {
-            guard let path = options.schedulePath else { return }
-            switch Self.loadSchedule(path) {
-            case .success(let loaded):
-                if loaded != schedule {
-                    schedule = loaded
-                    output.emit(Event("schedule.changed", [("path", .string(path))]))
-                }
-            case .failure(let message):
-                output.emit(
-                    Event(
-                        "schedule.rejected",
-                        [
-                            ("path", .string(path)), ("reason", .string(message.description)),
-                            ("kept", .string("previous")),
-                        ]))
-            }
-            app.schedule = schedule
-            app.zone = currentZone()
-        }
-
-        func open() {
-            reloadSchedule()
-            let now = clock.now
-            step { $0.launch(at: now, byUser: true, early: $0.registersEarly) }
-        }
-
-        func status() {
-            let state = app.state
-            let now = clock.now
-            var fields: [(String, EventValue)] = [
-                ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
-                ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
-                ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
-                ("timeZone", .string(app.zone.identifier)),
-                ("pendingNotifications", .int(Int64(app.pendingNotifications(at: now).count))),
-                (
-                    "earliestBeginDate",
-                    RefreshPlanner.earliestBeginDate(after: now, schedule: app.schedule, in: app.zone).map { .date($0) }
-                        ?? .null
-                ),
-                ("nextBackgroundLaunch", nextLaunch.map { .date($0) } ?? .null),
-                ("runs", .int(Int64(state.refreshLog.history.count))),
-                ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
-                ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
-                ("platform", .string(app.scheduler.platform)),
-                ("crashed", app.crashed.map { .string($0.message) } ?? .null),
-                ("rejectedMessages", .int(Int64(rejected))), ("refusedPeers", .int(Int64(refusedPeers))),
-                ("sendFailures", .int(Int64(sendFailures))),
-            ]
-            fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
-            output.emit(Event("phone.status", fields))
-        }
-
-        func reject(_ line: String, _ reason: String) {
-            output.emit(Event("input.rejected", [("input", .string(clipped(line))), ("reason", .string(reason))]))
-        }
-
-        func onOff(_ word: String) -> Bool? {
-            switch word {
-            case "on": true
-            case "off": false
-            default: nil
-            }
-        }
-
-        func command(_ line: String) {
-            let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            let now = clock.now
-            switch (words.first, words.count) {
-            case (nil, _): break
-            case ("open", 1): open()
-            case ("status", 1): status()
-            case ("history", 1):
-                for run in app.state.refreshLog.history {
-                    output.emit(
-                        Event(
-                            "run.record",
-                            [
-                                ("at", .date(run.at)), ("scheduledAt", run.scheduledAt.map { .date($0) } ?? .null),
-                                ("success", .bool(run.success)), ("lowPower", .bool(run.lowPower)),
-                                ("bucket", run.bucket.map { .int(Int64($0)) } ?? .null), ("kind", .string(run.kind)),
-                                ("duration", .double(run.duration)),
-                            ]))
-                }
-            case ("notifications", 1):
-                for record in app.pendingNotifications(at: now) {
-                    output.emit(
-                        Event(
-                            "notification.pending",
-                            [
-                                ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
-                                ("text", .string(record.text)),
-                            ]))
-                }
-            case ("time-zone", 2):
-                guard let zone = WakeCalendar.zone(named: words[1]) else {
-                    return reject(line, "not a known IANA time zone identifier")
-                }
-                let from = currentZone().identifier
-                travelZone = zone
-                output.emit(Event("timezone.changed", [("from", .string(from)), ("to", .string(zone.identifier))]))
-                step { $0.travel(to: zone, at: now) }
-            case ("move", 2):
-                guard let location = PhoneOptions.parseCoordinate(words[1]) else {
-                    return reject(line, "expected LAT,LON in degrees, e.g. 52.52,13.405")
-                }
-                let moved = app.location.distance(to: location)
-                app.location = location
-                output.emit(
-                    Event(
-                        "location.changed",
-                        [
-                            ("latitude", .double(location.latitude)), ("longitude", .double(location.longitude)),
-                            ("moved", .double(moved.rounded())),
-                        ]))
-            case ("low-power", 2):
-                guard let on = onOff(words[1]) else { return reject(line, "expected low-power on|off") }
-                step { $0.setLowPowerMode(on, at: now) }
-            case ("background-refresh", 2):
-                guard let on = onOff(words[1]) else { return reject(line, "expected background-refresh on|off") }
-                step { $0.setBackgroundRefreshEnabled(on, at: now) }
-            case ("charging", 2) where app.scheduler.platform != "android",
-                ("bucket", 2) where app.scheduler.platform != "android":
-                reject(line, "\(words[0]) is an Android setting; this phone runs --platform \(app.scheduler.platform)")
-            case ("charging", 2):
-                guard let on = onOff(words[1]) else { return reject(line, "expected charging on|off") }
-                step { $0.setCharging(on, at: now) }
-            case ("bucket", 2):
-                guard let bucket = StandbyBucket(name: words[1]) else {
-                    return reject(line, "expected bucket active|working_set|frequent|rare|restricted")
-                }
-                step { $0.setStandbyBucket(bucket, at: now) }
-            case ("force-quit", 1):
-                step { $0.forceQuit(at: now) }
-            case ("registration", 2) where app.scheduler.platform != "ios":
-                reject(
-                    line,
-                    "registration is an iOS setting (BGTaskScheduler launch handlers); this phone runs --platform "
-                        + app.scheduler.platform)
-            case ("registration", 2):
-                guard let mode = RegistrationMode(rawValue: words[1]) else {
-                    return reject(line, "expected registration early|late-silent|late-crash")
-                }
-                step { $0.installUpdate(registration: mode, at: now) }
-            case ("reboot", 1):
-                step { $0.reboot(at: now) }
-            case ("simulate-launch", 1):
-                step { $0.simulateLaunch(at: now) }
-            case ("simulate-expiration", 1):
-                step { $0.simulateExpiration(at: now) }
-            case ("quit", 1):
-                output.emit(Event("phone.stopping", [("reason", .string("quit"))]))
-                loop.stop()
-            default:
-                reject(
-                    line,
-                    "unknown command; expected open, status, history, notifications, time-zone TZ, move LAT,LON, "
-                        + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
-                        + "registration MODE, reboot, simulate-launch, simulate-expiration or quit")
-            }
-        }
-
-        output.emit(
-            Event(
-                "phone.started",
-                [
-                    ("endpoint", .string(options.endpoint)), ("timeZone", .string(currentZone().identifier)),
-                    ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(Int64(getpid()))),
-                    ("platform", .string(app.scheduler.platform)),
-                    ("registration", .string(app.scheduler.registrationMode.rawValue)),
-                    ("osState", .string(storedOS == nil ? "new" : "stored")),
-                    ("boundEndpoint", .string(boundEndpoint)),
-                    ("security", .string(keys == nil ? "none" : "curve")),
-                ]))
-        step { $0.start() }
-        let now = clock.now
         // Device settings given as flags override the stored ones, as the user changing them would.
-        if let on = options.os.lowPower { step { $0.setLowPowerMode(on, at: now) } }
-        if let on = options.os.backgroundRefresh { step { $0.setBackgroundRefreshEnabled(on, at: now) } }
-        if let on = options.os.charging { step { $0.setCharging(on, at: now) } }
-        if let bucket = options.os.bucket { step { $0.setStandbyBucket(bucket, at: now) } }
-        loop.arm("heartbeat", after: Liveness.interval)
-        // The user opens the app: launch, registration, foreground refresh.
-        step { $0.launch(at: now, byUser: true, early: $0.registersEarly) }
-
+        var settings: [PhoneCommand] = []
+        if let on = options.os.lowPower { settings.append(.lowPower(on)) }
+        if let on = options.os.backgroundRefresh { settings.append(.backgroundRefresh(on)) }
+        if let on = options.os.charging { settings.append(.charging(on)) }
+        if let bucket = options.os.bucket { settings.append(.bucket(bucket)) }
+        let configuration = PhoneNodeConfiguration(
+            watchID: options.watchId, pairedWatchKey: keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) },
+            schedulePath: options.schedulePath, timeZone: options.timeZone, machineZone: machineZone,
+            statePath: startUp.stateFile.path, osStatePath: osFile.path, settings: settings,
+            endpoint: options.endpoint, boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint,
+            pid: Int64(getpid()), security: keys == nil ? "none" : "curve", osState: storedOS == nil ? "new" : "stored")
+        let driver = PhoneDriver(
+            node: PhoneNode(app: app, configuration: configuration), router: router, zap: zap, weather: weather,
+            stateFile: startUp.stateFile, osFile: osFile, mailbox: mailbox, output: output, clock: clock)
         do {
-            try loop.run(
-                readable: { index in
-                    if index == 1, let zap {
-                        // ZAP request: version, request id, domain, address, identity, mechanism, credentials.
-                        for frames in drainMessages(zap) {
-                            guard frames.count >= 6 else { continue }
-                            let mechanism = String(decoding: frames[5], as: UTF8.self)
-                            let admitted = mechanism == "CURVE" && frames.count >= 7 && frames[6] == pairedWatchKey
-                            let address = clipped(String(decoding: frames[3], as: UTF8.self))
-                            if !admitted {
-                                refusedPeers += 1
-                                emitLimited(
-                                    Event(
-                                        "peer.refused",
-                                        [
-                                            ("mechanism", .string(mechanism)), ("address", .string(address)),
-                                            (
-                                                "reason",
-                                                .string(
-                                                    mechanism == "CURVE"
-                                                        ? "key not paired with this phone" : "CURVE required")
-                                            ),
-                                        ]))
-                            }
-                            let reply: [[UInt8]] = [
-                                Array("1.0".utf8), frames[1], Array((admitted ? "200" : "400").utf8),
-                                Array((admitted ? "OK" : "not paired").utf8), Array((admitted ? "watch" : "").utf8), [],
-                            ]
-                            try? zap.send(reply)
-                        }
-                        return
-                    }
-                    for frames in drainMessages(router) {
-                        guard frames.count == 2 else {
-                            let reason = "expected 2 frames (routing id, message), got \(frames.count)"
-                            rejected += 1
-                            emitLimited(Event("message.rejected", [("reason", .string(reason))]))
-                            if frames.first == watchId {
-                                perform([.send(.error(reason: reason))], at: nil)
-                            }
-                            continue
-                        }
-                        guard frames[0] == watchId else {
-                            let peer = clipped(String(decoding: frames[0], as: UTF8.self))
-                            let reason = "unknown peer routing id \"\(peer)\""
-                            rejected += 1
-                            emitLimited(Event("message.rejected", [("reason", .string(reason))]))
-                            // Tell the stranger (a watch with the wrong --id) why nothing happens.
-                            let reply = WireCodec.encode(.error(reason: reason + "; this phone delivers to another id"))
-                            try? router.send([frames[0], reply], dontWait: true)
-                            continue
-                        }
-                        do throws(ProtocolError) {
-                            let message = try WireCodec.decode(frames[1])
-                            if liveness.heard() {
-                                output.emit(Event("peer.online", [("id", .string(options.watchId))]))
-                            }
-                            if message == .ping { continue }
-                            output.emit(Event("message.received", [("type", .string(message.typeName))]))
-                            step { $0.receive(message) }
-                        } catch {
-                            rejected += 1
-                            emitLimited(Event("message.rejected", [("reason", .string(error.reason))]))
-                            if !WireCodec.claimsToBeError(frames[1]) {
-                                perform([.send(.error(reason: error.reason))], at: nil)
-                            }
-                        }
-                    }
-                },
-                input: { item in
-                    switch item {
-                    case .stop(let cause):
-                        output.emit(Event("phone.stopping", cause.eventFields))
-                        loop.stop()
-                    case .endOfInput:
-                        break
-                    case .line(let raw):
-                        command(raw.trimmingCharacters(in: .whitespaces))
-                    }
-                },
-                timer: { name in
-                    switch name {
-                    case "resend":
-                        step { $0.resendDue() }
-                    case "heartbeat":
-                        try? router.send([watchId, WireCodec.encode(.ping)], dontWait: true)  // absent: fine
-                        for line in limiter.flush(at: Date()) { output.emit(line) }
-                        if let silence = liveness.check() {
-                            output.emit(
-                                Event(
-                                    "peer.offline",
-                                    [("id", .string(options.watchId)), ("silentFor", .double(silence.rounded()))]))
-                        }
-                        loop.arm("heartbeat", after: Liveness.interval)
-                    case "os":
-                        guard let due = nextLaunch else { return }
-                        reloadSchedule()
-                        step(at: due) { $0.backgroundLaunchDue(at: due, early: $0.registersEarly) }
-                    default:
-                        break
-                    }
-                })
+            try driver.run()
+            return ExitStatus.ok
         } catch {
             diagnose(program, "poll failed: \(error)")
-            exitStatus = ExitStatus.software
+            return ExitStatus.software
         }
-        // Say what is still held back: the counts add up to every occurrence.
-        for line in limiter.endAll() { output.emit(line) }
-        return exitStatus
     }
 
     /// Reads and validates a schedule file.
@@ -550,8 +175,130 @@ public final class PhoneRuntime {
     }
 }
 
-/// A schedule file that could not be used, as one printable message.
-struct ScheduleLoadError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// The phone's driver: performs `PhoneNode`'s actions on the ROUTER, the ZAP socket, the state
+/// file, the poll loop's timers, the weather provider and the event output, and feeds every
+/// input (messages, ZAP requests, stdin, signals, timers, results) to the node. It makes no
+/// protocol decision of its own: every input goes `run(node.input(...))`.
+///
+/// Thread-safety: create and run on one thread, the sockets' owner. A weather fetch that can
+/// block (Open-Meteo) runs on a Dispatch queue and comes back through the mailbox.
+final class PhoneDriver {
+    private var node: PhoneNode
+    private let router: Socket
+    private let zap: Socket?
+    private let weather: any WeatherProvider
+    private let stateFile: StateFile<PhoneSyncState>
+    private let osFile: StateFile<SimulatedOS>
+    /// The bytes of os.json as last written (nil: write at the first step).
+    private var savedOS: Data?
+    private let mailbox: Mailbox
+    private let output: EventOutput
+    private let clock: any SleepTapCore.Clock
+    private let loop: EventLoop<PhoneTimer>
+    private let origin = ContinuousClock.now
+
+    init(
+        node: PhoneNode, router: Socket, zap: Socket?, weather: any WeatherProvider,
+        stateFile: StateFile<PhoneSyncState>, osFile: StateFile<SimulatedOS>, mailbox: Mailbox, output: EventOutput,
+        clock: any SleepTapCore.Clock
+    ) {
+        self.node = node
+        self.router = router
+        self.zap = zap
+        self.weather = weather
+        self.stateFile = stateFile
+        self.osFile = osFile
+        self.mailbox = mailbox
+        self.output = output
+        self.clock = clock
+        loop = EventLoop(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
+    }
+
+    /// Runs until the node says stop.
+    /// - Throws: a `ZeroMQError` from the poll loop.
+    func run() throws {
+        run(node.start(at: now()))
+        try loop.run(
+            readable: { index in
+                if index == 1, let zap {
+                    for frames in drainMessages(zap) { run(node.zapRequest(frames, at: now())) }
+                } else {
+                    for frames in drainMessages(router) { run(node.messageReceived(frames, at: now())) }
+                }
+            },
+            input: { item in
+                switch item {
+                case .stop(let cause): run(node.stopRequested(cause.eventFields, at: now()))
+                case .endOfInput: break
+                case .line(let line): run(node.commandLine(line, at: now()))
+                }
+            },
+            timer: { timer in run(node.timerFired(timer, at: now())) },
+            weather: { outcome in run(node.weatherArrived(outcome, at: now())) })
+    }
+
+    /// Now in both time bases: the process clock's virtual now and monotonic wall seconds.
+    private func now() -> NodeTime {
+        let (seconds, attoseconds) = origin.duration(to: .now).components
+        return NodeTime(now: clock.now, wall: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    private func run(_ actions: [PhoneAction]) {
+        for action in actions { run(action) }
+    }
+
+    /// The one interpreter of `PhoneAction`.
+    private func run(_ action: PhoneAction) {
+        switch action {
+        case .send(let message):
+            var failure: String?
+            do {
+                try router.send([Array(node.configuration.watchID.utf8), WireCodec.encode(message)], dontWait: true)
+            } catch {
+                failure = PhoneRuntime.sendFailure(error)
+            }
+            run(node.sent(message, failure: failure, at: now()))
+        case .reply(let routingID, let message):
+            try? router.send([routingID, WireCodec.encode(message)], dontWait: true)
+        case .zapReply(let frames):
+            try? zap?.send(frames)
+        case .persist(let state):
+            do throws(FileError) {
+                try stateFile.save(state)
+                run(node.persisted(.succeeded, at: now()))
+            } catch {
+                run(node.persisted(.failed(errno: 0, reason: error.reason), at: now()))
+            }
+        case .persistOS(let os):
+            do throws(FileError) {
+                _ = try osFile.saveIfChanged(os, last: &savedOS)
+            } catch {
+                run(node.osPersisted(.failed(errno: 0, reason: error.reason), at: now()))
+            }
+        case .arm(let timer, .after(let seconds)):
+            loop.arm(timer, after: seconds)
+        case .arm(let timer, .at(let instant)):
+            loop.arm(timer, at: clock.wallDate(for: instant))
+        case .cancel(let timer):
+            loop.cancel(timer)
+        case .emit(let event, let time):
+            output.emit(event, at: time)
+        case .fetchWeather(let location, let time):
+            if weather is OfflineWeatherProvider {
+                // Pure and instant: answered on this thread.
+                let (result, cost) = weather.forecast(for: location, now: time)
+                run(node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: now()))
+            } else {
+                let (weather, mailbox) = (weather, mailbox)
+                DispatchQueue.global().async {
+                    let (result, cost) = weather.forecast(for: location, now: time)
+                    mailbox.post(weather: WeatherOutcome(result: result, cost: cost))
+                }
+            }
+        case .loadSchedule(let path):
+            run(node.scheduleLoaded(PhoneRuntime.loadSchedule(path), at: now()))
+        case .stop:
+            loop.stop()
+        }
+    }
 }

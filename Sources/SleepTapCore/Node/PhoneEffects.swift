@@ -40,6 +40,8 @@ extension PhoneApp {
                 resend(nil)
             case .emit(let event):
                 emit(event)
+            case .fetchWeather:
+                continue  // only a `.deferred` app asks; `PhoneNode` serves it
             }
         }
         return true

@@ -1,0 +1,144 @@
+public import Foundation
+
+/// One command of the phone's stdin language (docs/protocol.md, "Phone stdin"), parsed.
+public enum PhoneCommand: Equatable, Sendable {
+    /// The user opens the app: the schedule file is read again, then launch and foreground refresh.
+    case open
+    /// One `phone.status` event.
+    case status
+    /// One `run.record` event per run in the history.
+    case history
+    /// One `notification.pending` event per pending notification.
+    case notifications
+    /// Travel: the phone's zone becomes this one (it wins over `--time-zone` and the schedule file).
+    case timeZone(TimeZone)
+    /// The phone moves to this place.
+    case move(Coordinate)
+    /// Low Power Mode (iOS) or Battery Saver (Android) on or off.
+    case lowPower(Bool)
+    /// Background App Refresh (iOS), or background work at all (Android), on or off.
+    case backgroundRefresh(Bool)
+    /// Android: plugged in or not.
+    case charging(Bool)
+    /// Android: the App Standby bucket.
+    case bucket(StandbyBucket)
+    /// The user swipes the app away.
+    case forceQuit
+    /// iOS: the user installs an app update that registers its handler this way (from the app's
+    /// next launch).
+    case registration(RegistrationMode)
+    /// The device restarts.
+    case reboot
+    /// The debugger's simulate-launch of the refresh task.
+    case simulateLaunch
+    /// The debugger's simulate-launch followed by simulate-expiration.
+    case simulateExpiration
+    /// Stop the process cleanly.
+    case quit
+
+    /// A line the language does not accept: the line (clipped) and what is wrong with it.
+    public struct Rejection: Error, Equatable, Sendable {
+        public var input: String
+        public var reason: String
+
+        public init(input: String, reason: String) {
+            self.input = clipped(input)
+            self.reason = reason
+        }
+
+        /// The `input.rejected` event.
+        public var event: Event {
+            Event("input.rejected", [("input", .string(input)), ("reason", .string(reason))])
+        }
+    }
+
+    /// The rejection reason for a line that names no command.
+    public static let unknownCommandReason =
+        "unknown command; expected open, status, history, notifications, time-zone TZ, move LAT,LON, "
+        + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
+        + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
+
+    /// Parses one stdin line: words separated by spaces, surrounding spaces ignored.
+    /// - Parameters:
+    ///   - line: the line, without its newline.
+    ///   - platform: `ios` or `android`; `charging` and `bucket` are Android settings,
+    ///     `registration` an iOS one.
+    /// - Returns: the command; nil for an empty line.
+    /// - Throws: `Rejection` naming the line and what is wrong.
+    public static func parse(_ line: String, platform: String) throws(Rejection) -> PhoneCommand? {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        func reject(_ reason: String) -> Rejection {
+            Rejection(input: line.trimmingCharacters(in: .whitespaces), reason: reason)
+        }
+        func onOff(_ name: String) throws(Rejection) -> Bool {
+            switch words[1] {
+            case "on": return true
+            case "off": return false
+            default: throw reject("expected \(name) on|off")
+            }
+        }
+        switch (words.first, words.count) {
+        case (nil, _): return nil
+        case ("open", 1): return .open
+        case ("status", 1): return .status
+        case ("history", 1): return .history
+        case ("notifications", 1): return .notifications
+        case ("time-zone", 2):
+            guard let zone = WakeCalendar.zone(named: words[1]) else {
+                throw reject("not a known IANA time zone identifier")
+            }
+            return .timeZone(zone)
+        case ("move", 2):
+            guard let location = coordinate(words[1]) else {
+                throw reject("expected LAT,LON in degrees, e.g. 52.52,13.405")
+            }
+            return .move(location)
+        case ("low-power", 2): return .lowPower(try onOff("low-power"))
+        case ("background-refresh", 2): return .backgroundRefresh(try onOff("background-refresh"))
+        case ("charging", 2) where platform != "android", ("bucket", 2) where platform != "android":
+            throw reject("\(words[0]) is an Android setting; this phone runs --platform \(platform)")
+        case ("charging", 2): return .charging(try onOff("charging"))
+        case ("bucket", 2):
+            guard let bucket = StandbyBucket(name: words[1]) else {
+                throw reject("expected bucket active|working_set|frequent|rare|restricted")
+            }
+            return .bucket(bucket)
+        case ("force-quit", 1): return .forceQuit
+        case ("registration", 2) where platform != "ios":
+            throw reject(
+                "registration is an iOS setting (BGTaskScheduler launch handlers); this phone runs --platform "
+                    + platform)
+        case ("registration", 2):
+            guard let mode = RegistrationMode(rawValue: words[1]) else {
+                throw reject("expected registration early|late-silent|late-crash")
+            }
+            return .registration(mode)
+        case ("reboot", 1): return .reboot
+        case ("simulate-launch", 1): return .simulateLaunch
+        case ("simulate-expiration", 1): return .simulateExpiration
+        case ("quit", 1): return .quit
+        default: throw reject(unknownCommandReason)
+        }
+    }
+
+    /// `LAT,LON` in decimal degrees (digits, `.`, `e`, sign), each in range.
+    /// - Returns: nil when the text is not such a pair.
+    public static func coordinate(_ text: String) -> Coordinate? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        let allowed = Set("0123456789.eE+-")
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(allowed.contains) }),
+            let latitude = Double(parts[0]), let longitude = Double(parts[1])
+        else { return nil }
+        return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    /// Whether the command starts or changes the app's work (a launch, a job, a setting of the
+    /// OS): such a command waits while a job waits for its weather. Read-only commands and
+    /// `quit` never wait.
+    public var touchesApp: Bool {
+        switch self {
+        case .status, .history, .notifications, .quit: false
+        default: true
+        }
+    }
+}

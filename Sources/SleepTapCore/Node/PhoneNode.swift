@@ -1,0 +1,649 @@
+public import Foundation
+
+/// The phone process's timers.
+public enum PhoneTimer: Hashable, Sendable, CaseIterable {
+    /// Send the unacknowledged batch again (transport timing, wall seconds).
+    case resend
+    /// Ping the watch and check its liveness, every `LinkLiveness.interval` (wall seconds).
+    case heartbeat
+    /// The simulated OS's next background launch of the app (domain timing, a virtual instant).
+    case osLaunch
+}
+
+/// A forecast, or why there is none, and the virtual seconds the provider took.
+public struct WeatherOutcome: Equatable, Sendable {
+    public var result: Result<Forecast, WeatherError>
+    public var cost: TimeInterval
+
+    public init(result: Result<Forecast, WeatherError>, cost: TimeInterval) {
+        self.result = result
+        self.cost = cost
+    }
+}
+
+/// A schedule file that could not be used, as one printable message naming the file, field and
+/// value.
+public struct ScheduleLoadError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// What the phone node asks its driver to do. The driver performs each action in order and
+/// reports the result of those that have one through the input named.
+public enum PhoneAction: Equatable, Sendable {
+    /// Send to the paired watch; report with `PhoneNode.sent(_:failure:at:)`.
+    case send(WireMessage)
+    /// Send to another routing id, best effort, no report (an ERROR to a stranger).
+    case reply(routingID: [UInt8], WireMessage)
+    /// The ZAP reply frames for the request just given (RFC 27).
+    case zapReply([[UInt8]])
+    /// Write the state durably; report with `PhoneNode.persisted(_:at:)`. The node holds every
+    /// later action of the step until then.
+    case persist(PhoneSyncState)
+    /// Write the simulated OS's state (its own file) when it differs from what was last written;
+    /// report a failure with `PhoneNode.osPersisted(_:at:)`.
+    case persistOS(SimulatedOS)
+    /// Arm (or re-arm) a timer; report its firing with `PhoneNode.timerFired(_:at:)`.
+    case arm(PhoneTimer, TimerDeadline)
+    case cancel(PhoneTimer)
+    /// Write an event stamped with virtual instant `at`.
+    case emit(Event, at: Date)
+    /// Ask the weather provider, off the socket thread; report with
+    /// `PhoneNode.weatherArrived(_:at:)`.
+    case fetchWeather(location: Coordinate, at: Date)
+    /// Read and check the schedule file; report with `PhoneNode.scheduleLoaded(_:at:)`.
+    case loadSchedule(path: String)
+    /// Stop the process cleanly.
+    case stop
+}
+
+/// The phone node's settings that do not change while it runs.
+public struct PhoneNodeConfiguration: Sendable {
+    /// The paired watch's routing id (`--watch-id`).
+    public var watchID: String
+    /// The paired watch's CURVE public key (32 bytes); nil when the link has no CURVE.
+    public var pairedWatchKey: [UInt8]?
+    /// `--schedule`: read again before every user and background launch.
+    public var schedulePath: String?
+    /// `--time-zone`.
+    public var timeZone: TimeZone?
+    /// The machine's zone, the last resort.
+    public var machineZone: TimeZone
+    /// The state file's path, for `persist.failed`.
+    public var statePath: String
+    /// The simulated OS's state file, for `persist.failed`.
+    public var osStatePath: String
+    /// Device settings given as flags, applied in order at start (`lowPower`, `backgroundRefresh`,
+    /// `charging`, `bucket`).
+    public var settings: [PhoneCommand]
+    /// The `phone.started` fields about the process: endpoint, pid, bound endpoint, security,
+    /// and whether the OS state was `new` or `stored`.
+    public var endpoint: String
+    public var boundEndpoint: String
+    public var pid: Int64
+    public var security: String
+    public var osState: String
+
+    public init(
+        watchID: String, pairedWatchKey: [UInt8]? = nil, schedulePath: String? = nil, timeZone: TimeZone? = nil,
+        machineZone: TimeZone, statePath: String, osStatePath: String, settings: [PhoneCommand] = [],
+        endpoint: String, boundEndpoint: String, pid: Int64, security: String, osState: String
+    ) {
+        self.watchID = watchID
+        self.pairedWatchKey = pairedWatchKey
+        self.schedulePath = schedulePath
+        self.timeZone = timeZone
+        self.machineZone = machineZone
+        self.statePath = statePath
+        self.osStatePath = osStatePath
+        self.settings = settings
+        self.endpoint = endpoint
+        self.boundEndpoint = boundEndpoint
+        self.pid = pid
+        self.security = security
+        self.osState = osState
+    }
+}
+
+/// The phone process, sans I/O: one method per input (a message, a ZAP request, a stdin line, a
+/// timer, the result of a write, a send, a weather fetch or a schedule read), each returning the
+/// actions for the driver to perform in order. No clock, no I/O, no randomness of its own: time
+/// comes with every input.
+///
+/// Decisions it owns: frame checks and ERROR replies (never an ERROR for an ERROR), ZAP verdicts,
+/// liveness and heartbeats, the stdin language, zone precedence (travel, then `--time-zone`, then
+/// the schedule file's zone, then the machine's), schedule reloads, the OS launch timer, held-back
+/// repeats (`EventRateLimiter`), the status counters and the rollback after a failed write.
+///
+/// Durable before sent: a `persist` action ends the actions a step releases; the rest waits for
+/// `persisted(_:at:)`. A failed write returns the sync state to what is on disk (never below a
+/// seq already issued, `PhoneCore.persistFailed`) and drops the rest, so nothing goes out on the
+/// strength of state that is not on disk. While a write, a schedule read or (for what starts or
+/// changes a job) a weather fetch is outstanding, later inputs that need the app wait, in order.
+public struct PhoneNode: Sendable {
+    /// Counts since start, for `phone.status`.
+    public struct Counters: Equatable, Sendable {
+        /// Messages refused (bad frames, bad JSON, strangers).
+        public var rejectedMessages = 0
+        /// CURVE clients the ZAP handler refused.
+        public var refusedPeers = 0
+        /// Sends that failed (no watch connected, or not accepting).
+        public var sendFailures = 0
+    }
+
+    /// An input that may have to wait until the app is free.
+    enum Pending: Sendable {
+        case frames([[UInt8]])
+        case command(PhoneCommand)
+        case timer(PhoneTimer)
+        case weather(WeatherOutcome)
+        /// A device setting from the flags at start (no platform check: the options did it).
+        case setting(PhoneCommand)
+        /// The first user launch at start (the schedule was read by the start-up checks).
+        case firstLaunch
+    }
+
+    /// What runs once the schedule file is read.
+    enum AfterSchedule: Equatable, Sendable {
+        case open
+        case backgroundLaunch(due: Date)
+    }
+
+    public private(set) var app: PhoneApp
+    public let configuration: PhoneNodeConfiguration
+    public private(set) var counters = Counters()
+    /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
+    public private(set) var travelZone: TimeZone?
+    /// The OS's next background launch, as last armed.
+    public private(set) var nextLaunch: Date?
+    private var limiter = EventRateLimiter()
+    private var liveness = LinkLiveness()
+    private let watchID: [UInt8]
+    /// The write the driver is doing, and what waits behind it (with the time of its step).
+    private var writing: PhoneSyncState?
+    private var held: [(PhoneEffect, NodeTime)] = []
+    private var afterSchedule: AfterSchedule?
+    private var waiting: [Pending] = []
+
+    /// - Parameters:
+    ///   - app: the phone app as loaded (its weather step is switched to `.deferred`).
+    ///   - configuration: the node's settings.
+    public init(app: PhoneApp, configuration: PhoneNodeConfiguration) {
+        var app = app
+        app.weatherFetch = .deferred
+        self.app = app
+        self.configuration = configuration
+        self.watchID = Array(configuration.watchID.utf8)
+    }
+
+    /// The zone the phone lives in: travel, then `--time-zone`, then the schedule file's zone,
+    /// then the machine's.
+    public var currentZone: TimeZone {
+        travelZone ?? configuration.timeZone ?? app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
+            ?? configuration.machineZone
+    }
+
+    // MARK: inputs
+
+    /// The process started: `phone.started`, resume resending, the settings from the flags, the
+    /// heartbeat, and the user's first launch.
+    public mutating func start(at time: NodeTime) -> [PhoneAction] {
+        var actions: [PhoneAction] = [
+            .emit(
+                Event(
+                    "phone.started",
+                    [
+                        ("endpoint", .string(configuration.endpoint)), ("timeZone", .string(currentZone.identifier)),
+                        ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(configuration.pid)),
+                        ("platform", .string(app.scheduler.platform)),
+                        ("registration", .string(app.scheduler.registrationMode.rawValue)),
+                        ("osState", .string(configuration.osState)),
+                        ("boundEndpoint", .string(configuration.boundEndpoint)),
+                        ("security", .string(configuration.security)),
+                    ]), at: time.now),
+            .arm(.heartbeat, .after(LinkLiveness.interval)),
+        ]
+        actions += step(time) { $0.start() }
+        waiting += configuration.settings.map { .setting($0) } + [.firstLaunch]
+        return actions + drain(time)
+    }
+
+    /// A message on the ROUTER: its frames, routing id first.
+    public mutating func messageReceived(_ frames: [[UInt8]], at time: NodeTime) -> [PhoneAction] {
+        offer(.frames(frames), at: time)
+    }
+
+    /// A ZAP request (RFC 27): version, request id, domain, address, identity, mechanism,
+    /// credentials.
+    /// - Returns: the reply, admitting only CURVE with the paired watch's key.
+    public mutating func zapRequest(_ frames: [[UInt8]], at time: NodeTime) -> [PhoneAction] {
+        guard frames.count >= 6 else { return [] }
+        let mechanism = String(decoding: frames[5], as: UTF8.self)
+        let admitted = mechanism == "CURVE" && frames.count >= 7 && frames[6] == configuration.pairedWatchKey
+        var actions: [PhoneAction] = []
+        if !admitted {
+            counters.refusedPeers += 1
+            let reason = mechanism == "CURVE" ? "key not paired with this phone" : "CURVE required"
+            actions += limited(
+                Event(
+                    "peer.refused",
+                    [
+                        ("mechanism", .string(mechanism)),
+                        ("address", .string(clipped(String(decoding: frames[3], as: UTF8.self)))),
+                        ("reason", .string(reason)),
+                    ]), time)
+        }
+        let reply: [[UInt8]] = [
+            Array("1.0".utf8), frames[1], Array((admitted ? "200" : "400").utf8),
+            Array((admitted ? "OK" : "not paired").utf8), Array((admitted ? "watch" : "").utf8), [],
+        ]
+        return actions + [.zapReply(reply)]
+    }
+
+    /// One stdin line.
+    public mutating func commandLine(_ line: String, at time: NodeTime) -> [PhoneAction] {
+        do {
+            guard let command = try PhoneCommand.parse(line, platform: app.scheduler.platform) else { return [] }
+            return self.command(command, at: time)
+        } catch {
+            return [.emit(error.event, at: time.now)]
+        }
+    }
+
+    /// One parsed stdin command.
+    public mutating func command(_ command: PhoneCommand, at time: NodeTime) -> [PhoneAction] {
+        offer(.command(command), at: time)
+    }
+
+    /// A timer the node armed is due.
+    public mutating func timerFired(_ timer: PhoneTimer, at time: NodeTime) -> [PhoneAction] {
+        guard timer == .heartbeat else { return offer(.timer(timer), at: time) }
+        var actions: [PhoneAction] = [.send(.ping)]
+        for line in limiter.flush(at: Self.wallDate(time)) { actions.append(.emit(line, at: time.now)) }
+        if let silence = liveness.check(at: time.wall) {
+            actions.append(
+                .emit(
+                    Event(
+                        "peer.offline",
+                        [("id", .string(configuration.watchID)), ("silentFor", .double(silence.rounded()))]),
+                    at: time.now))
+        }
+        return actions + [.arm(.heartbeat, .after(LinkLiveness.interval))]
+    }
+
+    /// The write asked for with `persist` ended.
+    public mutating func persisted(_ result: PersistResult, at time: NodeTime) -> [PhoneAction] {
+        guard let state = writing else { return [] }
+        writing = nil
+        let rest = held
+        held = []
+        var actions: [PhoneAction] = []
+        switch result {
+        case .succeeded:
+            app.persisted(state)
+            actions = release(rest)
+        case .failed(_, let reason):
+            let stamp = rest.first?.1.now ?? time.now
+            actions.append(
+                .emit(
+                    Event("persist.failed", [("path", .string(configuration.statePath)), ("reason", .string(reason))]),
+                    at: stamp))
+            app.persistFailed()
+            // The job's weather step will not run: end the run as failed.
+            if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) { app.abandonJob() }
+            actions += armBackgroundLaunch(at: time.now)
+        }
+        return actions + drain(time)
+    }
+
+    /// A write of the OS's state ended (only a failure needs reporting: the next step writes
+    /// again).
+    public mutating func osPersisted(_ result: PersistResult, at time: NodeTime) -> [PhoneAction] {
+        guard case .failed(_, let reason) = result else { return [] }
+        return [
+            .emit(
+                Event("persist.failed", [("path", .string(configuration.osStatePath)), ("reason", .string(reason))]),
+                at: time.now)
+        ]
+    }
+
+    /// A `send` to the watch ended: `failure` names why it did not go (nil: sent).
+    public mutating func sent(_ message: WireMessage, failure: String?, at time: NodeTime) -> [PhoneAction] {
+        if message == .ping { return [] }  // heartbeats: an absent watch is fine
+        guard let failure else {
+            // The watch is there again: what was held back is said, the next failure at once.
+            var actions = limiter.end("send.failed").map { PhoneAction.emit($0, at: time.now) }
+            if case .error = message {
+                actions += limited(WireEvents.sent(message), time)
+            } else {
+                actions.append(.emit(WireEvents.sent(message), at: time.now))
+            }
+            return actions
+        }
+        counters.sendFailures += 1
+        return limited(
+            Event("send.failed", [("type", .string(message.typeName)), ("reason", .string(failure))]), time)
+    }
+
+    /// The forecast asked for with `fetchWeather` arrived: the job goes on.
+    public mutating func weatherArrived(_ outcome: WeatherOutcome, at time: NodeTime) -> [PhoneAction] {
+        offer(.weather(outcome), at: time)
+    }
+
+    /// The schedule file asked for with `loadSchedule` was read: a good one replaces the schedule
+    /// (`schedule.changed` when it differs), a bad one is reported and the previous one kept
+    /// (`schedule.rejected`); then the launch that asked for it runs.
+    public mutating func scheduleLoaded(
+        _ result: Result<WakeSchedule, ScheduleLoadError>, at time: NodeTime
+    ) -> [PhoneAction] {
+        guard let next = afterSchedule, let path = configuration.schedulePath else { return [] }
+        afterSchedule = nil
+        var actions: [PhoneAction] = []
+        switch result {
+        case .success(let loaded):
+            if loaded != app.schedule {
+                app.schedule = loaded
+                actions.append(.emit(Event("schedule.changed", [("path", .string(path))]), at: time.now))
+            }
+        case .failure(let error):
+            actions.append(
+                .emit(
+                    Event(
+                        "schedule.rejected",
+                        [
+                            ("path", .string(path)), ("reason", .string(error.description)),
+                            ("kept", .string("previous")),
+                        ]), at: time.now))
+        }
+        app.zone = currentZone
+        actions += launch(after: next, at: time)
+        return actions + drain(time)
+    }
+
+    /// The process is asked to stop (a signal, end of terminal input, a closed output): `fields`
+    /// say why.
+    public mutating func stopRequested(_ fields: [(String, EventValue)], at time: NodeTime) -> [PhoneAction] {
+        stopping(fields, time)
+    }
+
+    // MARK: waiting for the app
+
+    private func canRun(_ pending: Pending) -> Bool {
+        guard writing == nil else { return false }
+        switch pending {
+        case .command(let command) where !command.touchesApp: return true
+        case .frames, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
+        case .command, .timer(.osLaunch), .setting, .firstLaunch: return afterSchedule == nil && !app.awaitsWeather
+        }
+    }
+
+    private mutating func offer(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
+        waiting.append(pending)
+        return drain(time)
+    }
+
+    /// Commands and launches keep their order: one waits while an earlier one waits.
+    private func mustQueueBehind(_ pending: Pending) -> Bool {
+        switch pending {
+        case .frames, .weather, .timer(.resend), .timer(.heartbeat): false
+        case .command(let command): command.touchesApp
+        case .timer(.osLaunch), .setting, .firstLaunch: true
+        }
+    }
+
+    /// Runs the waiting inputs that can run now, in order.
+    private mutating func drain(_ time: NodeTime) -> [PhoneAction] {
+        var actions: [PhoneAction] = []
+        var index = 0
+        var blockedOrdered = false
+        while index < waiting.count {
+            let pending = waiting[index]
+            if canRun(pending) && !(blockedOrdered && mustQueueBehind(pending)) {
+                waiting.remove(at: index)
+                actions += handle(pending, at: time)
+                index = 0
+                blockedOrdered = false
+            } else {
+                if mustQueueBehind(pending) { blockedOrdered = true }
+                index += 1
+            }
+        }
+        return actions
+    }
+
+    private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
+        switch pending {
+        case .frames(let frames): return received(frames, time)
+        case .command(let command): return run(command, time)
+        case .setting(let command): return apply(command, time)
+        case .firstLaunch:
+            return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
+        case .weather(let outcome):
+            return step(time) { $0.weatherArrived(outcome.result, cost: outcome.cost) }
+        case .timer(.resend):
+            return step(time) { $0.resendDue() }
+        case .timer(.osLaunch):
+            guard let due = nextLaunch else { return [] }
+            return readSchedule(then: .backgroundLaunch(due: due), time)
+        case .timer(.heartbeat):
+            return timerFired(.heartbeat, at: time)
+        }
+    }
+
+    // MARK: messages
+
+    private mutating func received(_ frames: [[UInt8]], _ time: NodeTime) -> [PhoneAction] {
+        guard frames.count == 2 else {
+            let reason = "expected 2 frames (routing id, message), got \(frames.count)"
+            counters.rejectedMessages += 1
+            var actions = limited(Event("message.rejected", [("reason", .string(reason))]), time)
+            if frames.first == watchID { actions.append(.send(.error(reason: reason))) }
+            return actions
+        }
+        guard frames[0] == watchID else {
+            let peer = clipped(String(decoding: frames[0], as: UTF8.self))
+            let reason = "unknown peer routing id \"\(peer)\""
+            counters.rejectedMessages += 1
+            // Tell the stranger (a watch with the wrong --id) why nothing happens.
+            return limited(Event("message.rejected", [("reason", .string(reason))]), time) + [
+                .reply(routingID: frames[0], .error(reason: reason + "; this phone delivers to another id"))
+            ]
+        }
+        let message: WireMessage
+        do throws(ProtocolError) {
+            message = try WireCodec.decode(frames[1])
+        } catch {
+            counters.rejectedMessages += 1
+            var actions = limited(Event("message.rejected", [("reason", .string(error.reason))]), time)
+            // Never answer an ERROR with an ERROR: two peers would echo each other forever.
+            if !WireCodec.claimsToBeError(frames[1]) { actions.append(.send(.error(reason: error.reason))) }
+            return actions
+        }
+        var actions: [PhoneAction] = []
+        if liveness.heard(at: time.wall) {
+            actions.append(.emit(Event("peer.online", [("id", .string(configuration.watchID))]), at: time.now))
+        }
+        if message == .ping { return actions }
+        actions.append(.emit(Event("message.received", [("type", .string(message.typeName))]), at: time.now))
+        return actions + step(time) { $0.receive(message) }
+    }
+
+    // MARK: commands
+
+    private mutating func run(_ command: PhoneCommand, _ time: NodeTime) -> [PhoneAction] {
+        let now = time.now
+        switch command {
+        case .open:
+            return readSchedule(then: .open, time)
+        case .status:
+            return [.emit(status(at: now), at: now)]
+        case .history:
+            return app.state.refreshLog.history.map { run in
+                .emit(
+                    Event(
+                        "run.record",
+                        [
+                            ("at", .date(run.at)), ("scheduledAt", run.scheduledAt.map { .date($0) } ?? .null),
+                            ("success", .bool(run.success)), ("lowPower", .bool(run.lowPower)),
+                            ("bucket", run.bucket.map { .int(Int64($0)) } ?? .null), ("kind", .string(run.kind)),
+                            ("duration", .double(run.duration)),
+                        ]), at: now)
+            }
+        case .notifications:
+            return app.pendingNotifications(at: now).map { record in
+                .emit(
+                    Event(
+                        "notification.pending",
+                        [
+                            ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
+                            ("text", .string(record.text)),
+                        ]), at: now)
+            }
+        case .timeZone(let zone):
+            let from = currentZone.identifier
+            travelZone = zone
+            let changed = Event("timezone.changed", [("from", .string(from)), ("to", .string(zone.identifier))])
+            return [.emit(changed, at: now)] + step(time) { $0.travel(to: zone, at: now) }
+        case .move(let location):
+            let moved = app.location.distance(to: location)
+            app.location = location
+            return [
+                .emit(
+                    Event(
+                        "location.changed",
+                        [
+                            ("latitude", .double(location.latitude)), ("longitude", .double(location.longitude)),
+                            ("moved", .double(moved.rounded())),
+                        ]), at: now)
+            ]
+        case .lowPower, .backgroundRefresh, .charging, .bucket, .forceQuit, .registration, .reboot, .simulateLaunch,
+            .simulateExpiration:
+            return apply(command, time)
+        case .quit:
+            return stopping([("reason", .string("quit"))], time)
+        }
+    }
+
+    /// A command that changes the OS's settings or asks the debugger for a launch.
+    private mutating func apply(_ command: PhoneCommand, _ time: NodeTime) -> [PhoneAction] {
+        let now = time.now
+        switch command {
+        case .lowPower(let on): return step(time) { $0.setLowPowerMode(on, at: now) }
+        case .backgroundRefresh(let on): return step(time) { $0.setBackgroundRefreshEnabled(on, at: now) }
+        case .charging(let on): return step(time) { $0.setCharging(on, at: now) }
+        case .bucket(let bucket): return step(time) { $0.setStandbyBucket(bucket, at: now) }
+        case .forceQuit: return step(time) { $0.forceQuit(at: now) }
+        case .registration(let mode): return step(time) { $0.installUpdate(registration: mode, at: now) }
+        case .reboot: return step(time) { $0.reboot(at: now) }
+        case .simulateLaunch: return step(time) { $0.simulateLaunch(at: now) }
+        case .simulateExpiration: return step(time) { $0.simulateExpiration(at: now) }
+        default: return run(command, time)
+        }
+    }
+
+    private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [PhoneAction] {
+        // Say what is still held back: the counts add up to every occurrence.
+        [.emit(Event("phone.stopping", fields), at: time.now)] + limiter.endAll().map { .emit($0, at: time.now) }
+            + [.stop]
+    }
+
+    private func status(at now: Date) -> Event {
+        let state = app.state
+        var fields: [(String, EventValue)] = [
+            ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
+            ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
+            ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
+            ("timeZone", .string(app.zone.identifier)),
+            ("pendingNotifications", .int(Int64(app.pendingNotifications(at: now).count))),
+            (
+                "earliestBeginDate",
+                RefreshPlanner.earliestBeginDate(after: now, schedule: app.schedule, in: app.zone).map { .date($0) }
+                    ?? .null
+            ),
+            ("nextBackgroundLaunch", nextLaunch.map { .date($0) } ?? .null),
+            ("runs", .int(Int64(state.refreshLog.history.count))),
+            ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
+            ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
+            ("platform", .string(app.scheduler.platform)),
+            ("crashed", app.crashed.map { .string($0.message) } ?? .null),
+            ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
+            ("refusedPeers", .int(Int64(counters.refusedPeers))),
+            ("sendFailures", .int(Int64(counters.sendFailures))),
+        ]
+        fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
+        return Event("phone.status", fields)
+    }
+
+    // MARK: launches
+
+    /// Reads the schedule file again (when there is one) before a launch.
+    private mutating func readSchedule(then next: AfterSchedule, _ time: NodeTime) -> [PhoneAction] {
+        guard let path = configuration.schedulePath else { return launch(after: next, at: time) }
+        afterSchedule = next
+        return [.loadSchedule(path: path)]
+    }
+
+    private mutating func launch(after next: AfterSchedule, at time: NodeTime) -> [PhoneAction] {
+        switch next {
+        case .open:
+            return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
+        case .backgroundLaunch(let due):
+            // The run happens at its scheduled virtual instant, whenever the driver woke.
+            return step(NodeTime(now: due, wall: time.wall)) {
+                $0.backgroundLaunchDue(at: due, early: $0.registersEarly)
+            }
+        }
+    }
+
+    // MARK: effects to actions
+
+    /// Applies `body` to the app and releases its effects (up to the first write), then re-arms
+    /// the OS launch timer and writes the OS's state.
+    private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneEffect]) -> [PhoneAction] {
+        let effects = body(&app)
+        return release(effects.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
+    }
+
+    /// Re-arms (or cancels) the OS launch timer and writes the OS's state: the OS keeps its own
+    /// records whatever happens to the app's writes.
+    private mutating func armBackgroundLaunch(at now: Date) -> [PhoneAction] {
+        nextLaunch = app.nextBackgroundLaunch(after: now)
+        return [nextLaunch.map { .arm(.osLaunch, .at($0)) } ?? .cancel(.osLaunch), .persistOS(app.scheduler)]
+    }
+
+    /// The actions for `effects` up to and including the first write; the rest is held until the
+    /// write's result. Consecutive writes before the next send collapse into the last one.
+    private mutating func release(_ effects: [(PhoneEffect, NodeTime)]) -> [PhoneAction] {
+        var actions: [PhoneAction] = []
+        for (index, (effect, time)) in effects.enumerated() {
+            switch effect {
+            case .persist(let state):
+                let laterWrite = effects[(index + 1)...].prefix { if case .send = $0.0 { false } else { true } }
+                    .contains { if case .persist = $0.0 { true } else { false } }
+                if laterWrite { continue }
+                writing = state
+                held = Array(effects[(index + 1)...])
+                return actions + [.persist(state)]
+            case .send(let message):
+                actions.append(.send(message))
+            case .armResend(let seconds):
+                actions.append(.arm(.resend, .after(seconds)))
+            case .cancelResend:
+                actions.append(.cancel(.resend))
+            case .emit(let event):
+                actions += event.name == "peer.error" ? limited(event, time) : [.emit(event, at: time.now)]
+            case .fetchWeather(let location, let at):
+                actions.append(.fetchWeather(location: location, at: at))
+            }
+        }
+        return actions
+    }
+
+    /// `event` through the rate limiter (events a peer can cause at will).
+    private mutating func limited(_ event: Event, _ time: NodeTime) -> [PhoneAction] {
+        limiter.admit(event, at: Self.wallDate(time)).map { [.emit($0, at: time.now)] } ?? []
+    }
+
+    /// The monotonic wall seconds as an instant for `EventRateLimiter` (which only compares them).
+    private static func wallDate(_ time: NodeTime) -> Date { Date(timeIntervalSinceReferenceDate: time.wall) }
+}
