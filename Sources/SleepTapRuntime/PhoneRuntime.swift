@@ -120,7 +120,8 @@ public final class PhoneRuntime {
         let zone = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone
         let weather = options.weather.makeProvider(seed: initial.deviceSeed)
         let app = PhoneApp(
-            state: initial, scheduler: startOS, weather: weather, schedule: schedule, zone: zone, location: options.location,
+            state: initial, scheduler: startOS, weather: weather, schedule: schedule, zone: zone,
+            location: options.location,
             configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
             randomSeed: UInt64.random(in: 0...UInt64.max))
         // Device settings given as flags override the stored ones, as the user changing them would.

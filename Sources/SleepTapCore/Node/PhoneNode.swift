@@ -30,7 +30,7 @@ public struct ScheduleLoadError: Error, Equatable, Sendable, CustomStringConvert
 
 /// What the phone node asks its driver to do. The driver performs each action in order and
 /// reports the result of those that have one through the input named.
-public enum PhoneAction: Equatable, Sendable {
+public enum PhoneAction: Sendable {
     /// Send to the paired watch; report with `PhoneNode.sent(_:failure:at:)`.
     case send(WireMessage)
     /// Send to another routing id, best effort, no report (an ERROR to a stranger).
