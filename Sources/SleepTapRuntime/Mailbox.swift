@@ -1,5 +1,5 @@
 import Foundation
-import SleepTapCore
+public import SleepTapCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,26 +15,6 @@ public enum LoopInput: Sendable, Equatable {
     case endOfInput
     /// Stop cleanly (save, close the sockets, exit 0), for `cause`.
     case stop(StopCause)
-}
-
-/// Why a process stops cleanly, other than the `quit` command.
-public enum StopCause: Sendable, Equatable {
-    /// SIGINT, SIGTERM or SIGHUP (the signal number).
-    case signal(Int32)
-    /// End of file typed on a terminal (Ctrl-D): the user is done, as with `quit`.
-    case endOfTerminalInput
-    /// Nobody reads the event output any more (a closed pipe: EPIPE, as after `| head -2`).
-    case outputClosed
-
-    /// The fields of the `phone.stopping` / `watch.stopping` event: `signal` (the number) or
-    /// `reason` (`end of input`, `output closed`).
-    var eventFields: [(String, EventValue)] {
-        switch self {
-        case .signal(let number): [("signal", .int(Int64(number)))]
-        case .endOfTerminalInput: [("reason", .string("end of input"))]
-        case .outputClosed: [("reason", .string("output closed"))]
-        }
-    }
 }
 
 /// A thread-safe queue plus a self-pipe: `post` appends and writes one byte; the loop polls the

@@ -70,39 +70,3 @@ func drainMessages(_ socket: Socket) -> [[[UInt8]]] {
     }
     return messages
 }
-
-/// Application-level liveness of the peer (besides ZMTP heartbeats, which only keep the
-/// connection honest): each side sends PING every `interval` wall seconds while connected; any
-/// valid message counts as a sign of life; `timeout` seconds of silence make the peer offline.
-struct Liveness {
-    static let interval: TimeInterval = 1
-    static let timeout: TimeInterval = 3
-    private(set) var lastHeard: Date?
-    private(set) var online = false
-
-    /// A valid message arrived. - Returns: true when the peer just came online.
-    mutating func heard(at now: Date = Date()) -> Bool {
-        lastHeard = now
-        if lastCheck == nil { lastCheck = now }  // a pause before the first check is a pause too
-        defer { online = true }
-        return !online
-    }
-
-    /// When the last check ran: a long gap means this process itself was not running (SIGSTOP,
-    /// a suspended machine), and its own pause is not the peer's silence.
-    private var lastCheck: Date?
-
-    /// Called every `interval`. - Returns: the silence in seconds when the peer just went
-    /// offline, else nil.
-    mutating func check(at now: Date = Date()) -> TimeInterval? {
-        defer { lastCheck = now }
-        if let lastCheck, now.timeIntervalSince(lastCheck) > 2 * Self.interval, online {
-            // We were paused: give the peer a fresh timeout from now.
-            lastHeard = now
-            return nil
-        }
-        guard online, let lastHeard, now.timeIntervalSince(lastHeard) > Self.timeout else { return nil }
-        online = false
-        return now.timeIntervalSince(lastHeard)
-    }
-}

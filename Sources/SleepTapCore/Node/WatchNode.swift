@@ -1,0 +1,524 @@
+public import Foundation
+
+/// The watch's timers. Transport timers run on wall time, the bed tap on virtual time.
+public enum WatchTimer: Hashable, Sendable, CaseIterable {
+    /// No reply to HELLO yet: say it again (`WatchCore.helloRetry` wall seconds).
+    case helloRetry
+    /// Every `LinkLiveness.interval`: PING the phone, check its liveness, flush held-back events.
+    case heartbeat
+    /// No handshake with the phone yet: say why (5 s after start or a drop, then every 30 s).
+    case handshake
+    /// The link stayed down: reconnect by hand (2 s, doubling to 30 s).
+    case relink
+    /// The simulated user's nightly bed tap (`--bed-at`, local time in the zone in force).
+    case bed
+}
+
+/// What the transport reports about the link to the phone (from the socket monitor,
+/// zmq_socket_monitor(3)).
+public enum WatchLinkEvent: Equatable, Sendable {
+    /// A TCP or ipc connection was made (`ZMQ_EVENT_CONNECTED`).
+    case connected
+    /// A connect attempt found nobody (`ZMQ_EVENT_CONNECT_RETRIED`).
+    case connectRetried
+    /// The ZMTP handshake completed (`ZMQ_EVENT_HANDSHAKE_SUCCEEDED`): the link is up.
+    case handshakeSucceeded
+    /// The connection went away (`ZMQ_EVENT_DISCONNECTED`).
+    case disconnected
+    /// The handshake failed (`ZMQ_EVENT_HANDSHAKE_FAILED_*`).
+    /// - Parameters:
+    ///   - code: the event's value (a ZAP status, a protocol error code or an errno).
+    ///   - authentication: whether the phone's authentication handler refused this watch
+    ///     (`ZMQ_EVENT_HANDSHAKE_FAILED_AUTH`).
+    ///   - description: the failure in plain words.
+    case handshakeFailed(code: UInt32, authentication: Bool, description: String)
+}
+
+/// What the watch node asks its driver to do, performed in order.
+public enum WatchAction: Equatable, Sendable {
+    /// Send to the phone, then feed `WatchNode.sent(_:_:at:)` with the result.
+    case send(WireMessage)
+    /// Write the state durably, then feed `WatchNode.persisted(_:at:)` with the result before
+    /// any other input: the actions that depend on it come from there.
+    case persist(WatchSyncState)
+    /// Arm `timer` (re-arming replaces the earlier deadline); feed `WatchNode.timerFired(_:at:)`
+    /// when it is due.
+    case arm(WatchTimer, TimerDeadline)
+    case cancel(WatchTimer)
+    /// Write an event stamped with the virtual instant `at`.
+    case emit(Event, at: Date)
+    /// Write a line to stderr (the driver prefixes the program name).
+    case diagnose(String)
+    /// Disconnect from the endpoint and connect again, then feed `WatchNode.reconnected(_:at:)`.
+    case reconnect
+    /// Stop the process cleanly (exit 0).
+    case stop
+}
+
+/// The watch process's protocol policy, sans I/O: `WatchCore` (sync and bed taps) plus frame
+/// validation and ERROR replies, liveness, the relink back-off, the handshake diagnosis, the
+/// zone the watch lives in, the stdin command language, the simulated user, status counters
+/// and the persist-failure rollback.
+///
+/// One method per input, each returning the actions to perform in order. Time comes in with
+/// every input; the node reads no clock and does no I/O, so a driver over real sockets and an
+/// in-process twin on virtual time run the same decisions.
+public struct WatchNode: Sendable {
+    /// What the node is told once, at start.
+    public struct Configuration: Sendable {
+        /// The phone's endpoint, as given (for events and messages).
+        public var endpoint: String
+        /// This watch's routing id.
+        public var id: String
+        /// The state file's path (for `persist.failed`).
+        public var statePath: String
+        /// `--keys`: the directory of this watch's certificate and the phone's, nil without CURVE.
+        public var keysDirectory: String?
+        /// `--time-zone`, if given.
+        public var flagZone: TimeZone?
+        /// The machine's zone.
+        public var systemZone: TimeZone
+        /// The simulated user taps bed every night at this local time.
+        public var bedAt: LocalTime?
+        /// The simulated user answers a manual-entry prompt with this time.
+        public var manualWake: LocalTime?
+
+        public init(
+            endpoint: String, id: String = "watch", statePath: String, keysDirectory: String? = nil,
+            flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
+            manualWake: LocalTime? = nil
+        ) {
+            self.endpoint = endpoint
+            self.id = id
+            self.statePath = statePath
+            self.keysDirectory = keysDirectory
+            self.flagZone = flagZone
+            self.systemZone = systemZone
+            self.bedAt = bedAt
+            self.manualWake = manualWake
+        }
+    }
+
+    /// How a send ended.
+    public enum SendResult: Equatable, Sendable {
+        case sent
+        /// The send failed (no phone connected, the queue full, …), in words.
+        case failed(reason: String)
+    }
+
+    /// How a reconnect ended.
+    public enum ReconnectResult: Equatable, Sendable {
+        case succeeded
+        case failed(reason: String)
+    }
+
+    /// Wall seconds to wait for the first handshake (after start or a drop) before saying why.
+    public static let handshakeDeadline: TimeInterval = 5
+    /// Wall seconds between later handshake diagnoses while the link stays down.
+    public static let handshakeRepeat: TimeInterval = 30
+    /// The first relink delay, wall seconds; it doubles at each relink up to `maximumRelinkDelay`
+    /// and is reset by a handshake.
+    public static let firstRelinkDelay: TimeInterval = 2
+    public static let maximumRelinkDelay: TimeInterval = 30
+
+    public let configuration: Configuration
+    /// The sync state machine.
+    public private(set) var core: WatchCore
+    /// Which zone the watch lives in (travel > --time-zone > the newest batch's > the machine's).
+    public private(set) var zones: WatchZone
+    /// The zone the local-time plans (the bed tap) were last made in.
+    public private(set) var plannedZone: TimeZone
+    /// The next simulated bed tap (virtual), nil without `--bed-at`.
+    public private(set) var nextBed: Date?
+    /// Wall seconds the link may stay down before the next reconnect by hand.
+    public private(set) var relinkDelay = WatchNode.firstRelinkDelay
+    /// Whether the ZMTP handshake with the phone completed and the link has not dropped since.
+    public private(set) var linkUp = false
+    public private(set) var liveness = LinkLiveness()
+    /// Messages refused since start.
+    public private(set) var rejectedMessages = 0
+    /// Sends that failed since start.
+    public private(set) var sendFailures = 0
+    /// Since the handshake deadline was armed: connections made and connect attempts that found
+    /// nobody. No connection at all means the phone is not there; a connection without a
+    /// handshake means it refused this watch.
+    public private(set) var connectionsMade = 0
+    public private(set) var attemptsFailed = 0
+    /// The timers armed and not yet fired or cancelled.
+    public private(set) var armed: Set<WatchTimer> = []
+    /// Repeats of the events a peer can cause at will (failed handshakes, rejected messages and
+    /// the ERROR replies to them, the peer's ERRORs, failed sends) are held back and counted
+    /// (docs/protocol.md, "Events").
+    private var limiter = EventRateLimiter()
+    /// The actions waiting for a persist result, and the state to return to if it failed.
+    private var pending: PendingPersist?
+
+    private struct PendingPersist: Sendable {
+        var rest: [WatchEffect]
+        var rollback: WatchCore
+        var eventTime: Date
+    }
+
+    /// - Parameters:
+    ///   - configuration: endpoint, zones and the simulated user.
+    ///   - state: the state loaded from disk, nil for a clean start.
+    public init(configuration: Configuration, state: WatchSyncState? = nil) {
+        self.configuration = configuration
+        core = WatchCore(state: state ?? WatchSyncState())
+        zones = WatchZone(flag: configuration.flagZone, system: configuration.systemZone)
+        plannedZone = zones.resolve(batch: core.state.batch).zone
+    }
+
+    /// The zone typed wake times and the simulated user's bed time are meant in.
+    public var userZone: TimeZone { zones.resolve(batch: core.state.batch).zone }
+
+    // MARK: Inputs
+
+    /// The process started: `watch.started`, the first bed tap, the handshake deadline and the
+    /// heartbeat.
+    /// - Parameter processID: this process's pid, for `watch.started`.
+    public mutating func start(processID: Int32, at time: NodeTime) -> [WatchAction] {
+        var actions: [WatchAction] = [
+            .emit(
+                Event(
+                    "watch.started",
+                    [
+                        ("endpoint", .string(configuration.endpoint)), ("id", .string(configuration.id)),
+                        ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))),
+                        ("pid", .int(Int64(processID))), ("timeZone", .string(plannedZone.identifier)),
+                        ("timeZoneSource", .string(zones.resolve(batch: core.state.batch).source.rawValue)),
+                    ]), at: time.now)
+        ]
+        actions += armBed(after: time.now)
+        actions += armHandshakeDeadline(after: Self.handshakeDeadline)
+        actions += arm(.heartbeat, .after(LinkLiveness.interval))
+        return actions
+    }
+
+    /// One message from the phone, as its frames. A valid message is a sign of life; a bad
+    /// one is refused (`message.rejected`) and answered with ERROR, except one that claims to be
+    /// an ERROR itself, so two peers never trade ERRORs forever.
+    public mutating func received(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
+        guard frames.count == 1 else {
+            return reject("expected 1 frame, got \(frames.count)", answer: true, time)
+        }
+        let message: WireMessage
+        do throws(ProtocolError) {
+            message = try WireCodec.decode(frames[0])
+        } catch {
+            return reject(error.reason, answer: !WireCodec.claimsToBeError(frames[0]), time)
+        }
+        var actions: [WatchAction] = []
+        if liveness.heard(at: time.wall) {
+            actions.append(.emit(Event("peer.online", [("endpoint", .string(configuration.endpoint))]), at: time.now))
+        }
+        if message == .ping { return actions }
+        actions.append(.emit(Event("message.received", [("type", .string(message.typeName))]), at: time.now))
+        return actions + step(time, eventTime: time.now) { $0.receive(message) }
+    }
+
+    /// What the socket monitor reported about the link.
+    public mutating func link(_ event: WatchLinkEvent, at time: NodeTime) -> [WatchAction] {
+        let endpoint = configuration.endpoint
+        switch event {
+        case .connected:
+            connectionsMade += 1
+            return []
+        case .connectRetried:
+            attemptsFailed += 1
+            return []
+        case .handshakeSucceeded:
+            var actions: [WatchAction] = [.emit(Event("link.up", [("endpoint", .string(endpoint))]), at: time.now)]
+            actions += cancel(.relink) + cancel(.handshake)
+            linkUp = true
+            relinkDelay = Self.firstRelinkDelay
+            return actions + step(time, eventTime: time.now) { $0.connected() }
+        case .disconnected:
+            var actions: [WatchAction] = []
+            // A failing handshake disconnects at every reconnect: report a link that was up.
+            if linkUp {
+                actions.append(.emit(Event("link.down", [("endpoint", .string(endpoint))]), at: time.now))
+            }
+            linkUp = false
+            // libzmq does not reconnect after some protocol errors (an oversized frame): if the
+            // link stays down, reconnect by hand.
+            if !armed.contains(.relink) { actions += arm(.relink, .after(relinkDelay)) }
+            if !armed.contains(.handshake) { actions += armHandshakeDeadline(after: Self.handshakeDeadline) }
+            return actions
+        case .handshakeFailed(let code, let authentication, let description):
+            let reason =
+                authentication
+                ? "the phone refused this watch (status \(code)): its key is not paired with the phone"
+                : configuration.keysDirectory == nil
+                    ? "the handshake failed: \(description); the phone may require CURVE; pass --keys DIR"
+                    : "the handshake failed: \(description); check that phone.key is the phone's current public certificate"
+            // libzmq retries at every reconnect interval: repeats are held back.
+            let failed = Event(
+                "link.handshake_failed",
+                [("endpoint", .string(endpoint)), ("code", .int(Int64(code))), ("reason", .string(reason))])
+            var actions = emitLimited(failed, time, eventTime: time.now)
+            if !actions.isEmpty { actions.append(.diagnose("\(endpoint): \(reason)")) }
+            return actions
+        }
+    }
+
+    /// An armed timer is due. `time.now` for the bed timer is ignored: the tap happens at its
+    /// planned virtual instant, whenever the driver woke.
+    public mutating func timerFired(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
+        armed.remove(timer)
+        switch timer {
+        case .helloRetry:
+            return step(time, eventTime: time.now) { $0.helloRetryDue() }
+        case .heartbeat:
+            var actions: [WatchAction] = linkUp ? [.send(.ping)] : []
+            actions += limiter.flush(at: Self.limiterInstant(time)).map { .emit($0, at: time.now) }
+            if let silence = liveness.check(at: time.wall) {
+                actions.append(
+                    .emit(
+                        Event(
+                            "peer.offline",
+                            [("endpoint", .string(configuration.endpoint)), ("silentFor", .double(silence.rounded()))]),
+                        at: time.now))
+            }
+            return actions + arm(.heartbeat, .after(LinkLiveness.interval))
+        case .handshake:
+            let reason = handshakeTimeoutReason
+            return [
+                .emit(
+                    Event(
+                        "link.handshake_timeout",
+                        [("endpoint", .string(configuration.endpoint)), ("reason", .string(reason))]), at: time.now),
+                .diagnose(reason),
+            ] + armHandshakeDeadline(after: Self.handshakeRepeat)
+        case .relink:
+            relinkDelay = min(relinkDelay * 2, Self.maximumRelinkDelay)
+            return [.reconnect] + arm(.relink, .after(relinkDelay))
+        case .bed:
+            guard let at = nextBed else { return [] }
+            var actions = step(time, eventTime: at) { $0.bedTap(at: at) }
+            if core.awaitingManualEntry, let manual = configuration.manualWake {
+                let zone = userZone
+                actions += step(time, eventTime: at) { $0.manualWakeTime(manual.description, at: at, in: zone) }
+            }
+            return actions + armBed(after: at)
+        }
+    }
+
+    /// One stdin line.
+    public mutating func command(line: String, at time: NodeTime) -> [WatchAction] {
+        command(WatchCommand(parsing: line), at: time)
+    }
+
+    /// One parsed stdin command.
+    public mutating func command(_ command: WatchCommand, at time: NodeTime) -> [WatchAction] {
+        let now = time.now
+        switch command {
+        case .empty:
+            return []
+        case .bed:
+            return step(time, eventTime: now) { $0.bedTap(at: now) }
+        case .status:
+            var status = core.status(at: now)
+            status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
+            status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
+            return [.emit(status, at: now)]
+        case .quit:
+            return [.emit(Event("watch.stopping", [("reason", .string("quit"))]), at: now), .stop]
+        case .timeZone(let zone):
+            zones.travel = zone
+            return replanIfZoneChanged(at: now, force: true)
+        case .wakeTime(let wake):
+            let zone = userZone
+            return step(time, eventTime: now) { $0.manualWakeTime(wake.description, at: now, in: zone) }
+        case .invalid(let input, let reason):
+            return [.emit(Event("input.rejected", [("input", .string(input)), ("reason", .string(reason))]), at: now)]
+        case .unrecognized(let text):
+            guard core.awaitingManualEntry else {
+                return [
+                    .emit(
+                        Event(
+                            "input.rejected",
+                            [("input", .string(clipped(text))), ("reason", .string(WatchCommand.unknownCommandReason))]),
+                        at: now)
+                ]
+            }
+            // The open prompt takes the line as its answer (and says why it is not a time).
+            let zone = userZone
+            return step(time, eventTime: now) { $0.manualWakeTime(text, at: now, in: zone) }
+        }
+    }
+
+    /// The result of the last `.persist`. On success the actions that waited for it follow; on
+    /// failure the node returns to the state before the input that asked for the write and
+    /// drops them (durable before acknowledged: no ACK for a batch that is not on disk).
+    public mutating func persisted(_ result: PersistResult, at time: NodeTime) -> [WatchAction] {
+        guard let pending else { return [] }
+        self.pending = nil
+        switch result {
+        case .succeeded:
+            return perform(pending.rest, rollback: pending.rollback, time, eventTime: pending.eventTime)
+        case .failed(_, let reason):
+            core = pending.rollback
+            let failed = Event(
+                "persist.failed", [("path", .string(configuration.statePath)), ("reason", .string(reason))])
+            return [.emit(failed, at: pending.eventTime)] + replanIfZoneChanged(at: pending.eventTime)
+        }
+    }
+
+    /// The result of a `.send`: `<type>.sent`, or `send.failed` (counted, repeats held back).
+    /// Heartbeat PINGs are not reported either way.
+    public mutating func sent(_ message: WireMessage, _ result: SendResult, at time: NodeTime) -> [WatchAction] {
+        guard message != .ping else { return [] }
+        switch result {
+        case .sent:
+            var actions: [WatchAction] = limiter.end("send.failed").map { .emit($0, at: time.now) }
+            if case .error = message {
+                actions += emitLimited(WireEvents.sent(message), time, eventTime: time.now)
+            } else {
+                actions.append(.emit(WireEvents.sent(message), at: time.now))
+            }
+            return actions
+        case .failed(let reason):
+            sendFailures += 1
+            let failed = Event(
+                "send.failed", [("type", .string(message.typeName)), ("reason", .string(reason))])
+            return emitLimited(failed, time, eventTime: time.now)
+        }
+    }
+
+    /// The result of a `.reconnect`: `link.reconnect` or `link.reconnect_failed`.
+    public mutating func reconnected(_ result: ReconnectResult, at time: NodeTime) -> [WatchAction] {
+        let endpoint = ("endpoint", EventValue.string(configuration.endpoint))
+        switch result {
+        case .succeeded:
+            return [.emit(Event("link.reconnect", [endpoint]), at: time.now)]
+        case .failed(let reason):
+            return [.emit(Event("link.reconnect_failed", [endpoint, ("reason", .string(reason))]), at: time.now)]
+        }
+    }
+
+    /// A signal, a closed output or Ctrl-D on a terminal: `watch.stopping`, then stop.
+    public mutating func stop(_ cause: StopCause, at time: NodeTime) -> [WatchAction] {
+        [.emit(Event("watch.stopping", cause.eventFields), at: time.now), .stop]
+    }
+
+    /// The process ends: what is still held back, so the counts add up to every occurrence.
+    public mutating func finish(at time: NodeTime) -> [WatchAction] {
+        limiter.endAll().map { .emit($0, at: time.now) }
+    }
+
+    // MARK: Decisions
+
+    /// Blame the keys only when a connection was made: CURVE with a wrong server key fails
+    /// without a word on this side, but so does a phone that is not there.
+    private var handshakeTimeoutReason: String {
+        let endpoint = configuration.endpoint
+        if connectionsMade == 0 {
+            return "the phone is not reachable at \(endpoint): no connection could be made "
+                + "(\(attemptsFailed) attempts failed); is the phone running there?"
+        }
+        guard let keysDirectory = configuration.keysDirectory else {
+            return "connected to \(endpoint), but no handshake with the phone followed: "
+                + "is a SleepTap phone listening there, and does it require CURVE (--keys DIR)?"
+        }
+        return "connected to \(endpoint), but no CURVE handshake with the phone followed: check that "
+            + "\(keysDirectory)/phone.key is the phone's certificate and this watch is paired with it"
+    }
+
+    /// A refused message: counted, reported (repeats held back) and, when `answer`, answered
+    /// with ERROR.
+    private mutating func reject(_ reason: String, answer: Bool, _ time: NodeTime) -> [WatchAction] {
+        rejectedMessages += 1
+        let actions = emitLimited(Event("message.rejected", [("reason", .string(reason))]), time, eventTime: time.now)
+        return answer ? actions + [.send(.error(reason: reason))] : actions
+    }
+
+    /// Runs one input of the core and turns its effects into actions.
+    private mutating func step(
+        _ time: NodeTime, eventTime: Date, _ body: (inout WatchCore) -> [WatchEffect]
+    ) -> [WatchAction] {
+        let before = core
+        let effects = body(&core)
+        return perform(effects, rollback: before, time, eventTime: eventTime)
+    }
+
+    /// The core's effects as actions, up to the first `persist`: the rest waits for its result.
+    /// After the last one the zone is checked: a batch in another zone moves the watch.
+    private mutating func perform(
+        _ effects: [WatchEffect], rollback: WatchCore, _ time: NodeTime, eventTime: Date
+    ) -> [WatchAction] {
+        var actions: [WatchAction] = []
+        for (index, effect) in effects.enumerated() {
+            switch effect {
+            case .persist(let state):
+                pending = PendingPersist(
+                    rest: Array(effects[(index + 1)...]), rollback: rollback, eventTime: eventTime)
+                actions.append(.persist(state))
+                return actions
+            case .send(let message):
+                actions.append(.send(message))
+            case .armHelloRetry(let seconds):
+                actions += arm(.helloRetry, .after(seconds))
+            case .cancelHelloRetry:
+                actions += cancel(.helloRetry)
+            case .emit(let event) where event.name == "peer.error":
+                actions += emitLimited(event, time, eventTime: eventTime)
+            case .emit(let event):
+                actions.append(.emit(event, at: eventTime))
+            }
+        }
+        return actions + replanIfZoneChanged(at: eventTime)
+    }
+
+    /// Plans everything timed in local time again when the zone in force is not the one it was
+    /// planned in (`force`: the user travelled, say so even to the same zone).
+    private mutating func replanIfZoneChanged(at now: Date, force: Bool = false) -> [WatchAction] {
+        let (zone, source) = zones.resolve(batch: core.state.batch)
+        guard force || zone.identifier != plannedZone.identifier else { return [] }
+        let from = plannedZone
+        plannedZone = zone
+        let actions = armBed(after: now)
+        let changed = Event(
+            "timezone.changed",
+            [
+                ("from", .string(from.identifier)), ("to", .string(zone.identifier)),
+                ("source", .string(source.rawValue)), ("nextBedTap", nextBed.map { .date($0) } ?? .null),
+            ])
+        return actions + [.emit(changed, at: now)]
+    }
+
+    /// Plans the next bed tap after `instant`, at `--bed-at` in the zone in force.
+    private mutating func armBed(after instant: Date) -> [WatchAction] {
+        guard let bedAt = configuration.bedAt else { return [] }
+        nextBed = WakeCalendar.next(bedAt, after: instant, in: WakeCalendar.calendar(in: userZone))
+        if let nextBed { return arm(.bed, .at(nextBed)) }
+        return cancel(.bed)
+    }
+
+    private mutating func armHandshakeDeadline(after seconds: TimeInterval) -> [WatchAction] {
+        connectionsMade = 0
+        attemptsFailed = 0
+        return arm(.handshake, .after(seconds))
+    }
+
+    private mutating func arm(_ timer: WatchTimer, _ deadline: TimerDeadline) -> [WatchAction] {
+        armed.insert(timer)
+        return [.arm(timer, deadline)]
+    }
+
+    private mutating func cancel(_ timer: WatchTimer) -> [WatchAction] {
+        armed.remove(timer)
+        return [.cancel(timer)]
+    }
+
+    /// `event` unless it is a held-back repeat (then nothing).
+    private mutating func emitLimited(_ event: Event, _ time: NodeTime, eventTime: Date) -> [WatchAction] {
+        guard let line = limiter.admit(event, at: Self.limiterInstant(time)) else { return [] }
+        return [.emit(line, at: eventTime)]
+    }
+
+    /// The rate limiter's windows are wall time (transport timing): monotonic seconds as instants.
+    private static func limiterInstant(_ time: NodeTime) -> Date {
+        Date(timeIntervalSinceReferenceDate: time.wall)
+    }
+}
