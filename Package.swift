@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "sleeptap-soak", targets: ["sleeptap-soak"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
     ],
     targets: [
         // Debian's libzmq through a [system] module map; pkg-config finds the paths.
@@ -24,6 +25,9 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         // Pure domain: schedules, calendar maths, wire protocol, sync state machines. No I/O.
         .target(name: "SleepTapCore"),
+        // The embedded twin: the same nodes in one process, a virtual-time timer heap, an
+        // in-memory link with seeded faults and stores that fail on demand. No I/O.
+        .target(name: "SleepTapEmbedded", dependencies: ["SleepTapCore"]),
         // Linux process calls Swift cannot import (prctl(2) is variadic), as static inline shims.
         .systemLibrary(name: "CLinuxProcess"),
         // Adapters at the edge: ZeroMQ transport, files, stdin, signals, CLI parsing.
@@ -39,6 +43,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
         .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapRuntime"]),
+        .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
