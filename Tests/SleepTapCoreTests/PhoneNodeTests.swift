@@ -1,0 +1,495 @@
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The phone node's decisions, reached without a process: ZAP verdicts, frame checks, the stdin
+/// language, zone precedence, schedule reloads, writes before sends, the weather as an input,
+/// liveness.
+@Suite("Phone node")
+struct PhoneNodeTests {
+    static let key = [UInt8](repeating: 7, count: 32)
+
+    static func zapRequest(mechanism: String, key: [UInt8]?) -> [[UInt8]] {
+        var frames: [[UInt8]] = [
+            Array("1.0".utf8), Array("req-1".utf8), [], Array("10.0.0.9".utf8), [], Array(mechanism.utf8),
+        ]
+        if let key { frames.append(key) }
+        return frames
+    }
+
+    // MARK: ZAP
+
+    @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
+    func zapPairedKey() throws {
+        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: Self.key), at: bench.time))
+        let reply = try #require(bench.zapReplies.first)
+        #expect(reply[2] == Array("200".utf8))
+        #expect(reply[1] == Array("req-1".utf8), "the reply names the request")
+        #expect(bench.events("peer.refused").isEmpty)
+        #expect(bench.node.counters.refusedPeers == 0)
+    }
+
+    @Test("ZAP: another CURVE key is refused (400) with the reason, and counted")
+    func zapWrongKey() throws {
+        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        let other = [UInt8](repeating: 8, count: 32)
+        bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other), at: bench.time))
+        #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
+        let refused = try #require(bench.events("peer.refused").first)
+        #expect(refused["reason"] == .string("key not paired with this phone"))
+        #expect(refused["address"] == .string("10.0.0.9"))
+        #expect(bench.node.counters.refusedPeers == 1)
+    }
+
+    @Test("ZAP: a client without CURVE (NULL, PLAIN) is refused: CURVE required", arguments: ["NULL", "PLAIN"])
+    func zapNotCurve(mechanism: String) throws {
+        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        // Even with the paired key's bytes as credentials.
+        bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.key), at: bench.time))
+        #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
+        #expect(try #require(bench.events("peer.refused").first)["reason"] == .string("CURVE required"))
+    }
+
+    @Test("ZAP: a flood of refused clients writes one line per window and counts every one")
+    func zapFloodHeldBack() {
+        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        for _ in 0..<50 {
+            bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil), at: bench.time))
+        }
+        #expect(bench.zapReplies.count == 50)
+        #expect(bench.events("peer.refused").count == 1)
+        #expect(bench.node.counters.refusedPeers == 50)
+    }
+
+    // MARK: frames
+
+    @Test("Frames: three frames from the watch are rejected and the watch gets an ERROR naming the count")
+    func wrongFrameCount() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.receive([Array(NodeBench.watchID.utf8), Array("a".utf8), Array("b".utf8)])
+        let reason = "expected 2 frames (routing id, message), got 3"
+        #expect(bench.events("message.rejected").map { $0["reason"] } == [.string(reason)])
+        #expect(bench.sent.last == .error(reason: reason))
+        #expect(bench.node.counters.rejectedMessages == 1)
+    }
+
+    @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
+    func unknownRoutingID() throws {
+        var bench = NodeBench()
+        bench.start()
+        let before = bench.sent.count
+        bench.receive([Array("stranger".utf8), WireCodec.encode(.hello(nil))])
+        let reply = try #require(bench.replies.first)
+        #expect(reply.routingID == Array("stranger".utf8))
+        #expect(
+            reply.message
+                == .error(reason: "unknown peer routing id \"stranger\"; this phone delivers to another id"))
+        #expect(bench.sent.count == before, "nothing to the paired watch")
+        #expect(!bench.names().contains("message.received"))
+        #expect(bench.node.counters.rejectedMessages == 1)
+    }
+
+    @Test("Frames: bad JSON is answered with an ERROR; a bad message that claims to be an ERROR is not")
+    func neverAnswerAnError() throws {
+        var bench = NodeBench()
+        bench.start()
+        let before = bench.sent.count
+        bench.receive([Array(NodeBench.watchID.utf8), Array("{not json".utf8)])
+        let first = try #require(bench.sent.last)
+        #expect({ if case .error = first { true } else { false } }(), "\(first)")
+        #expect(bench.sent.count == before + 1)
+        bench.receive([Array(NodeBench.watchID.utf8), Array(#"{"v":1,"type":"ERROR","bogus":1}"#.utf8)])
+        #expect(bench.sent.count == before + 1, "an ERROR is never answered with an ERROR")
+        #expect(bench.events("message.rejected").count == 2)
+        #expect(bench.node.counters.rejectedMessages == 2)
+    }
+
+    // MARK: liveness
+
+    @Test("Liveness: the watch comes online with its first message and goes offline after 3 s of silence")
+    func liveness() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.receive(.ping)
+        #expect(bench.names().filter { $0 == "peer.online" }.count == 1)
+        #expect(!bench.names().contains("message.received"), "a ping is liveness only")
+        bench.receive(.ping)
+        #expect(bench.names().filter { $0 == "peer.online" }.count == 1, "online once")
+        for _ in 0..<3 {
+            bench.advance(1)
+            bench.fire(.heartbeat)
+        }
+        #expect(bench.events("peer.offline").isEmpty, "3 s of silence is not yet more than the timeout")
+        bench.advance(1)
+        bench.fire(.heartbeat)
+        let offline = try #require(bench.events("peer.offline").first)
+        #expect(offline["silentFor"] == .double(4))
+        #expect(bench.sent.filter { $0 == .ping }.count == 4, "every heartbeat pings the watch")
+        #expect(bench.armed[.heartbeat] == .after(LinkLiveness.interval))
+    }
+
+    @Test("Liveness: a pause of this process (no heartbeat for 10 s) is not the watch's silence")
+    func pauseIsNotSilence() {
+        var bench = NodeBench()
+        bench.start()
+        bench.receive(.ping)
+        bench.advance(1)
+        bench.fire(.heartbeat)
+        bench.advance(10)
+        bench.fire(.heartbeat)
+        #expect(bench.events("peer.offline").isEmpty)
+    }
+
+    // MARK: the stdin language
+
+    static let accepted: [(String, PhoneCommand)] = [
+        ("open", .open), ("status", .status), ("history", .history), ("notifications", .notifications),
+        ("time-zone Asia/Tokyo", .timeZone(TimeZone(identifier: "Asia/Tokyo")!)),
+        ("move 48.85,2.35", .move(Coordinate(latitude: 48.85, longitude: 2.35)!)),
+        ("low-power on", .lowPower(true)), ("low-power off", .lowPower(false)),
+        ("background-refresh off", .backgroundRefresh(false)), ("force-quit", .forceQuit),
+        ("registration late-silent", .registration(.lateSilent)), ("reboot", .reboot),
+        ("simulate-launch", .simulateLaunch), ("simulate-expiration", .simulateExpiration), ("quit", .quit),
+        ("  status  ", .status),
+    ]
+
+    @Test("Every command of the stdin language parses to its value")
+    func commandsParse() throws {
+        for (line, command) in Self.accepted {
+            #expect(try PhoneCommand.parse(line, platform: "ios") == command, "\(line)")
+        }
+        #expect(try PhoneCommand.parse("charging on", platform: "android") == .charging(true))
+        #expect(try PhoneCommand.parse("bucket rare", platform: "android") == .bucket(.rare))
+        #expect(try PhoneCommand.parse("   ", platform: "ios") == nil)
+    }
+
+    static let rejected: [(line: String, platform: String, reason: String)] = [
+        ("dance", "ios", PhoneCommand.unknownCommandReason),
+        ("open now", "ios", PhoneCommand.unknownCommandReason),
+        ("time-zone Atlantis/Capital", "ios", "not a known IANA time zone identifier"),
+        ("time-zone EST", "ios", "not a known IANA time zone identifier"),
+        ("move 91,0", "ios", "expected LAT,LON in degrees, e.g. 52.52,13.405"),
+        ("move 52.5;13.4", "ios", "expected LAT,LON in degrees, e.g. 52.52,13.405"),
+        ("low-power maybe", "ios", "expected low-power on|off"),
+        ("background-refresh 1", "ios", "expected background-refresh on|off"),
+        ("charging on", "ios", "charging is an Android setting; this phone runs --platform ios"),
+        ("bucket rare", "ios", "bucket is an Android setting; this phone runs --platform ios"),
+        ("charging yes", "android", "expected charging on|off"),
+        ("bucket sometimes", "android", "expected bucket active|working_set|frequent|rare|restricted"),
+        (
+            "registration early", "android",
+            "registration is an iOS setting (BGTaskScheduler launch handlers); this phone runs --platform android"
+        ),
+        ("registration never", "ios", "expected registration early|late-silent|late-crash"),
+    ]
+
+    @Test("Bad commands are rejected with the line and the reason; nothing changes")
+    func commandsRejected() throws {
+        for (line, platform, reason) in Self.rejected {
+            #expect(throws: PhoneCommand.Rejection(input: line, reason: reason), "\(line)") {
+                try PhoneCommand.parse(line, platform: platform)
+            }
+        }
+        var bench = NodeBench()
+        bench.start()
+        let state = bench.node.app.state
+        bench.clearEvents()
+        bench.type("low-power maybe")
+        #expect(bench.names() == ["input.rejected"])
+        #expect(bench.events[0]["input"] == .string("low-power maybe"))
+        #expect(bench.node.app.state == state)
+    }
+
+    @Test("Commands reach the app: status counts, travel refreshes, move, settings, quit stops")
+    func commandsRun() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.clearEvents()
+        bench.type("status")
+        let status = try #require(bench.events("phone.status").first)
+        #expect(status["timeZone"] == .string("America/New_York"))
+        #expect(status["lastSeq"] == .int(Int64(bench.node.app.state.lastSeq)))
+        #expect(status["nextBackgroundLaunch"] == bench.node.nextLaunch.map { .date($0) })
+        bench.type("history")
+        #expect(bench.events("run.record").count == bench.node.app.state.refreshLog.history.count)
+        bench.type("notifications")
+        #expect(!bench.events("notification.pending").isEmpty)
+        bench.type("move 48.85,2.35")
+        #expect(bench.node.app.location == Coordinate(latitude: 48.85, longitude: 2.35))
+        bench.type("low-power on")
+        #expect(bench.names().contains("os.low_power"))
+        bench.type("time-zone Asia/Tokyo")
+        let changed = try #require(bench.events("timezone.changed").first)
+        #expect(changed["from"] == .string("America/New_York"))
+        #expect(changed["to"] == .string("Asia/Tokyo"))
+        #expect(bench.events("batch.generated").last?["timeZone"] == .string("Asia/Tokyo"))
+        #expect(!bench.stopped)
+        bench.type("quit")
+        #expect(bench.stopped)
+        #expect(bench.events("phone.stopping").last?["reason"] == .string("quit"))
+    }
+
+    // MARK: zones
+
+    @Test("Zone precedence: travel, then --time-zone, then the schedule file's zone, then the machine's")
+    func zonePrecedence() {
+        let tokyo = TimeZone(identifier: "Asia/Tokyo")!
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        let machine = TimeZone(identifier: "America/Denver")!
+        var inBerlin = WakeSchedule.everyDayAtSeven
+        inBerlin.timeZoneIdentifier = berlin.identifier
+        let plain = NodeBench(configuration: NodeBench.configuration(timeZone: nil, machineZone: machine))
+        #expect(plain.node.currentZone == machine)
+        let file = NodeBench(
+            app: NodeBench.app(schedule: inBerlin),
+            configuration: NodeBench.configuration(timeZone: nil, machineZone: machine))
+        #expect(file.node.currentZone == berlin)
+        var flag = NodeBench(
+            app: NodeBench.app(schedule: inBerlin),
+            configuration: NodeBench.configuration(timeZone: NodeBench.zone, machineZone: machine))
+        #expect(flag.node.currentZone == NodeBench.zone)
+        flag.start()
+        flag.type("time-zone Asia/Tokyo")
+        #expect(flag.node.currentZone == tokyo)
+        #expect(flag.node.app.zone == tokyo)
+    }
+
+    // MARK: schedule reload
+
+    @Test("open reads the schedule file again: a new one replaces the old and is used at once")
+    func scheduleReloadGood() throws {
+        // No --time-zone: the schedule file's zone applies.
+        var bench = NodeBench(
+            configuration: NodeBench.configuration(
+                schedulePath: "/s/schedule.json", timeZone: nil, machineZone: NodeBench.zone))
+        bench.start()
+        #expect(bench.scheduleReads.isEmpty, "the start-up checks read it already")
+        var later = WakeSchedule.everyDayAtSeven
+        later.timeZoneIdentifier = "Asia/Tokyo"
+        bench.scheduleFile = nil
+        bench.clearEvents()
+        bench.type("open")
+        #expect(bench.scheduleReads == ["/s/schedule.json"])
+        #expect(!bench.names().contains("batch.generated"), "the launch waits for the schedule")
+        bench.type("simulate-launch")
+        #expect(!bench.names().contains("handler.entered"), "later commands wait in order")
+        bench.answerSchedule(.success(later))
+        #expect(bench.events("schedule.changed").first?["path"] == .string("/s/schedule.json"))
+        #expect(bench.node.app.schedule == later)
+        #expect(bench.node.app.zone.identifier == "Asia/Tokyo", "the file's zone applies")
+        let generated = try #require(bench.names().firstIndex(of: "batch.generated"))
+        let entered = try #require(bench.names().firstIndex(of: "handler.entered"))
+        #expect(generated < entered)
+    }
+
+    @Test("open with a bad schedule file keeps the previous schedule and says why")
+    func scheduleReloadBad() throws {
+        var bench = NodeBench(configuration: NodeBench.configuration(schedulePath: "/s/schedule.json"))
+        bench.start()
+        let before = bench.node.app.schedule
+        bench.scheduleFile = .failure(ScheduleLoadError("schedule file /s/schedule.json: line 3: bad"))
+        bench.clearEvents()
+        bench.type("open")
+        let rejected = try #require(bench.events("schedule.rejected").first)
+        #expect(rejected["reason"] == .string("schedule file /s/schedule.json: line 3: bad"))
+        #expect(rejected["kept"] == .string("previous"))
+        #expect(bench.node.app.schedule == before)
+        #expect(bench.names().contains("batch.generated"), "the launch runs on the previous schedule")
+    }
+
+    // MARK: writes before sends
+
+    @Test("A write holds back the rest of its step until the result comes")
+    func writeHoldsTheStep() throws {
+        var node = PhoneNode(app: NodeBench.app(), configuration: NodeBench.configuration())
+        var time = NodeTime(now: NodeBench.start, wall: 0)
+        var actions = node.start(at: time)
+        // Answer writes (and the weather) one by one; before each answer, no send follows the write.
+        var answered = 0
+        while let index = actions.firstIndex(where: { if case .persist = $0 { true } else { false } }) {
+            #expect(index == actions.count - 1 || actions[(index + 1)...].allSatisfy { !Self.isSend($0) })
+            answered += 1
+            time.wall += 0.001
+            actions = Array(actions[(index + 1)...]) + node.persisted(.succeeded, at: time)
+            for case .fetchWeather(let location, let at) in actions {
+                let (result, cost) = OfflineWeatherProvider(seed: 1).forecast(for: location, now: at)
+                actions += node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time)
+            }
+        }
+        #expect(answered >= 2)
+    }
+
+    static func isSend(_ action: PhoneAction) -> Bool {
+        if case .send = action { true } else { false }
+    }
+
+    @Test("A failed write at each write of a job: nothing goes out that is not on disk, and no seq is reused")
+    func persistFailureAtEachWrite() throws {
+        var probe = NodeBench()
+        probe.start()
+        let before = probe.writes
+        probe.advance(86_400)
+        probe.type("open")
+        let writesPerOpen = probe.writes - before
+        // Renew, notices and dates in one write before the send; weather, sunlight and the run
+        // history in one after the forecast.
+        try #require(writesPerOpen >= 2)
+        for failing in 1...writesPerOpen {
+            var bench = NodeBench()
+            bench.start()
+            let issued = bench.sentBatches
+            bench.failingWrites = [bench.writes + failing]
+            bench.advance(86_400)
+            bench.clearEvents()
+            bench.type("open")
+            let names = bench.names()
+            let failedAt = try #require(names.firstIndex(of: "persist.failed"), "write \(failing)")
+            #expect(bench.events[failedAt]["reason"] == .string("No space left on device"))
+            #expect(bench.sentBeforeDurable.isEmpty, "write \(failing): \(bench.sentBeforeDurable)")
+            #expect(!names[failedAt...].contains("batch.sent"), "write \(failing): nothing sent after it")
+            #expect(bench.node.app.state.outbox == bench.disk?.outbox, "write \(failing): memory returns to the disk")
+            // Space comes back: the next batch has a seq never used before, and it goes out.
+            bench.failingWrites = []
+            bench.advance(3_600)
+            bench.type("open")
+            // Every batch ever put in a write, failed or not, and every one sent: one seq, one set of dates.
+            let all = issued + bench.sentBatches + bench.attempted.compactMap(\.outbox)
+            let refs = Dictionary(grouping: all, by: { "\($0.epoch)/\($0.seq)" })
+            #expect(refs.values.allSatisfy { Set($0.map(\.digest)).count == 1 }, "write \(failing): a seq reused")
+            let generated = bench.events("batch.generated").compactMap { event -> Int64? in
+                if case .int(let seq)? = event["seq"] { seq } else { nil }
+            }
+            #expect(generated == generated.sorted() && Set(generated).count == generated.count, "write \(failing)")
+            #expect(bench.disk?.outbox == bench.sentBatches.last, "write \(failing): the newest is on disk and sent")
+        }
+    }
+
+    // MARK: weather
+
+    @Test("The weather arrives later: the job waits at its weather step, then finishes with the cost charged")
+    func weatherAsInput() throws {
+        var bench = NodeBench()
+        bench.weather = nil
+        bench.start()
+        let request = try #require(bench.weatherRequests.first)
+        #expect(request.location == NodeBench.berlin)
+        #expect(bench.names().contains("batch.generated"), "renew, notices and dates do not wait")
+        #expect(!bench.names().contains { $0.hasPrefix("weather.") })
+        // A command that starts a job waits; a read-only one does not.
+        bench.type("simulate-launch")
+        bench.type("status")
+        #expect(!bench.names().contains("handler.entered"))
+        #expect(bench.names().contains("phone.status"))
+        // Messages from the watch are served meanwhile.
+        let batch = try #require(bench.sentBatches.last)
+        bench.receive(.ack(batch.ref, coverageEnd: nil))
+        #expect(bench.names().contains("ack.received"))
+        bench.advance(5)
+        let forecast = Forecast(fetchedAt: request.at, location: request.location, source: "test", hours: [])
+        bench.answerWeather(WeatherOutcome(result: .success(forecast), cost: 1.5))
+        let fetched = try #require(bench.events("weather.fetched").first)
+        #expect(fetched["cost"] == .double(1.5))
+        #expect(bench.node.app.state.weather == forecast)
+        let foreground = try #require(bench.node.app.state.refreshLog.history.last { $0.kind == "foreground" })
+        #expect(foreground.duration == 0.1 + 0.1 + 0.2 + 1.5 + 0.05)
+        let fetchedAt = try #require(bench.names().firstIndex(of: "weather.fetched"))
+        let entered = try #require(bench.names().firstIndex(of: "handler.entered"), "the waiting command ran")
+        #expect(fetchedAt < entered)
+    }
+
+    @Test("A weather result with no job waiting changes nothing")
+    func strayWeather() {
+        var bench = NodeBench()
+        bench.start()
+        let state = bench.node.app.state
+        bench.clearEvents()
+        bench.answerWeather(WeatherOutcome(result: .failure(.network("late")), cost: 1))
+        #expect(bench.events.isEmpty)
+        #expect(bench.node.app.state == state)
+    }
+
+    @Test(
+        "Android: a network failure arriving as input makes the run retry; another failure fails it",
+        arguments: [(WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure")])
+    func androidWeatherFailure(error: WeatherError, outcome: String) throws {
+        var bench = NodeBench(app: NodeBench.app(platform: "android"))
+        bench.start()
+        bench.weather = nil
+        // 10:00 in New York the next day: inside the weather window, the cache 22 h old.
+        bench.advance(22 * 3_600)
+        bench.clearEvents()
+        bench.type("simulate-launch")
+        try #require(bench.weatherRequests.count == 2, "\(bench.names())")
+        #expect(bench.events("handler.completed").isEmpty, "the run waits for the weather")
+        bench.answerWeather(WeatherOutcome(result: .failure(error), cost: 1))
+        #expect(bench.events("weather.failed").first?["network"] == .bool(error.isNetwork))
+        #expect(bench.events("handler.completed").first?["outcome"] == .string(outcome))
+    }
+
+    @Test("A failed write before the weather step ends the job: no fetch goes out, the run does not hang")
+    func persistFailureBeforeWeather() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.weather = nil
+        bench.advance(22 * 3_600)
+        let requests = bench.weatherRequests.count
+        bench.failingWrites = [bench.writes + 1]
+        bench.type("simulate-launch")
+        #expect(bench.names().contains("persist.failed"))
+        #expect(bench.weatherRequests.count == requests, "the fetch was dropped with the rest of the step")
+        #expect(!bench.node.app.awaitsWeather)
+        bench.clearEvents()
+        bench.type("simulate-launch")
+        #expect(bench.names().contains("handler.entered"), "the next job runs")
+    }
+
+    // MARK: timers
+
+    @Test("The OS launch timer is armed at the OS's next launch, as a virtual instant; its firing runs the job")
+    func osLaunchTimer() throws {
+        var bench = NodeBench()
+        bench.start()
+        let next = try #require(bench.node.nextLaunch)
+        #expect(bench.armed[.osLaunch] == .at(next))
+        bench.now = next
+        bench.clearEvents()
+        bench.fire(.osLaunch)
+        #expect(bench.names().contains("handler.entered"))
+        #expect(bench.osWrites > 0, "the OS's state is written")
+    }
+
+    @Test("The resend timer sends the unacknowledged batch again with backoff; an ACK cancels it")
+    func resendTimer() throws {
+        var bench = NodeBench()
+        bench.start()
+        let batch = try #require(bench.sentBatches.last)
+        #expect(bench.armed[.resend] == .after(0.25))
+        bench.fire(.resend)
+        #expect(bench.sentBatches.last == batch)
+        #expect(bench.armed[.resend] == .after(0.5))
+        bench.receive(.ack(batch.ref, coverageEnd: nil))
+        #expect(bench.armed[.resend] == nil)
+    }
+
+    @Test("Sends to an absent watch are counted; repeats are held back until it is there again")
+    func sendFailures() {
+        var bench = NodeBench()
+        bench.watchConnected = false
+        bench.start()
+        for _ in 0..<5 { bench.fire(.resend) }
+        #expect(bench.node.counters.sendFailures == 6)
+        #expect(bench.events("send.failed").count == 1)
+        bench.watchConnected = true
+        bench.fire(.resend)
+        let summary = bench.events("send.failed").last
+        #expect(summary?["suppressed"] == .int(4), "the held-back repeats are said when the watch is back")
+        #expect(bench.names().last == "batch.sent")
+    }
+}
