@@ -229,7 +229,7 @@ final class PhoneDriver {
             },
             input: { item in
                 switch item {
-                case .stop(let cause): run(node.stopRequested(cause.eventFields, at: now()))
+                case .stop(let cause): run(node.stop(cause, at: now()))
                 case .endOfInput: break
                 case .line(let line): run(node.commandLine(line, at: now()))
                 }

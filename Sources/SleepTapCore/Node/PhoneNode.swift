@@ -360,10 +360,9 @@ public struct PhoneNode: Sendable {
         return actions + drain(time)
     }
 
-    /// The process is asked to stop (a signal, end of terminal input, a closed output): `fields`
-    /// say why.
-    public mutating func stopRequested(_ fields: [(String, EventValue)], at time: NodeTime) -> [PhoneAction] {
-        stopping(fields, time)
+    /// The process is asked to stop: a signal, end of terminal input, a closed output.
+    public mutating func stop(_ cause: StopCause, at time: NodeTime) -> [PhoneAction] {
+        stopping(cause.eventFields, time)
     }
 
     // MARK: waiting for the app
