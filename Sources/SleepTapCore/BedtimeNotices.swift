@@ -94,11 +94,11 @@ public struct NotificationChange: Equatable, Sendable {
     }
 }
 
-/// Daily rotation of notice texts (seed 003's `entryIndex`): which of `count` texts a given
-/// local day shows, different per device so not every user sees the same one.
+/// Daily rotation of notice texts: which of `count` texts a given local day shows, shifted by the
+/// device's seed so not every user sees the same one.
 public enum DailyRotation {
     /// `SplitMix64(state: seed &+ day).next() % count`, where `day` is the number of days since
-    /// 1970-01-01 of the local date (for UTC this is seed 003's `Int(t / 86400)`).
+    /// 1970-01-01 of the local date (for UTC this equals `Int(t / 86400)` of a Unix time `t`).
     ///
     /// - Parameters:
     ///   - date: the local calendar date.
@@ -158,10 +158,10 @@ public enum BedtimeNoticePlanner {
 
 /// When the phone asks the OS to run its refresh job next.
 public enum RefreshPlanner {
-    /// earliestBeginDate = the next wake-up after `now` + 1 h (seed 000: "最早时间仍然按照用户的起床时间
-    /// 加一小时计算"). The wake-up follows the calendar rule of `WakeCalendar`, so it is right across
-    /// DST changes; the hour is elapsed time. nil when the schedule has no wake-up in the next
-    /// 8 days.
+    /// earliestBeginDate = the next wake-up after `now` + 1 h (this project's rule: the earliest
+    /// time is the user's wake-up time plus one hour). The wake-up follows the calendar rule of
+    /// `WakeCalendar`, so it is right across DST changes; the hour is elapsed time. nil when the
+    /// schedule has no wake-up in the next 8 days.
     public static func earliestBeginDate(after now: Date, schedule: WakeSchedule, in zone: TimeZone) -> Date? {
         guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 8).first else {
             return nil

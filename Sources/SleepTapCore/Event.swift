@@ -14,7 +14,7 @@ public enum EventValue: Equatable, Sendable {
 /// One observable event, written by the executables as one JSON object per line:
 /// `{"event": name, "time": <virtual ISO-8601 UTC>, ...fields}` (docs/protocol.md, "Events").
 public struct Event: Equatable, Sendable {
-    /// Dotted name, e.g. `batch.sent`, `handler.entered` (seed 000's names where it has one).
+    /// Dotted name, e.g. `batch.sent`, `handler.entered` (the catalogue is in docs/protocol.md).
     public var name: String
     /// Fields in the order they are written.
     public var fields: [(key: String, value: EventValue)]

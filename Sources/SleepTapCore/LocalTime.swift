@@ -54,7 +54,7 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
 
 /// Calendar maths for wake times, all through Foundation's `Calendar` (never 86,400 s per day).
 ///
-/// The rule (shared/cases/calendar.md; Foundation's `nextDate(after:matching:matchingPolicy:
+/// The rule (Foundation's `Calendar.nextDate(after:matching:matchingPolicy:
 /// .nextTimePreservingSmallerComponents, repeatedTimePolicy: .first)`): a local time inside a
 /// spring-forward gap moves forward by the length of the gap; a local time that occurs twice
 /// (fall-back) takes the first occurrence.

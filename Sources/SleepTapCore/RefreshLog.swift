@@ -1,10 +1,10 @@
 public import Foundation
 
-/// One finished refresh run, as seed 003's `RefreshLog.markCompleted` records it.
+/// One finished refresh run, as `RefreshLog.markCompleted` records it.
 public struct RunRecord: Codable, Equatable, Sendable {
     /// When the run finished (virtual time).
     public var at: Date
-    /// When the request that led to it was submitted (seed 003's `scheduledAt`), nil if never.
+    /// When the request that led to it was submitted (the last `markScheduled`), nil if never.
     public var scheduledAt: Date?
     /// Whether the run finished its work (setTaskCompleted(success: true) / Result.success).
     public var success: Bool
@@ -31,17 +31,17 @@ public struct RunRecord: Codable, Equatable, Sendable {
     }
 }
 
-/// Seed 003's RefreshLog: measure freshness instead of trusting the scheduler.
+/// The refresh run history: measure freshness instead of trusting the scheduler.
 ///
 /// Keeps the last time a request was scheduled, the last run, and the last 30 runs. Staleness
 /// ("how many hours since the last refresh got through") is the freshness measure.
 public struct RefreshLog: Codable, Equatable, Sendable {
-    /// How many runs are kept ("直近 30 件だけ保持する").
+    /// How many runs are kept: the last 30 (this project's rule; enough to analyse freshness).
     public static let historyLimit = 30
 
     /// When the last request was submitted successfully.
     public private(set) var lastScheduledAt: Date?
-    /// When the last run (background or foreground, successful or not) finished, as in seed 003.
+    /// When the last run (background or foreground, successful or not) finished.
     public private(set) var lastRunAt: Date?
     /// When the last successful run finished.
     public private(set) var lastSuccessAt: Date?
@@ -68,7 +68,7 @@ public struct RefreshLog: Codable, Equatable, Sendable {
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
     }
 
-    /// Hours since the last run finished (seed 003's `stalenessHours`), nil before the first run.
+    /// Hours since the last run finished (the staleness), nil before the first run.
     public func stalenessHours(at now: Date) -> Double? {
         lastRunAt.map { now.timeIntervalSince($0) / 3_600 }
     }

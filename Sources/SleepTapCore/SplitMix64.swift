@@ -1,4 +1,5 @@
-/// SplitMix64 (Steele, Lea, Flood 2014; the reference of shared/cases/splitmix64.md).
+/// SplitMix64 (Steele, Lea, Flood, "Fast Splittable Pseudorandom Number Generators", OOPSLA 2014),
+/// with the constants of Sebastiano Vigna's reference `splitmix64.c` (prng.di.unimi.it).
 ///
 /// The state advances by the golden-gamma `0x9e3779b97f4a7c15` before mixing with
 /// `0xbf58476d1ce4e5b9` and `0x94d049bb133111eb` (shifts 30, 27, 31); all arithmetic wraps

@@ -157,13 +157,13 @@ public enum Hex64 {
 
 /// Turns a schedule into the wake-ups the watch should hold.
 public enum BatchPlanner {
-    /// The default horizon: 7 local days of wake-ups (seed 000).
+    /// The default horizon: 7 local days of wake-ups (this project's rule).
     public static let defaultHorizonDays = 7
 
     /// The wake-ups of `horizonDays` consecutive local days, starting with the day of the next
     /// wake-up strictly after `now`.
     ///
-    /// Each day's instant follows the gap / repeated-time rule of `WakeCalendar` (calendar.md);
+    /// Each day's instant follows the gap / repeated-time rule of `WakeCalendar`;
     /// days are stepped with `Calendar.date(byAdding: .day, ...)`, never 86,400 s. Days off
     /// contribute nothing, so a schedule with days off yields fewer than `horizonDays` entries.
     ///

@@ -19,7 +19,8 @@ public enum LoopInput: Sendable, Equatable {
 
 /// A thread-safe queue plus a self-pipe: `post` appends and writes one byte; the loop polls the
 /// pipe's read end (`zmq_poll` accepts plain file descriptors) so it wakes at once without
-/// busy-polling, and only the loop thread ever touches a socket (zeromq-facts.md pitfall 4).
+/// busy-polling, and only the loop thread ever touches a socket (ZeroMQ sockets are not thread
+/// safe: zmq(7) and zmq_socket(3) man pages; zguide chapter 2, "Multithreading with ZeroMQ").
 public final class Mailbox: Sendable {
     private let queue = Mutex<[LoopInput]>([])
     private let weatherResults = Mutex<[WeatherOutcome]>([])

@@ -6,7 +6,7 @@ import Foundation
 
 /// One process per state dir and per ipc endpoint.
 ///
-/// libzmq unlinks whatever is at an ipc path before it binds (zeromq-facts.md pitfall 2), so a
+/// libzmq unlinks whatever is at an ipc path before it binds (libzmq `ipc_listener.cpp`), so a
 /// second phone on the same endpoint would silently take it over, and an endpoint that names an
 /// ordinary file would destroy it. These checks run before binding or writing anything.
 enum SingleInstance {

@@ -2,7 +2,8 @@ import Foundation
 import SleepTapCore
 import ZeroMQ
 
-/// Socket settings for the phone-watch link, chosen on purpose (shared/cases/zeromq-facts.md).
+/// Socket settings for the phone-watch link, each set on purpose because libzmq's default does
+/// not suit it (defaults as listed in the zmq_setsockopt(3) man page, libzmq 4.3).
 enum LinkSettings {
     /// Close immediately: nothing left queued may block shutdown (LINGER default -1 hangs).
     static let lingerMilliseconds: Int32 = 0

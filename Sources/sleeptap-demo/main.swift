@@ -6,7 +6,7 @@ import SleepTapProcess
     import Glibc
 #endif
 
-// sleeptap-demo: the field report's story, end to end, as two real processes over an ipc socket
+// sleeptap-demo: the story told in README.md, end to end, as two real processes over an ipc socket
 // in accelerated virtual time.
 //
 // Part 1, the bug: the phone registers its refresh handler too late (SwiftUI .backgroundTask on

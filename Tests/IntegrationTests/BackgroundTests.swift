@@ -29,7 +29,7 @@ struct BackgroundTests {
         #expect(applied.count >= 5 && applied == applied.sorted())
     }
 
-    @Test("late-silent (seed 000): submit succeeds, the handler is never entered, night 8 asks for the wake time")
+    @Test("late-silent: submit succeeds, the handler is never entered, night 8 asks for the wake time")
     func lateSilentOverIPC() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -43,7 +43,7 @@ struct BackgroundTests {
         #expect(watch.events.filter { $0.name == "bed.wake_time" }.count == 7)
         try phone.expect("os.launch.dropped")
         #expect(!phone.events.contains { $0.name == "handler.entered" })
-        // Opening the app once refills the dates (the seed's observation).
+        // Opening the app once refills the dates (as observed on iOS 26.6).
         phone.send(line: "open")
         try watch.expect("batch.applied") { $0.int("seq") == 2 }
     }

@@ -3,7 +3,8 @@ import Testing
 
 @testable import SleepTapCore
 
-/// Vectors of shared/cases/calendar.md (tzdata 2025b transition instants).
+/// Wake times across DST changes and publicly reported alarm bugs, with transition instants from the
+/// IANA tz database (tzdata 2025b).
 @Suite("Calendar cases")
 struct CalendarCasesTests {
     static func utc(_ text: String) -> Date {

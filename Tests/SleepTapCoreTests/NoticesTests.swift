@@ -8,7 +8,7 @@ struct NoticesTests {
     static let newYork = TimeZone(identifier: "America/New_York")!
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
 
-    @Test("Daily rotation reproduces seed 003's entryIndex and shared/cases/splitmix64.md")
+    @Test("Daily rotation is SplitMix64(seed &+ day) mod count, with the reference SplitMix64 outputs")
     func rotation() throws {
         // Seed 0 on day 0 (1970-01-01) is SplitMix64(0)'s first output mod count.
         let epoch = try #require(LocalDate(parsing: "1970-01-01"))
@@ -21,7 +21,7 @@ struct NoticesTests {
         #expect(
             DailyRotation.entryIndex(for: day1, seed: 0, count: 97)
                 == DailyRotation.entryIndex(for: epoch, seed: 1, count: 97))
-        // Seed 003 computes the day as Int(t / 86400) on UTC instants; the local-date form agrees for UTC.
+        // The day as Int(t / 86400) of a Unix time t agrees with the local-date form for UTC.
         var rng = SplitMix64(state: 7)
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = .gmt

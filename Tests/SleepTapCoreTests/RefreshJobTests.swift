@@ -14,13 +14,13 @@ struct FixedWeather: WeatherProvider {
     }
 }
 
-/// The consolidated job (seed 000) and the seeded in-process runs of phone and watch.
+/// The consolidated refresh job and the seeded in-process runs of phone and watch.
 @Suite("Consolidated refresh job and in-process simulation")
 struct RefreshJobTests {
     static let zone = TimeZone(identifier: "America/New_York")!
     static let berlin = Coordinate(latitude: 52.52, longitude: 13.405)!
     static let identifier = PhoneAppConfiguration().taskIdentifier
-    /// Thu 2025-03-06 12:00 EST: the seed's week, crossing spring-forward.
+    /// Thu 2025-03-06 12:00 EST: the demo's week, crossing spring-forward.
     static let start = ISO8601.date("2025-03-06T17:00:00Z")!
 
     static func iOS(_ mode: RegistrationMode, seed: UInt64 = 1, budget: TimeInterval = 30) -> SimulatedOS {
@@ -95,7 +95,7 @@ struct RefreshJobTests {
     }
 
     @Test(
-        "late-silent (SwiftUI .backgroundTask, seed 000): submit succeeds, zero handler.entered, manual entry on night 8"
+        "late-silent (SwiftUI .backgroundTask): submit succeeds, zero handler.entered, manual entry on night 8"
     )
     func lateSilent() {
         var simulation = Simulation(
@@ -212,7 +212,7 @@ struct RefreshJobTests {
         #expect(simulation.events("fallback.manual_entry").first?.at == ISO8601.date("2025-03-14T02:30:00Z"))
     }
 
-    @Test("Android: a network error in the weather step retries (seed 003's worker rule), other errors fail")
+    @Test("Android: a network error in the weather step retries (the worker rule), other errors fail")
     func androidRetry() {
         for (error, outcome) in [
             (WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure"),

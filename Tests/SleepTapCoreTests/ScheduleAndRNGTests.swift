@@ -5,7 +5,7 @@ import Testing
 
 @Suite("SplitMix64")
 struct SplitMix64Tests {
-    @Test("Seed 0 reproduces the first five reference outputs of shared/cases/splitmix64.md")
+    @Test("Seed 0 reproduces the first five outputs of the reference splitmix64.c")
     func referenceOutputs() {
         var rng = SplitMix64(state: 0)
         let outputs = (0..<5).map { _ in rng.next() }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SleepTapCore
 
-/// The Android scenarios of shared/cases/scheduler.md (WorkManager on JobScheduler).
+/// The Android rules and scenarios of docs/scheduler.md (WorkManager on JobScheduler).
 @Suite("Simulated Android WorkManager")
 struct SchedulerAndroidTests {
     typealias F = SchedulerFixture
@@ -126,7 +126,7 @@ struct SchedulerAndroidTests {
     }
 
     @Test(
-        "Seed 003's worker: network errors retry while runAttemptCount < 3 (4 runs), then fail; other errors fail",
+        "Android worker rule: network errors retry while runAttemptCount < 3 (4 runs), then fail; other errors fail",
         arguments: [
             (nil, 0, RunOutcome.success), (nil, 5, .success), (true, 0, .retry), (true, 1, .retry), (true, 2, .retry),
             (true, 3, .failure), (true, 4, .failure), (false, 0, .failure), (false, 2, .failure),
@@ -135,7 +135,7 @@ struct SchedulerAndroidTests {
         #expect(WorkerRetryRule.result(networkError: networkError, runAttemptCount: attempt) == expected)
     }
 
-    @Test("Seed 003's worker under WorkManager: 4 runs 30 s, 60 s, 120 s apart, then the next period")
+    @Test("Android worker rule under WorkManager: 4 runs 30 s, 60 s, 120 s apart, then the next period")
     func workerRuleDriven() throws {
         var s = F.android()
         try s.submit(identifier: id, earliestBeginDate: nil, at: t0)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SleepTapCore
 
-/// The iOS scenarios of shared/cases/scheduler.md and the rules of docs/scheduler.md.
+/// The iOS scenarios and rules of docs/scheduler.md.
 /// Seeded tests name their seed in every failure; rerun with it to replay.
 @Suite("Simulated iOS BGTaskScheduler")
 struct SchedulerIOSTests {
@@ -11,7 +11,8 @@ struct SchedulerIOSTests {
     let id = F.refreshID
     let t0 = F.start
 
-    /// Resubmits for 6 h later first (seed 003's order), then succeeds after 5 s.
+    /// Resubmits for 6 h later first (before the work, so an expiration cannot lose the next
+    /// request), then succeeds after 5 s.
     static func refreshJob(_ s: inout IOSBackgroundScheduler, _ launch: BackgroundLaunch) -> (
         duration: TimeInterval, outcome: RunOutcome
     )? {
@@ -64,7 +65,7 @@ struct SchedulerIOSTests {
     }
 
     @Test(
-        "Scenario 1: silent mode (seed 000) accepts the late registration and the submit, but never enters the handler")
+        "Scenario 1: silent mode accepts the late registration and the submit, but never enters the handler")
     func lateSilentNeverEntered() throws {
         var s = F.ios(mode: .lateSilent)
         s.appLaunched(at: t0, byUser: true)

@@ -3,8 +3,9 @@ import Testing
 
 @testable import SleepTapCore
 
-/// Sunrise and sunset against shared/cases/solar.md (USNO values, UTC, minute-rounded), local-date
-/// semantics, polar days and nights, and a seeded sweep. A sweep failure names its seed and case.
+/// Sunrise and sunset against values published by the US Naval Observatory (UTC, minute-rounded,
+/// as collected in the test data of the public solarpositioning projects), local-date semantics,
+/// polar days and nights, and a seeded sweep. A sweep failure names its seed and case.
 @Suite("Solar: NOAA sunrise and sunset")
 struct SolarTests {
     static let seed: UInt64 = 0x50_1A12_2026_0621
@@ -27,7 +28,7 @@ struct SolarTests {
     static let mcMurdo = place(-77.85, 166.666667)
     static let rovaniemi = place(66.5, 25.73)
 
-    /// Every row of shared/cases/solar.md: (place, UTC date, expected events "set HH:MM, rise HH:MM").
+    /// The USNO reference rows: (place, UTC date, expected events "set HH:MM, rise HH:MM").
     static let referenceRows: [(String, Coordinate, String, [(Solar.Event.Kind, String)])] = [
         ("Anchorage", anchorage, "2020-06-15", [(.sunset, "07:40"), (.sunrise, "12:21")]),
         ("Anchorage", anchorage, "2020-12-15", [(.sunset, "00:40"), (.sunrise, "19:10")]),
@@ -39,7 +40,7 @@ struct SolarTests {
         ("McMurdo", mcMurdo, "2020-02-25", [(.sunset, "10:48"), (.sunrise, "15:27")]),
     ]
 
-    @Test("Every timed row of solar.md, UTC dates, within 60 s of the minute-rounded USNO value")
+    @Test("Every timed USNO reference row, UTC dates, within 60 s of the minute-rounded value")
     func referenceTable() {
         var worst = 0.0
         for (name, location, day, expected) in Self.referenceRows {
@@ -60,7 +61,7 @@ struct SolarTests {
         #expect(worst > 0)  // the values are computed, not copied
     }
 
-    @Test("Polar rows of solar.md: Longyearbyen never sets on 2020-06-15, never rises on 2020-12-15")
+    @Test("Polar USNO rows: Longyearbyen never sets on 2020-06-15, never rises on 2020-12-15")
     func polarRows() {
         for zone in [TimeZone.gmt, Self.zone("Arctic/Longyearbyen")] {
             #expect(Solar.day(Self.date("2020-06-15"), at: Self.longyearbyen, in: zone) == .polarDay)

@@ -118,7 +118,7 @@ struct SyncFaultTests {
         arguments: [(ENOSPC, 2), (ENOSPC, 3), (EIO, 2), (EIO, 4), (ENOSPC, 5)] as [(Int32, Int)])
     func failedWriteNeverReissues(errno: Int32, every: Int) throws {
         // Every `every`-th write fails: some of them are the job's later write, after the batch
-        // was stored and sent in the same refresh (the field report: 05:00 ... 10:00).
+        // was stored and sent in the same refresh (one open per wake time, 05:00 ... 10:00).
         var pair = FlakyPair(disk: FlakyDisk(errno: errno, failing: Set(stride(from: every, through: 200, by: every))))
         var now = Self.start
         for hour in 5...10 {

@@ -11,7 +11,7 @@ struct WeatherSunlightTests {
 
     static func utc(_ text: String) -> Date { ISO8601.date(text)! }
 
-    /// The embedded shared/cases/open-meteo-sample.json (Berlin, 2026-06-21, 24 UTC hours).
+    /// The embedded Open-Meteo sample response (Berlin, 2026-06-21, 24 UTC hours).
     static func sample() throws -> Forecast {
         try OpenMeteo.decode(
             Data(WeatherSample.json.utf8), fetchedAt: utc("2026-06-21T03:00:00Z"), location: berlin

@@ -3,7 +3,8 @@ public import Foundation
 /// A seeded simulation of iOS `BGTaskScheduler` for one app's app-refresh task (docs/scheduler.md).
 ///
 /// Rules (Apple, "BGTaskScheduler", "BGAppRefreshTaskRequest", "BGTaskScheduler.Error.Code",
-/// "Choosing Background Strategies for Your App"; seed 000 for the late-silent registration):
+/// "Choosing Background Strategies for Your App"; the late-silent registration models a failure
+/// observed on iOS 26.6, see `RegistrationMode.lateSilent`):
 /// - handlers are registered in the launch phase (`appLaunched` … `finishLaunching`); later, per
 ///   `RegistrationMode`; twice in one process raises;
 /// - at most 1 pending app-refresh request; submitting the same identifier replaces it; another

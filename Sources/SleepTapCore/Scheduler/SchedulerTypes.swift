@@ -98,9 +98,12 @@ public enum SchedulerFailure: Error, Equatable, Sendable, CustomStringConvertibl
 /// `early` and `lateCrash` apply Apple's documented rule to a late registration (it raises
 /// "All launch handlers must be registered before application finishes launching"); `early` names
 /// the fix, where the app registers in `application(_:didFinishLaunchingWithOptions:)`, so a late
-/// call is a bug. `lateSilent` is what seed 000 observed with SwiftUI
-/// `.backgroundTask(.appRefresh(id))` on iOS 26.6: `register` is accepted, `submit` succeeds, the
-/// handler is never entered.
+/// call is a bug. `lateSilent` is what was observed with SwiftUI `.backgroundTask(.appRefresh(id))`
+/// on iOS 26.6 (an iPhone SE 3): `register` is accepted, `submit` succeeds, the handler is never
+/// entered. Registering in `didFinishLaunchingWithOptions`, as Apple's sample "Refreshing and
+/// Maintaining Your App Using Background Tasks" does, made the handler run; in the Apple Developer
+/// Forums thread "BGTaskScheduler crashes on iOS 18.4" Apple DTS names the timing of SwiftUI's
+/// registration as a problem and recommends registering early through `UIApplicationDelegateAdaptor`.
 public struct RegistrationMode: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
     /// "early", "late-silent" or "late-crash".
     public let rawValue: String
@@ -115,7 +118,7 @@ public struct RegistrationMode: RawRepresentable, Codable, Hashable, Sendable, C
 
     /// "early": registered in `didFinishLaunching` (the fix); a late registration crashes as on iOS.
     public static let early = RegistrationMode(known: "early")
-    /// "late-silent": SwiftUI `.backgroundTask` on iOS 26.6 (seed 000): register accepted, submit
+    /// "late-silent": SwiftUI `.backgroundTask` as observed on iOS 26.6: register accepted, submit
     /// succeeds, handler never entered.
     public static let lateSilent = RegistrationMode(known: "late-silent")
     /// "late-crash": registration after launch throws `LaunchHandlerCrash.registeredAfterLaunch`.

@@ -1,8 +1,9 @@
-/// Seed 003's Android worker: which `Result` it returns after a run.
+/// The refresh job's Android worker: which `Result` it returns after a run.
 ///
-/// The seed's Kotlin: success when `prepareNext()` returns; on `IOException`
+/// In Kotlin: success when the work returns; on `IOException` (a network error)
 /// `if (runAttemptCount < 3) Result.retry() else Result.failure()`; any other exception is not
-/// caught by the worker, and WorkManager turns a thrown exception into `Result.failure()`.
+/// caught by the worker, and WorkManager turns a thrown exception into `Result.failure()`
+/// (Android, `ListenableWorker.Result`; androidx `WorkerWrapper`).
 ///
 /// "At most 3 attempts" read precisely: `runAttemptCount` is 0 on the first run, so the runs with
 /// counts 0, 1 and 2 may retry and the run with count 3 fails: at most 3 retries, 4 runs in all,

@@ -121,9 +121,11 @@ public struct WeatherError: Error, Equatable, Sendable, CustomStringConvertible 
     /// A body that cannot be decoded.
     public static func decoding(_ reason: String) -> WeatherError { WeatherError(kind: .decoding, reason: reason) }
 
-    /// True for `.network` and `.timeout`: the failures worth a retry. Seed 003's worker retries
-    /// only network errors (Kotlin `IOException`, which includes socket timeouts), at most 3
-    /// attempts, and fails anything else; an HTTP error or a bad body would fail again the same way.
+    /// True for `.network` and `.timeout`: the failures worth a retry. The Android worker
+    /// (`WorkerRetryRule`) retries only network errors (a Kotlin `IOException`, which includes
+    /// socket timeouts), at most 3 attempts, and fails anything else: WorkManager's
+    /// `Result.retry()` is meant for transient failures (Android docs, `ListenableWorker.Result`),
+    /// and an HTTP error or a bad body would fail again the same way.
     public var isNetwork: Bool { kind == .network || kind == .timeout }
 
     /// `timeout: no response within 10 s`.

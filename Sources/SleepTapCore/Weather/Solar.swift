@@ -9,7 +9,7 @@ public import Foundation
 /// evaluates them once at local noon, they are evaluated at each instant, and an event is the
 /// instant the geometric altitude crosses −0.833°, bracketed on a 30-minute grid plus the solar
 /// transits and refined by bisection to under 1 ms. Against the US Naval Observatory's
-/// minute-rounded values in shared/cases/solar.md it lands within 33 s (docs/weather.md); real
+/// minute-rounded values (the table in `SolarTests`) it lands within 33 s (docs/weather.md); real
 /// refraction near the horizon varies by more than that, so the solver is not the limit.
 ///
 /// All inputs and results are instants (`Date`, absolute); a local date is turned into its

@@ -1,7 +1,7 @@
 public import Foundation
 
-/// Thresholds for the sunlight notice (seed 000's 晒太阳通知): which forecast hours count as a
-/// morning worth going out into.
+/// Thresholds for the sunlight notice (the "get some sun" notice): which forecast hours count as
+/// a morning worth going out into.
 ///
 /// An hour passes when its cloud cover is at most `maxCloudCover`, its precipitation probability
 /// at most `maxPrecipitationProbability`, and its WMO code is not in `badWeatherCodes`. A nil value

@@ -1,8 +1,9 @@
 public import Foundation
 
-/// When the phone fetches weather: seed 000's rule for the weather step of the consolidated
-/// refresh job ("只在 6:00 到 18:00 之间处理，检查六小时缓存和位置变化，确实需要时才请求天气"), and for
-/// the app being opened ("缓存过期就刷新，缓存有效就直接重新计算晒太阳计划").
+/// When the phone fetches weather, this project's rule for the weather step of the consolidated
+/// refresh job (only between 06:00 and 18:00 local time; check the 6-hour cache and whether the
+/// phone moved; fetch only when needed) and for the app being opened (an expired cache is
+/// refreshed, a valid one is reused and the sunlight plan recomputed from it).
 ///
 /// In the background the step runs only while the local wall time is in
 /// [`windowStart`, `windowEnd`); it then fetches when there is no cached forecast, when the cache
