@@ -33,10 +33,12 @@ struct FlakyDisk {
     }
 }
 
-/// The phone app and the watch core over an in-memory link, with the phone's writes going to a
-/// `FlakyDisk` through `PhoneApp.perform`, the interpreter the phone process uses.
+/// The phone node and the watch core over an in-memory link, with the phone's writes going to a
+/// `FlakyDisk` through `PhoneNode`, the node the phone process runs. The schedule file is read at
+/// every open, as the phone process does; the first open is the app's first launch.
 struct FlakyPair {
-    var app: PhoneApp
+    var node: PhoneNode
+    var app: PhoneApp { node.app }
     var watch = WatchCore()
     var disk: FlakyDisk
     /// Every batch the phone put on the wire, in order.
@@ -45,30 +47,57 @@ struct FlakyPair {
     private(set) var watchEvents: [Event] = []
     private var toWatch: [WireMessage] = []
     private var toPhone: [WireMessage] = []
+    /// What the schedule file holds, read at every open.
+    private var scheduleFile = WakeSchedule.everyDayAtSeven
+    private var time = NodeTime(now: Date(timeIntervalSince1970: 0), wall: 0)
+    static let watchID = "watch-1"
 
     init(disk: FlakyDisk, zone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!) {
         var configuration = IOSBackgroundScheduler.Configuration(
             permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         configuration.registrationMode = .early
-        app = PhoneApp(
+        let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 11),
             scheduler: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 3)),
             weather: OfflineWeatherProvider(seed: 5), schedule: .everyDayAtSeven, zone: zone,
             location: Coordinate(latitude: 31.23, longitude: 121.47)!, randomSeed: 99)
+        node = PhoneNode(
+            app: app,
+            configuration: PhoneNodeConfiguration(
+                watchID: Self.watchID, schedulePath: "/flaky/schedule.json", timeZone: zone, machineZone: zone,
+                statePath: "/flaky/phone.json", osStatePath: "/flaky/os.json", endpoint: "inproc://flaky",
+                boundEndpoint: "inproc://flaky", pid: 1, security: "none", osState: "new"))
         self.disk = disk
     }
 
-    mutating func phone(_ effects: [PhoneEffect]) {
-        var outgoing: [WireMessage] = []
-        var events: [Event] = []
-        var disk = self.disk
-        app.perform(
-            effects, save: { disk.save($0) }, send: { outgoing.append($0) }, resend: { _ in },
-            emit: { events.append($0) })
-        self.disk = disk
-        phoneEvents += events
-        for case .batch(let batch) in outgoing { sent.append(batch) }
-        toWatch += outgoing
+    /// Performs the node's actions as the phone's driver does, feeding each result back.
+    mutating func run(_ actions: [PhoneAction]) {
+        for action in actions {
+            switch action {
+            case .send(let message):
+                if case .batch(let batch) = message { sent.append(batch) }
+                toWatch.append(message)
+                run(node.sent(message, failure: nil, at: time))
+            case .persist(let state):
+                let result: PersistResult =
+                    disk.save(state) ? .succeeded : .failed(errno: disk.errno, reason: disk.failures.last ?? "")
+                run(node.persisted(result, at: time))
+            case .emit(let event, _):
+                phoneEvents.append(event)
+            case .fetchWeather(let location, let at):
+                let (result, cost) = app.weather.forecast(for: location, now: at)
+                run(node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time))
+            case .loadSchedule:
+                run(node.scheduleLoaded(.success(scheduleFile), at: time))
+            case .reply, .zapReply, .persistOS, .arm, .cancel, .stop:
+                continue
+            }
+        }
+    }
+
+    /// A message from the watch, as the ROUTER delivers it.
+    mutating func phoneReceives(_ message: WireMessage) {
+        run(node.messageReceived([Array(Self.watchID.utf8), WireCodec.encode(message)], at: time))
     }
 
     mutating func watchEffects(_ effects: [WatchEffect]) {
@@ -85,14 +114,15 @@ struct FlakyPair {
     mutating func deliver() {
         while !toWatch.isEmpty || !toPhone.isEmpty {
             if !toWatch.isEmpty { watchEffects(watch.receive(toWatch.removeFirst())) }
-            if !toPhone.isEmpty { phone(app.receive(toPhone.removeFirst())) }
+            if !toPhone.isEmpty { phoneReceives(toPhone.removeFirst()) }
         }
     }
 
     /// The user opens the app with every day's wake-up at `time`.
-    mutating func open(wakingAt time: LocalTime, at now: Date) {
-        app.schedule = WakeSchedule(wakeTimes: Dictionary(uniqueKeysWithValues: Weekday.allCases.map { ($0, time) }))
-        phone(app.launch(at: now, byUser: true, early: true))
+    mutating func open(wakingAt wake: LocalTime, at now: Date) {
+        scheduleFile = WakeSchedule(wakeTimes: Dictionary(uniqueKeysWithValues: Weekday.allCases.map { ($0, wake) }))
+        time = NodeTime(now: now, wall: time.wall + 1)
+        run(node.command(.open, at: time))
         deliver()
     }
 }
@@ -208,7 +238,7 @@ struct SyncFaultTests {
         var pair = FlakyPair(disk: FlakyDisk(errno: EIO, failing: []))
         pair.open(wakingAt: try #require(LocalTime(hour: 7, minute: 0)), at: Self.start)
         let epoch = pair.app.state.epoch
-        pair.phone(pair.app.receive(.hello(BatchRef(epoch: epoch, seq: WireCodec.maxSeq - 1, digest: 42))))
+        pair.phoneReceives(.hello(BatchRef(epoch: epoch, seq: WireCodec.maxSeq - 1, digest: 42)))
         #expect(pair.app.state.lastSeq < 10)
         #expect(pair.app.state.epoch != epoch, "the phone starts a new epoch rather than jumping")
         pair.deliver()
