@@ -34,6 +34,10 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
         siftUp(heap.count - 1)
     }
 
+    /// Moves `now` forward to `instant` (never back). A timer due before it stays armed and is
+    /// the next one `popDue` takes.
+    public mutating func advance(to instant: Date) { now = max(now, instant) }
+
     /// Disarms `key`; nothing happens if it is not armed.
     public mutating func cancel(_ key: Key) { live[key] = nil }
 

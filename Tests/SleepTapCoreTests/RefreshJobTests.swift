@@ -14,8 +14,8 @@ struct FixedWeather: WeatherProvider {
     }
 }
 
-/// The consolidated refresh job and the seeded in-process runs of phone and watch.
-@Suite("Consolidated refresh job and in-process simulation")
+/// The consolidated refresh job, step by step (the month-long runs are in the twin's tests).
+@Suite("Consolidated refresh job")
 struct RefreshJobTests {
     static let zone = TimeZone(identifier: "America/New_York")!
     static let berlin = Coordinate(latitude: 52.52, longitude: 13.405)!
@@ -47,83 +47,6 @@ struct RefreshJobTests {
 
     static func event(_ name: String, in effects: [PhoneEffect]) -> Event? {
         effects.lazy.compactMap { if case .emit(let event) = $0, event.name == name { event } else { nil } }.first
-    }
-
-    @Test(
-        "30 virtual days with early registration: the job runs, in order, and the watch never runs out",
-        arguments: [1, 2, 3] as [UInt64])
-    func earlyRegistrationMonth(seed: UInt64) {
-        var simulation = Simulation(
-            app: Self.app(scheduler: Self.iOS(.early, seed: seed)), early: true,
-            bedAt: LocalTime(hour: 22, minute: 30)!,
-            manualWake: LocalTime(hour: 7, minute: 0)!)
-        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(30 * 86_400))
-        let entered = simulation.events("handler.entered")
-        #expect(entered.count >= 25, "seed \(seed): only \(entered.count) background runs in 30 days")
-        #expect(simulation.events("fallback.manual_entry").isEmpty, "seed \(seed)")
-        #expect(simulation.events("bed.wake_time").count == 30, "seed \(seed)")
-        // Never before earliestBeginDate: each run starts at or after the last submitted earliest date.
-        var lastEarliest: Date?
-        for (at, event) in simulation.log.filter({ $0.source == "phone" }).map({ ($0.at, $0.event) }) {
-            if event.name == "renew.submitted", case .date(let earliest)? = event["earliestBeginDate"] {
-                lastEarliest = earliest
-            }
-            if event.name == "handler.entered", let earliest = lastEarliest, event["simulated"] == .bool(false) {
-                #expect(at >= earliest, "seed \(seed): run at \(at) before earliestBeginDate \(earliest)")
-            }
-        }
-        // Job order inside every run: renew, then notices and dates, then weather, then completion.
-        let phoneNames = simulation.log.filter { $0.source == "phone" }.map(\.event.name)
-        var index = 0
-        while let enteredAt = phoneNames[index...].firstIndex(of: "handler.entered") {
-            guard let completedAt = phoneNames[enteredAt...].firstIndex(of: "handler.completed") else { break }
-            let run = Array(phoneNames[enteredAt...completedAt])
-            let order = ["renew.submitted", "batch.generated"].compactMap { run.firstIndex(of: $0) }
-            #expect(order.count == 2 && order == order.sorted(), "seed \(seed): \(run)")
-            // Every run reaches the weather step after the dates, unless its budget ran out first.
-            let weather = run.firstIndex(where: { $0.hasPrefix("weather.") })
-            let batch = run.firstIndex(of: "batch.generated")
-            #expect(
-                weather.map { weather in batch.map { $0 < weather } ?? false } ?? run.contains("handler.expired"),
-                "seed \(seed): weather missing or before dates in \(run)")
-            index = completedAt + 1
-        }
-        // The run history keeps the last 30 and measures staleness.
-        #expect(simulation.app.state.refreshLog.history.count == 30)
-        let staleness = simulation.app.state.refreshLog.stalenessHours(at: Self.start.addingTimeInterval(30 * 86_400))
-        #expect(staleness.map { $0 < 48 } == true, "seed \(seed): staleness \(String(describing: staleness))")
-    }
-
-    @Test(
-        "late-silent (SwiftUI .backgroundTask): submit succeeds, zero handler.entered, manual entry on night 8"
-    )
-    func lateSilent() {
-        var simulation = Simulation(
-            app: Self.app(scheduler: Self.iOS(.lateSilent)), early: false, bedAt: LocalTime(hour: 22, minute: 30)!,
-            manualWake: LocalTime(hour: 7, minute: 0)!)
-        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(30 * 86_400))
-        #expect(simulation.events("handler.entered").isEmpty)
-        #expect(!simulation.events("renew.submitted").isEmpty, "submit must succeed")
-        #expect(simulation.events("submit.failed").isEmpty)
-        #expect(!simulation.events("os.launch.dropped").isEmpty, "the OS tried: the handler was not there")
-        let taps = simulation.log.filter { ["bed.wake_time", "fallback.manual_entry"].contains($0.event.name) }
-        #expect(taps.prefix(7).allSatisfy { $0.event.name == "bed.wake_time" })
-        #expect(taps.count > 8 && taps[7].event.name == "fallback.manual_entry")
-        #expect(taps[7].at == ISO8601.date("2025-03-14T02:30:00Z"))  // Thu Mar 13 22:30 EDT
-    }
-
-    @Test("late-silent, then the user opens the app once: the dates are refilled, the background still never runs")
-    func lateSilentThenOpen() {
-        let open = ISO8601.date("2025-03-14T12:00:00Z")!
-        var simulation = Simulation(
-            app: Self.app(scheduler: Self.iOS(.lateSilent)), early: false, bedAt: LocalTime(hour: 22, minute: 30)!,
-            manualWake: LocalTime(hour: 7, minute: 0)!, userOpens: [open])
-        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(16 * 86_400))
-        let fallbacks = simulation.events("fallback.manual_entry").map(\.at)
-        #expect(fallbacks.first == ISO8601.date("2025-03-14T02:30:00Z"))
-        // Opened Fri Mar 14 08:00 EDT: wake-ups Mar 15-21, so the next fallback is the Mar 21 bed tap.
-        #expect(fallbacks.dropFirst().first == ISO8601.date("2025-03-22T02:30:00Z"), "refilled for 7 more nights")
-        #expect(simulation.events("handler.entered").isEmpty)
     }
 
     @Test("late-crash: registration after launch kills the app with the launch-handler error")
@@ -196,20 +119,6 @@ struct RefreshJobTests {
         let again = app.foregroundRefresh(at: evening.addingTimeInterval(8 * 3_600), reason: "open")
         #expect(Self.event("weather.skipped", in: again)?["reason"] == .string("fresh"))
         #expect(Self.names(again).contains("batch.generated"))
-    }
-
-    @Test("Background App Refresh off: submit.failed with the reason, and no background run in 7 days")
-    func refreshOff() {
-        var scheduler = Self.iOS(.early)
-        scheduler.setBackgroundRefreshEnabled(false, at: Self.start)
-        var simulation = Simulation(
-            app: Self.app(scheduler: scheduler), early: true, bedAt: LocalTime(hour: 22, minute: 30)!,
-            manualWake: LocalTime(hour: 7, minute: 0)!)
-        simulation.run(from: Self.start, until: Self.start.addingTimeInterval(8 * 86_400))
-        let failed = simulation.events("submit.failed")
-        #expect(failed.first?.event["error"] == .string("unavailable"))
-        #expect(simulation.events("handler.entered").isEmpty)
-        #expect(simulation.events("fallback.manual_entry").first?.at == ISO8601.date("2025-03-14T02:30:00Z"))
     }
 
     @Test("Android: a network error in the weather step retries (the worker rule), other errors fail")

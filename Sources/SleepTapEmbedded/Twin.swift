@@ -1,0 +1,334 @@
+public import Foundation
+public import SleepTapCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How the twin builds the phone: what the `phone` executable would be given.
+public struct TwinPhone: Sendable {
+    /// The simulated OS at first start (later starts read it back from the twin's OS store).
+    public var os: SimulatedOS
+    public var weather: any WeatherProvider
+    public var schedule: WakeSchedule
+    public var zone: TimeZone
+    public var location: Coordinate
+    public var appConfiguration: PhoneAppConfiguration
+    /// The device seed of a fresh phone state (daily rotation of notice texts).
+    public var deviceSeed: UInt64
+    /// `phone.started` fields and the rest of the node's settings; `schedulePath` must be nil
+    /// (the twin has no files: change `schedule` through a step instead).
+    public var node: PhoneNodeConfiguration
+
+    public init(
+        os: SimulatedOS, weather: any WeatherProvider, schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
+        appConfiguration: PhoneAppConfiguration = PhoneAppConfiguration(), deviceSeed: UInt64,
+        node: PhoneNodeConfiguration
+    ) {
+        self.os = os
+        self.weather = weather
+        self.schedule = schedule
+        self.zone = zone
+        self.location = location
+        self.appConfiguration = appConfiguration
+        self.deviceSeed = deviceSeed
+        self.node = node
+    }
+}
+
+/// Something that happens to the twin at a virtual instant (a scenario step).
+public enum TwinStep: Sendable {
+    /// A line of the phone's stdin language (`open`, `time-zone Asia/Tokyo`, `reboot`, …).
+    case phone(String)
+    /// A line of the watch's stdin language (`bed`, `time-zone Europe/Berlin`, `07:30`, …).
+    case watch(String)
+    /// The phone goes out of the watch's reach (messages in flight are lost) or comes back.
+    case link(up: Bool)
+    /// The phone process restarts; `keepState: false` starts it from an empty state dir (the OS
+    /// state is the device's and survives either way).
+    case restartPhone(keepState: Bool)
+    /// The watch process restarts, with or without its state file.
+    case restartWatch(keepState: Bool)
+    /// The phone's next writes fail: the 1-based numbers of the coming writes, with this errno.
+    case failPhoneWrites(Set<Int>, errno: Int32)
+}
+
+/// The embedded twin: the real `PhoneNode` and `WatchNode` in one process, driven by a
+/// virtual-time timer heap (every timer the processes would arm fires here too: resend, HELLO
+/// retry, heartbeats, handshake and relink, the OS's launches, the nightly tap), linked by an
+/// in-memory link with seeded faults, writing to in-memory stores that can fail on demand.
+///
+/// Wall-clock durations (transport timing) become virtual durations at `speed` virtual seconds
+/// per wall second, as in the processes run with `--clock-speed`. Everything is deterministic:
+/// the same configuration and steps give the same log.
+public struct Twin: Sendable {
+    /// The timers of both nodes, on one heap.
+    public enum Timer: Hashable, Sendable {
+        case phone(PhoneTimer)
+        case watch(WatchTimer)
+    }
+
+    /// One line of the log: when, who (`phone`, `watch`, `twin`), and the event.
+    public struct Entry: Sendable {
+        public var at: Date
+        public var source: String
+        public var event: Event
+    }
+
+    public let start: Date
+    /// Virtual seconds per wall second.
+    public let speed: Double
+    public private(set) var log: [Entry] = []
+    /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
+    public private(set) var fired: [Timer: Int] = [:]
+    public private(set) var scheduler: VirtualScheduler<Timer>
+    public private(set) var toWatch: FaultyLink<WireMessage>
+    public private(set) var toPhone: FaultyLink<WireMessage>
+    public private(set) var phoneStore = FlakyStore<PhoneSyncState>()
+    public private(set) var osStore = FlakyStore<SimulatedOS>()
+    public private(set) var watchStore = FlakyStore<WatchSyncState>()
+    public private(set) var phone: PhoneNode
+    public private(set) var watch: WatchNode
+    public private(set) var phoneSetup: TwinPhone
+    public let watchSetup: WatchNode.Configuration
+    private var random: SplitMix64
+    private var steps: [(at: Date, order: Int, step: TwinStep)] = []
+    private var stepOrder = 0
+    private var phoneRunning = true
+    private var watchRunning = true
+
+    /// - Parameters:
+    ///   - start: the virtual instant both processes start at.
+    ///   - speed: virtual seconds per wall second (what `--clock-speed` would be).
+    ///   - phone: how to build the phone.
+    ///   - watch: the watch's configuration.
+    ///   - faults: link faults, the same both ways.
+    ///   - seed: seeds the link faults and the phone's epochs (SplitMix64).
+    public init(
+        start: Date, speed: Double = 1, phone: TwinPhone, watch: WatchNode.Configuration,
+        faults: LinkFaults = .none, seed: UInt64 = 0
+    ) {
+        self.start = start
+        self.speed = max(speed, 1e-9)
+        var random = SplitMix64(state: seed)
+        toWatch = FaultyLink(faults: faults, seed: random.next())
+        toPhone = FaultyLink(faults: faults, seed: random.next())
+        scheduler = VirtualScheduler(start: start)
+        phoneSetup = phone
+        watchSetup = watch
+        self.phone = Self.makePhone(phone, state: nil, os: nil, random: &random)
+        self.watch = WatchNode(configuration: watch)
+        self.random = random
+    }
+
+    private static func makePhone(
+        _ setup: TwinPhone, state: PhoneSyncState?, os: SimulatedOS?, random: inout SplitMix64
+    ) -> PhoneNode {
+        let app = PhoneApp(
+            state: state ?? PhoneSyncState(deviceSeed: setup.deviceSeed), scheduler: os ?? setup.os,
+            weather: setup.weather, schedule: setup.schedule, zone: setup.zone, location: setup.location,
+            configuration: setup.appConfiguration, randomSeed: random.next())
+        return PhoneNode(app: app, configuration: setup.node)
+    }
+
+    /// The time both nodes see at the current virtual instant.
+    private func time() -> NodeTime {
+        let now = scheduler.now
+        return NodeTime(now: now, wall: now.timeIntervalSince(start) / speed)
+    }
+
+    /// Adds a step at the virtual instant `at` (steps at the same instant run in the order added).
+    public mutating func schedule(_ step: TwinStep, at instant: Date) {
+        steps.append((instant, stepOrder, step))
+        stepOrder += 1
+        steps.sort { ($0.at, $0.order) < ($1.at, $1.order) }
+    }
+
+    /// Starts both processes (the phone first, as the demo does) and connects the link.
+    public mutating func boot() {
+        phoneRun(phone.start(at: time()))
+        watchRun(watch.start(processID: 2, at: time()))
+        connectWatch()
+    }
+
+    private mutating func connectWatch() {
+        guard toWatch.isUp, phoneRunning, watchRunning else { return }
+        watchRun(watch.link(.connected, at: time()))
+        watchRun(watch.link(.handshakeSucceeded, at: time()))
+    }
+
+    /// Runs every timer, step and delivery due until `end` (virtual), in order.
+    /// - Complexity: proportional to the number of timers and messages in the interval.
+    public mutating func run(until end: Date) {
+        while true {
+            let candidates = [
+                scheduler.nextDeadline(), toWatch.nextArrival, toPhone.nextArrival, steps.first?.at,
+            ].compactMap { $0 }
+            guard let next = candidates.min(), next <= end else { break }
+            if let arrival = toWatch.nextArrival, arrival == next {
+                advance(to: next)
+                for message in toWatch.receive(upTo: next) where watchRunning {
+                    watchRun(watch.received(frames: [WireCodec.encode(message)], at: time()))
+                }
+                continue
+            }
+            if let arrival = toPhone.nextArrival, arrival == next {
+                advance(to: next)
+                let id = Array(phoneSetup.node.watchID.utf8)
+                for message in toPhone.receive(upTo: next) where phoneRunning {
+                    phoneRun(phone.messageReceived([id, WireCodec.encode(message)], at: time()))
+                }
+                continue
+            }
+            if let step = steps.first, step.at == next {
+                steps.removeFirst()
+                advance(to: next)
+                perform(step.step)
+                continue
+            }
+            guard let (timer, _) = scheduler.popDue(notAfter: next) else { break }
+            fired[timer, default: 0] += 1
+            switch timer {
+            case .phone(let timer) where phoneRunning:
+                phoneRun(phone.timerFired(timer, at: time()))
+            case .watch(let timer) where watchRunning:
+                watchRun(watch.timerFired(timer, at: time()))
+            default:
+                break
+            }
+        }
+        advance(to: end)
+    }
+
+    private mutating func advance(to instant: Date) { scheduler.advance(to: instant) }
+
+    private mutating func perform(_ step: TwinStep) {
+        switch step {
+        case .phone(let line):
+            if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
+        case .watch(let line):
+            if watchRunning { watchRun(watch.command(line: line, at: time())) }
+        case .link(let up):
+            note("link.\(up ? "up" : "down")")
+            if up {
+                toWatch.reconnect()
+                toPhone.reconnect()
+                connectWatch()
+            } else {
+                toWatch.disconnect()
+                toPhone.disconnect()
+                if watchRunning { watchRun(watch.link(.disconnected, at: time())) }
+            }
+        case .restartPhone(let keepState):
+            note("phone.restart", [("keepState", .bool(keepState))])
+            for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
+            phone = Self.makePhone(
+                phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random)
+            if !keepState { phoneStore.wipe() }
+            phoneRun(phone.start(at: time()))
+            if watchRunning, toWatch.isUp {
+                watchRun(watch.link(.disconnected, at: time()))
+                connectWatch()
+            }
+        case .restartWatch(let keepState):
+            note("watch.restart", [("keepState", .bool(keepState))])
+            for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
+            if !keepState { watchStore.wipe() }
+            watch = WatchNode(configuration: watchSetup, state: watchStore.held)
+            watchRun(watch.start(processID: 2, at: time()))
+            connectWatch()
+        case .failPhoneWrites(let writes, let errno):
+            phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
+            phoneStore.errno = errno
+        }
+    }
+
+    private mutating func note(_ name: String, _ fields: [(String, EventValue)] = []) {
+        log.append(Entry(at: scheduler.now, source: "twin", event: Event(name, fields)))
+    }
+
+    private func deadline(_ deadline: TimerDeadline) -> Date {
+        switch deadline {
+        case .after(let seconds): scheduler.now.addingTimeInterval(seconds * speed)
+        case .at(let instant): instant
+        }
+    }
+
+    // The two interpreters: each action performed at once, its result fed back as an input.
+
+    private mutating func phoneRun(_ actions: [PhoneAction]) {
+        for action in actions {
+            guard phoneRunning else { return }
+            switch action {
+            case .send(let message):
+                let delivered = toWatch.send(message, at: scheduler.now)
+                let failure = delivered ? nil : "watch not connected (EHOSTUNREACH)"
+                phoneRun(phone.sent(message, failure: failure, at: time()))
+            case .reply, .zapReply:
+                break  // no strangers and no CURVE on the in-memory link
+            case .persist(let state):
+                let result: PersistResult =
+                    phoneStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
+                    ?? .succeeded
+                phoneRun(phone.persisted(result, at: time()))
+            case .persistOS(let os):
+                let result: PersistResult =
+                    osStore.write(os).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
+                    ?? .succeeded
+                phoneRun(phone.osPersisted(result, at: time()))
+            case .arm(let timer, let at):
+                scheduler.arm(.phone(timer), at: deadline(at))
+            case .cancel(let timer):
+                scheduler.cancel(.phone(timer))
+            case .emit(let event, let at):
+                log.append(Entry(at: at, source: "phone", event: event))
+            case .fetchWeather(let location, let at):
+                let (result, cost) = phoneSetup.weather.forecast(for: location, now: at)
+                phoneRun(
+                    phone.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time()))
+            case .loadSchedule:
+                phoneRun(phone.scheduleLoaded(.success(phoneSetup.schedule), at: time()))
+            case .stop:
+                phoneRunning = false
+            }
+        }
+    }
+
+    private mutating func watchRun(_ actions: [WatchAction]) {
+        for action in actions {
+            guard watchRunning else { return }
+            switch action {
+            case .send(let message):
+                let delivered = toPhone.isUp && phoneRunning && toPhone.send(message, at: scheduler.now)
+                let result: WatchNode.SendResult = delivered ? .sent : .failed(reason: "no connection (EAGAIN)")
+                watchRun(watch.sent(message, result, at: time()))
+            case .persist(let state):
+                let result: PersistResult =
+                    watchStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
+                    ?? .succeeded
+                watchRun(watch.persisted(result, at: time()))
+            case .arm(let timer, let at):
+                scheduler.arm(.watch(timer), at: deadline(at))
+            case .cancel(let timer):
+                scheduler.cancel(.watch(timer))
+            case .emit(let event, let at):
+                log.append(Entry(at: at, source: "watch", event: event))
+            case .diagnose(let line):
+                log.append(Entry(at: scheduler.now, source: "watch", event: Event("stderr", [("line", .string(line))])))
+            case .reconnect:
+                watchRun(watch.reconnected(.succeeded, at: time()))
+                if toWatch.isUp, phoneRunning {
+                    watchRun(watch.link(.connected, at: time()))
+                    watchRun(watch.link(.handshakeSucceeded, at: time()))
+                }
+            case .stop:
+                watchRunning = false
+            }
+        }
+    }
+
+    /// The log's events named `name`, optionally only from `source`, in order.
+    public func events(_ name: String, from source: String? = nil) -> [Entry] {
+        log.filter { $0.event.name == name && (source == nil || $0.source == source) }
+    }
+}

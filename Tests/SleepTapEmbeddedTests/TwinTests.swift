@@ -1,0 +1,237 @@
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapEmbedded
+
+@Suite("The embedded twin: both nodes, every timer, in virtual time")
+struct TwinTests {
+    /// Thu 2025-03-06 12:00 EST: a week that crosses the spring-forward change.
+    static let start = ISO8601.date("2025-03-06T17:00:00Z")!
+    static let zone = TimeZone(identifier: "America/New_York")!
+    static let day: TimeInterval = 86_400
+
+    static func twin(
+        _ mode: RegistrationMode, osSeed: UInt64 = 1, faults: LinkFaults = .none, seed: UInt64 = 7,
+        speed: Double = 3_600, manualWake: LocalTime = LocalTime(hour: 6, minute: 30)!
+    ) -> Twin {
+        var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
+        ios.registrationMode = mode
+        let phone = TwinPhone(
+            os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: osSeed)),
+            weather: OfflineWeatherProvider(seed: 3), schedule: .everyDayAtSeven, zone: zone,
+            location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: 5,
+            node: PhoneNodeConfiguration(
+                watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",
+                osStatePath: "os.json", endpoint: "twin", boundEndpoint: "twin", pid: 1, security: "none",
+                osState: "new"))
+        let watch = WatchNode.Configuration(
+            endpoint: "twin", statePath: "watch.json", systemZone: zone, bedAt: LocalTime(hour: 22, minute: 30),
+            manualWake: manualWake)
+        return Twin(start: start, speed: speed, phone: phone, watch: watch, faults: faults, seed: seed)
+    }
+
+    /// Each night's outcome: the local date of the tap and whether it fell back to manual entry.
+    static func nights(_ twin: Twin) -> [(date: String, fallback: Bool)] {
+        let calendar = WakeCalendar.calendar(in: zone)
+        return twin.log.filter {
+            $0.source == "watch" && ["bed.wake_time", "fallback.manual_entry"].contains($0.event.name)
+        }
+        .map { (WakeCalendar.localDateString($0.at, in: calendar), $0.event.name == "fallback.manual_entry") }
+    }
+
+    @Test("30 days, early registration: the job runs every day and the watch never asks for the time by hand")
+    func earlyMonth() {
+        var twin = Self.twin(.early)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
+        let nights = Self.nights(twin)
+        #expect(nights.count == 30)
+        #expect(nights.allSatisfy { !$0.fallback }, "\(nights.filter(\.fallback))")
+        #expect(twin.events("handler.entered", from: "phone").count >= 25)
+        #expect(twin.events("ack.received", from: "phone").count >= 25)
+    }
+
+    @Test("late-silent: submit succeeds, the handler is never entered, night 8 asks for the time by hand")
+    func lateSilent() throws {
+        var twin = Self.twin(.lateSilent)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(10 * Self.day))
+        #expect(twin.events("handler.entered").isEmpty)
+        #expect(!twin.events("renew.submitted").isEmpty)
+        let nights = Self.nights(twin)
+        let first = try #require(nights.firstIndex { $0.fallback })
+        #expect(first == 7, "nights: \(nights)")
+        #expect(nights[first].date == "2025-03-13")
+        // One open refills the dates.
+        twin.schedule(.phone("open"), at: Self.start.addingTimeInterval(10 * Self.day + 3_600))
+        twin.run(until: Self.start.addingTimeInterval(12 * Self.day))
+        #expect(Self.nights(twin).suffix(2).allSatisfy { !$0.fallback })
+    }
+
+    @Test("A lossy link (drops, duplicates, delays) and restarts: resends and HELLO retries still deliver every batch")
+    func faultsAndRestarts() throws {
+        var twin = Self.twin(.early, faults: LinkFaults(drop: 0.3, duplicate: 0.1, delay: 0.2, maxDelay: 600), seed: 11)
+        twin.boot()
+        twin.schedule(.restartWatch(keepState: true), at: Self.start.addingTimeInterval(3 * Self.day))
+        twin.schedule(.restartPhone(keepState: true), at: Self.start.addingTimeInterval(5 * Self.day))
+        twin.schedule(.link(up: false), at: Self.start.addingTimeInterval(8 * Self.day))
+        twin.schedule(.link(up: true), at: Self.start.addingTimeInterval(9 * Self.day))
+        twin.schedule(.restartWatch(keepState: false), at: Self.start.addingTimeInterval(12 * Self.day))
+        twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
+        #expect(twin.toWatch.dropped > 0 && twin.toPhone.dropped > 0, "the link never dropped anything")
+        let generated = twin.events("batch.generated", from: "phone").count
+        let sent = twin.events("batch.sent", from: "phone").count
+        #expect(sent > generated, "no batch was sent twice")
+        #expect(twin.fired[.phone(.resend), default: 0] > 0, "the resend timer never fired")
+        #expect(twin.fired[.watch(.helloRetry), default: 0] > 0, "the HELLO retry never fired")
+        #expect(twin.fired[.phone(.heartbeat), default: 0] > 24 * 20, "phone heartbeats: \(twin.fired)")
+        #expect(twin.fired[.watch(.heartbeat), default: 0] > 24 * 20, "watch heartbeats: \(twin.fired)")
+        // The outage is seen through the heartbeats (liveness), not through the link alone.
+        let outage = Self.start.addingTimeInterval(8 * Self.day)...Self.start.addingTimeInterval(9 * Self.day)
+        #expect(twin.events("peer.offline", from: "phone").contains { outage.contains($0.at) })
+        #expect(Self.nights(twin).allSatisfy { !$0.fallback }, "\(Self.nights(twin).filter(\.fallback))")
+        // At the end both sides hold exactly the same batch.
+        let outbox = try #require(twin.phone.app.state.outbox)
+        #expect(twin.watch.core.state.batch?.ref == outbox.ref)
+    }
+
+    @Test("A link down longer than the cache: the watch falls back, and catches up when the link returns")
+    func longOutage() throws {
+        var twin = Self.twin(.early)
+        twin.boot()
+        twin.schedule(.link(up: false), at: Self.start.addingTimeInterval(Self.day))
+        twin.schedule(.link(up: true), at: Self.start.addingTimeInterval(12 * Self.day))
+        twin.run(until: Self.start.addingTimeInterval(16 * Self.day))
+        let nights = Self.nights(twin)
+        #expect(nights.contains { $0.fallback })
+        #expect(nights.suffix(3).allSatisfy { !$0.fallback }, "\(nights)")
+    }
+
+    @Test("The phone's writes fail for a while: no seq issued twice, and the pair ends on the same batch")
+    func failingWrites() throws {
+        var twin = Self.twin(.early)
+        twin.boot()
+        for day in 1...6 {
+            twin.schedule(
+                .failPhoneWrites([1, 3], errno: 28), at: Self.start.addingTimeInterval(Double(day) * Self.day))
+            twin.schedule(.phone("open"), at: Self.start.addingTimeInterval(Double(day) * Self.day + 60))
+        }
+        twin.run(until: Self.start.addingTimeInterval(10 * Self.day))
+        #expect(!twin.events("persist.failed", from: "phone").isEmpty)
+        var seen: [String: String] = [:]
+        for entry in twin.events("batch.sent", from: "phone") {
+            let key = "\(entry.event["epoch"].map { "\($0)" } ?? "")/\(entry.event["seq"].map { "\($0)" } ?? "")"
+            let digest = entry.event["digest"].map { "\($0)" } ?? ""
+            #expect(seen[key] == nil || seen[key] == digest, "\(key) issued twice")
+            seen[key] = digest
+        }
+        #expect(twin.watch.core.state.batch?.ref == twin.phone.app.state.outbox?.ref)
+    }
+
+    @Test("Deterministic: the same configuration and steps give the same log")
+    func deterministic() {
+        func run() -> [String] {
+            var twin = Self.twin(.early, faults: LinkFaults(drop: 0.2, delay: 0.2), seed: 99)
+            twin.boot()
+            twin.schedule(.restartPhone(keepState: true), at: Self.start.addingTimeInterval(2 * Self.day))
+            twin.run(until: Self.start.addingTimeInterval(6 * Self.day))
+            return twin.log.map { "\(ISO8601.string($0.at)) \($0.source) \($0.event.jsonLine(time: $0.at))" }
+        }
+        #expect(run() == run())
+    }
+
+    // Moved from the core's in-process simulation, which the twin replaces.
+
+    @Test(
+        "30 virtual days with early registration: the job runs, in order, never before earliestBeginDate",
+        arguments: [1, 2, 3] as [UInt64])
+    func earlyRegistrationMonth(seed: UInt64) throws {
+        var twin = Self.twin(.early, osSeed: seed)
+        twin.boot()
+        let end = Self.start.addingTimeInterval(30 * Self.day)
+        twin.run(until: end)
+        let entered = twin.events("handler.entered")
+        #expect(entered.count >= 25, "seed \(seed): only \(entered.count) background runs in 30 days")
+        #expect(twin.events("fallback.manual_entry").isEmpty, "seed \(seed)")
+        #expect(twin.events("bed.wake_time").count == 30, "seed \(seed)")
+        // Never before earliestBeginDate: each run starts at or after the last submitted earliest date.
+        var lastEarliest: Date?
+        for entry in twin.log where entry.source == "phone" {
+            if entry.event.name == "renew.submitted", case .date(let earliest)? = entry.event["earliestBeginDate"] {
+                lastEarliest = earliest
+            }
+            if entry.event.name == "handler.entered", let earliest = lastEarliest,
+                entry.event["simulated"] == .bool(false)
+            {
+                #expect(entry.at >= earliest, "seed \(seed): run at \(entry.at) before earliestBeginDate \(earliest)")
+            }
+        }
+        // Job order inside every run: renew, then notices and dates, then weather, then completion.
+        let phoneNames = twin.log.filter { $0.source == "phone" }.map(\.event.name)
+        var index = 0
+        var runs = 0
+        while let enteredAt = phoneNames[index...].firstIndex(of: "handler.entered") {
+            let completedAt = try #require(
+                phoneNames[enteredAt...].firstIndex(of: "handler.completed"), "seed \(seed): a run never completed")
+            let run = Array(phoneNames[enteredAt...completedAt])
+            let order = ["renew.submitted", "batch.generated"].compactMap { run.firstIndex(of: $0) }
+            #expect(order.count == 2 && order == order.sorted(), "seed \(seed): \(run)")
+            // Every run reaches the weather step after the dates, unless its budget ran out first.
+            let weather = run.firstIndex(where: { $0.hasPrefix("weather.") })
+            let batch = run.firstIndex(of: "batch.generated")
+            #expect(
+                weather.map { weather in batch.map { $0 < weather } ?? false } ?? run.contains("handler.expired"),
+                "seed \(seed): weather missing or before dates in \(run)")
+            index = completedAt + 1
+            runs += 1
+        }
+        #expect(runs == entered.count)
+        // The run history keeps the last 30 and measures staleness.
+        #expect(twin.phone.app.state.refreshLog.history.count == 30)
+        let staleness = twin.phone.app.state.refreshLog.stalenessHours(at: end)
+        #expect(staleness.map { $0 < 48 } == true, "seed \(seed): staleness \(String(describing: staleness))")
+    }
+
+    @Test("late-silent over 30 days: zero handler.entered, the OS tried, manual entry from Thu Mar 13 22:30 EDT")
+    func lateSilentMonth() throws {
+        var twin = Self.twin(.lateSilent, manualWake: LocalTime(hour: 7, minute: 0)!)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
+        #expect(twin.events("handler.entered").isEmpty)
+        #expect(!twin.events("renew.submitted").isEmpty, "submit must succeed")
+        #expect(twin.events("submit.failed").isEmpty)
+        #expect(!twin.events("os.launch.dropped").isEmpty, "the OS tried: the handler was not there")
+        let taps = twin.log.filter { ["bed.wake_time", "fallback.manual_entry"].contains($0.event.name) }
+        #expect(taps.prefix(7).allSatisfy { $0.event.name == "bed.wake_time" })
+        try #require(taps.count > 8)
+        #expect(taps[7].event.name == "fallback.manual_entry")
+        #expect(taps[7].at == ISO8601.date("2025-03-14T02:30:00Z"))  // Thu Mar 13 22:30 EDT
+    }
+
+    @Test("late-silent, then the user opens the app once: refilled for 7 more nights, the background still never runs")
+    func lateSilentThenOpen() {
+        var twin = Self.twin(.lateSilent, manualWake: LocalTime(hour: 7, minute: 0)!)
+        twin.boot()
+        twin.schedule(.phone("open"), at: ISO8601.date("2025-03-14T12:00:00Z")!)
+        twin.run(until: Self.start.addingTimeInterval(16 * Self.day))
+        let fallbacks = twin.events("fallback.manual_entry").map(\.at)
+        #expect(fallbacks.first == ISO8601.date("2025-03-14T02:30:00Z"))
+        // Opened Fri Mar 14 08:00 EDT: wake-ups Mar 15-21, so the next fallback is the Mar 21 bed tap.
+        #expect(fallbacks.dropFirst().first == ISO8601.date("2025-03-22T02:30:00Z"), "refilled for 7 more nights")
+        #expect(twin.events("handler.entered").isEmpty)
+    }
+
+    @Test("Background App Refresh off: submit.failed with the reason, and no background run in 7 days")
+    func refreshOff() {
+        var twin = Self.twin(.early)
+        twin.schedule(.phone("background-refresh off"), at: Self.start)
+        twin.schedule(.phone("open"), at: Self.start)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(8 * Self.day))
+        let failed = twin.events("submit.failed")
+        #expect(failed.last?.event["error"] == .string("unavailable"))
+        #expect(twin.events("handler.entered").isEmpty)
+        #expect(twin.events("fallback.manual_entry").first?.at == ISO8601.date("2025-03-14T02:30:00Z"))
+    }
+}
