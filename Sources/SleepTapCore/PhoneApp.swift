@@ -19,7 +19,7 @@ public struct StepCosts: Equatable, Sendable {
 
 /// The phone app's settings that do not change while it runs.
 public struct PhoneAppConfiguration: Sendable {
-    /// The one registered refresh task (seed 000: one consolidated job).
+    /// The one registered refresh task (this project's rule: one consolidated job).
     public var taskIdentifier = "net.sleeptap.refresh"
     /// Local days of wake-ups per batch.
     public var horizonDays = BatchPlanner.defaultHorizonDays
@@ -30,11 +30,13 @@ public struct PhoneAppConfiguration: Sendable {
     public init() {}
 }
 
-/// The phone app, sans I/O: launch and registration, the consolidated refresh job (seed 000),
-/// the foreground refresh when the user opens the app, the run history (seed 003), on top of a
+/// The phone app, sans I/O: launch and registration, the consolidated refresh job, the
+/// foreground refresh when the user opens the app, the run history (`RefreshLog`), on top of a
 /// simulated OS scheduler and the sync state machine.
 ///
-/// The job, in this order (seed 000: "处理器进入之后先续订下一次任务，再更新睡眠通知和手表上的起床日期，最后尝试刷新天气和晒太阳通知"):
+/// The job, in this order (this project's rule: once the handler is entered, first renew the next
+/// request, then update the bedtime notices and the watch's wake dates, and last try to refresh the
+/// weather and the sunlight notice):
 /// 1. renew: submit the next request first, earliestBeginDate = next wake-up + 1 h; a failed
 ///    submit is a `submit.failed` event with the reason, never swallowed;
 /// 2. bedtime notices, then the wake-date batch for the watch;

@@ -125,8 +125,9 @@ public struct WatchCore: Sendable {
 
     /// Looks up the wake-up for a bed tap at `now`: the first cached wake-up strictly after `now`.
     ///
-    /// Follows shared/cases/calendar.md's boundary: with a Mar 6-12 batch at 06:30 New York,
-    /// a tap at 2025-03-12T10:29Z shows Mar 12; at 10:31Z it asks for manual entry.
+    /// The watch's fallback boundary: with a Mar 6-12 2025 batch at 06:30 America/New_York, a tap
+    /// at 2025-03-12T10:29Z shows Mar 12; at 10:31Z no cached wake-up is ahead, so it asks for
+    /// manual entry.
     public static func lookup(at now: Date, in batch: WakeBatch?) -> BedTapOutcome {
         guard let batch else {
             return .manualEntry(reason: "no wake dates cached yet")
