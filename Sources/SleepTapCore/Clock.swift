@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// A source of "now" for the domain. Domain timing (wake dates, bed taps, background launches)
 /// always reads one of these; transport timing (heartbeats, resends) uses the wall clock.
@@ -54,29 +53,5 @@ public struct VirtualClock: Clock {
 
     public func wallDate(for instant: Date) -> Date {
         anchor.addingTimeInterval(instant.timeIntervalSince(start) / speed)
-    }
-}
-
-/// A clock advanced by hand, for deterministic tests and in-process simulation.
-///
-/// Like swift-nio's `EmbeddedEventLoop`: nothing moves until `advance(to:)`/`advance(by:)`.
-/// Its wall mapping is the identity, so a runtime driving it never waits.
-public final class ManualClock: Clock {
-    private let current: Mutex<Date>
-
-    /// - Parameter start: the initial instant.
-    public init(start: Date) { current = Mutex(start) }
-
-    public var now: Date { current.withLock { $0 } }
-    public func wallDate(for instant: Date) -> Date { instant }
-
-    /// Moves the clock to `instant`; moving backwards is ignored (time never runs back).
-    public func advance(to instant: Date) {
-        current.withLock { if instant > $0 { $0 = instant } }
-    }
-
-    /// Moves the clock forward by `seconds` (SI seconds, not calendar days).
-    public func advance(by seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(max(0, seconds)) }
     }
 }
