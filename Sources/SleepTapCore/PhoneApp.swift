@@ -243,7 +243,7 @@ public struct PhoneApp: Sendable {
 
     /// How the job's weather step gets its forecast.
     public enum WeatherFetch: Sendable {
-        /// The job asks `weather` itself and runs to its end in one call (`Simulation`, tests).
+        /// The job asks `weather` itself and runs to its end in one call (unit tests of the job).
         case inline
         /// The job stops at the weather step with `PhoneEffect.fetchWeather` and goes on when
         /// `weatherArrived(_:cost:)` brings the result (the phone process fetches off its socket

@@ -1,8 +1,8 @@
 public import Foundation
 
-/// What the phone's sync state machine asks its runtime to do. The runtime performs effects in
-/// order; if a `persist` fails it stops there and restores the core's previous value, so nothing
-/// is sent on the strength of state that is not on disk.
+/// What the phone's sync state machine asks for. `PhoneNode` turns effects into actions in order;
+/// when a `persist` fails it drops the rest and restores the core's previous value
+/// (`persistFailed()`), so nothing is sent on the strength of state that is not on disk.
 public enum PhoneEffect: Equatable, Sendable {
     /// Write this state durably (state file in the state dir).
     case persist(PhoneSyncState)
@@ -196,7 +196,7 @@ public struct PhoneCore: Sendable {
 
     /// A write failed: the state goes back to what is on disk (`durable`), keeping the numbering
     /// ahead of every seq already issued, so the next batch gets a seq never used before.
-    /// The runtime drops the rest of the effects of the step whose write failed.
+    /// The phone node drops the rest of the effects of the step whose write failed.
     public mutating func persistFailed() {
         let epoch = state.epoch
         state = durable
