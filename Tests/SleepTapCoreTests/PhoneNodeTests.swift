@@ -78,6 +78,8 @@ struct PhoneNodeTests {
         #expect(bench.events("message.rejected").map { $0["reason"] } == [.string(reason)])
         #expect(bench.sent.last == .error(reason: reason))
         #expect(bench.node.counters.rejectedMessages == 1)
+        bench.type("status")
+        #expect(bench.events("phone.status").first?["rejectedMessages"] == .int(1))
     }
 
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
@@ -330,13 +332,15 @@ struct PhoneNodeTests {
         if case .send = action { true } else { false }
     }
 
-    @Test("A failed write at each write of a job: nothing goes out that is not on disk, and no seq is reused")
-    func persistFailureAtEachWrite() throws {
+    @Test(
+        "A failed write at each write of a job: nothing goes out that is not on disk, and no seq is reused",
+        arguments: ["open", "simulate-launch"])
+    func persistFailureAtEachWrite(job: String) throws {
         var probe = NodeBench()
         probe.start()
         let before = probe.writes
         probe.advance(86_400)
-        probe.type("open")
+        probe.type(job)
         let writesPerOpen = probe.writes - before
         // Renew, notices and dates in one write before the send; weather, sunlight and the run
         // history in one after the forecast.
@@ -348,7 +352,7 @@ struct PhoneNodeTests {
             bench.failingWrites = [bench.writes + failing]
             bench.advance(86_400)
             bench.clearEvents()
-            bench.type("open")
+            bench.type(job)
             let names = bench.names()
             let failedAt = try #require(names.firstIndex(of: "persist.failed"), "write \(failing)")
             #expect(bench.events[failedAt]["reason"] == .string("No space left on device"))
