@@ -11,9 +11,19 @@ import SleepTapCore
 public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String
     public var reason: String
-    public init(path: String, reason: String) {
+    /// The `errno` of the failing system call (`ENOSPC`, `EACCES`, `EROFS`, …), so callers can
+    /// tell failures apart without reading `reason`; nil when no system call failed (the content
+    /// was refused, or the state could not be encoded).
+    public var errno: Int32?
+
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - reason: the cause in words.
+    ///   - errno: the failing call's `errno`, nil when no system call failed.
+    public init(path: String, reason: String, errno: Int32? = nil) {
         self.path = path
         self.reason = reason
+        self.errno = errno
     }
     public var description: String { "\(path): \(reason)" }
 }
@@ -102,11 +112,12 @@ public enum AtomicFile {
                     + "this process runs as \(EndpointDiagnosis.userName(geteuid())))"
             }
         }
-        return FileError(path: path, reason: reason)
+        return FileError(path: path, reason: reason, errno: code)
     }
 
     private static func failure(_ path: String, _ call: String) -> FileError {
-        FileError(path: path, reason: "\(call) failed: \(String(cString: strerror(errno)))")
+        let code = errno
+        return FileError(path: path, reason: "\(call) failed: \(String(cString: strerror(code)))", errno: code)
     }
 }
 
@@ -230,7 +241,9 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
             aside = "\(base)-\(number)"
         }
         guard rename(file, aside) == 0 else {
-            throw FileError(path: file, reason: "\(reason); cannot move it aside: \(String(cString: strerror(errno)))")
+            let code = errno
+            throw FileError(
+                path: file, reason: "\(reason); cannot move it aside: \(String(cString: strerror(code)))", errno: code)
         }
         return aside
     }

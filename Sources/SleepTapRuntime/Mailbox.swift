@@ -32,7 +32,8 @@ public final class Mailbox: Sendable {
     public init() throws(FileError) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
-            throw FileError(path: "pipe", reason: String(cString: strerror(errno)))
+            let code = errno
+            throw FileError(path: "pipe", reason: String(cString: strerror(code)), errno: code)
         }
         for fd in fds {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)

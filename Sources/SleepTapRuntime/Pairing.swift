@@ -262,7 +262,10 @@ public enum Pairing {
     private static func createExclusive(_ data: Data, at path: String, mode: mode_t) throws(FileError) {
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw FileError(path: temp, reason: "open failed: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            let code = errno
+            throw FileError(path: temp, reason: "open failed: \(String(cString: strerror(code)))", errno: code)
+        }
         defer { unlink(temp) }
         let written = data.withUnsafeBytes { buffer in
             var offset = 0
@@ -275,11 +278,14 @@ public enum Pairing {
             return true
         }
         let synced = written && fchmod(fd, mode) == 0 && fsync(fd) == 0
-        let reason = String(cString: strerror(errno))
+        let code = errno
         close(fd)
-        guard synced else { throw FileError(path: temp, reason: "write failed: \(reason)") }
+        guard synced else {
+            throw FileError(path: temp, reason: "write failed: \(String(cString: strerror(code)))", errno: code)
+        }
         guard link(temp, path) == 0 else {
-            throw FileError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))")
+            let code = errno
+            throw FileError(path: path, reason: "cannot create: \(String(cString: strerror(code)))", errno: code)
         }
     }
 }

@@ -16,7 +16,9 @@ enum SingleInstance {
         let path = directory + "/.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            return .failure(FileError(path: path, reason: "cannot open lock file: \(String(cString: strerror(errno)))"))
+            let code = errno
+            return .failure(
+                FileError(path: path, reason: "cannot open lock file: \(String(cString: strerror(code)))", errno: code))
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)

@@ -28,6 +28,7 @@ public enum TimerDeadline: Equatable, Sendable {
 /// How a durable write that a node asked for ended.
 public enum PersistResult: Equatable, Sendable {
     case succeeded
-    /// The write failed: `errno` as the system gave it (`ENOSPC`, `EIO`, …) and its words.
-    case failed(errno: Int32, reason: String)
+    /// The write failed: `errno` as the system gave it (`ENOSPC`, `EIO`, …), nil when no system
+    /// call failed (the state could not be encoded), and the cause in words.
+    case failed(errno: Int32?, reason: String)
 }
