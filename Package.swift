@@ -35,7 +35,7 @@ let package = Package(
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).
-        .target(name: "SleepTapProcess"),
+        .target(name: "SleepTapProcess", dependencies: ["SleepTapCore"]),
         .executableTarget(name: "sleeptap-demo", dependencies: ["SleepTapCore", "SleepTapProcess"]),
         // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes.
         .executableTarget(name: "sleeptap-soak", dependencies: ["SleepTapCore", "SleepTapProcess"]),

@@ -1,4 +1,5 @@
 public import Foundation
+public import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -105,13 +106,13 @@ public final class Reaper: @unchecked Sendable {
 
     /// Ends the process with `status` after the clean-up and then `report`, unless another thread
     /// is already ending it (then waits for that).
-    public func finish(_ status: Int32, report: () -> Void = {}) -> Never {
+    public func finish(_ status: ExitCode, report: () -> Void = {}) -> Never {
         guard claimExit() else {
             while true { pause() }
         }
         cleanUp()
         report()
-        exit(status)
+        exit(status.rawValue)
     }
 
     /// Turns SIGINT, SIGTERM and SIGHUP into a clean-up and exit 128 + signal, with a message on
@@ -177,7 +178,7 @@ public final class Reaper: @unchecked Sendable {
                 continue
             } else if errno == EPIPE {
                 if isExiting { return }  // a line of the final report: the exit is under way
-                finish(0)
+                finish(.ok)
             } else {
                 return
             }

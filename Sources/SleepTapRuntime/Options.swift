@@ -1,21 +1,6 @@
 public import Foundation
 public import SleepTapCore
 
-/// Exit statuses, from BSD sysexits(3).
-public enum ExitStatus {
-    public static let ok: Int32 = 0
-    /// EX_USAGE: bad command-line arguments.
-    public static let usage: Int32 = 64
-    /// EX_DATAERR: a bad input file (schedule, state file).
-    public static let dataError: Int32 = 65
-    /// EX_UNAVAILABLE: the endpoint could not be bound or connected.
-    public static let unavailable: Int32 = 69
-    /// EX_SOFTWARE: an internal error.
-    public static let software: Int32 = 70
-    /// EX_CANTCREAT: the state directory cannot be created or written.
-    public static let cannotCreate: Int32 = 73
-}
-
 /// A command line that cannot be used; printed to stderr with the usage line, exit 64.
 public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String

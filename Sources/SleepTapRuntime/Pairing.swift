@@ -1,5 +1,5 @@
 import Foundation
-import SleepTapCore
+public import SleepTapCore
 public import ZeroMQ
 
 #if canImport(Glibc)
@@ -294,22 +294,22 @@ public enum Pairing {
 public enum KeyGeneration {
     /// Runs `ROLE keygen ARGUMENTS` (arguments after `keygen`), printing to stdout and stderr.
     /// - Returns: the exit status: 0, 64 for bad arguments, 73 when the files cannot be made.
-    public static func main(role: Role, arguments: [String]) -> Int32 {
+    public static func main(role: Role, arguments: [String]) -> ExitCode {
         let program = role.rawValue
         let directory: String
         do {
             switch try CommandLineParser.parseKeygen(arguments) {
             case .help:
                 print(CommandLineParser.keygenUsage(program))
-                return ExitStatus.ok
+                return .ok
             case .version:
                 print("\(program) \(SleepTapVersion.string)")
-                return ExitStatus.ok
+                return .ok
             case .run(let value): directory = value
             }
         } catch {
             diagnose(program, "keygen: \(error)\n(see \(program) keygen --help)")
-            return ExitStatus.usage
+            return .usage
         }
         do {
             let keys = try Pairing.generate(into: directory, role: role)
@@ -321,10 +321,10 @@ public enum KeyGeneration {
                 next: copy \(Pairing.publicCertificatePath(directory, role)) into the \(peer)'s keys directory, \
                 and the \(peer)'s \(peer).key (from `\(peer) keygen`) into \(directory); then start with --keys \(directory)
                 """)
-            return ExitStatus.ok
+            return .ok
         } catch {
             diagnose(program, "keygen: \(error)")
-            return ExitStatus.cannotCreate
+            return .cantCreate
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import SleepTapCore
+public import SleepTapCore
 import ZeroMQ
 
 /// The `phone` process: wires `PhoneApp` (the consolidated refresh job on a simulated OS
@@ -11,8 +11,8 @@ public final class PhoneRuntime {
     public init(options: PhoneOptions) { self.options = options }
 
     /// Runs until SIGINT, SIGTERM or `quit`.
-    /// - Returns: the process exit status (`ExitStatus`).
-    public func run() -> Int32 {
+    /// - Returns: the process exit status.
+    public func run() -> ExitCode {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock)
 
@@ -30,12 +30,12 @@ public final class PhoneRuntime {
                     return nil
                 case .failure(let message):
                     diagnose(program, message.description)
-                    return ExitStatus.dataError
+                    return .dataError
                 }
             })
         {
         case .success(let value): startUp = value
-        case .failure(let exit): return exit.status
+        case .failure(let exit): return exit
         }
         defer { startUp.close() }
         let mailbox = startUp.mailbox
@@ -51,7 +51,7 @@ public final class PhoneRuntime {
                 program: program, output: output, validate: { $0.validationProblem })
         } catch {
             diagnose(program, "state file \(error); left untouched.")
-            return ExitStatus.dataError
+            return .dataError
         }
         let taskIdentifier = PhoneAppConfiguration().taskIdentifier
         let startOS: SimulatedOS
@@ -59,7 +59,7 @@ public final class PhoneRuntime {
             startOS = try options.os.resolve(stored: storedOS, taskIdentifier: taskIdentifier, at: clock.now)
         } catch {
             diagnose(program, "\(error); \(osFile.path) left untouched")
-            return ExitStatus.usage
+            return .usage
         }
         if let storedOS, let seed = options.os.seed, seed != storedOS.seed {
             diagnose(
@@ -84,7 +84,7 @@ public final class PhoneRuntime {
             }
         } catch {
             diagnose(program, "cannot create a ZeroMQ socket: \(error)")
-            return ExitStatus.software
+            return .software
         }
         var bound = false
         defer {
@@ -95,11 +95,11 @@ public final class PhoneRuntime {
         }
         if !options.insecure, let problem = IPCDirectoryPolicy.problem(for: options.endpoint, create: true) {
             diagnose(program, "refusing \(options.endpoint): \(problem)")
-            return ExitStatus.unavailable
+            return .unavailable
         }
         if let problem = SingleInstance.ipcBindProblem(options.endpoint) {
             diagnose(program, "cannot bind \(options.endpoint): \(problem)")
-            return ExitStatus.unavailable
+            return .unavailable
         }
         do {
             try router.bind(options.endpoint)
@@ -108,7 +108,7 @@ public final class PhoneRuntime {
                 program,
                 "cannot bind \(options.endpoint): "
                     + EndpointDiagnosis.explain(error, endpoint: options.endpoint, binding: true))
-            return ExitStatus.unavailable
+            return .unavailable
         }
         bound = true
 
@@ -141,10 +141,10 @@ public final class PhoneRuntime {
             stateFile: startUp.stateFile, osFile: osFile, mailbox: mailbox, output: output, clock: clock)
         do {
             try driver.run()
-            return ExitStatus.ok
+            return .ok
         } catch {
             diagnose(program, "poll failed: \(error)")
-            return ExitStatus.software
+            return .software
         }
     }
 

@@ -48,14 +48,14 @@ final class StartUp<State: Codable & Sendable> {
     /// - Returns: the start-up, or the exit status to end the process with (the message is printed).
     static func begin(
         program: String, stateDirectory: String, fileName: String, keysDirectory: String?, output: EventOutput,
-        validate: (State) -> String?, preflight: () -> Int32? = { nil }
+        validate: (State) -> String?, preflight: () -> ExitCode? = { nil }
     ) -> Result<StartUp, ExitCode> {
         let mailbox: Mailbox
         do {
             mailbox = try Mailbox()
         } catch {
             diagnose(program, "\(error)")
-            return .failure(ExitCode(ExitStatus.software))
+            return .failure(.software)
         }
         let signals = SignalTrap(posting: mailbox)
         // Nobody reads the events any more (EPIPE): stop as on SIGTERM.
@@ -64,28 +64,28 @@ final class StartUp<State: Codable & Sendable> {
         if let gone = ParentProcess.bind() {
             diagnose(program, gone)
             signals.cancel()
-            return .failure(ExitCode(ExitStatus.ok))
+            return .failure(.ok)
         }
-        func fail(_ status: Int32, _ message: String) -> Result<StartUp, ExitCode> {
+        func fail(_ status: ExitCode, _ message: String) -> Result<StartUp, ExitCode> {
             diagnose(program, message)
             signals.cancel()
-            return .failure(ExitCode(status))
+            return .failure(status)
         }
         if let status = preflight() {
             signals.cancel()
-            return .failure(ExitCode(status))
+            return .failure(status)
         }
         do {
             try AtomicFile.ensureDirectory(stateDirectory)
         } catch {
-            return fail(ExitStatus.cannotCreate, "state dir \(error)")
+            return fail(.cantCreate, "state dir \(error)")
         }
         let lock: Int32
         switch SingleInstance.lockStateDirectory(stateDirectory, program: program) {
         case .success(let fd): lock = fd
-        case .failure(let error): return fail(ExitStatus.cannotCreate, "state dir \(error)")
+        case .failure(let error): return fail(.cantCreate, "state dir \(error)")
         }
-        func failLocked(_ status: Int32, _ message: String) -> Result<StartUp, ExitCode> {
+        func failLocked(_ status: ExitCode, _ message: String) -> Result<StartUp, ExitCode> {
             Glibc.close(lock)
             return fail(status, message)
         }
@@ -94,14 +94,14 @@ final class StartUp<State: Codable & Sendable> {
         do {
             loaded = try stateFile.loadReportingRecovery(program: program, output: output, validate: validate)
         } catch {
-            return failLocked(ExitStatus.dataError, "state file \(error); left untouched.")
+            return failLocked(.dataError, "state file \(error); left untouched.")
         }
         var keys: PairKeys?
         if let keysDirectory {
             do {
                 keys = try Pairing.load(directory: keysDirectory, role: program == "phone" ? .phone : .watch)
             } catch {
-                return failLocked(ExitStatus.dataError, "keys: \(error)")
+                return failLocked(.dataError, "keys: \(error)")
             }
         }
         return .success(
@@ -147,10 +147,4 @@ extension StateFile {
                 ]))
         return loaded
     }
-}
-
-/// An exit status as an Error, for `Result`.
-struct ExitCode: Error {
-    let status: Int32
-    init(_ status: Int32) { self.status = status }
 }

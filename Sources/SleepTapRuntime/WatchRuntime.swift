@@ -1,5 +1,5 @@
 import Foundation
-import SleepTapCore
+public import SleepTapCore
 import ZeroMQ
 
 /// The `watch` process: start-up (signals, state dir, state file, keys), a ZeroMQ DEALER plus a
@@ -11,8 +11,8 @@ public final class WatchRuntime {
     public init(options: WatchOptions) { self.options = options }
 
     /// Runs until SIGINT, SIGTERM or `quit`.
-    /// - Returns: the process exit status (`ExitStatus`).
-    public func run() -> Int32 {
+    /// - Returns: the process exit status.
+    public func run() -> ExitCode {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock)
 
@@ -22,7 +22,7 @@ public final class WatchRuntime {
             keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem })
         {
         case .success(let value): startUp = value
-        case .failure(let exit): return exit.status
+        case .failure(let exit): return exit
         }
         defer { startUp.close() }
         let mailbox = startUp.mailbox
@@ -46,7 +46,7 @@ public final class WatchRuntime {
             try monitor.connect(monitorEndpoint)
         } catch {
             diagnose(program, "cannot create a ZeroMQ socket: \(error)")
-            return ExitStatus.software
+            return .software
         }
         defer {
             try? dealer.stopMonitor()
@@ -56,17 +56,17 @@ public final class WatchRuntime {
         }
         if !options.insecure, let problem = IPCDirectoryPolicy.problem(for: options.endpoint, create: false) {
             diagnose(program, "refusing \(options.endpoint): \(problem)")
-            return ExitStatus.unavailable
+            return .unavailable
         }
         if let problem = EndpointDiagnosis.connectProblem(options.endpoint) {
             diagnose(program, "cannot connect to \(options.endpoint): \(problem)")
-            return ExitStatus.unavailable
+            return .unavailable
         }
         do {
             try dealer.connect(options.endpoint)
         } catch {
             diagnose(program, "cannot connect to \(options.endpoint): \(error)")
-            return ExitStatus.unavailable
+            return .unavailable
         }
 
         StandardInputReader.start(posting: mailbox)
@@ -117,9 +117,9 @@ final class WatchDriver {
     }
 
     /// Runs until the node stops.
-    /// - Returns: the process exit status (`ExitStatus`).
-    func run() -> Int32 {
-        var exitStatus = ExitStatus.ok
+    /// - Returns: the process exit status.
+    func run() -> ExitCode {
+        var exitStatus = ExitCode.ok
         run(node.start(processID: getpid(), at: time))
         do {
             try loop.run(
@@ -143,7 +143,7 @@ final class WatchDriver {
                 timer: { timer in run(node.timerFired(timer, at: time)) })
         } catch {
             diagnose("watch", "poll failed: \(error)")
-            exitStatus = ExitStatus.software
+            exitStatus = .software
         }
         run(node.finish(at: time))
         return exitStatus

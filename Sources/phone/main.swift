@@ -5,20 +5,20 @@ import SleepTapRuntime
 // Thin executable: parse arguments, run the phone runtime, exit with its status.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "keygen" {
-    exit(KeyGeneration.main(role: .phone, arguments: Array(arguments.dropFirst())))
+    exit(KeyGeneration.main(role: .phone, arguments: Array(arguments.dropFirst())).rawValue)
 }
 do {
     switch try CommandLineParser.parsePhone(arguments) {
     case .help:
         print(CommandLineParser.phoneUsage)
-        exit(ExitStatus.ok)
+        exit(ExitCode.ok.rawValue)
     case .version:
         print("phone \(SleepTapVersion.string)")
-        exit(ExitStatus.ok)
+        exit(ExitCode.ok.rawValue)
     case .run(let options):
-        exit(PhoneRuntime(options: options).run())
+        exit(PhoneRuntime(options: options).run().rawValue)
     }
 } catch {
     diagnose("phone", "\(error)\n(see phone --help)")
-    exit(ExitStatus.usage)
+    exit(ExitCode.usage.rawValue)
 }

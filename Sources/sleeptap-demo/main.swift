@@ -45,7 +45,7 @@ let usage = """
 
 /// Ends the demo with exit 1: stops the children, removes the temp dir, prints `message`.
 func fail(_ message: String, kept: String? = nil) -> Never {
-    Reaper.shared.finish(1) {
+    Reaper.shared.finish(.failure) {
         if let kept { Reaper.shared.writeError("sleeptap-demo: state and sockets kept in \(kept)") }
         Reaper.shared.writeError("sleeptap-demo: \(message)")
     }
@@ -154,7 +154,7 @@ func runDemo() -> Never {
     // Help and --version win wherever they stand (as in swift-argument-parser).
     if let request = arguments.first(where: { ["-h", "--help", "--version"].contains($0) }) {
         print(request == "--version" ? "sleeptap-demo \(SleepTapVersion.string)" : usage)
-        exit(0)
+        exit(ExitCode.ok.rawValue)
     }
     while !arguments.isEmpty {
         let flag = arguments.removeFirst()
@@ -164,13 +164,13 @@ func runDemo() -> Never {
         case "--speed":
             guard let text = arguments.first, let value = Double(text), value >= 600, value <= 200_000 else {
                 FileHandle.standardError.write(Data("sleeptap-demo: --speed needs a number from 600 to 200000\n".utf8))
-                exit(64)
+                exit(ExitCode.usage.rawValue)
             }
             arguments.removeFirst()
             speed = value
         default:
             FileHandle.standardError.write(Data("sleeptap-demo: unknown option \(flag)\n\(usage)\n".utf8))
-            exit(64)
+            exit(ExitCode.usage.rawValue)
         }
     }
 
@@ -271,7 +271,7 @@ func runDemo() -> Never {
     guard enteredBuggy == 0, nightsCovered == 7, fallbacksAfterFix == 0, enteredFixed > 0 else {
         fail("the story did not play out as expected (see the summary)", kept: keep ? dir : nil)
     }
-    Reaper.shared.finish(0) {
+    Reaper.shared.finish(.ok) {
         if keep { out("\nstate and sockets kept in \(dir)") }
     }
 }

@@ -848,16 +848,16 @@ do {
     switch try parse(Array(CommandLine.arguments.dropFirst())) {
     case .help:
         out(usage)
-        exit(0)
+        exit(ExitCode.ok.rawValue)
     case .version:
         out("sleeptap-soak \(SleepTapVersion.string)")
-        exit(0)
+        exit(ExitCode.ok.rawValue)
     case .run(let parsed):
         options = parsed
     }
 } catch {
     complain("sleeptap-soak: \(error.message) (see sleeptap-soak --help)")
-    exit(64)
+    exit(ExitCode.usage.rawValue)
 }
 
 // Every child and the temp dir go on every path: SIGINT, SIGTERM, SIGHUP, a closed stdout, the
@@ -868,11 +868,11 @@ let soak: Soak
 do {
     soak = try Soak(options: options, seed: options.seed ?? UInt64.random(in: 0...UInt64.max))
 } catch {
-    Reaper.shared.finish(70) { complain("sleeptap-soak: \(error.message)") }
+    Reaper.shared.finish(.software) { complain("sleeptap-soak: \(error.message)") }
 }
 do {
     try soak.run()
-    Reaper.shared.finish(0) {
+    Reaper.shared.finish(.ok) {
         if options.json {
             out(soak.summaryEvent(failure: nil).jsonLine(time: Date()))
         } else {
@@ -882,9 +882,9 @@ do {
     }
 } catch {
     if error.setup {
-        Reaper.shared.finish(70) { complain("sleeptap-soak: \(error.message)") }
+        Reaper.shared.finish(.software) { complain("sleeptap-soak: \(error.message)") }
     }
-    Reaper.shared.finish(1) {
+    Reaper.shared.finish(.failure) {
         complain(soak.report(error) + "\n" + soak.summary())
         if options.json { out(soak.summaryEvent(failure: error).jsonLine(time: Date())) }
     }

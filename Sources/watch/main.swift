@@ -5,20 +5,20 @@ import SleepTapRuntime
 // Thin executable: parse arguments, run the watch runtime, exit with its status.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "keygen" {
-    exit(KeyGeneration.main(role: .watch, arguments: Array(arguments.dropFirst())))
+    exit(KeyGeneration.main(role: .watch, arguments: Array(arguments.dropFirst())).rawValue)
 }
 do {
     switch try CommandLineParser.parseWatch(arguments) {
     case .help:
         print(CommandLineParser.watchUsage)
-        exit(ExitStatus.ok)
+        exit(ExitCode.ok.rawValue)
     case .version:
         print("watch \(SleepTapVersion.string)")
-        exit(ExitStatus.ok)
+        exit(ExitCode.ok.rawValue)
     case .run(let options):
-        exit(WatchRuntime(options: options).run())
+        exit(WatchRuntime(options: options).run().rawValue)
     }
 } catch {
     diagnose("watch", "\(error)\n(see watch --help)")
-    exit(ExitStatus.usage)
+    exit(ExitCode.usage.rawValue)
 }
