@@ -47,7 +47,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "SleepTapCore", "SleepTapProcess", "ZeroMQ", "phone", "watch", "sleeptap-demo", "sleeptap-soak",
+                "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
+                "sleeptap-demo", "sleeptap-soak",
             ]
         ),
     ]

@@ -16,8 +16,8 @@ public struct TwinPhone: Sendable {
     public var appConfiguration: PhoneAppConfiguration
     /// The device seed of a fresh phone state (daily rotation of notice texts).
     public var deviceSeed: UInt64
-    /// `phone.started` fields and the rest of the node's settings; `schedulePath` must be nil
-    /// (the twin has no files: change `schedule` through a step instead).
+    /// `phone.started` fields and the rest of the node's settings. The twin has no files: with a
+    /// `schedulePath`, every read of it gives `schedule` (as a file that does not change).
     public var node: PhoneNodeConfiguration
 
     public init(
@@ -45,8 +45,13 @@ public enum TwinStep: Sendable {
     /// The phone goes out of the watch's reach (messages in flight are lost) or comes back.
     case link(up: Bool)
     /// The phone process restarts; `keepState: false` starts it from an empty state dir (the OS
-    /// state is the device's and survives either way).
+    /// state is the device's and survives either way). The same as `.phone("quit")` then
+    /// `.startPhone(keepState:)` at the same instant.
     case restartPhone(keepState: Bool)
+    /// A phone process starts (after `.phone("quit")` ended the last one; ignored while one
+    /// runs), on the state dir as it is or, with `keepState: false`, an empty one. The watch's
+    /// link comes up with it.
+    case startPhone(keepState: Bool)
     /// The watch process restarts, with or without its state file.
     case restartWatch(keepState: Bool)
     /// The phone's next writes fail: the 1-based numbers of the coming writes, with this errno.
@@ -92,10 +97,20 @@ public struct Twin: Sendable {
     public private(set) var phoneSetup: TwinPhone
     public let watchSetup: WatchNode.Configuration
     private var random: SplitMix64
-    private var steps: [(at: Date, order: Int, step: TwinStep)] = []
+    private var steps: [(at: Date, order: Int, step: Scheduled)] = []
     private var stepOrder = 0
-    private var phoneRunning = true
-    private var watchRunning = true
+    /// Whether each process runs (both start at `boot`).
+    public private(set) var phoneRunning = false
+    public private(set) var watchRunning = false
+    /// Phone processes started so far (the first one runs the node made at `init`).
+    private var phoneStarts = 0
+
+    /// A step, or a process's first start at `boot`.
+    private enum Scheduled: Sendable {
+        case step(TwinStep)
+        case bootPhone
+        case bootWatch
+    }
 
     /// - Parameters:
     ///   - start: the virtual instant both processes start at.
@@ -139,16 +154,33 @@ public struct Twin: Sendable {
 
     /// Adds a step at the virtual instant `at` (steps at the same instant run in the order added).
     public mutating func schedule(_ step: TwinStep, at instant: Date) {
+        add(.step(step), at: instant)
+    }
+
+    private mutating func add(_ step: Scheduled, at instant: Date) {
         steps.append((instant, stepOrder, step))
         stepOrder += 1
         steps.sort { ($0.at, $0.order) < ($1.at, $1.order) }
     }
 
-    /// Starts both processes (the phone first, as the demo does) and connects the link.
+    /// Starts both processes now (the phone first, as the demo does) and connects the link.
     public mutating func boot() {
-        phoneRun(phone.start(at: time()))
-        watchRun(watch.start(processID: 2, at: time()))
-        connectWatch()
+        startPhone(keepState: true)
+        startWatch()
+    }
+
+    /// Starts each process at its own virtual instant, as processes spawned one after the other
+    /// on a shared virtual clock start: the phone at `phoneAt`, the watch at `watchAt` (both at
+    /// or after `start`). The link comes up when both run. A step at the same instant as a start
+    /// runs after it when it was added later.
+    public mutating func boot(phoneAt: Date, watchAt: Date) {
+        if phoneAt <= watchAt {
+            add(.bootPhone, at: phoneAt)
+            add(.bootWatch, at: watchAt)
+        } else {
+            add(.bootWatch, at: watchAt)
+            add(.bootPhone, at: phoneAt)
+        }
     }
 
     private mutating func connectWatch() {
@@ -183,7 +215,11 @@ public struct Twin: Sendable {
             if let step = steps.first, step.at == next {
                 steps.removeFirst()
                 advance(to: next)
-                perform(step.step)
+                switch step.step {
+                case .step(let step): perform(step)
+                case .bootPhone: startPhone(keepState: true)
+                case .bootWatch: startWatch()
+                }
                 continue
             }
             guard let (timer, _) = scheduler.popDue(notAfter: next) else { break }
@@ -221,26 +257,56 @@ public struct Twin: Sendable {
             }
         case .restartPhone(let keepState):
             note("phone.restart", [("keepState", .bool(keepState))])
-            for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
-            phone = Self.makePhone(
-                phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random)
-            if !keepState { phoneStore.wipe() }
-            phoneRun(phone.start(at: time()))
-            if watchRunning, toWatch.isUp {
-                watchRun(watch.link(.disconnected, at: time()))
-                connectWatch()
-            }
+            if phoneRunning { phoneRun(phone.commandLine("quit", at: time())) }
+            startPhone(keepState: keepState)
+        case .startPhone(let keepState):
+            if !phoneRunning { startPhone(keepState: keepState) }
         case .restartWatch(let keepState):
             note("watch.restart", [("keepState", .bool(keepState))])
             for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
             if !keepState { watchStore.wipe() }
             watch = WatchNode(configuration: watchSetup, state: watchStore.held)
-            watchRun(watch.start(processID: 2, at: time()))
-            connectWatch()
+            startWatch()
         case .failPhoneWrites(let writes, let errno):
             phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
             phoneStore.errno = errno
         }
+    }
+
+    /// A phone process starts: after the first, a new node on what the state dir holds (or an
+    /// empty one), on the OS as stored; then the watch's link comes up.
+    private mutating func startPhone(keepState: Bool) {
+        if phoneStarts > 0 {
+            phone = Self.makePhone(
+                phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random)
+        }
+        if !keepState { phoneStore.wipe() }
+        phoneStarts += 1
+        phoneRunning = true
+        phoneRun(phone.start(at: time()))
+        connectWatch()
+    }
+
+    /// The phone process ended: its timers are gone, whatever was in flight on its connection is
+    /// lost, and the watch sees the connection drop.
+    private mutating func phoneStopped() {
+        for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
+        // Both directions go up and down together (`.link(up:)`): lose what is in flight only.
+        let up = toWatch.isUp
+        toWatch.disconnect()
+        toPhone.disconnect()
+        if up {
+            toWatch.reconnect()
+            toPhone.reconnect()
+        }
+        if watchRunning, toWatch.isUp { watchRun(watch.link(.disconnected, at: time())) }
+    }
+
+    /// The watch process starts (with the node as built) and connects when the phone runs.
+    private mutating func startWatch() {
+        watchRunning = true
+        watchRun(watch.start(processID: 2, at: time()))
+        connectWatch()
     }
 
     private mutating func note(_ name: String, _ fields: [(String, EventValue)] = []) {
@@ -290,6 +356,7 @@ public struct Twin: Sendable {
                 phoneRun(phone.scheduleLoaded(.success(phoneSetup.schedule), at: time()))
             case .stop:
                 phoneRunning = false
+                phoneStopped()
             }
         }
     }

@@ -55,6 +55,18 @@ public struct OSOptions: Equatable, Sendable {
         return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed ?? Self.defaultSeed))
     }
 
+    /// The device settings given as flags (`--low-power`, `--refresh-off`, `--charging`,
+    /// `--bucket`), as the commands the phone applies at every start, in this order, to a new and
+    /// a stored OS alike (the user changing the setting).
+    public var settingCommands: [PhoneCommand] {
+        var settings: [PhoneCommand] = []
+        if let on = lowPower { settings.append(.lowPower(on)) }
+        if let on = backgroundRefresh { settings.append(.backgroundRefresh(on)) }
+        if let on = charging { settings.append(.charging(on)) }
+        if let bucket { settings.append(.bucket(bucket)) }
+        return settings
+    }
+
     /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
     ///
     /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--budget`,

@@ -124,16 +124,12 @@ public final class PhoneRuntime {
             location: options.location,
             configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
             randomSeed: UInt64.random(in: 0...UInt64.max))
-        // Device settings given as flags override the stored ones, as the user changing them would.
-        var settings: [PhoneCommand] = []
-        if let on = options.os.lowPower { settings.append(.lowPower(on)) }
-        if let on = options.os.backgroundRefresh { settings.append(.backgroundRefresh(on)) }
-        if let on = options.os.charging { settings.append(.charging(on)) }
-        if let bucket = options.os.bucket { settings.append(.bucket(bucket)) }
         let configuration = PhoneNodeConfiguration(
             watchID: options.watchId, pairedWatchKey: keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) },
             schedulePath: options.schedulePath, timeZone: options.timeZone, machineZone: machineZone,
-            statePath: startUp.stateFile.path, osStatePath: osFile.path, settings: settings,
+            statePath: startUp.stateFile.path, osStatePath: osFile.path,
+            // Device settings given as flags override the stored ones, as the user changing them would.
+            settings: options.os.settingCommands,
             endpoint: options.endpoint, boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint,
             pid: Int64(getpid()), security: keys == nil ? "none" : "curve", osState: storedOS == nil ? "new" : "stored")
         let driver = PhoneDriver(

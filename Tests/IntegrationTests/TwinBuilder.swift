@@ -1,0 +1,57 @@
+import Foundation
+import SleepTapCore
+import SleepTapEmbedded
+import SleepTapRuntime
+
+/// Builds the embedded twin from the very command lines the `phone` and `watch` processes get,
+/// through the same parsers and the same option-to-value functions the executables use, so the
+/// twin and the processes cannot drift apart by a hand-copied setting.
+enum TwinBuilder {
+    /// A command line the twin cannot model.
+    struct Unsupported: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// - Parameters:
+    ///   - phoneArguments: the `phone` arguments (without the program name); `--clock-start`,
+    ///     `--clock-speed` and `--device-seed` are required (the twin's time and the weather seed).
+    ///   - watchArguments: the `watch` arguments, with the same clock flags.
+    ///   - machineZone: the zone both processes get from their environment (TZ).
+    /// - Returns: the twin, not booted.
+    /// - Throws: `UsageError` for a bad command line, `Unsupported` for one the twin cannot run,
+    ///   a schedule file error.
+    static func make(
+        phone phoneArguments: [String], watch watchArguments: [String], machineZone: TimeZone = .current
+    ) throws -> Twin {
+        guard case .run(let phone) = try CommandLineParser.parsePhone(phoneArguments),
+            case .run(let watch) = try CommandLineParser.parseWatch(watchArguments)
+        else { throw Unsupported(description: "help or version asked for") }
+        guard phone.clock == watch.clock, let start = phone.clock.start else {
+            throw Unsupported(description: "phone and watch need the same --clock-start/--clock-speed/--clock-anchor")
+        }
+        guard let deviceSeed = phone.deviceSeed else { throw Unsupported(description: "--device-seed is required") }
+        guard phone.weather.openMeteoBase == nil, phone.keysDirectory == nil, watch.keysDirectory == nil else {
+            throw Unsupported(description: "the twin has the offline weather only and no CURVE")
+        }
+        var schedule = WakeSchedule.everyDayAtSeven
+        if let path = phone.schedulePath {
+            schedule = try ScheduleFile.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        // As PhoneRuntime: --time-zone, else the schedule file's zone, else the machine's.
+        let zone = phone.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone
+        let twinPhone = TwinPhone(
+            os: phone.os.makeOS(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
+            weather: phone.weather.makeProvider(seed: deviceSeed), schedule: schedule, zone: zone,
+            location: phone.location, appConfiguration: phone.os.appConfiguration(horizonDays: phone.horizonDays),
+            deviceSeed: deviceSeed,
+            node: PhoneNodeConfiguration(
+                watchID: phone.watchId, schedulePath: phone.schedulePath, timeZone: phone.timeZone,
+                machineZone: machineZone, statePath: phone.stateDirectory + "/phone.json",
+                osStatePath: phone.stateDirectory + "/os.json", settings: phone.os.settingCommands,
+                endpoint: phone.endpoint, boundEndpoint: phone.endpoint, pid: 1, security: "none", osState: "new"))
+        let twinWatch = WatchNode.Configuration(
+            endpoint: watch.endpoint, id: watch.id, statePath: watch.stateDirectory + "/watch.json",
+            flagZone: watch.timeZone, systemZone: machineZone, bedAt: watch.bedAt, manualWake: watch.manualWake)
+        return Twin(start: start, speed: phone.clock.speed, phone: twinPhone, watch: twinWatch)
+    }
+}

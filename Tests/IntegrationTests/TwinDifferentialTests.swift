@@ -1,0 +1,386 @@
+import Foundation
+import SleepTapCore
+import SleepTapEmbedded
+import SleepTapProcess
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One scenario run both ways: the real `phone` and `watch` over ipc on a shared accelerated
+/// virtual clock, and the embedded twin built from the same command lines (`TwinBuilder`).
+///
+/// What the processes are given from outside (their starts, stdin lines, a phone's exit) happens
+/// at wall instants, so at virtual instants known only once they happened: each is read back
+/// from the event it causes (`phone.started`, `watch.started`, `handler.registered`,
+/// `os.low_power`, `phone.stopping`) and given to the twin at that instant. Everything else (the
+/// OS's launches, the jobs, the batches, the nightly taps) both sides decide alone.
+struct TwinScenario: CustomStringConvertible, Sendable {
+    enum Step: String, Sendable {
+        /// The user opens the app (stdin `open`).
+        case open
+        /// Low Power Mode (Battery Saver) goes on and stays on (stdin `low-power on`).
+        case lowPower = "low-power on"
+        /// The phone process quits and starts again on the same state dir.
+        case restartPhone = "restart"
+    }
+
+    /// Virtual seconds per wall second: 32 virtual hours, so 10 nights take about 8 wall seconds.
+    static let speed: Double = 115_200
+    static let day: TimeInterval = 86_400
+    /// Zones and (for those with daylight saving time) their 2026 clock changes, from the IANA tz
+    /// database: the scenario's days cross one.
+    static let zones: [(zone: String, changes: [String])] = [
+        ("America/New_York", ["2026-03-08", "2026-11-01"]), ("Europe/Berlin", ["2026-03-29", "2026-10-25"]),
+        ("Australia/Sydney", ["2026-04-05", "2026-10-04"]), ("Pacific/Auckland", ["2026-04-05", "2026-09-27"]),
+        ("America/Los_Angeles", ["2026-03-08", "2026-11-01"]), ("Asia/Tokyo", []), ("Asia/Kolkata", []),
+    ]
+
+    var seed: UInt64 = 0
+    var zone = "Europe/Berlin"
+    /// `--clock-start`: 11:00 local on the first day, after every wake-up of that day.
+    var start = Date(timeIntervalSince1970: 0)
+    var nights = 10
+    /// The phone learns its zone from the schedule file instead of `--time-zone`.
+    var zoneInScheduleFile = false
+    /// The watch gets `--time-zone` (else it lives in the batch's zone).
+    var watchZoneFlag = true
+    var platform = "ios"
+    var registration: RegistrationMode = .early
+    /// Android's App Standby bucket (`--bucket`), nil on iOS.
+    var bucket: String?
+    var osSeed: UInt64 = 1
+    var deviceSeed: UInt64 = 1
+    /// Wake-up per weekday, Sunday first; nil = off.
+    var wake: [LocalTime?] = Array(repeating: LocalTime(hour: 7, minute: 0), count: 7)
+    var bedAt = LocalTime(hour: 22, minute: 30)!
+    var manualWake = LocalTime(hour: 7, minute: 0)!
+    /// Steps at virtual instants, in order.
+    var steps: [(at: Date, step: Step)] = []
+
+    var end: Date { start.addingTimeInterval(Double(nights) * Self.day) }
+    var calendar: Calendar { WakeCalendar.calendar(in: TimeZone(identifier: zone) ?? .gmt) }
+
+    init() {}
+
+    /// A scenario drawn from `seed` (SplitMix64).
+    init(seed: UInt64) {
+        self.seed = seed
+        var random = SplitMix64(state: seed)
+        func pick(_ count: Int) -> Int { Int(random.next() % UInt64(count)) }
+        let (zone, changes) = Self.zones[pick(Self.zones.count)]
+        self.zone = zone
+        let calendar = self.calendar
+        let firstDay: Date
+        if changes.isEmpty {
+            firstDay = calendar.date(
+                byAdding: .day, value: pick(330), to: calendar.date(from: DateComponents(year: 2026, month: 1, day: 5))!
+            )!
+        } else {
+            // Two to six days before the change, so it falls inside the run.
+            let change = changes[pick(changes.count)].split(separator: "-").compactMap { Int($0) }
+            let changeDay = calendar.date(from: DateComponents(year: change[0], month: change[1], day: change[2]))!
+            firstDay = calendar.date(byAdding: .day, value: -(2 + pick(5)), to: changeDay)!
+        }
+        start = calendar.date(bySettingHour: 11, minute: 0, second: 0, of: firstDay)!
+        zoneInScheduleFile = pick(3) == 0
+        watchZoneFlag = pick(4) != 0
+        if pick(3) == 0 {
+            platform = "android"
+            bucket = ["active", "working_set", "frequent", "rare"][pick(4)]
+        } else {
+            registration = pick(3) == 0 ? .lateSilent : .early
+        }
+        osSeed = random.next() % 1_000 + 1
+        deviceSeed = random.next() % 1_000
+        wake = (0..<7).map { _ in pick(7) == 0 ? nil : LocalTime(hour: 5 + pick(5), minute: 15 * pick(4)) }
+        bedAt = LocalTime(hour: 21 + pick(3), minute: 15 * pick(4))!
+        manualWake = LocalTime(hour: 6 + pick(3), minute: 5 * pick(12))!
+        var days = Set<Int>()
+        for _ in 0..<pick(3) { days.insert(1 + pick(nights - 2)) }
+        let kinds: [Step] = [.open, .lowPower, .restartPhone]
+        steps = days.sorted().map { day in
+            let dayStart = calendar.date(byAdding: .day, value: day, to: firstDay)!
+            let at = calendar.date(bySettingHour: 12 + pick(4), minute: pick(60), second: 0, of: dayStart)!
+            return (at, kinds[pick(kinds.count)])
+        }
+    }
+
+    var description: String {
+        let names = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+        let week = zip(names, wake).map { "\($0)=\($1.map(\.description) ?? "off")" }.joined(separator: " ")
+        let os = platform == "android" ? "android bucket \(bucket ?? "-")" : "ios \(registration.rawValue)"
+        let steps = self.steps.map { "\($0.step.rawValue)@\(ISO8601.string($0.at))" }.joined(separator: ", ")
+        return "seed \(seed): \(zone) (phone's via \(zoneInScheduleFile ? "schedule file" : "--time-zone"), "
+            + "watch's via \(watchZoneFlag ? "--time-zone" : "the batch")), start \(ISO8601.string(start)), "
+            + "\(nights) nights, \(os), --os-seed \(osSeed), --device-seed \(deviceSeed), wake \(week), "
+            + "bed \(bedAt), manual wake \(manualWake), steps [\(steps)]"
+    }
+
+    /// The schedule file (docs/schedule-format.md).
+    func scheduleFile() -> Data {
+        let names = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+        let week = zip(names, wake).map { "\"\($0)\": \"\($1.map(\.description) ?? "off")\"" }
+        let zoneField = zoneInScheduleFile ? "\"timeZone\": \"\(zone)\", " : ""
+        return Data("{\"schemaVersion\": 1, \(zoneField)\"wake\": {\(week.joined(separator: ", "))}}".utf8)
+    }
+
+    func clock(anchor: Date) -> [String] {
+        [
+            "--clock-start", ISO8601.string(start), "--clock-speed", String(Int(Self.speed)), "--clock-anchor",
+            String(format: "%.3f", anchor.timeIntervalSince1970),
+        ]
+    }
+
+    func phoneArguments(dir: String, anchor: Date) -> [String] {
+        var arguments = [
+            "--endpoint", "ipc://\(dir)/phone.sock", "--state-dir", "\(dir)/phone", "--schedule",
+            "\(dir)/schedule.json",
+            "--platform", platform, "--os-seed", String(osSeed), "--device-seed", String(deviceSeed),
+        ]
+        if !zoneInScheduleFile { arguments += ["--time-zone", zone] }
+        if let bucket {
+            arguments += ["--bucket", bucket]
+        } else {
+            arguments += ["--registration", registration.rawValue]
+        }
+        return arguments + clock(anchor: anchor)
+    }
+
+    func watchArguments(dir: String, anchor: Date) -> [String] {
+        var arguments = [
+            "--endpoint", "ipc://\(dir)/phone.sock", "--state-dir", "\(dir)/watch", "--bed-at", bedAt.description,
+            "--manual-wake", manualWake.description,
+        ]
+        if watchZoneFlag { arguments += ["--time-zone", zone] }
+        return arguments + clock(anchor: anchor)
+    }
+}
+
+/// One night's tap and what the watch made of it.
+struct NightOutcome: Equatable, CustomStringConvertible {
+    var at: Date
+    /// `wake <instant>` (the cached wake time given) or `fallback` (manual entry asked for).
+    var outcome: String
+
+    /// Equal to the second: the processes print whole seconds.
+    func matches(_ other: NightOutcome) -> Bool { abs(at.timeIntervalSince(other.at)) < 1 && outcome == other.outcome }
+    var description: String { "\(ISO8601.string(at)) \(outcome)" }
+}
+
+/// What the processes did, and the outside inputs at the virtual instants they happened.
+struct ObservedRun {
+    /// The twin built from the processes' command lines and files, not booted.
+    var twin: Twin
+    var phoneStarted: Date
+    var watchStarted: Date
+    var inputs: [(at: Date, step: TwinStep)]
+    var phoneEvents: [ChildEvent]
+    var watchEvents: [ChildEvent]
+    /// `osState` of each `phone.started`.
+    var osStates: [String]
+
+    func nights(before end: Date) -> [NightOutcome] {
+        watchEvents.compactMap { event in
+            guard let at = event.string("time").flatMap(ISO8601.date), at < end else { return nil }
+            switch event.name {
+            case "bed.wake_time": return NightOutcome(at: at, outcome: "wake \(event.string("wakeTime") ?? "?")")
+            case "fallback.manual_entry": return NightOutcome(at: at, outcome: "fallback")
+            default: return nil
+            }
+        }
+    }
+
+    /// The instants of the background runs the phone's handler was entered for.
+    func launches(before end: Date) -> [Date] {
+        phoneEvents.filter { $0.name == "handler.entered" }.compactMap { $0.string("time").flatMap(ISO8601.date) }
+            .filter { $0 < end }
+    }
+}
+
+/// A failure of a scenario's process run (no issue can be recorded off the test's task).
+struct RunFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+enum DifferentialRun {
+    /// At most this many scenarios run their processes at once (each mostly waits in poll).
+    private static let slots = DispatchSemaphore(value: 6)
+
+    /// Runs `body` on its own thread (the process run blocks while it waits for events), at most
+    /// `slots` at a time, without holding a thread of the test runner's pool.
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                slots.wait()
+                defer { slots.signal() }
+                continuation.resume(with: Result { try body() })
+            }
+        }
+    }
+
+    /// Waits for `name` from `child` after index `from`. - Returns: the event and its virtual instant.
+    private static func event(
+        _ child: ChildProcess, _ name: String, from: Int = 0
+    ) throws -> (event: ChildEvent, index: Int, at: Date) {
+        guard let found = child.waitFor(name, from: from, timeout: Scenario.deadline),
+            let at = found.event.string("time").flatMap(ISO8601.date)
+        else {
+            let seen = child.events.suffix(8).map(\.line).joined(separator: "\n")
+            throw RunFailure(
+                description: "no \(name) from \(child.name) within \(Scenario.deadline) s; last events:\n\(seen)\n"
+                    + "stderr:\n\(child.standardError)")
+        }
+        return (found.event, found.index, at)
+    }
+
+    /// Runs `scenario` with the real processes.
+    /// - Throws: `RunFailure` when a process does not do what a step needs.
+    static func processes(_ scenario: TwinScenario) throws -> ObservedRun {
+        let harness = try Scenario()
+        defer { harness.close() }
+        try scenario.scheduleFile().write(to: URL(fileURLWithPath: harness.dir + "/schedule.json"))
+        // Virtual time starts at --clock-start as the phone is spawned.
+        let anchor = Date()
+        func wall(_ instant: Date) -> Date {
+            anchor.addingTimeInterval(instant.timeIntervalSince(scenario.start) / TwinScenario.speed)
+        }
+        let phoneArguments = scenario.phoneArguments(dir: harness.dir, anchor: anchor)
+        let watchArguments = scenario.watchArguments(dir: harness.dir, anchor: anchor)
+        var phones = [try harness.spawn("phone", phoneArguments)]
+        let phoneStarted = try event(phones[0], "phone.started").at
+        let watch = try harness.spawn("watch", watchArguments)
+        let watchStarted = try event(watch, "watch.started").at
+        var inputs: [(at: Date, step: TwinStep)] = []
+        for (at, step) in scenario.steps {
+            Thread.sleep(until: wall(at))
+            let phone = phones[phones.count - 1]
+            let from = phone.events.count
+            switch step {
+            case .open:
+                phone.send(line: "open")
+                inputs.append((try event(phone, "handler.registered", from: from).at, .phone("open")))
+            case .lowPower:
+                phone.send(line: "low-power on")
+                inputs.append((try event(phone, "os.low_power", from: from).at, .phone("low-power on")))
+            case .restartPhone:
+                phone.send(line: "quit")
+                let stopped = try event(phone, "phone.stopping", from: from).at
+                guard phone.waitForExit(timeout: Scenario.deadline), phone.exitStatus == 0 else {
+                    throw RunFailure(description: "phone did not exit 0 on quit: \(phone.standardError)")
+                }
+                let next = try harness.spawn("phone", phoneArguments)
+                phones.append(next)
+                let started = try event(next, "phone.started").at
+                inputs += [(stopped, .phone("quit")), (started, .startPhone(keepState: true))]
+            }
+        }
+        Thread.sleep(until: wall(scenario.end).addingTimeInterval(0.2))
+        let children = [phones[phones.count - 1], watch]
+        for child in children { child.send(line: "quit") }
+        for child in children {
+            guard child.waitForExit(timeout: Scenario.deadline) else {
+                throw RunFailure(description: "\(child.name) did not exit on quit")
+            }
+            child.waitForOutputEnd(timeout: 5)
+        }
+        let phoneEvents = phones.flatMap(\.events)
+        return ObservedRun(
+            twin: try TwinBuilder.make(phone: phoneArguments, watch: watchArguments), phoneStarted: phoneStarted,
+            watchStarted: watchStarted, inputs: inputs, phoneEvents: phoneEvents, watchEvents: watch.events,
+            osStates: phoneEvents.filter { $0.name == "phone.started" }.compactMap { $0.string("osState") })
+    }
+
+    /// The twin built from the run's command lines, given the run's outside inputs at their
+    /// instants, run to the scenario's end.
+    static func twin(_ scenario: TwinScenario, _ observed: ObservedRun) -> Twin {
+        var twin = observed.twin
+        twin.boot(phoneAt: observed.phoneStarted, watchAt: observed.watchStarted)
+        for (at, step) in observed.inputs { twin.schedule(step, at: at) }
+        twin.run(until: scenario.end)
+        return twin
+    }
+
+    static func nights(_ twin: Twin, before end: Date) -> [NightOutcome] {
+        twin.log.compactMap { entry in
+            guard entry.source == "watch", entry.at < end else { return nil }
+            switch entry.event.name {
+            case "bed.wake_time":
+                guard case .date(let wake)? = entry.event["wakeTime"] else { return nil }
+                return NightOutcome(at: entry.at, outcome: "wake \(ISO8601.string(wake))")
+            case "fallback.manual_entry": return NightOutcome(at: entry.at, outcome: "fallback")
+            default: return nil
+            }
+        }
+    }
+
+    static func launches(_ twin: Twin, before end: Date) -> [Date] {
+        twin.events("handler.entered", from: "phone").map(\.at).filter { $0 < end }
+    }
+
+    /// Nil when both sides give the same night outcomes at the same instants, else a report
+    /// with the scenario and the first night that differs.
+    static func difference(_ scenario: TwinScenario, process: [NightOutcome], twin: [NightOutcome]) -> String? {
+        let first = zip(process, twin).enumerated().first { !$0.element.0.matches($0.element.1) }?.offset
+        guard first != nil || process.count != twin.count else { return nil }
+        let night = first ?? min(process.count, twin.count)
+        let show = { (nights: [NightOutcome]) in night < nights.count ? nights[night].description : "none" }
+        return """
+            twin and processes differ, \(scenario)
+            first differing night \(night + 1): processes \(show(process)); twin \(show(twin))
+            processes: \(process.map(\.description).joined(separator: "; "))
+            twin:      \(twin.map(\.description).joined(separator: "; "))
+            """
+    }
+}
+
+@Suite("The embedded twin against the real processes over ipc")
+struct TwinDifferentialTests {
+    @Test(
+        "20 seeded scenarios (zones across clock changes, iOS early and late-silent, Android buckets, opens, Low Power, phone restarts): the twin's night outcomes equal the processes', to the second",
+        arguments: Array(UInt64(1)...20))
+    func sameNights(seed: UInt64) async throws {
+        let scenario = TwinScenario(seed: seed)
+        let observed = try await DifferentialRun.onThread { try DifferentialRun.processes(scenario) }
+        let twin = DifferentialRun.twin(scenario, observed)
+        let processNights = observed.nights(before: scenario.end)
+        let twinNights = DifferentialRun.nights(twin, before: scenario.end)
+        #expect(processNights.count >= scenario.nights - 2, "\(scenario): only \(processNights.count) nights ran")
+        let difference = DifferentialRun.difference(scenario, process: processNights, twin: twinNights)
+        #expect(difference == nil, "\(difference ?? "")")
+    }
+
+    @Test(
+        "The OS outlives the phone: a run with a phone restart in the middle and the twin's run with the same restart give the same background launches and nights"
+    )
+    func restartKeepsTheOS() async throws {
+        var scenario = TwinScenario()
+        scenario.seed = 0
+        scenario.zone = "Europe/Berlin"
+        scenario.start = ISO8601.date("2026-03-25T10:00:00Z")!  // Wed 11:00 CET; summer time from Sun 29
+        scenario.osSeed = 77
+        scenario.deviceSeed = 5
+        scenario.wake =
+            [LocalTime(hour: 8, minute: 30)] + Array(repeating: LocalTime(hour: 6, minute: 45), count: 5)
+            + [LocalTime(hour: 8, minute: 0)]
+        scenario.steps = [(ISO8601.date("2026-03-29T12:20:00Z")!, .restartPhone)]  // Sun 14:20 CEST
+        let observed = try await DifferentialRun.onThread { [scenario] in try DifferentialRun.processes(scenario) }
+        #expect(observed.osStates == ["new", "stored"])
+        let twin = DifferentialRun.twin(scenario, observed)
+        let restart = try #require(observed.inputs.first { if case .startPhone = $0.step { true } else { false } }).at
+        let processLaunches = observed.launches(before: scenario.end)
+        let twinLaunches = DifferentialRun.launches(twin, before: scenario.end)
+        #expect(processLaunches.contains { $0 < restart } && processLaunches.contains { $0 > restart })
+        let described = { (launches: [Date]) in launches.map(ISO8601.string).joined(separator: ", ") }
+        #expect(
+            processLaunches.count == twinLaunches.count
+                && zip(processLaunches, twinLaunches).allSatisfy { abs($0.timeIntervalSince($1)) < 1 },
+            "\(scenario)\nbackground launches, processes: \(described(processLaunches))\ntwin: \(described(twinLaunches))"
+        )
+        let difference = DifferentialRun.difference(
+            scenario, process: observed.nights(before: scenario.end),
+            twin: DifferentialRun.nights(twin, before: scenario.end))
+        #expect(difference == nil, "\(difference ?? "")")
+    }
+}
