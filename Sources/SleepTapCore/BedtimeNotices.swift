@@ -85,8 +85,8 @@ public struct NotificationChange: Equatable, Sendable {
     /// `notification.dropped` {id, fireDate, text, reason} for each dropped one.
     public var events: [PhoneEffect] {
         let reason = "over the limit of \(PendingNotifications.limit) pending notifications; the soonest are kept"
-        return added.map { .emit(Event("notification.added", Self.fields($0))) }
-            + dropped.map { .emit(Event("notification.dropped", Self.fields($0) + [("reason", .string(reason))])) }
+        return added.map { .emit(Event(.notificationAdded, Self.fields($0))) }
+            + dropped.map { .emit(Event(.notificationDropped, Self.fields($0) + [("reason", .string(reason))])) }
     }
 
     private static func fields(_ record: NotificationRecord) -> [(String, EventValue)] {

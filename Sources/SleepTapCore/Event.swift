@@ -12,14 +12,15 @@ public enum EventValue: Equatable, Sendable {
 }
 
 /// One observable event, written by the executables as one JSON object per line:
-/// `{"event": name, "time": <virtual ISO-8601 UTC>, ...fields}` (docs/protocol.md, "Events").
+/// `{"event": name, "time": <virtual ISO-8601 UTC, milliseconds>, "source": who, ...fields}`
+/// (docs/protocol.md, "Events").
 public struct Event: Equatable, Sendable {
-    /// Dotted name, e.g. `batch.sent`, `handler.entered` (the catalogue is in docs/protocol.md).
-    public var name: String
+    /// The event's name from the catalogue, e.g. `.batchSent` (`batch.sent`).
+    public var name: EventName
     /// Fields in the order they are written.
     public var fields: [(key: String, value: EventValue)]
 
-    public init(_ name: String, _ fields: [(String, EventValue)] = []) {
+    public init(_ name: EventName, _ fields: [(String, EventValue)] = []) {
         self.name = name
         self.fields = fields.map { (key: $0.0, value: $0.1) }
     }
@@ -34,10 +35,15 @@ public struct Event: Equatable, Sendable {
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
-    /// The JSON Lines form, without the trailing newline: `event` first, then `time`, then fields.
-    /// - Parameter time: the (virtual) instant of the event.
-    public func jsonLine(time: Date) -> String {
-        var out = "{\"event\":\(Self.quote(name)),\"time\":\(Self.quote(ISO8601.string(time)))"
+    /// The JSON Lines form, without the trailing newline: `event` first, then `time` (with
+    /// milliseconds), then `source`, then the fields.
+    /// - Parameters:
+    ///   - time: the (virtual) instant of the event.
+    ///   - process: the process writing the line; the `os.*` events are the simulated OS's
+    ///     (`EventName.source(in:)`).
+    public func jsonLine(time: Date, process: EventSource) -> String {
+        var out = "{\"event\":\(Self.quote(name.rawValue)),\"time\":\(Self.quote(ISO8601.millisecondString(time)))"
+        out += ",\"source\":\(Self.quote(name.source(in: process).rawValue))"
         for field in fields {
             out += ",\(Self.quote(field.key)):\(Self.render(field.value))"
         }
@@ -79,6 +85,18 @@ public enum ISO8601 {
     /// `2025-03-07T11:30:00Z`. Fractions of a second are dropped (floored).
     public static func string(_ date: Date) -> String {
         date.formatted(.iso8601)
+    }
+
+    /// `2025-03-07T11:30:00.123Z`: the event lines' `time`, to the millisecond (floored).
+    public static func millisecondString(_ date: Date) -> String {
+        // Whole microseconds first, so a time stored as 0.1229999… s still reads .123.
+        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let milliseconds = Int64((microseconds / 1_000).rounded(.down))
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1_000)
+        let whole = seconds - (fraction < 0 ? 1 : 0)
+        let text = string(Date(timeIntervalSince1970: Double(whole)))
+        let digits = String(fraction < 0 ? fraction + 1_000 : fraction)
+        return text.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
     /// Parses `yyyy-MM-ddTHH:mm:ss` followed by `Z` or `±hh:mm`, optionally with a fraction of a

@@ -19,9 +19,9 @@ public import Foundation
 public struct EventRateLimiter: Sendable {
     /// A stream: the event name and the class of its reason.
     public struct Key: Hashable, Sendable {
-        public var event: String
+        public var event: EventName
         public var reason: String
-        public init(event: String, reason: String) {
+        public init(event: EventName, reason: String) {
             self.event = event
             self.reason = reason
         }
@@ -126,7 +126,7 @@ public struct EventRateLimiter: Sendable {
     /// Ends every stream of `eventName` (its cause went away, e.g. a send succeeded), so its next
     /// occurrence is written at once.
     /// - Returns: the summaries of repeats still held back, as `flush(at:)` writes them.
-    public mutating func end(_ eventName: String) -> [Event] {
+    public mutating func end(_ eventName: EventName) -> [Event] {
         var lines: [Event] = []
         for (key, stream) in streams where key.event == eventName {
             if stream.held > 0, let last = stream.lastHeld {

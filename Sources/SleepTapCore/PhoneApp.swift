@@ -116,7 +116,7 @@ public struct PhoneApp: Sendable {
                 effects.append(
                     .emit(
                         Event(
-                            "handler.registered",
+                            .handlerRegistered,
                             [
                                 ("identifier", .string(configuration.taskIdentifier)), ("accepted", .bool(registered)),
                                 ("phase", .string(early ? "didFinishLaunching" : "after launch")),
@@ -125,7 +125,7 @@ public struct PhoneApp: Sendable {
             } catch {
                 crashed = error
                 running = false
-                effects.append(.emit(Event("app.crashed", [("message", .string(error.message))])))
+                effects.append(.emit(Event(.appCrashed, [("message", .string(error.message))])))
                 return false
             }
         }
@@ -189,7 +189,7 @@ public struct PhoneApp: Sendable {
         // The debugger's simulate-expiration: the expiration handler fires right after renew.
         if forceExpiration { run.budget = configuration.stepCosts.renew }
         let entered = Event(
-            "handler.entered",
+            .handlerEntered,
             [
                 ("identifier", .string(grant.identifier)),
                 ("budget", grant.budget.map { .double($0) } ?? .null),
@@ -209,7 +209,7 @@ public struct PhoneApp: Sendable {
             return [
                 .emit(
                     Event(
-                        "refresh.deferred",
+                        .refreshDeferred,
                         [("reason", .string("the app is not running; the new zone applies at its next launch"))]))
             ]
         }
@@ -226,7 +226,7 @@ public struct PhoneApp: Sendable {
     /// recomputed from the cache.
     public mutating func foregroundRefresh(at now: Date, reason: String) -> [PhoneEffect] {
         let started = Event(
-            "refresh.foreground",
+            .refreshForeground,
             [
                 ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
                 (
@@ -334,7 +334,7 @@ public struct PhoneApp: Sendable {
                 return effects + weatherStep(job, result: result, cost: cost)
             }
         case .useCache(let reason), .skip(let reason):
-            effects.append(.emit(Event("weather.skipped", [("reason", .string(reason))])))
+            effects.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))])))
             return effects + sunlightStep(job, outcome: .success)
         }
     }
@@ -373,7 +373,7 @@ public struct PhoneApp: Sendable {
             effects.append(
                 .emit(
                     Event(
-                        "weather.fetched",
+                        .weatherFetched,
                         [
                             ("reason", .string(job.fetchReason)), ("source", .string(forecast.source)),
                             ("hours", .int(Int64(forecast.hours.count))), ("cost", .double(cost)),
@@ -381,7 +381,7 @@ public struct PhoneApp: Sendable {
         case .failure(let error):
             effects.append(
                 .emit(
-                    Event("weather.failed", [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
+                    Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
             if !job.foreground && scheduler.platform == "android" {
                 outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
             }
@@ -409,7 +409,7 @@ public struct PhoneApp: Sendable {
             effects.append(
                 .emit(
                     Event(
-                        "handler.expired",
+                        .handlerExpired,
                         [
                             ("step", .string(expiredAt)), ("elapsed", .double(run.elapsed)),
                             ("budget", grant.budget.map { .double($0) } ?? .null),
@@ -422,7 +422,7 @@ public struct PhoneApp: Sendable {
     private mutating func renew(at now: Date) -> [PhoneEffect] {
         guard let earliest = RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone) else {
             return [
-                .emit(Event("submit.failed", [("reason", .string("the schedule has no wake-up in the next 8 days"))]))
+                .emit(Event(.submitFailed, [("reason", .string("the schedule has no wake-up in the next 8 days"))]))
             ]
         }
         do {
@@ -431,7 +431,7 @@ public struct PhoneApp: Sendable {
             effects.append(
                 .emit(
                     Event(
-                        "renew.submitted",
+                        .renewSubmitted,
                         [("identifier", .string(configuration.taskIdentifier)), ("earliestBeginDate", .date(earliest))]
                     )))
             return effects
@@ -441,7 +441,7 @@ public struct PhoneApp: Sendable {
                 return [
                     .emit(
                         Event(
-                            "submit.failed",
+                            .submitFailed,
                             [
                                 ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
                                 ("code", .int(Int64(rejection.code))),
@@ -450,14 +450,14 @@ public struct PhoneApp: Sendable {
             case .crash(let crash):
                 crashed = crash
                 running = false
-                return [.emit(Event("app.crashed", [("message", .string(crash.message))]))]
+                return [.emit(Event(.appCrashed, [("message", .string(crash.message))]))]
             }
         }
     }
 
     private mutating func sunlight(plan: RefreshPlan, at now: Date) -> [PhoneEffect] {
         guard let wake = plan.entries.first else {
-            return [.emit(Event("sunlight.skipped", [("reason", .string("no wake-up ahead"))]))]
+            return [.emit(Event(.sunlightSkipped, [("reason", .string("no wake-up ahead"))]))]
         }
         switch SunlightPlanner.plan(
             wake: wake.wake, location: location, zone: zone, forecast: sync.state.weather,
@@ -474,7 +474,7 @@ public struct PhoneApp: Sendable {
             var effects = sync.update { state in
                 state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [])
             }
-            effects.append(.emit(Event("sunlight.skipped", [("reason", .string(reason))])))
+            effects.append(.emit(Event(.sunlightSkipped, [("reason", .string(reason))])))
             return effects
         }
     }
@@ -491,7 +491,7 @@ public struct PhoneApp: Sendable {
             effects.append(
                 .emit(
                     Event(
-                        "handler.completed",
+                        .handlerCompleted,
                         [
                             ("success", .bool(success)), ("outcome", .string(outcomeName)),
                             ("elapsed", .double(run.elapsed)),
@@ -517,12 +517,12 @@ public struct PhoneApp: Sendable {
     public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneEffect] {
         lowPower = on
         scheduler.setLowPowerMode(on, at: now)
-        return [.emit(Event("os.low_power", [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osLowPower, [("on", .bool(on))]))] + drainTrace()
     }
 
     public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setBackgroundRefreshEnabled(on, at: now)
-        return [.emit(Event("os.background_refresh", [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osBackgroundRefresh, [("on", .bool(on))]))] + drainTrace()
     }
 
     /// The device restarts: the app process is gone (it runs again at the next background launch
@@ -531,7 +531,7 @@ public struct PhoneApp: Sendable {
         running = false
         registered = false
         scheduler.reboot(at: now)
-        return [.emit(Event("os.reboot", []))] + drainTrace()
+        return [.emit(Event(.osReboot, []))] + drainTrace()
     }
 
     /// The user installs an app update that registers its handler per `registration` (iOS): the
@@ -544,7 +544,7 @@ public struct PhoneApp: Sendable {
         return [
             .emit(
                 Event(
-                    "os.registration",
+                    .osRegistration,
                     [("registration", .string(registration.rawValue)), ("appliesAt", .string("next launch"))]))
         ] + drainTrace()
     }
@@ -552,18 +552,18 @@ public struct PhoneApp: Sendable {
     public mutating func forceQuit(at now: Date) -> [PhoneEffect] {
         running = false
         scheduler.forceQuit(at: now)
-        return [.emit(Event("os.force_quit", []))] + drainTrace()
+        return [.emit(Event(.osForceQuit, []))] + drainTrace()
     }
 
     public mutating func setStandbyBucket(_ value: StandbyBucket, at now: Date) -> [PhoneEffect] {
         bucket = value.rawValue
         scheduler.setStandbyBucket(value, at: now)
-        return [.emit(Event("os.standby_bucket", [("bucket", .string(value.description))]))] + drainTrace()
+        return [.emit(Event(.osStandbyBucket, [("bucket", .string(value.description))]))] + drainTrace()
     }
 
     public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setCharging(on, at: now)
-        return [.emit(Event("os.charging", [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
     /// The OS-side trace (`os.*` events) since the last call, as emit effects.

@@ -251,7 +251,7 @@ public struct PhoneCore: Sendable {
     static func epochChanged(from: UInt64, to: UInt64, reason: String) -> PhoneEffect {
         .emit(
             Event(
-                "epoch.changed",
+                .epochChanged,
                 [("from", .string(Hex64.string(from))), ("to", .string(Hex64.string(to))), ("reason", .string(reason))])
         )
     }
@@ -282,7 +282,7 @@ public struct PhoneCore: Sendable {
         if let epochEvent { effects.append(epochEvent) }
         effects += change.events
         effects += [
-            .emit(Event("batch.generated", WireEvents.batchFields(batch))),
+            .emit(Event(.batchGenerated, WireEvents.batchFields(batch))),
             .send(.batch(batch)),
             .armResend(after: resendPolicy.delay(attempt: attempt)),
         ]
@@ -308,29 +308,29 @@ public struct PhoneCore: Sendable {
             ]
             guard let outbox = state.outbox, ref.epoch == outbox.epoch, ref.seq == outbox.seq else {
                 fields.append(("newest", .int(Int64(clamping: state.lastSeq))))
-                return [.emit(Event("ack.stale", fields))]
+                return [.emit(Event(.ackStale, fields))]
             }
             guard ref.digest == outbox.digest else {
                 // Same number, other dates: the watch stored a batch this phone did not send
                 // as its current one. Never record it as acknowledged; re-issue in a new epoch.
                 fields.append(("expected", .string(Hex64.string(outbox.digest))))
-                return [.emit(Event("ack.mismatch", fields))]
+                return [.emit(Event(.ackMismatch, fields))]
                     + reissue(reason: "the watch acknowledged \(ref) but this phone's batch \(outbox.seq) differs")
             }
             fields.append(("coverageEnd", coverageEnd.map { EventValue.date($0) } ?? .null))
             if state.acked {
-                return [.emit(Event("ack.duplicate", fields))]
+                return [.emit(Event(.ackDuplicate, fields))]
             }
             state.acked = true
             attempt = 0
-            return [.persist(state), .cancelResend, .emit(Event("ack.received", fields))]
+            return [.persist(state), .cancelResend, .emit(Event(.ackReceived, fields))]
         case .error(let reason):
-            return [.emit(Event("peer.error", [("reason", .string(reason))]))]
+            return [.emit(Event(.peerError, [("reason", .string(reason))]))]
         case .ping:
             return []  // liveness only: the runtime notes when the watch was last heard
         case .batch, .upToDate:
             let reason = "\(message.typeName) is a phone-to-watch message"
-            return [.emit(Event("message.rejected", [("reason", .string(reason))])), .send(.error(reason: reason))]
+            return [.emit(Event(.messageRejected, [("reason", .string(reason))])), .send(.error(reason: reason))]
         }
     }
 
@@ -390,31 +390,32 @@ public enum WireEvents {
         ]
     }
 
-    /// `batch.sent`, `ack.sent`, `hello.sent`, `up_to_date.sent` or `error.sent`, with fields.
-    public static func sent(_ message: WireMessage) -> Event {
+    /// `batch.sent`, `ack.sent`, `hello.sent`, `up_to_date.sent` or `error.sent`, with fields;
+    /// nil for a heartbeat PING, which is not reported.
+    public static func sent(_ message: WireMessage) -> Event? {
         switch message {
         case .batch(let batch):
-            return Event("batch.sent", batchFields(batch))
+            return Event(.batchSent, batchFields(batch))
         case .ack(let ref, let end):
             return Event(
-                "ack.sent",
+                .ackSent,
                 [
                     ("seq", .int(Int64(clamping: ref.seq))), ("epoch", .string(Hex64.string(ref.epoch))),
                     ("digest", .string(Hex64.string(ref.digest))), ("coverageEnd", end.map { .date($0) } ?? .null),
                 ])
         case .hello(let held):
             return Event(
-                "hello.sent",
+                .helloSent,
                 [
                     ("lastSeq", .int(Int64(clamping: held?.seq ?? 0))),
                     ("epoch", held.map { .string(Hex64.string($0.epoch)) } ?? .null),
                 ])
         case .upToDate(let seq):
-            return Event("up_to_date.sent", [("seq", .int(Int64(clamping: seq)))])
+            return Event(.upToDateSent, [("seq", .int(Int64(clamping: seq)))])
         case .error(let reason):
-            return Event("error.sent", [("reason", .string(reason))])
+            return Event(.errorSent, [("reason", .string(reason))])
         case .ping:
-            return Event("ping.sent", [])
+            return nil
         }
     }
 }

@@ -64,14 +64,14 @@ public struct WatchCore: Sendable {
         case .batch(let batch):
             return [.cancelHelloRetry] + apply(batch)
         case .upToDate(let seq):
-            return [.cancelHelloRetry, .emit(Event("sync.up_to_date", [("seq", .int(Int64(clamping: seq)))]))]
+            return [.cancelHelloRetry, .emit(Event(.syncUpToDate, [("seq", .int(Int64(clamping: seq)))]))]
         case .error(let reason):
-            return [.cancelHelloRetry, .emit(Event("peer.error", [("reason", .string(reason))]))]
+            return [.cancelHelloRetry, .emit(Event(.peerError, [("reason", .string(reason))]))]
         case .ping:
             return []  // liveness only: the runtime notes when the phone was last heard
         case .hello, .ack:
             let reason = "\(message.typeName) is a watch-to-phone message"
-            return [.emit(Event("message.rejected", [("reason", .string(reason))])), .send(.error(reason: reason))]
+            return [.emit(Event(.messageRejected, [("reason", .string(reason))])), .send(.error(reason: reason))]
         }
     }
 
@@ -87,7 +87,7 @@ public struct WatchCore: Sendable {
                 // Never older over newer. Tell the phone what we hold so a reset phone can catch up.
                 staleIgnored += 1
                 return [
-                    .emit(Event("batch.stale", [("seq", .int(seq)), ("applied", .int(Int64(clamping: held.seq)))])),
+                    .emit(Event(.batchStale, [("seq", .int(seq)), ("applied", .int(Int64(clamping: held.seq)))])),
                     .send(.hello(held.ref)),
                 ]
             }
@@ -95,9 +95,9 @@ public struct WatchCore: Sendable {
                 let digest = batch.digest
                 let event =
                     digest == held.digest
-                    ? Event("batch.duplicate", [("seq", .int(seq))])  // the phone missed our ACK
+                    ? Event(.batchDuplicate, [("seq", .int(seq))])  // the phone missed our ACK
                     : Event(
-                        "batch.conflict",
+                        .batchConflict,
                         [
                             ("seq", .int(seq)), ("held", .string(Hex64.string(held.digest))),
                             ("received", .string(Hex64.string(digest))),
@@ -111,7 +111,7 @@ public struct WatchCore: Sendable {
             .persist(state),
             .emit(
                 Event(
-                    "batch.applied",
+                    .batchApplied,
                     [
                         ("seq", .int(seq)), ("epoch", .string(Hex64.string(batch.epoch))),
                         ("count", .int(Int64(batch.entries.count))),
@@ -150,7 +150,7 @@ public struct WatchCore: Sendable {
             return [
                 .emit(
                     Event(
-                        "bed.wake_time",
+                        .bedWakeTime,
                         [
                             ("wakeTime", .date(entry.wake)), ("localDate", .string(entry.localDate)),
                             ("localTime", .string(entry.localTime)), ("timeZone", .string(zone)),
@@ -161,7 +161,7 @@ public struct WatchCore: Sendable {
             ]
         case .manualEntry(let reason):
             awaitingManualEntry = true
-            return [.emit(Event("fallback.manual_entry", [("reason", .string(reason))]))]
+            return [.emit(Event(.fallbackManualEntry, [("reason", .string(reason))]))]
         }
     }
 
@@ -178,7 +178,7 @@ public struct WatchCore: Sendable {
             return [
                 .emit(
                     Event(
-                        "input.rejected",
+                        .inputRejected,
                         [
                             ("input", .string(clipped(text))),
                             ("reason", .string("no manual-entry prompt is open; tap bed first")),
@@ -189,7 +189,7 @@ public struct WatchCore: Sendable {
             return [
                 .emit(
                     Event(
-                        "input.rejected",
+                        .inputRejected,
                         [
                             ("input", .string(clipped(text))),
                             ("reason", .string("expected a wake time HH:MM (00:00-23:59)")),
@@ -201,7 +201,7 @@ public struct WatchCore: Sendable {
             return [
                 .emit(
                     Event(
-                        "input.rejected",
+                        .inputRejected,
                         [("input", .string(clipped(text))), ("reason", .string("no such local time ahead"))]))
             ]
         }
@@ -209,7 +209,7 @@ public struct WatchCore: Sendable {
         return [
             .emit(
                 Event(
-                    "manual.wake_time",
+                    .manualWakeTime,
                     [
                         ("wakeTime", .date(wake)),
                         ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
@@ -222,7 +222,7 @@ public struct WatchCore: Sendable {
     public func status(at now: Date) -> Event {
         let entries = state.batch?.entries ?? []
         return Event(
-            "cache.status",
+            .cacheStatus,
             [
                 ("count", .int(Int64(entries.count))),
                 ("remaining", .int(Int64(entries.filter { $0.wake > now }.count))),

@@ -73,17 +73,25 @@ public struct Twin: Sendable {
         case watch(WatchTimer)
     }
 
-    /// One line of the log: when, who (`phone`, `watch`, `twin`), and the event.
+    /// One line of the log: when, who (`phone`, `watch`, or `os` for the simulated OS's events),
+    /// and the event, as the processes would write it.
     public struct Entry: Sendable {
         public var at: Date
-        public var source: String
+        public var source: EventSource
         public var event: Event
+
+        /// The line the process would write.
+        public var jsonLine: String { event.jsonLine(time: at, process: source) }
     }
 
     public let start: Date
     /// Virtual seconds per wall second.
     public let speed: Double
     public private(set) var log: [Entry] = []
+    /// The steps performed (link changes, restarts, commands), with their virtual instants.
+    public private(set) var performed: [(at: Date, step: TwinStep)] = []
+    /// What the watch wrote on stderr, with the virtual instants.
+    public private(set) var watchStandardError: [(at: Date, line: String)] = []
     /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
     public private(set) var fired: [Timer: Int] = [:]
     public private(set) var scheduler: VirtualScheduler<Timer>
@@ -239,13 +247,13 @@ public struct Twin: Sendable {
     private mutating func advance(to instant: Date) { scheduler.advance(to: instant) }
 
     private mutating func perform(_ step: TwinStep) {
+        performed.append((scheduler.now, step))
         switch step {
         case .phone(let line):
             if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
         case .watch(let line):
             if watchRunning { watchRun(watch.command(line: line, at: time())) }
         case .link(let up):
-            note("link.\(up ? "up" : "down")")
             if up {
                 toWatch.reconnect()
                 toPhone.reconnect()
@@ -256,13 +264,11 @@ public struct Twin: Sendable {
                 if watchRunning { watchRun(watch.link(.disconnected, at: time())) }
             }
         case .restartPhone(let keepState):
-            note("phone.restart", [("keepState", .bool(keepState))])
             if phoneRunning { phoneRun(phone.commandLine("quit", at: time())) }
             startPhone(keepState: keepState)
         case .startPhone(let keepState):
             if !phoneRunning { startPhone(keepState: keepState) }
         case .restartWatch(let keepState):
-            note("watch.restart", [("keepState", .bool(keepState))])
             for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
             if !keepState { watchStore.wipe() }
             watch = WatchNode(configuration: watchSetup, state: watchStore.held)
@@ -309,10 +315,6 @@ public struct Twin: Sendable {
         connectWatch()
     }
 
-    private mutating func note(_ name: String, _ fields: [(String, EventValue)] = []) {
-        log.append(Entry(at: scheduler.now, source: "twin", event: Event(name, fields)))
-    }
-
     private func deadline(_ deadline: TimerDeadline) -> Date {
         switch deadline {
         case .after(let seconds): scheduler.now.addingTimeInterval(seconds * speed)
@@ -347,7 +349,7 @@ public struct Twin: Sendable {
             case .cancel(let timer):
                 scheduler.cancel(.phone(timer))
             case .emit(let event, let at):
-                log.append(Entry(at: at, source: "phone", event: event))
+                log.append(Entry(at: at, source: event.name.source(in: .phone), event: event))
             case .fetchWeather(let location, let at):
                 let (result, cost) = phoneSetup.weather.forecast(for: location, now: at)
                 phoneRun(
@@ -379,9 +381,9 @@ public struct Twin: Sendable {
             case .cancel(let timer):
                 scheduler.cancel(.watch(timer))
             case .emit(let event, let at):
-                log.append(Entry(at: at, source: "watch", event: event))
+                log.append(Entry(at: at, source: .watch, event: event))
             case .diagnose(let line):
-                log.append(Entry(at: scheduler.now, source: "watch", event: Event("stderr", [("line", .string(line))])))
+                watchStandardError.append((scheduler.now, line))
             case .reconnect:
                 watchRun(watch.reconnected(.succeeded, at: time()))
                 if toWatch.isUp, phoneRunning {
@@ -395,7 +397,7 @@ public struct Twin: Sendable {
     }
 
     /// The log's events named `name`, optionally only from `source`, in order.
-    public func events(_ name: String, from source: String? = nil) -> [Entry] {
+    public func events(_ name: EventName, from source: EventSource? = nil) -> [Entry] {
         log.filter { $0.event.name == name && (source == nil || $0.source == source) }
     }
 }

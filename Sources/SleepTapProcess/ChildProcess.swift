@@ -1,4 +1,5 @@
 public import Foundation
+public import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -6,19 +7,24 @@ public import Foundation
 
 /// One JSON Lines event read from a child's stdout.
 public struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
-    /// The `event` field.
-    public let name: String
-    /// The whole decoded object (`event`, `time` and the fields).
+    /// The `event` field as printed.
+    public let rawName: String
+    /// The whole decoded object (`event`, `time`, `source` and the fields).
     public let fields: [String: Any]
     /// The line as printed.
     public let line: String
 
+    /// The `event` field from the catalogue; nil for a name the catalogue lacks (a tool's own
+    /// events, such as the Python interop client's).
+    public var name: EventName? { EventName(rawValue: rawName) }
+    /// The `source` field (`phone`, `watch`, `os`), or nil.
+    public var source: EventSource? { string("source").flatMap(EventSource.init(rawValue:)) }
     /// A string field, or nil.
     public func string(_ key: String) -> String? { fields[key] as? String }
     /// An integer field, or nil.
     public func int(_ key: String) -> Int? { (fields[key] as? NSNumber)?.intValue }
-    /// The `time` field parsed as an instant.
-    public var time: Date? { string("time").flatMap { try? Date($0, strategy: .iso8601) } }
+    /// The `time` field parsed as an instant (with its milliseconds).
+    public var time: Date? { string("time").flatMap(ISO8601.date) }
     public var description: String { line }
 }
 
@@ -149,15 +155,24 @@ public final class ChildProcess: @unchecked Sendable {
     ///   - predicate: extra condition on the event.
     /// - Returns: the event and its index, or nil at the deadline or when stdout closed first.
     public func waitFor(
-        _ name: String, from: Int = 0, timeout: TimeInterval,
+        _ name: EventName, from: Int = 0, timeout: TimeInterval,
         where predicate: (ChildEvent) -> Bool = { _ in true }
     ) -> (event: ChildEvent, index: Int)? {
-        waitFor(anyOf: [name], from: from, timeout: timeout, where: predicate)
+        waitFor(rawNames: [name.rawValue], from: from, timeout: timeout, where: predicate)
     }
 
     /// Waits for the first event whose name is one of `names` (and matches `predicate`).
     public func waitFor(
-        anyOf names: Set<String>, from: Int = 0, timeout: TimeInterval,
+        anyOf names: Set<EventName>, from: Int = 0, timeout: TimeInterval,
+        where predicate: (ChildEvent) -> Bool = { _ in true }
+    ) -> (event: ChildEvent, index: Int)? {
+        waitFor(rawNames: Set(names.map(\.rawValue)), from: from, timeout: timeout, where: predicate)
+    }
+
+    /// Waits for the first event whose `event` field, as printed, is one of `rawNames`: for
+    /// names outside the catalogue (a tool's own events).
+    public func waitFor(
+        rawNames names: Set<String>, from: Int = 0, timeout: TimeInterval,
         where predicate: (ChildEvent) -> Bool = { _ in true }
     ) -> (event: ChildEvent, index: Int)? {
         let deadline = Date().addingTimeInterval(timeout)
@@ -167,7 +182,7 @@ public final class ChildProcess: @unchecked Sendable {
         while true {
             while scanned < eventList.count {
                 let event = eventList[scanned]
-                if names.contains(event.name) && predicate(event) { return (event, scanned) }
+                if names.contains(event.rawName) && predicate(event) { return (event, scanned) }
                 scanned += 1
             }
             if stdoutClosed { return nil }
@@ -254,7 +269,7 @@ public final class ChildProcess: @unchecked Sendable {
             condition.unlock()
             return
         }
-        let event = ChildEvent(name: name, fields: object, line: line)
+        let event = ChildEvent(rawName: name, fields: object, line: line)
         onEvent?(event)
         condition.lock()
         eventList.append(event)

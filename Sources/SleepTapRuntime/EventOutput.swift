@@ -16,20 +16,24 @@ import Synchronization
 public final class EventOutput: @unchecked Sendable {
     private let handle: FileHandle
     private let clock: any SleepTapCore.Clock
+    private let process: EventSource
     private let closure = Mutex<(closed: Bool, action: (@Sendable () -> Void)?)>((false, nil))
 
     /// - Parameters:
     ///   - handle: where lines go (stdout).
     ///   - clock: gives each event's `time` (virtual now).
-    public init(handle: FileHandle = .standardOutput, clock: any SleepTapCore.Clock) {
+    ///   - process: the process writing the lines (each line's `source`, but for the simulated
+    ///     OS's `os.*` events).
+    public init(handle: FileHandle = .standardOutput, clock: any SleepTapCore.Clock, process: EventSource) {
         self.handle = handle
         self.clock = clock
+        self.process = process
     }
 
     /// Writes `event` stamped with `time`, or virtual now when nil. Dropped once the output is closed.
     public func emit(_ event: Event, at time: Date? = nil) {
         guard !isClosed else { return }
-        let line = Array((event.jsonLine(time: time ?? clock.now) + "\n").utf8)
+        let line = Array((event.jsonLine(time: time ?? clock.now, process: process) + "\n").utf8)
         let descriptor = handle.fileDescriptor
         var written = 0
         while written < line.count {

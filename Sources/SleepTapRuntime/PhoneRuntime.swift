@@ -14,7 +14,7 @@ public final class PhoneRuntime {
     /// - Returns: the process exit status.
     public func run() -> ExitCode {
         let clock = options.clock.makeClock()
-        let output = EventOutput(clock: clock)
+        let output = EventOutput(clock: clock, process: .phone)
 
         // A bad schedule file stops us before anything is created, bound or written.
         var schedule = WakeSchedule.everyDayAtSeven

@@ -138,7 +138,7 @@ extension StateFile {
         diagnose(program, message)
         output.emit(
             Event(
-                "state.recovered",
+                .stateRecovered,
                 [
                     ("path", .string(path)), ("reason", .string(clipped(recovery.reason, to: 300))),
                     ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),

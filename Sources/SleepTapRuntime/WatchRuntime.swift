@@ -14,7 +14,7 @@ public final class WatchRuntime {
     /// - Returns: the process exit status.
     public func run() -> ExitCode {
         let clock = options.clock.makeClock()
-        let output = EventOutput(clock: clock)
+        let output = EventOutput(clock: clock, process: .watch)
 
         let startUp: StartUp<WatchSyncState>
         switch StartUp<WatchSyncState>.begin(

@@ -68,7 +68,7 @@ final class Narrator: @unchecked Sendable {
     }
 
     func local(_ iso: String?) -> String {
-        guard let iso, let date = try? Date(iso, strategy: .iso8601) else { return "?" }
+        guard let iso, let date = ISO8601.date(iso) else { return "?" }
         return formatter.string(from: date)
     }
 
@@ -82,36 +82,36 @@ final class Narrator: @unchecked Sendable {
         if raw { out("         \(event.line)") }
         let at = local(event.string("time"))
         switch event.name {
-        case "handler.registered":
+        case .handlerRegistered:
             // Every launch registers again; say it once per way of registering.
             let phase = event.string("phase") ?? "?"
             if phase != registrationPhase {
                 registrationPhase = phase
                 say("phone", "\(at): registers its refresh handler (\(phase)); every launch does the same")
             }
-        case "renew.submitted":
+        case .renewSubmitted:
             say(
                 "phone",
                 "\(at): asks the OS for a background refresh, not before \(local(event.string("earliestBeginDate")))")
-        case "submit.failed":
+        case .submitFailed:
             say("phone", "\(at): submit FAILED: \(event.string("reason") ?? "?")")
-        case "os.launch.dropped":
+        case .osLaunchDropped:
             say(
                 "os",
                 "\(at): launches the app for the refresh, but no handler was registered in time: handler NEVER entered")
-        case "handler.entered":
+        case .handlerEntered:
             say("phone", "\(at): background refresh, handler entered")
-        case "batch.generated":
+        case .batchGenerated:
             say(
                 "phone",
                 "\(at): batch #\(event.int("seq") ?? 0): \(event.int("count") ?? 0) wake-ups, "
                     + "\(local(event.string("first"))) ... \(local(event.string("last")))")
-        case "weather.fetched":
+        case .weatherFetched:
             say("phone", "\(at): weather fetched (\(event.string("reason") ?? ""))")
-        case "handler.completed":
+        case .handlerCompleted:
             let success = event.fields["success"] as? Bool == true
             say("phone", "\(at): handler completed, \(success ? "success" : "UNSUCCESSFUL")")
-        case "app.crashed":
+        case .appCrashed:
             say("phone", "\(at): CRASH: \(event.string("message") ?? "?")")
         default:
             break
@@ -124,21 +124,21 @@ final class Narrator: @unchecked Sendable {
         if raw { out("         \(event.line)") }
         let at = local(event.string("time"))
         switch event.name {
-        case "batch.applied":
+        case .batchApplied:
             say(
                 "watch",
                 "\(at): stored batch #\(event.int("seq") ?? 0) on disk, then acked: dates through "
                     + local(event.string("coverageEnd")))
-        case "bed.wake_time":
+        case .bedWakeTime:
             night += 1
             say(
                 "watch",
                 "night \(night), \(at): bed -> alarm \(local(event.string("wakeTime"))) "
                     + "(\(event.int("remaining") ?? 0) more cached)")
-        case "fallback.manual_entry":
+        case .fallbackManualEntry:
             night += 1
             say("watch", "night \(night), \(at): bed -> NO cached date covers the coming wake-up: asks for it by hand")
-        case "manual.wake_time":
+        case .manualWakeTime:
             say("user", "types the wake time -> alarm \(local(event.string("wakeTime")))")
         default:
             break
@@ -210,7 +210,7 @@ func runDemo() -> Never {
         ["--endpoint", endpoint, "--state-dir", "\(dir)/phone", "--schedule", schedulePath] + clockFlags
 
     func expect(
-        _ child: ChildProcess, _ event: String, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true }
+        _ child: ChildProcess, _ event: EventName, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true }
     )
         -> (event: ChildEvent, index: Int)
     {
@@ -244,14 +244,14 @@ func runDemo() -> Never {
             "--endpoint", endpoint, "--state-dir", "\(dir)/watch", "--time-zone", "America/New_York",
             "--bed-at", "22:30", "--manual-wake", "06:30",
         ] + clockFlags)
-    let fallback = expect(watch, "fallback.manual_entry")
-    let manual = expect(watch, "manual.wake_time", from: fallback.index)
-    let nightsCovered = watch.events[..<fallback.index].filter { $0.name == "bed.wake_time" }.count
+    let fallback = expect(watch, .fallbackManualEntry)
+    let manual = expect(watch, .manualWakeTime, from: fallback.index)
+    let nightsCovered = watch.events[..<fallback.index].filter { $0.name == .bedWakeTime }.count
     narrator.say("user", "opens the phone app once")
     buggy.send(line: "open")
-    let refilled = expect(watch, "batch.applied", from: manual.index)
-    let dropped = buggy.events.filter { $0.name == "os.launch.dropped" }.count
-    let enteredBuggy = buggy.events.filter { $0.name == "handler.entered" }.count
+    let refilled = expect(watch, .batchApplied, from: manual.index)
+    let dropped = buggy.events.filter { $0.name == .osLaunchDropped }.count
+    let enteredBuggy = buggy.events.filter { $0.name == .handlerEntered }.count
     buggy.stop()
 
     out("\n== Part 2, the fix: the same app registers in didFinishLaunching (AppDelegate)\n")
@@ -259,10 +259,10 @@ func runDemo() -> Never {
     // Seven more nights with the fixed phone.
     var index = refilled.index
     for _ in 0..<7 {
-        index = expect(watch, "bed.wake_time", from: index + 1).index
+        index = expect(watch, .bedWakeTime, from: index + 1).index
     }
-    let fallbacksAfterFix = watch.events[refilled.index...].filter { $0.name == "fallback.manual_entry" }.count
-    let enteredFixed = fixed.events.filter { $0.name == "handler.entered" }.count
+    let fallbacksAfterFix = watch.events[refilled.index...].filter { $0.name == .fallbackManualEntry }.count
+    let enteredFixed = fixed.events.filter { $0.name == .handlerEntered }.count
     out("")
     out("Summary")
     out("  bug: \(enteredBuggy) handler.entered, \(dropped) OS launch(es) that never reached the handler;")

@@ -38,7 +38,7 @@ let usage = """
       --steps N   fault steps, 1 to 100000 (default 200)
       --seed N    seed of the choices, 0 to 18446744073709551615 (default: random, printed)
       --verbose   print each step as it runs
-      --json      print the summary as one JSON object (event "soak.summary") instead of text
+      --json      print the summary as one JSON object (event .soakSummary) instead of text
       -h, --help  this text (wins over any other argument)
       --version   print the version
 
@@ -212,7 +212,7 @@ final class Side {
     var pid: Int32 { child.pid }
 
     /// Events named `name`, in order.
-    func events(_ name: String) -> [ChildEvent] { child.events.filter { $0.name == name } }
+    func events(_ name: EventName) -> [ChildEvent] { child.events.filter { $0.name == name } }
 
     /// The last `count` events and stderr, for a failure report.
     func tail(_ count: Int = 12) -> String {
@@ -437,7 +437,7 @@ final class Soak {
         // The end: stop both cleanly, read every output to the end, check the whole run once more.
         Reaper.shared.setPosition("shutdown, seed \(seed)")
         try stopGracefully([phone, watch])
-        for side in phones + watches { _ = side.child.waitFor("(end of output)", timeout: 2) }
+        for side in phones + watches { side.child.waitForOutputEnd(timeout: 2) }
         try checkHistory()
     }
 
@@ -509,17 +509,17 @@ final class Soak {
             sendOpen()
             at = "right after open"
         case 2:
-            victim.tripwire.arm(target: victim.pid) { $0.name == "batch.generated" && seqAbove($0) }
+            victim.tripwire.arm(target: victim.pid) { $0.name == .batchGenerated && seqAbove($0) }
             armed = victim.tripwire
             sendOpen()
             at = "on batch.generated"
         case 3:
-            victim.tripwire.arm(target: victim.pid) { $0.name == "batch.sent" && seqAbove($0) }
+            victim.tripwire.arm(target: victim.pid) { $0.name == .batchSent && seqAbove($0) }
             armed = victim.tripwire
             sendOpen()
             at = "on batch.sent"
         case 4:
-            watch.tripwire.arm(target: victim.pid) { $0.name == "batch.applied" && seqAbove($0) }
+            watch.tripwire.arm(target: victim.pid) { $0.name == .batchApplied && seqAbove($0) }
             armed = watch.tripwire
             sendOpen()
             at = "on the watch's batch.applied"
@@ -544,8 +544,8 @@ final class Soak {
             counts.phoneKillsAimedBeforeAck += 1
         }
         if (point == 3 || point == 4) && fired {
-            _ = victim.child.waitFor("(end of output)", timeout: 1)
-            if !victim.events("ack.received").contains(where: seqAbove) {
+            victim.child.waitForOutputEnd(timeout: 1)
+            if !victim.events(.ackReceived).contains(where: seqAbove) {
                 counts.phoneKillsBeforeAck += 1
                 note += " (before the ACK)"
             }
@@ -566,12 +566,12 @@ final class Soak {
         case 0:
             at = "idle"
         case 1:
-            victim.tripwire.arm(target: victim.pid) { $0.name == "message.received" && $0.string("type") == "BATCH" }
+            victim.tripwire.arm(target: victim.pid) { $0.name == .messageReceived && $0.string("type") == "BATCH" }
             armed = true
             sendOpen()
             at = "on receiving the BATCH"
         case 2:
-            victim.tripwire.arm(target: victim.pid) { $0.name == "batch.applied" && ($0.int("seq") ?? 0) > last }
+            victim.tripwire.arm(target: victim.pid) { $0.name == .batchApplied && ($0.int("seq") ?? 0) > last }
             armed = true
             sendOpen()
             at = "on batch.applied"
@@ -594,8 +594,8 @@ final class Soak {
         try kill9(victim)
         if point == 2 { counts.watchKillsAimedBeforeAck += 1 }
         if point == 2, let firedSeq {
-            _ = victim.child.waitFor("(end of output)", timeout: 1)
-            if !victim.events("ack.sent").contains(where: { $0.int("seq") == firedSeq }) {
+            victim.child.waitForOutputEnd(timeout: 1)
+            if !victim.events(.ackSent).contains(where: { $0.int("seq") == firedSeq }) {
                 counts.watchKillsBeforeAck += 1
                 note += " (before ack.sent)"
             }
@@ -617,7 +617,7 @@ final class Soak {
         let replacement = watch!
         if withOpen { sendOpen() }
         // The phone answers the replacement's HELLO (or sends it the new batch): it took over.
-        guard replacement.child.waitFor("message.received", timeout: Self.quietDeadline) != nil else {
+        guard replacement.child.waitFor(.messageReceived, timeout: Self.quietDeadline) != nil else {
             throw Failure(
                 message: "the replacement \(replacement.label) got no message from the phone within "
                     + "\(Int(Self.quietDeadline)) s while \(old.label) was stopped (ROUTER_HANDOVER)",
@@ -675,9 +675,9 @@ final class Soak {
                     message: "\(side.label) exited by itself (status \(side.child.exitStatus ?? -1))",
                     evidence: side.tail())
             }
-            let made = phone.events("batch.generated").count
+            let made = phone.events(.batchGenerated).count
             // The current watch heard from the phone (its HELLO was answered): the link is up.
-            let linked = watch.child.events.contains { $0.name == "message.received" }
+            let linked = watch.child.events.contains { $0.name == .messageReceived }
             let phoneState = readState(PhoneFile.self, "\(phone.stateDir)/phone.json")
             let watchState = readState(WatchFile.self, "\(watch.stateDir)/watch.json")
             if made >= 1 + phone.opensSent, linked, let phoneState, let watchState, phoneState.acked,
@@ -734,7 +734,7 @@ final class Soak {
     private func checkHistory() throws(Failure) {
         var applied: [(seq: Int, side: Side, line: String)] = []
         for side in watches {
-            for event in side.events("batch.applied") { applied.append((event.int("seq") ?? -1, side, event.line)) }
+            for event in side.events(.batchApplied) { applied.append((event.int("seq") ?? -1, side, event.line)) }
         }
         var firstBy: [Int: Side] = [:]
         for entry in applied {
@@ -752,7 +752,7 @@ final class Soak {
                     + "\(before.side.label) applied batch \(before.seq)",
                 evidence: "  \(before.line)\n  \(after.line)\n" + after.side.tail())
         }
-        let generated = phones.flatMap { side in side.events("batch.generated").map { (side, $0) } }
+        let generated = phones.flatMap { side in side.events(.batchGenerated).map { (side, $0) } }
         for (before, after) in zip(generated, generated.dropFirst())
         where (after.1.int("seq") ?? 0) <= (before.1.int("seq") ?? 0) {
             throw Failure(
@@ -765,7 +765,7 @@ final class Soak {
     // MARK: report
 
     func summary() -> String {
-        func count(_ sides: [Side], _ name: String) -> Int { sides.reduce(0) { $0 + $1.events(name).count } }
+        func count(_ sides: [Side], _ name: EventName) -> Int { sides.reduce(0) { $0 + $1.events(name).count } }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         func ms(_ duration: Duration) -> Int {
@@ -775,11 +775,11 @@ final class Soak {
         let kinds = StepKind.allCases.map { "\($0.rawValue) \(counts.steps[$0] ?? 0)" }.joined(separator: ", ")
         return """
             steps:     \(step) of \(options.steps) (seed \(seed)): \(kinds)
-            batches:   generated \(count(phones, "batch.generated")), sent \(count(phones, "batch.sent")), \
-            applied \(count(watches, "batch.applied")), duplicates \(count(watches, "batch.duplicate")), \
-            stale ignored \(count(watches, "batch.stale")), acks received \(count(phones, "ack.received")), \
-            epoch changes \(count(phones, "epoch.changed")), ack mismatches \(count(phones, "ack.mismatch")), \
-            conflicts \(count(watches, "batch.conflict"))
+            batches:   generated \(count(phones, .batchGenerated)), sent \(count(phones, .batchSent)), \
+            applied \(count(watches, .batchApplied)), duplicates \(count(watches, .batchDuplicate)), \
+            stale ignored \(count(watches, .batchStale)), acks received \(count(phones, .ackReceived)), \
+            epoch changes \(count(phones, .epochChanged)), ack mismatches \(count(phones, .ackMismatch)), \
+            conflicts \(count(watches, .batchConflict))
             faults:    kills \(counts.phoneKills + counts.watchKills) (phone \(counts.phoneKills), \
             watch \(counts.watchKills)), phone killed after batch.sent before its ACK \(counts.phoneKillsBeforeAck) \
             of \(counts.phoneKillsAimedBeforeAck), watch killed after batch.applied before ack.sent \
@@ -792,13 +792,13 @@ final class Soak {
             """
     }
 
-    /// The summary as one JSON Lines object (`--json`): `event` "soak.summary", `time` (wall, UTC),
+    /// The summary as one JSON Lines object (`--json`): `event` "soak.summary", `time` (wall, UTC, milliseconds), `source` "soak",
     /// `result` ("passed" or "failed"), `message` (what broke, or null), `seed`, `steps` (asked),
     /// `stepsRun`, `steps.<kind>` for each kind of step, the batch counts, and the fault counts:
     /// `phoneKillsAimedBeforeAck` / `phoneKillsBeforeAck`, `watchKillsAimedBeforeAck` /
     /// `watchKillsBeforeAck`, `tripwiresArmed` / `tripwiresMissed`, `pauses`, `handovers`, `restarts`.
     func summaryEvent(failure: Failure?) -> Event {
-        func count(_ sides: [Side], _ name: String) -> EventValue {
+        func count(_ sides: [Side], _ name: EventName) -> EventValue {
             .int(Int64(sides.reduce(0) { $0 + $1.events(name).count }))
         }
         func int(_ value: Int) -> EventValue { .int(Int64(value)) }
@@ -809,11 +809,11 @@ final class Soak {
         ]
         fields += StepKind.allCases.map { ("steps.\($0.rawValue)", int(counts.steps[$0] ?? 0)) }
         fields += [
-            ("batchesGenerated", count(phones, "batch.generated")), ("batchesSent", count(phones, "batch.sent")),
-            ("batchesApplied", count(watches, "batch.applied")), ("duplicates", count(watches, "batch.duplicate")),
-            ("staleIgnored", count(watches, "batch.stale")), ("acksReceived", count(phones, "ack.received")),
-            ("epochChanges", count(phones, "epoch.changed")), ("ackMismatches", count(phones, "ack.mismatch")),
-            ("batchConflicts", count(watches, "batch.conflict")), ("opens", int(counts.opens)),
+            ("batchesGenerated", count(phones, .batchGenerated)), ("batchesSent", count(phones, .batchSent)),
+            ("batchesApplied", count(watches, .batchApplied)), ("duplicates", count(watches, .batchDuplicate)),
+            ("staleIgnored", count(watches, .batchStale)), ("acksReceived", count(phones, .ackReceived)),
+            ("epochChanges", count(phones, .epochChanged)), ("ackMismatches", count(phones, .ackMismatch)),
+            ("batchConflicts", count(watches, .batchConflict)), ("opens", int(counts.opens)),
             ("phoneKills", int(counts.phoneKills)), ("watchKills", int(counts.watchKills)),
             ("phoneKillsAimedBeforeAck", int(counts.phoneKillsAimedBeforeAck)),
             ("phoneKillsBeforeAck", int(counts.phoneKillsBeforeAck)),
@@ -822,7 +822,7 @@ final class Soak {
             ("tripwiresArmed", int(counts.tripwiresArmed)), ("tripwiresMissed", int(counts.tripwiresMissed)),
             ("pauses", int(counts.pauses)), ("handovers", int(counts.handovers)), ("restarts", int(counts.restarts)),
         ]
-        return Event("soak.summary", fields)
+        return Event(.soakSummary, fields)
     }
 
     /// The failure report: what broke, where, how to replay, the steps before it, the evidence.
@@ -874,7 +874,7 @@ do {
     try soak.run()
     Reaper.shared.finish(.ok) {
         if options.json {
-            out(soak.summaryEvent(failure: nil).jsonLine(time: Date()))
+            out(soak.summaryEvent(failure: nil).jsonLine(time: Date(), process: .soak))
         } else {
             out(soak.summary())
             out("sleeptap-soak: all invariants held")
@@ -886,6 +886,6 @@ do {
     }
     Reaper.shared.finish(.failure) {
         complain(soak.report(error) + "\n" + soak.summary())
-        if options.json { out(soak.summaryEvent(failure: error).jsonLine(time: Date())) }
+        if options.json { out(soak.summaryEvent(failure: error).jsonLine(time: Date(), process: .soak)) }
     }
 }

@@ -107,12 +107,12 @@ struct BadInputTests {
         let garbage = Data("{\"lastSeq\":".utf8)
         #expect(FileManager.default.createFile(atPath: path, contents: garbage))
         let child = program == "phone" ? try scenario.phone() : try scenario.watch()
-        let recovered = try child.expect("state.recovered").event
+        let recovered = try child.expect(.stateRecovered).event
         #expect(recovered.string("path") == path)
         #expect(recovered.string("from") == "clean start")
         let movedTo = try #require(recovered.string("movedTo"))
         #expect(FileManager.default.contents(atPath: movedTo) == garbage, "the bad file is kept, byte for byte")
-        try child.expect("\(program).started")
+        try child.expect(program == "phone" ? .phoneStarted : .watchStarted)
         #expect(child.isRunning)
     }
 
@@ -128,13 +128,13 @@ struct BadInputTests {
         let garbage = Data("{\"lastSeq\": 4, \"outb".utf8)
         #expect(FileManager.default.createFile(atPath: previous, contents: garbage))
         let child = program == "phone" ? try scenario.phone() : try scenario.watch()
-        let recovered = try child.expect("state.recovered").event
+        let recovered = try child.expect(.stateRecovered).event
         #expect(recovered.string("from") == "clean start")
         #expect(recovered.string("reason") == "missing")
         #expect(recovered.string("previousReason")?.hasPrefix("not a valid state file") == true, "\(recovered)")
         let movedTo = try #require(recovered.string("previousMovedTo"))
         #expect(FileManager.default.contents(atPath: movedTo) == garbage, "the bad copy is kept, byte for byte")
-        try child.expect("\(program).started")
+        try child.expect(program == "phone" ? .phoneStarted : .watchStarted)
         let deadline = Date().addingTimeInterval(Scenario.deadline)
         while !child.standardError.contains("starting clean") && Date() < deadline { usleep(10_000) }
         #expect(child.standardError.contains("\(previous) is not usable"), "stderr: \(child.standardError)")
@@ -157,7 +157,7 @@ struct BadInputTests {
             #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"lastSeq\":".utf8)))
         }
         let phone = try scenario.phone()
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path) removed") }
         for path in live { #expect(FileManager.default.fileExists(atPath: path), "\(path) kept: its process lives") }
     }
@@ -174,7 +174,7 @@ struct BadInputTests {
             """
         #expect(FileManager.default.createFile(atPath: "\(stateDir)/phone.json", contents: Data(text.utf8)))
         let phone = try scenario.phone()
-        let recovered = try phone.expect("state.recovered").event
+        let recovered = try phone.expect(.stateRecovered).event
         #expect(recovered.string("reason") == "outbox.seq 5 is above lastSeq 1")
     }
 
@@ -187,7 +187,7 @@ struct BadInputTests {
         let text = "{\"lastSeq\": -1, \"acked\": false}"
         #expect(FileManager.default.createFile(atPath: "\(stateDir)/phone.json", contents: Data(text.utf8)))
         let phone = try scenario.phone()
-        let recovered = try phone.expect("state.recovered").event
+        let recovered = try phone.expect(.stateRecovered).event
         #expect(recovered.string("reason") == "not a valid state file: field lastSeq = -1: must not be negative")
     }
 
@@ -232,7 +232,7 @@ struct BadInputTests {
         let (_, endpoint) = try CurveLinkTests.phone(scenario, keys: keys.phone)
         let watch = try scenario.watch(["--insecure"], endpoint: endpoint)
         // ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH (a connection torn down first may say EPIPE).
-        let failed = try watch.expect("link.handshake_failed") { $0.int("code") == 0x1100_0002 }.event
+        let failed = try watch.expect(.linkHandshakeFailed) { $0.int("code") == 0x1100_0002 }.event
         let reason = try #require(failed.string("reason"))
         #expect(reason.contains("different security mechanisms: one requires CURVE, the other uses none"), "\(reason)")
         #expect(reason.contains("ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH"))
@@ -270,7 +270,7 @@ struct BadInputTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone()
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let context = try Context()
         defer { context.terminate() }
         try context.withSocket(.dealer) { rogue in
@@ -300,16 +300,16 @@ struct BadInputTests {
             try stranger.connect(scenario.endpoint)
             try stranger.send(WireCodec.encode(.hello(nil)))
         }
-        try phone.expect("message.rejected") { $0.string("reason") == "unknown peer routing id \"mallory\"" }
-        let rejected = phone.events.filter { $0.name == "message.rejected" }.compactMap { $0.string("reason") }
+        try phone.expect(.messageRejected) { $0.string("reason") == "unknown peer routing id \"mallory\"" }
+        let rejected = phone.events.filter { $0.name == .messageRejected }.compactMap { $0.string("reason") }
         #expect(rejected.contains("not valid JSON"))
         #expect(rejected.contains("unsupported protocol version 9 (this build speaks 1)"))
         #expect(rejected.contains("field seq must be a non-negative integer"))
         #expect(rejected.contains { $0.hasPrefix("expected 2 frames") })
         // Still alive and still serving the real watch.
         let watch = try scenario.watch()
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
         #expect(phone.isRunning)
     }
 

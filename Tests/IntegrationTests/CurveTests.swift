@@ -48,13 +48,13 @@ struct CurveLinkTests {
     static func phone(_ scenario: Scenario, keys: String) throws -> (ChildProcess, String) {
         let phone = try scenario.spawn(
             "phone", ["--endpoint", "tcp://127.0.0.1:*", "--state-dir", "\(scenario.dir)/phone", "--keys", keys])
-        let started = try phone.expect("phone.started").event
+        let started = try phone.expect(.phoneStarted).event
         #expect(started.string("security") == "curve")
         return (phone, try #require(started.string("boundEndpoint")))
     }
 
     /// The watch's link-trouble events: each says something went wrong with the link.
-    static let linkTrouble: Set<String> = ["link.down", "link.handshake_failed", "link.handshake_timeout"]
+    static let linkTrouble: Set<EventName> = [.linkDown, .linkHandshakeFailed, .linkHandshakeTimeout]
 
     /// Counts the watch's link-trouble events from index `start` over `window` wall seconds.
     ///
@@ -65,7 +65,7 @@ struct CurveLinkTests {
     static func countLinkTrouble(
         _ watch: ChildProcess, from start: Int, window: TimeInterval, limit: Int,
         sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> [String: Int] {
+    ) throws -> [EventName: Int] {
         let deadline = Date().addingTimeInterval(window)
         var next = start
         var seen = 0
@@ -76,9 +76,9 @@ struct CurveLinkTests {
             next = hit.index + 1
         }
         watch.send(line: "status")
-        let probe = try watch.expect("cache.status", from: next, sourceLocation: sourceLocation)
-        let events = watch.events[start..<probe.index].filter { linkTrouble.contains($0.name) }
-        return Dictionary(grouping: events, by: \.name).mapValues(\.count)
+        let probe = try watch.expect(.cacheStatus, from: next, sourceLocation: sourceLocation)
+        let names = watch.events[start..<probe.index].compactMap(\.name).filter { linkTrouble.contains($0) }
+        return Dictionary(grouping: names, by: { $0 }).mapValues(\.count)
     }
 
     /// A tcp endpoint on the loopback where nothing listens: a port the kernel just gave and took back.
@@ -144,8 +144,8 @@ struct CurveLinkTests {
         let (phone, endpoint) = try Self.phone(scenario, keys: keys.phone)
         let watch = try scenario.spawn(
             "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
     }
 
     @Test("An unpaired watch key is refused by the phone (ZAP) and told so; nothing is applied")
@@ -159,16 +159,16 @@ struct CurveLinkTests {
         try FileManager.default.copyItem(atPath: "\(keys.phone)/phone.key", toPath: "\(stranger)/phone.key")
         let watch = try scenario.spawn(
             "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", stranger])
-        let (failed, first) = try watch.expect("link.handshake_failed")
+        let (failed, first) = try watch.expect(.linkHandshakeFailed)
         #expect(failed.string("reason")?.contains("not paired") == true, "\(failed)")
-        try phone.expect("peer.refused")
+        try phone.expect(.peerRefused)
         // libzmq retries the refused handshake at every reconnect (50 ms, backing off to 1 s):
         // over 4 s a flood would print about 4; the watch says each reason once per 30 s.
         let counts = try Self.countLinkTrouble(watch, from: first, window: 4, limit: 3)
-        #expect(counts["link.handshake_failed"] == 1, "\(counts)")
-        #expect(counts["link.down", default: 0] == 0, "the link was never up: \(counts)")
-        #expect(counts["link.handshake_timeout", default: 0] <= 1, "\(counts)")
-        #expect(!watch.events.contains { $0.name == "batch.applied" })
+        #expect(counts[.linkHandshakeFailed] == 1, "\(counts)")
+        #expect(counts[.linkDown, default: 0] == 0, "the link was never up: \(counts)")
+        #expect(counts[.linkHandshakeTimeout, default: 0] <= 1, "\(counts)")
+        #expect(!watch.events.contains { $0.name == .batchApplied })
     }
 
     @Test("A wrong phone key is reported within 5 s as a key problem, once, without a flood; nothing is applied")
@@ -183,23 +183,23 @@ struct CurveLinkTests {
         try FileManager.default.copyItem(atPath: "\(other.phone)/phone.key", toPath: "\(keys.watch)/phone.key")
         let watch = try scenario.spawn(
             "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
-        try watch.expect("watch.started")
+        try watch.expect(.watchStarted)
         // docs/protocol.md promises the report within 5 s. The 1 s over it is the trip of the line
         // from the watch's stdout through a pipe to the reader thread on a loaded 2-core CI machine;
         // the watch's own timer is 5 s.
         let said = try #require(
-            watch.waitFor(anyOf: ["link.handshake_failed", "link.handshake_timeout"], timeout: 5 + 1),
+            watch.waitFor(anyOf: [.linkHandshakeFailed, .linkHandshakeTimeout], timeout: 5 + 1),
             "no handshake error within 5 s (+1 s margin); events: \(watch.events.map(\.name))")
         #expect(said.event.string("reason")?.contains("phone.key") == true, "keys not blamed: \(said.event)")
         // Failed handshakes repeat at every reconnect (about 13 a second); over 3 s a flood shows.
         let counts = try Self.countLinkTrouble(watch, from: said.index, window: 3, limit: 3)
-        #expect(counts["link.down", default: 0] == 0, "the link was never up: \(counts)")
-        #expect(counts["link.handshake_failed", default: 0] <= 1, "\(counts)")
-        #expect(counts["link.handshake_timeout", default: 0] <= 1, "\(counts)")
+        #expect(counts[.linkDown, default: 0] == 0, "the link was never up: \(counts)")
+        #expect(counts[.linkHandshakeFailed, default: 0] <= 1, "\(counts)")
+        #expect(counts[.linkHandshakeTimeout, default: 0] <= 1, "\(counts)")
         watch.stop()
         watch.waitForOutputEnd(timeout: 5)
         #expect(watch.standardError.contains("phone.key"), "\(watch.standardError)")
-        #expect(!watch.events.contains { $0.name == "batch.applied" })
+        #expect(!watch.events.contains { $0.name == .batchApplied })
     }
 
     @Test(
@@ -212,13 +212,13 @@ struct CurveLinkTests {
         let endpoint = try Self.freeEndpoint()
         let watch = try scenario.spawn(
             "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
-        let said = try watch.expect("link.handshake_timeout").event
+        let said = try watch.expect(.linkHandshakeTimeout).event
         let reason = try #require(said.string("reason"))
         #expect(reason.contains("not reachable") && reason.contains("running"), "\(reason)")
         for blamed in ["phone.key", "key", "paired"] {
             #expect(!reason.contains(blamed), "\(reason)")
         }
-        #expect(!watch.events.contains { $0.name == "link.handshake_failed" })
+        #expect(!watch.events.contains { $0.name == .linkHandshakeFailed })
         watch.stop()
         watch.waitForOutputEnd(timeout: 5)
         #expect(watch.standardError.contains("not reachable"), "\(watch.standardError)")
@@ -261,8 +261,8 @@ struct CurveLinkTests {
         let beforeWatch = phone.events.count
         let watch = try scenario.spawn(
             "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", keys.watch])
-        try watch.expect("batch.applied")
-        let first = try phone.expect("message.received")
+        try watch.expect(.batchApplied)
+        let first = try phone.expect(.messageReceived)
         #expect(first.index >= beforeWatch, "a plaintext message got through: \(first.event)")
         var intruderItems = [PollItem.socket(intruder, events: .readable)]
         #expect(try poll(&intruderItems, timeoutMilliseconds: 0) == 0, "the phone answered a plaintext peer")
@@ -300,7 +300,7 @@ struct CurveLinkTests {
             "\(phoneKeys)/phone.key_secret", "\(phoneKeys)/phone.key", "\(phoneKeys)/watch.key",
             "\(watchKeys)/watch.key_secret",
         ]
-        let read = try Self.python(code, files).events.filter { $0.name == "certificate" }
+        let read = try Self.python(code, files).events.filter { $0.rawName == "certificate" }
         try #require(read.count == 4, "\(read)")
         let (phoneSecret, phonePublic, watchPublic, watchSecret) = (read[0], read[1], read[2], read[3])
         // pyzmq reads the public keys keygen made, and secret keys whose public keys they are.
@@ -328,7 +328,7 @@ struct CurveLinkTests {
         let (phone, endpoint) = try Self.phone(scenario, keys: shared)
         let watch = try scenario.spawn(
             "watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/watch", "--keys", shared])
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
     }
 }

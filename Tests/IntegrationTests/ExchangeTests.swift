@@ -17,14 +17,14 @@ struct ExchangeTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let watch = try scenario.watch()
-        let applied = try watch.expect("batch.applied").event
+        let applied = try watch.expect(.batchApplied).event
         #expect(applied.int("seq") == 1)
         #expect(applied.int("count") == 7)
-        try watch.expect("ack.sent") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
-        let sent = try phone.expect("batch.sent").event
+        try watch.expect(.ackSent) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
+        let sent = try phone.expect(.batchSent).event
         #expect(sent.int("count") == 7)
         // The cache is on disk, and survives the watch.
         let stored = try Data(contentsOf: URL(fileURLWithPath: "\(scenario.dir)/watch/watch.json"))
@@ -37,10 +37,10 @@ struct ExchangeTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let watch = try scenario.watch()
-        try watch.expect("watch.started")
+        try watch.expect(.watchStarted)
         let phone = try scenario.phone(Self.zoneFlags)
-        try watch.expect("batch.applied") { $0.int("seq") == 1 && $0.int("count") == 7 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 && $0.int("count") == 7 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
     }
 
     @Test("A restarted watch gets the newest batch through HELLO")
@@ -49,24 +49,24 @@ struct ExchangeTests {
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
         let watch = try scenario.watch()
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
         #expect(watch.stop() == 0)
 
         phone.send(line: "open")  // a new batch while the watch is away
-        let (generated, _) = try phone.expect("batch.generated") { $0.int("seq") == 2 }
+        let (generated, _) = try phone.expect(.batchGenerated) { $0.int("seq") == 2 }
         #expect(generated.int("count") == 7)
 
         let again = try scenario.watch()
-        try again.expect("watch.started") { $0.int("lastSeq") == 1 }
-        try again.expect("hello.sent") { $0.int("lastSeq") == 1 }
-        try again.expect("batch.applied") { $0.int("seq") == 2 }
-        try phone.expect("ack.received") { $0.int("seq") == 2 }
+        try again.expect(.watchStarted) { $0.int("lastSeq") == 1 }
+        try again.expect(.helloSent) { $0.int("lastSeq") == 1 }
+        try again.expect(.batchApplied) { $0.int("seq") == 2 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 2 }
 
         // And a watch that is up to date is told so.
         #expect(again.stop() == 0)
         let third = try scenario.watch()
-        try third.expect("sync.up_to_date") { $0.int("seq") == 2 }
-        #expect(!third.events.contains { $0.name == "batch.applied" })
+        try third.expect(.syncUpToDate) { $0.int("seq") == 2 }
+        #expect(!third.events.contains { $0.name == .batchApplied })
     }
 
     @Test(
@@ -81,23 +81,23 @@ struct ExchangeTests {
         let clock = ["--clock-start", "2025-03-06T20:00:00Z", "--clock-speed", "43200", "--clock-anchor", anchor]
         let phone = try scenario.phone(Self.zoneFlags + clock)
         let watch = try scenario.watch(clock + Self.zoneFlags + ["--bed-at", "22:30", "--manual-wake", "06:45"])
-        let applied = try watch.expect("batch.applied").event
+        let applied = try watch.expect(.batchApplied).event
         #expect(applied.string("coverageEnd") == "2025-03-13T11:00:00Z")  // Thu Mar 13 07:00 EDT
-        try phone.expect("ack.received")
+        try phone.expect(.ackReceived)
         #expect(phone.stop() == 0)
 
-        let fallback = try watch.expect("fallback.manual_entry").event
+        let fallback = try watch.expect(.fallbackManualEntry).event
         // Night 8: Thu Mar 13 22:30 EDT = 2025-03-14T02:30Z.
-        #expect(fallback.string("time") == "2025-03-14T02:30:00Z")
-        let taps = watch.events.filter { $0.name == "bed.wake_time" }
+        #expect(fallback.time == ISO8601.date("2025-03-14T02:30:00Z"))
+        let taps = watch.events.filter { $0.name == .bedWakeTime }
         #expect(
-            taps.map { $0.string("time") ?? "" } == [
+            taps.map(\.time) == [
                 "2025-03-07T03:30:00Z", "2025-03-08T03:30:00Z", "2025-03-09T03:30:00Z", "2025-03-10T02:30:00Z",
                 "2025-03-11T02:30:00Z", "2025-03-12T02:30:00Z", "2025-03-13T02:30:00Z",
-            ])
+            ].map(ISO8601.date))
         #expect(taps.map { $0.string("localTime") ?? "" } == Array(repeating: "07:00", count: 7))
         #expect(taps.last?.int("remaining") == 0)
-        let manual = try watch.expect("manual.wake_time").event
+        let manual = try watch.expect(.manualWakeTime).event
         #expect(manual.string("wakeTime") == "2025-03-14T10:45:00Z")  // 06:45 EDT
     }
 
@@ -106,19 +106,19 @@ struct ExchangeTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let watch = try scenario.watch(Self.zoneFlags)
-        try watch.expect("watch.started")
+        try watch.expect(.watchStarted)
         watch.send(line: "status")
-        let status = try watch.expect("cache.status").event
+        let status = try watch.expect(.cacheStatus).event
         #expect(status.int("count") == 0)
         watch.send(line: "bed")
-        try watch.expect("fallback.manual_entry")
+        try watch.expect(.fallbackManualEntry)
         watch.send(line: "25:00")
-        try watch.expect("input.rejected")
+        try watch.expect(.inputRejected)
         watch.send(line: "06:15")
-        let manual = try watch.expect("manual.wake_time").event
+        let manual = try watch.expect(.manualWakeTime).event
         #expect(manual.string("localTime") == "06:15")
         watch.send(line: "dance")
-        try watch.expect("input.rejected") { $0.string("input") == "dance" }
+        try watch.expect(.inputRejected) { $0.string("input") == "dance" }
         watch.send(line: "quit")
         #expect(watch.waitForExit(timeout: Scenario.deadline))
         #expect(watch.exitStatus == 0)
@@ -131,14 +131,14 @@ struct ExchangeTests {
         defer { scenario.close() }
         let phone = try scenario.phone()
         let watch = try scenario.watch()
-        try phone.expect("ack.received")
+        try phone.expect(.ackReceived)
         for child in [phone, watch] {
             let start = ContinuousClock.now
             #expect(child.stop(signal: signal, timeout: 5) == 0, "\(child.name) exit status")
             // The requirement: stopped within 1 s of the signal (state saved, sockets closed).
             #expect(ContinuousClock.now - start < .seconds(1), "\(child.name) took \(ContinuousClock.now - start)")
             child.waitForOutputEnd(timeout: 5)
-            #expect(child.events.last?.name == "\(child.name).stopping")
+            #expect(child.events.last?.name == (child === phone ? .phoneStopping : .watchStopping))
             #expect(child.events.last?.int("signal") == Int(signal))
         }
     }

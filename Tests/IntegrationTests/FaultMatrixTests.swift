@@ -31,7 +31,7 @@ struct FaultMatrixTests {
         }
         // stdout and stderr are read on other threads: wait until both reached end of file.
         child.waitForOutputEnd(timeout: 2)
-        return (child.exitStatus ?? -1, child.standardError, child.events.last { $0.name == "soak.summary" })
+        return (child.exitStatus ?? -1, child.standardError, child.events.last { $0.name == .soakSummary })
     }
 
     /// Checks what the summary says ran: every kind of step, `steps` steps, every kill set on an

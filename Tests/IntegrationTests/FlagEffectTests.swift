@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
 
@@ -36,16 +37,19 @@ struct FlagEffectTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try Self.phone(scenario, ["--budget", "1.3"])
-        try phone.expect("refresh.foreground")
+        try phone.expect(.refreshForeground)
         phone.send(line: "simulate-launch")
-        let entered = try phone.expect("handler.entered")
+        let entered = try phone.expect(.handlerEntered)
         #expect(Self.number(entered.event, "budget") == 1.3)
-        let completed = try phone.expect("handler.completed", from: entered.index)
+        let completed = try phone.expect(.handlerCompleted, from: entered.index)
         #expect(completed.event.fields["success"] as? Bool == false)
         let run = Self.slice(phone, entered.index, completed.index)
-        let expired = try #require(run.first { $0.name == "handler.expired" }, "\(run.map(\.name))")
+        let expired = try #require(run.first { $0.name == .handlerExpired }, "\(run.map(\.name))")
         #expect(expired.string("step") == "dates")
-        #expect(!run.contains { $0.name.hasPrefix("weather.") || $0.name == "batch.generated" })
+        #expect(
+            !run.contains {
+                $0.name.map { [.weatherFetched, .weatherSkipped, .weatherFailed, .batchGenerated].contains($0) } == true
+            })
     }
 
     @Test("--low-power: no launch is planned at start; launches are planned again when it goes off")
@@ -53,16 +57,16 @@ struct FlagEffectTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try Self.phone(scenario, ["--low-power"])
-        let submitted = try phone.expect("os.request.submitted").event
+        let submitted = try phone.expect(.osRequestSubmitted).event
         #expect(submitted.fields["plannedLaunch"] is NSNull, "\(submitted)")
         phone.send(line: "status")
-        let status = try phone.expect("phone.status").event
+        let status = try phone.expect(.phoneStatus).event
         #expect(status.fields["nextBackgroundLaunch"] is NSNull)
         #expect(status.fields["os.lowPowerMode"] as? Bool == true)
         phone.send(line: "low-power off")
-        let off = try phone.expect("os.low_power") { $0.fields["on"] as? Bool == false }
+        let off = try phone.expect(.osLowPower) { $0.fields["on"] as? Bool == false }
         phone.send(line: "status")
-        let after = try phone.expect("phone.status", from: off.index).event
+        let after = try phone.expect(.phoneStatus, from: off.index).event
         #expect(after.string("nextBackgroundLaunch") != nil, "\(after)")
     }
 
@@ -74,7 +78,7 @@ struct FlagEffectTests {
             try Self.phone(scenario, ["--os-seed", seed], name: name)
         }
         let planned = try phones.map { phone in
-            try #require(phone.expect("os.request.submitted").event.string("plannedLaunch"))
+            try #require(phone.expect(.osRequestSubmitted).event.string("plannedLaunch"))
         }
         #expect(planned[1] == planned[2], "\(planned)")
         #expect(planned[0] != planned[1], "\(planned)")
@@ -85,15 +89,15 @@ struct FlagEffectTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try Self.phone(scenario, ["--step-costs", "renew=1,notices=2,dates=3,sunlight=4"])
-        try phone.expect("refresh.foreground")
+        try phone.expect(.refreshForeground)
         phone.send(line: "simulate-launch")
-        let completed = try phone.expect("handler.completed").event
+        let completed = try phone.expect(.handlerCompleted).event
         #expect(completed.fields["success"] as? Bool == true)
         // 1 + 2 + 3 + 4; the weather comes from the cache the foreground run filled.
         let elapsed = try #require(Self.number(completed, "elapsed"))
         #expect(abs(elapsed - 10) < 1e-9)
         phone.send(line: "history")
-        let foreground = try phone.expect("run.record") { $0.string("kind") == "foreground" }.event
+        let foreground = try phone.expect(.runRecord) { $0.string("kind") == "foreground" }.event
         // The same steps plus the offline fetch's 0.3 s.
         let duration = try #require(Self.number(foreground, "duration"))
         #expect(abs(duration - 10.3) < 1e-9)
@@ -129,13 +133,13 @@ struct FlagEffectTests {
         defer { close(holder) }
         let online = try Self.phone(scenario, ["--weather", "http://127.0.0.1:\(port)"], name: "online")
         let offline = try Self.phone(scenario, ["--weather", "offline"], name: "offline")
-        let names: Set = ["weather.fetched", "weather.failed"]
+        let names: Set<EventName> = [.weatherFetched, .weatherFailed]
         let asked = try #require(online.waitFor(anyOf: names, timeout: Scenario.deadline)).event
-        #expect(asked.name == "weather.failed", "\(asked)")
+        #expect(asked.name == .weatherFailed, "\(asked)")
         #expect(asked.string("reason")?.contains("127.0.0.1:\(port)") == true, "\(asked)")
         #expect(asked.fields["network"] as? Bool == true)
         let local = try #require(offline.waitFor(anyOf: names, timeout: Scenario.deadline)).event
-        #expect(local.name == "weather.fetched" && local.string("source") == "offline", "\(local)")
+        #expect(local.name == .weatherFetched && local.string("source") == "offline", "\(local)")
     }
 
     @Test("--weather-cost: an offline fetch costs the given virtual seconds")
@@ -143,7 +147,7 @@ struct FlagEffectTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try Self.phone(scenario, ["--weather-cost", "2.5"])
-        let fetched = try phone.expect("weather.fetched").event
+        let fetched = try phone.expect(.weatherFetched).event
         #expect(fetched.string("source") == "offline")
         #expect(Self.number(fetched, "cost") == 2.5)
     }
@@ -153,9 +157,9 @@ struct FlagEffectTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try Self.phone(scenario, ["--location", "48.85,2.35"])
-        try phone.expect("refresh.foreground")
+        try phone.expect(.refreshForeground)
         phone.send(line: "move 48.85,2.35")
-        let moved = try phone.expect("location.changed").event
+        let moved = try phone.expect(.locationChanged).event
         #expect(Self.number(moved, "moved") == 0, "\(moved)")
     }
 
@@ -165,12 +169,12 @@ struct FlagEffectTests {
         defer { scenario.close() }
         let phone = try Self.phone(
             scenario, ["--platform", "android", "--bucket", "rare", "--charging", "--interval", "1800"])
-        let started = try phone.expect("phone.started").event
+        let started = try phone.expect(.phoneStarted).event
         #expect(started.string("platform") == "android")
-        let enqueued = try phone.expect("os.work.enqueued").event
+        let enqueued = try phone.expect(.osWorkEnqueued).event
         #expect(Self.number(enqueued, "repeatInterval") == 1_800)
         phone.send(line: "status")
-        let status = try phone.expect("phone.status").event
+        let status = try phone.expect(.phoneStatus).event
         #expect(status.string("platform") == "android")
         #expect(status.string("os.bucket") == "rare")
         #expect(status.fields["os.charging"] as? Bool == true)
@@ -182,10 +186,10 @@ struct FlagEffectTests {
         defer { scenario.close() }
         let phone = try scenario.phone(["--watch-id", "wrist-2"])
         let watch = try scenario.watch(["--id", "wrist-2"])
-        #expect(try watch.expect("watch.started").event.string("id") == "wrist-2")
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
-        #expect(!phone.events.contains { $0.name == "message.rejected" })
+        #expect(try watch.expect(.watchStarted).event.string("id") == "wrist-2")
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
+        #expect(!phone.events.contains { $0.name == .messageRejected })
     }
 
     @Test("--device-seed: the same seed rotates the same bedtime texts, another seed others")
@@ -196,9 +200,9 @@ struct FlagEffectTests {
             try Self.phone(scenario, ["--device-seed", seed], name: name)
         }
         let texts = try phones.map { phone in
-            let batch = try phone.expect("batch.generated") { $0.int("seq") == 1 }
+            let batch = try phone.expect(.batchGenerated) { $0.int("seq") == 1 }
             return phone.events.prefix(batch.index).filter {
-                $0.name == "notification.added" && $0.string("id")?.hasPrefix("bedtime-") == true
+                $0.name == .notificationAdded && $0.string("id")?.hasPrefix("bedtime-") == true
             }.compactMap { $0.string("text") }
         }
         #expect(texts[0].count == 7)
@@ -211,11 +215,11 @@ struct FlagEffectTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let watch = try scenario.watch(["--time-zone", "Pacific/Chatham"])
-        try watch.expect("watch.started")
+        try watch.expect(.watchStarted)
         watch.send(line: "bed")
-        try watch.expect("fallback.manual_entry")
+        try watch.expect(.fallbackManualEntry)
         watch.send(line: "06:15")
-        let manual = try watch.expect("manual.wake_time").event
+        let manual = try watch.expect(.manualWakeTime).event
         #expect(manual.string("timeZone") == "Pacific/Chatham" && manual.string("localTime") == "06:15", "\(manual)")
     }
 

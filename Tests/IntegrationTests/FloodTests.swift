@@ -19,7 +19,7 @@ struct FloodTests {
         var from = phone.events.count
         while true {
             phone.send(line: "status")
-            let (status, index) = try phone.expect("phone.status", from: from)
+            let (status, index) = try phone.expect(.phoneStatus, from: from)
             from = index + 1
             if status.int(field) ?? 0 >= target || Date() > deadline { return status }
             usleep(200_000)
@@ -34,7 +34,7 @@ struct FloodTests {
     }
 
     /// The lines of event `name`, and how many occurrences they stand for (each line 1 + suppressed).
-    static func lines(_ phone: ChildProcess, _ name: String) -> (lines: Int, occurrences: Int) {
+    static func lines(_ phone: ChildProcess, _ name: EventName) -> (lines: Int, occurrences: Int) {
         let found = phone.events.filter { $0.name == name }
         return (found.count, found.map { 1 + ($0.int("suppressed") ?? 0) }.reduce(0, +))
     }
@@ -44,7 +44,7 @@ struct FloodTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone()
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let context = try Context()
         defer { context.terminate() }
         try context.withSocket(.dealer) { rogue in
@@ -59,16 +59,16 @@ struct FloodTests {
             let status = try Self.status(phone, until: "rejectedMessages", atLeast: 400)
             #expect(status.int("rejectedMessages") == 400)
         }
-        let rejected = Self.lines(phone, "message.rejected")
-        #expect(rejected.lines == 2, "\(phone.events.filter { $0.name == "message.rejected" }.map(\.line))")
-        let reasons = phone.events.filter { $0.name == "message.rejected" }.compactMap { $0.string("reason") }
+        let rejected = Self.lines(phone, .messageRejected)
+        #expect(rejected.lines == 2, "\(phone.events.filter { $0.name == .messageRejected }.map(\.line))")
+        let reasons = phone.events.filter { $0.name == .messageRejected }.compactMap { $0.string("reason") }
         #expect(reasons.contains("not valid JSON"))
         #expect(reasons.contains("unsupported protocol version 9 (this build speaks 1)"))
-        #expect(Self.lines(phone, "error.sent").lines == 2)
+        #expect(Self.lines(phone, .errorSent).lines == 2)
         Self.quit(phone)
         // At the end, the held-back counts are written: they add up to all 400.
-        #expect(Self.lines(phone, "message.rejected").occurrences == 400)
-        #expect(Self.lines(phone, "error.sent").occurrences == 400)
+        #expect(Self.lines(phone, .messageRejected).occurrences == 400)
+        #expect(Self.lines(phone, .errorSent).occurrences == 400)
     }
 
     @Test("60 unpaired CURVE clients: peer.refused written once, refusedPeers counts every one")
@@ -93,11 +93,11 @@ struct FloodTests {
         let status = try Self.status(phone, until: "refusedPeers", atLeast: 60)
         let counted = try #require(status.int("refusedPeers"))
         #expect(counted >= 60)
-        #expect(Self.lines(phone, "peer.refused").lines == 1, "\(phone.events.filter { $0.name == "peer.refused" })")
+        #expect(Self.lines(phone, .peerRefused).lines == 1, "\(phone.events.filter { $0.name == .peerRefused })")
         for stranger in strangers { stranger.close() }
         strangers = []
         Self.quit(phone)
-        #expect(Self.lines(phone, "peer.refused").occurrences >= counted)
+        #expect(Self.lines(phone, .peerRefused).occurrences >= counted)
     }
 
     @Test("A phone with no watch says send.failed once, then counts (sendFailures), over several resends")
@@ -105,14 +105,14 @@ struct FloodTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone()
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         // Resends back off 0.25, 0.5, 1, 2, 4 s: the fifth failure comes about 4 s in.
         let status = try Self.status(phone, until: "sendFailures", atLeast: 5)
         let counted = try #require(status.int("sendFailures"))
         #expect(counted >= 5)
-        #expect(Self.lines(phone, "send.failed").lines == 1)
+        #expect(Self.lines(phone, .sendFailed).lines == 1)
         Self.quit(phone)
-        #expect(Self.lines(phone, "send.failed").occurrences >= counted)
+        #expect(Self.lines(phone, .sendFailed).occurrences >= counted)
     }
 
     /// The phone's public key, from its public certificate in `directory`.

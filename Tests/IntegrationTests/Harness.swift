@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
 
@@ -87,10 +88,19 @@ extension ChildProcess {
     /// `waitFor` with the scenario deadline, recording an issue (with stderr) when it times out.
     @discardableResult
     func expect(
-        _ name: String, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true },
+        _ name: EventName, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true },
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> (event: ChildEvent, index: Int) {
-        guard let found = waitFor(name, from: from, timeout: Scenario.deadline, where: predicate) else {
+        try expect(rawName: name.rawValue, from: from, where: predicate, sourceLocation: sourceLocation)
+    }
+
+    /// `expect` for an event name outside the catalogue (a tool's own events, as printed).
+    @discardableResult
+    func expect(
+        rawName name: String, from: Int = 0, where predicate: (ChildEvent) -> Bool = { _ in true },
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (event: ChildEvent, index: Int) {
+        guard let found = waitFor(rawNames: [name], from: from, timeout: Scenario.deadline, where: predicate) else {
             let seen = events.suffix(8).map(\.line).joined(separator: "\n")
             Issue.record(
                 "no \(name) from \(self.name) within \(Scenario.deadline) s; last events:\n\(seen)\nstderr:\n\(standardError)",

@@ -21,6 +21,12 @@ struct InteropTests {
         .deletingLastPathComponent().appendingPathComponent("Interop")
     static let client = interopDirectory.appendingPathComponent("watch_client.py")
 
+    /// The Python client's own events, besides the catalogue's watch events it writes.
+    enum ClientEvent: String {
+        /// It sent a malformed message on purpose (`--malformed KIND`).
+        case malformedSent = "malformed.sent"
+    }
+
     /// Fails (never skips) when `python` cannot import zmq.
     static func requirePyZMQ(sourceLocation: SourceLocation = #_sourceLocation) throws {
         let probe = Process()
@@ -65,24 +71,24 @@ struct InteropTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let client = try Self.pythonWatch(scenario, ["--batches", "1"])
         defer { client.stop(signal: SIGKILL, timeout: 2) }
 
-        try client.expect("hello.sent") { $0.int("lastSeq") == 0 }
-        let applied = try client.expect("batch.applied").event
+        try client.expect(.helloSent) { $0.int("lastSeq") == 0 }
+        let applied = try client.expect(.batchApplied).event
         #expect(applied.int("seq") == 1)
         #expect(applied.int("count") == 7)
         #expect(applied.string("timeZone") == "America/New_York")
-        try client.expect("ack.sent") { $0.int("seq") == 1 }
-        let acked = try phone.expect("ack.received") { $0.int("seq") == 1 }.event
+        try client.expect(.ackSent) { $0.int("seq") == 1 }
+        let acked = try phone.expect(.ackReceived) { $0.int("seq") == 1 }.event
         // The coverage the Python watch computed is the phone's last wake-up of the batch.
         #expect(acked.string("coverageEnd") == applied.string("coverageEnd"))
-        let generated = try phone.expect("batch.generated") { $0.int("seq") == 1 }.event
+        let generated = try phone.expect(.batchGenerated) { $0.int("seq") == 1 }.event
         #expect(generated.string("first") == applied.string("first"))
         #expect(generated.string("last") == applied.string("coverageEnd"))
         #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
-        #expect(!client.events.contains { $0.name == "message.rejected" })
+        #expect(!client.events.contains { $0.name == .messageRejected })
     }
 
     @Test("After `open` on the phone the Python watch applies batch 2 and the phone gets its ack")
@@ -91,21 +97,21 @@ struct InteropTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let client = try Self.pythonWatch(scenario, ["--batches", "2"])
         defer { client.stop(signal: SIGKILL, timeout: 2) }
 
-        try client.expect("batch.applied") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try client.expect(.batchApplied) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
         phone.send(line: "open")
-        try phone.expect("batch.generated") { $0.int("seq") == 2 }
-        let applied = try client.expect("batch.applied") { $0.int("seq") == 2 }.event
+        try phone.expect(.batchGenerated) { $0.int("seq") == 2 }
+        let applied = try client.expect(.batchApplied) { $0.int("seq") == 2 }.event
         #expect(applied.int("count") == 7)
-        try client.expect("ack.sent") { $0.int("seq") == 2 }
-        let acked = try phone.expect("ack.received") { $0.int("seq") == 2 }.event
+        try client.expect(.ackSent) { $0.int("seq") == 2 }
+        let acked = try phone.expect(.ackReceived) { $0.int("seq") == 2 }.event
         #expect(acked.string("coverageEnd") == applied.string("coverageEnd"))
         #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
-        #expect(!client.events.contains { $0.name == "message.rejected" })
+        #expect(!client.events.contains { $0.name == .messageRejected })
     }
 
     @Test(
@@ -116,22 +122,22 @@ struct InteropTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let client = try Self.pythonWatch(scenario, ["--batches", "1", "--malformed", kind])
         defer { client.stop(signal: SIGKILL, timeout: 2) }
 
-        let acked = try phone.expect("ack.received") { $0.int("seq") == 1 }
-        try client.expect("malformed.sent") { $0.string("kind") == kind }
-        let rejected = try phone.expect("message.rejected", from: acked.index).event
-        let sent = try phone.expect("error.sent", from: acked.index).event
-        let reported = try client.expect("peer.error").event
+        let acked = try phone.expect(.ackReceived) { $0.int("seq") == 1 }
+        try client.expect(rawName: ClientEvent.malformedSent.rawValue) { $0.string("kind") == kind }
+        let rejected = try phone.expect(.messageRejected, from: acked.index).event
+        let sent = try phone.expect(.errorSent, from: acked.index).event
+        let reported = try client.expect(.peerError).event
         #expect(reported.string("reason") == sent.string("reason"))
         #expect(rejected.string("reason") == sent.string("reason"))
         #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
 
         // The phone's outbox is as it was: batch 1, acknowledged.
         phone.send(line: "status")
-        let status = try phone.expect("phone.status").event
+        let status = try phone.expect(.phoneStatus).event
         #expect(status.int("lastSeq") == 1)
         #expect(status.fields["acked"] as? Bool == true)
     }
@@ -144,15 +150,15 @@ struct InteropTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(Self.zoneFlags)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
 
         // The Python watch, from the doc alone, is refused and told why.
         let client = try Self.pythonWatch(scenario, ["--id", "intruder", "--batches", "0"])
         defer { client.stop(signal: SIGKILL, timeout: 2) }
-        let reported = try client.expect("peer.error").event
+        let reported = try client.expect(.peerError).event
         #expect(reported.string("reason")?.contains("unknown peer routing id \"intruder\"") == true, "\(reported)")
         #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
-        #expect(!client.events.contains { $0.name == "batch.applied" })
+        #expect(!client.events.contains { $0.name == .batchApplied })
 
         // An intruder that stays connected while the phone serves its paired watch two batches
         // (with resends) and asks again after each: one connection delivers in order, so anything
@@ -189,21 +195,21 @@ struct InteropTests {
 
         refusedOnly(try ask())
         let watch = try scenario.watch()
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
         refusedOnly(try ask())
-        let acked = try phone.expect("ack.received") { $0.int("seq") == 1 }
+        let acked = try phone.expect(.ackReceived) { $0.int("seq") == 1 }
         phone.send(line: "open")
-        try watch.expect("batch.applied") { $0.int("seq") == 2 }
-        try phone.expect("ack.received", from: acked.index + 1)
+        try watch.expect(.batchApplied) { $0.int("seq") == 2 }
+        try phone.expect(.ackReceived, from: acked.index + 1)
         refusedOnly(try ask())
         // Refused at the phone too: the Python watch's HELLO (one, or more if it repeated it) and these three.
         // Repeats of one reason are written once and then counted: the status counts every one.
         #expect(
             phone.events.contains {
-                $0.name == "message.rejected" && $0.string("reason")?.hasPrefix("unknown peer routing id") == true
+                $0.name == .messageRejected && $0.string("reason")?.hasPrefix("unknown peer routing id") == true
             })
         phone.send(line: "status")
-        let status = try phone.expect("phone.status").event
+        let status = try phone.expect(.phoneStatus).event
         #expect(status.int("rejectedMessages") ?? 0 >= 4, "\(status)")
     }
 

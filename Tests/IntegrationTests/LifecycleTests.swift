@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
 
@@ -23,7 +24,7 @@ struct LifecycleTests {
         let shell = try scenario.spawn(
             "\(name) | head -n 1", ["-c", script, Scenario.executable(name).path] + arguments,
             executable: URL(fileURLWithPath: "/bin/bash"))
-        let started = try shell.expect("\(name).started").event
+        let started = try shell.expect(name == "phone" ? .phoneStarted : .watchStarted).event
         let pid = try #require(started.int("pid"))
         #expect(shell.waitForExit(timeout: 5), "\(name) | head -n 1 still running 5 s after head exited")
         #expect(shell.exitStatus == 0, "stderr: \(shell.standardError)")
@@ -38,10 +39,10 @@ struct LifecycleTests {
         let phone = try scenario.spawn(
             "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone"],
             standardInput: terminal.terminal)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         // VEOF (Ctrl-D) at the start of a line: read(2) on the terminal returns 0 (termios(3)).
         try terminal.controller.write(contentsOf: [0x04])
-        try phone.expect("phone.stopping") { $0.string("reason") == "end of input" }
+        try phone.expect(.phoneStopping) { $0.string("reason") == "end of input" }
         #expect(phone.waitForExit(timeout: Scenario.deadline))
         #expect(phone.exitStatus == 0)
     }
@@ -53,12 +54,12 @@ struct LifecycleTests {
         let phone = try scenario.spawn(
             "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone"],
             standardInput: FileHandle.nullDevice)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         // Later work still happens: a watch connects, gets the batch, and its ACK is received.
         _ = try scenario.watch()
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
         #expect(phone.isRunning)
-        #expect(!phone.events.contains { $0.name == "phone.stopping" })
+        #expect(!phone.events.contains { $0.name == .phoneStopping })
         #expect(phone.stop(signal: SIGTERM, timeout: 5) == 0)
     }
 }
@@ -74,7 +75,7 @@ extension LifecycleTests {
         let phone = try scenario.spawn(
             "phone", ["-c", script, Scenario.executable("phone").path] + arguments,
             executable: URL(fileURLWithPath: "/bin/bash"))
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         // The kernel's view (proc(5) /proc/PID/status: SigIgn, SigCgt are hex masks, bit N-1 for
         // signal N): SIGHUP still ignored, SIGTERM caught.
         let status = try String(contentsOfFile: "/proc/\(phone.pid)/status", encoding: .utf8)
@@ -86,8 +87,8 @@ extension LifecycleTests {
         #expect(try mask("SigCgt") & (1 << (SIGTERM - 1)) != 0, "SIGTERM not caught:\n\(status)")
         kill(phone.pid, SIGHUP)
         phone.send(line: "status")
-        try phone.expect("phone.status")
-        #expect(!phone.events.contains { $0.name == "phone.stopping" })
+        try phone.expect(.phoneStatus)
+        #expect(!phone.events.contains { $0.name == .phoneStopping })
         #expect(phone.stop(signal: SIGTERM, timeout: 5) == 0)
     }
 }
@@ -100,8 +101,8 @@ struct ChildLifetimeTests {
     /// - Returns: the demo, the pids of phone and watch (their `*.started` events), its temp dir.
     static func startDemo(_ scenario: Scenario) throws -> (demo: ChildProcess, pids: [Int32], dir: String) {
         let demo = try scenario.spawn("sleeptap-demo", ["--raw", "--speed", "7200"])
-        let phone = try demo.expect("phone.started").event
-        let watch = try demo.expect("watch.started").event
+        let phone = try demo.expect(.phoneStarted).event
+        let watch = try demo.expect(.watchStarted).event
         let pids = try [phone, watch].map { try #require($0.int("pid")).asProcessId }
         let endpoint = try #require(phone.string("endpoint"))
         let dir = URL(fileURLWithPath: String(endpoint.dropFirst("ipc://".count))).deletingLastPathComponent().path
@@ -177,7 +178,7 @@ struct ChildLifetimeTests {
         let shell = try scenario.spawn(
             "bash", ["-c", script, Scenario.executable("phone").path] + arguments,
             executable: URL(fileURLWithPath: "/bin/bash"), environment: ["LOG": log])
-        let pid = try #require(try shell.expect("spawned").event.int("pid")).asProcessId
+        let pid = try #require(try shell.expect(rawName: "spawned").event.int("pid")).asProcessId
         // The parent-death signal is asked for at start-up, before phone.started.
         let deadline = Date().addingTimeInterval(Scenario.deadline)
         while !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("\"phone.started\"") ?? false) {
@@ -201,7 +202,7 @@ struct ChildLifetimeTests {
         Thread.detachNewThread {
             let outcome = Result { try ChildProcess(name: "phone", executable: executable, arguments: arguments) }
             // Exit only once the phone asked for its parent-death signal (before phone.started).
-            _ = try? outcome.get().waitFor("phone.started", timeout: Scenario.deadline)
+            _ = try? outcome.get().waitFor(.phoneStarted, timeout: Scenario.deadline)
             result.set(outcome, thread: Self.currentThreadId())
             spawned.signal()
         }
@@ -210,7 +211,7 @@ struct ChildLifetimeTests {
         let phone = try #require(try outcome?.get())
         defer { phone.stop(signal: SIGKILL, timeout: 2) }
         let thread = try #require(threadId)
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         // Wait until that thread is gone (/proc/self/task/TID disappears, proc(5)).
         let deadline = Date().addingTimeInterval(Scenario.deadline)
         while FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)") {
@@ -219,8 +220,8 @@ struct ChildLifetimeTests {
         }
         // Still running and answering: no parent-death signal came with the thread's exit.
         phone.send(line: "status")
-        try phone.expect("phone.status")
-        #expect(!phone.events.contains { $0.name == "phone.stopping" })
+        try phone.expect(.phoneStatus)
+        #expect(!phone.events.contains { $0.name == .phoneStopping })
     }
 
     /// This thread's kernel id, from the /proc/thread-self link ("PID/task/TID", proc(5)).
@@ -244,7 +245,7 @@ struct ChildLifetimeTests {
         #expect(
             phone.standardError.contains("SLEEPTAP_PARENT_PID=\(gone.pid)) has already exited"),
             "\(phone.standardError)")
-        #expect(!phone.events.contains { $0.name == "phone.started" })
+        #expect(!phone.events.contains { $0.name == .phoneStarted })
     }
 }
 

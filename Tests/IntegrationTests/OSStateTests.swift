@@ -58,24 +58,24 @@ struct OSStateTests {
             let phone = try phone
             let from = phone.events.count
             phone.send(line: "status")
-            return try phone.expect("phone.status", from: from).event.string("nextBackgroundLaunch")
+            return try phone.expect(.phoneStatus, from: from).event.string("nextBackgroundLaunch")
         }
 
         /// Waits for the OS's next natural launch from `from` and the end of its run.
         /// - Returns: the launch's virtual time and the plannedLaunch the run's resubmission drew.
-        func awaitLaunch(from: Int) throws -> (launchedAt: String, planned: String) {
+        func awaitLaunch(from: Int) throws -> (launchedAt: Date, planned: String) {
             let phone = try phone
-            let launch = try phone.expect("os.launch", from: from) { $0.fields["simulated"] as? Bool == false }
-            let submitted = try phone.expect("os.request.submitted", from: launch.index)
-            try phone.expect("handler.completed", from: launch.index)
+            let launch = try phone.expect(.osLaunch, from: from) { $0.fields["simulated"] as? Bool == false }
+            let submitted = try phone.expect(.osRequestSubmitted, from: launch.index)
+            try phone.expect(.handlerCompleted, from: launch.index)
             return (
-                try #require(launch.event.string("time")), try #require(submitted.event.string("plannedLaunch"))
+                try #require(launch.event.time), try #require(submitted.event.string("plannedLaunch"))
             )
         }
 
         /// The delay the OS drew for the request submitted at this start: plannedLaunch − earliestBeginDate.
         func startDelay() throws -> TimeInterval {
-            let submitted = try phone.expect("os.request.submitted").event
+            let submitted = try phone.expect(.osRequestSubmitted).event
             let planned = try #require(submitted.string("plannedLaunch").flatMap(ISO8601.date))
             let earliest = try #require(submitted.string("earliestBeginDate").flatMap(ISO8601.date))
             return planned.timeIntervalSince(earliest)
@@ -84,8 +84,8 @@ struct OSStateTests {
         /// Every os.* event of every start, in order, as name + fields; `time` only for launches
         /// (the instants the OS chose; the others happen when the test acted).
         var osEvents: [String] {
-            lives.flatMap(\.events).filter { $0.name.hasPrefix("os.") }.map { event in
-                let fields = event.fields.filter { $0.key != "time" || event.name == "os.launch" }
+            lives.flatMap(\.events).filter { $0.source == .os }.map { event in
+                let fields = event.fields.filter { $0.key != "time" || event.name == .osLaunch }
                 return fields.keys.sorted().map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: " ")
             }
         }
@@ -107,7 +107,7 @@ struct OSStateTests {
         for restart in 1...2 {
             try PhoneRun.restart(runs)
             for (index, run) in runs.enumerated() {
-                try run.phone.expect("phone.started") { $0.string("osState") == "stored" }
+                try run.phone.expect(.phoneStarted) { $0.string("osState") == "stored" }
                 delays[index].append(try run.startDelay())
                 // The pending request survived the restart: the same planned launch.
                 #expect(try run.nextBackgroundLaunch() == planned[index], "restart \(restart)")
@@ -116,7 +116,7 @@ struct OSStateTests {
             for (index, run) in runs.enumerated() {
                 // And it comes as planned.
                 let launch = try run.awaitLaunch(from: 0)
-                #expect(launch.launchedAt == planned[index])
+                #expect(launch.launchedAt == ISO8601.date(planned[index]))
                 planned[index] = launch.planned
             }
         }
@@ -134,32 +134,32 @@ struct OSStateTests {
         let run = try PhoneRun(
             scenario, name: "r", clock: ["--time-zone", "Europe/Berlin", "--clock-start", "2026-06-01T08:00:00Z"])
         let phone = try run.phone
-        try phone.expect("refresh.foreground")
+        try phone.expect(.refreshForeground)
         phone.send(line: "registration late-silent")
-        let update = try phone.expect("os.registration")
+        let update = try phone.expect(.osRegistration)
         #expect(update.event.string("registration") == "late-silent")
-        try phone.expect("os.app.updated", from: update.index)
+        try phone.expect(.osAppUpdated, from: update.index)
         phone.send(line: "registration sometimes")
-        try phone.expect("input.rejected") { $0.string("input") == "registration sometimes" }
+        try phone.expect(.inputRejected) { $0.string("input") == "registration sometimes" }
         phone.send(line: "force-quit")
-        try phone.expect("os.force_quit")
+        try phone.expect(.osForceQuit)
         #expect(try run.nextBackgroundLaunch() == nil)
         phone.send(line: "reboot")
-        let reboot = try phone.expect("os.reboot")
-        try phone.expect("os.rebooted", from: reboot.index)
+        let reboot = try phone.expect(.osReboot)
+        try phone.expect(.osRebooted, from: reboot.index)
         // iOS: the reboot lifts the force-quit; the request is still pending.
         let afterReboot = try run.nextBackgroundLaunch()
         #expect(afterReboot != nil)
         try run.restart()
         let restarted = try run.phone
-        let started = try restarted.expect("phone.started").event
+        let started = try restarted.expect(.phoneStarted).event
         #expect(started.string("registration") == "late-silent")
         #expect(started.string("osState") == "stored")
         restarted.send(line: "status")
-        let status = try restarted.expect("phone.status").event
+        let status = try restarted.expect(.phoneStatus).event
         #expect(status.string("os.registrationMode") == "late-silent")
         #expect(status.int("os.reboots") == 1)
-        let registered = try restarted.expect("handler.registered").event
+        let registered = try restarted.expect(.handlerRegistered).event
         #expect(registered.string("phase") == "after launch")
     }
 
@@ -172,10 +172,10 @@ struct OSStateTests {
         let path = stateDir + "/os.json"
         #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"version\": 1, \"plat".utf8)))
         let phone = try scenario.phone()
-        let recovered = try phone.expect("state.recovered") { $0.string("path") == path }.event
+        let recovered = try phone.expect(.stateRecovered) { $0.string("path") == path }.event
         #expect(recovered.string("from") == "clean start")
-        try phone.expect("phone.started") { $0.string("osState") == "new" }
-        try phone.expect("refresh.foreground")
+        try phone.expect(.phoneStarted) { $0.string("osState") == "new" }
+        try phone.expect(.refreshForeground)
         phone.send(line: "quit")
         try #require(phone.waitForExit(timeout: Scenario.deadline))
         let stored = try #require(FileManager.default.contents(atPath: path))

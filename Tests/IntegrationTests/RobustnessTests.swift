@@ -16,13 +16,13 @@ struct RobustnessTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let watch = try scenario.watch()
-        try watch.expect("watch.started")
+        try watch.expect(.watchStarted)
         watch.send(line: "bed")
-        try watch.expect("fallback.manual_entry")
+        try watch.expect(.fallbackManualEntry)
         watch.send(line: "07:00")
-        try watch.expect("manual.wake_time") { $0.string("localTime") == "07:00" }
+        try watch.expect(.manualWakeTime) { $0.string("localTime") == "07:00" }
         watch.send(line: "xx")
-        try watch.expect("input.rejected")
+        try watch.expect(.inputRejected)
         #expect(watch.isRunning)
     }
 
@@ -31,7 +31,7 @@ struct RobustnessTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let first = try scenario.phone()
-        try first.expect("phone.started")
+        try first.expect(.phoneStarted)
         let sameEndpoint = try scenario.runToExit(
             "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/other"])
         #expect(sameEndpoint.status == 69)
@@ -41,8 +41,8 @@ struct RobustnessTests {
         #expect(sameDir.status == 73)
         #expect(sameDir.stderr.contains("in use by another phone (pid \(first.pid))"), "\(sameDir.stderr)")
         let watch = try scenario.watch()
-        try watch.expect("batch.applied")
-        try first.expect("ack.received")
+        try watch.expect(.batchApplied)
+        try first.expect(.ackReceived)
     }
 
     @Test("An ipc endpoint naming an ordinary file is refused and the file kept")
@@ -82,7 +82,7 @@ struct RobustnessTests {
             try router.setRouterMandatory(true)
             try router.bind(scenario.endpoint)
             let watch = try scenario.watch()
-            let first = try watch.expect("hello.sent")
+            let first = try watch.expect(.helloSent)
             var items = [PollItem.socket(router, events: .readable)]
             guard try poll(&items, timeoutMilliseconds: 10_000) > 0 else {
                 Issue.record("no HELLO reached the fake phone")
@@ -91,9 +91,9 @@ struct RobustnessTests {
             _ = try router.receive()
             let huge = "{\"v\":1,\"type\":\"ERROR\",\"reason\":\"" + String(repeating: "x", count: 70_000) + "\"}"
             try router.send([Array("watch".utf8), Array(huge.utf8)])
-            let down = try watch.expect("link.down", from: first.index)
-            try watch.expect("link.reconnect", from: down.index)
-            try watch.expect("hello.sent", from: down.index)
+            let down = try watch.expect(.linkDown, from: first.index)
+            try watch.expect(.linkReconnect, from: down.index)
+            try watch.expect(.helloSent, from: down.index)
             #expect(watch.isRunning)
         }
     }
@@ -107,19 +107,19 @@ struct LivenessTests {
         defer { scenario.close() }
         let phone = try scenario.phone()
         let watch = try scenario.watch()
-        let online = try phone.expect("peer.online")
-        try watch.expect("peer.online")
+        let online = try phone.expect(.peerOnline)
+        try watch.expect(.peerOnline)
         #expect(kill(watch.pid, SIGSTOP) == 0)
-        let offline = try phone.expect("peer.offline", from: online.index)
+        let offline = try phone.expect(.peerOffline, from: online.index)
         #expect((offline.event.fields["silentFor"] as? Double ?? 0) >= 3)
         #expect(kill(watch.pid, SIGCONT) == 0)
-        try phone.expect("peer.online", from: offline.index)
+        try phone.expect(.peerOnline, from: offline.index)
         // The watch's own pause is not the phone's silence.
-        #expect(!watch.events.contains { $0.name == "peer.offline" })
+        #expect(!watch.events.contains { $0.name == .peerOffline })
         // A stopped phone goes offline at the watch too.
         let watchOnline = watch.events.count
         #expect(kill(phone.pid, SIGSTOP) == 0)
         defer { kill(phone.pid, SIGCONT) }
-        try watch.expect("peer.offline", from: watchOnline)
+        try watch.expect(.peerOffline, from: watchOnline)
     }
 }

@@ -23,36 +23,36 @@ struct ScheduleTests {
         let clock = ["--clock-start", "2026-06-01T12:00:00Z", "--clock-speed", "1"]
         let phone = try scenario.phone(
             ["--schedule", path, "--time-zone", "Europe/Berlin", "--device-seed", "5"] + clock)
-        let first = try phone.expect("batch.generated") { $0.int("seq") == 1 }
+        let first = try phone.expect(.batchGenerated) { $0.int("seq") == 1 }
         #expect(first.event.string("first") == "2026-06-02T05:00:00Z")
-        let notices = phone.events.prefix(first.index).filter { $0.name == "notification.added" }
+        let notices = phone.events.prefix(first.index).filter { $0.name == .notificationAdded }
         #expect(notices.count == 7)
         #expect(notices.first?.string("id") == "bedtime-2026-06-02")
         #expect(notices.first?.string("fireDate") == "2026-06-01T20:30:00Z")  // 22:30 CEST
 
         #expect(FileManager.default.createFile(atPath: path, contents: Data(Self.schedule("06:15", lead: 0).utf8)))
         phone.send(line: "open")
-        let changed = try phone.expect("schedule.changed")
-        let second = try phone.expect("batch.generated", from: changed.index) { $0.int("seq") == 2 }
+        let changed = try phone.expect(.scheduleChanged)
+        let second = try phone.expect(.batchGenerated, from: changed.index) { $0.int("seq") == 2 }
         #expect(second.event.string("first") == "2026-06-02T04:15:00Z")
-        let renewed = phone.events[changed.index..<second.index].filter { $0.name == "notification.added" }
+        let renewed = phone.events[changed.index..<second.index].filter { $0.name == .notificationAdded }
         #expect(renewed.first?.string("fireDate") == "2026-06-01T20:15:00Z")  // 06:15 - 8 h - 0
 
         #expect(
             FileManager.default.createFile(atPath: path, contents: Data("{\"schemaVersion\": 1, \"wake\": {}}".utf8)))
         phone.send(line: "open")
-        let rejected = try phone.expect("schedule.rejected").event
+        let rejected = try phone.expect(.scheduleRejected).event
         #expect(rejected.string("reason")?.contains("wake.sunday = (missing)") == true, "\(rejected)")
-        let third = try phone.expect("batch.generated") { $0.int("seq") == 3 }
+        let third = try phone.expect(.batchGenerated) { $0.int("seq") == 3 }
         #expect(third.event.string("first") == "2026-06-02T04:15:00Z", "the previous schedule is kept")
         phone.send(line: "status")
-        let status = try phone.expect("phone.status")
+        let status = try phone.expect(.phoneStatus)
         #expect(status.event.string("earliestBeginDate") == "2026-06-02T05:15:00Z")
         phone.send(line: "notifications")
         phone.send(line: "status")  // events are in order: the listing is complete before it
-        let end = try phone.expect("phone.status", from: status.index + 1)
+        let end = try phone.expect(.phoneStatus, from: status.index + 1)
         let bedtime = phone.events[status.index..<end.index].filter {
-            $0.name == "notification.pending" && $0.string("id")?.hasPrefix("bedtime-") == true
+            $0.name == .notificationPending && $0.string("id")?.hasPrefix("bedtime-") == true
         }
         #expect(bedtime.count == 7)
     }
@@ -64,23 +64,23 @@ struct ScheduleTests {
         let clock = ["--clock-start", "2026-06-01T12:00:00Z", "--clock-speed", "1"]
         let phone = try scenario.phone(["--time-zone", "America/New_York"] + clock)
         let watch = try scenario.watch(clock)
-        try watch.expect("batch.applied") { $0.string("timeZone") == "America/New_York" }
+        try watch.expect(.batchApplied) { $0.string("timeZone") == "America/New_York" }
         watch.send(line: "bed")
-        let before = try watch.expect("bed.wake_time").event
+        let before = try watch.expect(.bedWakeTime).event
         #expect(before.string("localTime") == "07:00" && before.string("timeZone") == "America/New_York")
         #expect(before.string("wakeTime") == "2026-06-02T11:00:00Z")
 
         phone.send(line: "time-zone Europe/Berlin")
-        try phone.expect("timezone.changed") { $0.string("to") == "Europe/Berlin" }
-        let applied = try watch.expect("batch.applied") { $0.int("seq") == 2 }
+        try phone.expect(.timezoneChanged) { $0.string("to") == "Europe/Berlin" }
+        let applied = try watch.expect(.batchApplied) { $0.int("seq") == 2 }
         #expect(applied.event.string("timeZone") == "Europe/Berlin")
         watch.send(line: "bed")
-        let after = try watch.expect("bed.wake_time", from: applied.index).event
+        let after = try watch.expect(.bedWakeTime, from: applied.index).event
         #expect(after.string("localTime") == "07:00" && after.string("timeZone") == "Europe/Berlin")
         #expect(after.string("wakeTime") == "2026-06-02T05:00:00Z")
 
         phone.send(line: "time-zone Atlantis/Capital")
-        try phone.expect("input.rejected") { $0.string("input") == "time-zone Atlantis/Capital" }
+        try phone.expect(.inputRejected) { $0.string("input") == "time-zone Atlantis/Capital" }
     }
 
     @Test("--horizon-days sets how many days of wake-ups a batch holds")
@@ -88,7 +88,7 @@ struct ScheduleTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(["--horizon-days", "14", "--time-zone", "Europe/Berlin"])
-        let batch = try phone.expect("batch.generated").event
+        let batch = try phone.expect(.batchGenerated).event
         #expect(batch.int("count") == 14)
     }
 }

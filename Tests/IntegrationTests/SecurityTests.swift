@@ -24,7 +24,7 @@ struct SecurityTests {
         #expect(watch.status == 69)
         let allowed = try scenario.spawn(
             "phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p", "--insecure"])
-        try allowed.expect("phone.started")
+        try allowed.expect(.phoneStarted)
     }
 
     @Test(
@@ -50,7 +50,7 @@ struct SecurityTests {
         defer { scenario.close() }
         let phone = try scenario.spawn(
             "phone", ["--endpoint", "ipc://\(scenario.dir)/new/phone.sock", "--state-dir", "\(scenario.dir)/p"])
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         var info = stat()
         #expect(stat("\(scenario.dir)/new", &info) == 0)
         #expect(info.st_mode & 0o777 == 0o700)
@@ -66,7 +66,7 @@ struct SecurityTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone()
-        try phone.expect("phone.started")
+        try phone.expect(.phoneStarted)
         let socketPath = String(scenario.endpoint.dropFirst("ipc://".count))
         // The owner reaches it; nobody does not (no search permission on the 0700 directory).
         #expect(access(socketPath, F_OK) == 0)
@@ -129,7 +129,7 @@ struct SecurityTests {
                 "-C", scenario.dir, try Scenario.executable("phone").path, "--endpoint", "ipc://run/p.sock",
                 "--state-dir", "\(scenario.dir)/p",
             ], executable: env)
-        let phoneStarted = try phone.expect("phone.started").event
+        let phoneStarted = try phone.expect(.phoneStarted).event
         #expect(phoneStarted.string("endpoint") == absolute)
         let watch = try scenario.spawn(
             "env",
@@ -137,9 +137,9 @@ struct SecurityTests {
                 "-C", socketDirectory, try Scenario.executable("watch").path, "--endpoint", "ipc://./p.sock",
                 "--state-dir", "\(scenario.dir)/w",
             ], executable: env)
-        let watchStarted = try watch.expect("watch.started").event
+        let watchStarted = try watch.expect(.watchStarted).event
         #expect(watchStarted.string("endpoint") == absolute)
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
     }
 }

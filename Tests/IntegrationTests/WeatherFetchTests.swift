@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
 
@@ -42,11 +43,14 @@ struct WeatherFetchTests {
         // The client's timeout is 10 s: a phone that fetched on its socket thread would be deaf
         // that long.
         let phone = try FlagEffectTests.phone(scenario, ["--weather", "http://127.0.0.1:\(port)"])
-        let dates = try phone.expect("batch.generated")
+        let dates = try phone.expect(.batchGenerated)
         phone.send(line: "status")
-        let status = try #require(phone.waitFor("phone.status", from: dates.index, timeout: 2), "status waited")
+        let status = try #require(phone.waitFor(.phoneStatus, from: dates.index, timeout: 2), "status waited")
         let before = phone.events[..<status.index]
-        #expect(!before.contains { $0.name.hasPrefix("weather.") }, "the fetch was still waiting")
+        #expect(
+            !before.contains {
+                $0.name.map { [.weatherFetched, .weatherSkipped, .weatherFailed].contains($0) } == true
+            }, "the fetch was still waiting")
         phone.send(line: "quit")
         #expect(phone.waitForExit(timeout: 3), "quit while the fetch waits")
         #expect(phone.stop() == 0)

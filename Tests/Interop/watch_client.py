@@ -7,7 +7,7 @@ Usage: watch_client.py ENDPOINT [--id watch] [--batches N] [--timeout SECONDS]
 Connects a DEALER with the given routing id, sends HELLO (what it holds: lastSeq, epoch, digest)
 on every completed handshake and every 2 s until a reply arrives, validates each BATCH, stores the
 newest (in memory, and durably in --state PATH when given) and ACKs exactly what it stored. Prints one JSON object per line on stdout,
-`{"event": NAME, "time": ..., ...fields}`.
+`{"event": NAME, "time": ..., "source": "watch", ...fields}`, as the Swift watch does.
 
 Exit status: 0 once N batches were applied (and, with --malformed, once the phone answered the
 malformed message with an ERROR); 1 on timeout; 2 when the phone broke the protocol (the
@@ -84,12 +84,14 @@ class Stop(Exception):
 
 
 def now_iso():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Wall time, ISO-8601 UTC to the millisecond: 2026-07-20T00:30:00.123Z."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
 
 
 def emit(event, **fields):
-    """One JSON Lines event: `event` first, `time` (wall, UTC) second."""
-    record = {"event": event, "time": now_iso()}
+    """One JSON Lines event: `event` first, `time` (wall, UTC, milliseconds) second, `source` third."""
+    record = {"event": event, "time": now_iso(), "source": "watch"}
     record.update(fields)
     sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
     sys.stdout.flush()

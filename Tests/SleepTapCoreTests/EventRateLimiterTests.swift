@@ -7,7 +7,7 @@ struct EventRateLimiterTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func refused(_ address: String) -> Event {
-        Event("peer.refused", [("address", .string(address)), ("reason", .string("key not paired with this phone"))])
+        Event(.peerRefused, [("address", .string(address)), ("reason", .string("key not paired with this phone"))])
     }
 
     static func suppressed(_ event: Event) -> Int {
@@ -40,7 +40,7 @@ struct EventRateLimiterTests {
         var times: [Int] = []
         for second in 0..<600 {
             let now = Self.t0.addingTimeInterval(Double(second))
-            let event = Event("send.failed", [("type", .string("BATCH")), ("reason", .string("watch not connected"))])
+            let event = Event(.sendFailed, [("type", .string("BATCH")), ("reason", .string("watch not connected"))])
             if limiter.admit(event, at: now) != nil { times.append(second) }
             times += limiter.flush(at: now).map { _ in second }
         }
@@ -52,11 +52,11 @@ struct EventRateLimiterTests {
         var limiter = EventRateLimiter()
         let reasons = ["not valid JSON", "unsupported protocol version 9 (this build speaks 1)", "not valid JSON"]
         let written = reasons.map { reason in
-            limiter.admit(Event("message.rejected", [("reason", .string(reason))]), at: Self.t0) != nil
+            limiter.admit(Event(.messageRejected, [("reason", .string(reason))]), at: Self.t0) != nil
         }
         #expect(written == [true, true, false])
         // Another event with the same reason is another stream.
-        #expect(limiter.admit(Event("error.sent", [("reason", .string("not valid JSON"))]), at: Self.t0) != nil)
+        #expect(limiter.admit(Event(.errorSent, [("reason", .string("not valid JSON"))]), at: Self.t0) != nil)
     }
 
     @Test("Varying ids and numbers in a reason stays one stream; invented reasons cannot grow it past the cap")
@@ -72,7 +72,7 @@ struct EventRateLimiterTests {
         for index in 0..<100 {
             // Reasons that differ in letters, which the class keeps apart.
             let reason = "field " + String(repeating: "x", count: index + 1) + " is wrong"
-            if limiter.admit(Event("message.rejected", [("reason", .string(reason))]), at: Self.t0) != nil {
+            if limiter.admit(Event(.messageRejected, [("reason", .string(reason))]), at: Self.t0) != nil {
                 written += 1
             }
         }
@@ -91,13 +91,13 @@ struct EventRateLimiterTests {
     @Test("Ending a stream returns what it held back, and its next occurrence is written at once")
     func endStream() {
         var limiter = EventRateLimiter(interval: 30)
-        let failed = Event("send.failed", [("type", .string("BATCH")), ("reason", .string("watch not connected"))])
+        let failed = Event(.sendFailed, [("type", .string("BATCH")), ("reason", .string("watch not connected"))])
         #expect(limiter.admit(failed, at: Self.t0) != nil)
         for second in 1...4 { #expect(limiter.admit(failed, at: Self.t0.addingTimeInterval(Double(second))) == nil) }
-        let summaries = limiter.end("send.failed")
+        let summaries = limiter.end(.sendFailed)
         // Four held back: the summary is the last of them, and says three more were held.
         #expect(summaries.count == 1 && summaries.map(Self.suppressed) == [3])
-        #expect(limiter.end("send.failed").isEmpty)
+        #expect(limiter.end(.sendFailed).isEmpty)
         #expect(limiter.admit(failed, at: Self.t0.addingTimeInterval(5)) != nil)
     }
 }

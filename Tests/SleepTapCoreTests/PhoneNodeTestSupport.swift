@@ -102,8 +102,8 @@ struct NodeBench {
         run(node.scheduleLoaded(result, at: time))
     }
 
-    func names() -> [String] { events.map(\.name) }
-    func events(_ name: String) -> [Event] { events.filter { $0.name == name } }
+    func names() -> [EventName] { events.map(\.name) }
+    func events(_ name: EventName) -> [Event] { events.filter { $0.name == name } }
     var sentBatches: [WakeBatch] { sent.compactMap { if case .batch(let batch) = $0 { batch } else { nil } } }
 
     mutating func run(_ actions: [PhoneAction]) {

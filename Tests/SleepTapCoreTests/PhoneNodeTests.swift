@@ -31,7 +31,7 @@ struct PhoneNodeTests {
         let reply = try #require(bench.zapReplies.first)
         #expect(reply[2] == Array("200".utf8))
         #expect(reply[1] == Array("req-1".utf8), "the reply names the request")
-        #expect(bench.events("peer.refused").isEmpty)
+        #expect(bench.events(.peerRefused).isEmpty)
         #expect(bench.node.counters.refusedPeers == 0)
     }
 
@@ -41,7 +41,7 @@ struct PhoneNodeTests {
         let other = [UInt8](repeating: 8, count: 32)
         bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other), at: bench.time))
         #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
-        let refused = try #require(bench.events("peer.refused").first)
+        let refused = try #require(bench.events(.peerRefused).first)
         #expect(refused["reason"] == .string("key not paired with this phone"))
         #expect(refused["address"] == .string("10.0.0.9"))
         #expect(bench.node.counters.refusedPeers == 1)
@@ -53,7 +53,7 @@ struct PhoneNodeTests {
         // Even with the paired key's bytes as credentials.
         bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.key), at: bench.time))
         #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
-        #expect(try #require(bench.events("peer.refused").first)["reason"] == .string("CURVE required"))
+        #expect(try #require(bench.events(.peerRefused).first)["reason"] == .string("CURVE required"))
     }
 
     @Test("ZAP: a flood of refused clients writes one line per window and counts every one")
@@ -63,7 +63,7 @@ struct PhoneNodeTests {
             bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil), at: bench.time))
         }
         #expect(bench.zapReplies.count == 50)
-        #expect(bench.events("peer.refused").count == 1)
+        #expect(bench.events(.peerRefused).count == 1)
         #expect(bench.node.counters.refusedPeers == 50)
     }
 
@@ -75,7 +75,7 @@ struct PhoneNodeTests {
         bench.start()
         bench.receive([Array(NodeBench.watchID.utf8), Array("a".utf8), Array("b".utf8)])
         let reason = "expected 2 frames (routing id, message), got 3"
-        #expect(bench.events("message.rejected").map { $0["reason"] } == [.string(reason)])
+        #expect(bench.events(.messageRejected).map { $0["reason"] } == [.string(reason)])
         #expect(bench.sent.last == .error(reason: reason))
         #expect(bench.node.counters.rejectedMessages == 1)
         bench.type("status")
@@ -94,7 +94,7 @@ struct PhoneNodeTests {
             reply.message
                 == .error(reason: "unknown peer routing id \"stranger\"; this phone delivers to another id"))
         #expect(bench.sent.count == before, "nothing to the paired watch")
-        #expect(!bench.names().contains("message.received"))
+        #expect(!bench.names().contains(.messageReceived))
         #expect(bench.node.counters.rejectedMessages == 1)
     }
 
@@ -109,7 +109,7 @@ struct PhoneNodeTests {
         #expect(bench.sent.count == before + 1)
         bench.receive([Array(NodeBench.watchID.utf8), Array(#"{"v":1,"type":"ERROR","bogus":1}"#.utf8)])
         #expect(bench.sent.count == before + 1, "an ERROR is never answered with an ERROR")
-        #expect(bench.events("message.rejected").count == 2)
+        #expect(bench.events(.messageRejected).count == 2)
         #expect(bench.node.counters.rejectedMessages == 2)
     }
 
@@ -120,18 +120,18 @@ struct PhoneNodeTests {
         var bench = NodeBench()
         bench.start()
         bench.receive(.ping)
-        #expect(bench.names().filter { $0 == "peer.online" }.count == 1)
-        #expect(!bench.names().contains("message.received"), "a ping is liveness only")
+        #expect(bench.names().filter { $0 == .peerOnline }.count == 1)
+        #expect(!bench.names().contains(.messageReceived), "a ping is liveness only")
         bench.receive(.ping)
-        #expect(bench.names().filter { $0 == "peer.online" }.count == 1, "online once")
+        #expect(bench.names().filter { $0 == .peerOnline }.count == 1, "online once")
         for _ in 0..<3 {
             bench.advance(1)
             bench.fire(.heartbeat)
         }
-        #expect(bench.events("peer.offline").isEmpty, "3 s of silence is not yet more than the timeout")
+        #expect(bench.events(.peerOffline).isEmpty, "3 s of silence is not yet more than the timeout")
         bench.advance(1)
         bench.fire(.heartbeat)
-        let offline = try #require(bench.events("peer.offline").first)
+        let offline = try #require(bench.events(.peerOffline).first)
         #expect(offline["silentFor"] == .double(4))
         #expect(bench.sent.filter { $0 == .ping }.count == 4, "every heartbeat pings the watch")
         #expect(bench.armed[.heartbeat] == .after(LinkLiveness.interval))
@@ -146,7 +146,7 @@ struct PhoneNodeTests {
         bench.fire(.heartbeat)
         bench.advance(10)
         bench.fire(.heartbeat)
-        #expect(bench.events("peer.offline").isEmpty)
+        #expect(bench.events(.peerOffline).isEmpty)
     }
 
     // MARK: the stdin language
@@ -204,7 +204,7 @@ struct PhoneNodeTests {
         let state = bench.node.app.state
         bench.clearEvents()
         bench.type("low-power maybe")
-        #expect(bench.names() == ["input.rejected"])
+        #expect(bench.names() == [.inputRejected])
         #expect(bench.events[0]["input"] == .string("low-power maybe"))
         #expect(bench.node.app.state == state)
     }
@@ -215,27 +215,27 @@ struct PhoneNodeTests {
         bench.start()
         bench.clearEvents()
         bench.type("status")
-        let status = try #require(bench.events("phone.status").first)
+        let status = try #require(bench.events(.phoneStatus).first)
         #expect(status["timeZone"] == .string("America/New_York"))
         #expect(status["lastSeq"] == .int(Int64(bench.node.app.state.lastSeq)))
         #expect(status["nextBackgroundLaunch"] == bench.node.nextLaunch.map { .date($0) })
         bench.type("history")
-        #expect(bench.events("run.record").count == bench.node.app.state.refreshLog.history.count)
+        #expect(bench.events(.runRecord).count == bench.node.app.state.refreshLog.history.count)
         bench.type("notifications")
-        #expect(!bench.events("notification.pending").isEmpty)
+        #expect(!bench.events(.notificationPending).isEmpty)
         bench.type("move 48.85,2.35")
         #expect(bench.node.app.location == Coordinate(latitude: 48.85, longitude: 2.35))
         bench.type("low-power on")
-        #expect(bench.names().contains("os.low_power"))
+        #expect(bench.names().contains(.osLowPower))
         bench.type("time-zone Asia/Tokyo")
-        let changed = try #require(bench.events("timezone.changed").first)
+        let changed = try #require(bench.events(.timezoneChanged).first)
         #expect(changed["from"] == .string("America/New_York"))
         #expect(changed["to"] == .string("Asia/Tokyo"))
-        #expect(bench.events("batch.generated").last?["timeZone"] == .string("Asia/Tokyo"))
+        #expect(bench.events(.batchGenerated).last?["timeZone"] == .string("Asia/Tokyo"))
         #expect(!bench.stopped)
         bench.type("quit")
         #expect(bench.stopped)
-        #expect(bench.events("phone.stopping").last?["reason"] == .string("quit"))
+        #expect(bench.events(.phoneStopping).last?["reason"] == .string("quit"))
     }
 
     // MARK: zones
@@ -279,15 +279,15 @@ struct PhoneNodeTests {
         bench.clearEvents()
         bench.type("open")
         #expect(bench.scheduleReads == ["/s/schedule.json"])
-        #expect(!bench.names().contains("batch.generated"), "the launch waits for the schedule")
+        #expect(!bench.names().contains(.batchGenerated), "the launch waits for the schedule")
         bench.type("simulate-launch")
-        #expect(!bench.names().contains("handler.entered"), "later commands wait in order")
+        #expect(!bench.names().contains(.handlerEntered), "later commands wait in order")
         bench.answerSchedule(.success(later))
-        #expect(bench.events("schedule.changed").first?["path"] == .string("/s/schedule.json"))
+        #expect(bench.events(.scheduleChanged).first?["path"] == .string("/s/schedule.json"))
         #expect(bench.node.app.schedule == later)
         #expect(bench.node.app.zone.identifier == "Asia/Tokyo", "the file's zone applies")
-        let generated = try #require(bench.names().firstIndex(of: "batch.generated"))
-        let entered = try #require(bench.names().firstIndex(of: "handler.entered"))
+        let generated = try #require(bench.names().firstIndex(of: .batchGenerated))
+        let entered = try #require(bench.names().firstIndex(of: .handlerEntered))
         #expect(generated < entered)
     }
 
@@ -299,11 +299,11 @@ struct PhoneNodeTests {
         bench.scheduleFile = .failure(ScheduleLoadError("schedule file /s/schedule.json: line 3: bad"))
         bench.clearEvents()
         bench.type("open")
-        let rejected = try #require(bench.events("schedule.rejected").first)
+        let rejected = try #require(bench.events(.scheduleRejected).first)
         #expect(rejected["reason"] == .string("schedule file /s/schedule.json: line 3: bad"))
         #expect(rejected["kept"] == .string("previous"))
         #expect(bench.node.app.schedule == before)
-        #expect(bench.names().contains("batch.generated"), "the launch runs on the previous schedule")
+        #expect(bench.names().contains(.batchGenerated), "the launch runs on the previous schedule")
     }
 
     // MARK: writes before sends
@@ -354,10 +354,10 @@ struct PhoneNodeTests {
             bench.clearEvents()
             bench.type(job)
             let names = bench.names()
-            let failedAt = try #require(names.firstIndex(of: "persist.failed"), "write \(failing)")
+            let failedAt = try #require(names.firstIndex(of: .persistFailed), "write \(failing)")
             #expect(bench.events[failedAt]["reason"] == .string("No space left on device"))
             #expect(bench.sentBeforeDurable.isEmpty, "write \(failing): \(bench.sentBeforeDurable)")
-            #expect(!names[failedAt...].contains("batch.sent"), "write \(failing): nothing sent after it")
+            #expect(!names[failedAt...].contains(.batchSent), "write \(failing): nothing sent after it")
             #expect(bench.node.app.state.outbox == bench.disk?.outbox, "write \(failing): memory returns to the disk")
             // Space comes back a day later (other dates): the next batch has a seq never used
             // before, even by a batch that never left the phone, and it goes out.
@@ -368,7 +368,7 @@ struct PhoneNodeTests {
             let all = issued + bench.sentBatches + bench.attempted.compactMap(\.outbox)
             let refs = Dictionary(grouping: all, by: { "\($0.epoch)/\($0.seq)" })
             #expect(refs.values.allSatisfy { Set($0.map(\.digest)).count == 1 }, "write \(failing): a seq reused")
-            let generated = bench.events("batch.generated").compactMap { event -> Int64? in
+            let generated = bench.events(.batchGenerated).compactMap { event -> Int64? in
                 if case .int(let seq)? = event["seq"] { seq } else { nil }
             }
             #expect(generated == generated.sorted() && Set(generated).count == generated.count, "write \(failing)")
@@ -385,27 +385,27 @@ struct PhoneNodeTests {
         bench.start()
         let request = try #require(bench.weatherRequests.first)
         #expect(request.location == NodeBench.berlin)
-        #expect(bench.names().contains("batch.generated"), "renew, notices and dates do not wait")
-        #expect(!bench.names().contains { $0.hasPrefix("weather.") })
+        #expect(bench.names().contains(.batchGenerated), "renew, notices and dates do not wait")
+        #expect(!bench.names().contains { $0.rawValue.hasPrefix("weather.") })
         // A command that starts a job waits; a read-only one does not.
         bench.type("simulate-launch")
         bench.type("status")
-        #expect(!bench.names().contains("handler.entered"))
-        #expect(bench.names().contains("phone.status"))
+        #expect(!bench.names().contains(.handlerEntered))
+        #expect(bench.names().contains(.phoneStatus))
         // Messages from the watch are served meanwhile.
         let batch = try #require(bench.sentBatches.last)
         bench.receive(.ack(batch.ref, coverageEnd: nil))
-        #expect(bench.names().contains("ack.received"))
+        #expect(bench.names().contains(.ackReceived))
         bench.advance(5)
         let forecast = Forecast(fetchedAt: request.at, location: request.location, source: "test", hours: [])
         bench.answerWeather(WeatherOutcome(result: .success(forecast), cost: 1.5))
-        let fetched = try #require(bench.events("weather.fetched").first)
+        let fetched = try #require(bench.events(.weatherFetched).first)
         #expect(fetched["cost"] == .double(1.5))
         #expect(bench.node.app.state.weather == forecast)
         let foreground = try #require(bench.node.app.state.refreshLog.history.last { $0.kind == "foreground" })
         #expect(foreground.duration == 0.1 + 0.1 + 0.2 + 1.5 + 0.05)
-        let fetchedAt = try #require(bench.names().firstIndex(of: "weather.fetched"))
-        let entered = try #require(bench.names().firstIndex(of: "handler.entered"), "the waiting command ran")
+        let fetchedAt = try #require(bench.names().firstIndex(of: .weatherFetched))
+        let entered = try #require(bench.names().firstIndex(of: .handlerEntered), "the waiting command ran")
         #expect(fetchedAt < entered)
     }
 
@@ -432,10 +432,10 @@ struct PhoneNodeTests {
         bench.clearEvents()
         bench.type("simulate-launch")
         try #require(bench.weatherRequests.count == 2, "\(bench.names())")
-        #expect(bench.events("handler.completed").isEmpty, "the run waits for the weather")
+        #expect(bench.events(.handlerCompleted).isEmpty, "the run waits for the weather")
         bench.answerWeather(WeatherOutcome(result: .failure(error), cost: 1))
-        #expect(bench.events("weather.failed").first?["network"] == .bool(error.isNetwork))
-        #expect(bench.events("handler.completed").first?["outcome"] == .string(outcome))
+        #expect(bench.events(.weatherFailed).first?["network"] == .bool(error.isNetwork))
+        #expect(bench.events(.handlerCompleted).first?["outcome"] == .string(outcome))
     }
 
     @Test("A failed write before the weather step ends the job: no fetch goes out, the run does not hang")
@@ -447,12 +447,12 @@ struct PhoneNodeTests {
         let requests = bench.weatherRequests.count
         bench.failingWrites = [bench.writes + 1]
         bench.type("simulate-launch")
-        #expect(bench.names().contains("persist.failed"))
+        #expect(bench.names().contains(.persistFailed))
         #expect(bench.weatherRequests.count == requests, "the fetch was dropped with the rest of the step")
         #expect(!bench.node.app.awaitsWeather)
         bench.clearEvents()
         bench.type("simulate-launch")
-        #expect(bench.names().contains("handler.entered"), "the next job runs")
+        #expect(bench.names().contains(.handlerEntered), "the next job runs")
     }
 
     // MARK: timers
@@ -466,7 +466,7 @@ struct PhoneNodeTests {
         bench.now = next
         bench.clearEvents()
         bench.fire(.osLaunch)
-        #expect(bench.names().contains("handler.entered"))
+        #expect(bench.names().contains(.handlerEntered))
         #expect(bench.osWrites > 0, "the OS's state is written")
     }
 
@@ -490,11 +490,11 @@ struct PhoneNodeTests {
         bench.start()
         for _ in 0..<5 { bench.fire(.resend) }
         #expect(bench.node.counters.sendFailures == 6)
-        #expect(bench.events("send.failed").count == 1)
+        #expect(bench.events(.sendFailed).count == 1)
         bench.watchConnected = true
         bench.fire(.resend)
-        let summary = bench.events("send.failed").last
+        let summary = bench.events(.sendFailed).last
         #expect(summary?["suppressed"] == .int(4), "the held-back repeats are said when the watch is back")
-        #expect(bench.names().last == "batch.sent")
+        #expect(bench.names().last == .batchSent)
     }
 }

@@ -41,11 +41,11 @@ struct RefreshJobTests {
             zone: zone, location: berlin, configuration: configuration)
     }
 
-    static func names(_ effects: [PhoneEffect]) -> [String] {
+    static func names(_ effects: [PhoneEffect]) -> [EventName] {
         effects.compactMap { if case .emit(let event) = $0 { event.name } else { nil } }
     }
 
-    static func event(_ name: String, in effects: [PhoneEffect]) -> Event? {
+    static func event(_ name: EventName, in effects: [PhoneEffect]) -> Event? {
         effects.lazy.compactMap { if case .emit(let event) = $0, event.name == name { event } else { nil } }.first
     }
 
@@ -53,12 +53,12 @@ struct RefreshJobTests {
     func lateCrash() {
         var app = Self.app(scheduler: Self.iOS(.lateCrash))
         let effects = app.launch(at: Self.start, byUser: true, early: false)
-        let crash = Self.event("app.crashed", in: effects)
+        let crash = Self.event(.appCrashed, in: effects)
         #expect(
             crash?["message"] == .string("All launch handlers must be registered before application finishes launching")
         )
-        #expect(!Self.names(effects).contains("batch.generated"))
-        #expect(!Self.names(effects).contains("renew.submitted"))
+        #expect(!Self.names(effects).contains(.batchGenerated))
+        #expect(!Self.names(effects).contains(.renewSubmitted))
         #expect(app.nextBackgroundLaunch(after: Self.start) == nil)
     }
 
@@ -73,15 +73,15 @@ struct RefreshJobTests {
         // 10:00 EST Friday: inside the weather window.
         let effects = app.simulateLaunch(at: ISO8601.date("2025-03-07T15:00:00Z")!)
         let names = Self.names(effects)
-        #expect(names.first(where: { $0 != "handler.registered" && !$0.hasPrefix("os.") }) == "handler.entered")
-        #expect(names.contains("renew.submitted"))
-        #expect(names.contains("notification.added"))
-        #expect(!names.contains("batch.generated"), "dates do not fit before the expiration warning")
-        #expect(!names.contains { $0.hasPrefix("weather.") })
-        let expired = try #require(Self.event("handler.expired", in: effects))
+        #expect(names.first(where: { $0 != .handlerRegistered && !$0.rawValue.hasPrefix("os.") }) == .handlerEntered)
+        #expect(names.contains(.renewSubmitted))
+        #expect(names.contains(.notificationAdded))
+        #expect(!names.contains(.batchGenerated), "dates do not fit before the expiration warning")
+        #expect(!names.contains { $0.rawValue.hasPrefix("weather.") })
+        let expired = try #require(Self.event(.handlerExpired, in: effects))
         #expect(expired["step"] == .string("dates"))
-        #expect(Self.event("handler.completed", in: effects)?["success"] == .bool(false))
-        #expect(!names.contains("os.app.killed"))
+        #expect(Self.event(.handlerCompleted, in: effects)?["success"] == .bool(false))
+        #expect(!names.contains(.osAppKilled))
         #expect(
             app.nextBackgroundLaunch(after: ISO8601.date("2025-03-07T15:00:10Z")!) != nil, "the next request is pending"
         )
@@ -94,13 +94,13 @@ struct RefreshJobTests {
         let now = ISO8601.date("2025-03-07T15:00:00Z")!
         let effects = app.simulateLaunch(at: now)
         let names = Self.names(effects)
-        let renew = try #require(names.firstIndex(of: "renew.submitted"))
-        let dates = try #require(names.firstIndex(of: "batch.generated"))
-        let expired = try #require(names.firstIndex(of: "handler.expired"))
+        let renew = try #require(names.firstIndex(of: .renewSubmitted))
+        let dates = try #require(names.firstIndex(of: .batchGenerated))
+        let expired = try #require(names.firstIndex(of: .handlerExpired))
         #expect(renew < dates && dates < expired)
-        #expect(Self.event("handler.expired", in: effects)?["step"] == .string("weather"))
-        #expect(!names.contains("weather.fetched"))
-        #expect(Self.event("handler.completed", in: effects)?["success"] == .bool(false))
+        #expect(Self.event(.handlerExpired, in: effects)?["step"] == .string("weather"))
+        #expect(!names.contains(.weatherFetched))
+        #expect(Self.event(.handlerCompleted, in: effects)?["success"] == .bool(false))
         #expect(app.state.outbox?.seq == 2, "what finished stays done")
         #expect(app.nextBackgroundLaunch(after: now.addingTimeInterval(60)) != nil, "the next request is pending")
         #expect(app.state.refreshLog.history.last?.success == false)
@@ -113,12 +113,12 @@ struct RefreshJobTests {
         let evening = ISO8601.date("2025-03-07T01:00:00Z")!
         _ = app.launch(at: Self.start, byUser: true, early: true)
         let background = app.simulateLaunch(at: evening)
-        #expect(Self.event("weather.skipped", in: background)?["reason"] == .string("outside 06:00-18:00"))
+        #expect(Self.event(.weatherSkipped, in: background)?["reason"] == .string("outside 06:00-18:00"))
         let foreground = app.foregroundRefresh(at: evening.addingTimeInterval(7 * 3_600), reason: "open")
-        #expect(Self.event("weather.fetched", in: foreground)?["reason"] == .string("expired"))
+        #expect(Self.event(.weatherFetched, in: foreground)?["reason"] == .string("expired"))
         let again = app.foregroundRefresh(at: evening.addingTimeInterval(8 * 3_600), reason: "open")
-        #expect(Self.event("weather.skipped", in: again)?["reason"] == .string("fresh"))
-        #expect(Self.names(again).contains("batch.generated"))
+        #expect(Self.event(.weatherSkipped, in: again)?["reason"] == .string("fresh"))
+        #expect(Self.names(again).contains(.batchGenerated))
     }
 
     @Test("Android: a network error in the weather step retries (the worker rule), other errors fail")
@@ -132,12 +132,12 @@ struct RefreshJobTests {
             _ = app.launch(at: Self.start, byUser: true, early: true)
             var effects: [PhoneEffect] = []
             var now = Self.start
-            for _ in 0..<5 where Self.event("handler.completed", in: effects) == nil {
+            for _ in 0..<5 where Self.event(.handlerCompleted, in: effects) == nil {
                 guard let due = app.nextBackgroundLaunch(after: now) else { break }
                 now = due
                 effects = app.backgroundLaunchDue(at: due, early: true)
             }
-            #expect(Self.event("handler.completed", in: effects)?["outcome"] == .string(outcome), "\(error)")
+            #expect(Self.event(.handlerCompleted, in: effects)?["outcome"] == .string(outcome), "\(error)")
         }
     }
 
@@ -147,10 +147,10 @@ struct RefreshJobTests {
         _ = app.launch(at: Self.start, byUser: true, early: true)
         _ = app.forceQuit(at: Self.start)
         let effects = app.travel(to: TimeZone(identifier: "Europe/Berlin")!, at: Self.start.addingTimeInterval(60))
-        #expect(Self.names(effects) == ["refresh.deferred"])
+        #expect(Self.names(effects) == [.refreshDeferred])
         #expect(app.crashed == nil)
         let reopened = app.launch(at: Self.start.addingTimeInterval(120), byUser: true, early: true)
-        #expect(Self.event("batch.generated", in: reopened)?["timeZone"] == .string("Europe/Berlin"))
+        #expect(Self.event(.batchGenerated, in: reopened)?["timeZone"] == .string("Europe/Berlin"))
     }
 
     @Test("A submit that kills the app ends the run: no dates, no success in the history")
@@ -158,8 +158,8 @@ struct RefreshJobTests {
         var app = Self.app(scheduler: Self.iOS(.early))
         // No launch: no handler registered in this process, so submit raises the launch-handler error.
         let effects = app.foregroundRefresh(at: Self.start, reason: "open")
-        #expect(Self.names(effects).contains("app.crashed"))
-        #expect(!Self.names(effects).contains("batch.generated"))
+        #expect(Self.names(effects).contains(.appCrashed))
+        #expect(!Self.names(effects).contains(.batchGenerated))
         #expect(app.state.refreshLog.history.last?.success == false)
     }
 

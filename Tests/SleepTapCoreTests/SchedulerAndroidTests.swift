@@ -68,7 +68,7 @@ struct SchedulerAndroidTests {
         #expect(s.nextLaunch(after: t0) == t0.addingTimeInterval(7200))
         try s.submit(identifier: id, earliestBeginDate: nil, at: t0.addingTimeInterval(60))
         #expect(s.nextLaunch(after: t0) == t0.addingTimeInterval(7200))
-        #expect(F.names(s.drainTrace()) == ["os.work.enqueued", "os.work.kept"])
+        #expect(F.names(s.drainTrace()) == [.osWorkEnqueued, .osWorkKept])
         #expect(try s.register(identifier: id, at: t0))
     }
 
@@ -166,7 +166,7 @@ struct SchedulerAndroidTests {
         #expect(Self.maxCount(launches.map(\.startedAt), window: F.day) <= 3)
         #expect(launches.first?.budget == 600)
         let trace = s.drainTrace()
-        let stopped = trace.filter { $0.event.name == "os.work.stopped" }
+        let stopped = trace.filter { $0.event.name == .osWorkStopped }
         #expect(!stopped.isEmpty)
         #expect(stopped.allSatisfy { $0.event["reason"] == .string("quota") })
     }
@@ -217,7 +217,7 @@ struct SchedulerAndroidTests {
         let first = try #require(firstValue)
         #expect(first.budget == 600)
         s.complete(first, outcome: .success, duration: 700, at: t0.addingTimeInterval(700))
-        let stopValue = s.drainTrace().first { $0.event.name == "os.work.stopped" }
+        let stopValue = s.drainTrace().first { $0.event.name == .osWorkStopped }
         let stop = try #require(stopValue)
         #expect(stop.at == t0.addingTimeInterval(600))
         #expect(s.runAttemptCount(of: id) == 1)
@@ -229,7 +229,7 @@ struct SchedulerAndroidTests {
         #expect(second.budget == 30)
         // Never reported: the OS stops it at the budget on its own.
         s.setCharging(false, at: next.addingTimeInterval(120))
-        #expect(s.drainTrace().contains { $0.event.name == "os.work.stopped" && $0.at == next.addingTimeInterval(30) })
+        #expect(s.drainTrace().contains { $0.event.name == .osWorkStopped && $0.at == next.addingTimeInterval(30) })
     }
 
     // MARK: Conditions

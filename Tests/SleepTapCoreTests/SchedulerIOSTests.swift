@@ -41,7 +41,7 @@ struct SchedulerIOSTests {
         let launchValue = s.takeLaunch(at: next)
         let launch = try #require(launchValue)
         #expect(launch.handlerRegistered)
-        #expect(F.names(s.drainTrace()).contains("os.launch.dropped") == false)
+        #expect(F.names(s.drainTrace()).contains(.osLaunchDropped) == false)
     }
 
     @Test(
@@ -57,7 +57,7 @@ struct SchedulerIOSTests {
         #expect(
             LaunchHandlerCrash.registeredAfterLaunch.message
                 == "All launch handlers must be registered before application finishes launching")
-        #expect(F.names(s.drainTrace()).contains("os.app.crashed"))
+        #expect(F.names(s.drainTrace()).contains(.osAppCrashed))
         // The process died with the exception: a submit now has no handler.
         #expect(throws: SchedulerFailure.crash(.noHandler(id))) {
             try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
@@ -92,7 +92,7 @@ struct SchedulerIOSTests {
         #expect(entered == 0)
         #expect(dropped > 0)
         let trace = s.drainTrace()
-        let drops = trace.filter { $0.event.name == "os.launch.dropped" }
+        let drops = trace.filter { $0.event.name == .osLaunchDropped }
         #expect(drops.count == dropped)
         #expect(drops.first?.event["reason"] == .string("no handler registered in time"))
     }
@@ -171,10 +171,10 @@ struct SchedulerIOSTests {
         // Renew 0.1 s, notices 0.5 s, dates cut off by the expiration handler at 2 s: ends unsuccessful.
         s.complete(launch, outcome: .failure, duration: 2.6, at: start.addingTimeInterval(2.6))
         let trace = s.drainTrace()
-        #expect(F.names(trace) == ["os.task.expired", "os.task.completed"])
+        #expect(F.names(trace) == [.osTaskExpired, .osTaskCompleted])
         #expect(trace[0].at == start.addingTimeInterval(2))
         #expect(trace[1].event["success"] == .bool(false))
-        #expect(!F.names(trace).contains("os.app.killed"))
+        #expect(!F.names(trace).contains(.osAppKilled))
     }
 
     @Test("Not calling setTaskCompleted within the budget gets the app killed (traced os.app.killed)")
@@ -186,9 +186,9 @@ struct SchedulerIOSTests {
         let launch = try #require(launchValue)
         s.complete(launch, outcome: .success, duration: 3.5, at: start.addingTimeInterval(3.5))
         let trace = s.drainTrace()
-        let killed = try #require(trace.first { $0.event.name == "os.app.killed" })
+        let killed = try #require(trace.first { $0.event.name == .osAppKilled })
         #expect(killed.at == start.addingTimeInterval(3))
-        #expect(!F.names(trace).contains("os.task.completed"))
+        #expect(!F.names(trace).contains(.osTaskCompleted))
         #expect(s.status().first { $0.0 == "processRunning" }?.1 == .bool(false))
 
         // Never completing at all: the kill shows up at the next call after the deadline.
@@ -198,7 +198,7 @@ struct SchedulerIOSTests {
         let taken = t.takeLaunch(at: start2)
         #expect(taken != nil)
         t.setCharging(false, at: start2.addingTimeInterval(31))
-        let killed2Value = t.drainTrace().first { $0.event.name == "os.app.killed" }
+        let killed2Value = t.drainTrace().first { $0.event.name == .osAppKilled }
         let killed2 = try #require(killed2Value)
         #expect(killed2.at == start2.addingTimeInterval(30))
     }
@@ -243,7 +243,7 @@ struct SchedulerIOSTests {
         try s.submit(identifier: id, earliestBeginDate: later, at: t0.addingTimeInterval(1))
         #expect(s.pendingIdentifier == id)
         #expect(s.pendingEarliestBeginDate == later)
-        let replacedValue = s.drainTrace().first { $0.event.name == "os.request.replaced" }
+        let replacedValue = s.drainTrace().first { $0.event.name == .osRequestReplaced }
         let replaced = try #require(replacedValue)
         #expect(replaced.event["previousEarliestBeginDate"] == .date(t0.addingTimeInterval(600)))
         let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(3 * F.day)) { _, _ in (5, .success) }
@@ -315,7 +315,7 @@ struct SchedulerIOSTests {
         #expect(launch.simulated && launch.handlerRegistered && launch.startedAt == now)
         #expect(s.nextLaunch(after: now) == nil)
         s.complete(launch, outcome: .success, duration: 1, at: now.addingTimeInterval(1))
-        #expect(F.names(s.drainTrace()).contains("os.task.completed"))
+        #expect(F.names(s.drainTrace()).contains(.osTaskCompleted))
         // Not running (force-quit): nothing to attach the debugger to.
         try s.submit(identifier: id, earliestBeginDate: nil, at: now.addingTimeInterval(2))
         s.forceQuit(at: now.addingTimeInterval(3))
@@ -399,7 +399,7 @@ struct SchedulerIOSTests {
             let taken = s.takeLaunch(at: t)
             #expect(taken != nil, "seed \(seed)")
             let trace = s.drainTrace()
-            if let missed = trace.first(where: { $0.event.name == "os.opportunity.missed" }) {
+            if let missed = trace.first(where: { $0.event.name == .osOpportunityMissed }) {
                 seen = true
                 #expect(missed.at < t, "seed \(seed)")
             }
@@ -444,11 +444,11 @@ struct SchedulerIOSTests {
         #expect(next >= start.addingTimeInterval(30))
         s.complete(launch, outcome: .success, duration: 4, at: start.addingTimeInterval(4))
         let trace = s.drainTrace()
-        #expect(F.names(trace).contains("os.task.completed"))
-        #expect(!F.names(trace).contains("os.app.killed"))
+        #expect(F.names(trace).contains(.osTaskCompleted))
+        #expect(!F.names(trace).contains(.osAppKilled))
         // A report for a launch that is not running is ignored and traced.
         s.complete(launch, outcome: .success, duration: 4, at: start.addingTimeInterval(5))
-        #expect(F.names(s.drainTrace()) == ["os.complete.ignored"])
+        #expect(F.names(s.drainTrace()) == [.osCompleteIgnored])
     }
 
     @Test("Status lists the pending request and flags")

@@ -74,5 +74,5 @@ enum SchedulerFixture {
     }
 
     /// The names of the trace events, in order.
-    static func names(_ trace: [(at: Date, event: Event)]) -> [String] { trace.map(\.event.name) }
+    static func names(_ trace: [(at: Date, event: Event)]) -> [EventName] { trace.map(\.event.name) }
 }

@@ -45,13 +45,13 @@ struct SimulatedOSTests {
 
     /// The trace as comparable lines: instant, name, fields.
     static func lines(_ trace: [(at: Date, event: Event)]) -> [String] {
-        trace.map { "\($0.at.timeIntervalSince1970) \($0.event.jsonLine(time: $0.at))" }
+        trace.map { "\($0.at.timeIntervalSince1970) \($0.event.jsonLine(time: $0.at, process: .phone))" }
     }
 
     /// The delay the OS drew for each submitted request: plannedLaunch - earliestBeginDate, seconds.
     static func delays(_ trace: [(at: Date, event: Event)]) -> [TimeInterval] {
         trace.compactMap { entry in
-            guard entry.event.name == "os.request.submitted", case .date(let planned)? = entry.event["plannedLaunch"],
+            guard entry.event.name == .osRequestSubmitted, case .date(let planned)? = entry.event["plannedLaunch"],
                 case .date(let earliest)? = entry.event["earliestBeginDate"]
             else { return nil }
             return planned.timeIntervalSince(earliest)
@@ -131,7 +131,7 @@ struct SimulatedOSTests {
         #expect(Self.lines(withRestarts) == Self.lines(continuous))
         #expect(try Self.lines(Self.threeLives(seed: 12, restart: Self.restarted)) == Self.lines(withRestarts))
         // The first request of each life: three different delays.
-        let opened = withRestarts.filter { $0.event.name == "os.app.launched" && $0.event["byUser"] == .bool(true) }
+        let opened = withRestarts.filter { $0.event.name == .osAppLaunched && $0.event["byUser"] == .bool(true) }
         #expect(opened.count == 3)
         let firstDelays = opened.compactMap { open in
             Self.delays(withRestarts.filter { $0.at == open.at }).first
@@ -140,7 +140,7 @@ struct SimulatedOSTests {
         #expect(Set(firstDelays).count == 3, "\(firstDelays)")
         // Re-seeding at each start (no os.json) replays the same delay every time.
         let reseeded = try Self.threeLives(seed: 12, restart: { _ in Self.ios(seed: 12) })
-        let reseededOpened = reseeded.filter { $0.event.name == "os.app.launched" && $0.event["byUser"] == .bool(true) }
+        let reseededOpened = reseeded.filter { $0.event.name == .osAppLaunched && $0.event["byUser"] == .bool(true) }
         let replayed = reseededOpened.compactMap { open in Self.delays(reseeded.filter { $0.at == open.at }).first }
         #expect(replayed.count == 3 && Set(replayed).count == 1, "\(replayed)")
     }
@@ -159,7 +159,7 @@ struct SimulatedOSTests {
             location: Coordinate(latitude: 52.52, longitude: 13.405)!)
     }
 
-    static func names(_ effects: [PhoneEffect]) -> [String] {
+    static func names(_ effects: [PhoneEffect]) -> [EventName] {
         effects.compactMap { if case .emit(let event) = $0 { event.name } else { nil } }
     }
 
@@ -169,15 +169,15 @@ struct SimulatedOSTests {
         _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
         #expect(app.registered && app.running)
         let update = app.installUpdate(registration: .lateSilent, at: t0.addingTimeInterval(60))
-        #expect(Self.names(update) == ["os.registration", "os.app.updated"])
+        #expect(Self.names(update) == [.osRegistration, .osAppUpdated])
         #expect(!app.running && !app.registersEarly)
         // The setting is the OS's record of the installed app: it survives a restart.
         app.scheduler = try Self.restarted(app.scheduler)
         #expect(app.scheduler.registrationMode == .lateSilent)
         let due = try #require(app.nextBackgroundLaunch(after: t0.addingTimeInterval(60)), "the request is kept")
         let run = Self.names(app.backgroundLaunchDue(at: due, early: app.registersEarly))
-        #expect(run.contains("os.launch.dropped"), "\(run)")
-        #expect(!run.contains("handler.entered"), "\(run)")
+        #expect(run.contains(.osLaunchDropped), "\(run)")
+        #expect(!run.contains(.handlerEntered), "\(run)")
     }
 
     @Test("An update to early (the fix) applies at the next launch: the next background launch enters the handler")
@@ -188,8 +188,8 @@ struct SimulatedOSTests {
         #expect(app.registersEarly)
         let due = try #require(app.nextBackgroundLaunch(after: t0.addingTimeInterval(60)))
         let run = Self.names(app.backgroundLaunchDue(at: due, early: app.registersEarly))
-        #expect(run.contains("handler.entered"), "\(run)")
-        #expect(!run.contains("os.launch.dropped"), "\(run)")
+        #expect(run.contains(.handlerEntered), "\(run)")
+        #expect(!run.contains(.osLaunchDropped), "\(run)")
     }
 
     @Test("An update to late-crash: the app dies registering at its next launch")
@@ -198,7 +198,7 @@ struct SimulatedOSTests {
         _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
         _ = app.installUpdate(registration: .lateCrash, at: t0.addingTimeInterval(60))
         let relaunch = Self.names(app.launch(at: t0.addingTimeInterval(120), byUser: true, early: app.registersEarly))
-        #expect(relaunch.contains("app.crashed"), "\(relaunch)")
+        #expect(relaunch.contains(.appCrashed), "\(relaunch)")
         #expect(app.crashed == .registeredAfterLaunch)
     }
 
@@ -214,7 +214,7 @@ struct SimulatedOSTests {
         #expect(os.nextLaunch(after: t0.addingTimeInterval(60)) == planned)
         #expect(os.status().first { $0.0 == "processRunning" }?.1 == .bool(false))
         #expect(os.reboots == 1 && os.lastReboot == t0.addingTimeInterval(60))
-        #expect(F.names(os.drainTrace()) == ["os.rebooted"])
+        #expect(F.names(os.drainTrace()) == [.osRebooted])
 
         // A force-quit holds launches back until the user opens the app, or the device restarts.
         os.forceQuit(at: t0.addingTimeInterval(120))
@@ -230,7 +230,7 @@ struct SimulatedOSTests {
         #expect(grant?.handlerRegistered == true)
         _ = running.drainTrace()
         running.reboot(at: t0.addingTimeInterval(12))
-        let killed = try #require(running.drainTrace().first { $0.event.name == "os.app.killed" })
+        let killed = try #require(running.drainTrace().first { $0.event.name == .osAppKilled })
         #expect(killed.event["reason"] == .string("reboot"))
     }
 
@@ -245,14 +245,14 @@ struct SimulatedOSTests {
         guard case .android(let after) = os.device else { throw CancellationError() }
         #expect(after.nextRunTime(of: id) == nextRun)
         #expect(os.nextLaunch(after: t0.addingTimeInterval(60)) == nextRun)
-        let rescheduled = try #require(os.drainTrace().first { $0.event.name == "os.work.rescheduled" })
+        let rescheduled = try #require(os.drainTrace().first { $0.event.name == .osWorkRescheduled })
         #expect(rescheduled.event["reason"] == .string("boot completed"))
 
         // Force stop: the app stays stopped through a reboot, until the user opens it.
         os.forceQuit(at: t0.addingTimeInterval(120))
         _ = os.drainTrace()
         os.reboot(at: t0.addingTimeInterval(180))
-        #expect(!F.names(os.drainTrace()).contains("os.work.rescheduled"))
+        #expect(!F.names(os.drainTrace()).contains(.osWorkRescheduled))
         #expect(os.nextLaunch(after: t0.addingTimeInterval(180)) == nil)
         os.appLaunched(at: t0.addingTimeInterval(240), byUser: true)
         #expect(os.nextLaunch(after: t0.addingTimeInterval(240)) != nil)
@@ -263,7 +263,7 @@ struct SimulatedOSTests {
         #expect(launch != nil)
         _ = os.drainTrace()
         os.reboot(at: due.addingTimeInterval(1))
-        let stopped = try #require(os.drainTrace().first { $0.event.name == "os.work.stopped" })
+        let stopped = try #require(os.drainTrace().first { $0.event.name == .osWorkStopped })
         #expect(stopped.event["reason"] == .string("reboot"))
         guard case .android(let rebooted) = os.device else { throw CancellationError() }
         #expect(rebooted.runAttemptCount(of: id) == 1)

@@ -106,13 +106,13 @@ struct SyncCoreTests {
         let duplicate = watch.receive(b2)
         #expect(!duplicate.contains { if case .persist = $0 { true } else { false } })
         #expect(Self.sent(duplicate).count == 1)
-        #expect(Self.events(duplicate).map(\.name) == ["batch.duplicate"])
+        #expect(Self.events(duplicate).map(\.name) == [.batchDuplicate])
 
         let stale = watch.receive(b1)
         #expect(watch.state.lastAppliedSeq == 2)
         guard case .batch(let held) = b2 else { throw CancellationError() }
         #expect(Self.sent(stale) == [.hello(held.ref)])
-        #expect(Self.events(stale).map(\.name) == ["batch.stale"])
+        #expect(Self.events(stale).map(\.name) == [.batchStale])
         #expect(watch.staleIgnored == 1)
     }
 
@@ -125,17 +125,17 @@ struct SyncCoreTests {
         _ = watch.receive(batch)
         let firstNight = ISO8601.date("2025-03-07T03:30:00Z")!  // Thu Mar 6 22:30 EST
         let shown = Self.events(watch.bedTap(at: firstNight))
-        #expect(shown.map(\.name) == ["bed.wake_time"])
+        #expect(shown.map(\.name) == [.bedWakeTime])
         #expect(shown.first?["localDate"] == .string("2025-03-07"))
         #expect(shown.first?["remaining"] == .int(6))
 
         let eighthNight = ISO8601.date("2025-03-14T02:30:00Z")!  // Thu Mar 13 22:30 EDT
-        #expect(Self.events(watch.bedTap(at: eighthNight)).map(\.name) == ["fallback.manual_entry"])
+        #expect(Self.events(watch.bedTap(at: eighthNight)).map(\.name) == [.fallbackManualEntry])
         #expect(watch.awaitingManualEntry)
         #expect(
-            Self.events(watch.manualWakeTime("7am", at: eighthNight, in: Self.zone)).map(\.name) == ["input.rejected"])
+            Self.events(watch.manualWakeTime("7am", at: eighthNight, in: Self.zone)).map(\.name) == [.inputRejected])
         let typed = Self.events(watch.manualWakeTime("06:30", at: eighthNight, in: Self.zone))
-        #expect(typed.map(\.name) == ["manual.wake_time"])
+        #expect(typed.map(\.name) == [.manualWakeTime])
         #expect(typed.first?["wakeTime"] == .date(ISO8601.date("2025-03-14T10:30:00Z")!))
         #expect(!watch.awaitingManualEntry)
     }
@@ -144,7 +144,7 @@ struct SyncCoreTests {
     func wrongDirection() {
         var watch = WatchCore()
         let effects = watch.receive(.hello(BatchRef(epoch: 1, seq: 3, digest: 2)))
-        #expect(Self.events(effects).map(\.name) == ["message.rejected"])
+        #expect(Self.events(effects).map(\.name) == [.messageRejected])
         #expect(watch.state == WatchSyncState())
         var phone = PhoneCore()
         let before = phone.state

@@ -32,7 +32,7 @@ struct WatchNodeTests {
         actions.compactMap { if case .emit(let event, _) = $0 { event } else { nil } }
     }
 
-    static func names(_ actions: [WatchAction]) -> [String] { events(actions).map(\.name) }
+    static func names(_ actions: [WatchAction]) -> [EventName] { events(actions).map(\.name) }
 
     static func sends(_ actions: [WatchAction]) -> [WireMessage] {
         actions.compactMap { if case .send(let message) = $0 { message } else { nil } }
@@ -42,7 +42,7 @@ struct WatchNodeTests {
         actions.compactMap { if case .diagnose(let line) = $0 { line } else { nil } }
     }
 
-    static func event(_ name: String, in actions: [WatchAction]) throws -> Event {
+    static func event(_ name: EventName, in actions: [WatchAction]) throws -> Event {
         try #require(events(actions).first { $0.name == name }, "no \(name) in \(names(actions))")
     }
 
@@ -80,16 +80,16 @@ struct WatchNodeTests {
         var node = Self.node()
         _ = node.start(processID: 1, at: Self.at(0))
         let first = node.received(frames: Self.frame(.ping), at: Self.at(0.5))
-        #expect(Self.names(first) == ["peer.online"])
+        #expect(Self.names(first) == [.peerOnline])
         #expect(Self.names(node.received(frames: Self.frame(.ping), at: Self.at(0.9))).isEmpty)
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(1))).isEmpty)
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(2))).isEmpty)
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(3))).isEmpty)
         let silent = node.timerFired(.heartbeat, at: Self.at(4))
-        let offline = try Self.event("peer.offline", in: silent)
+        let offline = try Self.event(.peerOffline, in: silent)
         #expect(offline["silentFor"] == .double(3) && offline["endpoint"] == .string(Self.endpoint))
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(5))).isEmpty)
-        #expect(Self.names(node.received(frames: Self.frame(.ping), at: Self.at(5.5))) == ["peer.online"])
+        #expect(Self.names(node.received(frames: Self.frame(.ping), at: Self.at(5.5))) == [.peerOnline])
     }
 
     @Test("A pause of the watch itself (a long gap between checks) is not the phone's silence")
@@ -100,7 +100,7 @@ struct WatchNodeTests {
         // SIGSTOP for 20 s: the next check comes late and starts a fresh timeout.
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(21))).isEmpty)
         for wall in 22...24 { #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(Double(wall)))).isEmpty) }
-        #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(25))) == ["peer.offline"])
+        #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(25))) == [.peerOffline])
     }
 
     @Test("The heartbeat PINGs only while the link is up, re-arms itself, and a PING's result says nothing")
@@ -123,7 +123,7 @@ struct WatchNodeTests {
         _ = node.start(processID: 1, at: Self.at(0))
         _ = node.link(.handshakeSucceeded, at: Self.at(0.1))
         let dropped = node.link(.disconnected, at: Self.at(1))
-        #expect(Self.names(dropped) == ["link.down"])
+        #expect(Self.names(dropped) == [.linkDown])
         #expect(dropped.contains(.arm(.relink, .after(2))))
         // A second drop while the relink is armed does not push it back.
         #expect(
@@ -146,9 +146,9 @@ struct WatchNodeTests {
     @Test("A reconnect's result is reported: link.reconnect, or link.reconnect_failed with the reason")
     func reconnectResult() throws {
         var node = Self.node()
-        #expect(Self.names(node.reconnected(.succeeded, at: Self.at(1))) == ["link.reconnect"])
+        #expect(Self.names(node.reconnected(.succeeded, at: Self.at(1))) == [.linkReconnect])
         let failed = try Self.event(
-            "link.reconnect_failed", in: node.reconnected(.failed(reason: "EINVAL"), at: Self.at(2)))
+            .linkReconnectFailed, in: node.reconnected(.failed(reason: "EINVAL"), at: Self.at(2)))
         #expect(failed["reason"] == .string("EINVAL"))
     }
 
@@ -167,7 +167,7 @@ struct WatchNodeTests {
         #expect(started.contains(.arm(.handshake, .after(5))))
         for wall in 1...3 { _ = node.link(.connectRetried, at: Self.at(Double(wall))) }
         let timeout = node.timerFired(.handshake, at: Self.at(5))
-        let reason = try Self.event("link.handshake_timeout", in: timeout)["reason"]
+        let reason = try Self.event(.linkHandshakeTimeout, in: timeout)["reason"]
         let expected =
             "the phone is not reachable at \(Self.endpoint): no connection could be made (3 attempts failed); is the phone running there?"
         #expect(reason == .string(expected))
@@ -184,7 +184,7 @@ struct WatchNodeTests {
         _ = curve.start(processID: 1, at: Self.at(0))
         _ = curve.link(.connectRetried, at: Self.at(0.1))
         _ = curve.link(.connected, at: Self.at(0.2))
-        let curveReason = try Self.event("link.handshake_timeout", in: curve.timerFired(.handshake, at: Self.at(5)))
+        let curveReason = try Self.event(.linkHandshakeTimeout, in: curve.timerFired(.handshake, at: Self.at(5)))
         #expect(
             curveReason["reason"]
                 == .string(
@@ -193,7 +193,7 @@ struct WatchNodeTests {
         var plain = Self.node()
         _ = plain.start(processID: 1, at: Self.at(0))
         _ = plain.link(.connected, at: Self.at(0.2))
-        let plainReason = try Self.event("link.handshake_timeout", in: plain.timerFired(.handshake, at: Self.at(5)))
+        let plainReason = try Self.event(.linkHandshakeTimeout, in: plain.timerFired(.handshake, at: Self.at(5)))
         #expect(
             plainReason["reason"]
                 == .string(
@@ -216,7 +216,7 @@ struct WatchNodeTests {
         let first = refused.link(
             .handshakeFailed(code: 400, authentication: true, description: "authentication failed"), at: Self.at(1))
         let reason = "the phone refused this watch (status 400): its key is not paired with the phone"
-        #expect(try Self.event("link.handshake_failed", in: first)["reason"] == .string(reason))
+        #expect(try Self.event(.linkHandshakeFailed, in: first)["reason"] == .string(reason))
         #expect(Self.diagnoses(first) == ["\(Self.endpoint): \(reason)"])
         // libzmq retries every second: the repeats within the window say nothing, not even on stderr.
         for wall in 2...29 {
@@ -226,7 +226,7 @@ struct WatchNodeTests {
                     at: Self.at(Double(wall))
                 ).isEmpty)
         }
-        let summary = try Self.event("link.handshake_failed", in: refused.timerFired(.heartbeat, at: Self.at(31)))
+        let summary = try Self.event(.linkHandshakeFailed, in: refused.timerFired(.heartbeat, at: Self.at(31)))
         #expect(summary["suppressed"] == .int(27))
 
         var plain = Self.node()
@@ -234,13 +234,13 @@ struct WatchNodeTests {
             .handshakeFailed(code: 0x1100_0002, authentication: false, description: "mechanism mismatch"),
             at: Self.at(1))
         #expect(
-            try Self.event("link.handshake_failed", in: mismatch)["reason"]
+            try Self.event(.linkHandshakeFailed, in: mismatch)["reason"]
                 == .string("the handshake failed: mechanism mismatch; the phone may require CURVE; pass --keys DIR"))
         var wrongKey = Self.node(keys: "/keys")
         let wrong = wrongKey.link(
             .handshakeFailed(code: 0x1100_0002, authentication: false, description: "bad"), at: Self.at(1))
         #expect(
-            try Self.event("link.handshake_failed", in: wrong)["reason"]
+            try Self.event(.linkHandshakeFailed, in: wrong)["reason"]
                 == .string("the handshake failed: bad; check that phone.key is the phone's current public certificate"))
     }
 
@@ -250,7 +250,7 @@ struct WatchNodeTests {
     func multiFrame() throws {
         var node = Self.node()
         let actions = node.received(frames: [Array("{}".utf8), Array("{}".utf8)], at: Self.at(1))
-        #expect(try Self.event("message.rejected", in: actions)["reason"] == .string("expected 1 frame, got 2"))
+        #expect(try Self.event(.messageRejected, in: actions)["reason"] == .string("expected 1 frame, got 2"))
         #expect(Self.sends(actions) == [.error(reason: "expected 1 frame, got 2")])
         #expect(node.rejectedMessages == 1)
         #expect(node.core.state == WatchSyncState())
@@ -261,10 +261,10 @@ struct WatchNodeTests {
     func badJSONAndErrorNeverAnswered() throws {
         var node = Self.node()
         let garbage = node.received(frames: [Array("not json".utf8)], at: Self.at(1))
-        #expect(Self.names(garbage) == ["message.rejected"])
+        #expect(Self.names(garbage) == [.messageRejected])
         #expect(Self.sends(garbage).count == 1)
         if case .error(let reason) = try #require(Self.sends(garbage).first) {
-            #expect(try Self.event("message.rejected", in: garbage)["reason"] == .string(reason))
+            #expect(try Self.event(.messageRejected, in: garbage)["reason"] == .string(reason))
         } else {
             Issue.record("not an ERROR: \(Self.sends(garbage))")
         }
@@ -274,7 +274,7 @@ struct WatchNodeTests {
         // A valid ERROR from the phone is reported (peer.error), never answered either.
         let peerError = node.received(frames: Self.frame(.error(reason: "who are you")), at: Self.at(3))
         #expect(Self.sends(peerError).isEmpty)
-        #expect(try Self.event("peer.error", in: peerError)["reason"] == .string("who are you"))
+        #expect(try Self.event(.peerError, in: peerError)["reason"] == .string("who are you"))
     }
 
     @Test("Rejections are held back after the first (a flood of garbage is one line a window), all counted")
@@ -294,7 +294,7 @@ struct WatchNodeTests {
     func wrongDirection() throws {
         var node = Self.node()
         let actions = node.received(frames: Self.frame(.hello(nil)), at: Self.at(1))
-        #expect(Self.names(actions) == ["peer.online", "message.received", "message.rejected"])
+        #expect(Self.names(actions) == [.peerOnline, .messageReceived, .messageRejected])
         #expect(Self.sends(actions) == [.error(reason: "HELLO is a watch-to-phone message")])
     }
 
@@ -333,8 +333,8 @@ struct WatchNodeTests {
     @Test("bed without a batch falls back to manual entry; a typed HH:MM then answers it in the zone in force")
     func bedAndManualWake() throws {
         var node = Self.node(flagZone: Self.tokyo)
-        #expect(Self.names(node.command(line: "bed", at: Self.at(1))) == ["fallback.manual_entry"])
-        let manual = try Self.event("manual.wake_time", in: node.command(line: "07:00", at: Self.at(2)))
+        #expect(Self.names(node.command(line: "bed", at: Self.at(1))) == [.fallbackManualEntry])
+        let manual = try Self.event(.manualWakeTime, in: node.command(line: "07:00", at: Self.at(2)))
         #expect(manual["wakeTime"] == .date(ISO8601.date("2026-06-20T22:00:00Z")!))
         #expect(manual["timeZone"] == .string("Asia/Tokyo"))
     }
@@ -343,17 +343,17 @@ struct WatchNodeTests {
     func rejectedLines() throws {
         var node = Self.node()
         #expect(node.command(line: "", at: Self.at(1)).isEmpty)
-        let noPrompt = try Self.event("input.rejected", in: node.command(line: "07:00", at: Self.at(1)))
+        let noPrompt = try Self.event(.inputRejected, in: node.command(line: "07:00", at: Self.at(1)))
         #expect(noPrompt["reason"] == .string("no manual-entry prompt is open; tap bed first"))
-        let unknown = try Self.event("input.rejected", in: node.command(line: "dance", at: Self.at(1)))
+        let unknown = try Self.event(.inputRejected, in: node.command(line: "dance", at: Self.at(1)))
         #expect(unknown["input"] == .string("dance"))
         #expect(unknown["reason"] == .string("unknown command; expected bed, status, time-zone TZ, HH:MM or quit"))
-        let badZone = try Self.event("input.rejected", in: node.command(line: "time-zone Mars/Olympus", at: Self.at(1)))
+        let badZone = try Self.event(.inputRejected, in: node.command(line: "time-zone Mars/Olympus", at: Self.at(1)))
         #expect(
             badZone["reason"] == .string("\"Mars/Olympus\" is not a known IANA time zone identifier (e.g. Asia/Tokyo)"))
         // With a prompt open, any line is taken as the answer and refused as a time.
         _ = node.command(line: "bed", at: Self.at(2))
-        let notATime = try Self.event("input.rejected", in: node.command(line: "dance", at: Self.at(3)))
+        let notATime = try Self.event(.inputRejected, in: node.command(line: "dance", at: Self.at(3)))
         #expect(notATime["reason"] == .string("expected a wake time HH:MM (00:00-23:59)"))
         #expect(node.core.awaitingManualEntry)
     }
@@ -363,7 +363,7 @@ struct WatchNodeTests {
         var node = Self.node()
         _ = node.received(frames: [Array("junk".utf8)], at: Self.at(1))
         _ = node.sent(.hello(nil), .failed(reason: "no peer"), at: Self.at(1))
-        let status = try Self.event("cache.status", in: node.command(line: "status", at: Self.at(2)))
+        let status = try Self.event(.cacheStatus, in: node.command(line: "status", at: Self.at(2)))
         #expect(status["rejectedMessages"] == .int(1) && status["sendFailures"] == .int(1))
         #expect(status["seq"] == .int(0) && status["count"] == .int(0))
     }
@@ -373,21 +373,21 @@ struct WatchNodeTests {
         var node = Self.node()
         let quit = node.command(line: "quit", at: Self.at(1))
         #expect(quit.last == .stop)
-        #expect(try Self.event("watch.stopping", in: quit)["reason"] == .string("quit"))
+        #expect(try Self.event(.watchStopping, in: quit)["reason"] == .string("quit"))
         let signal = node.stop(.signal(15), at: Self.at(2))
         #expect(signal.last == .stop)
-        #expect(try Self.event("watch.stopping", in: signal)["signal"] == .int(15))
+        #expect(try Self.event(.watchStopping, in: signal)["signal"] == .int(15))
         let eof = node.stop(.endOfTerminalInput, at: Self.at(2))
-        #expect(try Self.event("watch.stopping", in: eof)["reason"] == .string("end of input"))
+        #expect(try Self.event(.watchStopping, in: eof)["reason"] == .string("end of input"))
         let closed = node.stop(.outputClosed, at: Self.at(2))
-        #expect(try Self.event("watch.stopping", in: closed)["reason"] == .string("output closed"))
+        #expect(try Self.event(.watchStopping, in: closed)["reason"] == .string("output closed"))
     }
 
     @Test("At the end, what is held back is said with its count")
     func finishSaysHeldBack() throws {
         var node = Self.node()
         for wall in 0..<5 { _ = node.received(frames: [Array("junk".utf8)], at: Self.at(Double(wall))) }
-        let summary = try Self.event("message.rejected", in: node.finish(at: Self.at(6)))
+        let summary = try Self.event(.messageRejected, in: node.finish(at: Self.at(6)))
         #expect(summary["suppressed"] == .int(3))
     }
 
@@ -397,17 +397,17 @@ struct WatchNodeTests {
     func batchZoneReplansBed() throws {
         var node = Self.node(bedAt: "22:30")
         let started = node.start(processID: 7, at: Self.at(0))
-        #expect(try Self.event("watch.started", in: started)["timeZoneSource"] == .string("system"))
+        #expect(try Self.event(.watchStarted, in: started)["timeZoneSource"] == .string("system"))
         #expect(started.contains(.arm(.bed, .at(ISO8601.date("2026-06-20T22:30:00Z")!))))
         let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1))
         let applied = Self.drive(&node, received, at: Self.at(1))
         let tokyoBed = ISO8601.date("2026-06-20T13:30:00Z")!
         #expect(applied.contains(.arm(.bed, .at(tokyoBed))))
-        let changed = try Self.event("timezone.changed", in: applied)
+        let changed = try Self.event(.timezoneChanged, in: applied)
         #expect(changed["from"] == .string(Self.utc.identifier) && changed["to"] == .string("Asia/Tokyo"))
         #expect(changed["source"] == .string("batch") && changed["nextBedTap"] == .date(tokyoBed))
         let tap = node.timerFired(.bed, at: Self.at(2, tokyoBed.addingTimeInterval(0.4)))
-        let wake = try Self.event("bed.wake_time", in: tap)
+        let wake = try Self.event(.bedWakeTime, in: tap)
         #expect(wake["wakeTime"] == .date(ISO8601.date("2026-06-20T22:00:00Z")!))
         #expect(tap.contains { if case .emit(_, let at) = $0 { at == tokyoBed } else { false } })
         #expect(tap.contains(.arm(.bed, .at(tokyoBed.addingTimeInterval(86_400)))))
@@ -420,12 +420,12 @@ struct WatchNodeTests {
         let travelled = node.command(line: "time-zone America/New_York", at: Self.at(1))
         let newYorkBed = ISO8601.date("2026-06-21T02:30:00Z")!
         #expect(travelled.contains(.arm(.bed, .at(newYorkBed))))
-        let changed = try Self.event("timezone.changed", in: travelled)
+        let changed = try Self.event(.timezoneChanged, in: travelled)
         #expect(changed["source"] == .string("time-zone") && changed["to"] == .string("America/New_York"))
         // A batch in Tokyo no longer moves a watch whose user travelled.
         let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(2))
-        #expect(!Self.names(Self.drive(&node, received, at: Self.at(2))).contains("timezone.changed"))
-        #expect(Self.names(node.command(line: "time-zone America/New_York", at: Self.at(3))) == ["timezone.changed"])
+        #expect(!Self.names(Self.drive(&node, received, at: Self.at(2))).contains(.timezoneChanged))
+        #expect(Self.names(node.command(line: "time-zone America/New_York", at: Self.at(3))) == [.timezoneChanged])
     }
 
     @Test("--time-zone wins over the batch's zone")
@@ -434,7 +434,7 @@ struct WatchNodeTests {
         _ = node.start(processID: 7, at: Self.at(0))
         let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1))
         let applied = Self.drive(&node, received, at: Self.at(1))
-        #expect(!Self.names(applied).contains("timezone.changed"))
+        #expect(!Self.names(applied).contains(.timezoneChanged))
         #expect(node.nextBed == ISO8601.date("2026-06-20T22:30:00Z"))
     }
 
@@ -445,8 +445,8 @@ struct WatchNodeTests {
         let bed = try #require(node.nextBed)
         #expect(bed == ISO8601.date("2026-06-20T13:30:00Z"))
         let tap = node.timerFired(.bed, at: Self.at(1, bed.addingTimeInterval(2)))
-        #expect(Self.names(tap) == ["fallback.manual_entry", "manual.wake_time"])
-        #expect(try Self.event("manual.wake_time", in: tap)["wakeTime"] == .date(ISO8601.date("2026-06-20T21:45:00Z")!))
+        #expect(Self.names(tap) == [.fallbackManualEntry, .manualWakeTime])
+        #expect(try Self.event(.manualWakeTime, in: tap)["wakeTime"] == .date(ISO8601.date("2026-06-20T21:45:00Z")!))
         // Both at the tap's planned instant, not when the timer woke.
         #expect(tap.allSatisfy { if case .emit(_, let at) = $0 { at == bed } else { true } })
         #expect(!node.core.awaitingManualEntry)
@@ -467,7 +467,7 @@ struct WatchNodeTests {
         #expect(state.batch == batch)
         #expect(Self.sends(received).isEmpty)
         let after = node.persisted(.succeeded, at: Self.at(1))
-        #expect(Self.names(after).first == "batch.applied")
+        #expect(Self.names(after).first == .batchApplied)
         #expect(Self.sends(after) == [.ack(batch.ref, coverageEnd: batch.coverageEnd)])
     }
 
@@ -478,11 +478,11 @@ struct WatchNodeTests {
         let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1))
         let after = Self.drive(
             &node, received, persist: .failed(errno: 28, reason: "No space left on device"), at: Self.at(1))
-        let failed = try Self.event("persist.failed", in: after)
+        let failed = try Self.event(.persistFailed, in: after)
         #expect(failed["path"] == .string("/state/watch.json"))
         #expect(failed["reason"] == .string("No space left on device"))
         #expect(!Self.sends(after).contains { if case .ack = $0 { true } else { false } })
-        #expect(!Self.names(after).contains("batch.applied"))
+        #expect(!Self.names(after).contains(.batchApplied))
         #expect(node.core.state == WatchSyncState())
         #expect(node.plannedZone.identifier == Self.utc.identifier)
         #expect(node.nextBed == ISO8601.date("2026-06-20T22:30:00Z"))
@@ -500,13 +500,13 @@ struct WatchNodeTests {
     func sendFailures() throws {
         var node = Self.node()
         let first = node.sent(.hello(nil), .failed(reason: "Resource temporarily unavailable"), at: Self.at(1))
-        let failed = try Self.event("send.failed", in: first)
+        let failed = try Self.event(.sendFailed, in: first)
         #expect(failed["type"] == .string("HELLO") && failed["reason"] == .string("Resource temporarily unavailable"))
         #expect(node.sent(.hello(nil), .failed(reason: "Resource temporarily unavailable"), at: Self.at(2)).isEmpty)
         #expect(node.sent(.hello(nil), .failed(reason: "Resource temporarily unavailable"), at: Self.at(3)).isEmpty)
         #expect(node.sendFailures == 3)
         let ok = node.sent(.hello(nil), .sent, at: Self.at(4))
-        #expect(Self.names(ok) == ["send.failed", "hello.sent"])
+        #expect(Self.names(ok) == [.sendFailed, .helloSent])
         #expect(Self.events(ok).first?["suppressed"] == .int(1))
     }
 
@@ -514,7 +514,7 @@ struct WatchNodeTests {
     func helloOnHandshake() {
         var node = Self.node()
         let up = node.link(.handshakeSucceeded, at: Self.at(1))
-        #expect(Self.names(up) == ["link.up"])
+        #expect(Self.names(up) == [.linkUp])
         #expect(Self.sends(up) == [.hello(nil)])
         #expect(up.contains(.arm(.helloRetry, .after(2))))
         #expect(Self.sends(node.timerFired(.helloRetry, at: Self.at(3))) == [.hello(nil)])

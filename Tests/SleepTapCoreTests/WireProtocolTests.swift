@@ -231,7 +231,7 @@ struct WireSequenceLimitTests {
         let sent = published.compactMap { if case .send(.batch(let b)) = $0 { b } else { nil } }
         #expect(sent.map(\.seq) == [1])
         #expect(sent.first?.epoch != 7 && sent.first?.epoch != 0)
-        #expect(published.contains { if case .emit(let e) = $0 { e.name == "epoch.changed" } else { false } })
+        #expect(published.contains { if case .emit(let e) = $0 { e.name == .epochChanged } else { false } })
     }
 
     @Test("Hand-edited state files that break the wire rules are refused on load")
@@ -417,7 +417,7 @@ struct WireUnknownZoneTests {
             Issue.record("no event")
             return
         }
-        #expect(event.name == "bed.wake_time")
+        #expect(event.name == .bedWakeTime)
         #expect(event.fields.contains { $0.key == "localTime" && $0.value == .string("07:00") })
         #expect(event.fields.contains { $0.key == "localDate" && $0.value == .string("2026-06-21") })
         #expect(event.fields.contains { $0.key == "zoneKnown" && $0.value == .bool(false) })

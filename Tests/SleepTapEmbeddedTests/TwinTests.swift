@@ -35,9 +35,9 @@ struct TwinTests {
     static func nights(_ twin: Twin) -> [(date: String, fallback: Bool)] {
         let calendar = WakeCalendar.calendar(in: zone)
         return twin.log.filter {
-            $0.source == "watch" && ["bed.wake_time", "fallback.manual_entry"].contains($0.event.name)
+            $0.source == .watch && [.bedWakeTime, .fallbackManualEntry].contains($0.event.name)
         }
-        .map { (WakeCalendar.localDateString($0.at, in: calendar), $0.event.name == "fallback.manual_entry") }
+        .map { (WakeCalendar.localDateString($0.at, in: calendar), $0.event.name == .fallbackManualEntry) }
     }
 
     @Test("30 days, early registration: the job runs every day and the watch never asks for the time by hand")
@@ -48,8 +48,8 @@ struct TwinTests {
         let nights = Self.nights(twin)
         #expect(nights.count == 30)
         #expect(nights.allSatisfy { !$0.fallback }, "\(nights.filter(\.fallback))")
-        #expect(twin.events("handler.entered", from: "phone").count >= 25)
-        #expect(twin.events("ack.received", from: "phone").count >= 25)
+        #expect(twin.events(.handlerEntered, from: .phone).count >= 25)
+        #expect(twin.events(.ackReceived, from: .phone).count >= 25)
     }
 
     @Test("late-silent: submit succeeds, the handler is never entered, night 8 asks for the time by hand")
@@ -57,8 +57,8 @@ struct TwinTests {
         var twin = Self.twin(.lateSilent)
         twin.boot()
         twin.run(until: Self.start.addingTimeInterval(10 * Self.day))
-        #expect(twin.events("handler.entered").isEmpty)
-        #expect(!twin.events("renew.submitted").isEmpty)
+        #expect(twin.events(.handlerEntered).isEmpty)
+        #expect(!twin.events(.renewSubmitted).isEmpty)
         let nights = Self.nights(twin)
         let first = try #require(nights.firstIndex { $0.fallback })
         #expect(first == 7, "nights: \(nights)")
@@ -80,8 +80,8 @@ struct TwinTests {
         twin.schedule(.restartWatch(keepState: false), at: Self.start.addingTimeInterval(12 * Self.day))
         twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
         #expect(twin.toWatch.dropped > 0 && twin.toPhone.dropped > 0, "the link never dropped anything")
-        let generated = twin.events("batch.generated", from: "phone").count
-        let sent = twin.events("batch.sent", from: "phone").count
+        let generated = twin.events(.batchGenerated, from: .phone).count
+        let sent = twin.events(.batchSent, from: .phone).count
         #expect(sent > generated, "no batch was sent twice")
         #expect(twin.fired[.phone(.resend), default: 0] > 0, "the resend timer never fired")
         #expect(twin.fired[.watch(.helloRetry), default: 0] > 0, "the HELLO retry never fired")
@@ -89,7 +89,7 @@ struct TwinTests {
         #expect(twin.fired[.watch(.heartbeat), default: 0] > 24 * 20, "watch heartbeats: \(twin.fired)")
         // The outage is seen through the heartbeats (liveness), not through the link alone.
         let outage = Self.start.addingTimeInterval(8 * Self.day)...Self.start.addingTimeInterval(9 * Self.day)
-        #expect(twin.events("peer.offline", from: "phone").contains { outage.contains($0.at) })
+        #expect(twin.events(.peerOffline, from: .phone).contains { outage.contains($0.at) })
         #expect(Self.nights(twin).allSatisfy { !$0.fallback }, "\(Self.nights(twin).filter(\.fallback))")
         // At the end both sides hold exactly the same batch.
         let outbox = try #require(twin.phone.app.state.outbox)
@@ -118,9 +118,9 @@ struct TwinTests {
             twin.schedule(.phone("open"), at: Self.start.addingTimeInterval(Double(day) * Self.day + 60))
         }
         twin.run(until: Self.start.addingTimeInterval(10 * Self.day))
-        #expect(!twin.events("persist.failed", from: "phone").isEmpty)
+        #expect(!twin.events(.persistFailed, from: .phone).isEmpty)
         var seen: [String: String] = [:]
-        for entry in twin.events("batch.sent", from: "phone") {
+        for entry in twin.events(.batchSent, from: .phone) {
             let key = "\(entry.event["epoch"].map { "\($0)" } ?? "")/\(entry.event["seq"].map { "\($0)" } ?? "")"
             let digest = entry.event["digest"].map { "\($0)" } ?? ""
             #expect(seen[key] == nil || seen[key] == digest, "\(key) issued twice")
@@ -136,7 +136,7 @@ struct TwinTests {
             twin.boot()
             twin.schedule(.restartPhone(keepState: true), at: Self.start.addingTimeInterval(2 * Self.day))
             twin.run(until: Self.start.addingTimeInterval(6 * Self.day))
-            return twin.log.map { "\(ISO8601.string($0.at)) \($0.source) \($0.event.jsonLine(time: $0.at))" }
+            return twin.log.map { $0.jsonLine }
         }
         #expect(run() == run())
     }
@@ -151,37 +151,37 @@ struct TwinTests {
         twin.boot()
         let end = Self.start.addingTimeInterval(30 * Self.day)
         twin.run(until: end)
-        let entered = twin.events("handler.entered")
+        let entered = twin.events(.handlerEntered)
         #expect(entered.count >= 25, "seed \(seed): only \(entered.count) background runs in 30 days")
-        #expect(twin.events("fallback.manual_entry").isEmpty, "seed \(seed)")
-        #expect(twin.events("bed.wake_time").count == 30, "seed \(seed)")
+        #expect(twin.events(.fallbackManualEntry).isEmpty, "seed \(seed)")
+        #expect(twin.events(.bedWakeTime).count == 30, "seed \(seed)")
         // Never before earliestBeginDate: each run starts at or after the last submitted earliest date.
         var lastEarliest: Date?
-        for entry in twin.log where entry.source == "phone" {
-            if entry.event.name == "renew.submitted", case .date(let earliest)? = entry.event["earliestBeginDate"] {
+        for entry in twin.log where entry.source == .phone {
+            if entry.event.name == .renewSubmitted, case .date(let earliest)? = entry.event["earliestBeginDate"] {
                 lastEarliest = earliest
             }
-            if entry.event.name == "handler.entered", let earliest = lastEarliest,
+            if entry.event.name == .handlerEntered, let earliest = lastEarliest,
                 entry.event["simulated"] == .bool(false)
             {
                 #expect(entry.at >= earliest, "seed \(seed): run at \(entry.at) before earliestBeginDate \(earliest)")
             }
         }
         // Job order inside every run: renew, then notices and dates, then weather, then completion.
-        let phoneNames = twin.log.filter { $0.source == "phone" }.map(\.event.name)
+        let phoneNames = twin.log.filter { $0.source == .phone }.map(\.event.name)
         var index = 0
         var runs = 0
-        while let enteredAt = phoneNames[index...].firstIndex(of: "handler.entered") {
+        while let enteredAt = phoneNames[index...].firstIndex(of: .handlerEntered) {
             let completedAt = try #require(
-                phoneNames[enteredAt...].firstIndex(of: "handler.completed"), "seed \(seed): a run never completed")
+                phoneNames[enteredAt...].firstIndex(of: .handlerCompleted), "seed \(seed): a run never completed")
             let run = Array(phoneNames[enteredAt...completedAt])
-            let order = ["renew.submitted", "batch.generated"].compactMap { run.firstIndex(of: $0) }
+            let order = [.renewSubmitted, .batchGenerated].compactMap { run.firstIndex(of: $0) }
             #expect(order.count == 2 && order == order.sorted(), "seed \(seed): \(run)")
             // Every run reaches the weather step after the dates, unless its budget ran out first.
-            let weather = run.firstIndex(where: { $0.hasPrefix("weather.") })
-            let batch = run.firstIndex(of: "batch.generated")
+            let weather = run.firstIndex { [.weatherFetched, .weatherSkipped, .weatherFailed].contains($0) }
+            let batch = run.firstIndex(of: .batchGenerated)
             #expect(
-                weather.map { weather in batch.map { $0 < weather } ?? false } ?? run.contains("handler.expired"),
+                weather.map { weather in batch.map { $0 < weather } ?? false } ?? run.contains(.handlerExpired),
                 "seed \(seed): weather missing or before dates in \(run)")
             index = completedAt + 1
             runs += 1
@@ -198,14 +198,14 @@ struct TwinTests {
         var twin = Self.twin(.lateSilent, manualWake: LocalTime(hour: 7, minute: 0)!)
         twin.boot()
         twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
-        #expect(twin.events("handler.entered").isEmpty)
-        #expect(!twin.events("renew.submitted").isEmpty, "submit must succeed")
-        #expect(twin.events("submit.failed").isEmpty)
-        #expect(!twin.events("os.launch.dropped").isEmpty, "the OS tried: the handler was not there")
-        let taps = twin.log.filter { ["bed.wake_time", "fallback.manual_entry"].contains($0.event.name) }
-        #expect(taps.prefix(7).allSatisfy { $0.event.name == "bed.wake_time" })
+        #expect(twin.events(.handlerEntered).isEmpty)
+        #expect(!twin.events(.renewSubmitted).isEmpty, "submit must succeed")
+        #expect(twin.events(.submitFailed).isEmpty)
+        #expect(!twin.events(.osLaunchDropped).isEmpty, "the OS tried: the handler was not there")
+        let taps = twin.log.filter { [.bedWakeTime, .fallbackManualEntry].contains($0.event.name) }
+        #expect(taps.prefix(7).allSatisfy { $0.event.name == .bedWakeTime })
         try #require(taps.count > 8)
-        #expect(taps[7].event.name == "fallback.manual_entry")
+        #expect(taps[7].event.name == .fallbackManualEntry)
         #expect(taps[7].at == ISO8601.date("2025-03-14T02:30:00Z"))  // Thu Mar 13 22:30 EDT
     }
 
@@ -215,11 +215,11 @@ struct TwinTests {
         twin.boot()
         twin.schedule(.phone("open"), at: ISO8601.date("2025-03-14T12:00:00Z")!)
         twin.run(until: Self.start.addingTimeInterval(16 * Self.day))
-        let fallbacks = twin.events("fallback.manual_entry").map(\.at)
+        let fallbacks = twin.events(.fallbackManualEntry).map(\.at)
         #expect(fallbacks.first == ISO8601.date("2025-03-14T02:30:00Z"))
         // Opened Fri Mar 14 08:00 EDT: wake-ups Mar 15-21, so the next fallback is the Mar 21 bed tap.
         #expect(fallbacks.dropFirst().first == ISO8601.date("2025-03-22T02:30:00Z"), "refilled for 7 more nights")
-        #expect(twin.events("handler.entered").isEmpty)
+        #expect(twin.events(.handlerEntered).isEmpty)
     }
 
     @Test("Background App Refresh off: submit.failed with the reason, and no background run in 7 days")
@@ -229,9 +229,9 @@ struct TwinTests {
         twin.schedule(.phone("open"), at: Self.start)
         twin.boot()
         twin.run(until: Self.start.addingTimeInterval(8 * Self.day))
-        let failed = twin.events("submit.failed")
+        let failed = twin.events(.submitFailed)
         #expect(failed.last?.event["error"] == .string("unavailable"))
-        #expect(twin.events("handler.entered").isEmpty)
-        #expect(twin.events("fallback.manual_entry").first?.at == ISO8601.date("2025-03-14T02:30:00Z"))
+        #expect(twin.events(.handlerEntered).isEmpty)
+        #expect(twin.events(.fallbackManualEntry).first?.at == ISO8601.date("2025-03-14T02:30:00Z"))
     }
 }

@@ -19,7 +19,7 @@ struct ProcessIOTests {
     @Test("The stopping event names the signal, or the reason (end of input, output closed)")
     func stoppingFields() {
         func rendered(_ cause: StopCause) -> String {
-            Event("phone.stopping", cause.eventFields).jsonLine(time: Date(timeIntervalSince1970: 0))
+            Event(.phoneStopping, cause.eventFields).jsonLine(time: Date(timeIntervalSince1970: 0), process: .phone)
         }
         #expect(rendered(.signal(SIGHUP)).hasSuffix(#","signal":1}"#))
         #expect(rendered(.endOfTerminalInput).hasSuffix(#","reason":"end of input"}"#))
@@ -31,17 +31,17 @@ struct ProcessIOTests {
         // As in phone and watch: SIGPIPE ignored, so the write fails with EPIPE instead of killing.
         signal(SIGPIPE, SIG_IGN)
         let pipe = Pipe()
-        let output = EventOutput(handle: pipe.fileHandleForWriting, clock: WallClock())
+        let output = EventOutput(handle: pipe.fileHandleForWriting, clock: WallClock(), process: .phone)
         let stops = Counter()
         output.whenClosed { stops.increment() }
-        output.emit(Event("first"))
+        output.emit(Event(.phoneStarted))
         let line = pipe.fileHandleForReading.availableData
-        #expect(String(decoding: line, as: UTF8.self).hasPrefix(#"{"event":"first""#))
+        #expect(String(decoding: line, as: UTF8.self).hasPrefix(#"{"event":"phone.started""#))
         #expect(!output.isClosed && stops.value == 0)
         try pipe.fileHandleForReading.close()
-        output.emit(Event("second"))
+        output.emit(Event(.phoneStatus))
         #expect(output.isClosed)
-        output.emit(Event("third"))
+        output.emit(Event(.phoneStopping))
         #expect(stops.value == 1)
         // An action registered after the fact runs at once.
         output.whenClosed { stops.increment() }
@@ -51,9 +51,11 @@ struct ProcessIOTests {
     @Test("Only a pipe or a socket is polled for its reader going away, not a file or a terminal")
     func pollableOutput() throws {
         let pipe = Pipe()
-        #expect(EventOutput(handle: pipe.fileHandleForWriting, clock: WallClock()).pollableDescriptor != nil)
+        #expect(
+            EventOutput(handle: pipe.fileHandleForWriting, clock: WallClock(), process: .phone).pollableDescriptor
+                != nil)
         let null = try #require(FileHandle(forWritingAtPath: "/dev/null"))
-        #expect(EventOutput(handle: null, clock: WallClock()).pollableDescriptor == nil)
+        #expect(EventOutput(handle: null, clock: WallClock(), process: .phone).pollableDescriptor == nil)
     }
 }
 

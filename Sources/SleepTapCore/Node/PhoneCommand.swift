@@ -48,7 +48,7 @@ public enum PhoneCommand: Equatable, Sendable {
 
         /// The `input.rejected` event.
         public var event: Event {
-            Event("input.rejected", [("input", .string(input)), ("reason", .string(reason))])
+            Event(.inputRejected, [("input", .string(input)), ("reason", .string(reason))])
         }
     }
 

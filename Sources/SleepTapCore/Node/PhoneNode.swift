@@ -191,7 +191,7 @@ public struct PhoneNode: Sendable {
         var actions: [PhoneAction] = [
             .emit(
                 Event(
-                    "phone.started",
+                    .phoneStarted,
                     [
                         ("endpoint", .string(configuration.endpoint)), ("timeZone", .string(currentZone.identifier)),
                         ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(configuration.pid)),
@@ -226,7 +226,7 @@ public struct PhoneNode: Sendable {
             let reason = mechanism == "CURVE" ? "key not paired with this phone" : "CURVE required"
             actions += limited(
                 Event(
-                    "peer.refused",
+                    .peerRefused,
                     [
                         ("mechanism", .string(mechanism)),
                         ("address", .string(clipped(String(decoding: frames[3], as: UTF8.self)))),
@@ -264,7 +264,7 @@ public struct PhoneNode: Sendable {
             actions.append(
                 .emit(
                     Event(
-                        "peer.offline",
+                        .peerOffline,
                         [("id", .string(configuration.watchID)), ("silentFor", .double(silence.rounded()))]),
                     at: time.now))
         }
@@ -286,7 +286,7 @@ public struct PhoneNode: Sendable {
             let stamp = rest.first?.1.now ?? time.now
             actions.append(
                 .emit(
-                    Event("persist.failed", [("path", .string(configuration.statePath)), ("reason", .string(reason))]),
+                    Event(.persistFailed, [("path", .string(configuration.statePath)), ("reason", .string(reason))]),
                     at: stamp))
             app.persistFailed()
             // The job's weather step will not run: end the run as failed.
@@ -302,7 +302,7 @@ public struct PhoneNode: Sendable {
         guard case .failed(_, let reason) = result else { return [] }
         return [
             .emit(
-                Event("persist.failed", [("path", .string(configuration.osStatePath)), ("reason", .string(reason))]),
+                Event(.persistFailed, [("path", .string(configuration.osStatePath)), ("reason", .string(reason))]),
                 at: time.now)
         ]
     }
@@ -312,17 +312,18 @@ public struct PhoneNode: Sendable {
         if message == .ping { return [] }  // heartbeats: an absent watch is fine
         guard let failure else {
             // The watch is there again: what was held back is said, the next failure at once.
-            var actions = limiter.end("send.failed").map { PhoneAction.emit($0, at: time.now) }
+            var actions = limiter.end(.sendFailed).map { PhoneAction.emit($0, at: time.now) }
+            guard let sent = WireEvents.sent(message) else { return actions }
             if case .error = message {
-                actions += limited(WireEvents.sent(message), time)
+                actions += limited(sent, time)
             } else {
-                actions.append(.emit(WireEvents.sent(message), at: time.now))
+                actions.append(.emit(sent, at: time.now))
             }
             return actions
         }
         counters.sendFailures += 1
         return limited(
-            Event("send.failed", [("type", .string(message.typeName)), ("reason", .string(failure))]), time)
+            Event(.sendFailed, [("type", .string(message.typeName)), ("reason", .string(failure))]), time)
     }
 
     /// The forecast asked for with `fetchWeather` arrived: the job goes on.
@@ -343,13 +344,13 @@ public struct PhoneNode: Sendable {
         case .success(let loaded):
             if loaded != app.schedule {
                 app.schedule = loaded
-                actions.append(.emit(Event("schedule.changed", [("path", .string(path))]), at: time.now))
+                actions.append(.emit(Event(.scheduleChanged, [("path", .string(path))]), at: time.now))
             }
         case .failure(let error):
             actions.append(
                 .emit(
                     Event(
-                        "schedule.rejected",
+                        .scheduleRejected,
                         [
                             ("path", .string(path)), ("reason", .string(error.description)),
                             ("kept", .string("previous")),
@@ -435,7 +436,7 @@ public struct PhoneNode: Sendable {
         guard frames.count == 2 else {
             let reason = "expected 2 frames (routing id, message), got \(frames.count)"
             counters.rejectedMessages += 1
-            var actions = limited(Event("message.rejected", [("reason", .string(reason))]), time)
+            var actions = limited(Event(.messageRejected, [("reason", .string(reason))]), time)
             if frames.first == watchID { actions.append(.send(.error(reason: reason))) }
             return actions
         }
@@ -444,7 +445,7 @@ public struct PhoneNode: Sendable {
             let reason = "unknown peer routing id \"\(peer)\""
             counters.rejectedMessages += 1
             // Tell the stranger (a watch with the wrong --id) why nothing happens.
-            return limited(Event("message.rejected", [("reason", .string(reason))]), time) + [
+            return limited(Event(.messageRejected, [("reason", .string(reason))]), time) + [
                 .reply(routingID: frames[0], .error(reason: reason + "; this phone delivers to another id"))
             ]
         }
@@ -453,17 +454,17 @@ public struct PhoneNode: Sendable {
             message = try WireCodec.decode(frames[1])
         } catch {
             counters.rejectedMessages += 1
-            var actions = limited(Event("message.rejected", [("reason", .string(error.reason))]), time)
+            var actions = limited(Event(.messageRejected, [("reason", .string(error.reason))]), time)
             // Never answer an ERROR with an ERROR: two peers would echo each other forever.
             if !WireCodec.claimsToBeError(frames[1]) { actions.append(.send(.error(reason: error.reason))) }
             return actions
         }
         var actions: [PhoneAction] = []
         if liveness.heard(at: time.wall) {
-            actions.append(.emit(Event("peer.online", [("id", .string(configuration.watchID))]), at: time.now))
+            actions.append(.emit(Event(.peerOnline, [("id", .string(configuration.watchID))]), at: time.now))
         }
         if message == .ping { return actions }
-        actions.append(.emit(Event("message.received", [("type", .string(message.typeName))]), at: time.now))
+        actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
         return actions + step(time) { $0.receive(message) }
     }
 
@@ -480,7 +481,7 @@ public struct PhoneNode: Sendable {
             return app.state.refreshLog.history.map { run in
                 .emit(
                     Event(
-                        "run.record",
+                        .runRecord,
                         [
                             ("at", .date(run.at)), ("scheduledAt", run.scheduledAt.map { .date($0) } ?? .null),
                             ("success", .bool(run.success)), ("lowPower", .bool(run.lowPower)),
@@ -492,7 +493,7 @@ public struct PhoneNode: Sendable {
             return app.pendingNotifications(at: now).map { record in
                 .emit(
                     Event(
-                        "notification.pending",
+                        .notificationPending,
                         [
                             ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
                             ("text", .string(record.text)),
@@ -501,7 +502,7 @@ public struct PhoneNode: Sendable {
         case .timeZone(let zone):
             let from = currentZone.identifier
             travelZone = zone
-            let changed = Event("timezone.changed", [("from", .string(from)), ("to", .string(zone.identifier))])
+            let changed = Event(.timezoneChanged, [("from", .string(from)), ("to", .string(zone.identifier))])
             return [.emit(changed, at: now)] + step(time) { $0.travel(to: zone, at: now) }
         case .move(let location):
             let moved = app.location.distance(to: location)
@@ -509,7 +510,7 @@ public struct PhoneNode: Sendable {
             return [
                 .emit(
                     Event(
-                        "location.changed",
+                        .locationChanged,
                         [
                             ("latitude", .double(location.latitude)), ("longitude", .double(location.longitude)),
                             ("moved", .double(moved.rounded())),
@@ -542,7 +543,7 @@ public struct PhoneNode: Sendable {
 
     private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [PhoneAction] {
         // Say what is still held back: the counts add up to every occurrence.
-        [.emit(Event("phone.stopping", fields), at: time.now)] + limiter.endAll().map { .emit($0, at: time.now) }
+        [.emit(Event(.phoneStopping, fields), at: time.now)] + limiter.endAll().map { .emit($0, at: time.now) }
             + [.stop]
     }
 
@@ -570,7 +571,7 @@ public struct PhoneNode: Sendable {
             ("sendFailures", .int(Int64(counters.sendFailures))),
         ]
         fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
-        return Event("phone.status", fields)
+        return Event(.phoneStatus, fields)
     }
 
     // MARK: launches
@@ -630,7 +631,7 @@ public struct PhoneNode: Sendable {
             case .cancelResend:
                 actions.append(.cancel(.resend))
             case .emit(let event):
-                actions += event.name == "peer.error" ? limited(event, time) : [.emit(event, at: time.now)]
+                actions += event.name == .peerError ? limited(event, time) : [.emit(event, at: time.now)]
             case .fetchWeather(let location, let at):
                 actions.append(.fetchWeather(location: location, at: at))
             }

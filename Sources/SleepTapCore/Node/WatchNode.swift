@@ -181,7 +181,7 @@ public struct WatchNode: Sendable {
         var actions: [WatchAction] = [
             .emit(
                 Event(
-                    "watch.started",
+                    .watchStarted,
                     [
                         ("endpoint", .string(configuration.endpoint)), ("id", .string(configuration.id)),
                         ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))),
@@ -210,10 +210,10 @@ public struct WatchNode: Sendable {
         }
         var actions: [WatchAction] = []
         if liveness.heard(at: time.wall) {
-            actions.append(.emit(Event("peer.online", [("endpoint", .string(configuration.endpoint))]), at: time.now))
+            actions.append(.emit(Event(.peerOnline, [("endpoint", .string(configuration.endpoint))]), at: time.now))
         }
         if message == .ping { return actions }
-        actions.append(.emit(Event("message.received", [("type", .string(message.typeName))]), at: time.now))
+        actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
         return actions + step(time, eventTime: time.now) { $0.receive(message) }
     }
 
@@ -228,7 +228,7 @@ public struct WatchNode: Sendable {
             attemptsFailed += 1
             return []
         case .handshakeSucceeded:
-            var actions: [WatchAction] = [.emit(Event("link.up", [("endpoint", .string(endpoint))]), at: time.now)]
+            var actions: [WatchAction] = [.emit(Event(.linkUp, [("endpoint", .string(endpoint))]), at: time.now)]
             actions += cancel(.relink) + cancel(.handshake)
             linkUp = true
             relinkDelay = Self.firstRelinkDelay
@@ -237,7 +237,7 @@ public struct WatchNode: Sendable {
             var actions: [WatchAction] = []
             // A failing handshake disconnects at every reconnect: report a link that was up.
             if linkUp {
-                actions.append(.emit(Event("link.down", [("endpoint", .string(endpoint))]), at: time.now))
+                actions.append(.emit(Event(.linkDown, [("endpoint", .string(endpoint))]), at: time.now))
             }
             linkUp = false
             // libzmq does not reconnect after some protocol errors (an oversized frame): if the
@@ -254,7 +254,7 @@ public struct WatchNode: Sendable {
                     : "the handshake failed: \(description); check that phone.key is the phone's current public certificate"
             // libzmq retries at every reconnect interval: repeats are held back.
             let failed = Event(
-                "link.handshake_failed",
+                .linkHandshakeFailed,
                 [("endpoint", .string(endpoint)), ("code", .int(Int64(code))), ("reason", .string(reason))])
             var actions = emitLimited(failed, time, eventTime: time.now)
             if !actions.isEmpty { actions.append(.diagnose("\(endpoint): \(reason)")) }
@@ -276,7 +276,7 @@ public struct WatchNode: Sendable {
                 actions.append(
                     .emit(
                         Event(
-                            "peer.offline",
+                            .peerOffline,
                             [("endpoint", .string(configuration.endpoint)), ("silentFor", .double(silence.rounded()))]),
                         at: time.now))
             }
@@ -286,7 +286,7 @@ public struct WatchNode: Sendable {
             return [
                 .emit(
                     Event(
-                        "link.handshake_timeout",
+                        .linkHandshakeTimeout,
                         [("endpoint", .string(configuration.endpoint)), ("reason", .string(reason))]), at: time.now),
                 .diagnose(reason),
             ] + armHandshakeDeadline(after: Self.handshakeRepeat)
@@ -323,7 +323,7 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
             return [.emit(status, at: now)]
         case .quit:
-            return [.emit(Event("watch.stopping", [("reason", .string("quit"))]), at: now), .stop]
+            return [.emit(Event(.watchStopping, [("reason", .string("quit"))]), at: now), .stop]
         case .timeZone(let zone):
             zones.travel = zone
             return replanIfZoneChanged(at: now, force: true)
@@ -331,13 +331,13 @@ public struct WatchNode: Sendable {
             let zone = userZone
             return step(time, eventTime: now) { $0.manualWakeTime(wake.description, at: now, in: zone) }
         case .invalid(let input, let reason):
-            return [.emit(Event("input.rejected", [("input", .string(input)), ("reason", .string(reason))]), at: now)]
+            return [.emit(Event(.inputRejected, [("input", .string(input)), ("reason", .string(reason))]), at: now)]
         case .unrecognized(let text):
             guard core.awaitingManualEntry else {
                 return [
                     .emit(
                         Event(
-                            "input.rejected",
+                            .inputRejected,
                             [("input", .string(clipped(text))), ("reason", .string(WatchCommand.unknownCommandReason))]),
                         at: now)
                 ]
@@ -360,7 +360,7 @@ public struct WatchNode: Sendable {
         case .failed(_, let reason):
             core = pending.rollback
             let failed = Event(
-                "persist.failed", [("path", .string(configuration.statePath)), ("reason", .string(reason))])
+                .persistFailed, [("path", .string(configuration.statePath)), ("reason", .string(reason))])
             return [.emit(failed, at: pending.eventTime)] + replanIfZoneChanged(at: pending.eventTime)
         }
     }
@@ -371,17 +371,18 @@ public struct WatchNode: Sendable {
         guard message != .ping else { return [] }
         switch result {
         case .sent:
-            var actions: [WatchAction] = limiter.end("send.failed").map { .emit($0, at: time.now) }
+            var actions: [WatchAction] = limiter.end(.sendFailed).map { .emit($0, at: time.now) }
+            guard let sent = WireEvents.sent(message) else { return actions }
             if case .error = message {
-                actions += emitLimited(WireEvents.sent(message), time, eventTime: time.now)
+                actions += emitLimited(sent, time, eventTime: time.now)
             } else {
-                actions.append(.emit(WireEvents.sent(message), at: time.now))
+                actions.append(.emit(sent, at: time.now))
             }
             return actions
         case .failed(let reason):
             sendFailures += 1
             let failed = Event(
-                "send.failed", [("type", .string(message.typeName)), ("reason", .string(reason))])
+                .sendFailed, [("type", .string(message.typeName)), ("reason", .string(reason))])
             return emitLimited(failed, time, eventTime: time.now)
         }
     }
@@ -391,15 +392,15 @@ public struct WatchNode: Sendable {
         let endpoint = ("endpoint", EventValue.string(configuration.endpoint))
         switch result {
         case .succeeded:
-            return [.emit(Event("link.reconnect", [endpoint]), at: time.now)]
+            return [.emit(Event(.linkReconnect, [endpoint]), at: time.now)]
         case .failed(let reason):
-            return [.emit(Event("link.reconnect_failed", [endpoint, ("reason", .string(reason))]), at: time.now)]
+            return [.emit(Event(.linkReconnectFailed, [endpoint, ("reason", .string(reason))]), at: time.now)]
         }
     }
 
     /// A signal, a closed output or Ctrl-D on a terminal: `watch.stopping`, then stop.
     public mutating func stop(_ cause: StopCause, at time: NodeTime) -> [WatchAction] {
-        [.emit(Event("watch.stopping", cause.eventFields), at: time.now), .stop]
+        [.emit(Event(.watchStopping, cause.eventFields), at: time.now), .stop]
     }
 
     /// The process ends: what is still held back, so the counts add up to every occurrence.
@@ -429,7 +430,7 @@ public struct WatchNode: Sendable {
     /// with ERROR.
     private mutating func reject(_ reason: String, answer: Bool, _ time: NodeTime) -> [WatchAction] {
         rejectedMessages += 1
-        let actions = emitLimited(Event("message.rejected", [("reason", .string(reason))]), time, eventTime: time.now)
+        let actions = emitLimited(Event(.messageRejected, [("reason", .string(reason))]), time, eventTime: time.now)
         return answer ? actions + [.send(.error(reason: reason))] : actions
     }
 
@@ -461,7 +462,7 @@ public struct WatchNode: Sendable {
                 actions += arm(.helloRetry, .after(seconds))
             case .cancelHelloRetry:
                 actions += cancel(.helloRetry)
-            case .emit(let event) where event.name == "peer.error":
+            case .emit(let event) where event.name == .peerError:
                 actions += emitLimited(event, time, eventTime: eventTime)
             case .emit(let event):
                 actions.append(.emit(event, at: eventTime))
@@ -479,7 +480,7 @@ public struct WatchNode: Sendable {
         plannedZone = zone
         let actions = armBed(after: now)
         let changed = Event(
-            "timezone.changed",
+            .timezoneChanged,
             [
                 ("from", .string(from.identifier)), ("to", .string(zone.identifier)),
                 ("source", .string(source.rawValue)), ("nextBedTap", nextBed.map { .date($0) } ?? .null),

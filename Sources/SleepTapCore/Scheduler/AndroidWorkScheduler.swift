@@ -222,7 +222,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         if byUser && forceStopped {
             forceStopped = false
-            trace.add(now, "os.work.rescheduled", [("reason", .string("app opened after force stop"))])
+            trace.add(now, .osWorkRescheduled, [("reason", .string("app opened after force stop"))])
             conditionsChanged(at: now)
         }
     }
@@ -248,14 +248,14 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     public mutating func submit(identifier: String, earliestBeginDate: Date?, at now: Date) throws(SchedulerFailure) {
         advance(to: now)
         if works[identifier] != nil {
-            trace.add(now, "os.work.kept", [("identifier", .string(identifier))])
+            trace.add(now, .osWorkKept, [("identifier", .string(identifier))])
             return
         }
         let delay = max(0, (earliestBeginDate ?? now).timeIntervalSince(now))
         let work = Work(identifier: identifier, initialDelay: delay, lastEnqueueTime: now)
         works[identifier] = work
         trace.add(
-            now, "os.work.enqueued",
+            now, .osWorkEnqueued,
             [
                 ("identifier", .string(identifier)),
                 ("repeatInterval", .double(configuration.effectiveRepeatInterval)),
@@ -298,13 +298,13 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard let work = works[identifier], work.running == nil else {
             trace.add(
-                now, "os.simulate.failed",
+                now, .osSimulateFailed,
                 [("identifier", .string(identifier)), ("reason", .string("no enqueued work waiting to run"))])
             return nil
         }
         guard nextRunTime(work) <= now else {
             trace.add(
-                now, "os.simulate.failed",
+                now, .osSimulateFailed,
                 [
                     ("identifier", .string(identifier)), ("reason", .string("executed before schedule, delayed")),
                     ("nextRunAt", .date(nextRunTime(work))),
@@ -329,7 +329,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         guard var work = works[launch.identifier], let run = work.running, run == launch else {
             advance(to: now)
             trace.add(
-                now, "os.complete.ignored",
+                now, .osCompleteIgnored,
                 [("identifier", .string(launch.identifier)), ("reason", .string("no such running work"))])
             return
         }
@@ -356,7 +356,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             fields.append(("backoff", .double(configuration.backoff(afterRetry: work.runAttemptCount))))
         }
         fields.append(("nextRunAt", .date(nextRunTime(work))))
-        trace.add(end, "os.work.completed", fields)
+        trace.add(end, .osWorkCompleted, fields)
         advance(to: now)
     }
 
@@ -396,7 +396,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard self.bucket != bucket else { return }
         self.bucket = bucket
-        trace.add(now, "os.bucket.changed", [("bucket", .string(bucket.name))])
+        trace.add(now, .osBucketChanged, [("bucket", .string(bucket.name))])
     }
 
     /// Charging lifts the quota; runs started while charging do not use quota.
@@ -426,13 +426,13 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             works[identifier] = work
         }
         trace.add(
-            now, "os.rebooted",
+            now, .osRebooted,
             [
                 ("pendingIdentifier", works.isEmpty ? .null : .string(works.keys.sorted().joined(separator: ","))),
                 ("forceStopped", .bool(forceStopped)),
             ])
         if !forceStopped && !works.isEmpty {
-            trace.add(now, "os.work.rescheduled", [("reason", .string("boot completed"))])
+            trace.add(now, .osWorkRescheduled, [("reason", .string("boot completed"))])
         }
     }
 
@@ -521,7 +521,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         work.runCounted = !charging
         works[identifier] = work
         trace.add(
-            now, "os.launch",
+            now, .osLaunch,
             [
                 ("identifier", .string(identifier)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
                 ("budget", .schedulerSeconds(grant.budget)), ("bucket", .string(bucket.name)),
@@ -537,7 +537,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         let end = max(instant, run.startedAt)
         if work.runCounted { sessions.append(Session(start: run.startedAt, end: end)) }
         work.running = nil
-        let name = reason == "force-stop" ? "os.app.killed" : "os.work.stopped"
+        let name: EventName = reason == "force-stop" ? .osAppKilled : .osWorkStopped
         trace.add(
             end, name,
             [
@@ -564,7 +564,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     private mutating func conditionsChanged(at now: Date) {
         trace.add(
-            now, "os.conditions.changed",
+            now, .osConditionsChanged,
             [
                 ("backgroundRefresh", .bool(backgroundEnabled)), ("lowPowerMode", .bool(batterySaver)),
                 ("forceQuit", .bool(forceStopped)), ("charging", .bool(charging)),

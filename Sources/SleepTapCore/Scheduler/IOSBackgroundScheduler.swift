@@ -163,7 +163,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     ///   - byUser: true when the user opened the app.
     public mutating func appLaunched(at now: Date, byUser: Bool) {
         advance(to: now)
-        trace.add(now, "os.app.launched", [("byUser", .bool(byUser))])
+        trace.add(now, .osAppLaunched, [("byUser", .bool(byUser))])
         processRunning = true
         launchPhase = true
         processRegistered = []
@@ -193,7 +193,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         }
         guard configuration.permittedIdentifiers.contains(identifier) else {
             trace.add(
-                now, "os.register.refused",
+                now, .osRegisterRefused,
                 [
                     ("identifier", .string(identifier)),
                     ("reason", .string("not in BGTaskSchedulerPermittedIdentifiers")),
@@ -205,7 +205,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         }
         processRegistered.insert(identifier)
         handlers[identifier] = inTime
-        trace.add(now, "os.register", [("identifier", .string(identifier)), ("inTime", .bool(inTime))])
+        trace.add(now, .osRegister, [("identifier", .string(identifier)), ("inTime", .bool(inTime))])
         return true
     }
 
@@ -252,7 +252,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                     identifier, now)
             }
             trace.add(
-                now, "os.request.replaced",
+                now, .osRequestReplaced,
                 [
                     ("identifier", .string(identifier)),
                     ("previousEarliestBeginDate", .schedulerDate(old.earliestBeginDate)),
@@ -267,7 +267,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         }
         pending = request
         trace.add(
-            now, "os.request.submitted",
+            now, .osRequestSubmitted,
             [
                 ("identifier", .string(identifier)), ("earliestBeginDate", .schedulerDate(earliestBeginDate)),
                 ("plannedLaunch", .schedulerDate(request.opportunity)),
@@ -311,19 +311,19 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard processRunning else {
             trace.add(
-                now, "os.simulate.failed",
+                now, .osSimulateFailed,
                 [("identifier", .string(identifier)), ("reason", .string("app not running"))])
             return nil
         }
         guard running == nil else {
             trace.add(
-                now, "os.simulate.failed",
+                now, .osSimulateFailed,
                 [("identifier", .string(identifier)), ("reason", .string("a task is running"))])
             return nil
         }
         guard let request = pending, request.identifier == identifier else {
             trace.add(
-                now, "os.simulate.failed",
+                now, .osSimulateFailed,
                 [("identifier", .string(identifier)), ("reason", .string("no pending request"))])
             return nil
         }
@@ -345,21 +345,21 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard let run = running, run == launch else {
             advance(to: now)
             trace.add(
-                now, "os.complete.ignored",
+                now, .osCompleteIgnored,
                 [("identifier", .string(launch.identifier)), ("reason", .string("no such running task"))])
             return
         }
         let budget = configuration.runtimeBudget
         let end = launch.startedAt.addingTimeInterval(max(0, duration))
         if duration > budget - configuration.expirationWarning, let expiry = launch.expirationAt {
-            trace.add(expiry, "os.task.expired", [("identifier", .string(launch.identifier))])
+            trace.add(expiry, .osTaskExpired, [("identifier", .string(launch.identifier))])
         }
         if duration > budget {
             kill(run, reason: "setTaskCompleted not called within budget")
         } else {
             running = nil
             trace.add(
-                end, "os.task.completed",
+                end, .osTaskCompleted,
                 [
                     ("identifier", .string(launch.identifier)), ("success", .bool(outcome == .success)),
                     ("duration", .double(duration)),
@@ -419,7 +419,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         endProcess()
         configuration.registrationMode = registration
         handlers = handlers.mapValues { _ in registration == .early }
-        trace.add(now, "os.app.updated", [("registration", .string(registration.rawValue))])
+        trace.add(now, .osAppUpdated, [("registration", .string(registration.rawValue))])
     }
 
     /// The device restarts.
@@ -436,7 +436,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         if let run = running { kill(run, at: now, reason: "reboot") }
         endProcess()
         trace.add(
-            now, "os.rebooted",
+            now, .osRebooted,
             [
                 ("pendingIdentifier", pending.map { .string($0.identifier) } ?? .null),
                 ("forceQuitCleared", .bool(forceQuitted)),
@@ -511,7 +511,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard var request = pending else { return }
         while let missed = request.missed.first, missed <= now {
             trace.add(
-                missed, "os.opportunity.missed",
+                missed, .osOpportunityMissed,
                 [("identifier", .string(request.identifier)), ("reason", .string("not chosen by the system"))])
             request.missed.removeFirst()
         }
@@ -538,7 +538,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
     private mutating func conditionsChanged(at now: Date, wasAllowed: Bool) {
         trace.add(
-            now, "os.conditions.changed",
+            now, .osConditionsChanged,
             [
                 ("backgroundRefresh", .bool(refreshEnabled)), ("lowPowerMode", .bool(lowPower)),
                 ("forceQuit", .bool(forceQuitted)),
@@ -560,7 +560,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             processRunning = true
             launchPhase = false
             processRegistered = Set(handlers.keys)
-            trace.add(now, "os.app.launched", [("byUser", .bool(false))])
+            trace.add(now, .osAppLaunched, [("byUser", .bool(false))])
         }
         let entered = processRegistered.contains(request.identifier) && handlers[request.identifier] == true
         let grant = BackgroundLaunch(
@@ -568,7 +568,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             expirationWarning: configuration.expirationWarning, handlerRegistered: entered, runAttemptCount: 0,
             simulated: simulated)
         trace.add(
-            now, "os.launch",
+            now, .osLaunch,
             [
                 ("identifier", .string(request.identifier)), ("budget", .double(configuration.runtimeBudget)),
                 ("simulated", .bool(simulated)), ("earliestBeginDate", .schedulerDate(request.earliestBeginDate)),
@@ -578,7 +578,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             running = grant
         } else {
             trace.add(
-                now, "os.launch.dropped",
+                now, .osLaunchDropped,
                 [("identifier", .string(request.identifier)), ("reason", .string("no handler registered in time"))])
         }
         return grant
@@ -586,7 +586,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
     private mutating func kill(_ run: BackgroundLaunch, at instant: Date? = nil, reason: String) {
         let at = instant ?? run.deadline ?? run.startedAt
-        trace.add(at, "os.app.killed", [("identifier", .string(run.identifier)), ("reason", .string(reason))])
+        trace.add(at, .osAppKilled, [("identifier", .string(run.identifier)), ("reason", .string(reason))])
         endProcess()
     }
 
@@ -599,7 +599,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     }
 
     private mutating func crash(_ crash: LaunchHandlerCrash, at now: Date) -> LaunchHandlerCrash {
-        trace.add(now, "os.app.crashed", [("message", .string(crash.message))])
+        trace.add(now, .osAppCrashed, [("message", .string(crash.message))])
         running = nil
         processRunning = false
         launchPhase = false
@@ -609,7 +609,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
     private mutating func reject(_ error: SchedulerError, _ identifier: String, _ now: Date) -> SchedulerFailure {
         trace.add(
-            now, "os.request.rejected",
+            now, .osRequestRejected,
             [
                 ("identifier", .string(identifier)), ("code", .int(Int64(error.code))), ("error", .string(error.name)),
                 ("reason", .string(error.reason)),

@@ -349,7 +349,7 @@ public protocol BackgroundScheduler: Sendable {
 struct SchedulerTrace: Sendable {
     private var entries: [(at: Date, event: Event)] = []
 
-    mutating func add(_ at: Date, _ name: String, _ fields: [(String, EventValue)] = []) {
+    mutating func add(_ at: Date, _ name: EventName, _ fields: [(String, EventValue)] = []) {
         entries.append((at: at, event: Event(name, fields)))
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import SleepTapCore
+import Testing
+
+@Suite("The event catalogue")
+struct EventCatalogTests {
+    /// docs/protocol.md, found from this file.
+    static let protocolDocument = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/protocol.md")
+
+    /// The event names of the table in the "Events" section: every backticked name in its
+    /// `event` column (`a`, `b` and `a` / `b` rows name several).
+    static func documentedNames() throws -> [String] {
+        let text = try String(contentsOf: protocolDocument, encoding: .utf8)
+        let start = try #require(text.range(of: "\n## Events"), "no Events section in docs/protocol.md")
+        let section = text[start.upperBound...]
+        let body = section.range(of: "\n## ").map { section[..<$0.lowerBound] } ?? section
+        var names: [String] = []
+        for line in body.split(separator: "\n") where line.hasPrefix("|") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false)
+            guard cells.count >= 4 else { continue }
+            let column = cells[2]
+            let ticked = column.split(separator: "`", omittingEmptySubsequences: false)
+            // Odd pieces are inside backticks.
+            names += ticked.enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        }
+        return names
+    }
+
+    @Test("Every event in docs/protocol.md's table is in the catalogue, and every catalogue name is in the table")
+    func documentMatchesCatalogue() throws {
+        let documented = try Self.documentedNames()
+        try #require(!documented.isEmpty, "no event table found in docs/protocol.md")
+        let catalogue = Set(EventName.allCases.map(\.rawValue))
+        let unknown = Set(documented).subtracting(catalogue).sorted()
+        let undocumented = catalogue.subtracting(documented).sorted()
+        #expect(unknown.isEmpty, "in docs/protocol.md's table but not in EventName: \(unknown)")
+        #expect(undocumented.isEmpty, "in EventName but not in docs/protocol.md's table: \(undocumented)")
+    }
+
+    @Test("An event line: event first, time to the millisecond second, source third; os.* events come from the OS")
+    func lineLayout() throws {
+        let time = try #require(ISO8601.date("2026-07-20T00:30:00.123Z"))
+        let tap = Event(.bedWakeTime, [("remaining", .int(3))]).jsonLine(time: time, process: .watch)
+        #expect(tap == #"{"event":"bed.wake_time","time":"2026-07-20T00:30:00.123Z","source":"watch","remaining":3}"#)
+        let os = Event(.osLaunch).jsonLine(time: time, process: .phone)
+        #expect(os == #"{"event":"os.launch","time":"2026-07-20T00:30:00.123Z","source":"os"}"#)
+        let phone = Event(.batchSent).jsonLine(time: time, process: .phone)
+        #expect(phone.hasPrefix(#"{"event":"batch.sent","time":"2026-07-20T00:30:00.123Z","source":"phone""#))
+    }
+
+    @Test(
+        "Milliseconds are written as three digits, floored, and read back",
+        arguments: [
+            ("2026-07-20T00:30:00Z", "2026-07-20T00:30:00.000Z"),
+            ("2026-07-20T00:30:00.1Z", "2026-07-20T00:30:00.100Z"),
+            ("2026-07-20T00:30:00.0999Z", "2026-07-20T00:30:00.099Z"),
+            ("2026-07-20T00:30:59.9999Z", "2026-07-20T00:30:59.999Z"),
+            ("1969-12-31T23:59:59.5Z", "1969-12-31T23:59:59.500Z"),
+        ])
+    func milliseconds(input: String, written: String) throws {
+        let date = try #require(ISO8601.date(input))
+        #expect(ISO8601.millisecondString(date) == written)
+        let back = try #require(ISO8601.date(written))
+        #expect(ISO8601.millisecondString(back) == written)
+    }
+}
