@@ -185,8 +185,8 @@ struct ObservedRun {
         watchEvents.compactMap { event in
             guard let at = event.string("time").flatMap(ISO8601.date), at < end else { return nil }
             switch event.name {
-            case "bed.wake_time": return NightOutcome(at: at, outcome: "wake \(event.string("wakeTime") ?? "?")")
-            case "fallback.manual_entry": return NightOutcome(at: at, outcome: "fallback")
+            case .bedWakeTime: return NightOutcome(at: at, outcome: "wake \(event.string("wakeTime") ?? "?")")
+            case .fallbackManualEntry: return NightOutcome(at: at, outcome: "fallback")
             default: return nil
             }
         }
@@ -194,7 +194,7 @@ struct ObservedRun {
 
     /// The instants of the background runs the phone's handler was entered for.
     func launches(before end: Date) -> [Date] {
-        phoneEvents.filter { $0.name == "handler.entered" }.compactMap { $0.string("time").flatMap(ISO8601.date) }
+        phoneEvents.filter { $0.name == .handlerEntered }.compactMap { $0.string("time").flatMap(ISO8601.date) }
             .filter { $0 < end }
     }
 }
@@ -222,10 +222,10 @@ enum DifferentialRun {
 
     /// Waits for `name` from `child` after index `from`. - Returns: the event and its virtual instant.
     private static func event(
-        _ child: ChildProcess, _ name: String, from: Int = 0
+        _ child: ChildProcess, _ name: EventName, from: Int = 0
     ) throws -> (event: ChildEvent, index: Int, at: Date) {
         guard let found = child.waitFor(name, from: from, timeout: Scenario.deadline),
-            let at = found.event.string("time").flatMap(ISO8601.date)
+            let at = found.event.time
         else {
             let seen = child.events.suffix(8).map(\.line).joined(separator: "\n")
             throw RunFailure(
@@ -249,9 +249,9 @@ enum DifferentialRun {
         let phoneArguments = scenario.phoneArguments(dir: harness.dir, anchor: anchor)
         let watchArguments = scenario.watchArguments(dir: harness.dir, anchor: anchor)
         var phones = [try harness.spawn("phone", phoneArguments)]
-        let phoneStarted = try event(phones[0], "phone.started").at
+        let phoneStarted = try event(phones[0], .phoneStarted).at
         let watch = try harness.spawn("watch", watchArguments)
-        let watchStarted = try event(watch, "watch.started").at
+        let watchStarted = try event(watch, .watchStarted).at
         var inputs: [(at: Date, step: TwinStep)] = []
         for (at, step) in scenario.steps {
             Thread.sleep(until: wall(at))
@@ -260,19 +260,19 @@ enum DifferentialRun {
             switch step {
             case .open:
                 phone.send(line: "open")
-                inputs.append((try event(phone, "handler.registered", from: from).at, .phone("open")))
+                inputs.append((try event(phone, .handlerRegistered, from: from).at, .phone("open")))
             case .lowPower:
                 phone.send(line: "low-power on")
-                inputs.append((try event(phone, "os.low_power", from: from).at, .phone("low-power on")))
+                inputs.append((try event(phone, .osLowPower, from: from).at, .phone("low-power on")))
             case .restartPhone:
                 phone.send(line: "quit")
-                let stopped = try event(phone, "phone.stopping", from: from).at
+                let stopped = try event(phone, .phoneStopping, from: from).at
                 guard phone.waitForExit(timeout: Scenario.deadline), phone.exitStatus == 0 else {
                     throw RunFailure(description: "phone did not exit 0 on quit: \(phone.standardError)")
                 }
                 let next = try harness.spawn("phone", phoneArguments)
                 phones.append(next)
-                let started = try event(next, "phone.started").at
+                let started = try event(next, .phoneStarted).at
                 inputs += [(stopped, .phone("quit")), (started, .startPhone(keepState: true))]
             }
         }
@@ -289,7 +289,7 @@ enum DifferentialRun {
         return ObservedRun(
             twin: try TwinBuilder.make(phone: phoneArguments, watch: watchArguments), phoneStarted: phoneStarted,
             watchStarted: watchStarted, inputs: inputs, phoneEvents: phoneEvents, watchEvents: watch.events,
-            osStates: phoneEvents.filter { $0.name == "phone.started" }.compactMap { $0.string("osState") })
+            osStates: phoneEvents.filter { $0.name == .phoneStarted }.compactMap { $0.string("osState") })
     }
 
     /// The twin built from the run's command lines, given the run's outside inputs at their
@@ -304,19 +304,19 @@ enum DifferentialRun {
 
     static func nights(_ twin: Twin, before end: Date) -> [NightOutcome] {
         twin.log.compactMap { entry in
-            guard entry.source == "watch", entry.at < end else { return nil }
+            guard entry.source == .watch, entry.at < end else { return nil }
             switch entry.event.name {
-            case "bed.wake_time":
+            case .bedWakeTime:
                 guard case .date(let wake)? = entry.event["wakeTime"] else { return nil }
                 return NightOutcome(at: entry.at, outcome: "wake \(ISO8601.string(wake))")
-            case "fallback.manual_entry": return NightOutcome(at: entry.at, outcome: "fallback")
+            case .fallbackManualEntry: return NightOutcome(at: entry.at, outcome: "fallback")
             default: return nil
             }
         }
     }
 
     static func launches(_ twin: Twin, before end: Date) -> [Date] {
-        twin.events("handler.entered", from: "phone").map(\.at).filter { $0 < end }
+        twin.events(.handlerEntered, from: .phone).map(\.at).filter { $0 < end }
     }
 
     /// Nil when both sides give the same night outcomes at the same instants, else a report

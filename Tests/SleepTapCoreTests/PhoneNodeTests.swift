@@ -79,7 +79,7 @@ struct PhoneNodeTests {
         #expect(bench.sent.last == .error(reason: reason))
         #expect(bench.node.counters.rejectedMessages == 1)
         bench.type("status")
-        #expect(bench.events("phone.status").first?["rejectedMessages"] == .int(1))
+        #expect(bench.events(.phoneStatus).first?["rejectedMessages"] == .int(1))
     }
 
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
