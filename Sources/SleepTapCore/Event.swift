@@ -20,7 +20,11 @@ public struct Event: Equatable, Sendable {
     /// Fields in the order they are written.
     public var fields: [(key: String, value: EventValue)]
 
+    /// The keys every line starts with; no field may take one of them.
+    public static let lineKeys: Set<String> = ["event", "time", "source"]
+
     public init(_ name: EventName, _ fields: [(String, EventValue)] = []) {
+        assert(fields.allSatisfy { !Self.lineKeys.contains($0.0) }, "\(name): a field named like a line key")
         self.name = name
         self.fields = fields.map { (key: $0.0, value: $0.1) }
     }

@@ -375,7 +375,7 @@ public struct PhoneApp: Sendable {
                     Event(
                         .weatherFetched,
                         [
-                            ("reason", .string(job.fetchReason)), ("source", .string(forecast.source)),
+                            ("reason", .string(job.fetchReason)), ("provider", .string(forecast.source)),
                             ("hours", .int(Int64(forecast.hours.count))), ("cost", .double(cost)),
                         ])))
         case .failure(let error):

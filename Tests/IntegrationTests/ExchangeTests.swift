@@ -91,10 +91,11 @@ struct ExchangeTests {
         #expect(fallback.time == ISO8601.date("2025-03-14T02:30:00Z"))
         let taps = watch.events.filter { $0.name == .bedWakeTime }
         #expect(
-            taps.map(\.time) == [
-                "2025-03-07T03:30:00Z", "2025-03-08T03:30:00Z", "2025-03-09T03:30:00Z", "2025-03-10T02:30:00Z",
-                "2025-03-11T02:30:00Z", "2025-03-12T02:30:00Z", "2025-03-13T02:30:00Z",
-            ].map(ISO8601.date))
+            taps.map(\.time)
+                == [
+                    "2025-03-07T03:30:00Z", "2025-03-08T03:30:00Z", "2025-03-09T03:30:00Z", "2025-03-10T02:30:00Z",
+                    "2025-03-11T02:30:00Z", "2025-03-12T02:30:00Z", "2025-03-13T02:30:00Z",
+                ].map(ISO8601.date))
         #expect(taps.map { $0.string("localTime") ?? "" } == Array(repeating: "07:00", count: 7))
         #expect(taps.last?.int("remaining") == 0)
         let manual = try watch.expect(.manualWakeTime).event

@@ -139,7 +139,7 @@ struct FlagEffectTests {
         #expect(asked.string("reason")?.contains("127.0.0.1:\(port)") == true, "\(asked)")
         #expect(asked.fields["network"] as? Bool == true)
         let local = try #require(offline.waitFor(anyOf: names, timeout: Scenario.deadline)).event
-        #expect(local.name == .weatherFetched && local.string("source") == "offline", "\(local)")
+        #expect(local.name == .weatherFetched && local.string("provider") == "offline", "\(local)")
     }
 
     @Test("--weather-cost: an offline fetch costs the given virtual seconds")
@@ -148,7 +148,7 @@ struct FlagEffectTests {
         defer { scenario.close() }
         let phone = try Self.phone(scenario, ["--weather-cost", "2.5"])
         let fetched = try phone.expect(.weatherFetched).event
-        #expect(fetched.string("source") == "offline")
+        #expect(fetched.string("provider") == "offline")
         #expect(Self.number(fetched, "cost") == 2.5)
     }
 

@@ -73,7 +73,7 @@ struct WatchZoneTests {
         let changed = try watch.expect(.timezoneChanged).event
         #expect(Self.utcNames.contains(changed.string("from")), "\(changed)")
         #expect(changed.string("to") == "Asia/Tokyo")
-        #expect(changed.string("source") == "batch")
+        #expect(changed.string("timeZoneSource") == "batch")
         #expect(changed.string("nextBedTap") == Self.tokyoBedTime)
         #expect(phone.isRunning)
     }
@@ -120,7 +120,7 @@ struct WatchZoneTests {
         try Self.requireBeforeTokyoBedTime(travelled)
         #expect(travelled.string("from") == "America/New_York")
         #expect(travelled.string("to") == "Asia/Tokyo")
-        #expect(travelled.string("source") == "time-zone")
+        #expect(travelled.string("timeZoneSource") == "time-zone")
         #expect(travelled.string("nextBedTap") == Self.tokyoBedTime)
         // The refused zone changed nothing: the only zone change is the travel.
         #expect(watch.events.filter { $0.name == .timezoneChanged }.count == 1)

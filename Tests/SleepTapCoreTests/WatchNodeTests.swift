@@ -405,7 +405,7 @@ struct WatchNodeTests {
         #expect(applied.contains(.arm(.bed, .at(tokyoBed))))
         let changed = try Self.event(.timezoneChanged, in: applied)
         #expect(changed["from"] == .string(Self.utc.identifier) && changed["to"] == .string("Asia/Tokyo"))
-        #expect(changed["source"] == .string("batch") && changed["nextBedTap"] == .date(tokyoBed))
+        #expect(changed["timeZoneSource"] == .string("batch") && changed["nextBedTap"] == .date(tokyoBed))
         let tap = node.timerFired(.bed, at: Self.at(2, tokyoBed.addingTimeInterval(0.4)))
         let wake = try Self.event(.bedWakeTime, in: tap)
         #expect(wake["wakeTime"] == .date(ISO8601.date("2026-06-20T22:00:00Z")!))
@@ -421,7 +421,7 @@ struct WatchNodeTests {
         let newYorkBed = ISO8601.date("2026-06-21T02:30:00Z")!
         #expect(travelled.contains(.arm(.bed, .at(newYorkBed))))
         let changed = try Self.event(.timezoneChanged, in: travelled)
-        #expect(changed["source"] == .string("time-zone") && changed["to"] == .string("America/New_York"))
+        #expect(changed["timeZoneSource"] == .string("time-zone") && changed["to"] == .string("America/New_York"))
         // A batch in Tokyo no longer moves a watch whose user travelled.
         let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(2))
         #expect(!Self.names(Self.drive(&node, received, at: Self.at(2))).contains(.timezoneChanged))

@@ -483,7 +483,7 @@ public struct WatchNode: Sendable {
             .timezoneChanged,
             [
                 ("from", .string(from.identifier)), ("to", .string(zone.identifier)),
-                ("source", .string(source.rawValue)), ("nextBedTap", nextBed.map { .date($0) } ?? .null),
+                ("timeZoneSource", .string(source.rawValue)), ("nextBedTap", nextBed.map { .date($0) } ?? .null),
             ])
         return actions + [.emit(changed, at: now)]
     }
