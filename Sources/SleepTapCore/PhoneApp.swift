@@ -382,7 +382,7 @@ public struct PhoneApp: Sendable {
             effects.append(
                 .emit(
                     Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
-            if !job.foreground && scheduler.platform == "android" {
+            if !job.foreground && scheduler.platform == .android {
                 outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
             }
         }
@@ -402,7 +402,7 @@ public struct PhoneApp: Sendable {
     private mutating func end(_ job: Job, outcome: RunOutcome) -> [PhoneEffect] {
         let run = job.run
         guard let grant = job.grant else {
-            return finish(run, success: outcome == .success, kind: "foreground", outcomeName: outcome.name)
+            return finish(run, success: outcome == .success, kind: .foreground, outcomeName: outcome.name)
         }
         var effects: [PhoneEffect] = []
         if let expiredAt = run.expiredAt {
@@ -416,7 +416,7 @@ public struct PhoneApp: Sendable {
                         ])))
         }
         scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
-        return effects + finish(run, success: outcome == .success, kind: "background", outcomeName: outcome.name)
+        return effects + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name)
     }
 
     private mutating func renew(at now: Date) -> [PhoneEffect] {
@@ -479,7 +479,7 @@ public struct PhoneApp: Sendable {
         }
     }
 
-    private mutating func finish(_ run: JobRun, success: Bool, kind: String, outcomeName: String) -> [PhoneEffect] {
+    private mutating func finish(_ run: JobRun, success: Bool, kind: RunKind, outcomeName: String) -> [PhoneEffect] {
         let end = run.now.addingTimeInterval(run.elapsed)
         let lowPower = self.lowPower
         let bucket = self.bucket
@@ -487,7 +487,7 @@ public struct PhoneApp: Sendable {
             state.refreshLog.markCompleted(
                 at: end, success: success, lowPower: lowPower, bucket: bucket, kind: kind, duration: run.elapsed)
         }
-        if kind == "background" {
+        if kind == .background {
             effects.append(
                 .emit(
                     Event(

@@ -1,5 +1,13 @@
 public import Foundation
 
+/// What started a refresh run; the raw value is the `run.record` event's and the state file's `kind`.
+public enum RunKind: String, Codable, CaseIterable, Sendable {
+    /// The OS launched the app in the background.
+    case background
+    /// The user opened the app.
+    case foreground
+}
+
 /// One finished refresh run, as `RefreshLog.markCompleted` records it.
 public struct RunRecord: Codable, Equatable, Sendable {
     /// When the run finished (virtual time).
@@ -12,13 +20,13 @@ public struct RunRecord: Codable, Equatable, Sendable {
     public var lowPower: Bool
     /// Android standby bucket value (10-45) at the time, nil on iOS.
     public var bucket: Int?
-    /// `background` (an OS launch) or `foreground` (the user opened the app).
-    public var kind: String
+    /// An OS launch or the user opening the app.
+    public var kind: RunKind
     /// Virtual seconds the run took.
     public var duration: TimeInterval
 
     public init(
-        at: Date, scheduledAt: Date?, success: Bool, lowPower: Bool, bucket: Int?, kind: String,
+        at: Date, scheduledAt: Date?, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
         duration: TimeInterval
     ) {
         self.at = at
@@ -57,7 +65,7 @@ public struct RefreshLog: Codable, Equatable, Sendable {
 
     /// A run finished. Appends to the history (keeping the last 30) and updates last run.
     public mutating func markCompleted(
-        at now: Date, success: Bool, lowPower: Bool, bucket: Int?, kind: String, duration: TimeInterval
+        at now: Date, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind, duration: TimeInterval
     ) {
         lastRunAt = now
         if success { lastSuccessAt = now }

@@ -152,14 +152,22 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         return try decode(path)
     }
 
+    /// Where a recovered state comes from; the raw value is the `state.recovered` event's `from`.
+    public enum Source: String, Equatable, Sendable {
+        /// The last good state, `<path>.prev`.
+        case previousCopy = "previous copy"
+        /// No state: the process starts as on its first start.
+        case cleanStart = "clean start"
+    }
+
     /// What `loadRecovering` did about a bad or missing state file.
     public struct Recovery: Equatable, Sendable {
         /// Why the file was refused, or `missing`.
         public var reason: String
         /// Where the bad file now is (`<path>.corrupt-<UTC time>`), nil if it was missing.
         public var movedTo: String?
-        /// `previous copy` (the last good state, `<path>.prev`) or `clean start`.
-        public var source: String
+        /// Where the state now comes from.
+        public var source: Source
         /// Why the previous copy was refused too, when it was (a clean start that discarded it).
         public var previousReason: String? = nil
         /// Where the refused previous copy now is (`<path>.prev.corrupt-<UTC time>`).
@@ -203,14 +211,14 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         var exists = stat()
         guard lstat(previous, &exists) == 0 else {
             guard movedTo != nil else { return (nil, nil) }  // neither file: the first start
-            return (nil, Recovery(reason: reason, movedTo: movedTo, source: "clean start"))
+            return (nil, Recovery(reason: reason, movedTo: movedTo, source: .cleanStart))
         }
         let previousReason: String
         do {
             let value = try decode(previous)
             guard let problem = validate(value) else {
                 if movedTo == nil { reason = "missing, with a previous copy beside it" }
-                return (value, Recovery(reason: reason, movedTo: movedTo, source: "previous copy"))
+                return (value, Recovery(reason: reason, movedTo: movedTo, source: .previousCopy))
             }
             previousReason = problem
         } catch {
@@ -220,7 +228,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         return (
             nil,
             Recovery(
-                reason: reason, movedTo: movedTo, source: "clean start", previousReason: previousReason,
+                reason: reason, movedTo: movedTo, source: .cleanStart, previousReason: previousReason,
                 previousMovedTo: previousMovedTo)
         )
     }

@@ -9,8 +9,8 @@ public import SleepTapCore
 /// an app build) would; `--os-seed` only seeds a new OS, and `--platform` must match the stored
 /// device (docs/scheduler.md, "The OS outlives the app").
 public struct OSOptions: Equatable, Sendable {
-    /// `ios` (BGTaskScheduler) or `android` (WorkManager); nil = the stored device's, else ios.
-    public var platform: String?
+    /// iOS (BGTaskScheduler) or Android (WorkManager); nil = the stored device's, else iOS.
+    public var platform: Platform?
     /// How the installed app registers its refresh handler: early (AppDelegate), late-silent
     /// (SwiftUI `.backgroundTask` on iOS 26.6), late-crash; nil = stored, else early.
     public var registration: RegistrationMode?
@@ -45,7 +45,7 @@ public struct OSOptions: Equatable, Sendable {
     /// (`lowPower`, `backgroundRefresh`, `charging`, `bucket`) are not applied here: the phone
     /// applies them as events at start, the same way for a new and a stored OS.
     public func makeOS(taskIdentifier: String) -> SimulatedOS {
-        if platform == "android" {
+        if platform == .android {
             let configuration = AndroidWorkScheduler.Configuration(repeatInterval: interval ?? Self.defaultInterval)
             return SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: seed ?? Self.defaultSeed)
         }
@@ -86,7 +86,7 @@ public struct OSOptions: Equatable, Sendable {
                     + "does not change platform; use another --state-dir for an \(platform) phone")
         }
         if let registration {
-            if os.platform == "android" && registration != .early {
+            if os.platform == .android && registration != .early {
                 throw UsageError(
                     "--registration \(registration.rawValue) is an iOS failure (BGTaskScheduler launch handlers); "
                         + "the state dir's os.json holds an android device, and WorkManager has no registration step")

@@ -257,8 +257,9 @@ public enum CommandLineParser {
         """
 
     /// `phone keygen --help` / `watch keygen --help`.
-    public static func keygenUsage(_ program: String) -> String {
-        let peer = program == "phone" ? "watch" : "phone"
+    public static func keygenUsage(_ role: Pairing.Role) -> String {
+        let program = role.rawValue
+        let peer = role.peer.rawValue
         return """
             usage: \(program) keygen --dir DIR
 
@@ -332,10 +333,10 @@ public enum CommandLineParser {
                 deviceSeed = seed
             case "--platform":
                 let text = try reader.value(flag)
-                guard ["ios", "android"].contains(text) else {
+                guard let platform = Platform(rawValue: text) else {
                     throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected ios or android")
                 }
-                os.platform = text
+                os.platform = platform
             case "--registration":
                 let text = try reader.value(flag)
                 guard let mode = RegistrationMode(rawValue: text) else {
@@ -410,10 +411,10 @@ public enum CommandLineParser {
         options.insecure = insecure
         options.keysDirectory = keys
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
-        if os.platform != "android" && (os.bucket != nil || os.charging != nil || os.interval != nil) {
+        if os.platform != .android && (os.bucket != nil || os.charging != nil || os.interval != nil) {
             throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")
         }
-        if os.platform == "android", let registration = os.registration, registration != .early {
+        if os.platform == .android, let registration = os.registration, registration != .early {
             throw UsageError(
                 "--registration \(registration.rawValue) is an iOS failure (BGTaskScheduler launch handlers); "
                     + "WorkManager has no registration step")

@@ -300,7 +300,7 @@ public enum KeyGeneration {
         do {
             switch try CommandLineParser.parseKeygen(arguments) {
             case .help:
-                print(CommandLineParser.keygenUsage(program))
+                print(CommandLineParser.keygenUsage(role))
                 return .ok
             case .version:
                 print("\(program) \(SleepTapVersion.string)")

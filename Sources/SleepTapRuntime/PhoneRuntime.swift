@@ -20,7 +20,7 @@ public final class PhoneRuntime {
         var schedule = WakeSchedule.everyDayAtSeven
         let startUp: StartUp<PhoneSyncState>
         switch StartUp<PhoneSyncState>.begin(
-            program: program, stateDirectory: options.stateDirectory, fileName: "phone.json",
+            role: .phone, stateDirectory: options.stateDirectory, fileName: "phone.json",
             keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem },
             preflight: {
                 guard let path = options.schedulePath else { return nil }

@@ -38,7 +38,7 @@ final class StartUp<State: Codable & Sendable> {
     }
 
     /// - Parameters:
-    ///   - program: `phone` or `watch` (messages, lock holder, key role).
+    ///   - role: phone or watch (the program name in messages and the lock, the key role).
     ///   - stateDirectory: `--state-dir`.
     ///   - fileName: the state file in it.
     ///   - keysDirectory: `--keys`, if given.
@@ -47,9 +47,10 @@ final class StartUp<State: Codable & Sendable> {
     ///   - preflight: checks that must pass before anything is created; returns an exit status to stop.
     /// - Returns: the start-up, or the exit status to end the process with (the message is printed).
     static func begin(
-        program: String, stateDirectory: String, fileName: String, keysDirectory: String?, output: EventOutput,
+        role: Pairing.Role, stateDirectory: String, fileName: String, keysDirectory: String?, output: EventOutput,
         validate: (State) -> String?, preflight: () -> ExitCode? = { nil }
     ) -> Result<StartUp, ExitCode> {
+        let program = role.rawValue
         let mailbox: Mailbox
         do {
             mailbox = try Mailbox()
@@ -99,7 +100,7 @@ final class StartUp<State: Codable & Sendable> {
         var keys: PairKeys?
         if let keysDirectory {
             do {
-                keys = try Pairing.load(directory: keysDirectory, role: program == "phone" ? .phone : .watch)
+                keys = try Pairing.load(directory: keysDirectory, role: role)
             } catch {
                 return failLocked(.dataError, "keys: \(error)")
             }
@@ -132,7 +133,7 @@ extension StateFile {
             if let previousMovedTo = recovery.previousMovedTo { message += "; moved aside to \(previousMovedTo)" }
         }
         message +=
-            recovery.source == "clean start"
+            recovery.source == .cleanStart
             ? "; starting clean (the data in the moved files is not used)"
             : "; recovered from the previous copy"
         diagnose(program, message)
@@ -141,7 +142,8 @@ extension StateFile {
                 .stateRecovered,
                 [
                     ("path", .string(path)), ("reason", .string(clipped(recovery.reason, to: 300))),
-                    ("movedTo", recovery.movedTo.map { .string($0) } ?? .null), ("from", .string(recovery.source)),
+                    ("movedTo", recovery.movedTo.map { .string($0) } ?? .null),
+                    ("from", .string(recovery.source.rawValue)),
                     ("previousReason", recovery.previousReason.map { .string(clipped($0, to: 300)) } ?? .null),
                     ("previousMovedTo", recovery.previousMovedTo.map { .string($0) } ?? .null),
                 ]))

@@ -18,7 +18,7 @@ public final class WatchRuntime {
 
         let startUp: StartUp<WatchSyncState>
         switch StartUp<WatchSyncState>.begin(
-            program: program, stateDirectory: options.stateDirectory, fileName: "watch.json",
+            role: .watch, stateDirectory: options.stateDirectory, fileName: "watch.json",
             keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem })
         {
         case .success(let value): startUp = value

@@ -48,12 +48,12 @@ struct NodeBench {
     var time: NodeTime { NodeTime(now: now, wall: wall) }
 
     static func app(
-        platform: String = "ios", registration: RegistrationMode = .early, schedule: WakeSchedule = .everyDayAtSeven,
+        platform: Platform = .ios, registration: RegistrationMode = .early, schedule: WakeSchedule = .everyDayAtSeven,
         zone: TimeZone = NodeBench.zone
     ) -> PhoneApp {
         let identifier = PhoneAppConfiguration().taskIdentifier
         let os: SimulatedOS
-        if platform == "android" {
+        if platform == .android {
             os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)), seed: 4)
         } else {
             var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [identifier])

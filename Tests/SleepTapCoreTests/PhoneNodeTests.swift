@@ -165,31 +165,31 @@ struct PhoneNodeTests {
     @Test("Every command of the stdin language parses to its value")
     func commandsParse() throws {
         for (line, command) in Self.accepted {
-            #expect(try PhoneCommand.parse(line, platform: "ios") == command, "\(line)")
+            #expect(try PhoneCommand.parse(line, platform: .ios) == command, "\(line)")
         }
-        #expect(try PhoneCommand.parse("charging on", platform: "android") == .charging(true))
-        #expect(try PhoneCommand.parse("bucket rare", platform: "android") == .bucket(.rare))
-        #expect(try PhoneCommand.parse("   ", platform: "ios") == nil)
+        #expect(try PhoneCommand.parse("charging on", platform: .android) == .charging(true))
+        #expect(try PhoneCommand.parse("bucket rare", platform: .android) == .bucket(.rare))
+        #expect(try PhoneCommand.parse("   ", platform: .ios) == nil)
     }
 
-    static let rejected: [(line: String, platform: String, reason: String)] = [
-        ("dance", "ios", PhoneCommand.unknownCommandReason),
-        ("open now", "ios", PhoneCommand.unknownCommandReason),
-        ("time-zone Atlantis/Capital", "ios", "not a known IANA time zone identifier"),
-        ("time-zone EST", "ios", "not a known IANA time zone identifier"),
-        ("move 91,0", "ios", "expected LAT,LON in degrees, e.g. 52.52,13.405"),
-        ("move 52.5;13.4", "ios", "expected LAT,LON in degrees, e.g. 52.52,13.405"),
-        ("low-power maybe", "ios", "expected low-power on|off"),
-        ("background-refresh 1", "ios", "expected background-refresh on|off"),
-        ("charging on", "ios", "charging is an Android setting; this phone runs --platform ios"),
-        ("bucket rare", "ios", "bucket is an Android setting; this phone runs --platform ios"),
-        ("charging yes", "android", "expected charging on|off"),
-        ("bucket sometimes", "android", "expected bucket active|working_set|frequent|rare|restricted"),
+    static let rejected: [(line: String, platform: Platform, reason: String)] = [
+        ("dance", .ios, PhoneCommand.unknownCommandReason),
+        ("open now", .ios, PhoneCommand.unknownCommandReason),
+        ("time-zone Atlantis/Capital", .ios, "not a known IANA time zone identifier"),
+        ("time-zone EST", .ios, "not a known IANA time zone identifier"),
+        ("move 91,0", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
+        ("move 52.5;13.4", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
+        ("low-power maybe", .ios, "expected low-power on|off"),
+        ("background-refresh 1", .ios, "expected background-refresh on|off"),
+        ("charging on", .ios, "charging is an Android setting; this phone runs --platform ios"),
+        ("bucket rare", .ios, "bucket is an Android setting; this phone runs --platform ios"),
+        ("charging yes", .android, "expected charging on|off"),
+        ("bucket sometimes", .android, "expected bucket active|working_set|frequent|rare|restricted"),
         (
-            "registration early", "android",
+            "registration early", .android,
             "registration is an iOS setting (BGTaskScheduler launch handlers); this phone runs --platform android"
         ),
-        ("registration never", "ios", "expected registration early|late-silent|late-crash"),
+        ("registration never", .ios, "expected registration early|late-silent|late-crash"),
     ]
 
     @Test("Bad commands are rejected with the line and the reason; nothing changes")
@@ -402,7 +402,7 @@ struct PhoneNodeTests {
         let fetched = try #require(bench.events(.weatherFetched).first)
         #expect(fetched["cost"] == .double(1.5))
         #expect(bench.node.app.state.weather == forecast)
-        let foreground = try #require(bench.node.app.state.refreshLog.history.last { $0.kind == "foreground" })
+        let foreground = try #require(bench.node.app.state.refreshLog.history.last { $0.kind == .foreground })
         #expect(foreground.duration == 0.1 + 0.1 + 0.2 + 1.5 + 0.05)
         let fetchedAt = try #require(bench.names().firstIndex(of: .weatherFetched))
         let entered = try #require(bench.names().firstIndex(of: .handlerEntered), "the waiting command ran")
@@ -424,7 +424,7 @@ struct PhoneNodeTests {
         "Android: a network failure arriving as input makes the run retry; another failure fails it",
         arguments: [(WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure")])
     func androidWeatherFailure(error: WeatherError, outcome: String) throws {
-        var bench = NodeBench(app: NodeBench.app(platform: "android"))
+        var bench = NodeBench(app: NodeBench.app(platform: .android))
         bench.start()
         bench.weather = nil
         // 10:00 in New York the next day: inside the weather window, the cache 22 h old.

@@ -461,7 +461,7 @@ struct SchedulerIOSTests {
         #expect(status["earliestBeginDate"] == .date(t0.addingTimeInterval(60)))
         #expect(status["nextLaunch"] == s.nextLaunch(after: t0).map { .date($0) })
         #expect(status["lowPowerMode"] == .bool(false))
-        #expect(s.platform == "ios")
+        #expect(s.platform == .ios)
     }
 
     @Test("Value types: codes, names and parsing")

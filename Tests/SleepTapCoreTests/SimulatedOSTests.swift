@@ -277,7 +277,7 @@ struct SimulatedOSTests {
         os.setCharging(true, at: t0.addingTimeInterval(3 * 3600))
         let now = t0.addingTimeInterval(3 * 3600)
         var copy = try Self.restarted(os)
-        #expect(copy.platform == "android" && copy.standbyBucket == .rare)
+        #expect(copy.platform == .android && copy.standbyBucket == .rare)
         #expect(copy.status().map(\.1) == os.status().map(\.1))
         os.setCharging(false, at: now)
         copy.setCharging(false, at: now)

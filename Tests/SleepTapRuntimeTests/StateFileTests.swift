@@ -57,7 +57,7 @@ struct StateFileTests {
         #expect(FileManager.default.createFile(atPath: file.path, contents: Data("{\"lastS".utf8)))
         let (value, recovery) = try file.loadRecovering { _ in nil }
         #expect(value?.lastSeq == 1)
-        #expect(recovery?.source == "previous copy")
+        #expect(recovery?.source == .previousCopy)
         let aside = try #require(recovery?.movedTo)
         #expect(FileManager.default.contents(atPath: aside) == Data("{\"lastS".utf8))
         #expect(!FileManager.default.fileExists(atPath: file.path))
@@ -76,7 +76,7 @@ struct StateFileTests {
         try file.save(PhoneSyncState(lastSeq: 4))
         #expect(unlink(file.path) == 0)
         let (value, recovery) = try file.loadRecovering { _ in nil }
-        #expect(value?.lastSeq == 3 && recovery?.source == "previous copy" && recovery?.movedTo == nil)
+        #expect(value?.lastSeq == 3 && recovery?.source == .previousCopy && recovery?.movedTo == nil)
     }
 
     @Test("Recovery: a file that fails the meaning check is moved aside too; a bad previous copy means a clean start")
@@ -88,7 +88,7 @@ struct StateFileTests {
         try file.save(PhoneSyncState(lastSeq: 9))
         let (value, recovery) = try file.loadRecovering { $0.lastSeq > 5 ? "lastSeq too high" : nil }
         #expect(value == nil)
-        #expect(recovery?.reason == "lastSeq too high" && recovery?.source == "clean start")
+        #expect(recovery?.reason == "lastSeq too high" && recovery?.source == .cleanStart)
     }
 
     @Test("Two corruptions within the same second leave two copies; the earlier one is never overwritten")
@@ -123,7 +123,7 @@ struct StateFileTests {
         let (value, recovery) = try file.loadRecovering { _ in nil }
         #expect(value == nil)
         let report = try #require(recovery, "a clean start that discards the previous copy must be reported")
-        #expect(report.source == "clean start" && report.reason == "missing" && report.movedTo == nil)
+        #expect(report.source == .cleanStart && report.reason == "missing" && report.movedTo == nil)
         #expect(report.previousReason?.hasPrefix("not a valid state file") == true, "\(report)")
         let aside = try #require(report.previousMovedTo)
         #expect(aside.hasPrefix(file.path + ".prev.corrupt-"))
@@ -142,7 +142,7 @@ struct StateFileTests {
         let (value, recovery) = try file.loadRecovering { $0.lastSeq > 5 ? "lastSeq too high" : nil }
         #expect(value == nil)
         let report = try #require(recovery)
-        #expect(report.source == "clean start" && report.previousReason == "lastSeq too high")
+        #expect(report.source == .cleanStart && report.previousReason == "lastSeq too high")
         #expect(FileManager.default.contents(atPath: try #require(report.movedTo)) == Data("{".utf8))
         let previous = try StateFile<PhoneSyncState>(path: try #require(report.previousMovedTo)).load()
         #expect(previous?.lastSeq == 8)

@@ -65,7 +65,7 @@ public enum PhoneCommand: Equatable, Sendable {
     ///     `registration` an iOS one.
     /// - Returns: the command; nil for an empty line.
     /// - Throws: `Rejection` naming the line and what is wrong.
-    public static func parse(_ line: String, platform: String) throws(Rejection) -> PhoneCommand? {
+    public static func parse(_ line: String, platform: Platform) throws(Rejection) -> PhoneCommand? {
         let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         func reject(_ reason: String) -> Rejection {
             Rejection(input: line.trimmingCharacters(in: .whitespaces), reason: reason)
@@ -95,7 +95,7 @@ public enum PhoneCommand: Equatable, Sendable {
             return .move(location)
         case ("low-power", 2): return .lowPower(try onOff("low-power"))
         case ("background-refresh", 2): return .backgroundRefresh(try onOff("background-refresh"))
-        case ("charging", 2) where platform != "android", ("bucket", 2) where platform != "android":
+        case ("charging", 2) where platform != .android, ("bucket", 2) where platform != .android:
             throw reject("\(words[0]) is an Android setting; this phone runs --platform \(platform)")
         case ("charging", 2): return .charging(try onOff("charging"))
         case ("bucket", 2):
@@ -104,10 +104,10 @@ public enum PhoneCommand: Equatable, Sendable {
             }
             return .bucket(bucket)
         case ("force-quit", 1): return .forceQuit
-        case ("registration", 2) where platform != "ios":
+        case ("registration", 2) where platform != .ios:
             throw reject(
                 "registration is an iOS setting (BGTaskScheduler launch handlers); this phone runs --platform "
-                    + platform)
+                    + platform.rawValue)
         case ("registration", 2):
             guard let mode = RegistrationMode(rawValue: words[1]) else {
                 throw reject("expected registration early|late-silent|late-crash")

@@ -195,7 +195,7 @@ public struct PhoneNode: Sendable {
                     [
                         ("endpoint", .string(configuration.endpoint)), ("timeZone", .string(currentZone.identifier)),
                         ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(configuration.pid)),
-                        ("platform", .string(app.scheduler.platform)),
+                        ("platform", .string(app.scheduler.platform.rawValue)),
                         ("registration", .string(app.scheduler.registrationMode.rawValue)),
                         ("osState", .string(configuration.osState)),
                         ("boundEndpoint", .string(configuration.boundEndpoint)),
@@ -485,7 +485,8 @@ public struct PhoneNode: Sendable {
                         [
                             ("at", .date(run.at)), ("scheduledAt", run.scheduledAt.map { .date($0) } ?? .null),
                             ("success", .bool(run.success)), ("lowPower", .bool(run.lowPower)),
-                            ("bucket", run.bucket.map { .int(Int64($0)) } ?? .null), ("kind", .string(run.kind)),
+                            ("bucket", run.bucket.map { .int(Int64($0)) } ?? .null),
+                            ("kind", .string(run.kind.rawValue)),
                             ("duration", .double(run.duration)),
                         ]), at: now)
             }
@@ -564,7 +565,7 @@ public struct PhoneNode: Sendable {
             ("runs", .int(Int64(state.refreshLog.history.count))),
             ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
             ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
-            ("platform", .string(app.scheduler.platform)),
+            ("platform", .string(app.scheduler.platform.rawValue)),
             ("crashed", app.crashed.map { .string($0.message) } ?? .null),
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
             ("refusedPeers", .int(Int64(counters.refusedPeers))),

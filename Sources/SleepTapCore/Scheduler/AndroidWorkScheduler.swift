@@ -211,8 +211,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         bucket = configuration.initialBucket
     }
 
-    /// "android".
-    public var platform: String { "android" }
+    /// `.android`.
+    public var platform: Platform { .android }
 
     // MARK: Process and registration
 
@@ -334,7 +334,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             return
         }
         if let budget = launch.budget, duration > budget {
-            stop(&work, at: launch.startedAt.addingTimeInterval(budget), reason: "quota")
+            stop(&work, at: launch.startedAt.addingTimeInterval(budget), reason: .quota)
             works[launch.identifier] = work
             advance(to: now)
             return
@@ -383,7 +383,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     public mutating func forceQuit(at now: Date) {
         advance(to: now)
         for (identifier, var work) in works where work.running != nil {
-            stop(&work, at: now, reason: "force-stop")
+            stop(&work, at: now, reason: .forceStop)
             works[identifier] = work
         }
         guard !forceStopped else { return }
@@ -422,7 +422,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     public mutating func reboot(at now: Date) {
         advance(to: now)
         for (identifier, var work) in works where work.running != nil {
-            stop(&work, at: now, reason: "reboot")
+            stop(&work, at: now, reason: .reboot)
             works[identifier] = work
         }
         trace.add(
@@ -456,7 +456,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         let first = names.first.flatMap { works[$0] }
         let now = lastNow ?? Date(timeIntervalSince1970: 0)
         return [
-            ("platform", .string(platform)),
+            ("platform", .string(platform.rawValue)),
             ("pendingIdentifier", names.isEmpty ? .null : .string(names.joined(separator: ","))),
             ("nextLaunch", .schedulerDate(lastNow == nil ? nil : nextLaunch(after: now))),
             ("runAttemptCount", first.map { .int(Int64($0.runAttemptCount)) } ?? .null),
@@ -532,16 +532,26 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     /// The OS ends a running attempt (quota or force stop): the time ran counts against quota, the
     /// attempt count stays incremented, the enqueue time is kept (androidx `WorkerWrapper.resolve(true)`).
-    private mutating func stop(_ work: inout Work, at instant: Date, reason: String) {
+    /// Why the OS ended a running attempt; the raw value is the event's `reason`.
+    private enum StopReason: String {
+        /// The attempt used up its execution window.
+        case quota
+        /// The user force-stopped the app.
+        case forceStop = "force-stop"
+        /// The device restarted.
+        case reboot
+    }
+
+    private mutating func stop(_ work: inout Work, at instant: Date, reason: StopReason) {
         guard let run = work.running else { return }
         let end = max(instant, run.startedAt)
         if work.runCounted { sessions.append(Session(start: run.startedAt, end: end)) }
         work.running = nil
-        let name: EventName = reason == "force-stop" ? .osAppKilled : .osWorkStopped
+        let name: EventName = reason == .forceStop ? .osAppKilled : .osWorkStopped
         trace.add(
             end, name,
             [
-                ("identifier", .string(run.identifier)), ("reason", .string(reason)),
+                ("identifier", .string(run.identifier)), ("reason", .string(reason.rawValue)),
                 ("ran", .double(end.timeIntervalSince(run.startedAt))),
                 ("runAttemptCount", .int(Int64(work.runAttemptCount))),
                 ("nextRunAt", .date(nextRunTime(work))),
@@ -553,7 +563,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         lastNow = max(lastNow ?? now, now)
         for (identifier, var work) in works {
             if let run = work.running, let deadline = run.deadline, deadline <= now {
-                stop(&work, at: deadline, reason: "quota")
+                stop(&work, at: deadline, reason: .quota)
                 works[identifier] = work
             }
         }

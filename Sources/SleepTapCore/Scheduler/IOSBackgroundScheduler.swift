@@ -150,8 +150,8 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         rng = SplitMix64(state: seed)
     }
 
-    /// "ios".
-    public var platform: String { "ios" }
+    /// `.ios`.
+    public var platform: Platform { .ios }
 
     // MARK: Process and registration
 
@@ -471,7 +471,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// `earliestBeginDate`, `nextLaunch`, `running`, `backgroundRefresh`, `lowPowerMode`, `forceQuit`.
     public func status() -> [(String, EventValue)] {
         [
-            ("platform", .string(platform)),
+            ("platform", .string(platform.rawValue)),
             ("registrationMode", .string(configuration.registrationMode.rawValue)),
             ("processRunning", .bool(processRunning)),
             ("launchPhase", .bool(launchPhase)),

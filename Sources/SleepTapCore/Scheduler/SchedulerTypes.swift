@@ -104,30 +104,35 @@ public enum SchedulerFailure: Error, Equatable, Sendable, CustomStringConvertibl
 /// Maintaining Your App Using Background Tasks" does, made the handler run; in the Apple Developer
 /// Forums thread "BGTaskScheduler crashes on iOS 18.4" Apple DTS names the timing of SwiftUI's
 /// registration as a problem and recommends registering early through `UIApplicationDelegateAdaptor`.
-public struct RegistrationMode: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
-    /// "early", "late-silent" or "late-crash".
-    public let rawValue: String
-
-    /// - Parameter rawValue: "early", "late-silent" or "late-crash"; anything else gives nil.
-    public init?(rawValue: String) {
-        guard ["early", "late-silent", "late-crash"].contains(rawValue) else { return nil }
-        self.rawValue = rawValue
-    }
-
-    private init(known: String) { rawValue = known }
-
+///
+/// The raw values ("early", "late-silent", "late-crash") are the flag's, the stdin command's and
+/// the state file's spelling.
+public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// "early": registered in `didFinishLaunching` (the fix); a late registration crashes as on iOS.
-    public static let early = RegistrationMode(known: "early")
+    case early
     /// "late-silent": SwiftUI `.backgroundTask` as observed on iOS 26.6: register accepted, submit
     /// succeeds, handler never entered.
-    public static let lateSilent = RegistrationMode(known: "late-silent")
+    case lateSilent = "late-silent"
     /// "late-crash": registration after launch throws `LaunchHandlerCrash.registeredAfterLaunch`.
-    public static let lateCrash = RegistrationMode(known: "late-crash")
+    case lateCrash = "late-crash"
 
     /// The three modes, in documentation order.
-    public static let all: [RegistrationMode] = [.early, .lateSilent, .lateCrash]
+    public static let all: [RegistrationMode] = allCases
 
     /// The raw value: "early", "late-silent" or "late-crash".
+    public var description: String { rawValue }
+}
+
+/// The mobile OS a simulated phone runs: which background scheduler its refresh job goes through.
+///
+/// The raw values ("ios", "android") are the `--platform` flag's, the events' and `os.json`'s spelling.
+public enum Platform: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
+    /// iOS: BGTaskScheduler (`IOSBackgroundScheduler`).
+    case ios
+    /// Android: WorkManager (`AndroidWorkScheduler`).
+    case android
+
+    /// The raw value: "ios" or "android".
     public var description: String { rawValue }
 }
 
@@ -262,8 +267,8 @@ public struct RunOutcome: Hashable, Sendable, CustomStringConvertible {
 /// from the seeded `SplitMix64` the scheduler was built with, so a seed replays. Calls should come
 /// in non-decreasing `now` order. Rules and their sources: docs/scheduler.md.
 public protocol BackgroundScheduler: Sendable {
-    /// "ios" or "android".
-    var platform: String { get }
+    /// The platform whose scheduler this is.
+    var platform: Platform { get }
 
     /// The app process starts (a cold launch). A user launch (`byUser`) clears force-quit.
     /// iOS: opens the launch phase and forgets the previous process's registrations.

@@ -169,8 +169,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     // MARK: BackgroundScheduler
 
-    /// "ios" or "android".
-    public var platform: String {
+    /// The device's platform.
+    public var platform: Platform {
         switch device {
         case .ios(let s): return s.platform
         case .android(let s): return s.platform
@@ -312,12 +312,13 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         reboots = try container.decode(Int.self, forKey: .reboots)
         lastReboot = try container.decodeIfPresent(Date.self, forKey: .lastReboot)
         launchHistory = try container.decode([LaunchRecord].self, forKey: .launchHistory)
-        switch try container.decode(String.self, forKey: .platform) {
-        case "ios": device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
-        case "android": device = .android(try container.decode(AndroidWorkScheduler.self, forKey: .android))
-        case let other:
+        let name = try container.decode(String.self, forKey: .platform)
+        switch Platform(rawValue: name) {
+        case .ios: device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
+        case .android: device = .android(try container.decode(AndroidWorkScheduler.self, forKey: .android))
+        case nil:
             throw DecodingError.dataCorruptedError(
-                forKey: .platform, in: container, debugDescription: "\"\(other)\": expected ios or android")
+                forKey: .platform, in: container, debugDescription: "\"\(name)\": expected ios or android")
         }
     }
 
