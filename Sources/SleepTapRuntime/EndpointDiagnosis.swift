@@ -7,22 +7,12 @@ import ZeroMQ
 
 /// Why an endpoint cannot be used, in plain words, where libzmq reports a bare code or nothing.
 enum EndpointDiagnosis {
-    /// The host of `tcp://HOST:PORT` (brackets of an IPv6 literal removed), nil for other endpoints.
-    static func tcpHost(_ endpoint: String) -> String? {
-        guard endpoint.hasPrefix("tcp://") else { return nil }
-        let rest = endpoint.dropFirst("tcp://".count)
-        guard let colon = rest.lastIndex(of: ":") else { return nil }
-        var host = String(rest[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host
-    }
-
     /// For `tcp://HOST:PORT`: nil when HOST is `*`, a numeric address or a name that resolves;
     /// otherwise that the host name could not be resolved, with getaddrinfo(3)'s reason.
     /// - Parameter permanentOnly: report only a name that does not exist (EAI_NONAME), not a
     ///   failure that may pass (EAI_AGAIN, a resolver that is down).
-    static func unresolvableHost(_ endpoint: String, permanentOnly: Bool = false) -> String? {
-        guard let host = tcpHost(endpoint), host != "*", !host.isEmpty else { return nil }
+    static func unresolvableHost(_ endpoint: Endpoint, permanentOnly: Bool = false) -> String? {
+        guard let host = endpoint.tcpHost, host != "*", !host.isEmpty else { return nil }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var result: UnsafeMutablePointer<addrinfo>?
@@ -36,9 +26,9 @@ enum EndpointDiagnosis {
     /// A bind or connect failure in words: libzmq's ENODEV on tcp means the host part named no
     /// address or interface of this machine (bind) or could not be resolved.
     /// - Returns: the reason to print after the endpoint.
-    static func explain(_ error: any Error, endpoint: String, binding: Bool) -> String {
+    static func explain(_ error: any Error, endpoint: Endpoint, binding: Bool) -> String {
         guard let zmq = error as? ZeroMQError, zmq == .noDevice || zmq == .invalidArgument,
-            let host = tcpHost(endpoint)
+            let host = endpoint.tcpHost
         else { return "\(error)" }
         if let unresolved = unresolvableHost(endpoint) { return unresolved }
         return binding
@@ -50,10 +40,8 @@ enum EndpointDiagnosis {
     /// yet); otherwise `permission denied`, naming the directory or socket file that refuses and
     /// its owner and mode. connect(2) on a unix socket needs search permission on every
     /// directory of the path and write permission on the socket file (unix(7)).
-    static func ipcPermissionProblem(_ endpoint: String) -> String? {
-        guard endpoint.hasPrefix("ipc://") else { return nil }
-        let path = String(endpoint.dropFirst("ipc://".count))
-        guard path.hasPrefix("/") else { return nil }
+    static func ipcPermissionProblem(_ endpoint: Endpoint) -> String? {
+        guard let path = endpoint.socketPath else { return nil }
         // The first directory on the way that this user may not search.
         var directory = ""
         for component in path.split(separator: "/").dropLast() {
@@ -75,7 +63,7 @@ enum EndpointDiagnosis {
     /// What stops a watch from ever reaching `endpoint`, checked before it connects: a tcp host
     /// name that does not resolve, or an ipc socket this user is not permitted to reach. libzmq
     /// itself would retry such a connect for ever without a word.
-    static func connectProblem(_ endpoint: String) -> String? {
+    static func connectProblem(_ endpoint: Endpoint) -> String? {
         unresolvableHost(endpoint, permanentOnly: true) ?? ipcPermissionProblem(endpoint)
     }
 

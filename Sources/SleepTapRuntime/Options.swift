@@ -40,7 +40,8 @@ public struct ClockOptions: Equatable, Sendable {
 
 /// `phone` options.
 public struct PhoneOptions: Equatable, Sendable {
-    public var endpoint: String
+    /// `--endpoint`: where the phone binds.
+    public var endpoint: Endpoint
     public var stateDirectory: String
     /// Path of a schedule file (docs/schedule-format.md); nil = 07:00 every day.
     public var schedulePath: String?
@@ -62,7 +63,10 @@ public struct PhoneOptions: Equatable, Sendable {
     /// Keys directory (`phone.key_secret` + `watch.key`): CURVE on the link, only the paired watch admitted.
     public var keysDirectory: String?
     /// The phone's location (default Berlin, 52.52 N 13.405 E).
-    public var location = Coordinate(latitude: 52.52, longitude: 13.405)!
+    public var location = Self.defaultLocation
+
+    /// The location when `--location` is not given: Berlin, 52.52 N 13.405 E.
+    public static let defaultLocation = Coordinate(latitude: 52.52, longitude: 13.405)!
 
     /// Parses `LAT,LON` in decimal degrees.
     public static func parseCoordinate(_ text: String) -> Coordinate? {
@@ -76,7 +80,8 @@ public struct PhoneOptions: Equatable, Sendable {
 
 /// `watch` options.
 public struct WatchOptions: Equatable, Sendable {
-    public var endpoint: String
+    /// `--endpoint`: the phone's endpoint, where the watch connects.
+    public var endpoint: Endpoint
     public var stateDirectory: String
     /// IANA zone for manual entry and the simulated user (stdin `time-zone` wins over it); nil = the
     /// newest batch's zone, else system.
@@ -304,7 +309,7 @@ public enum CommandLineParser {
     ) throws(UsageError) -> Parsed<PhoneOptions> {
         if let request: Parsed<PhoneOptions> = informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
-        var endpoint: String?
+        var endpoint: Endpoint?
         var stateDirectory: String?
         var schedule: String?
         var zone: TimeZone?
@@ -314,7 +319,7 @@ public enum CommandLineParser {
         var deviceSeed: UInt64?
         var os = OSOptions()
         var weather = WeatherOptions()
-        var location = PhoneOptions(endpoint: "", stateDirectory: "").location
+        var location = PhoneOptions.defaultLocation
         var insecure = false
         var keys: String?
         while let flag = reader.nextFlag() {
@@ -429,7 +434,7 @@ public enum CommandLineParser {
     ) throws(UsageError) -> Parsed<WatchOptions> {
         if let request: Parsed<WatchOptions> = informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
-        var endpoint: String?
+        var endpoint: Endpoint?
         var stateDirectory: String?
         var zone: TimeZone?
         var clock = ClockOptions()
@@ -466,8 +471,9 @@ public enum CommandLineParser {
         options.manualWake = manualWake
         options.insecure = insecure
         options.keysDirectory = keys
-        if endpoint.hasSuffix(":*") {
-            throw UsageError("--endpoint \"\(ArgumentReader.clip(endpoint))\": a watch connects to a real port, not *")
+        if case .tcp(_, nil) = endpoint {
+            throw UsageError(
+                "--endpoint \"\(ArgumentReader.clip(endpoint.description))\": a watch connects to a real port, not *")
         }
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         return .run(options)
@@ -475,13 +481,13 @@ public enum CommandLineParser {
 }
 
 /// tcp carries the link beyond this user's reach: CURVE is required unless `--insecure`.
-func requireCurveOnTCP(endpoint: String, keys: String?, insecure: Bool) throws(UsageError) {
+func requireCurveOnTCP(endpoint: Endpoint, keys: String?, insecure: Bool) throws(UsageError) {
     if keys != nil && insecure {
         throw UsageError("--keys and --insecure exclude each other: CURVE with the paired keys, or plaintext")
     }
-    guard endpoint.hasPrefix("tcp://"), keys == nil, !insecure else { return }
+    guard case .tcp = endpoint, keys == nil, !insecure else { return }
     throw UsageError(
-        "--endpoint \"\(ArgumentReader.clip(endpoint))\": tcp needs CURVE: pass --keys DIR (certificates from `keygen --dir DIR`), "
+        "--endpoint \"\(ArgumentReader.clip(endpoint.description))\": tcp needs CURVE: pass --keys DIR (certificates from `keygen --dir DIR`), "
             + "or --insecure for plaintext")
 }
 
@@ -526,51 +532,11 @@ struct ArgumentReader {
         return text
     }
 
-    /// `ipc://PATH` or `tcp://HOST:PORT` (port 1-65535). inproc:// only works inside one
-    /// process, so the executables refuse it.
-    ///
-    /// A relative ipc path is resolved against `workingDirectory` (the process's working directory
-    /// at start), so two processes started in different directories meet only when they name the
-    /// same socket file; the result must fit `sockaddr_un.sun_path` (107 bytes on Linux, unix(7)).
-    /// An abstract-namespace name (`ipc://@name`) has no file and is kept as given.
-    /// - Returns: the endpoint with an absolute ipc path.
-    mutating func endpoint(_ flag: String, workingDirectory: String) throws(UsageError) -> String {
-        let text = try nonEmpty(flag)
-        let shown = Self.clip(text)
-        guard let scheme = ["ipc://", "tcp://"].first(where: { text.hasPrefix($0) }) else {
-            throw UsageError("\(flag) \"\(shown)\": expected ipc://PATH or tcp://HOST:PORT")
-        }
-        let rest = String(text.dropFirst(scheme.count))
-        guard !rest.isEmpty else { throw UsageError("\(flag) \"\(shown)\": nothing after \(scheme)") }
-        if scheme == "ipc://" {
-            guard !rest.utf8.contains(0) else { throw UsageError("\(flag): the ipc path contains a NUL byte") }
-            let path = Self.absoluteIPCPath(rest, workingDirectory: workingDirectory)
-            guard path.utf8.count <= 107 else {
-                let resolved = path == rest ? "" : " resolves to \(Self.clip(path)), which"
-                throw UsageError(
-                    "\(flag) \"\(shown)\": the ipc path\(resolved) is \(path.utf8.count) bytes; "
-                        + "Linux allows at most 107 (sun_path); use a shorter path")
-            }
-            return scheme + path
-        } else {
-            guard let colon = rest.lastIndex(of: ":"), colon != rest.startIndex,
-                rest[rest.index(after: colon)...] == "*"
-                    || Int(rest[rest.index(after: colon)...]).map({ (1...65_535).contains($0) }) == true
-            else {
-                throw UsageError(
-                    "\(flag) \"\(shown)\": expected tcp://HOST:PORT with a port from 1 to 65535 (or * for the phone)")
-            }
-        }
-        return text
-    }
-
-    /// `path` made absolute against `workingDirectory`, without `.` components; `..` is kept
-    /// (the kernel resolves it, and removing it by hand is wrong across symbolic links). An
-    /// absolute path or an abstract-namespace name (`@name`) is returned unchanged.
-    static func absoluteIPCPath(_ path: String, workingDirectory: String) -> String {
-        guard !path.hasPrefix("/"), !path.hasPrefix("@") else { return path }
-        let parts = (workingDirectory + "/" + path).split(separator: "/").filter { $0 != "." }
-        return "/" + parts.joined(separator: "/")
+    /// The value of `flag` as an endpoint (`Endpoint.parse`), a relative ipc path resolved
+    /// against `workingDirectory`.
+    /// - Throws: `UsageError` naming the flag, the text and what is wrong.
+    mutating func endpoint(_ flag: String, workingDirectory: String) throws(UsageError) -> Endpoint {
+        try Endpoint.parse(nonEmpty(flag), flag: flag, workingDirectory: workingDirectory)
     }
 
     /// At most 120 characters of user input, for messages.

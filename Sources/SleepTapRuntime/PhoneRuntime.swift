@@ -102,7 +102,7 @@ public final class PhoneRuntime {
             return .unavailable
         }
         do {
-            try router.bind(options.endpoint)
+            try router.bind(options.endpoint.description)
         } catch {
             diagnose(
                 program,
@@ -130,7 +130,8 @@ public final class PhoneRuntime {
             statePath: startUp.stateFile.path, osStatePath: osFile.path,
             // Device settings given as flags override the stored ones, as the user changing them would.
             settings: options.os.settingCommands,
-            endpoint: options.endpoint, boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint,
+            endpoint: options.endpoint.description,
+            boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
             pid: Int64(getpid()), security: keys == nil ? "none" : "curve", osState: storedOS == nil ? "new" : "stored")
         let driver = PhoneDriver(
             node: PhoneNode(app: app, configuration: configuration), router: router, zap: zap, weather: weather,

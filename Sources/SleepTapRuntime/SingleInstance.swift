@@ -40,10 +40,8 @@ enum SingleInstance {
 
     /// For `ipc://PATH`: nil when binding is safe (nothing there, or a stale socket nobody
     /// listens on); otherwise why not (a live socket, or a path that is not a socket).
-    static func ipcBindProblem(_ endpoint: String) -> String? {
-        guard endpoint.hasPrefix("ipc://") else { return nil }
-        let path = String(endpoint.dropFirst("ipc://".count))
-        guard !path.hasPrefix("@") else { return nil }  // Linux abstract namespace: no file
+    static func ipcBindProblem(_ endpoint: Endpoint) -> String? {
+        guard let path = endpoint.socketPath else { return nil }  // tcp, or Linux's abstract namespace
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {
@@ -67,11 +65,10 @@ enum SingleInstance {
     }
 
     /// Removes the socket file of an ipc endpoint this process bound, on a clean exit.
-    static func removeSocketFile(_ endpoint: String) {
-        guard endpoint.hasPrefix("ipc://") else { return }
-        let path = String(endpoint.dropFirst("ipc://".count))
+    static func removeSocketFile(_ endpoint: Endpoint) {
+        guard let path = endpoint.socketPath else { return }
         var info = stat()
-        if !path.hasPrefix("@"), lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK {
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK {
             unlink(path)
         }
     }
@@ -83,9 +80,8 @@ enum SingleInstance {
 enum IPCDirectoryPolicy {
     /// Creates the socket's directory (0700) when missing (if `create`), then checks it.
     /// - Returns: nil when the directory is private, else what is wrong and how to fix it.
-    static func problem(for endpoint: String, create: Bool) -> String? {
-        guard endpoint.hasPrefix("ipc://") else { return nil }
-        let path = String(endpoint.dropFirst("ipc://".count))
+    static func problem(for endpoint: Endpoint, create: Bool) -> String? {
+        guard case .ipc(let path) = endpoint else { return nil }
         guard !path.hasPrefix("@") else {
             return "abstract ipc sockets (@name) have no directory to protect; use a path"
         }

@@ -63,7 +63,7 @@ public final class WatchRuntime {
             return .unavailable
         }
         do {
-            try dealer.connect(options.endpoint)
+            try dealer.connect(options.endpoint.description)
         } catch {
             diagnose(program, "cannot connect to \(options.endpoint): \(error)")
             return .unavailable
@@ -73,7 +73,7 @@ public final class WatchRuntime {
         let driver = WatchDriver(
             node: WatchNode(
                 configuration: WatchNode.Configuration(
-                    endpoint: options.endpoint, id: options.id, statePath: stateFile.path,
+                    endpoint: options.endpoint.description, id: options.id, statePath: stateFile.path,
                     keysDirectory: keys == nil ? nil : options.keysDirectory, flagZone: options.timeZone,
                     bedAt: options.bedAt, manualWake: options.manualWake),
                 state: loaded),

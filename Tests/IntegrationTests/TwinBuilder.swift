@@ -48,9 +48,10 @@ enum TwinBuilder {
                 watchID: phone.watchId, schedulePath: phone.schedulePath, timeZone: phone.timeZone,
                 machineZone: machineZone, statePath: phone.stateDirectory + "/phone.json",
                 osStatePath: phone.stateDirectory + "/os.json", settings: phone.os.settingCommands,
-                endpoint: phone.endpoint, boundEndpoint: phone.endpoint, pid: 1, security: "none", osState: "new"))
+                endpoint: phone.endpoint.description, boundEndpoint: phone.endpoint.description, pid: 1,
+                security: "none", osState: "new"))
         let twinWatch = WatchNode.Configuration(
-            endpoint: watch.endpoint, id: watch.id, statePath: watch.stateDirectory + "/watch.json",
+            endpoint: watch.endpoint.description, id: watch.id, statePath: watch.stateDirectory + "/watch.json",
             flagZone: watch.timeZone, systemZone: machineZone, bedAt: watch.bedAt, manualWake: watch.manualWake)
         return Twin(start: start, speed: phone.clock.speed, phone: twinPhone, watch: twinWatch)
     }

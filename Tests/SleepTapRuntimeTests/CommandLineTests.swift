@@ -14,7 +14,7 @@ struct CommandLineTests {
             Issue.record("expected options")
             return
         }
-        #expect(phone.endpoint == "ipc:///tmp/s.sock" && phone.stateDirectory == "/tmp/st")
+        #expect(phone.endpoint == .ipc(path: "/tmp/s.sock") && phone.stateDirectory == "/tmp/st")
         #expect(phone.schedulePath == nil && phone.timeZone == nil && phone.watchId == "watch")
         #expect(phone.horizonDays == 7 && phone.clock == ClockOptions())
         guard case .run(let watch) = try CommandLineParser.parseWatch(Self.base) else {
@@ -89,10 +89,10 @@ struct CommandLineTests {
         let arguments = ["--endpoint", given, "--state-dir", "/tmp/st", "--insecure"]
         let phone = try #require(
             try CommandLineParser.parsePhone(arguments, workingDirectory: workingDirectory).options)
-        #expect(phone.endpoint == resolved)
+        #expect(phone.endpoint.description == resolved)
         let watch = try #require(
             try CommandLineParser.parseWatch(arguments, workingDirectory: workingDirectory).options)
-        #expect(watch.endpoint == resolved)
+        #expect(watch.endpoint.description == resolved)
     }
 
     @Test("A relative ipc path that is too long once resolved is a usage error naming both forms")
