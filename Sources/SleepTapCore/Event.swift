@@ -8,7 +8,28 @@ public enum EventValue: Equatable, Sendable {
     case bool(Bool)
     /// An instant, rendered ISO-8601 UTC (`2025-03-07T11:30:00Z`).
     case date(Date)
+    /// A nested JSON object (the simulated OS's part of `phone.status`).
+    case object(EventObject)
     case null
+}
+
+/// The fields of a nested JSON object in an event, in the order they are written.
+public struct EventObject: Equatable, Sendable {
+    public var fields: [(key: String, value: EventValue)]
+
+    public init(_ fields: [(String, EventValue)]) {
+        self.fields = fields.map { (key: $0.0, value: $0.1) }
+    }
+
+    /// The value of `key`, if present.
+    public subscript(key: String) -> EventValue? {
+        fields.first(where: { $0.key == key })?.value
+    }
+
+    public static func == (lhs: EventObject, rhs: EventObject) -> Bool {
+        lhs.fields.count == rhs.fields.count
+            && zip(lhs.fields, rhs.fields).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
 }
 
 /// One observable event, written by the executables as one JSON object per line:
@@ -61,6 +82,8 @@ public struct Event: Equatable, Sendable {
         case .double(let d): return d.isFinite ? String(d) : "null"
         case .bool(let b): return b ? "true" : "false"
         case .date(let d): return quote(ISO8601.string(d))
+        case .object(let object):
+            return "{" + object.fields.map { "\(quote($0.key)):\(render($0.value))" }.joined(separator: ",") + "}"
         case .null: return "null"
         }
     }

@@ -411,7 +411,7 @@ public struct PhoneApp: Sendable {
                     Event(
                         .handlerExpired,
                         [
-                            ("step", .string(expiredAt)), ("elapsed", .double(run.elapsed)),
+                            ("step", .string(expiredAt)), ("duration", .double(run.elapsed)),
                             ("budget", grant.budget.map { .double($0) } ?? .null),
                         ])))
         }
@@ -494,7 +494,7 @@ public struct PhoneApp: Sendable {
                         .handlerCompleted,
                         [
                             ("success", .bool(success)), ("outcome", .string(outcomeName)),
-                            ("elapsed", .double(run.elapsed)),
+                            ("duration", .double(run.elapsed)),
                         ])))
         }
         return effects

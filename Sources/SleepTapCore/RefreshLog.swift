@@ -18,12 +18,26 @@ public struct RunRecord: Codable, Equatable, Sendable {
     public var success: Bool
     /// Low Power Mode at the time.
     public var lowPower: Bool
-    /// Android standby bucket value (10-45) at the time, nil on iOS.
+    /// Android standby bucket value (10-45) at the time, nil on iOS (stored as the number; events
+    /// name it).
     public var bucket: Int?
     /// An OS launch or the user opening the app.
     public var kind: RunKind
     /// Virtual seconds the run took.
     public var duration: TimeInterval
+
+    /// The `run.record` event (stdin `history`): the bucket by its name (`rare`), as everywhere
+    /// else, the duration in seconds.
+    public var event: Event {
+        Event(
+            .runRecord,
+            [
+                ("at", .date(at)), ("scheduledAt", scheduledAt.map { .date($0) } ?? .null),
+                ("success", .bool(success)), ("lowPower", .bool(lowPower)),
+                ("bucket", bucket.flatMap(StandbyBucket.init(rawValue:)).map { .string($0.name) } ?? .null),
+                ("kind", .string(kind.rawValue)), ("duration", .double(duration)),
+            ])
+    }
 
     public init(
         at: Date, scheduledAt: Date?, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
@@ -76,9 +90,10 @@ public struct RefreshLog: Codable, Equatable, Sendable {
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
     }
 
-    /// Hours since the last run finished (the staleness), nil before the first run.
+    /// Hours since the last run finished (the staleness), nil before the first run; never
+    /// negative: a last run that lies after `now` (a clock set back) counts as just now.
     public func stalenessHours(at now: Date) -> Double? {
-        lastRunAt.map { now.timeIntervalSince($0) / 3_600 }
+        lastRunAt.map { max(0, now.timeIntervalSince($0)) / 3_600 }
     }
 
     /// Hours since the last successful run, nil before the first.

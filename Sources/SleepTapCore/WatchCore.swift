@@ -27,7 +27,8 @@ public struct WatchSyncState: Codable, Equatable, Sendable {
 
 /// The result of a bed tap: the cached wake-up for the coming morning, or manual entry.
 public enum BedTapOutcome: Equatable, Sendable {
-    /// A cached wake-up lies ahead. `remaining` counts cached wake-ups after this one.
+    /// A cached wake-up lies ahead. `remaining` counts the cached wake-ups ahead of the tap, this
+    /// one included.
     case cached(WakeEntry, timeZone: String, remaining: Int)
     /// No cached wake-up lies ahead; the user must type the wake time.
     case manualEntry(reason: String)
@@ -136,16 +137,33 @@ public struct WatchCore: Sendable {
             let end = batch.coverageEnd.map { ISO8601.string($0) } ?? "an empty batch"
             return .manualEntry(reason: "cached wake dates ran out (last was \(end), batch \(batch.seq))")
         }
-        return .cached(batch.entries[index], timeZone: batch.timeZone, remaining: batch.entries.count - index - 1)
+        return .cached(batch.entries[index], timeZone: batch.timeZone, remaining: batch.entries.count - index)
+    }
+
+    /// The night a tap belongs to: the tap's local date and time in the zone the watch lives in,
+    /// and that zone (`tapLocalDate`, `tapLocalTime`, `tapTimeZone`).
+    static func tapFields(at now: Date, in zone: TimeZone) -> [(String, EventValue)] {
+        let calendar = WakeCalendar.calendar(in: zone)
+        return [
+            ("tapLocalDate", .string(WakeCalendar.localDateString(now, in: calendar))),
+            ("tapLocalTime", .string(WakeCalendar.localTimeString(now, in: calendar))),
+            ("tapTimeZone", .string(zone.identifier)),
+        ]
     }
 
     /// The user tapped "bed" at `now`.
-    /// - Returns: `bed.wake_time` {wakeTime, localDate, localTime, timeZone, utcOffset (seconds
-    ///   east of UTC), zoneKnown (whether this watch's tz database knows the zone), remaining}, or
-    ///   `fallback.manual_entry` {reason} after which the watch awaits a typed `HH:MM`.
-    public mutating func bedTap(at now: Date) -> [WatchEffect] {
+    /// - Parameters:
+    ///   - now: virtual now.
+    ///   - zone: the zone the watch lives in (the tap's local date and time are given in it).
+    /// - Returns: `bed.wake_time` {wakeTime, localDate, localTime, timeZone (the wake-up's, from
+    ///   the batch), utcOffset (seconds east of UTC), zoneKnown (whether this watch's tz database
+    ///   knows the zone), remaining (cached wake-ups ahead of the tap, this one included), the tap's
+    ///   fields}, or `fallback.manual_entry` {reason, the tap's fields} after which the watch
+    ///   awaits a typed `HH:MM`.
+    public mutating func bedTap(at now: Date, in zone: TimeZone) -> [WatchEffect] {
+        let tap = Self.tapFields(at: now, in: zone)
         switch Self.lookup(at: now, in: state.batch) {
-        case .cached(let entry, let zone, let remaining):
+        case .cached(let entry, let batchZone, let remaining):
             awaitingManualEntry = false
             return [
                 .emit(
@@ -153,15 +171,15 @@ public struct WatchCore: Sendable {
                         .bedWakeTime,
                         [
                             ("wakeTime", .date(entry.wake)), ("localDate", .string(entry.localDate)),
-                            ("localTime", .string(entry.localTime)), ("timeZone", .string(zone)),
+                            ("localTime", .string(entry.localTime)), ("timeZone", .string(batchZone)),
                             ("utcOffset", .int(Int64(entry.utcOffset))),
-                            ("zoneKnown", .bool(WakeCalendar.zone(named: zone) != nil)),
+                            ("zoneKnown", .bool(WakeCalendar.zone(named: batchZone) != nil)),
                             ("remaining", .int(Int64(remaining))),
-                        ]))
+                        ] + tap))
             ]
         case .manualEntry(let reason):
             awaitingManualEntry = true
-            return [.emit(Event(.fallbackManualEntry, [("reason", .string(reason))]))]
+            return [.emit(Event(.fallbackManualEntry, [("reason", .string(reason))] + tap))]
         }
     }
 
@@ -171,7 +189,8 @@ public struct WatchCore: Sendable {
     ///   - text: `HH:MM`.
     ///   - now: virtual now.
     ///   - zone: the zone the typed time is meant in.
-    /// - Returns: `manual.wake_time` {wakeTime, localTime, timeZone}, or `input.rejected` {reason}
+    /// - Returns: `manual.wake_time` {wakeTime, localDate, localTime, timeZone, the tap's fields:
+    ///   the instant the time was typed}, or `input.rejected` {reason}
     ///   (still awaiting) when the text is not a time or no prompt is open.
     public mutating func manualWakeTime(_ text: String, at now: Date, in zone: TimeZone) -> [WatchEffect] {
         guard awaitingManualEntry else {
@@ -212,13 +231,15 @@ public struct WatchCore: Sendable {
                     .manualWakeTime,
                     [
                         ("wakeTime", .date(wake)),
+                        ("localDate", .string(WakeCalendar.localDateString(wake, in: calendar))),
                         ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
                         ("timeZone", .string(zone.identifier)),
-                    ]))
+                    ] + Self.tapFields(at: now, in: zone)))
         ]
     }
 
-    /// `cache.status` {count, coverageEnd, seq, remaining}: what the watch holds at `now`.
+    /// `cache.status` {count, coverageEnd, seq, remaining (cached wake-ups ahead of `now`, as in
+    /// `bed.wake_time`)}: what the watch holds at `now`.
     public func status(at now: Date) -> Event {
         let entries = state.batch?.entries ?? []
         return Event(

@@ -23,6 +23,8 @@ public struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
     public func string(_ key: String) -> String? { fields[key] as? String }
     /// An integer field, or nil.
     public func int(_ key: String) -> Int? { (fields[key] as? NSNumber)?.intValue }
+    /// A nested object field (e.g. `phone.status`'s `os`), or nil.
+    public func object(_ key: String) -> [String: Any]? { fields[key] as? [String: Any] }
     /// The `time` field parsed as an instant (with its milliseconds).
     public var time: Date? { string("time").flatMap(ISO8601.date) }
     public var description: String { line }

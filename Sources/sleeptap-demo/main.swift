@@ -134,7 +134,7 @@ final class Narrator: @unchecked Sendable {
             say(
                 "watch",
                 "night \(night), \(at): bed -> alarm \(local(event.string("wakeTime"))) "
-                    + "(\(event.int("remaining") ?? 0) more cached)")
+                    + "(\(max((event.int("remaining") ?? 1) - 1, 0)) more cached)")
         case .fallbackManualEntry:
             night += 1
             say("watch", "night \(night), \(at): bed -> NO cached date covers the coming wake-up: asks for it by hand")

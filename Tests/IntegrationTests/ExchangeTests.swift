@@ -89,6 +89,7 @@ struct ExchangeTests {
         let fallback = try watch.expect(.fallbackManualEntry).event
         // Night 8: Thu Mar 13 22:30 EDT = 2025-03-14T02:30Z.
         #expect(fallback.time == ISO8601.date("2025-03-14T02:30:00Z"))
+        #expect(fallback.string("tapLocalDate") == "2025-03-13" && fallback.string("tapLocalTime") == "22:30")
         let taps = watch.events.filter { $0.name == .bedWakeTime }
         #expect(
             taps.map(\.time)
@@ -97,7 +98,8 @@ struct ExchangeTests {
                     "2025-03-11T02:30:00Z", "2025-03-12T02:30:00Z", "2025-03-13T02:30:00Z",
                 ].map(ISO8601.date))
         #expect(taps.map { $0.string("localTime") ?? "" } == Array(repeating: "07:00", count: 7))
-        #expect(taps.last?.int("remaining") == 0)
+        #expect(taps.last?.int("remaining") == 1, "the last cached wake-up is the one shown")
+        #expect(taps.map { $0.string("tapLocalTime") ?? "" } == Array(repeating: "22:30", count: 7))
         let manual = try watch.expect(.manualWakeTime).event
         #expect(manual.string("wakeTime") == "2025-03-14T10:45:00Z")  // 06:45 EDT
     }

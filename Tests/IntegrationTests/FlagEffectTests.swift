@@ -62,7 +62,7 @@ struct FlagEffectTests {
         phone.send(line: "status")
         let status = try phone.expect(.phoneStatus).event
         #expect(status.fields["nextBackgroundLaunch"] is NSNull)
-        #expect(status.fields["os.lowPowerMode"] as? Bool == true)
+        #expect(status.object("os")?["lowPowerMode"] as? Bool == true)
         phone.send(line: "low-power off")
         let off = try phone.expect(.osLowPower) { $0.fields["on"] as? Bool == false }
         phone.send(line: "status")
@@ -94,7 +94,7 @@ struct FlagEffectTests {
         let completed = try phone.expect(.handlerCompleted).event
         #expect(completed.fields["success"] as? Bool == true)
         // 1 + 2 + 3 + 4; the weather comes from the cache the foreground run filled.
-        let elapsed = try #require(Self.number(completed, "elapsed"))
+        let elapsed = try #require(Self.number(completed, "duration"))
         #expect(abs(elapsed - 10) < 1e-9)
         phone.send(line: "history")
         let foreground = try phone.expect(.runRecord) { $0.string("kind") == "foreground" }.event
@@ -176,8 +176,8 @@ struct FlagEffectTests {
         phone.send(line: "status")
         let status = try phone.expect(.phoneStatus).event
         #expect(status.string("platform") == "android")
-        #expect(status.string("os.bucket") == "rare")
-        #expect(status.fields["os.charging"] as? Bool == true)
+        #expect(status.object("os")?["bucket"] as? String == "rare")
+        #expect(status.object("os")?["charging"] as? Bool == true)
     }
 
     @Test("--watch-id and --id: a phone and a watch that agree on a routing id other than the default exchange")

@@ -157,8 +157,8 @@ struct OSStateTests {
         #expect(started.string("osState") == "stored")
         restarted.send(line: "status")
         let status = try restarted.expect(.phoneStatus).event
-        #expect(status.string("os.registrationMode") == "late-silent")
-        #expect(status.int("os.reboots") == 1)
+        #expect(status.object("os")?["registrationMode"] as? String == "late-silent")
+        #expect(status.object("os")?["reboots"] as? Int == 1)
         let registered = try restarted.expect(.handlerRegistered).event
         #expect(registered.string("phase") == "after launch")
     }

@@ -82,6 +82,23 @@ struct PhoneNodeTests {
         #expect(bench.events(.phoneStatus).first?["rejectedMessages"] == .int(1))
     }
 
+    @Test("phone.status: the simulated OS's fields are one nested object `os`, no dotted keys")
+    func statusNestsTheOS() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.type("low-power on")
+        bench.type("status")
+        let status = try #require(bench.events(.phoneStatus).last)
+        #expect(!status.fields.contains { $0.key.contains(".") }, "\(status.fields.map(\.key))")
+        guard case .object(let os) = try #require(status["os"]) else {
+            Issue.record("os is not an object: \(String(describing: status["os"]))")
+            return
+        }
+        #expect(os["lowPowerMode"] == .bool(true))
+        #expect(os["platform"] == status["platform"])
+        #expect(status["stalenessHours"] == .double(0), "the start-up run just finished")
+    }
+
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
     func unknownRoutingID() throws {
         var bench = NodeBench()

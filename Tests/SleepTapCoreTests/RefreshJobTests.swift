@@ -173,4 +173,32 @@ struct RefreshJobTests {
         let pending = app.pendingNotifications(at: later)
         #expect(pending.count < all.count && pending.allSatisfy { $0.fireDate > later })
     }
+
+    @Test(
+        "stalenessHours is a plain non-negative number of hours, null only before the first run",
+        arguments: [(-7_200.0, 0.0), (0.0, 0.0), (5_400.0, 1.5), (90_000.0, 25.0)])
+    func stalenessNeverNegative(secondsAfterRun: Double, hours: Double) throws {
+        var log = RefreshLog()
+        #expect(log.stalenessHours(at: Self.start) == nil)
+        log.markCompleted(at: Self.start, success: true, lowPower: false, bucket: nil, kind: .background, duration: 5)
+        // A negative offset: the clock reads before the last run (set back, or a restart with an
+        // earlier --clock-start).
+        let staleness = try #require(log.stalenessHours(at: Self.start.addingTimeInterval(secondsAfterRun)))
+        #expect(staleness == hours)
+        #expect(staleness.sign == .plus)
+    }
+
+    @Test(
+        "run.record names the standby bucket (as os.launch and os.standby_bucket do) and gives its duration in seconds")
+    func runRecordFields() {
+        let android = RunRecord(
+            at: Self.start, scheduledAt: nil, success: true, lowPower: false, bucket: StandbyBucket.rare.rawValue,
+            kind: .background, duration: 2.5)
+        #expect(android.event["bucket"] == .string("rare"))
+        #expect(android.event["duration"] == .double(2.5))
+        let ios = RunRecord(
+            at: Self.start, scheduledAt: nil, success: true, lowPower: false, bucket: nil, kind: .foreground,
+            duration: 1)
+        #expect(ios.event["bucket"] == .null)
+    }
 }

@@ -116,7 +116,9 @@ struct SyncCoreTests {
         #expect(watch.staleIgnored == 1)
     }
 
-    @Test("Bed tap shows the coming cached wake-up; with none it asks for the time and takes HH:MM")
+    @Test(
+        "Bed tap shows the coming cached wake-up; with none it asks for the time and takes HH:MM; each event names its night"
+    )
     func bedTapAndManualEntry() {
         var watch = WatchCore()
         var phone = PhoneCore()
@@ -124,20 +126,46 @@ struct SyncCoreTests {
             phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
         _ = watch.receive(batch)
         let firstNight = ISO8601.date("2025-03-07T03:30:00Z")!  // Thu Mar 6 22:30 EST
-        let shown = Self.events(watch.bedTap(at: firstNight))
+        let shown = Self.events(watch.bedTap(at: firstNight, in: Self.zone))
         #expect(shown.map(\.name) == [.bedWakeTime])
         #expect(shown.first?["localDate"] == .string("2025-03-07"))
-        #expect(shown.first?["remaining"] == .int(6))
+        #expect(shown.first?["remaining"] == .int(7), "all 7 cached wake-ups are ahead, the one shown included")
+        #expect(shown.first?["tapLocalDate"] == .string("2025-03-06"))
+        #expect(shown.first?["tapLocalTime"] == .string("22:30"))
+        #expect(shown.first?["tapTimeZone"] == .string("America/New_York"))
 
         let eighthNight = ISO8601.date("2025-03-14T02:30:00Z")!  // Thu Mar 13 22:30 EDT
-        #expect(Self.events(watch.bedTap(at: eighthNight)).map(\.name) == [.fallbackManualEntry])
+        let fallback = Self.events(watch.bedTap(at: eighthNight, in: Self.zone))
+        #expect(fallback.map(\.name) == [.fallbackManualEntry])
+        #expect(fallback.first?["tapLocalDate"] == .string("2025-03-13"))
+        #expect(fallback.first?["tapLocalTime"] == .string("22:30"))
+        #expect(fallback.first?["tapTimeZone"] == .string("America/New_York"))
         #expect(watch.awaitingManualEntry)
         #expect(
             Self.events(watch.manualWakeTime("7am", at: eighthNight, in: Self.zone)).map(\.name) == [.inputRejected])
         let typed = Self.events(watch.manualWakeTime("06:30", at: eighthNight, in: Self.zone))
         #expect(typed.map(\.name) == [.manualWakeTime])
         #expect(typed.first?["wakeTime"] == .date(ISO8601.date("2025-03-14T10:30:00Z")!))
+        #expect(typed.first?["localDate"] == .string("2025-03-14"))
+        #expect(typed.first?["localTime"] == .string("06:30"))
+        #expect(typed.first?["tapLocalDate"] == .string("2025-03-13"))
+        #expect(typed.first?["tapLocalTime"] == .string("22:30"))
         #expect(!watch.awaitingManualEntry)
+    }
+
+    @Test(
+        "remaining has one meaning: the cached wake-ups ahead of the instant, in bed.wake_time and cache.status alike",
+        arguments: ["2025-03-07T03:30:00Z", "2025-03-10T02:30:00Z", "2025-03-13T02:30:00Z"])
+    func remainingHasOneMeaning(tapAt: String) throws {
+        var watch = WatchCore()
+        var phone = PhoneCore()
+        _ = watch.receive(
+            Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0])
+        let now = try #require(ISO8601.date(tapAt))
+        let ahead = Int64(try #require(watch.state.batch).entries.filter { $0.wake > now }.count)
+        let tap = try #require(Self.events(watch.bedTap(at: now, in: Self.zone)).first)
+        #expect(tap["remaining"] == .int(ahead))
+        #expect(watch.status(at: now)["remaining"] == .int(ahead))
     }
 
     @Test("Wrong-direction messages are rejected with an ERROR reply, state unchanged")

@@ -412,7 +412,7 @@ struct WireUnknownZoneTests {
         let applied = watch.receive(message)
         #expect(watch.state.batch == batch)
         #expect(applied.contains { if case .send(.ack(let ref, _)) = $0 { ref == batch.ref } else { false } })
-        let tap = watch.bedTap(at: ISO8601.date("2026-06-20T13:30:00Z")!)
+        let tap = watch.bedTap(at: ISO8601.date("2026-06-20T13:30:00Z")!, in: planned.zone)
         guard case .emit(let event) = try #require(tap.first) else {
             Issue.record("no event")
             return

@@ -31,6 +31,65 @@ struct TwinTests {
         return Twin(start: start, speed: speed, phone: phone, watch: watch, faults: faults, seed: seed)
     }
 
+    /// The JSON type of a field's value (integers and fractions are one: numbers); nil for null.
+    static func kind(_ value: EventValue) -> String? {
+        switch value {
+        case .string: "string"
+        case .int, .double: "number"
+        case .bool: "bool"
+        case .date: "instant"
+        case .object: "object"
+        case .null: nil
+        }
+    }
+
+    /// Every field name of the log (a nested object's as `outer.inner`) with the JSON types its
+    /// values took.
+    static func fieldKinds(_ log: [Twin.Entry]) -> [String: Set<String>] {
+        var kinds: [String: Set<String>] = [:]
+        func note(_ key: String, _ value: EventValue) {
+            if case .object(let object) = value {
+                for field in object.fields { note("\(key).\(field.key)", field.value) }
+            }
+            if let kind = kind(value) { kinds[key, default: []].insert(kind) }
+        }
+        for entry in log {
+            for field in entry.event.fields { note(field.key, field.value) }
+        }
+        return kinds
+    }
+
+    @Test(
+        "A field has one type in every event, on iOS and Android: bucket is a name, durations are `duration`, seconds",
+        arguments: ["ios", "android"])
+    func oneTypePerField(platform: String) {
+        var twin = Self.twin(.early)
+        if platform == "android" {
+            let android = AndroidWorkScheduler(configuration: .init(repeatInterval: Self.day, initialBucket: .rare))
+            var setup = twin.phoneSetup
+            setup.os = SimulatedOS(android, seed: 4)
+            twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: twin.watchSetup, seed: 7)
+        }
+        twin.boot()
+        let commands = [
+            "status", "low-power on", "simulate-launch", "simulate-expiration", "history", "status", "bucket frequent",
+            "low-power off", "force-quit", "open", "reboot", "notifications", "history", "status",
+        ]
+        for (index, command) in commands.enumerated() {
+            twin.schedule(.phone(command), at: Self.start.addingTimeInterval(Double(index + 1) * 0.4 * Self.day))
+        }
+        twin.schedule(.watch("status"), at: Self.start.addingTimeInterval(3.2 * Self.day))
+        twin.run(until: Self.start.addingTimeInterval(8 * Self.day))
+        let kinds = Self.fieldKinds(twin.log)
+        let mixed = kinds.filter { $0.value.count > 1 }
+        #expect(mixed.isEmpty, "\(platform): fields with more than one type: \(mixed)")
+        #expect(kinds["bucket"] == (platform == "android" ? ["string"] : nil), "\(platform)")
+        #expect(kinds["elapsed"] == nil && kinds["ran"] == nil, "\(platform): one name for a duration")
+        #expect(kinds["duration"] == ["number"])
+        #expect(!twin.events(.runRecord).isEmpty && !twin.events(.phoneStatus).isEmpty)
+        #expect(platform == "ios" || !twin.events(.osStandbyBucket).isEmpty)
+    }
+
     /// Each night's outcome: the local date of the tap and whether it fell back to manual entry.
     static func nights(_ twin: Twin) -> [(date: String, fallback: Bool)] {
         let calendar = WakeCalendar.calendar(in: zone)

@@ -478,18 +478,7 @@ public struct PhoneNode: Sendable {
         case .status:
             return [.emit(status(at: now), at: now)]
         case .history:
-            return app.state.refreshLog.history.map { run in
-                .emit(
-                    Event(
-                        .runRecord,
-                        [
-                            ("at", .date(run.at)), ("scheduledAt", run.scheduledAt.map { .date($0) } ?? .null),
-                            ("success", .bool(run.success)), ("lowPower", .bool(run.lowPower)),
-                            ("bucket", run.bucket.map { .int(Int64($0)) } ?? .null),
-                            ("kind", .string(run.kind.rawValue)),
-                            ("duration", .double(run.duration)),
-                        ]), at: now)
-            }
+            return app.state.refreshLog.history.map { .emit($0.event, at: now) }
         case .notifications:
             return app.pendingNotifications(at: now).map { record in
                 .emit(
@@ -571,7 +560,7 @@ public struct PhoneNode: Sendable {
             ("refusedPeers", .int(Int64(counters.refusedPeers))),
             ("sendFailures", .int(Int64(counters.sendFailures))),
         ]
-        fields += app.scheduler.status().map { ("os.\($0.0)", $0.1) }
+        fields.append(("os", .object(EventObject(app.scheduler.status()))))
         return Event(.phoneStatus, fields)
     }
 

@@ -295,9 +295,9 @@ public struct WatchNode: Sendable {
             return [.reconnect] + arm(.relink, .after(relinkDelay))
         case .bed:
             guard let at = nextBed else { return [] }
-            var actions = step(time, eventTime: at) { $0.bedTap(at: at) }
+            let zone = userZone
+            var actions = step(time, eventTime: at) { $0.bedTap(at: at, in: zone) }
             if core.awaitingManualEntry, let manual = configuration.manualWake {
-                let zone = userZone
                 actions += step(time, eventTime: at) { $0.manualWakeTime(manual.description, at: at, in: zone) }
             }
             return actions + armBed(after: at)
@@ -316,7 +316,8 @@ public struct WatchNode: Sendable {
         case .empty:
             return []
         case .bed:
-            return step(time, eventTime: now) { $0.bedTap(at: now) }
+            let zone = userZone
+            return step(time, eventTime: now) { $0.bedTap(at: now, in: zone) }
         case .status:
             var status = core.status(at: now)
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))

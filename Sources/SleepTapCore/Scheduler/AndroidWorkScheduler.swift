@@ -552,7 +552,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             end, name,
             [
                 ("identifier", .string(run.identifier)), ("reason", .string(reason.rawValue)),
-                ("ran", .double(end.timeIntervalSince(run.startedAt))),
+                ("duration", .double(end.timeIntervalSince(run.startedAt))),
                 ("runAttemptCount", .int(Int64(work.runAttemptCount))),
                 ("nextRunAt", .date(nextRunTime(work))),
             ])
