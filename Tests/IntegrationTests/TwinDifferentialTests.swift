@@ -11,11 +11,13 @@ import Testing
 /// One scenario run both ways: the real `phone` and `watch` over ipc on a shared accelerated
 /// virtual clock, and the embedded twin built from the same command lines (`TwinBuilder`).
 ///
-/// What the processes are given from outside (their starts, stdin lines, a phone's exit) happens
-/// at wall instants, so at virtual instants known only once they happened: each is read back
-/// from the event it causes (`phone.started`, `watch.started`, `handler.registered`,
-/// `os.low_power`, `phone.stopping`) and given to the twin at that instant. Everything else (the
-/// OS's launches, the jobs, the batches, the nightly taps) both sides decide alone.
+/// What the processes are given from outside (their starts, stdin lines, a phone's exit) and
+/// when the transport brings the link up (libzmq connects and reconnects on its own wall-clock
+/// intervals) happens at wall instants, so at virtual instants known only once they happened:
+/// each is read back from the event it causes (`phone.started`, `watch.started`,
+/// `handler.registered`, `os.low_power`, `phone.stopping`, the watch's `link.up`) and given to
+/// the twin at that instant. Everything else (the OS's launches, the jobs, the batches, the
+/// nightly taps) both sides decide alone.
 struct TwinScenario: CustomStringConvertible, Sendable {
     enum Step: String, Sendable {
         /// The user opens the app (stdin `open`).
@@ -52,6 +54,8 @@ struct TwinScenario: CustomStringConvertible, Sendable {
     var bucket: String?
     var osSeed: UInt64 = 1
     var deviceSeed: UInt64 = 1
+    /// `--horizon-days`: a short batch makes the nights depend on every background run.
+    var horizonDays = 7
     /// Wake-up per weekday, Sunday first; nil = off.
     var wake: [LocalTime?] = Array(repeating: LocalTime(hour: 7, minute: 0), count: 7)
     var bedAt = LocalTime(hour: 22, minute: 30)!
@@ -94,6 +98,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
         }
         osSeed = random.next() % 1_000 + 1
         deviceSeed = random.next() % 1_000
+        horizonDays = 2 + pick(6)
         wake = (0..<7).map { _ in pick(7) == 0 ? nil : LocalTime(hour: 5 + pick(5), minute: 15 * pick(4)) }
         bedAt = LocalTime(hour: 21 + pick(3), minute: 15 * pick(4))!
         manualWake = LocalTime(hour: 6 + pick(3), minute: 5 * pick(12))!
@@ -114,7 +119,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
         let steps = self.steps.map { "\($0.step.rawValue)@\(ISO8601.string($0.at))" }.joined(separator: ", ")
         return "seed \(seed): \(zone) (phone's via \(zoneInScheduleFile ? "schedule file" : "--time-zone"), "
             + "watch's via \(watchZoneFlag ? "--time-zone" : "the batch")), start \(ISO8601.string(start)), "
-            + "\(nights) nights, \(os), --os-seed \(osSeed), --device-seed \(deviceSeed), wake \(week), "
+            + "\(nights) nights, \(os), --os-seed \(osSeed), --device-seed \(deviceSeed), --horizon-days \(horizonDays), wake \(week), "
             + "bed \(bedAt), manual wake \(manualWake), steps [\(steps)]"
     }
 
@@ -138,6 +143,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
             "--endpoint", "ipc://\(dir)/phone.sock", "--state-dir", "\(dir)/phone", "--schedule",
             "\(dir)/schedule.json",
             "--platform", platform, "--os-seed", String(osSeed), "--device-seed", String(deviceSeed),
+            "--horizon-days", String(horizonDays),
         ]
         if !zoneInScheduleFile { arguments += ["--time-zone", zone] }
         if let bucket {
@@ -180,6 +186,13 @@ struct ObservedRun {
     var watchEvents: [ChildEvent]
     /// `osState` of each `phone.started`.
     var osStates: [String]
+
+    /// The outside inputs as the twin got them, for failure messages.
+    var inputsDescription: String {
+        let steps = inputs.map { "\($0.step)@\(ISO8601.string($0.at))" }.joined(separator: ", ")
+        return "phone started \(ISO8601.string(phoneStarted)), watch started \(ISO8601.string(watchStarted)), "
+            + "inputs [\(steps)]"
+    }
 
     func nights(before end: Date) -> [NightOutcome] {
         watchEvents.compactMap { event in
@@ -273,7 +286,10 @@ enum DifferentialRun {
                 let next = try harness.spawn("phone", phoneArguments)
                 phones.append(next)
                 let started = try event(next, .phoneStarted).at
-                inputs += [(stopped, .phone("quit")), (started, .startPhone(keepState: true))]
+                // The link drops with the phone and comes back at the watch's next link.up.
+                inputs += [
+                    (stopped, .link(up: false)), (stopped, .phone("quit")), (started, .startPhone(keepState: true)),
+                ]
             }
         }
         Thread.sleep(until: wall(scenario.end).addingTimeInterval(0.2))
@@ -286,6 +302,14 @@ enum DifferentialRun {
             child.waitForOutputEnd(timeout: 5)
         }
         let phoneEvents = phones.flatMap(\.events)
+        // The link is down until the transport brings it up, at each of the watch's link.up.
+        inputs.append((scenario.start, .link(up: false)))
+        for event in watch.events where event.name == "link.up" {
+            guard let at = event.string("time").flatMap(ISO8601.date) else { continue }
+            inputs.append((at, .link(up: true)))
+        }
+        // In time order; at the same instant, in the order taken (a stable sort).
+        inputs = inputs.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         return ObservedRun(
             twin: try TwinBuilder.make(phone: phoneArguments, watch: watchArguments), phoneStarted: phoneStarted,
             watchStarted: watchStarted, inputs: inputs, phoneEvents: phoneEvents, watchEvents: watch.events,
@@ -296,8 +320,10 @@ enum DifferentialRun {
     /// instants, run to the scenario's end.
     static func twin(_ scenario: TwinScenario, _ observed: ObservedRun) -> Twin {
         var twin = observed.twin
+        // Inputs at the start instant (the link down) come before the boot.
+        for (at, step) in observed.inputs where at <= scenario.start { twin.schedule(step, at: at) }
         twin.boot(phoneAt: observed.phoneStarted, watchAt: observed.watchStarted)
-        for (at, step) in observed.inputs { twin.schedule(step, at: at) }
+        for (at, step) in observed.inputs where at > scenario.start { twin.schedule(step, at: at) }
         twin.run(until: scenario.end)
         return twin
     }
@@ -321,16 +347,38 @@ enum DifferentialRun {
 
     /// Nil when both sides give the same night outcomes at the same instants, else a report
     /// with the scenario and the first night that differs.
-    static func difference(_ scenario: TwinScenario, process: [NightOutcome], twin: [NightOutcome]) -> String? {
-        let first = zip(process, twin).enumerated().first { !$0.element.0.matches($0.element.1) }?.offset
+    static func difference(
+        _ scenario: TwinScenario, _ observed: ObservedRun, process: [NightOutcome], twin: [NightOutcome]
+    ) -> String? {
+        firstDifference(scenario, observed, "night", process, twin, matches: { $0.matches($1) })
+    }
+
+    /// Nil when both sides ran the background job at the same instants (to the second), else a
+    /// report with the scenario and the first run that differs.
+    static func launchDifference(
+        _ scenario: TwinScenario, _ observed: ObservedRun, process: [Date], twin: [Date]
+    ) -> String? {
+        firstDifference(
+            scenario, observed, "background launch", process.map(ISO8601.string), twin.map(ISO8601.string),
+            matches: {
+                abs((ISO8601.date($0) ?? .distantPast).timeIntervalSince(ISO8601.date($1) ?? .distantFuture)) < 1
+            })
+    }
+
+    private static func firstDifference<T: CustomStringConvertible>(
+        _ scenario: TwinScenario, _ observed: ObservedRun, _ what: String, _ process: [T], _ twin: [T],
+        matches: (T, T) -> Bool
+    ) -> String? {
+        let first = zip(process, twin).enumerated().first { !matches($0.element.0, $0.element.1) }?.offset
         guard first != nil || process.count != twin.count else { return nil }
-        let night = first ?? min(process.count, twin.count)
-        let show = { (nights: [NightOutcome]) in night < nights.count ? nights[night].description : "none" }
+        let index = first ?? min(process.count, twin.count)
+        let show = { (items: [T]) in index < items.count ? items[index].description : "none" }
         return """
             twin and processes differ, \(scenario)
-            first differing night \(night + 1): processes \(show(process)); twin \(show(twin))
+            first differing \(what) (\(index + 1)): processes \(show(process)); twin \(show(twin))
             processes: \(process.map(\.description).joined(separator: "; "))
             twin:      \(twin.map(\.description).joined(separator: "; "))
+            \(observed.inputsDescription)
             """
     }
 }
@@ -338,17 +386,21 @@ enum DifferentialRun {
 @Suite("The embedded twin against the real processes over ipc")
 struct TwinDifferentialTests {
     @Test(
-        "20 seeded scenarios (zones across clock changes, iOS early and late-silent, Android buckets, opens, Low Power, phone restarts): the twin's night outcomes equal the processes', to the second",
+        "20 seeded scenarios (zones across clock changes, iOS early and late-silent, Android buckets, opens, Low Power, phone restarts): the twin's night outcomes and background launches equal the processes', to the second",
         arguments: Array(UInt64(1)...20))
     func sameNights(seed: UInt64) async throws {
         let scenario = TwinScenario(seed: seed)
         let observed = try await DifferentialRun.onThread { try DifferentialRun.processes(scenario) }
         let twin = DifferentialRun.twin(scenario, observed)
         let processNights = observed.nights(before: scenario.end)
-        let twinNights = DifferentialRun.nights(twin, before: scenario.end)
         #expect(processNights.count >= scenario.nights - 2, "\(scenario): only \(processNights.count) nights ran")
-        let difference = DifferentialRun.difference(scenario, process: processNights, twin: twinNights)
-        #expect(difference == nil, "\(difference ?? "")")
+        let nights = DifferentialRun.difference(
+            scenario, observed, process: processNights, twin: DifferentialRun.nights(twin, before: scenario.end))
+        #expect(nights == nil, "\(nights ?? "")")
+        let launches = DifferentialRun.launchDifference(
+            scenario, observed, process: observed.launches(before: scenario.end),
+            twin: DifferentialRun.launches(twin, before: scenario.end))
+        #expect(launches == nil, "\(launches ?? "")")
     }
 
     @Test(
@@ -370,17 +422,13 @@ struct TwinDifferentialTests {
         let twin = DifferentialRun.twin(scenario, observed)
         let restart = try #require(observed.inputs.first { if case .startPhone = $0.step { true } else { false } }).at
         let processLaunches = observed.launches(before: scenario.end)
-        let twinLaunches = DifferentialRun.launches(twin, before: scenario.end)
         #expect(processLaunches.contains { $0 < restart } && processLaunches.contains { $0 > restart })
-        let described = { (launches: [Date]) in launches.map(ISO8601.string).joined(separator: ", ") }
-        #expect(
-            processLaunches.count == twinLaunches.count
-                && zip(processLaunches, twinLaunches).allSatisfy { abs($0.timeIntervalSince($1)) < 1 },
-            "\(scenario)\nbackground launches, processes: \(described(processLaunches))\ntwin: \(described(twinLaunches))"
-        )
-        let difference = DifferentialRun.difference(
-            scenario, process: observed.nights(before: scenario.end),
+        let launches = DifferentialRun.launchDifference(
+            scenario, observed, process: processLaunches, twin: DifferentialRun.launches(twin, before: scenario.end))
+        #expect(launches == nil, "\(launches ?? "")")
+        let nights = DifferentialRun.difference(
+            scenario, observed, process: observed.nights(before: scenario.end),
             twin: DifferentialRun.nights(twin, before: scenario.end))
-        #expect(difference == nil, "\(difference ?? "")")
+        #expect(nights == nil, "\(nights ?? "")")
     }
 }
