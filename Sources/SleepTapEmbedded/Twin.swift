@@ -110,6 +110,10 @@ public struct Twin: Sendable {
     /// Whether each process runs (both start at `boot`).
     public private(set) var phoneRunning = false
     public private(set) var watchRunning = false
+    /// Whether the watch holds a connection to the running phone (made when both run and the
+    /// link is up). Without one, sends fail as on the sockets: the phone's ROUTER says
+    /// EHOSTUNREACH (ZMQ_ROUTER_MANDATORY), the watch's DEALER EAGAIN (ZMQ_IMMEDIATE).
+    public private(set) var connected = false
     /// Phone processes started so far (the first one runs the node made at `init`).
     private var phoneStarts = 0
 
@@ -193,6 +197,7 @@ public struct Twin: Sendable {
 
     private mutating func connectWatch() {
         guard toWatch.isUp, phoneRunning, watchRunning else { return }
+        connected = true
         watchRun(watch.link(.connected, at: time()))
         watchRun(watch.link(.handshakeSucceeded, at: time()))
     }
@@ -261,6 +266,7 @@ public struct Twin: Sendable {
             } else {
                 toWatch.disconnect()
                 toPhone.disconnect()
+                connected = false
                 if watchRunning { watchRun(watch.link(.disconnected, at: time())) }
             }
         case .restartPhone(let keepState):
@@ -272,6 +278,7 @@ public struct Twin: Sendable {
             for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
             if !keepState { watchStore.wipe() }
             watch = WatchNode(configuration: watchSetup, state: watchStore.held)
+            connected = false
             startWatch()
         case .failPhoneWrites(let writes, let errno):
             phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
@@ -305,7 +312,10 @@ public struct Twin: Sendable {
             toWatch.reconnect()
             toPhone.reconnect()
         }
-        if watchRunning, toWatch.isUp { watchRun(watch.link(.disconnected, at: time())) }
+        if connected {
+            connected = false
+            watchRun(watch.link(.disconnected, at: time()))
+        }
     }
 
     /// The watch process starts (with the node as built) and connects when the phone runs.
@@ -329,7 +339,7 @@ public struct Twin: Sendable {
             guard phoneRunning else { return }
             switch action {
             case .send(let message):
-                let delivered = toWatch.send(message, at: scheduler.now)
+                let delivered = connected && toWatch.send(message, at: scheduler.now)
                 let failure = delivered ? nil : "watch not connected (EHOSTUNREACH)"
                 phoneRun(phone.sent(message, failure: failure, at: time()))
             case .reply, .zapReply:
@@ -368,7 +378,7 @@ public struct Twin: Sendable {
             guard watchRunning else { return }
             switch action {
             case .send(let message):
-                let delivered = toPhone.isUp && phoneRunning && toPhone.send(message, at: scheduler.now)
+                let delivered = connected && toPhone.send(message, at: scheduler.now)
                 let result: WatchNode.SendResult = delivered ? .sent : .failed(reason: "no connection (EAGAIN)")
                 watchRun(watch.sent(message, result, at: time()))
             case .persist(let state):
@@ -386,12 +396,10 @@ public struct Twin: Sendable {
                 watchStandardError.append((scheduler.now, line))
             case .reconnect:
                 watchRun(watch.reconnected(.succeeded, at: time()))
-                if toWatch.isUp, phoneRunning {
-                    watchRun(watch.link(.connected, at: time()))
-                    watchRun(watch.link(.handshakeSucceeded, at: time()))
-                }
+                connectWatch()
             case .stop:
                 watchRunning = false
+                connected = false
             }
         }
     }

@@ -64,6 +64,10 @@ struct TwinScenario: CustomStringConvertible, Sendable {
     var steps: [(at: Date, step: Step)] = []
 
     var end: Date { start.addingTimeInterval(Double(nights) * Self.day) }
+    /// When the watch is spawned: 14 virtual hours after the phone, past the first evening's bed
+    /// time, so the link is up and the first batch across (the writes take milliseconds of wall
+    /// time, hours of virtual time) long before the first tap.
+    var watchSpawn: Date { start.addingTimeInterval(14 * 3_600) }
     var calendar: Calendar { WakeCalendar.calendar(in: TimeZone(identifier: zone) ?? .gmt) }
 
     init() {}
@@ -98,7 +102,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
         }
         osSeed = random.next() % 1_000 + 1
         deviceSeed = random.next() % 1_000
-        horizonDays = 2 + pick(6)
+        horizonDays = 3 + pick(5)
         wake = (0..<7).map { _ in pick(7) == 0 ? nil : LocalTime(hour: 5 + pick(5), minute: 15 * pick(4)) }
         bedAt = LocalTime(hour: 21 + pick(3), minute: 15 * pick(4))!
         manualWake = LocalTime(hour: 6 + pick(3), minute: 5 * pick(12))!
@@ -263,6 +267,7 @@ enum DifferentialRun {
         let watchArguments = scenario.watchArguments(dir: harness.dir, anchor: anchor)
         var phones = [try harness.spawn("phone", phoneArguments)]
         let phoneStarted = try event(phones[0], .phoneStarted).at
+        Thread.sleep(until: wall(scenario.watchSpawn))
         let watch = try harness.spawn("watch", watchArguments)
         let watchStarted = try event(watch, .watchStarted).at
         var inputs: [(at: Date, step: TwinStep)] = []

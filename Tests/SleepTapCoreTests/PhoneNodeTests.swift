@@ -487,6 +487,23 @@ struct PhoneNodeTests {
         #expect(bench.osWrites > 0, "the OS's state is written")
     }
 
+    @Test(
+        "A launch already due whose timer comes after another input (a driver that woke late) keeps its instant",
+        arguments: ["ios", "android"])
+    func lateLaunchTimerKeepsItsInstant(platform: String) throws {
+        var bench = NodeBench(app: NodeBench.app(platform: platform))
+        bench.start()
+        let due = try #require(bench.node.nextLaunch)
+        bench.now = due.addingTimeInterval(1_800)
+        bench.fire(.resend)
+        #expect(bench.node.nextLaunch == due, "\(platform): the resend moved the launch")
+        #expect(bench.armed[.osLaunch] == .at(due))
+        bench.clearEvents()
+        bench.fire(.osLaunch)
+        #expect(bench.names().contains("handler.entered"), "\(platform)")
+        #expect(bench.node.nextLaunch.map { $0 > due } ?? true, "\(platform): the next launch comes after this one")
+    }
+
     @Test("The resend timer sends the unacknowledged batch again with backoff; an ACK cancels it")
     func resendTimer() throws {
         var bench = NodeBench()

@@ -188,6 +188,46 @@ struct TwinTests {
         #expect(twin.watch.core.state.batch?.ref == twin.phone.app.state.outbox?.ref)
     }
 
+    @Test(
+        "Processes started one after the other: each node starts at its own instant and the link comes up when both run"
+    )
+    func bootAtOwnInstants() throws {
+        var twin = Self.twin(.early)
+        // The phone at Thu 14:00 EST, the watch at Fri 00:00 EST, after Thursday's 22:30 bed time.
+        twin.boot(phoneAt: Self.start.addingTimeInterval(2 * 3_600), watchAt: Self.start.addingTimeInterval(12 * 3_600))
+        twin.run(until: Self.start.addingTimeInterval(3 * Self.day))
+        #expect(twin.events("phone.started").map(\.at) == [Self.start.addingTimeInterval(2 * 3_600)])
+        #expect(twin.events("watch.started").map(\.at) == [Self.start.addingTimeInterval(12 * 3_600)])
+        #expect(twin.events("link.up", from: "watch").first?.at == Self.start.addingTimeInterval(12 * 3_600))
+        // The first batch found no watch; the HELLO at the link's start brought it.
+        #expect(twin.events("send.failed", from: "phone").first?.at == Self.start.addingTimeInterval(2 * 3_600))
+        let taps = Self.nights(twin)
+        #expect(taps.first?.date == "2025-03-07" && taps.allSatisfy { !$0.fallback }, "\(taps)")
+    }
+
+    @Test(
+        "A phone that quits and starts later: nothing of it runs meanwhile, the watch sees the link drop, and both link again at the start"
+    )
+    func quitThenStart() throws {
+        var twin = Self.twin(.early)
+        twin.boot()
+        let quit = Self.start.addingTimeInterval(2 * Self.day)
+        let restart = quit.addingTimeInterval(Self.day)
+        twin.schedule(.phone("quit"), at: quit)
+        twin.schedule(.startPhone(keepState: true), at: restart)
+        twin.run(until: Self.start.addingTimeInterval(6 * Self.day))
+        #expect(twin.events("phone.stopping").map(\.at) == [quit])
+        #expect(twin.events("phone.started").map(\.at) == [Self.start, restart])
+        #expect(!twin.log.contains { $0.source == "phone" && $0.at > quit && $0.at < restart })
+        #expect(twin.events("link.down", from: "watch").map(\.at) == [quit])
+        #expect(twin.events("link.up", from: "watch").map(\.at) == [Self.start, restart])
+        // The OS's launch due while no phone process ran comes with the next start, not before.
+        let entered = twin.events("handler.entered").map(\.at)
+        #expect(!entered.contains { $0 > quit && $0 < restart }, "\(entered)")
+        #expect(entered.contains { $0 >= restart })
+        #expect(twin.phoneRunning && twin.watch.core.state.batch?.ref == twin.phone.app.state.outbox?.ref)
+    }
+
     @Test("Deterministic: the same configuration and steps give the same log")
     func deterministic() {
         func run() -> [String] {

@@ -596,8 +596,13 @@ public struct PhoneNode: Sendable {
 
     /// Re-arms (or cancels) the OS launch timer and writes the OS's state: the OS keeps its own
     /// records whatever happens to the app's writes.
+    ///
+    /// A launch already due whose timer has not been handled yet (the driver woke late, or the
+    /// timer waits behind a write) keeps its instant: the OS asked from that instant on gives it
+    /// back, where asked from `now` it would answer "now" and move the run to whatever input came
+    /// first.
     private mutating func armBackgroundLaunch(at now: Date) -> [PhoneAction] {
-        nextLaunch = app.nextBackgroundLaunch(after: now)
+        nextLaunch = app.nextBackgroundLaunch(after: min(now, nextLaunch ?? now))
         return [nextLaunch.map { .arm(.osLaunch, .at($0)) } ?? .cancel(.osLaunch), .persistOS(app.scheduler)]
     }
 
