@@ -266,8 +266,10 @@ public struct Twin: Sendable {
             } else {
                 toWatch.disconnect()
                 toPhone.disconnect()
-                connected = false
-                if watchRunning { watchRun(watch.link(.disconnected, at: time())) }
+                if connected {
+                    connected = false
+                    watchRun(watch.link(.disconnected, at: time()))
+                }
             }
         case .restartPhone(let keepState):
             if phoneRunning { phoneRun(phone.commandLine("quit", at: time())) }

@@ -309,7 +309,7 @@ enum DifferentialRun {
         let phoneEvents = phones.flatMap(\.events)
         // The link is down until the transport brings it up, at each of the watch's link.up.
         inputs.append((scenario.start, .link(up: false)))
-        for event in watch.events where event.name == "link.up" {
+        for event in watch.events where event.name == .linkUp {
             guard let at = event.string("time").flatMap(ISO8601.date) else { continue }
             inputs.append((at, .link(up: true)))
         }

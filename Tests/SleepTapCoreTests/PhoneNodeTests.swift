@@ -489,8 +489,8 @@ struct PhoneNodeTests {
 
     @Test(
         "A launch already due whose timer comes after another input (a driver that woke late) keeps its instant",
-        arguments: ["ios", "android"])
-    func lateLaunchTimerKeepsItsInstant(platform: String) throws {
+        arguments: [Platform.ios, .android])
+    func lateLaunchTimerKeepsItsInstant(platform: Platform) throws {
         var bench = NodeBench(app: NodeBench.app(platform: platform))
         bench.start()
         let due = try #require(bench.node.nextLaunch)
@@ -500,7 +500,7 @@ struct PhoneNodeTests {
         #expect(bench.armed[.osLaunch] == .at(due))
         bench.clearEvents()
         bench.fire(.osLaunch)
-        #expect(bench.names().contains("handler.entered"), "\(platform)")
+        #expect(bench.names().contains(.handlerEntered), "\(platform)")
         #expect(bench.node.nextLaunch.map { $0 > due } ?? true, "\(platform): the next launch comes after this one")
     }
 
