@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A ZeroMQ endpoint as the executables accept it (`--endpoint`), parsed and checked once.
 ///

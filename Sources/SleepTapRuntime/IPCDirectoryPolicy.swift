@@ -1,0 +1,59 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Who may reach an ipc socket: only the user. The socket's directory must be owned by this
+/// user and closed to group and others (0700), so another user's process cannot even reach the
+/// socket file (connect(2) needs search permission on the directory).
+enum IPCDirectoryPolicy {
+    /// Creates the socket's directory (0700) when missing (if `create`), then checks it.
+    /// - Returns: nil when the directory is private, else what is wrong and how to fix it.
+    static func problem(for endpoint: Endpoint, create: Bool) -> String? {
+        guard case .ipc(let path) = endpoint else { return nil }
+        guard !path.hasPrefix("@") else {
+            return "abstract ipc sockets (@name) have no directory to protect; use a path"
+        }
+        let directory =
+            (path as NSString).deletingLastPathComponent.isEmpty
+            ? "." : (path as NSString).deletingLastPathComponent
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            guard create else { return nil }  // the phone creates it; connecting retries meanwhile
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                return "cannot create the socket directory \(directory): \(String(cString: strerror(errno)))"
+            }
+            guard stat(directory, &info) == 0 else { return "cannot inspect \(directory)" }
+        }
+        guard info.st_uid == geteuid() else {
+            return "the socket directory \(directory) belongs to another user "
+                + "(\(EndpointDiagnosis.userName(info.st_uid)), uid \(info.st_uid)); "
+                + privateDirectoryAdvice(directory: directory, socket: (path as NSString).lastPathComponent)
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            var advice = privateDirectoryAdvice(directory: directory, socket: (path as NSString).lastPathComponent)
+            // A shared directory (sticky bit, like /tmp) must stay open to everyone: never advise
+            // closing it. A directory of one's own may simply be closed.
+            if info.st_mode & S_ISVTX == 0 { advice += ", or run `chmod 700 \(directory)` if only you use it" }
+            return "the socket directory \(directory) is mode \(mode): other users could reach the socket; "
+                + advice + " (or pass --insecure)"
+        }
+        return nil
+    }
+
+    /// The fix for a socket directory others can reach: a private subdirectory of it (the phone
+    /// creates a missing one with mode 0700), or the user's runtime directory (`$XDG_RUNTIME_DIR`,
+    /// private to the user by the XDG Base Directory Specification).
+    static func privateDirectoryAdvice(directory: String, socket: String) -> String {
+        let user = EndpointDiagnosis.userName(geteuid()).replacingOccurrences(of: "/", with: "_")
+        var advice =
+            "put the socket in a private directory of your own, e.g. "
+            + "--endpoint ipc://\(directory == "/" ? "" : directory)/sleeptap-\(user)/\(socket) (the phone creates it, mode 0700)"
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            advice += " or ipc://\(runtime)/\(socket)"
+        }
+        return advice
+    }
+}

@@ -1,0 +1,242 @@
+public import Foundation
+import SleepTapCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A JSON state file of one Codable value, written with `AtomicFile`.
+public struct StateFile<Value: Codable & Sendable>: Sendable {
+    public let path: String
+    /// How instants are written.
+    public let dateFormat: DateFormat
+
+    /// How a state file writes instants.
+    public enum DateFormat: Sendable {
+        /// ISO 8601 strings to the second, e.g. `2026-06-01T08:00:00Z` (readable; sub-second parts are dropped).
+        case iso8601
+        /// UNIX seconds as JSON numbers, e.g. `1780300800.25`: exact, so a value read back is the
+        /// value written (the simulated OS's planned instants must not move by a rounding).
+        case secondsSince1970
+    }
+
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - dateFormat: how instants are written (default ISO 8601 to the second).
+    public init(path: String, dateFormat: DateFormat = .iso8601) {
+        self.path = path
+        self.dateFormat = dateFormat
+    }
+
+    /// The stored value, or nil when the file does not exist yet.
+    /// - Throws: `FileError` when it exists but cannot be read or is not a valid state file
+    ///   (the file is left in place, never overwritten).
+    public func load() throws(FileError) -> Value? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try decode(path)
+    }
+
+    /// Where a recovered state comes from; the raw value is the `state.recovered` event's `from`.
+    public enum Source: String, Equatable, Sendable {
+        /// The last good state, `<path>.prev`.
+        case previousCopy = "previous copy"
+        /// No state: the process starts as on its first start.
+        case cleanStart = "clean start"
+    }
+
+    /// What `loadRecovering` did about a bad or missing state file.
+    public struct Recovery: Equatable, Sendable {
+        /// Why the file was refused, or `missing`.
+        public var reason: String
+        /// Where the bad file now is (`<path>.corrupt-<UTC time>`), nil if it was missing.
+        public var movedTo: String?
+        /// Where the state now comes from.
+        public var source: Source
+        /// Why the previous copy was refused too, when it was (a clean start that discarded it).
+        public var previousReason: String? = nil
+        /// Where the refused previous copy now is (`<path>.prev.corrupt-<UTC time>`).
+        public var previousMovedTo: String? = nil
+    }
+
+    /// Loads the state; a corrupt, truncated or invalid file is moved aside (never overwritten
+    /// or deleted) and the last good copy (`<path>.prev`) is used, or a clean start when there is
+    /// none. A missing file with a previous copy (a crash between the two renames of `save`)
+    /// recovers from that copy. A previous copy that is needed but bad is moved aside too, so a
+    /// clean start never discards a file without saying so; only a state dir with neither file
+    /// starts clean silently (the first start).
+    ///
+    /// - Parameters:
+    ///   - validate: a meaning check beyond decoding (nil = valid, else the reason).
+    ///   - now: the instant in the names of moved files (`<name>.corrupt-<UTC time>[-N]`; `-N`
+    ///     when that name is taken, so an earlier copy is never overwritten).
+    /// - Returns: the value (nil = start clean) and what was recovered, if anything.
+    /// - Throws: `FileError` only when a file cannot even be read or moved (permissions, a
+    ///   directory in its place): then nothing is touched.
+    public func loadRecovering(
+        validate: (Value) -> String?, now: Date = Date()
+    ) throws(FileError) -> (value: Value?, recovery: Recovery?) {
+        let previous = path + ".prev"
+        var isDirectory: ObjCBool = false
+        var reason = "missing"
+        var movedTo: String?
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard !isDirectory.boolValue, access(path, R_OK) == 0 else {
+                throw FileError(path: path, reason: "cannot be read (a directory, or no read permission)")
+            }
+            do {
+                let value = try decode(path)
+                guard let problem = validate(value) else { return (value, nil) }
+                reason = problem
+            } catch {
+                reason = error.reason
+            }
+            movedTo = try Self.moveAside(path, reason: reason, at: now)
+        }
+        var exists = stat()
+        guard lstat(previous, &exists) == 0 else {
+            guard movedTo != nil else { return (nil, nil) }  // neither file: the first start
+            return (nil, Recovery(reason: reason, movedTo: movedTo, source: .cleanStart))
+        }
+        let previousReason: String
+        do {
+            let value = try decode(previous)
+            guard let problem = validate(value) else {
+                if movedTo == nil { reason = "missing, with a previous copy beside it" }
+                return (value, Recovery(reason: reason, movedTo: movedTo, source: .previousCopy))
+            }
+            previousReason = problem
+        } catch {
+            previousReason = error.reason
+        }
+        let previousMovedTo = try Self.moveAside(previous, reason: previousReason, at: now)
+        return (
+            nil,
+            Recovery(
+                reason: reason, movedTo: movedTo, source: .cleanStart, previousReason: previousReason,
+                previousMovedTo: previousMovedTo)
+        )
+    }
+
+    /// Renames a refused file to `<file>.corrupt-<UTC time>`, or `...-2`, `-3`, ... when that name
+    /// is taken (two refusals within a second). The state dir's lock keeps other processes out
+    /// between the check and the rename.
+    /// - Returns: the new path.
+    /// - Throws: `FileError` naming the file when it cannot be renamed (it stays where it was).
+    static func moveAside(_ file: String, reason: String, at now: Date) throws(FileError) -> String {
+        let stamp = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: ":", with: "")
+        let base = "\(file).corrupt-\(stamp)"
+        var aside = base
+        var info = stat()
+        var number = 1
+        while lstat(aside, &info) == 0 {
+            number += 1
+            aside = "\(base)-\(number)"
+        }
+        guard rename(file, aside) == 0 else {
+            let code = errno
+            throw FileError(
+                path: file, reason: "\(reason); cannot move it aside: \(String(cString: strerror(code)))", errno: code)
+        }
+        return aside
+    }
+
+    /// Removes the temp files of saves that a killed process left behind (`<file>.tmp-<pid>` and
+    /// `<file>.prev.tmp-<pid>`, e.g. after kill -9 in the middle of a save), but only those whose
+    /// pid no longer exists (`kill(pid, 0)` fails with ESRCH, kill(2)); the temp file of a live
+    /// process is never touched. Call with the state dir locked.
+    /// - Returns: the paths removed.
+    @discardableResult
+    public func removeStaleTemporaryFiles() -> [String] {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)
+        else { return [] }
+        var removed: [String] = []
+        for entry in entries.sorted() {
+            guard
+                let prefix = [name + ".tmp-", name + ".prev.tmp-"].first(where: { entry.hasPrefix($0) }),
+                let pid = pid_t(entry.dropFirst(prefix.count)), pid > 0,
+                entry.dropFirst(prefix.count).allSatisfy({ ("0"..."9").contains($0) })
+            else { continue }
+            guard kill(pid, 0) == -1, errno == ESRCH else { continue }
+            let file = directory.isEmpty ? entry : directory + "/" + entry
+            var info = stat()
+            if lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, unlink(file) == 0 {
+                removed.append(file)
+            }
+        }
+        return removed
+    }
+
+    private func decode(_ file: String) throws(FileError) -> Value {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw FileError(path: file, reason: "cannot be read")
+        }
+        let decoder = self.decoder
+        do {
+            return try decoder.decode(Value.self, from: data)
+        } catch {
+            let why = JSONDiagnosis.describe(error, decoding: Value.self, from: data, with: decoder)
+            throw FileError(path: file, reason: "not a valid state file: \(why)")
+        }
+    }
+
+    /// Writes `value` atomically and durably.
+    public func save(_ value: Value) throws(FileError) {
+        try write(encode(value))
+    }
+
+    /// Writes `value` unless it encodes to the same bytes as `last` (what this process wrote
+    /// before), then sets `last` to them: a value that changes rarely is written only when it did.
+    /// - Parameters:
+    ///   - value: the state.
+    ///   - last: the bytes of the previous write, nil when none; updated after a write.
+    /// - Returns: whether the file was written.
+    /// - Throws: `FileError` when the write failed; `last` is then left as it was, so the next
+    ///   call tries again.
+    @discardableResult
+    public func saveIfChanged(_ value: Value, last: inout Data?) throws(FileError) -> Bool {
+        let data = try encode(value)
+        guard data != last else { return false }
+        try write(data)
+        last = data
+        return true
+    }
+
+    private func encode(_ value: Value) throws(FileError) -> Data {
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw FileError(path: path, reason: "cannot encode state (\(error))")
+        }
+    }
+
+    private func write(_ data: Data) throws(FileError) {
+        // Keep the last good copy beside it: `.prev` becomes a hard link to the current file
+        // (atomically, through a temporary name), then the new state replaces the current one.
+        let previous = path + ".prev"
+        if FileManager.default.fileExists(atPath: path) {
+            let staging = previous + ".tmp-\(getpid())"
+            unlink(staging)
+            if link(path, staging) == 0 {
+                if rename(staging, previous) != 0 { unlink(staging) }
+            }
+        }
+        try AtomicFile.write(data, to: path)
+    }
+
+    private var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
+        return encoder
+    }
+
+    private var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
+        return decoder
+    }
+}

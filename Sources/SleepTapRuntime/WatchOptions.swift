@@ -1,0 +1,23 @@
+public import Foundation
+public import SleepTapCore
+
+/// `watch` options.
+public struct WatchOptions: Equatable, Sendable {
+    /// `--endpoint`: the phone's endpoint, where the watch connects.
+    public var endpoint: Endpoint
+    public var stateDirectory: String
+    /// IANA zone for manual entry and the simulated user (stdin `time-zone` wins over it); nil = the
+    /// newest batch's zone, else system.
+    public var timeZone: TimeZone?
+    public var clock = ClockOptions()
+    /// This watch's routing id (default "watch").
+    public var id = "watch"
+    /// Simulated user: tap bed every night at this local time.
+    public var bedAt: LocalTime?
+    /// Simulated user: answer a manual-entry prompt with this time.
+    public var manualWake: LocalTime?
+    /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
+    public var insecure = false
+    /// Keys directory (`watch.key_secret` + `phone.key`): CURVE on the link with the paired phone's key.
+    public var keysDirectory: String?
+}
