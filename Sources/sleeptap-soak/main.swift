@@ -794,7 +794,7 @@ final class Soak {
 
     /// The summary as one JSON Lines object (`--json`): `event` "soak.summary", `time` (wall, UTC, milliseconds), `source` "soak",
     /// `result` ("passed" or "failed"), `message` (what broke, or null), `seed`, `steps` (asked),
-    /// `stepsRun`, `steps.<kind>` for each kind of step, the batch counts, and the fault counts:
+    /// `stepsRun`, `stepsByKind` (an object: the steps run of each kind), the batch counts, and the fault counts:
     /// `phoneKillsAimedBeforeAck` / `phoneKillsBeforeAck`, `watchKillsAimedBeforeAck` /
     /// `watchKillsBeforeAck`, `tripwiresArmed` / `tripwiresMissed`, `pauses`, `handovers`, `restarts`.
     func summaryEvent(failure: Failure?) -> Event {
@@ -807,7 +807,8 @@ final class Soak {
             ("message", failure.map { .string($0.message) } ?? .null),
             ("seed", .string(String(seed))), ("steps", int(options.steps)), ("stepsRun", int(step)),
         ]
-        fields += StepKind.allCases.map { ("steps.\($0.rawValue)", int(counts.steps[$0] ?? 0)) }
+        fields.append(
+            ("stepsByKind", .object(EventObject(StepKind.allCases.map { ($0.rawValue, int(counts.steps[$0] ?? 0)) }))))
         fields += [
             ("batchesGenerated", count(phones, .batchGenerated)), ("batchesSent", count(phones, .batchSent)),
             ("batchesApplied", count(watches, .batchApplied)), ("duplicates", count(watches, .batchDuplicate)),

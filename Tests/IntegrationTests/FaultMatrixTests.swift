@@ -49,7 +49,8 @@ struct FaultMatrixTests {
         #expect(summary.int("stepsRun") == steps, "\(summary)", sourceLocation: sourceLocation)
         for kind in stepKinds {
             #expect(
-                (summary.int("steps.\(kind)") ?? 0) >= 1, "no \(kind) step: \(summary)", sourceLocation: sourceLocation)
+                (summary.object("stepsByKind")?[kind] as? Int ?? 0) >= 1, "no \(kind) step: \(summary)",
+                sourceLocation: sourceLocation)
         }
         #expect(summary.int("tripwiresMissed") == 0, "\(summary)", sourceLocation: sourceLocation)
         if killsBeforeAck {

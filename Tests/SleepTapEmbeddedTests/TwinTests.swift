@@ -86,6 +86,8 @@ struct TwinTests {
         #expect(kinds["bucket"] == (platform == "android" ? ["string"] : nil), "\(platform)")
         #expect(kinds["elapsed"] == nil && kinds["ran"] == nil, "\(platform): one name for a duration")
         #expect(kinds["duration"] == ["number"])
+        let dotted = Set(twin.log.flatMap { $0.event.fields.map(\.key) }.filter { $0.contains(".") })
+        #expect(dotted.isEmpty, "\(platform): dotted keys \(dotted)")
         #expect(!twin.events(.runRecord).isEmpty && !twin.events(.phoneStatus).isEmpty)
         #expect(platform == "ios" || !twin.events(.osStandbyBucket).isEmpty)
     }
