@@ -95,9 +95,4 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     public func stalenessHours(at now: Date) -> Double? {
         lastRunAt.map { max(0, now.timeIntervalSince($0)) / 3_600 }
     }
-
-    /// Hours since the last successful run, nil before the first.
-    public func hoursSinceSuccess(at now: Date) -> Double? {
-        lastSuccessAt.map { now.timeIntervalSince($0) / 3_600 }
-    }
 }

@@ -485,9 +485,6 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         ]
     }
 
-    /// The planned launch of the pending request (whatever the conditions), nil when none is drawn.
-    public var pendingPlannedLaunch: Date? { pending?.opportunity }
-
     /// Whether Low Power Mode is on.
     public var lowPowerMode: Bool { lowPower }
 
