@@ -247,6 +247,8 @@ final class PhoneDriver {
 
     /// The one interpreter of `PhoneAction`.
     private func run(_ action: PhoneAction) {
+        // `*.stopping` is the last line: once the loop is told to stop, nothing more is done.
+        guard !loop.stopping else { return }
         switch action {
         case .send(let message):
             var failure: String?

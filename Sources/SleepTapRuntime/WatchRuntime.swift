@@ -156,6 +156,8 @@ final class WatchDriver {
 
     /// The one interpreter of `WatchAction`.
     private func run(_ action: WatchAction) {
+        // `*.stopping` is the last line: once the loop is told to stop, nothing more is done.
+        guard !loop.stopping else { return }
         switch action {
         case .send(let message):
             do {

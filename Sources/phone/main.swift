@@ -7,6 +7,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "keygen" {
     exit(KeyGeneration.main(role: .phone, arguments: Array(arguments.dropFirst())).rawValue)
 }
+// First, before any other thread exists: SIGINT, SIGTERM and SIGHUP sent during start-up wait,
+// pending, for the signal trap (every thread created later inherits the blocked mask).
+SignalTrap.holdStopSignals()
 do {
     switch try CommandLineParser.parsePhone(arguments) {
     case .help:

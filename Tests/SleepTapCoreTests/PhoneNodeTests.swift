@@ -531,4 +531,22 @@ struct PhoneNodeTests {
         #expect(summary?["suppressed"] == .int(4), "the held-back repeats are said when the watch is back")
         #expect(bench.names().last == .batchSent)
     }
+
+    @Test(
+        "phone.stopping is the last line: held-back send failures and refused peers are said before it",
+        arguments: [StopCause.signal(15), .endOfTerminalInput, .outputClosed, nil])
+    func stoppingIsLast(cause: StopCause?) throws {
+        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        bench.watchConnected = false
+        bench.start()
+        for _ in 0..<3 { bench.fire(.resend) }
+        for _ in 0..<4 {
+            bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil), at: bench.time))
+        }
+        bench.clearEvents()
+        if let cause { bench.run(bench.node.stop(cause, at: bench.time)) } else { bench.type("quit") }
+        #expect(bench.names().last == .phoneStopping, "\(bench.names())")
+        #expect(bench.events(.sendFailed).first?["suppressed"] == .int(2))
+        #expect(bench.events(.peerRefused).first?["suppressed"] == .int(2))
+    }
 }

@@ -383,6 +383,19 @@ struct WatchNodeTests {
         #expect(try Self.event(.watchStopping, in: closed)["reason"] == .string("output closed"))
     }
 
+    @Test(
+        "watch.stopping is the last line: held-back rejected messages are said before it, nothing at the end",
+        arguments: [StopCause.signal(2), .endOfTerminalInput, .outputClosed, nil])
+    func stoppingIsLast(cause: StopCause?) throws {
+        var node = Self.node()
+        for wall in 0..<5 { _ = node.received(frames: [Array("junk".utf8)], at: Self.at(Double(wall))) }
+        let stop = cause.map { node.stop($0, at: Self.at(6)) } ?? node.command(line: "quit", at: Self.at(6))
+        #expect(Self.names(stop).last == .watchStopping, "\(Self.names(stop))")
+        #expect(stop.last == .stop)
+        #expect(try Self.event(.messageRejected, in: stop)["suppressed"] == .int(3))
+        #expect(node.finish(at: Self.at(7)).isEmpty, "the end after a stop says nothing more")
+    }
+
     @Test("At the end, what is held back is said with its count")
     func finishSaysHeldBack() throws {
         var node = Self.node()

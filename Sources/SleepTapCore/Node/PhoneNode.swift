@@ -164,6 +164,8 @@ public struct PhoneNode: Sendable {
     private var held: [(PhoneEffect, NodeTime)] = []
     private var afterSchedule: AfterSchedule?
     private var waiting: [Pending] = []
+    /// True once `phone.stopping` was said: the last line; nothing waiting runs after it.
+    public private(set) var isStopping = false
 
     /// - Parameters:
     ///   - app: the phone app as loaded (its weather step is switched to `.deferred`).
@@ -401,6 +403,7 @@ public struct PhoneNode: Sendable {
             if canRun(pending) && !(blockedOrdered && mustQueueBehind(pending)) {
                 waiting.remove(at: index)
                 actions += handle(pending, at: time)
+                if isStopping { break }
                 index = 0
                 blockedOrdered = false
             } else {
@@ -531,9 +534,11 @@ public struct PhoneNode: Sendable {
         }
     }
 
+    /// `phone.stopping`, the last line: what the rate limit still holds back is said before it
+    /// (the counts add up to every occurrence), and nothing runs after it.
     private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [PhoneAction] {
-        // Say what is still held back: the counts add up to every occurrence.
-        [.emit(Event(.phoneStopping, fields), at: time.now)] + limiter.endAll().map { .emit($0, at: time.now) }
+        isStopping = true
+        return limiter.endAll().map { .emit($0, at: time.now) } + [.emit(Event(.phoneStopping, fields), at: time.now)]
             + [.stop]
     }
 

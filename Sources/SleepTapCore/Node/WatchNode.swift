@@ -324,7 +324,7 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
             return [.emit(status, at: now)]
         case .quit:
-            return [.emit(Event(.watchStopping, [("reason", .string("quit"))]), at: now), .stop]
+            return stopping([("reason", .string("quit"))], time)
         case .timeZone(let zone):
             zones.travel = zone
             return replanIfZoneChanged(at: now, force: true)
@@ -401,12 +401,19 @@ public struct WatchNode: Sendable {
 
     /// A signal, a closed output or Ctrl-D on a terminal: `watch.stopping`, then stop.
     public mutating func stop(_ cause: StopCause, at time: NodeTime) -> [WatchAction] {
-        [.emit(Event(.watchStopping, cause.eventFields), at: time.now), .stop]
+        stopping(cause.eventFields, time)
     }
 
-    /// The process ends: what is still held back, so the counts add up to every occurrence.
+    /// The process ends without a stop (the poll loop failed): what is still held back, so the
+    /// counts add up to every occurrence. Nothing after a stop, which said it already.
     public mutating func finish(at time: NodeTime) -> [WatchAction] {
         limiter.endAll().map { .emit($0, at: time.now) }
+    }
+
+    /// `watch.stopping`, the last line: what the rate limit still holds back is said before it
+    /// (the counts add up to every occurrence).
+    private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [WatchAction] {
+        limiter.endAll().map { .emit($0, at: time.now) } + [.emit(Event(.watchStopping, fields), at: time.now), .stop]
     }
 
     // MARK: Decisions
