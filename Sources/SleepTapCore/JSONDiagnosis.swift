@@ -43,6 +43,88 @@ public enum JSONDiagnosis {
         }
     }
 
+    /// Why a text is not one JSON object this package accepts.
+    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        /// Not JSON by RFC 8259's grammar (a trailing comma, a leading zero, a missing quote, …).
+        case syntax(SyntaxError)
+        /// Valid JSON in which one object names a key twice: RFC 8259 §4 says the names within
+        /// an object SHOULD be unique and that receivers then differ (Foundation's
+        /// `JSONSerialization`, `JSONDecoder` and Python's `json` keep the last value), so the
+        /// text has no one meaning. `path` is the key's place (`wake.sunday`,
+        /// `entries[0].wake`), `key` the name itself.
+        case duplicateKey(path: String, key: String, line: Int, column: Int)
+        /// Valid JSON whose top level is not an object; `found` says what it is (`a string`).
+        case notAnObject(found: String)
+
+        /// `not valid JSON: line 1, column 40: …`, `key wake.sunday appears twice (line 1,
+        /// column 37); a key must appear once in an object`, or `the top level must be a JSON
+        /// object, found a string`.
+        public var description: String {
+            switch self {
+            case .syntax(let error): "not valid JSON: \(error)"
+            case .duplicateKey(let path, _, let line, let column):
+                "key \(path) appears twice (line \(line), column \(column)); a key must appear once in an object"
+            case .notAnObject(let found): "the top level must be a JSON object, found \(found)"
+            }
+        }
+    }
+
+    /// The first reason `data` is not strict JSON: a syntax error (RFC 8259), else the first key
+    /// that appears twice in one object; nil when neither. Foundation on Linux accepts some
+    /// texts the grammar forbids (a trailing comma in an object or array) and keeps the last of
+    /// two equal keys, so every JSON input of this package is checked here first. Two keys are
+    /// equal when they are after unescaping (`"a"` and `"\u0061"`) and by Swift's `String`
+    /// equality (canonical equivalence), as the keys of the dictionary Foundation builds.
+    /// - Complexity: O(n) in the size of `data`.
+    public static func problem(in data: Data) -> Problem? {
+        var scanner = Scanner(bytes: [UInt8](data))
+        scanner.findsDuplicateKeys = true
+        do throws(SyntaxError) {
+            scanner.skipWhitespace()
+            if scanner.bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+                return .syntax(scanner.error(at: 0, "a byte-order mark; save the file as UTF-8 without one"))
+            }
+            try scanner.value(depth: 0)
+            scanner.skipWhitespace()
+            guard scanner.index == scanner.bytes.count else {
+                throw scanner.error(at: scanner.index, "text after the end of the JSON value: \(scanner.found)")
+            }
+        } catch {
+            return .syntax(error)
+        }
+        guard let duplicate = scanner.firstDuplicate else { return nil }
+        let place = scanner.error(at: duplicate.offset, "")
+        return .duplicateKey(
+            path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
+    }
+
+    /// Parses `data` as one JSON object, strictly: RFC 8259 syntax, no key twice in one object
+    /// (`problem(in:)`), an object at the top level.
+    /// - Returns: the object, as `JSONSerialization` builds it.
+    /// - Throws: `Problem` saying what is wrong and where.
+    /// - Complexity: O(n) in the size of `data`.
+    public static func object(from data: Data) throws(Problem) -> [String: Any] {
+        if let problem = problem(in: data) { throw problem }
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            // The grammar holds, so only a limit of Foundation's parser is left (e.g. a number
+            // beyond the range of a Double).
+            throw .syntax(
+                SyntaxError(line: 1, column: 1, offset: 0, reason: "not readable: \(error.localizedDescription)"))
+        }
+        switch root {
+        case let object as [String: Any]: return object
+        case is [Any]: throw .notAnObject(found: "an array")
+        case is String: throw .notAnObject(found: "a string")
+        case is NSNull: throw .notAnObject(found: "null")
+        case let number as NSNumber:
+            throw .notAnObject(found: String(cString: number.objCType) == "c" ? "true or false" : "a number")
+        default: throw .notAnObject(found: "a value of another kind")
+        }
+    }
+
     /// A decoding failure of `data` in words: `not valid JSON: line L, column C: …` for a syntax
     /// error, else `field PATH = VALUE: …` naming the field that has the wrong type or value.
     /// - Parameters:
@@ -99,6 +181,12 @@ public enum JSONDiagnosis {
     private struct Scanner {
         let bytes: [UInt8]
         var index = 0
+        /// Whether to look for keys given twice in one object (`firstDuplicate`).
+        var findsDuplicateKeys = false
+        /// Where the scan is: keys and indexes from the top level down.
+        var path: [PathStep] = []
+        /// The first key found a second time in one object: its path, name and byte offset.
+        var firstDuplicate: (path: [PathStep], key: String, offset: Int)?
 
         /// The character at `index` for messages, or `the end of the text`.
         var found: String {
@@ -147,12 +235,21 @@ public enum JSONDiagnosis {
                 index += 1
                 return
             }
+            var names = Set<String>()
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                     throw error(at: index, "expected a member name in double quotes, found \(found)")
                 }
+                let nameStart = index
                 try string()
+                if findsDuplicateKeys {
+                    let name = key(bytes[nameStart..<index])
+                    if !names.insert(name).inserted, firstDuplicate == nil {
+                        firstDuplicate = (path + [.key(name)], name, nameStart)
+                    }
+                    path.append(.key(name))
+                }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                     throw error(at: index, "expected ':' after the member name, found \(found)")
@@ -160,6 +257,7 @@ public enum JSONDiagnosis {
                 index += 1
                 skipWhitespace()
                 try value(depth: depth + 1)
+                if findsDuplicateKeys { path.removeLast() }
                 skipWhitespace()
                 guard index < bytes.count else {
                     throw error(at: index, "expected ',' or '}' after a member, found the end of the text")
@@ -183,9 +281,13 @@ public enum JSONDiagnosis {
                 index += 1
                 return
             }
+            var element = 0
             while true {
                 skipWhitespace()
+                if findsDuplicateKeys { path.append(.index(element)) }
                 try value(depth: depth + 1)
+                if findsDuplicateKeys { path.removeLast() }
+                element += 1
                 skipWhitespace()
                 guard index < bytes.count else {
                     throw error(at: index, "expected ',' or ']' after an element, found the end of the text")
@@ -237,6 +339,14 @@ public enum JSONDiagnosis {
                 }
             }
             throw error(at: start, "the string starting here is not closed")
+        }
+
+        /// The text of a scanned string literal (quotes included), its escapes decoded.
+        func key(_ literal: ArraySlice<UInt8>) -> String {
+            let inner = literal.dropFirst().dropLast()
+            guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
+            let decoded = try? JSONSerialization.jsonObject(with: Data(literal), options: [.fragmentsAllowed])
+            return decoded as? String ?? String(decoding: inner, as: UTF8.self)
         }
 
         mutating func number() throws(SyntaxError) {

@@ -65,7 +65,9 @@ public enum WakeCalendar {
     /// here because they are not IANA names and carry no DST rules.
     public static func zone(named identifier: String) -> TimeZone? {
         guard isZoneName(identifier) else { return nil }
-        return TimeZone(identifier: identifier)
+        // Foundation on Linux turns "UTC" into a zone named "GMT"; the tz database's canonical
+        // name of UTC is Etc/UTC ("UTC" is a link to it, tz database file `backward`).
+        return TimeZone(identifier: identifier == "UTC" ? "Etc/UTC" : identifier)
     }
 
     /// Whether `identifier` has the form of an IANA time-zone name, known here or not: `UTC`,

@@ -174,23 +174,26 @@ public struct ScheduleError: Error, Equatable, Sendable, CustomStringConvertible
 /// ```
 ///
 /// Every weekday must appear, as `"HH:MM"` (24-hour, local wall time) or `"off"`. `timeZone` is
-/// optional (an IANA identifier). Unknown keys are errors, so a typo never silently means "off".
+/// optional (an IANA identifier). Unknown keys are errors, so a typo never silently means "off";
+/// so is a key given twice in one object, and any text that is not strict JSON (RFC 8259).
 public enum ScheduleFile {
     /// The only schema version this build reads.
     public static let schemaVersion = 1
+    /// Largest schedule file read, in bytes (1 MiB; a full one is a few kilobytes).
+    public static let maxBytes = 1 << 20
 
     /// Decodes and validates a schedule file's bytes.
     /// - Throws: `ScheduleError` naming the field and the bad value.
     public static func decode(_ data: Data) throws(ScheduleError) -> WakeSchedule {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data, options: [])
-        } catch {
-            let place = JSONDiagnosis.syntaxError(in: data).map { ": \($0)" } ?? " (\(error.localizedDescription))"
-            throw ScheduleError(field: "", value: "", reason: "not valid JSON\(place)")
+        guard data.count <= maxBytes else {
+            throw ScheduleError(
+                field: "", value: "", reason: "\(data.count) bytes; a schedule file is at most \(maxBytes) bytes")
         }
-        guard let object = root as? [String: Any] else {
-            throw ScheduleError(field: "", value: "", reason: "the top level must be a JSON object")
+        let object: [String: Any]
+        do {
+            object = try JSONDiagnosis.object(from: data)
+        } catch {
+            throw ScheduleError(field: "", value: "", reason: error.description)
         }
         let known: Set<String> = [
             "schemaVersion", "timeZone", "wake", "overrides", "sleepTargetMinutes", "bedtimeNoticeLeadMinutes",

@@ -44,7 +44,7 @@ public struct WatchZone: Sendable, Equatable {
     public func resolve(batchZone: String?) -> (zone: TimeZone, source: Source) {
         if let travel { return (travel, .travel) }
         if let flag { return (flag, .flag) }
-        if let batchZone, let zone = TimeZone(identifier: batchZone) { return (zone, .batch) }
+        if let batchZone, let zone = WakeCalendar.zone(named: batchZone) { return (zone, .batch) }
         return (system, .system)
     }
 

@@ -105,7 +105,8 @@ public enum WireCodec {
 
     /// Decodes and validates one frame.
     ///
-    /// - Throws: `ProtocolError` naming what is wrong: not JSON, not an object, missing or
+    /// - Throws: `ProtocolError` naming what is wrong: not JSON (RFC 8259, strictly: no trailing
+    ///   comma), a key given twice in one object (named), not an object, missing or
     ///   wrongly typed field, unsupported `v`, unknown `type`, or a batch whose entries are not
     ///   strictly increasing, repeat a local date, exceed `maxEntries`, whose zone is not an IANA
     ///   name, or whose local fields are not what `wake + utcOffset` reads. A zone this machine's
@@ -114,14 +115,16 @@ public enum WireCodec {
         guard frame.count <= maxFrameBytes else {
             throw ProtocolError("frame of \(frame.count) bytes exceeds \(maxFrameBytes)")
         }
-        let root: Any
+        let object: [String: Any]
         do {
-            root = try JSONSerialization.jsonObject(with: Data(frame), options: [])
+            object = try JSONDiagnosis.object(from: Data(frame))
         } catch {
-            throw ProtocolError("not valid JSON")
-        }
-        guard let object = root as? [String: Any] else {
-            throw ProtocolError("not a JSON object")
+            switch error {
+            case .syntax: throw ProtocolError("not valid JSON")
+            case .notAnObject: throw ProtocolError("not a JSON object")
+            case .duplicateKey(let path, _, _, _):
+                throw ProtocolError("key \"\(clipped(path))\" appears twice in one object")
+            }
         }
         let fields = Fields(object: object)
         let v = try fields.integer("v")
@@ -310,7 +313,10 @@ extension WatchSyncState {
     /// Why this state is not one the watch could have written, or nil.
     public var validationProblem: String? {
         guard lastAppliedSeq <= WireCodec.maxSeq else { return "lastAppliedSeq exceeds 2^53-1" }
-        guard let batch else { return nil }
+        guard let batch else {
+            // A seq names a stored batch: without one the watch has applied nothing.
+            return lastAppliedSeq == 0 ? nil : "lastAppliedSeq \(lastAppliedSeq) with no batch (0 when none is stored)"
+        }
         guard batch.seq == lastAppliedSeq else {
             return "batch.seq \(batch.seq) differs from lastAppliedSeq \(lastAppliedSeq)"
         }

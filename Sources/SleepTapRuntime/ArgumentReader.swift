@@ -1,24 +1,33 @@
 import Foundation
 import SleepTapCore
 
-/// Walks `--flag value` pairs (also `--flag=value`).
+/// Walks `--flag value` pairs (also `--flag=value`); each option may be given once.
 struct ArgumentReader {
     private var items: [String]
     private var index = 0
     private var pendingValue: String?
+    /// The options read so far.
+    private var seen: Set<String> = []
 
     init(_ arguments: [String]) { items = arguments }
 
-    mutating func nextFlag() -> String? {
+    /// The next option, nil at the end.
+    /// - Throws: `UsageError` when the option was given before (`--endpoint A --endpoint B`):
+    ///   which one should win is a guess, so neither does.
+    mutating func nextFlag() throws(UsageError) -> String? {
         guard index < items.count else { return nil }
         let item = items[index]
         index += 1
+        var flag = item
+        pendingValue = nil
         if item.hasPrefix("--"), let eq = item.firstIndex(of: "=") {
             pendingValue = String(item[item.index(after: eq)...])
-            return String(item[..<eq])
+            flag = String(item[..<eq])
         }
-        pendingValue = nil
-        return item
+        guard seen.insert(flag).inserted else {
+            throw UsageError("\(Self.clip(flag)) is given twice; give each option once")
+        }
+        return flag
     }
 
     mutating func value(_ flag: String) throws(UsageError) -> String {

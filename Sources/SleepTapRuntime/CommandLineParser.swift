@@ -60,7 +60,8 @@ public enum CommandLineParser {
                                 start, then kept in the state dir)
           --keys DIR            CURVE: DIR holds this phone's phone.key_secret (from `phone
                                 keygen --dir DIR`) and the paired watch's public certificate
-                                watch.key; only that watch is admitted (ZAP)
+                                watch.key; only that watch is admitted (ZAP); DIR and its
+                                files must not be writable by group or others
           --insecure            allow plaintext tcp, and an ipc socket in a directory other
                                 users can reach (by default tcp needs --keys, and the ipc
                                 directory must be yours and mode 0700; a missing one is made so)
@@ -119,7 +120,8 @@ public enum CommandLineParser {
                                   phone.key to the watch and its watch.key into DIR
 
         Exit: 0 on SIGINT/SIGTERM/SIGHUP/quit/Ctrl-D or a closed stdout (EPIPE, `| head`),
-              64 bad arguments (also --platform or --registration against the stored OS),
+              64 bad arguments (an option given twice too; also --platform or --registration
+              against the stored OS),
               65 bad schedule, key or unreadable state file, 69 endpoint unusable or not
               private, 73 state dir unusable or in use.
         """
@@ -143,7 +145,8 @@ public enum CommandLineParser {
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
           --keys DIR            CURVE: DIR holds this watch's watch.key_secret (from `watch
-                                keygen --dir DIR`) and the phone's public certificate phone.key
+                                keygen --dir DIR`) and the phone's public certificate phone.key;
+                                DIR and its files must not be writable by group or others
           --insecure            allow plaintext tcp, or an ipc socket in a directory others can reach
           --clock-start, --clock-speed, --clock-anchor   as for phone (use the same values)
           -h, --help            this text (wins over any other argument)
@@ -166,8 +169,8 @@ public enum CommandLineParser {
         the new zone (timezone.changed).
 
         Exit: 0 on SIGINT/SIGTERM/SIGHUP/quit/Ctrl-D or a closed stdout (EPIPE, `| head`),
-              64 bad arguments, 65 bad key or unreadable state file, 69 endpoint unusable or
-              not private, 73 state dir unusable or in use.
+              64 bad arguments (an option given twice too), 65 bad key or unreadable state
+              file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
         """
 
     /// `phone keygen --help` / `watch keygen --help`.
@@ -180,7 +183,8 @@ public enum CommandLineParser {
             Makes this \(program)'s CURVE key pair as ZeroMQ certificates (ZPL, the format of czmq's
             zcert and pyzmq's zmq.auth): DIR/\(program).key_secret, the secret certificate (mode 0600;
             it never leaves this device), and DIR/\(program).key, the public certificate. DIR is
-            created (mode 0700) when missing. Existing certificates are never overwritten.
+            created (mode 0700) when missing; it must not be writable by group or others.
+            Existing certificates are never overwritten.
 
             To pair, exchange public certificates only: copy \(program).key into the \(peer)'s keys
             directory, and the \(peer)'s \(peer).key (from `\(peer) keygen`) into DIR. Then run
@@ -201,7 +205,7 @@ public enum CommandLineParser {
         if let request: Parsed<String> = informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var directory: String?
-        while let flag = reader.nextFlag() {
+        while let flag = try reader.nextFlag() {
             switch flag {
             case "--dir": directory = try reader.nonEmpty(flag)
             default: throw UsageError("unknown option \(ArgumentReader.clip(flag))")
@@ -231,7 +235,7 @@ public enum CommandLineParser {
         var location = PhoneOptions.defaultLocation
         var insecure = false
         var keys: String?
-        while let flag = reader.nextFlag() {
+        while let flag = try reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
@@ -352,7 +356,7 @@ public enum CommandLineParser {
         var manualWake: LocalTime?
         var insecure = false
         var keys: String?
-        while let flag = reader.nextFlag() {
+        while let flag = try reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)

@@ -143,9 +143,11 @@ public enum Pairing {
     /// 0644), creating DIR (mode 0700) when it is missing.
     /// - Returns: the key pair.
     /// - Throws: `FileError` when a certificate of that name exists (certificates are never
-    ///   overwritten) or a file cannot be written; nothing is left half-made.
+    ///   overwritten), DIR is writable by another user (`requireNotWritableByOthers`), or a file
+    ///   cannot be written; nothing is left half-made.
     public static func generate(into directory: String, role: Role) throws(FileError) -> CurveKeyPair {
         try AtomicFile.ensureDirectory(directory)
+        try requireNotWritableByOthers(directory, what: "the keys directory")
         let secretPath = secretCertificatePath(directory, role)
         let publicPath = publicCertificatePath(directory, role)
         for path in [secretPath, publicPath] where FileManager.default.fileExists(atPath: path) {
@@ -181,10 +183,15 @@ public enum Pairing {
 
     /// Loads one side's keys from its keys directory: `NAME.key_secret` and the peer's `PEER.key`.
     /// - Throws: `FileError` naming the file and, for a bad certificate, the line: missing,
-    ///   readable by others, not a certificate, the wrong kind of certificate, or this side's own key
+    ///   readable by others, the directory or a certificate writable by another user (who could
+    ///   put their own key in place of the peer's), not a certificate, the wrong kind of certificate, or this side's own key
     ///   where the peer's belongs.
     public static func load(directory: String, role: Role) throws(FileError) -> PairKeys {
         let secretPath = secretCertificatePath(directory, role)
+        try requireNotWritableByOthers(directory, what: "the keys directory")
+        for path in [secretPath, publicCertificatePath(directory, role), publicCertificatePath(directory, role.peer)] {
+            try requireNotWritableByOthers(path, what: "the certificate")
+        }
         var info = stat()
         guard stat(secretPath, &info) == 0 else {
             throw FileError(
@@ -234,6 +241,31 @@ public enum Pairing {
         }
         return PairKeys(
             mine: CurveKeyPair(publicKey: mine.publicKey, secretKey: secretKey), peerPublicKey: peer.publicKey)
+    }
+
+    /// Refuses a keys directory or certificate that another user could change: one owned by
+    /// another user (root excepted), or writable by group or others (mode bits 0022). Whoever
+    /// may write there can swap in their own public key and be admitted as the peer, as
+    /// OpenSSH refuses such files for `authorized_keys` (sshd(8), `StrictModes`).
+    /// - Parameters:
+    ///   - path: the directory or file; a missing one passes (other checks name it).
+    ///   - what: its role in the message (`the keys directory`).
+    /// - Throws: `FileError` naming the path, its owner and mode, and the fix.
+    static func requireNotWritableByOthers(_ path: String, what: String) throws(FileError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw FileError(
+                path: path,
+                reason: "\(what) is \(EndpointDiagnosis.ownerAndMode(info)), not this user's "
+                    + "(\(EndpointDiagnosis.userName(geteuid()))): its owner could replace the keys")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw FileError(
+                path: path,
+                reason: "\(what) is mode \(String(info.st_mode & 0o777, radix: 8)): other users may write to it and "
+                    + "could put their own key in place of the peer's (run `chmod go-w \(path)`)")
+        }
     }
 
     /// Reads and parses one certificate file.

@@ -170,9 +170,22 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
         return removed
     }
 
+    /// Largest state file read, in bytes (16 MiB; the files this package writes are a few
+    /// kilobytes). A larger one is refused before it is read, so a huge file cannot stall the
+    /// start, and is moved aside like any other bad file.
+    public static var maxBytes: Int { 16 << 20 }
+
     private func decode(_ file: String) throws(FileError) -> Value {
+        var info = stat()
+        if stat(file, &info) == 0, info.st_size > Self.maxBytes {
+            throw FileError(
+                path: file, reason: "not a valid state file: \(info.st_size) bytes; at most \(Self.maxBytes) are read")
+        }
         guard let data = FileManager.default.contents(atPath: file) else {
             throw FileError(path: file, reason: "cannot be read")
+        }
+        if let problem = JSONDiagnosis.problem(in: data) {
+            throw FileError(path: file, reason: "not a valid state file: \(problem)")
         }
         let decoder = self.decoder
         do {

@@ -156,8 +156,13 @@ func runDemo() -> Never {
         print(request == "--version" ? "sleeptap-demo \(SleepTapVersion.string)" : usage)
         exit(ExitCode.ok.rawValue)
     }
+    var seen: Set<String> = []
     while !arguments.isEmpty {
         let flag = arguments.removeFirst()
+        guard seen.insert(flag).inserted else {
+            FileHandle.standardError.write(Data("sleeptap-demo: \(flag) is given twice; give each option once\n".utf8))
+            exit(ExitCode.usage.rawValue)
+        }
         switch flag {
         case "--raw": raw = true
         case "--keep": keep = true

@@ -92,7 +92,11 @@ func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
         guard let text = rest.popFirst() else { throw UsageError(message: "\(flag) needs a value") }
         return text
     }
+    var seen: Set<String> = []
     while let flag = rest.popFirst() {
+        guard seen.insert(flag).inserted else {
+            throw UsageError(message: "\(flag) is given twice; give each option once")
+        }
         switch flag {
         case "--verbose":
             options.verbose = true

@@ -71,6 +71,19 @@ class DecodeTests(unittest.TestCase):
             with self.subTest(data=data):
                 self.rejects(data)
 
+    def test_duplicate_keys_are_refused(self):
+        for data in (
+            b'{"v":1,"v":1,"type":"HELLO","lastSeq":0}',
+            b'{"v":1,"type":"HELLO","lastSeq":0,"type":"ACK"}',
+            b'{"v":1,"type":"BATCH","entries":[{"wake":"a","wake":"b"}]}',
+            b'{"v":1,"type":"PING","\\u0076":1}',
+        ):
+            with self.subTest(data=data):
+                with self.assertRaises(wc.Violation) as caught:
+                    wc.decode(data)
+                self.assertIn("appears twice", str(caught.exception))
+        self.assertEqual(wc.decode(b'{"a":{"a":1},"b":[{"a":1},{"a":2}]}')["b"][1]["a"], 2)
+
     def test_integer_bounds(self):
         self.assertEqual(wc.field_int(wc.decode(b'{"n":9007199254740991}'), "n"), 2**53 - 1)
         for data in (b'{"n":9007199254740992}', b'{"n":-1}', b'{"n":1.5}', b'{"n":10E2}', b'{"n":null}'):

@@ -112,6 +112,17 @@ def _reject_constant(name):
     raise ValueError("not JSON: %s" % name)
 
 
+def _object_without_duplicate_keys(pairs):
+    """json object_pairs_hook: a key given twice in one object is refused (docs/protocol.md,
+    "A key must not appear twice in one object"); json alone keeps the last one."""
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError('key "%s" appears twice in one object' % key)
+        obj[key] = value
+    return obj
+
+
 def decode(frame):
     """Bytes of one frame -> dict, or Violation."""
     if len(frame) > MAX_MESSAGE:
@@ -125,7 +136,8 @@ def decode(frame):
             text,
             parse_float=NonInteger,
             parse_constant=_reject_constant,
-        )  # a key given twice: the last one wins (the doc is silent; the Swift phone does the same)
+            object_pairs_hook=_object_without_duplicate_keys,
+        )
     except ValueError as error:
         raise Violation("message is not JSON: %s" % error)
     if not isinstance(obj, dict):

@@ -176,7 +176,7 @@ struct PhoneNodeTests {
         ("background-refresh off", .backgroundRefresh(false)), ("force-quit", .forceQuit),
         ("registration late-silent", .registration(.lateSilent)), ("reboot", .reboot),
         ("simulate-launch", .simulateLaunch), ("simulate-expiration", .simulateExpiration), ("quit", .quit),
-        ("  status  ", .status),
+        ("  status  ", .status), ("\tstatus", .status), ("low-power\ton", .lowPower(true)),
     ]
 
     @Test("Every command of the stdin language parses to its value")
@@ -191,7 +191,15 @@ struct PhoneNodeTests {
 
     static let rejected: [(line: String, platform: Platform, reason: String)] = [
         ("dance", .ios, PhoneCommand.unknownCommandReason),
-        ("open now", .ios, PhoneCommand.unknownCommandReason),
+        ("open now", .ios, "open takes no argument"),
+        ("status extra", .ios, "status takes no argument"),
+        ("time-zone", .ios, "expected time-zone TZ (an IANA zone, e.g. Europe/Berlin)"),
+        ("move", .ios, "expected move LAT,LON (degrees, e.g. 52.52,13.405)"),
+        ("low-power", .ios, "expected low-power on|off"),
+        ("low-power on off", .ios, "expected low-power on|off"),
+        ("bucket", .android, "expected bucket active|working_set|frequent|rare|restricted"),
+        ("registration", .ios, "expected registration early|late-silent|late-crash"),
+        ("STATUS", .ios, PhoneCommand.unknownCommandReason),
         ("time-zone Atlantis/Capital", .ios, "not a known IANA time zone identifier"),
         ("time-zone EST", .ios, "not a known IANA time zone identifier"),
         ("move 91,0", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
@@ -209,7 +217,9 @@ struct PhoneNodeTests {
         ("registration never", .ios, "expected registration early|late-silent|late-crash"),
     ]
 
-    @Test("Bad commands are rejected with the line and the reason; nothing changes")
+    @Test(
+        "Bad commands, wrong argument counts included, are rejected with the line as given and the command's own reason; nothing changes"
+    )
     func commandsRejected() throws {
         for (line, platform, reason) in Self.rejected {
             #expect(throws: PhoneCommand.Rejection(input: line, reason: reason), "\(line)") {
@@ -223,6 +233,10 @@ struct PhoneNodeTests {
         bench.type("low-power maybe")
         #expect(bench.names() == [.inputRejected])
         #expect(bench.events[0]["input"] == .string("low-power maybe"))
+        // The echo is the line as parsed (only leading and trailing blanks dropped).
+        #expect(throws: PhoneCommand.Rejection(input: "\u{A0}status", reason: PhoneCommand.unknownCommandReason)) {
+            try PhoneCommand.parse(" \u{A0}status\t", platform: .ios)
+        }
         #expect(bench.node.app.state == state)
     }
 

@@ -324,7 +324,17 @@ struct WatchNodeTests {
                     input: "time-zone A B",
                     reason: "expected time-zone TZ with one IANA zone, e.g. time-zone Asia/Tokyo")
             ),
-            ("7:30", .unrecognized("7:30")), ("25:00", .unrecognized("25:00")), ("beds", .unrecognized("beds")),
+            ("7:30", .invalid(input: "7:30", reason: WatchCommand.wakeTimeReason)),
+            ("25:00", .invalid(input: "25:00", reason: WatchCommand.wakeTimeReason)),
+            ("beds", .unrecognized("beds")), ("BED", .unrecognized("BED")),
+            ("status 1", .invalid(input: "status 1", reason: "status takes no argument")),
+            ("bed now", .invalid(input: "bed now", reason: "bed takes no argument")),
+            ("\tstatus", .status), ("07:00 x", .invalid(input: "07:00 x", reason: WatchCommand.wakeTimeReason)),
+            (
+                "time-zone",
+                .invalid(
+                    input: "time-zone", reason: "expected time-zone TZ with one IANA zone, e.g. time-zone Asia/Tokyo")
+            ),
         ])
     func parse(line: String, command: WatchCommand) {
         #expect(WatchCommand(parsing: line) == command)
@@ -339,7 +349,9 @@ struct WatchNodeTests {
         #expect(manual["timeZone"] == .string("Asia/Tokyo"))
     }
 
-    @Test("HH:MM with no prompt open, and any other line, are rejected with the reason; a blank line says nothing")
+    @Test(
+        "HH:MM with no prompt open, and any other line, are rejected with the reason, prompt open or not; a blank line says nothing"
+    )
     func rejectedLines() throws {
         var node = Self.node()
         #expect(node.command(line: "", at: Self.at(1)).isEmpty)
@@ -351,11 +363,20 @@ struct WatchNodeTests {
         let badZone = try Self.event(.inputRejected, in: node.command(line: "time-zone Mars/Olympus", at: Self.at(1)))
         #expect(
             badZone["reason"] == .string("\"Mars/Olympus\" is not a known IANA time zone identifier (e.g. Asia/Tokyo)"))
-        // With a prompt open, any line is taken as the answer and refused as a time.
+        // With a prompt open, a bad time is refused as a time, and any other line gets the
+        // command's own answer; the prompt stays open.
         _ = node.command(line: "bed", at: Self.at(2))
-        let notATime = try Self.event(.inputRejected, in: node.command(line: "dance", at: Self.at(3)))
-        #expect(notATime["reason"] == .string("expected a wake time HH:MM (00:00-23:59)"))
         #expect(node.core.awaitingManualEntry)
+        let notATime = try Self.event(.inputRejected, in: node.command(line: "25:00", at: Self.at(3)))
+        #expect(notATime["reason"] == .string("expected a wake time HH:MM (00:00-23:59)"))
+        let upper = try Self.event(.inputRejected, in: node.command(line: "BED", at: Self.at(3)))
+        #expect(upper["reason"] == .string(WatchCommand.unknownCommandReason))
+        let extra = try Self.event(.inputRejected, in: node.command(line: "status 1", at: Self.at(3)))
+        #expect(extra["reason"] == .string("status takes no argument"))
+        #expect(Self.names(node.command(line: "status", at: Self.at(3))) == [.cacheStatus])
+        #expect(node.core.awaitingManualEntry)
+        let manual = try Self.event(.manualWakeTime, in: node.command(line: "07:00", at: Self.at(4)))
+        #expect(manual["localTime"] == .string("07:00"))
     }
 
     @Test("status carries the cache and the counts of rejected messages and failed sends")

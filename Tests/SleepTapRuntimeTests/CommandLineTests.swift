@@ -126,7 +126,7 @@ struct CommandLineTests {
         (Self.base + ["--clock-anchor", "-5"], "expected UNIX seconds"),
         (Self.base + ["--horizon-days", "0"], "expected a whole number from 1 to 64"),
         (Self.base + ["--horizon-days", "65"], "expected a whole number from 1 to 64"),
-        (Self.base + ["--state-dir", ""], "--state-dir must not be empty"),
+        (["--endpoint", "ipc:///tmp/s.sock", "--state-dir", ""], "--state-dir must not be empty"),
         (Self.base + ["--watch-id", String(repeating: "w", count: 256)], "1-255 bytes"),
         (Self.base + ["--frobnicate"], "unknown option --frobnicate"),
         (Self.base + ["stray"], "unknown option stray"),

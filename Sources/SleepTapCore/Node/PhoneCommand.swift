@@ -58,7 +58,26 @@ public enum PhoneCommand: Equatable, Sendable {
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
-    /// Parses one stdin line: words separated by spaces, surrounding spaces ignored.
+    /// The words of each command after its name, as the usage shows them (nil: none).
+    static let argumentUsage: [String: String?] = [
+        "open": nil, "status": nil, "history": nil, "notifications": nil,
+        "time-zone": "TZ (an IANA zone, e.g. Europe/Berlin)", "move": "LAT,LON (degrees, e.g. 52.52,13.405)",
+        "low-power": "on|off", "background-refresh": "on|off", "charging": "on|off",
+        "bucket": "active|working_set|frequent|rare|restricted", "force-quit": nil,
+        "registration": "early|late-silent|late-crash", "reboot": nil, "simulate-launch": nil,
+        "simulate-expiration": nil, "quit": nil,
+    ]
+
+    /// Splits a line into words at spaces and tabs (the two blanks of POSIX's `[:blank:]`).
+    /// - Returns: the line without its leading and trailing blanks, and its words.
+    public static func words(_ line: String) -> (text: String, words: [String]) {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let text = line.drop(while: { $0 == " " || $0 == "\t" })
+        let end = text.lastIndex(where: { $0 != " " && $0 != "\t" }).map { text.index(after: $0) } ?? text.startIndex
+        return (String(text[..<end]), words)
+    }
+
+    /// Parses one stdin line: words separated by spaces or tabs, surrounding ones ignored.
     /// - Parameters:
     ///   - line: the line, without its newline.
     ///   - platform: `ios` or `android`; `charging` and `bucket` are Android settings,
@@ -66,9 +85,12 @@ public enum PhoneCommand: Equatable, Sendable {
     /// - Returns: the command; nil for an empty line.
     /// - Throws: `Rejection` naming the line and what is wrong.
     public static func parse(_ line: String, platform: Platform) throws(Rejection) -> PhoneCommand? {
-        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let (text, words) = Self.words(line)
         func reject(_ reason: String) -> Rejection {
-            Rejection(input: line.trimmingCharacters(in: .whitespaces), reason: reason)
+            Rejection(input: text, reason: reason)
+        }
+        if let name = words.first, let usage = argumentUsage[name], words.count != (usage == nil ? 1 : 2) {
+            throw reject(usage.map { "expected \(name) \($0)" } ?? "\(name) takes no argument")
         }
         func onOff(_ name: String) throws(Rejection) -> Bool {
             switch words[1] {

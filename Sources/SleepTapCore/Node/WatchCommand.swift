@@ -4,7 +4,8 @@ public import Foundation
 ///
 /// `bed` (the user taps bed), `status` (`cache.status`), `time-zone TZ` (the watch travels to
 /// the IANA zone TZ), `HH:MM` (a wake time typed after a manual-entry prompt), `quit`, and the
-/// empty line (ignored). Leading and trailing spaces and tabs are ignored.
+/// empty line (ignored). Words are separated by spaces or tabs; leading and trailing ones are
+/// ignored.
 public enum WatchCommand: Equatable, Sendable {
     /// An empty (or blank) line: nothing to do.
     case empty
@@ -18,11 +19,12 @@ public enum WatchCommand: Equatable, Sendable {
     case wakeTime(LocalTime)
     /// Stop the process.
     case quit
-    /// A `time-zone` line without exactly one known IANA zone: `input` clipped for echoing, and
-    /// what is wrong with it.
+    /// A line naming a command with the wrong words after it (`status 1`, `time-zone`), or a
+    /// wake time that is not `HH:MM` (`7:30`, `25:00`): `input` clipped for echoing, and what is
+    /// wrong with it.
     case invalid(input: String, reason: String)
-    /// Any other line. While a manual-entry prompt is open it is taken as a (bad) wake time;
-    /// otherwise it is an unknown command.
+    /// A line that names no command (`dance`, `BED`: commands are lower case). It is an
+    /// unknown command whether or not a manual-entry prompt is open.
     case unrecognized(String)
 
     /// The reason given for an unknown command.
@@ -31,29 +33,40 @@ public enum WatchCommand: Equatable, Sendable {
     /// Parses one stdin line (without its newline).
     /// - Parameter line: the line as typed.
     public init(parsing line: String) {
-        let text = line.trimmingCharacters(in: .whitespaces)
-        switch text {
-        case "": self = .empty
-        case "bed": self = .bed
-        case "status": self = .status
-        case "quit": self = .quit
-        case _ where text.split(separator: " ").first == "time-zone":
-            let words = text.split(separator: " ", omittingEmptySubsequences: true)
-            if words.count == 2, let zone = WakeCalendar.zone(named: String(words[1])) {
+        let (text, words) = PhoneCommand.words(line)
+        guard let name = words.first else {
+            self = .empty
+            return
+        }
+        switch name {
+        case "bed", "status", "quit":
+            guard words.count == 1 else {
+                self = .invalid(input: clipped(text), reason: "\(name) takes no argument")
+                return
+            }
+            self = name == "bed" ? .bed : name == "status" ? .status : .quit
+        case "time-zone":
+            if words.count == 2, let zone = WakeCalendar.zone(named: words[1]) {
                 self = .timeZone(zone)
             } else {
                 let reason =
                     words.count == 2
-                    ? "\"\(clipped(String(words[1])))\" is not a known IANA time zone identifier (e.g. Asia/Tokyo)"
+                    ? "\"\(clipped(words[1]))\" is not a known IANA time zone identifier (e.g. Asia/Tokyo)"
                     : "expected time-zone TZ with one IANA zone, e.g. time-zone Asia/Tokyo"
                 self = .invalid(input: clipped(text), reason: reason)
             }
         default:
-            if let time = LocalTime(parsing: text) {
+            if words.count == 1, let time = LocalTime(parsing: name) {
                 self = .wakeTime(time)
+            } else if name.first?.isASCII == true, name.first?.isNumber == true {
+                // Starts with a digit: a wake time that is not HH:MM.
+                self = .invalid(input: clipped(text), reason: Self.wakeTimeReason)
             } else {
                 self = .unrecognized(text)
             }
         }
     }
+
+    /// The reason given for a wake time that is not `HH:MM`.
+    public static let wakeTimeReason = "expected a wake time HH:MM (00:00-23:59)"
 }

@@ -334,18 +334,14 @@ public struct WatchNode: Sendable {
         case .invalid(let input, let reason):
             return [.emit(Event(.inputRejected, [("input", .string(input)), ("reason", .string(reason))]), at: now)]
         case .unrecognized(let text):
-            guard core.awaitingManualEntry else {
-                return [
-                    .emit(
-                        Event(
-                            .inputRejected,
-                            [("input", .string(clipped(text))), ("reason", .string(WatchCommand.unknownCommandReason))]),
-                        at: now)
-                ]
-            }
-            // The open prompt takes the line as its answer (and says why it is not a time).
-            let zone = userZone
-            return step(time, eventTime: now) { $0.manualWakeTime(text, at: now, in: zone) }
+            // An unknown command, prompt or not: the prompt stays open for a wake time.
+            return [
+                .emit(
+                    Event(
+                        .inputRejected,
+                        [("input", .string(clipped(text))), ("reason", .string(WatchCommand.unknownCommandReason))]),
+                    at: now)
+            ]
         }
     }
 
