@@ -79,8 +79,26 @@ final class Scenario {
 
     func close() {
         for child in children { child.stop(signal: SIGKILL, timeout: 2) }
+        for child in children where ["phone", "watch"].contains(child.name) {
+            Self.checkLines(of: child)
+        }
         try? FileManager.default.removeItem(atPath: dir)
         Reaper.shared.forget(directory: dir)
+    }
+}
+
+extension Scenario {
+    /// Every line phone and watch wrote is an event of the catalogue with a `source` and a `time`
+    /// to the millisecond (docs/protocol.md, "Events").
+    static func checkLines(of child: ChildProcess) {
+        for event in child.events {
+            let time = event.string("time") ?? ""
+            let millisecondForm = time.utf8.count == 24 && time.hasSuffix("Z") && event.time != nil
+            if event.name == nil || event.source == nil || !millisecondForm {
+                Issue.record("\(child.name) wrote a line off the event format: \(event.line)")
+                return
+            }
+        }
     }
 }
 

@@ -96,7 +96,8 @@ struct PhoneNodeTests {
         }
         #expect(os["lowPowerMode"] == .bool(true))
         #expect(os["platform"] == status["platform"])
-        #expect(status["stalenessHours"] == .double(0), "the start-up run just finished")
+        // The start-up run ends a few virtual seconds ahead (its steps' cost): 0, never negative.
+        #expect(status["stalenessHours"] == .double(0))
     }
 
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
