@@ -26,6 +26,8 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, Error, CustomStrin
     public static let software = ExitCode(70)
     /// 73, `EX_CANTCREAT`: the state directory or a file in it cannot be created or written.
     public static let cantCreate = ExitCode(73)
+    /// 74, `EX_IOERR`: stdout is closed or cannot be written (`> /dev/full`, a full disk).
+    public static let ioError = ExitCode(74)
 
     public var description: String { "\(rawValue)" }
 }

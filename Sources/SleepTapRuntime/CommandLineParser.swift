@@ -123,7 +123,8 @@ public enum CommandLineParser {
               64 bad arguments (an option given twice too; also --platform or --registration
               against the stored OS),
               65 bad schedule, key or unreadable state file, 69 endpoint unusable or not
-              private, 73 state dir unusable or in use.
+              private, 73 state dir unusable or in use, 74 stdout closed (>&-) or not writable
+              (> /dev/full, a full disk; also for --help and --version).
         """
 
     public static let watchUsage = """
@@ -170,7 +171,9 @@ public enum CommandLineParser {
 
         Exit: 0 on SIGINT/SIGTERM/SIGHUP/quit/Ctrl-D or a closed stdout (EPIPE, `| head`),
               64 bad arguments (an option given twice too), 65 bad key or unreadable state
-              file, 69 endpoint unusable or not private, 73 state dir unusable or in use.
+              file, 69 endpoint unusable or not private, 73 state dir unusable or in use, 74
+              stdout closed (>&-) or not writable (> /dev/full, a full disk; also for --help
+              and --version).
         """
 
     /// `phone keygen --help` / `watch keygen --help`.
@@ -193,7 +196,8 @@ public enum CommandLineParser {
               --dir DIR    where to write the two certificates
               -h, --help   this text
 
-            Exit: 0 written, 64 bad arguments, 73 a certificate exists or DIR is unusable.
+            Exit: 0 written, 64 bad arguments, 73 a certificate exists or DIR is unusable, 74
+                  stdout closed or not writable.
             """
     }
 

@@ -13,11 +13,17 @@ import Synchronization
 /// write(2) fails with EPIPE (SIGPIPE is ignored, `SignalTrap`), and the loop also sees the pipe's
 /// error condition in poll(2) while idle (`pollableDescriptor`). Either way the output is marked
 /// closed, later lines are dropped, and the `whenClosed` action runs once (it posts a stop).
+///
+/// Any other write error (`> /dev/full`: ENOSPC, a full disk, EIO) loses the events just as
+/// surely: it is said once on stderr, the output is marked closed the same way, and `failure`
+/// keeps the cause, so the process stops with exit 74 (`ExitCode.ioError`) instead of going on
+/// in silence.
 public final class EventOutput: @unchecked Sendable {
     private let handle: FileHandle
     private let clock: any SleepTapCore.Clock
     private let process: EventSource
     private let closure = Mutex<(closed: Bool, action: (@Sendable () -> Void)?)>((false, nil))
+    private let writeFailure = Mutex<String?>(nil)
 
     /// - Parameters:
     ///   - handle: where lines go (stdout).
@@ -45,11 +51,26 @@ public final class EventOutput: @unchecked Sendable {
             } else if errno == EINTR {
                 continue
             } else {
-                // EPIPE: nobody reads any more; stop. Other errors (a full disk): drop the line.
-                if errno == EPIPE { noteClosed() }
+                // EPIPE: nobody reads any more. Other errors: the events are lost; say why.
+                if errno != EPIPE { noteFailed(String(cString: strerror(errno))) }
+                noteClosed()
                 return
             }
         }
+    }
+
+    /// Why a write to the output failed (other than EPIPE), e.g. `No space left on device`; nil
+    /// while every write succeeded or the reader merely went away.
+    public var failure: String? { writeFailure.withLock { $0 } }
+
+    /// Records the first write failure and says it on stderr.
+    private func noteFailed(_ reason: String) {
+        let first = writeFailure.withLock { failure -> Bool in
+            guard failure == nil else { return false }
+            failure = reason
+            return true
+        }
+        if first { diagnose(process.rawValue, "cannot write events to stdout: \(reason); stopping") }
     }
 
     /// Whether the output was found closed.

@@ -325,18 +325,17 @@ public enum Pairing {
 /// `phone keygen` and `watch keygen`: make this side's CURVE certificates.
 public enum KeyGeneration {
     /// Runs `ROLE keygen ARGUMENTS` (arguments after `keygen`), printing to stdout and stderr.
-    /// - Returns: the exit status: 0, 64 for bad arguments, 73 when the files cannot be made.
+    /// - Returns: the exit status: 0, 64 for bad arguments, 73 when the files cannot be made, 74
+    ///   when stdout cannot be written.
     public static func main(role: Role, arguments: [String]) -> ExitCode {
         let program = role.rawValue
         let directory: String
         do {
             switch try CommandLineParser.parseKeygen(arguments) {
             case .help:
-                print(CommandLineParser.keygenUsage(role))
-                return .ok
+                return StandardStreams.print(CommandLineParser.keygenUsage(role), program: program)
             case .version:
-                print("\(program) \(SleepTapVersion.string)")
-                return .ok
+                return StandardStreams.print("\(program) \(SleepTapVersion.string)", program: program)
             case .run(let value): directory = value
             }
         } catch {
@@ -346,14 +345,13 @@ public enum KeyGeneration {
         do {
             let keys = try Pairing.generate(into: directory, role: role)
             let peer = role.peer.rawValue
-            print(
+            return StandardStreams.print(
                 """
                 wrote \(Pairing.secretCertificatePath(directory, role)) (secret, mode 0600: keep it on this device)
                 wrote \(Pairing.publicCertificatePath(directory, role)) (public key \(keys.publicKey))
                 next: copy \(Pairing.publicCertificatePath(directory, role)) into the \(peer)'s keys directory, \
                 and the \(peer)'s \(peer).key (from `\(peer) keygen`) into \(directory); then start with --keys \(directory)
-                """)
-            return .ok
+                """, program: program)
         } catch {
             diagnose(program, "keygen: \(error)")
             return .cantCreate

@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -20,13 +21,18 @@ enum ParentProcess {
     static let environmentVariable = "SLEEPTAP_PARENT_PID"
 
     /// Requests the parent-death signal when `SLEEPTAP_PARENT_PID` is set.
+    /// - Parameter warn: told when the variable is set but is not a pid (an integer above 1): it
+    ///   is ignored, and this process will not stop with the one that started it.
     /// - Returns: nil to go on; a message when the spawning process has already exited (the
     ///   caller stops). When this process was started through another program (a shell, env(1))
     ///   while the spawning process is alive, the signal follows that program: it goes on.
-    static func bind() -> String? {
+    static func bind(warn: (String) -> Void) -> String? {
         guard let text = ProcessInfo.processInfo.environment[environmentVariable] else { return nil }
         guard let expected = Int32(text), expected > 1 else {
-            return nil  // not a pid: not set by a SleepTap tool; nothing to follow
+            warn(
+                "\(environmentVariable)=\(clipped(text, to: 40).debugDescription) is not a process id (an integer "
+                    + "above 1); ignored: this process will not stop when the process that started it does")
+            return nil
         }
         #if os(Linux)
             _ = CLinuxProcess_setParentDeathSignal(SIGTERM)

@@ -138,7 +138,7 @@ public final class PhoneRuntime {
             stateFile: startUp.stateFile, osFile: osFile, mailbox: mailbox, output: output, clock: clock)
         do {
             try driver.run()
-            return .ok
+            return output.failure == nil ? .ok : .ioError
         } catch {
             diagnose(program, "poll failed: \(error)")
             return .software

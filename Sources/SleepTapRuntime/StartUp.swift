@@ -62,7 +62,7 @@ final class StartUp<State: Codable & Sendable> {
         // Nobody reads the events any more (EPIPE): stop as on SIGTERM.
         output.whenClosed { mailbox.post(.stop(.outputClosed)) }
         // Started by a SleepTap tool: end with it (after the trap, so its SIGTERM stops cleanly).
-        if let gone = ParentProcess.bind() {
+        if let gone = ParentProcess.bind(warn: { diagnose(program, $0) }) {
             diagnose(program, gone)
             signals.cancel()
             return .failure(.ok)

@@ -78,7 +78,8 @@ public final class WatchRuntime {
                     bedAt: options.bedAt, manualWake: options.manualWake),
                 state: loaded),
             dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock, output: output)
-        return driver.run()
+        let status = driver.run()
+        return output.failure == nil ? status : .ioError
     }
 }
 

@@ -3,6 +3,11 @@ import SleepTapCore
 import SleepTapRuntime
 
 // Thin executable: parse arguments, run the phone runtime, exit with its status.
+// Before anything opens a file: a closed stdin, stdout or stderr is never reused by one.
+if let problem = StandardStreams.secure() {
+    diagnose("phone", problem)
+    exit(ExitCode.ioError.rawValue)
+}
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "keygen" {
     exit(KeyGeneration.main(role: .phone, arguments: Array(arguments.dropFirst())).rawValue)
@@ -13,11 +18,9 @@ SignalTrap.holdStopSignals()
 do {
     switch try CommandLineParser.parsePhone(arguments) {
     case .help:
-        print(CommandLineParser.phoneUsage)
-        exit(ExitCode.ok.rawValue)
+        exit(StandardStreams.print(CommandLineParser.phoneUsage, program: "phone").rawValue)
     case .version:
-        print("phone \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
+        exit(StandardStreams.print("phone \(SleepTapVersion.string)", program: "phone").rawValue)
     case .run(let options):
         exit(PhoneRuntime(options: options).run().rawValue)
     }

@@ -167,8 +167,14 @@ func runDemo() -> Never {
         case "--raw": raw = true
         case "--keep": keep = true
         case "--speed":
-            guard let text = arguments.first, let value = Double(text), value >= 600, value <= 200_000 else {
-                FileHandle.standardError.write(Data("sleeptap-demo: --speed needs a number from 600 to 200000\n".utf8))
+            guard let text = arguments.first else {
+                FileHandle.standardError.write(
+                    Data("sleeptap-demo: --speed needs a value: a number from 600 to 200000\n".utf8))
+                exit(ExitCode.usage.rawValue)
+            }
+            guard let value = Double(text), value >= 600, value <= 200_000 else {
+                FileHandle.standardError.write(
+                    Data("sleeptap-demo: --speed \(text.debugDescription): not a number from 600 to 200000\n".utf8))
                 exit(ExitCode.usage.rawValue)
             }
             arguments.removeFirst()

@@ -3,6 +3,11 @@ import SleepTapCore
 import SleepTapRuntime
 
 // Thin executable: parse arguments, run the watch runtime, exit with its status.
+// Before anything opens a file: a closed stdin, stdout or stderr is never reused by one.
+if let problem = StandardStreams.secure() {
+    diagnose("watch", problem)
+    exit(ExitCode.ioError.rawValue)
+}
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "keygen" {
     exit(KeyGeneration.main(role: .watch, arguments: Array(arguments.dropFirst())).rawValue)
@@ -13,11 +18,9 @@ SignalTrap.holdStopSignals()
 do {
     switch try CommandLineParser.parseWatch(arguments) {
     case .help:
-        print(CommandLineParser.watchUsage)
-        exit(ExitCode.ok.rawValue)
+        exit(StandardStreams.print(CommandLineParser.watchUsage, program: "watch").rawValue)
     case .version:
-        print("watch \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
+        exit(StandardStreams.print("watch \(SleepTapVersion.string)", program: "watch").rawValue)
     case .run(let options):
         exit(WatchRuntime(options: options).run().rawValue)
     }

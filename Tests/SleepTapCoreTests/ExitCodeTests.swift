@@ -12,5 +12,6 @@ struct ExitCodeTests {
         #expect(ExitCode.unavailable.rawValue == 69)  // EX_UNAVAILABLE
         #expect(ExitCode.software.rawValue == 70)  // EX_SOFTWARE
         #expect(ExitCode.cantCreate.rawValue == 73)  // EX_CANTCREAT
+        #expect(ExitCode.ioError.rawValue == 74)  // EX_IOERR
     }
 }

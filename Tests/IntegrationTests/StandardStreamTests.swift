@@ -1,0 +1,86 @@
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A stdout that is closed or cannot be written is an error (exit 74 and a message on stderr),
+/// never silence; a closed stdin or stderr is never taken over by an internal file.
+@Suite("standard streams", .serialized)
+struct StandardStreamTests {
+    /// Runs `name ARGUMENTS` through bash with `redirection` applied (e.g. `>&-`, `>/dev/full`).
+    /// - Returns: the exit status and stderr, or nil (recorded) when it still runs after 10 s.
+    static func run(
+        _ scenario: Scenario, _ name: String, _ arguments: [String], redirection: String
+    ) throws -> (status: Int32, stderr: String) {
+        let script = #"exec "$0" "$@" "# + redirection
+        let shell = try scenario.spawn(
+            "\(name) \(redirection)", ["-c", script, Scenario.executable(name).path] + arguments,
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(shell.waitForExit(timeout: 10), "\(name) \(arguments) \(redirection) still running after 10 s")
+        shell.stop(signal: SIGKILL, timeout: 2)
+        shell.waitForOutputEnd(timeout: 5)
+        return (shell.exitStatus ?? -1, shell.standardError)
+    }
+
+    static func runArguments(_ scenario: Scenario, _ name: String) -> [String] {
+        ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/\(name)"]
+    }
+
+    @Test(
+        "A closed stdout (>&-) stops phone and watch at once: exit 74, stderr says stdout is closed",
+        arguments: ["phone", "watch"])
+    func closedStandardOutput(_ name: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let result = try Self.run(scenario, name, Self.runArguments(scenario, name), redirection: ">&-")
+        #expect(result.status == 74, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("stdout (file descriptor 1) is closed"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/\(name)"), "nothing is created")
+    }
+
+    @Test(
+        "A stdout that cannot be written (>/dev/full) stops phone and watch: exit 74, stderr names the cause",
+        arguments: ["phone", "watch"])
+    func fullStandardOutput(_ name: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let result = try Self.run(scenario, name, Self.runArguments(scenario, name), redirection: ">/dev/full")
+        #expect(result.status == 74, "stderr: \(result.stderr)")
+        #expect(
+            result.stderr.contains("cannot write events to stdout: No space left on device"), "\(result.stderr)")
+    }
+
+    @Test(
+        "--help, --version and keygen --help to a closed or full stdout: exit 74 with a message on stderr",
+        arguments: [
+            ("phone", ["--help"]), ("watch", ["--help"]), ("phone", ["--version"]), ("watch", ["keygen", "--help"]),
+        ])
+    func textToBadStandardOutput(_ name: String, _ arguments: [String]) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let full = try Self.run(scenario, name, arguments, redirection: ">/dev/full")
+        #expect(full.status == 74, "stderr: \(full.stderr)")
+        #expect(full.stderr.contains("cannot write to stdout: No space left on device"), "\(full.stderr)")
+        let closed = try Self.run(scenario, name, arguments, redirection: ">&-")
+        #expect(closed.status == 74, "stderr: \(closed.stderr)")
+        #expect(closed.stderr.contains("stdout (file descriptor 1) is closed"), "\(closed.stderr)")
+    }
+
+    @Test("A closed stdin (<&-) reads as end of file: the phone runs, its fd 0 is /dev/null, SIGTERM stops it")
+    func closedStandardInput() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let script = #"exec "$0" "$@" <&-"#
+        let phone = try scenario.spawn(
+            "phone <&-", ["-c", script, Scenario.executable("phone").path] + Self.runArguments(scenario, "phone"),
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        let pid = try #require(try phone.expect(.phoneStarted).event.int("pid"))
+        let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/0")
+        #expect(target == "/dev/null")
+        #expect(phone.stop(signal: SIGTERM, timeout: 5) == 0, "stderr: \(phone.standardError)")
+    }
+}
