@@ -15,7 +15,6 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case notificationDropped = "notification.dropped"
     case scheduleChanged = "schedule.changed"
     case scheduleRejected = "schedule.rejected"
-    case timezoneChanged = "timezone.changed"
     case batchGenerated = "batch.generated"
     case batchSent = "batch.sent"
     case ackReceived = "ack.received"
@@ -24,7 +23,6 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case ackMismatch = "ack.mismatch"
     case epochChanged = "epoch.changed"
     case upToDateSent = "up_to_date.sent"
-    case sendFailed = "send.failed"
     case peerRefused = "peer.refused"
     case handlerRegistered = "handler.registered"
     case appCrashed = "app.crashed"
@@ -64,6 +62,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
 
     // MARK: Phone or watch
 
+    case timezoneChanged = "timezone.changed"
+    case sendFailed = "send.failed"
     case stateRecovered = "state.recovered"
     case messageReceived = "message.received"
     case messageRejected = "message.rejected"

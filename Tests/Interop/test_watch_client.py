@@ -296,6 +296,11 @@ class WatchRuleTests(unittest.TestCase):
         self.assertIn("sync.up_to_date", names)
         self.assertIn("peer.error", names)
         self.assertEqual([e["seq"] for e in events if e["event"] == "batch.applied"], [1, 5])
+        # The doc's event lines: event, time (UTC, milliseconds), source first, in that order.
+        for event in events:
+            self.assertEqual(list(event)[:3], ["event", "time", "source"], event)
+            self.assertEqual(event["source"], "watch", event)
+            self.assertRegex(event["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", event)
 
     def test_stale_batch_is_ignored_and_answered_with_hello(self):
         phone = self.start("--batches", "3")
