@@ -30,19 +30,27 @@ let package = Package(
         .target(name: "SleepTapEmbedded", dependencies: ["SleepTapCore"]),
         // Linux process calls Swift cannot import (prctl(2) is variadic), as static inline shims.
         .systemLibrary(name: "CLinuxProcess"),
-        // Adapters at the edge: ZeroMQ transport, files, stdin, signals, CLI parsing.
-        .target(name: "SleepTapRuntime", dependencies: ["SleepTapCore", "ZeroMQ", "CLinuxProcess"]),
+        // The argument reader every executable parses its command line with (Foundation only).
+        .target(name: "SleepTapCommandLine"),
+        // Adapters at the edge: ZeroMQ transport, files, stdin, signals, phone and watch options.
+        .target(
+            name: "SleepTapRuntime", dependencies: ["SleepTapCommandLine", "SleepTapCore", "ZeroMQ", "CLinuxProcess"]),
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).
         .target(name: "SleepTapProcess", dependencies: ["SleepTapCore"]),
-        .executableTarget(name: "sleeptap-demo", dependencies: ["SleepTapCore", "SleepTapProcess"]),
+        .executableTarget(
+            name: "sleeptap-demo", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
         // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes.
-        .executableTarget(name: "sleeptap-soak", dependencies: ["SleepTapCore", "SleepTapProcess"]),
+        .executableTarget(
+            name: "sleeptap-soak", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
-        .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapRuntime"]),
+        .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapCommandLine", "SleepTapRuntime"]),
+        // The argument reader, and the demo's and the soak's parsers (in their executables).
+        .testTarget(
+            name: "SleepTapCommandLineTests", dependencies: ["SleepTapCommandLine", "sleeptap-demo", "sleeptap-soak"]),
         .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
             name: "IntegrationTests",

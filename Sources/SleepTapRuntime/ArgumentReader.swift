@@ -1,73 +1,15 @@
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 
-/// Walks `--flag value` pairs (also `--flag=value`); each option may be given once.
-struct ArgumentReader {
-    private var items: [String]
-    private var index = 0
-    private var pendingValue: String?
-    /// The options read so far.
-    private var seen: Set<String> = []
-
-    init(_ arguments: [String]) { items = arguments }
-
-    /// The next option, nil at the end.
-    /// - Throws: `UsageError` when the option was given before (`--endpoint A --endpoint B`):
-    ///   which one should win is a guess, so neither does.
-    mutating func nextFlag() throws(UsageError) -> String? {
-        guard index < items.count else { return nil }
-        let item = items[index]
-        index += 1
-        var flag = item
-        pendingValue = nil
-        if item.hasPrefix("--"), let eq = item.firstIndex(of: "=") {
-            pendingValue = String(item[item.index(after: eq)...])
-            flag = String(item[..<eq])
-        }
-        guard seen.insert(flag).inserted else {
-            throw UsageError("\(Self.clip(flag)) is given twice; give each option once")
-        }
-        return flag
-    }
-
-    mutating func value(_ flag: String) throws(UsageError) -> String {
-        if let pending = pendingValue {
-            pendingValue = nil
-            return pending
-        }
-        guard index < items.count else { throw UsageError("\(flag) needs a value") }
-        let value = items[index]
-        // `--state-dir --help` is a forgotten value, not a directory named "--help".
-        if value.hasPrefix("--") && value.count > 2 {
-            throw UsageError("\(flag) needs a value (found the option \(Self.clip(value)) instead)")
-        }
-        index += 1
-        return value
-    }
-
-    mutating func nonEmpty(_ flag: String) throws(UsageError) -> String {
-        let text = try value(flag)
-        guard !text.isEmpty else { throw UsageError("\(flag) must not be empty") }
-        return text
-    }
-
+/// The readers of the values only phone and watch take: endpoints, zones, routing ids, local
+/// times, step costs and the virtual clock.
+extension ArgumentReader {
     /// The value of `flag` as an endpoint (`Endpoint.parse`), a relative ipc path resolved
     /// against `workingDirectory`.
     /// - Throws: `UsageError` naming the flag, the text and what is wrong.
     mutating func endpoint(_ flag: String, workingDirectory: String) throws(UsageError) -> Endpoint {
         try Endpoint.parse(nonEmpty(flag), flag: flag, workingDirectory: workingDirectory)
-    }
-
-    /// At most 120 characters of user input, for messages.
-    static func clip(_ text: String) -> String {
-        text.count <= 120 ? text : String(text.prefix(117)) + "..."
-    }
-
-    /// A plain decimal number (digits, one dot, optional exponent): no hex, inf or nan.
-    static func decimal(_ text: String) -> Double? {
-        let allowed = Set("0123456789.eE+-")
-        guard !text.isEmpty, text.allSatisfy({ allowed.contains($0) }) else { return nil }
-        return Double(text)
     }
 
     mutating func timeZone(_ flag: String) throws(UsageError) -> TimeZone {
@@ -94,26 +36,6 @@ struct ArgumentReader {
             throw UsageError("\(flag) \"\(Self.clip(text))\": expected a 24-hour time HH:MM (00:00-23:59)")
         }
         return time
-    }
-
-    mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
-        let text = try value(flag)
-        guard let number = Int(text), range.contains(number) else {
-            throw UsageError(
-                "\(flag) \"\(Self.clip(text))\": expected a whole number from \(range.lowerBound) to \(range.upperBound)"
-            )
-        }
-        return number
-    }
-
-    /// Seconds as a plain decimal within `range`.
-    mutating func seconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError) -> TimeInterval {
-        let text = try value(flag)
-        guard let number = Self.decimal(text), range.contains(number) else {
-            throw UsageError(
-                "\(flag) \"\(Self.clip(text))\": expected seconds from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
     }
 
     /// `renew=0.1,notices=0.5,dates=2,sunlight=0.05` (any subset; virtual seconds).

@@ -1,37 +1,9 @@
 public import Foundation
+public import SleepTapCommandLine
 import SleepTapCore
-
-/// A command line that cannot be used; printed to stderr with the usage line, exit 64.
-public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
-/// Either "print help", "print the version" or "run with these options".
-public enum Parsed<Options: Sendable>: Sendable {
-    case help
-    /// `--version`: print `SleepTapVersion.string` and exit 0.
-    case version
-    case run(Options)
-}
 
 /// Command-line parsing for both executables, kept in the library so it is unit-tested.
 public enum CommandLineParser {
-    /// `-h`/`--help` or `--version` anywhere on the command line wins over every other argument,
-    /// a bad one included, as in swift-argument-parser; the first of them decides.
-    /// - Returns: `.help` or `.version`, or nil when neither is present.
-    public static func informationRequest<Options>(in arguments: some Sequence<String>) -> Parsed<Options>? {
-        for argument in arguments {
-            switch argument {
-            case "-h", "--help": return .help
-            case "--version": return .version
-            default: continue
-            }
-        }
-        return nil
-    }
-
     public static let phoneUsage = """
         usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
                      [--keys DIR | --insecure]
@@ -206,13 +178,13 @@ public enum CommandLineParser {
     /// - Returns: the directory to write, help or version.
     /// - Throws: `UsageError` naming the flag and what is wrong.
     public static func parseKeygen(_ arguments: [String]) throws(UsageError) -> Parsed<String> {
-        if let request: Parsed<String> = informationRequest(in: arguments) { return request }
+        if let request = Parsed<String>.informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var directory: String?
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--dir": directory = try reader.nonEmpty(flag)
-            default: throw UsageError("unknown option \(ArgumentReader.clip(flag))")
+            default: throw ArgumentReader.unknown(flag)
             }
         }
         guard let directory else { throw UsageError("--dir is required") }
@@ -224,7 +196,7 @@ public enum CommandLineParser {
     public static func parsePhone(
         _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(UsageError) -> Parsed<PhoneOptions> {
-        if let request: Parsed<PhoneOptions> = informationRequest(in: arguments) { return request }
+        if let request = Parsed<PhoneOptions>.informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var endpoint: Endpoint?
         var stateDirectory: String?
@@ -247,12 +219,7 @@ public enum CommandLineParser {
             case "--time-zone": zone = try reader.timeZone(flag)
             case "--watch-id": watchId = try reader.routingId(flag)
             case "--horizon-days": horizon = try reader.integer(flag, in: 1...WireCodec.maxEntries)
-            case "--device-seed":
-                let text = try reader.value(flag)
-                guard let seed = UInt64(text) else {
-                    throw UsageError("\(flag) \"\(text)\": expected a whole number from 0 to 18446744073709551615")
-                }
-                deviceSeed = seed
+            case "--device-seed": deviceSeed = try reader.unsignedInteger(flag)
             case "--platform":
                 let text = try reader.value(flag)
                 guard let platform = Platform(rawValue: text) else {
@@ -282,14 +249,7 @@ public enum CommandLineParser {
                 os.bucket = bucket
             case "--interval":
                 os.interval = try reader.seconds(flag, in: 1...(30 * 86_400))
-            case "--os-seed":
-                let text = try reader.value(flag)
-                guard let seed = UInt64(text) else {
-                    throw UsageError(
-                        "\(flag) \"\(ArgumentReader.clip(text))\": expected a whole number from 0 to 18446744073709551615"
-                    )
-                }
-                os.seed = seed
+            case "--os-seed": os.seed = try reader.unsignedInteger(flag)
             case "--step-costs": os.stepCosts = try reader.stepCosts(flag)
             case "--weather":
                 let text = try reader.value(flag)
@@ -315,7 +275,7 @@ public enum CommandLineParser {
                 location = coordinate
             default:
                 if try reader.clockFlag(flag, into: &clock) { continue }
-                throw UsageError("unknown option \(flag)")
+                throw ArgumentReader.unknown(flag)
             }
         }
         guard let endpoint else { throw UsageError("--endpoint is required") }
@@ -349,7 +309,7 @@ public enum CommandLineParser {
     public static func parseWatch(
         _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(UsageError) -> Parsed<WatchOptions> {
-        if let request: Parsed<WatchOptions> = informationRequest(in: arguments) { return request }
+        if let request = Parsed<WatchOptions>.informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var endpoint: Endpoint?
         var stateDirectory: String?
@@ -372,7 +332,7 @@ public enum CommandLineParser {
             case "--keys": keys = try reader.nonEmpty(flag)
             default:
                 if try reader.clockFlag(flag, into: &clock) { continue }
-                throw UsageError("unknown option \(flag)")
+                throw ArgumentReader.unknown(flag)
             }
         }
         guard let endpoint else { throw UsageError("--endpoint is required") }

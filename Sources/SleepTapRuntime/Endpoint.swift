@@ -1,4 +1,5 @@
 import Foundation
+public import SleepTapCommandLine
 
 /// A ZeroMQ endpoint as the executables accept it (`--endpoint`), parsed and checked once.
 ///

@@ -1,4 +1,5 @@
 public import Foundation
+public import SleepTapCommandLine
 public import SleepTapCore
 
 /// The simulated OS the phone runs on (`--platform`, `--registration`, …).

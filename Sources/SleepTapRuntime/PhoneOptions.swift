@@ -1,4 +1,5 @@
 public import Foundation
+import SleepTapCommandLine
 public import SleepTapCore
 
 /// `phone` options.

@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
 
@@ -15,26 +16,6 @@ import SleepTapProcess
 // hand. Opening the phone app once refills the dates.
 // Part 2, the fix: the same phone registers early (AppDelegate). The consolidated job runs in the
 // background every morning (renew, notices and dates, weather) and the dates never run out.
-
-let usage = """
-    usage: sleeptap-demo [--speed N] [--raw] [--keep]
-
-    Runs phone and watch as two processes over ipc in a temp dir, in virtual time starting
-    Thu 2025-03-06 12:00 America/New_York (a week that crosses the spring-forward change):
-    first with the handler registered too late (the bug), then registered early (the fix).
-
-      --speed N   virtual seconds per wall second, 600 to 200000 (default 43200: 12 h a second)
-      --raw       also print every JSON event as it arrives
-      --keep      keep the temp dir (state files, sockets) and print its path
-      -h, --help  this text (wins over any other argument)
-      --version   print the version
-
-    Ctrl-C, SIGTERM, SIGHUP or a closed stdout (`| head`) stop phone and watch and remove the
-    temp dir; phone and watch also stop by themselves if this process is killed (SIGKILL).
-
-    Exit: 0 when the story played out or stdout was closed, 1 when an expected event did not
-    come, 64 bad arguments, 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
-    """
 
 /// Writes a line to stdout at once (unbuffered, so a watching person sees it as it happens).
 /// When nobody reads any more (`sleeptap-demo | head`: EPIPE) the demo stops its children,
@@ -147,48 +128,30 @@ final class Narrator: @unchecked Sendable {
 }
 
 func runDemo() -> Never {
-    var speed = 43_200.0
-    var raw = false
-    var keep = false
-    var arguments = Array(CommandLine.arguments.dropFirst())
-    // Help and --version win wherever they stand (as in swift-argument-parser).
-    if let request = arguments.first(where: { ["-h", "--help", "--version"].contains($0) }) {
-        print(request == "--version" ? "sleeptap-demo \(SleepTapVersion.string)" : usage)
-        exit(ExitCode.ok.rawValue)
-    }
-    var seen: Set<String> = []
-    while !arguments.isEmpty {
-        let flag = arguments.removeFirst()
-        guard seen.insert(flag).inserted else {
-            FileHandle.standardError.write(Data("sleeptap-demo: \(flag) is given twice; give each option once\n".utf8))
-            exit(ExitCode.usage.rawValue)
+    let options: DemoOptions
+    do {
+        switch try DemoOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+        case .help:
+            print(DemoOptions.usage)
+            exit(ExitCode.ok.rawValue)
+        case .version:
+            print("sleeptap-demo \(SleepTapVersion.string)")
+            exit(ExitCode.ok.rawValue)
+        case .run(let parsed):
+            options = parsed
         }
-        switch flag {
-        case "--raw": raw = true
-        case "--keep": keep = true
-        case "--speed":
-            guard let text = arguments.first else {
-                FileHandle.standardError.write(
-                    Data("sleeptap-demo: --speed needs a value: a number from 600 to 200000\n".utf8))
-                exit(ExitCode.usage.rawValue)
-            }
-            guard let value = Double(text), value >= 600, value <= 200_000 else {
-                FileHandle.standardError.write(
-                    Data("sleeptap-demo: --speed \(text.debugDescription): not a number from 600 to 200000\n".utf8))
-                exit(ExitCode.usage.rawValue)
-            }
-            arguments.removeFirst()
-            speed = value
-        default:
-            FileHandle.standardError.write(Data("sleeptap-demo: unknown option \(flag)\n\(usage)\n".utf8))
-            exit(ExitCode.usage.rawValue)
-        }
+    } catch {
+        FileHandle.standardError.write(Data("sleeptap-demo: \(error.message)\n(see sleeptap-demo --help)\n".utf8))
+        exit(ExitCode.usage.rawValue)
     }
+    let (speed, raw, keep) = (options.speed, options.raw, options.keep)
 
     guard let phoneURL = ChildProcess.locate("phone"), let watchURL = ChildProcess.locate("watch") else {
         fail("cannot find the phone and watch executables next to this one; run `swift build` first")
     }
-    let zone = TimeZone(identifier: "America/New_York")!
+    guard let zone = TimeZone(identifier: "America/New_York") else {
+        fail("this system has no America/New_York time zone (install tzdata)")
+    }
     let narrator = Narrator(zone: zone, raw: raw)
 
     // Every way out (SIGINT, SIGTERM, SIGHUP, a closed stdout, the end, a failure) stops phone

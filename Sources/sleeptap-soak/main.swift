@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
 
@@ -11,46 +12,6 @@ import SleepTapProcess
 // checks that the link lost nothing: the watch holds the newest batch, no batch was applied twice,
 // never older over newer, and the phone never issued a seq twice.
 
-let usage = """
-    usage: sleeptap-soak [--steps N] [--seed N] [--verbose] [--json]
-
-    Runs the built phone and watch over an ipc socket in a temp dir and, for N seeded steps,
-    injects one fault per step:
-      open          the phone makes a new batch (stdin `open`)
-      kill-phone    kill -9 the phone at a random point (idle, right after `open`, on
-                    batch.generated, on batch.sent before the ACK, when the watch applied the
-                    batch, after a random delay) and restart it with the same state dir
-      kill-watch    kill -9 the watch (idle, on receiving the BATCH, on batch.applied before
-                    ack.sent, after a random delay) and restart it with the same state dir
-      pause         SIGSTOP the phone or the watch for 20 ms to 1 s (one in four: 3 to 4.5 s,
-                    past the heartbeat timeout), sometimes `open` meanwhile, then SIGCONT
-      restart-both  stop both (SIGTERM or kill -9), start them again in either order
-      handover      SIGSTOP the watch, start a replacement with the same routing id and a copy
-                    of its state (ROUTER_HANDOVER), then kill -9 the old one
-    After each step it waits until the system is quiet (the watch heard from the phone, its
-    watch.json holds the phone.json lastSeq and the phone says acked; deadline 30 s) and checks
-    the invariants:
-      (a) the watch holds the newest batch: the phone's outbox, entry for entry;
-      (b) no batch applied twice (batch.applied across every watch process);
-      (c) never older over newer (applied seqs across the run strictly increasing);
-      (d) the phone never issues a seq twice (batch.generated across every phone process).
-
-      --steps N   fault steps, 1 to 100000 (default 200)
-      --seed N    seed of the choices, 0 to 18446744073709551615 (default: random, printed)
-      --verbose   print each step as it runs
-      --json      print the summary as one JSON object (event .soakSummary) instead of text
-      -h, --help  this text (wins over any other argument)
-      --version   print the version
-
-    The choices replay from the seed; the timing of the races they set up does not.
-    Ctrl-C, SIGTERM, SIGHUP or a closed stdout stop phone and watch and remove the temp dir;
-    phone and watch also stop by themselves if this process is killed (SIGKILL).
-
-    Exit: 0 every invariant held (or stdout was closed), 1 an invariant broke (seed, step and
-    evidence on stderr), 64 bad arguments, 70 the matrix could not run (phone/watch not built,
-    no temp dir), 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
-    """
-
 /// Writes a line to stdout at once. When nobody reads any more (EPIPE) the soak stops its
 /// children, removes its temp dir and exits 0 (`Reaper`).
 func out(_ line: String) {
@@ -60,65 +21,6 @@ func out(_ line: String) {
 /// Writes a line to stderr at once.
 func complain(_ line: String) {
     Reaper.shared.writeError(line)
-}
-
-// MARK: - arguments
-
-struct Options {
-    var steps = 200
-    var seed: UInt64?
-    var verbose = false
-    var json = false
-}
-
-enum Parsed {
-    case help
-    case version
-    case run(Options)
-}
-
-struct UsageError: Error {
-    let message: String
-}
-
-func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
-    var options = Options()
-    // Help and --version win wherever they stand (as in swift-argument-parser).
-    if let request = arguments.first(where: { ["-h", "--help", "--version"].contains($0) }) {
-        return request == "--version" ? .version : .help
-    }
-    var rest = arguments[...]
-    func value(_ flag: String) throws(UsageError) -> String {
-        guard let text = rest.popFirst() else { throw UsageError(message: "\(flag) needs a value") }
-        return text
-    }
-    var seen: Set<String> = []
-    while let flag = rest.popFirst() {
-        guard seen.insert(flag).inserted else {
-            throw UsageError(message: "\(flag) is given twice; give each option once")
-        }
-        switch flag {
-        case "--verbose":
-            options.verbose = true
-        case "--json":
-            options.json = true
-        case "--steps":
-            let text = try value(flag)
-            guard let steps = Int(text), (1...100_000).contains(steps) else {
-                throw UsageError(message: "--steps \"\(text)\": expected a whole number from 1 to 100000")
-            }
-            options.steps = steps
-        case "--seed":
-            let text = try value(flag)
-            guard let seed = UInt64(text) else {
-                throw UsageError(message: "--seed \"\(text)\": expected a whole number from 0 to 18446744073709551615")
-            }
-            options.seed = seed
-        default:
-            throw UsageError(message: "unknown option \"\(flag)\"")
-        }
-    }
-    return .run(options)
 }
 
 // MARK: - the kill switch
@@ -274,7 +176,7 @@ struct Counts {
 final class Soak {
     static let quietDeadline: TimeInterval = 30
     static let eventDeadline: TimeInterval = 10
-    let options: Options
+    let options: SoakOptions
     let seed: UInt64
     private var rng: SplitMix64
     let dir: String
@@ -292,7 +194,7 @@ final class Soak {
     private var step = 0
     private let started = ContinuousClock.now
 
-    init(options: Options, seed: UInt64) throws(Failure) {
+    init(options: SoakOptions, seed: UInt64) throws(Failure) {
         self.options = options
         self.seed = seed
         rng = SplitMix64(state: seed)
@@ -848,11 +750,11 @@ final class Soak {
 // MARK: - main
 
 signal(SIGPIPE, SIG_IGN)
-let options: Options
+let options: SoakOptions
 do {
-    switch try parse(Array(CommandLine.arguments.dropFirst())) {
+    switch try SoakOptions.parse(Array(CommandLine.arguments.dropFirst())) {
     case .help:
-        out(usage)
+        out(SoakOptions.usage)
         exit(ExitCode.ok.rawValue)
     case .version:
         out("sleeptap-soak \(SleepTapVersion.string)")

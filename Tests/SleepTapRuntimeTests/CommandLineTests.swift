@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import Testing
 
@@ -130,6 +131,10 @@ struct CommandLineTests {
         (Self.base + ["--watch-id", String(repeating: "w", count: 256)], "1-255 bytes"),
         (Self.base + ["--frobnicate"], "unknown option --frobnicate"),
         (Self.base + ["stray"], "unknown option stray"),
+        (Self.base + ["--insecure=false"], "--insecure takes no value (found \"false\")"),
+        (Self.base + ["--low-power=no", "--refresh-off"], "--low-power takes no value (found \"no\")"),
+        (Self.base + ["--os-seed", "0x10"], "--os-seed \"0x10\": expected a whole number from 0 to"),
+        (Self.base + ["--device-seed", "-1"], "--device-seed \"-1\": expected a whole number from 0 to"),
     ]
 
     @Test("Bad phone arguments name the flag and what is wrong", arguments: badPhone)
@@ -145,6 +150,7 @@ struct CommandLineTests {
         "Bad watch arguments name the flag and what is wrong",
         arguments: [
             (base + ["--bed-at", "10pm"], "--bed-at \"10pm\": expected a 24-hour time"),
+            (base + ["--insecure=yes"], "--insecure takes no value (found \"yes\")"),
             (base + ["--manual-wake", "06:30"], "--manual-wake needs --bed-at"),
             (base + ["--bed-at", "22:30", "--manual-wake", "6:30"], "--manual-wake \"6:30\""),
             (base + ["--id", ""], "--id must not be empty"),

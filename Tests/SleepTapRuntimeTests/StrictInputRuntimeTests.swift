@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import Testing
 
