@@ -22,7 +22,12 @@ do {
     case .version:
         exit(StandardStreams.print("phone \(SleepTapVersion.string)", program: "phone").rawValue)
     case .run(let options):
-        exit(PhoneRuntime(options: options).run().rawValue)
+        let code = PhoneRuntime(options: options).run()
+        // _exit(2), not exit(3): a weather fetch may still be running on another thread (the
+        // driver never waits for one), and exit(3)'s atexit teardown of FoundationNetworking
+        // races it (a SIGSEGV one stop in a few). Every line was written with write(2), unbuffered,
+        // and the state files are fsync'd, so nothing is lost.
+        _exit(code.rawValue)
     }
 } catch {
     diagnose("phone", "\(error)\n(see phone --help)")
