@@ -30,11 +30,19 @@ public struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
     public var description: String { line }
 }
 
+/// One line a child wrote on stdout, with the wall instant it was read.
+public struct ChildOutputLine: Sendable {
+    /// When the reader thread read the line.
+    public let arrived: Date
+    /// The line, without its newline.
+    public let text: String
+}
+
 /// A spawned SleepTap executable whose stdout is read as JSON Lines on a background thread.
 ///
-/// Used by `sleeptap-demo`, `sleeptap-soak` and the integration tests. Spawns with Foundation's
-/// `Process` (posix_spawn: no fork of a process that holds a ZeroMQ context), reads both pipes
-/// before waiting, and never blocks in `deinit`: call `stop()`.
+/// Used by `sleeptap-demo`, `sleeptap-soak` and the integration tests, for every process they
+/// start. Spawns with Foundation's `Process` (posix_spawn: no fork of a process that holds a
+/// ZeroMQ context), reads both pipes before waiting, and never blocks in `deinit`: call `stop()`.
 ///
 /// Children do not outlive the spawning process. Each one is registered with `Reaper.shared`,
 /// which ends it by pid on every exit path of a tool that uses it (signals, a closed stdout,
@@ -53,6 +61,7 @@ public final class ChildProcess: @unchecked Sendable {
     private let condition = NSCondition()
     private var eventList: [ChildEvent] = []
     private var nonEventLines: [String] = []
+    private var outputList: [ChildOutputLine] = []
     private var stderrData = Data()
     private var stdoutClosed = false
     private var stderrClosed = false
@@ -141,6 +150,14 @@ public final class ChildProcess: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return nonEventLines
+    }
+
+    /// Every line the child wrote on stdout so far, events and other lines, in order, each with
+    /// the wall instant it was read (for help texts, reports, and pacing).
+    public var outputLines: [ChildOutputLine] {
+        condition.lock()
+        defer { condition.unlock() }
+        return outputList
     }
 
     /// Writes one line (a newline is added) to the child's stdin (when it is the pipe).
@@ -263,17 +280,20 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     private func record(_ line: String) {
+        let output = ChildOutputLine(arrived: Date(), text: line)
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let name = object["event"] as? String
         else {
             condition.lock()
             nonEventLines.append(line)
+            outputList.append(output)
             condition.unlock()
             return
         }
         let event = ChildEvent(rawName: name, fields: object, line: line)
         onEvent?(event)
         condition.lock()
+        outputList.append(output)
         eventList.append(event)
         condition.broadcast()
         condition.unlock()

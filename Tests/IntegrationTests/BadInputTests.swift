@@ -147,11 +147,10 @@ struct BadInputTests {
         defer { scenario.close() }
         let stateDir = "\(scenario.dir)/phone"
         try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
-        let reaped = Process()
-        reaped.executableURL = URL(fileURLWithPath: "/bin/true")
-        try reaped.run()
-        reaped.waitUntilExit()
-        let stale = ["\(stateDir)/phone.json.tmp-\(reaped.processIdentifier)"]
+        let reaped = try scenario.spawn(
+            "true", [], executable: URL(fileURLWithPath: "/bin/true"), standardInput: FileHandle.nullDevice)
+        #expect(reaped.waitForExit(timeout: 10), "/bin/true did not exit")
+        let stale = ["\(stateDir)/phone.json.tmp-\(reaped.pid)"]
         let live = ["\(stateDir)/phone.json.tmp-\(getpid())", "\(stateDir)/phone.json.prev.tmp-\(getpid())"]
         for path in stale + live {
             #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"lastSeq\":".utf8)))
@@ -322,7 +321,7 @@ struct BadInputTests {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any] else {
                 return nil
             }
-            return (line.at, object)
+            return (line.arrived, object)
         }
         // --keep: the temp dir named by the phone's endpoint stays, and the demo says so.
         let endpoint = try #require(

@@ -29,15 +29,17 @@ struct InteropTests {
 
     /// Fails (never skips) when `python` cannot import zmq.
     static func requirePyZMQ(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: python)
-        probe.arguments = ["-c", "import zmq"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
         var status: Int32 = -1
-        if FileManager.default.isExecutableFile(atPath: python), (try? probe.run()) != nil {
-            probe.waitUntilExit()
-            status = probe.terminationStatus
+        if FileManager.default.isExecutableFile(atPath: python),
+            let probe = try? ChildProcess(
+                name: "python", executable: URL(fileURLWithPath: python), arguments: ["-c", "import zmq"],
+                standardInput: FileHandle.nullDevice)
+        {
+            if probe.waitForExit(timeout: 30) {
+                status = probe.exitStatus ?? -1
+            } else {
+                probe.stop(signal: SIGKILL)
+            }
         }
         // A failure, never a skip: the interop tests are part of the suite.
         try #require(

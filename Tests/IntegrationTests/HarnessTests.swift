@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The process runner the tests share starts every child the same way.
+@Suite("the shared process runner")
+struct HarnessTests {
+    @Test("A run to the end is a tracked child: it gets SLEEPTAP_PARENT_PID, this process's pid")
+    func capturedRunIsAChildProcess() throws {
+        let result = try CapturedRun.run("env", [], executable: URL(fileURLWithPath: "/usr/bin/env"), timeout: 10)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(
+            result.lines.map(\.text).contains("SLEEPTAP_PARENT_PID=\(getpid())"),
+            "the child's SLEEPTAP_ variables: \(result.lines.map(\.text).filter { $0.hasPrefix("SLEEPTAP_") })")
+    }
+
+    @Test("A run to the end keeps every stdout line, events and others, in order, with its arrival")
+    func capturedRunKeepsEveryLine() throws {
+        let script = #"echo plain; echo '{"event":"x.y"}'; echo last; echo oops >&2; exit 3"#
+        let started = Date()
+        let result = try CapturedRun.run(
+            "sh", ["-c", script], executable: URL(fileURLWithPath: "/bin/sh"), timeout: 10)
+        #expect(result.status == 3)
+        #expect(result.lines.map(\.text) == ["plain", #"{"event":"x.y"}"#, "last"])
+        #expect(result.lines.allSatisfy { $0.arrived >= started && $0.arrived <= Date() })
+        #expect(result.standardError == "oops\n")
+    }
+}
