@@ -10,8 +10,10 @@ import Foundation
 /// second phone on the same endpoint would silently take it over, and an endpoint that names an
 /// ordinary file would destroy it. These checks run before binding or writing anything.
 enum SingleInstance {
-    /// Holds an exclusive `flock` on `<dir>/.lock` for the life of the process.
-    /// - Returns: the lock's file descriptor (keep it open), or a message naming the holder.
+    /// Holds an exclusive `flock` on `<dir>/.lock` for the life of the process, and writes
+    /// `PID PROGRAM` into it, so that a process refused the lock can name the holder.
+    /// - Returns: the lock's file descriptor (keep it open), or a message naming the holder (its
+    ///   program and pid: another phone, or the watch whose state dir this is).
     static func lockStateDirectory(_ directory: String, program: String) -> Result<Int32, FileError> {
         let path = directory + "/.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -21,21 +23,56 @@ enum SingleInstance {
                 FileError(path: path, reason: "cannot open lock file: \(String(cString: strerror(code)))", errno: code))
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            var buffer = [UInt8](repeating: 0, count: 32)
+            var buffer = [UInt8](repeating: 0, count: 64)
             let count = read(fd, &buffer, buffer.count)
-            let holder =
-                count > 0
-                ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                : "?"
             close(fd)
-            return .failure(
-                FileError(
-                    path: directory, reason: "in use by another \(program) (pid \(holder)); one process per state dir"))
+            let holder = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
+            return .failure(FileError(path: directory, reason: heldReason(holder, program: program)))
         }
         _ = ftruncate(fd, 0)
-        let pid = "\(getpid())\n"
-        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        let record = "\(getpid()) \(program)\n"
+        _ = record.withCString { write(fd, $0, strlen($0)) }
         return .success(fd)
+    }
+
+    /// Why a state dir whose lock holds `record` (`PID PROGRAM`, or a bare pid) cannot be used by
+    /// `program`.
+    static func heldReason(_ record: String, program: String) -> String {
+        let parts = record.split(whereSeparator: \.isWhitespace)
+        let pid = parts.first.map(String.init) ?? "?"
+        let holder = parts.count > 1 ? String(parts[1]) : nil
+        switch holder {
+        case program:
+            return "in use by another \(program) (pid \(pid)); one process per state dir"
+        case "phone", "watch":
+            return "in use by a running \(holder ?? "") (pid \(pid)): it is that \(holder ?? "")'s state dir; "
+                + "give the \(program) a state dir of its own"
+        default:
+            return "in use by another process (pid \(pid)); one process per state dir"
+        }
+    }
+
+    /// The state files a program keeps in its state dir (each may also have a `.prev` copy).
+    static func stateFiles(of program: String) -> [String] {
+        program == "phone" ? ["phone.json", "os.json"] : ["watch.json"]
+    }
+
+    /// A phone and a watch never share a state dir: their files would sit side by side, and a
+    /// watch started on a stopped phone's dir would write its state there.
+    /// - Returns: nil when `directory` holds no state file of the other program; else why it is
+    ///   not `program`'s state dir.
+    static func otherProgramsState(in directory: String, program: String) -> String? {
+        let other = program == "phone" ? "watch" : "phone"
+        for name in stateFiles(of: other) {
+            for candidate in [name, name + ".prev"] {
+                var info = stat()
+                if lstat(directory + "/" + candidate, &info) == 0 {
+                    return "holds \(candidate), a \(other)'s state: it is a \(other)'s state dir; "
+                        + "give the \(program) a state dir of its own"
+                }
+            }
+        }
+        return nil
     }
 
     /// For `ipc://PATH`: nil when binding is safe (nothing there, or a stale socket nobody

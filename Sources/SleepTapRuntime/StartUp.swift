@@ -9,7 +9,7 @@ import SleepTapCore
 /// trap (so SIGINT/SIGTERM during start-up still end the process cleanly), follow the spawning
 /// tool's life when one set `SLEEPTAP_PARENT_PID` (`ParentProcess`), run the caller's
 /// preflight checks (e.g. the schedule file, before anything is created), create and lock the
-/// state directory (one process per state dir), remove temp files that killed saves left behind,
+/// state directory (one process per state dir; a phone and a watch never share one), remove temp files that killed saves left behind,
 /// load the state file with recovery (a bad file is moved aside, reported on stderr and as
 /// `state.recovered`), load the pairing keys if any.
 final class StartUp<State: Codable & Sendable> {
@@ -89,6 +89,9 @@ final class StartUp<State: Codable & Sendable> {
         func failLocked(_ status: ExitCode, _ message: String) -> Result<StartUp, ExitCode> {
             Glibc.close(lock)
             return fail(status, message)
+        }
+        if let problem = SingleInstance.otherProgramsState(in: stateDirectory, program: program) {
+            return failLocked(.cantCreate, "state dir \(stateDirectory): \(problem)")
         }
         let stateFile = StateFile<State>(path: stateDirectory + "/" + fileName)
         let loaded: State?
