@@ -159,10 +159,12 @@ func runDemo() -> Never {
     // parent-death signal.
     signal(SIGPIPE, SIG_IGN)
     Reaper.shared.installSignalHandlers(program: "sleeptap-demo")
-    var template = Array("/tmp/sleeptap-demo-XXXXXX".utf8CString)
-    guard let madeDir = mkdtemp(&template) else { fail("cannot create a temp dir") }
-    let dir = String(cString: madeDir)
-    if !keep { Reaper.shared.track(directory: dir) }
+    let dir: String
+    do {
+        dir = try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-demo", removeOnExit: !keep)
+    } catch {
+        fail("\(error)")
+    }
     let endpoint = "ipc://\(dir)/phone.sock"
     let schedulePath = "\(dir)/schedule.json"
     let schedule = """

@@ -205,13 +205,11 @@ final class Soak {
         }
         self.phoneURL = phoneURL
         self.watchURL = watchURL
-        // Short on purpose: an ipc path must stay under 107 bytes.
-        var template = Array("/tmp/sleeptap-soak-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw Failure(message: "cannot create a temp dir: \(String(cString: strerror(errno)))", setup: true)
+        do {
+            dir = try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-soak")
+        } catch {
+            throw Failure(message: "\(error)", setup: true)
         }
-        dir = String(cString: made)
-        Reaper.shared.track(directory: dir)
         endpoint = "ipc://\(dir)/phone.sock"
         // A virtual clock at speed 1 from Thu 2025-03-06 12:00 EST: the OS's next background
         // launch (next wake-up + 1 h) is 20 virtual hours away, so only the matrix makes batches.

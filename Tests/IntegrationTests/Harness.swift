@@ -16,13 +16,10 @@ final class Scenario {
     static let deadline: TimeInterval = 20
 
     init() throws {
-        var template = Array("/tmp/sleeptap-it-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        dir = String(cString: made)
         // SIGINT, SIGTERM or SIGHUP to the test process stop every child and remove every
         // scenario's dir; a SIGKILL leaves the children to their parent-death signal.
         Reaper.shared.installSignalHandlers(program: "SleepTapPackageTests")
-        Reaper.shared.track(directory: dir)
+        dir = try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-it")
     }
 
     var endpoint: String { "ipc://\(dir)/phone.sock" }

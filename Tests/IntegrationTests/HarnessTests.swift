@@ -1,4 +1,5 @@
 import Foundation
+import SleepTapProcess
 import Testing
 
 #if canImport(Glibc)
@@ -27,5 +28,20 @@ struct HarnessTests {
         #expect(result.lines.map(\.text) == ["plain", #"{"event":"x.y"}"#, "last"])
         #expect(result.lines.allSatisfy { $0.arrived >= started && $0.arrived <= Date() })
         #expect(result.standardError == "oops\n")
+    }
+
+    @Test("A run's temp dir is private (0700) under /tmp; one that cannot be made names its template and why")
+    func temporaryDirectory() throws {
+        let dir = try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-ht", removeOnExit: false)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(dir.hasPrefix("/tmp/sleeptap-ht-") && dir.utf8.count == "/tmp/sleeptap-ht-XXXXXX".utf8.count)
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int)
+        #expect(mode == 0o700)
+        let error = try #require(throws: TemporaryDirectoryError.self) {
+            try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-no-such-dir/x")
+        }
+        #expect(
+            error.description
+                == "cannot create a temp dir /tmp/sleeptap-no-such-dir/x-XXXXXX: No such file or directory")
     }
 }
