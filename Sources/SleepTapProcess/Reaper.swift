@@ -164,7 +164,8 @@ public final class Reaper: @unchecked Sendable {
 
     /// Writes `line` and a newline to stdout at once with write(2). When nobody reads stdout any
     /// more (EPIPE: the reader of `tool | head` exited; SIGPIPE must be ignored) the tool has no
-    /// one to talk to: it cleans up and exits 0.
+    /// one to talk to: it cleans up and exits 0. Any other write error: it cleans up, says why on
+    /// stderr and exits 74.
     public func writeLine(_ line: String) {
         let bytes = Array((line + "\n").utf8)
         var written = 0
@@ -180,8 +181,38 @@ public final class Reaper: @unchecked Sendable {
                 if isExiting { return }  // a line of the final report: the exit is under way
                 finish(.ok)
             } else {
-                return
+                // Any other error (`> /dev/full`, a full disk) loses the output just as surely:
+                // say why on stderr and end with 74 (EX_IOERR), never go on in silence.
+                let reason = String(cString: strerror(errno))
+                if isExiting { return }
+                finish(.ioError) { writeError("\(Self.program): cannot write to stdout: \(reason)") }
             }
+        }
+    }
+
+    /// This tool's name, for messages (the last component of argv[0]).
+    static var program: String {
+        URL(fileURLWithPath: CommandLine.arguments.first ?? "sleeptap").lastPathComponent
+    }
+
+    /// Checks descriptors 0, 1 and 2 before anything opens a file: a closed one would be reused by
+    /// the next open(2), pipe(2) or socket(2) (the lowest free descriptor, open(2)), and the output
+    /// would go into a child's pipe or a temp file. A closed stdin or stderr is opened on
+    /// /dev/null; a closed stdout ends the tool with 74 (EX_IOERR) and a message on stderr.
+    public static func requireStandardStreams() {
+        var stdoutClosed = false
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            guard fcntl(descriptor, F_GETFD) == -1, errno == EBADF else { continue }
+            if descriptor == STDOUT_FILENO { stdoutClosed = true }
+            let opened = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if opened >= 0 && opened != descriptor {
+                dup2(opened, descriptor)
+                close(opened)
+            }
+        }
+        guard !stdoutClosed else {
+            shared.writeError("\(program): stdout (file descriptor 1) is closed: the output has nowhere to go")
+            exit(ExitCode.ioError.rawValue)
         }
     }
 

@@ -30,7 +30,8 @@ struct DemoOptions: Equatable, Sendable {
         temp dir; phone and watch also stop by themselves if this process is killed (SIGKILL).
 
         Exit: 0 when the story played out or stdout was closed, 1 when an expected event did not
-        come, 64 bad arguments, 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
+        come, 64 bad arguments, 74 stdout closed (>&-) or not writable (> /dev/full), 128 + N
+        on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
         """
 
     /// Parses the demo's arguments (without the program name); `-h`, `--help` and `--version`

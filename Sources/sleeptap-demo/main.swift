@@ -128,14 +128,15 @@ final class Narrator: @unchecked Sendable {
 }
 
 func runDemo() -> Never {
+    Reaper.requireStandardStreams()
     let options: DemoOptions
     do {
         switch try DemoOptions.parse(Array(CommandLine.arguments.dropFirst())) {
         case .help:
-            print(DemoOptions.usage)
+            out(DemoOptions.usage)
             exit(ExitCode.ok.rawValue)
         case .version:
-            print("sleeptap-demo \(SleepTapVersion.string)")
+            out("sleeptap-demo \(SleepTapVersion.string)")
             exit(ExitCode.ok.rawValue)
         case .run(let parsed):
             options = parsed

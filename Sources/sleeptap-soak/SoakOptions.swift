@@ -51,7 +51,8 @@ struct SoakOptions: Equatable, Sendable {
 
         Exit: 0 every invariant held (or stdout was closed), 1 an invariant broke (seed, step and
         evidence on stderr), 64 bad arguments, 70 the matrix could not run (phone/watch not built,
-        no temp dir), 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
+        no temp dir), 74 stdout closed (>&-) or not writable (> /dev/full), 128 + N on signal N
+        (SIGINT 130, SIGTERM 143, SIGHUP 129).
         """
 
     /// Parses the soak's arguments (without the program name); `-h`, `--help` and `--version`

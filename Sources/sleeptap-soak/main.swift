@@ -747,6 +747,7 @@ final class Soak {
 
 // MARK: - main
 
+Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
 let options: SoakOptions
 do {

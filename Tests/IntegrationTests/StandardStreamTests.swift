@@ -70,6 +70,22 @@ struct StandardStreamTests {
         #expect(closed.stderr.contains("stdout (file descriptor 1) is closed"), "\(closed.stderr)")
     }
 
+    @Test(
+        "sleeptap-demo and sleeptap-soak to a closed or full stdout: exit 74 with a message on stderr",
+        arguments: [
+            ("sleeptap-demo", ["--speed", "7200"]), ("sleeptap-demo", ["--help"]), ("sleeptap-soak", ["--help"]),
+        ])
+    func toolsToBadStandardOutput(_ name: String, _ arguments: [String]) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let full = try Self.run(scenario, name, arguments, redirection: ">/dev/full")
+        #expect(full.status == 74, "stderr: \(full.stderr)")
+        #expect(full.stderr.contains("\(name): cannot write to stdout: No space left on device"), "\(full.stderr)")
+        let closed = try Self.run(scenario, name, arguments, redirection: ">&-")
+        #expect(closed.status == 74, "stderr: \(closed.stderr)")
+        #expect(closed.stderr.contains("\(name): stdout (file descriptor 1) is closed"), "\(closed.stderr)")
+    }
+
     @Test("A closed stdin (<&-) reads as end of file: the phone runs, its fd 0 is /dev/null, SIGTERM stops it")
     func closedStandardInput() throws {
         let scenario = try Scenario()
