@@ -50,7 +50,8 @@ let package = Package(
         .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapCommandLine", "SleepTapRuntime"]),
         // The argument reader, and the demo's and the soak's parsers (in their executables).
         .testTarget(
-            name: "SleepTapCommandLineTests", dependencies: ["SleepTapCommandLine", "sleeptap-demo", "sleeptap-soak"]),
+            name: "SleepTapCommandLineTests",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "sleeptap-demo", "sleeptap-soak"]),
         .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
             name: "IntegrationTests",

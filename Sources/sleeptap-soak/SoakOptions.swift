@@ -41,7 +41,7 @@ struct SoakOptions: Equatable, Sendable {
           --steps N   fault steps, 1 to 100000 (default 200)
           --seed N    seed of the choices, 0 to 18446744073709551615 (default: random, printed)
           --verbose   print each step as it runs
-          --json      print the summary as one JSON object (event .soakSummary) instead of text
+          --json      print the summary as one JSON object (event soak.summary) instead of text
           -h, --help  this text (wins over any other argument)
           --version   print the version
 

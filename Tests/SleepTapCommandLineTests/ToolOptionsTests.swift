@@ -1,4 +1,5 @@
 import SleepTapCommandLine
+import SleepTapCore
 import Testing
 
 @testable import sleeptap_demo
@@ -85,5 +86,10 @@ struct ToolOptionsTests {
     func informationAnywhere(_ arguments: [String], request: Request) throws {
         #expect(try DemoOptions.parse(arguments) == (request == .help ? .help : .version))
         #expect(try SoakOptions.parse(arguments) == (request == .help ? .help : .version))
+    }
+
+    @Test("The soak's --help names its summary event as it is printed")
+    func soakHelpNamesTheEvent() {
+        #expect(SoakOptions.usage.contains("(event \(EventName.soakSummary.rawValue))"), "\(SoakOptions.usage)")
     }
 }
