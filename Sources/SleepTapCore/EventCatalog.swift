@@ -59,6 +59,7 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case fallbackManualEntry = "fallback.manual_entry"
     case manualWakeTime = "manual.wake_time"
     case cacheStatus = "cache.status"
+    case coverageLow = "coverage.low"
 
     // MARK: Phone or watch
 

@@ -140,6 +140,12 @@ public struct WatchCore: Sendable {
         return .cached(batch.entries[index], timeZone: batch.timeZone, remaining: batch.entries.count - index)
     }
 
+    /// The nights left: the cached wake-ups strictly after `now` (0 without a batch). A bed tap
+    /// at `now` shows the first of them.
+    public static func nightsLeft(at now: Date, in batch: WakeBatch?) -> Int {
+        batch?.entries.count { $0.wake > now } ?? 0
+    }
+
     /// The night a tap belongs to: the tap's local date and time in the zone the watch lives in,
     /// and that zone (`tapLocalDate`, `tapLocalTime`, `tapTimeZone`).
     static func tapFields(at now: Date, in zone: TimeZone) -> [(String, EventValue)] {
@@ -246,7 +252,7 @@ public struct WatchCore: Sendable {
             .cacheStatus,
             [
                 ("count", .int(Int64(entries.count))),
-                ("remaining", .int(Int64(entries.filter { $0.wake > now }.count))),
+                ("remaining", .int(Int64(Self.nightsLeft(at: now, in: state.batch)))),
                 ("coverageEnd", state.batch?.coverageEnd.map { .date($0) } ?? .null),
                 ("seq", .int(Int64(clamping: state.lastAppliedSeq))),
                 ("timeZone", state.batch.map { .string($0.timeZone) } ?? .null),

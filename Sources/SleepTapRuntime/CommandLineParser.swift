@@ -102,7 +102,7 @@ public enum CommandLineParser {
     public static let watchUsage = """
         usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--id ID]
                      [--keys DIR | --insecure]
-                     [--bed-at HH:MM [--manual-wake HH:MM]]
+                     [--bed-at HH:MM [--manual-wake HH:MM]] [--warn-nights N]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The watch half of SleepTap. Connects a ZeroMQ DEALER (routing id ID) to ENDPOINT, says
@@ -117,6 +117,9 @@ public enum CommandLineParser {
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
+          --warn-nights N       print coverage.low once when the cached wake-ups still ahead fall
+                                to N or fewer (checked at each applied batch and bed tap),
+                                0-64, 0 never warns (default: 2)
           --keys DIR            CURVE: DIR holds this watch's watch.key_secret (from `watch
                                 keygen --dir DIR`) and the phone's public certificate phone.key;
                                 DIR and its files must not be writable by group or others
@@ -318,6 +321,7 @@ public enum CommandLineParser {
         var id = "watch"
         var bedAt: LocalTime?
         var manualWake: LocalTime?
+        var warnNights = WatchNode.Configuration.defaultWarnNights
         var insecure = false
         var keys: String?
         while let flag = try reader.nextFlag() {
@@ -328,6 +332,7 @@ public enum CommandLineParser {
             case "--id": id = try reader.routingId(flag)
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)
+            case "--warn-nights": warnNights = try reader.integer(flag, in: 0...WireCodec.maxEntries)
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             default:
@@ -346,6 +351,7 @@ public enum CommandLineParser {
         options.id = id
         options.bedAt = bedAt
         options.manualWake = manualWake
+        options.warnNights = warnNights
         options.insecure = insecure
         options.keysDirectory = keys
         if case .tcp(_, nil) = endpoint {

@@ -16,6 +16,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var bedAt: LocalTime?
     /// Simulated user: answer a manual-entry prompt with this time.
     public var manualWake: LocalTime?
+    /// `--warn-nights`: `coverage.low` when this many nights or fewer are cached ahead; 0 never.
+    public var warnNights = WatchNode.Configuration.defaultWarnNights
     /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
     /// Keys directory (`watch.key_secret` + `phone.key`): CURVE on the link with the paired phone's key.

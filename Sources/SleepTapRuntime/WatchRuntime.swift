@@ -75,7 +75,8 @@ public final class WatchRuntime {
                 configuration: WatchNode.Configuration(
                     endpoint: options.endpoint.description, id: options.id, statePath: stateFile.path,
                     keysDirectory: keys == nil ? nil : options.keysDirectory, flagZone: options.timeZone,
-                    bedAt: options.bedAt, manualWake: options.manualWake),
+                    bedAt: options.bedAt, manualWake: options.manualWake,
+                    warnNights: options.warnNights),
                 state: loaded),
             dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock, output: output)
         let status = driver.run()

@@ -119,6 +119,10 @@ final class Narrator: @unchecked Sendable {
         case .fallbackManualEntry:
             night += 1
             say("watch", "night \(night), \(at): bed -> NO cached date covers the coming wake-up: asks for it by hand")
+        case .coverageLow:
+            let left = event.int("nightsLeft") ?? 0
+            let through = event.string("coverageEnd").map { " (through \(local($0)))" } ?? ""
+            say("watch", "\(at): only \(left) night\(left == 1 ? "" : "s") of wake-up dates left\(through)")
         case .manualWakeTime:
             say("user", "types the wake time -> alarm \(local(event.string("wakeTime")))")
         default:
@@ -224,6 +228,7 @@ func runDemo() -> Never {
     let fallback = expect(watch, .fallbackManualEntry)
     let manual = expect(watch, .manualWakeTime, from: fallback.index)
     let nightsCovered = watch.events[..<fallback.index].filter { $0.name == .bedWakeTime }.count
+    let warnedFirst = watch.events[..<fallback.index].contains { $0.name == .coverageLow }
     narrator.say("user", "opens the phone app once")
     buggy.send(line: "open")
     let refilled = expect(watch, .batchApplied, from: manual.index)
@@ -243,9 +248,11 @@ func runDemo() -> Never {
     out("")
     out("Summary")
     out("  bug: \(enteredBuggy) handler.entered, \(dropped) OS launch(es) that never reached the handler;")
-    out("       the \(nightsCovered)-night cache hid it, night \(nightsCovered + 1) asked for manual entry")
+    out(
+        "       the \(nightsCovered)-night cache hid it\(warnedFirst ? " (the watch warned first)" : ""), "
+            + "night \(nightsCovered + 1) asked for manual entry")
     out("  fix: \(enteredFixed) background runs in 7 nights, \(fallbacksAfterFix) manual entries")
-    guard enteredBuggy == 0, nightsCovered == 7, fallbacksAfterFix == 0, enteredFixed > 0 else {
+    guard enteredBuggy == 0, nightsCovered == 7, warnedFirst, fallbacksAfterFix == 0, enteredFixed > 0 else {
         fail("the story did not play out as expected (see the summary)", kept: keep ? dir : nil)
     }
     Reaper.shared.finish(.ok) {

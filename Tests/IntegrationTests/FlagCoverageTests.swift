@@ -65,6 +65,7 @@ struct FlagCoverageTests {
         "watch --insecure": "IntegrationTests/SecurityTests.swift openDirectoryRefused",
         "watch --bed-at": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --manual-wake": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
+        "watch --warn-nights": "IntegrationTests/FlagEffectTests.swift warnNights",
         "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-anchor": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",

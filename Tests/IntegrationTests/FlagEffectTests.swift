@@ -210,6 +210,23 @@ struct FlagEffectTests {
         #expect(texts[0] != texts[2], "\(texts)")
     }
 
+    @Test("watch --warn-nights: 3 warns as soon as a 3-day batch is stored; status says so")
+    func warnNights() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(["--horizon-days", "3"])
+        let watch = try scenario.watch(["--warn-nights", "3"])
+        let applied = try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        let low = try watch.expect(.coverageLow, from: applied.index).event
+        #expect(low.int("nightsLeft") == 3 && low.string("coverageEnd") == applied.event.string("coverageEnd"))
+        try phone.expect(.ackReceived)
+        watch.send(line: "status")
+        let status = try watch.expect(.cacheStatus).event
+        #expect(
+            status.int("nightsLeft") == 3 && (status.fields["coverageLow"] as? NSNumber)?.boolValue == true, "\(status)"
+        )
+    }
+
     @Test("watch --time-zone: a typed wake time is read in that zone")
     func watchTimeZone() throws {
         let scenario = try Scenario()

@@ -15,13 +15,13 @@ struct WatchNodeTests {
 
     static func node(
         keys: String? = nil, flagZone: TimeZone? = nil, bedAt: String? = nil, manualWake: String? = nil,
-        state: WatchSyncState? = nil
+        warnNights: Int = WatchNode.Configuration.defaultWarnNights, state: WatchSyncState? = nil
     ) -> WatchNode {
         WatchNode(
             configuration: WatchNode.Configuration(
                 endpoint: endpoint, statePath: "/state/watch.json", keysDirectory: keys, flagZone: flagZone,
                 systemZone: utc, bedAt: bedAt.flatMap(LocalTime.init(parsing:)),
-                manualWake: manualWake.flatMap(LocalTime.init(parsing:))),
+                manualWake: manualWake.flatMap(LocalTime.init(parsing:)), warnNights: warnNights),
             state: state)
     }
 
@@ -485,6 +485,92 @@ struct WatchNodeTests {
         #expect(tap.allSatisfy { if case .emit(_, let at) = $0 { at == bed } else { true } })
         #expect(!node.core.awaitingManualEntry)
         #expect(tap.last == .arm(.bed, .at(bed.addingTimeInterval(86_400))))
+    }
+
+    // MARK: Early warning
+
+    /// A Tokyo batch of seven 07:00 wake-ups after `instant` (22:00Z each).
+    static func tokyoBatch(seq: UInt64, after instant: Date) -> WakeBatch {
+        WakeBatch(
+            seq: seq, generatedAt: instant, timeZone: tokyo.identifier,
+            entries: BatchPlanner.entries(for: .everyDayAtSeven, in: tokyo, after: instant))
+    }
+
+    /// A stdin bed tap at `iso`: its events' names and the `coverage.low` among them, if any.
+    static func tap(_ node: inout WatchNode, _ iso: String) throws -> (names: [EventName], low: Event?) {
+        let actions = node.command(.bed, at: at(1, try #require(ISO8601.date(iso))))
+        return (names(actions), events(actions).first { $0.name == .coverageLow })
+    }
+
+    @Test("coverage.low once when the nights left reach --warn-nights, again only after a batch raised them above it")
+    func coverageLowOncePerCrossing() throws {
+        var node = Self.node(flagZone: Self.tokyo)
+        let applied = Self.drive(
+            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1)), at: Self.at(1))
+        #expect(!Self.names(applied).contains(.coverageLow))
+        // Wake-ups 2026-06-20T22:00Z ... 06-26T22:00Z. At 06-24T13:00Z three are ahead.
+        #expect(try Self.tap(&node, "2026-06-24T13:00:00Z").low == nil)
+        let crossing = try Self.tap(&node, "2026-06-25T13:00:00Z")
+        #expect(crossing.names == [.bedWakeTime, .coverageLow])
+        let low = try #require(crossing.low)
+        #expect(low["nightsLeft"] == .int(2))
+        #expect(low["coverageEnd"] == .date(ISO8601.date("2026-06-26T22:00:00Z")!))
+        // Still low, one night left, then none: no second warning for the same spell.
+        #expect(try Self.tap(&node, "2026-06-26T13:00:00Z").names == [.bedWakeTime])
+        #expect(try Self.tap(&node, "2026-06-27T13:00:00Z").names == [.fallbackManualEntry])
+        // A fresh batch raises the nights left to 7: the next fall to 2 warns again.
+        let refill = Self.tokyoBatch(seq: 2, after: ISO8601.date("2026-06-27T14:00:00Z")!)
+        let refilled = Self.drive(
+            &node,
+            node.received(frames: Self.frame(.batch(refill)), at: Self.at(2, ISO8601.date("2026-06-27T14:00:00Z")!)),
+            at: Self.at(2))
+        #expect(!Self.names(refilled).contains(.coverageLow))
+        #expect(try Self.tap(&node, "2026-07-01T13:00:00Z").low == nil)
+        let again = try #require(try Self.tap(&node, "2026-07-02T13:00:00Z").low)
+        #expect(again["nightsLeft"] == .int(2))
+    }
+
+    @Test("--warn-nights sets the threshold: 3 warns at three nights left, 0 never warns")
+    func warnNightsThreshold() throws {
+        var three = Self.node(
+            flagZone: Self.tokyo, warnNights: 3, state: WatchSyncState(lastAppliedSeq: 1, batch: Self.tokyoBatch()))
+        #expect(try Self.tap(&three, "2026-06-23T13:00:00Z").low == nil)
+        let low = try #require(try Self.tap(&three, "2026-06-24T13:00:00Z").low)
+        #expect(low["nightsLeft"] == .int(3))
+        var never = Self.node(
+            flagZone: Self.tokyo, warnNights: 0, state: WatchSyncState(lastAppliedSeq: 1, batch: Self.tokyoBatch()))
+        for day in 21...28 {
+            #expect(try Self.tap(&never, "2026-06-\(day)T13:00:00Z").low == nil)
+        }
+        let status = try Self.event(
+            .cacheStatus, in: never.command(.status, at: Self.at(2, ISO8601.date("2026-06-28T13:00:00Z")!)))
+        #expect(status["nightsLeft"] == .int(0) && status["coverageLow"] == .bool(false))
+    }
+
+    @Test("A batch that arrives with the nights left already at the threshold warns once it is on disk, not before")
+    func coverageLowAtBatch() throws {
+        let late = ISO8601.date("2026-06-25T13:00:00Z")!
+        var node = Self.node(flagZone: Self.tokyo)
+        let failed = Self.drive(
+            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, late)),
+            persist: .failed(errno: 28, reason: "No space left on device"), at: Self.at(1, late))
+        #expect(!Self.names(failed).contains(.coverageLow))
+        let stored = Self.drive(
+            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(2, late)),
+            at: Self.at(2, late))
+        #expect(Array(Self.names(stored).suffix(2)) == [.ackSent, .coverageLow])
+        #expect(try Self.event(.coverageLow, in: stored)["nightsLeft"] == .int(2))
+        let status = try Self.event(.cacheStatus, in: node.command(.status, at: Self.at(3, late)))
+        #expect(
+            status["nightsLeft"] == .int(2) && status["remaining"] == .int(2) && status["coverageLow"] == .bool(true))
+    }
+
+    @Test("A watch with no batch is not warned: no coverage to run low, its tap says why")
+    func noBatchNoWarning() throws {
+        var node = Self.node(flagZone: Self.tokyo)
+        #expect(try Self.tap(&node, "2026-06-20T13:00:00Z").names == [.fallbackManualEntry])
+        let status = try Self.event(.cacheStatus, in: node.command(.status, at: Self.at(2)))
+        #expect(status["nightsLeft"] == .int(0) && status["coverageLow"] == .bool(false))
     }
 
     // MARK: Durable before acknowledged

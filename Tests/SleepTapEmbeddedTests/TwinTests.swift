@@ -310,6 +310,22 @@ struct TwinTests {
         #expect(taps[7].at == ISO8601.date("2025-03-14T02:30:00Z"))  // Thu Mar 13 22:30 EDT
     }
 
+    @Test(
+        "late-silent: coverage.low at the Tue Mar 11 bed tap, 48 h (at least 24 h) before the first manual entry, once")
+    func lateSilentWarnsFirst() throws {
+        var twin = Self.twin(.lateSilent, manualWake: LocalTime(hour: 7, minute: 0)!)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(10 * Self.day))
+        let fallback = try #require(twin.events(.fallbackManualEntry).first)
+        let warnings = twin.events(.coverageLow)
+        #expect(warnings.count == 1, "one warning per crossing: \(warnings.map(\.at))")
+        let warning = try #require(warnings.first)
+        #expect(fallback.at.timeIntervalSince(warning.at) >= Self.day)
+        #expect(warning.at == ISO8601.date("2025-03-12T02:30:00Z"))  // Tue Mar 11 22:30 EDT
+        #expect(warning.event["nightsLeft"] == .int(2))
+        #expect(warning.event["coverageEnd"] == .date(ISO8601.date("2025-03-13T11:00:00Z")!))  // Thu Mar 13 07:00 EDT
+    }
+
     @Test("late-silent, then the user opens the app once: refilled for 7 more nights, the background still never runs")
     func lateSilentThenOpen() {
         var twin = Self.twin(.lateSilent, manualWake: LocalTime(hour: 7, minute: 0)!)

@@ -23,6 +23,7 @@ struct CommandLineTests {
             return
         }
         #expect(watch.id == "watch" && watch.bedAt == nil && watch.manualWake == nil)
+        #expect(watch.warnNights == 2)
     }
 
     @Test("Every flag, in both --flag value and --flag=value forms")
@@ -42,12 +43,13 @@ struct CommandLineTests {
         #expect(phone.clock.speed == 3600 && phone.clock.anchor == Date(timeIntervalSince1970: 1_767_225_600.5))
         guard
             case .run(let watch) = try CommandLineParser.parseWatch(
-                Self.base + ["--id", "w1", "--bed-at", "22:30", "--manual-wake", "06:45"])
+                Self.base + ["--id", "w1", "--bed-at", "22:30", "--manual-wake", "06:45", "--warn-nights", "0"])
         else {
             Issue.record("expected options")
             return
         }
         #expect(watch.id == "w1" && watch.bedAt?.description == "22:30" && watch.manualWake?.description == "06:45")
+        #expect(watch.warnNights == 0)
     }
 
     /// Command lines with `-h`/`--help` first, last, between a flag and its value, and after
@@ -154,6 +156,8 @@ struct CommandLineTests {
             (base + ["--manual-wake", "06:30"], "--manual-wake needs --bed-at"),
             (base + ["--bed-at", "22:30", "--manual-wake", "6:30"], "--manual-wake \"6:30\""),
             (base + ["--id", ""], "--id must not be empty"),
+            (base + ["--warn-nights", "65"], "--warn-nights \"65\": expected a whole number from 0 to 64"),
+            (base + ["--warn-nights", "-1"], "--warn-nights \"-1\": expected a whole number from 0 to 64"),
             (base + ["--schedule", "x.json"], "unknown option --schedule"),
         ])
     func badWatchArguments(arguments: [String], message: String) {

@@ -82,11 +82,17 @@ public struct WatchNode: Sendable {
         public var bedAt: LocalTime?
         /// The simulated user answers a manual-entry prompt with this time.
         public var manualWake: LocalTime?
+        /// `--warn-nights`: `coverage.low` when the nights left fall to this many or fewer; 0
+        /// never warns.
+        public var warnNights: Int
+
+        /// The default `--warn-nights`: two nights leave the phone a day and a night to refresh.
+        public static let defaultWarnNights = 2
 
         public init(
             endpoint: String, id: String = "watch", statePath: String, keysDirectory: String? = nil,
             flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
-            manualWake: LocalTime? = nil
+            manualWake: LocalTime? = nil, warnNights: Int = Configuration.defaultWarnNights
         ) {
             self.endpoint = endpoint
             self.id = id
@@ -96,6 +102,7 @@ public struct WatchNode: Sendable {
             self.systemZone = systemZone
             self.bedAt = bedAt
             self.manualWake = manualWake
+            self.warnNights = warnNights
         }
     }
 
@@ -144,6 +151,9 @@ public struct WatchNode: Sendable {
     /// handshake means it refused this watch.
     public private(set) var connectionsMade = 0
     public private(set) var attemptsFailed = 0
+    /// Whether `coverage.low` was said for the current low spell: set when it is said, cleared
+    /// when the nights left rise above `--warn-nights` again (one warning per crossing).
+    public private(set) var coverageLowSaid = false
     /// The timers armed and not yet fired or cancelled.
     public private(set) var armed: Set<WatchTimer> = []
     /// Repeats of the events a peer can cause at will (failed handshakes, rejected messages and
@@ -320,6 +330,10 @@ public struct WatchNode: Sendable {
             return step(time, eventTime: now) { $0.bedTap(at: now, in: zone) }
         case .status:
             var status = core.status(at: now)
+            let left = WatchCore.nightsLeft(at: now, in: core.state.batch)
+            status.fields.append((key: "nightsLeft", value: .int(Int64(left))))
+            let low = core.state.batch != nil && isLow(nightsLeft: left)
+            status.fields.append((key: "coverageLow", value: .bool(low)))
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
             return [.emit(status, at: now)]
@@ -448,12 +462,17 @@ public struct WatchNode: Sendable {
     }
 
     /// The core's effects as actions, up to the first `persist`: the rest waits for its result.
-    /// After the last one the zone is checked: a batch in another zone moves the watch.
+    /// After the last one the nights left are checked when a batch was applied or bed tapped
+    /// (`coverage.low`), then the zone: a batch in another zone moves the watch.
     private mutating func perform(
         _ effects: [WatchEffect], rollback: WatchCore, _ time: NodeTime, eventTime: Date
     ) -> [WatchAction] {
         var actions: [WatchAction] = []
+        var checkCoverage = false
         for (index, effect) in effects.enumerated() {
+            if case .emit(let event) = effect, Self.coverageCheckpoints.contains(event.name) {
+                checkCoverage = true
+            }
             switch effect {
             case .persist(let state):
                 pending = PendingPersist(
@@ -472,7 +491,41 @@ public struct WatchNode: Sendable {
                 actions.append(.emit(event, at: eventTime))
             }
         }
+        if checkCoverage {
+            actions += coverageWarning(at: eventTime)
+        }
         return actions + replanIfZoneChanged(at: eventTime)
+    }
+
+    /// The events after which the nights left are checked: an applied batch (on disk: after its
+    /// persist) and a bed tap, cached or not.
+    private static let coverageCheckpoints: Set<EventName> = [.batchApplied, .bedWakeTime, .fallbackManualEntry]
+
+    /// Whether `nightsLeft` is at or below a `--warn-nights` that is not 0.
+    private func isLow(nightsLeft: Int) -> Bool {
+        configuration.warnNights > 0 && nightsLeft <= configuration.warnNights
+    }
+
+    /// `coverage.low` {nightsLeft, coverageEnd} the first time the nights left are at or below
+    /// `--warn-nights` since they were last above it; nothing otherwise.
+    /// A watch that never held a batch has no coverage to run low: it is not warned (its bed tap
+    /// says so in `fallback.manual_entry`).
+    private mutating func coverageWarning(at now: Date) -> [WatchAction] {
+        guard let batch = core.state.batch else { return [] }
+        let left = WatchCore.nightsLeft(at: now, in: batch)
+        guard isLow(nightsLeft: left) else {
+            coverageLowSaid = false
+            return []
+        }
+        guard !coverageLowSaid else { return [] }
+        coverageLowSaid = true
+        let low = Event(
+            .coverageLow,
+            [
+                ("nightsLeft", .int(Int64(left))),
+                ("coverageEnd", batch.coverageEnd.map { .date($0) } ?? .null),
+            ])
+        return [.emit(low, at: now)]
     }
 
     /// Plans everything timed in local time again when the zone in force is not the one it was
