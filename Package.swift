@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "watch", targets: ["watch"]),
         .executable(name: "sleeptap-demo", targets: ["sleeptap-demo"]),
         .executable(name: "sleeptap-soak", targets: ["sleeptap-soak"]),
+        .executable(name: "sleeptap-scenario", targets: ["sleeptap-scenario"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
@@ -44,6 +45,11 @@ let package = Package(
         // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes.
         .executableTarget(
             name: "sleeptap-soak", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
+        // Scenario files and their runs in the twin, which is built from the executables' own flags.
+        .target(name: "SleepTapScenario", dependencies: ["SleepTapCore", "SleepTapEmbedded", "SleepTapRuntime"]),
+        .executableTarget(
+            name: "sleeptap-scenario",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
@@ -52,12 +58,13 @@ let package = Package(
         .testTarget(
             name: "SleepTapCommandLineTests",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "sleeptap-demo", "sleeptap-soak"]),
+        .testTarget(name: "SleepTapScenarioTests", dependencies: ["SleepTapCore", "SleepTapScenario"]),
         .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
-                "sleeptap-demo", "sleeptap-soak",
+                "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario",
             ]
         ),
     ]

@@ -11,6 +11,7 @@ struct FlagCoverageTests {
         ("phone", "phone", []), ("phone keygen", "phone", ["keygen"]), ("watch", "watch", []),
         ("watch keygen", "watch", ["keygen"]),
         ("sleeptap-demo", "sleeptap-demo", []), ("sleeptap-soak", "sleeptap-soak", []),
+        ("sleeptap-scenario", "sleeptap-scenario", []),
     ]
 
     /// "executable flag" -> "Target/File.swift function": the test that fails when the flag is
@@ -75,6 +76,13 @@ struct FlagCoverageTests {
         "sleeptap-demo --speed": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-demo --raw": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-demo --keep": "IntegrationTests/BadInputTests.swift demo",
+        "sleeptap-scenario -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-scenario --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-scenario --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
+        "sleeptap-scenario --twin": "IntegrationTests/ScenarioRunnerTests.swift examplesHold",
+        "sleeptap-scenario --json": "IntegrationTests/ScenarioRunnerTests.swift json",
+        "sleeptap-scenario --processes": "IntegrationTests/ScenarioRunnerTests.swift badCommandLine",
+        "sleeptap-scenario --both": "IntegrationTests/ScenarioRunnerTests.swift badCommandLine",
         "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-soak --version": "IntegrationTests/BadInputTests.swift versionAndHelp",

@@ -2,6 +2,7 @@ import Foundation
 import SleepTapCore
 import SleepTapEmbedded
 import SleepTapProcess
+import SleepTapScenario
 import Testing
 
 #if canImport(Glibc)

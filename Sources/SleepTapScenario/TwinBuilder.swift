@@ -1,15 +1,15 @@
-import Foundation
-import SleepTapCore
-import SleepTapEmbedded
+public import Foundation
+public import SleepTapCore
+public import SleepTapEmbedded
 import SleepTapRuntime
 
 /// Builds the embedded twin from the very command lines the `phone` and `watch` processes get,
 /// through the same parsers and the same option-to-value functions the executables use, so the
 /// twin and the processes cannot drift apart by a hand-copied setting.
-enum TwinBuilder {
+public enum TwinBuilder {
     /// A command line the twin cannot model.
-    struct Unsupported: Error, CustomStringConvertible {
-        let description: String
+    public struct Unsupported: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// - Parameters:
@@ -17,11 +17,14 @@ enum TwinBuilder {
     ///     `--clock-speed` and `--device-seed` are required (the twin's time and the weather seed).
     ///   - watchArguments: the `watch` arguments, with the same clock flags.
     ///   - machineZone: the zone both processes get from their environment (TZ).
+    ///   - schedule: the schedule to use instead of the phone's `--schedule` file (a scenario's
+    ///     inline schedule); nil reads the file, or uses every day at 07:00 without one.
     /// - Returns: the twin, not booted.
     /// - Throws: `UsageError` for a bad command line, `Unsupported` for one the twin cannot run,
     ///   a schedule file error.
-    static func make(
-        phone phoneArguments: [String], watch watchArguments: [String], machineZone: TimeZone = .current
+    public static func make(
+        phone phoneArguments: [String], watch watchArguments: [String], machineZone: TimeZone = .current,
+        schedule inlineSchedule: WakeSchedule? = nil
     ) throws -> Twin {
         guard case .run(let phone) = try CommandLineParser.parsePhone(phoneArguments),
             case .run(let watch) = try CommandLineParser.parseWatch(watchArguments)
@@ -33,8 +36,8 @@ enum TwinBuilder {
         guard phone.weather.openMeteoBase == nil, phone.keysDirectory == nil, watch.keysDirectory == nil else {
             throw Unsupported(description: "the twin has the offline weather only and no CURVE")
         }
-        var schedule = WakeSchedule.everyDayAtSeven
-        if let path = phone.schedulePath {
+        var schedule = inlineSchedule ?? WakeSchedule.everyDayAtSeven
+        if inlineSchedule == nil, let path = phone.schedulePath {
             schedule = try ScheduleFile.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
         }
         // As PhoneRuntime: --time-zone, else the schedule file's zone, else the machine's.

@@ -1,0 +1,358 @@
+public import Foundation
+public import SleepTapCore
+public import SleepTapEmbedded
+
+/// A scenario file that cannot be used: the file, the field (a JSON path such as
+/// `steps[2].at`), the value found and what is wrong. Exit 65.
+public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var field: String
+    public var value: String
+    public var reason: String
+
+    public init(file: String, field: String, value: String, reason: String) {
+        self.file = file
+        self.field = field
+        self.value = value
+        self.reason = reason
+    }
+
+    public var description: String {
+        var text = file
+        if !field.isEmpty { text += ": \(field)" }
+        if !value.isEmpty { text += " \(value)" }
+        return text + ": " + reason
+    }
+}
+
+/// One expectation on the run's event log: the events named `event` (from `source`, at instants
+/// in the half-open window `from..<to`), checked by `first`, `count`, `min` and `max`. Without
+/// any of those four, at least one match is expected (`min` 1).
+public struct ScenarioExpectation: Sendable {
+    public var event: EventName
+    public var source: EventSource?
+    public var from: Date?
+    public var to: Date?
+    public var first: Date?
+    public var count: Int?
+    public var min: Int?
+    public var max: Int?
+    /// Field values every match must have, as JSON text (`"manual"`, `7`, `true`).
+    public var fields: [(key: String, json: String)]
+}
+
+/// A step of a scenario: at `at`, a stdin line for the phone or the watch, or the link.
+public struct ScenarioStep: Sendable {
+    public var at: Date
+    public var step: TwinStep
+    /// The step as written (`phone: open`).
+    public var text: String
+}
+
+/// A scenario file (docs/scenarios.md): a timeline for a phone and a watch, and what must happen.
+public struct ScenarioFile: Sendable {
+    /// The only schema version this build reads.
+    public static let schemaVersion = 1
+    /// Largest scenario file read, in bytes (1 MiB).
+    public static let maxBytes = 1 << 20
+
+    public var path: String
+    public var name: String
+    public var start: Date
+    public var end: Date
+    /// The zone both devices' systems are set to (the processes' TZ).
+    public var timeZone: TimeZone
+    public var schedule: WakeSchedule
+    /// The schedule file, resolved against the scenario file's directory, when one is named.
+    public var schedulePath: String?
+    public var phone: [String]
+    public var watch: [String]
+    public var steps: [ScenarioStep]
+    public var expectations: [ScenarioExpectation]
+
+    static let keys = [
+        "schemaVersion", "name", "start", "end", "timeZone", "schedule", "scheduleFile", "phone", "watch", "steps",
+        "expect",
+    ]
+    static let stepKeys = ["at", "phone", "watch", "link"]
+    static let expectKeys = ["event", "source", "from", "to", "first", "count", "min", "max", "fields"]
+    /// Flags the scenario itself sets: the runner gives them from `start`, `schedule` and its own
+    /// transport, so a scenario's flag arrays must leave them out.
+    static let reservedFlags = [
+        "--clock-start", "--clock-speed", "--clock-anchor", "--schedule", "--endpoint", "--state-dir", "--keys",
+    ]
+
+    /// Reads and validates the scenario file at `path`.
+    /// - Throws: `ScenarioError` naming the file, the field and the value.
+    public static func load(_ path: String) throws(ScenarioError) -> ScenarioFile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ScenarioError(
+                file: path, field: "", value: "", reason: "cannot be read (\(error.localizedDescription))")
+        }
+        return try decode(data, path: path)
+    }
+
+    /// Decodes and validates a scenario file's bytes; `path` names it in errors and anchors a
+    /// relative `scheduleFile`.
+    /// - Throws: `ScenarioError` naming the file, the field and the value.
+    public static func decode(_ data: Data, path: String) throws(ScenarioError) -> ScenarioFile {
+        func fail(_ field: String, _ value: Any?, _ reason: String) -> ScenarioError {
+            ScenarioError(file: path, field: field, value: value.map(render) ?? "", reason: reason)
+        }
+        guard data.count <= maxBytes else {
+            throw fail("", nil, "\(data.count) bytes; a scenario file is at most \(maxBytes) bytes")
+        }
+        let object: [String: Any]
+        do {
+            object = try JSONDiagnosis.object(from: data)
+        } catch {
+            throw fail("", nil, error.description)
+        }
+        try checkKeys(object, keys, at: "", fail)
+        guard let version = object["schemaVersion"] else {
+            throw fail("schemaVersion", "(missing)", "required; use \(schemaVersion)")
+        }
+        guard let number = version as? NSNumber, !isBool(number), number.doubleValue == Double(schemaVersion) else {
+            throw fail("schemaVersion", version, "unsupported; this build reads schemaVersion \(schemaVersion)")
+        }
+        guard let name = object["name"] as? String, !name.isEmpty else {
+            throw fail("name", object["name"] ?? "(missing)", "required: a non-empty string")
+        }
+        let start = try instant(object["start"], "start", fail)
+        let end = try instant(object["end"], "end", fail)
+        guard start < end else { throw fail("end", object["end"], "must be after start \(ISO8601.string(start))") }
+        guard let zoneName = object["timeZone"] as? String, let timeZone = WakeCalendar.zone(named: zoneName) else {
+            throw fail(
+                "timeZone", object["timeZone"] ?? "(missing)",
+                "required: an IANA time zone identifier (e.g. Asia/Tokyo)")
+        }
+        var schedulePath: String?
+        let schedule: WakeSchedule
+        switch (object["schedule"], object["scheduleFile"]) {
+        case (let inline?, nil):
+            guard inline is [String: Any], let bytes = try? JSONSerialization.data(withJSONObject: inline) else {
+                throw fail("schedule", inline, "expected an object in the schedule file's format")
+            }
+            do {
+                schedule = try ScheduleFile.decode(bytes)
+            } catch {
+                throw ScenarioError(
+                    file: path, field: "schedule" + (error.field.isEmpty ? "" : ".\(error.field)"), value: error.value,
+                    reason: error.reason)
+            }
+        case (nil, let file?):
+            guard let relative = file as? String, !relative.isEmpty else {
+                throw fail("scheduleFile", file, "expected a path relative to the scenario file")
+            }
+            let base = URL(fileURLWithPath: path).deletingLastPathComponent()
+            let resolved =
+                relative.hasPrefix("/") ? relative : base.appendingPathComponent(relative).standardizedFileURL.path
+            do {
+                schedule = try ScheduleFile.decode(try Data(contentsOf: URL(fileURLWithPath: resolved)))
+            } catch let error as ScheduleError {
+                throw fail("scheduleFile", relative, "\(resolved): \(error.description)")
+            } catch {
+                throw fail("scheduleFile", relative, "\(resolved) cannot be read (\(error.localizedDescription))")
+            }
+            schedulePath = resolved
+        case (nil, nil):
+            throw fail("schedule", "(missing)", "give schedule (inline) or scheduleFile")
+        case (_?, _?):
+            throw fail("scheduleFile", object["scheduleFile"], "give schedule or scheduleFile, not both")
+        }
+        let phone = try flags(object["phone"], "phone", fail)
+        let watch = try flags(object["watch"], "watch", fail)
+        let steps = try decodeSteps(object["steps"], start: start, end: end, fail)
+        let expectations = try decodeExpectations(object["expect"], fail)
+        return ScenarioFile(
+            path: path, name: name, start: start, end: end, timeZone: timeZone, schedule: schedule,
+            schedulePath: schedulePath, phone: phone, watch: watch, steps: steps, expectations: expectations)
+    }
+
+    typealias Fail = (String, Any?, String) -> ScenarioError
+
+    static func checkKeys(_ object: [String: Any], _ known: [String], at prefix: String, _ fail: Fail)
+        throws(ScenarioError)
+    {
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw fail(
+                prefix + clipped(unknown), object[unknown],
+                "unknown key (expected \(known.joined(separator: ", ")))")
+        }
+    }
+
+    static func instant(_ value: Any?, _ field: String, _ fail: Fail) throws(ScenarioError) -> Date {
+        guard let text = value as? String, let date = ISO8601.date(text) else {
+            throw fail(field, value ?? "(missing)", "expected an ISO 8601 instant such as 2026-07-20T00:00:00Z")
+        }
+        return date
+    }
+
+    static func flags(_ value: Any?, _ field: String, _ fail: Fail) throws(ScenarioError) -> [String] {
+        guard let value else { return [] }
+        guard let array = value as? [Any] else { throw fail(field, value, "expected an array of strings") }
+        var result: [String] = []
+        for (index, item) in array.enumerated() {
+            guard let text = item as? String else {
+                throw fail("\(field)[\(index)]", item, "expected a string (one command-line argument)")
+            }
+            let flag = String(text.split(separator: "=", maxSplits: 1).first ?? "")
+            if reservedFlags.contains(flag) {
+                throw fail(
+                    "\(field)[\(index)]", text,
+                    "set by the scenario itself (start, schedule, the runner's transport); leave it out")
+            }
+            result.append(text)
+        }
+        return result
+    }
+
+    static func decodeSteps(_ value: Any?, start: Date, end: Date, _ fail: Fail) throws(ScenarioError)
+        -> [ScenarioStep]
+    {
+        guard let value else { return [] }
+        guard let array = value as? [Any] else { throw fail("steps", value, "expected an array of steps") }
+        var steps: [ScenarioStep] = []
+        for (index, item) in array.enumerated() {
+            let field = "steps[\(index)]"
+            guard let object = item as? [String: Any] else { throw fail(field, item, "expected an object") }
+            try checkKeys(object, stepKeys, at: field + ".", fail)
+            let at = try instant(object["at"], field + ".at", fail)
+            guard at >= start, at < end else {
+                throw fail(
+                    field + ".at", object["at"],
+                    "outside the scenario (start \(ISO8601.string(start)) inclusive, end \(ISO8601.string(end)) exclusive)"
+                )
+            }
+            if let previous = steps.last, at < previous.at {
+                throw fail(field + ".at", object["at"], "before the previous step's \(ISO8601.string(previous.at))")
+            }
+            let actions = ["phone", "watch", "link"].filter { object[$0] != nil }
+            guard actions.count == 1, let kind = actions.first else {
+                throw fail(field, item, "give exactly one of phone, watch or link")
+            }
+            guard let text = object[kind] as? String else {
+                throw fail("\(field).\(kind)", object[kind], "expected a string")
+            }
+            let step: TwinStep
+            switch kind {
+            case "phone":
+                do {
+                    guard
+                        try PhoneCommand.parse(text, platform: .ios) != nil
+                            || (try PhoneCommand.parse(text, platform: .android)) != nil
+                    else { throw fail("\(field).phone", text, "an empty line does nothing") }
+                } catch let error as ScenarioError {
+                    throw error
+                } catch {
+                    if case let rejection as PhoneCommand.Rejection = error {
+                        throw fail("\(field).phone", text, rejection.reason)
+                    }
+                    throw fail("\(field).phone", text, "not a phone stdin line")
+                }
+                step = .phone(text)
+            case "watch":
+                switch WatchCommand(parsing: text) {
+                case .empty: throw fail("\(field).watch", text, "an empty line does nothing")
+                case .invalid(_, let reason): throw fail("\(field).watch", text, reason)
+                case .unrecognized: throw fail("\(field).watch", text, WatchCommand.unknownCommandReason)
+                default: step = .watch(text)
+                }
+            default:
+                guard text == "up" || text == "down" else { throw fail("\(field).link", text, "expected up or down") }
+                step = .link(up: text == "up")
+            }
+            steps.append(ScenarioStep(at: at, step: step, text: "\(kind): \(text)"))
+        }
+        return steps
+    }
+
+    static func decodeExpectations(_ value: Any?, _ fail: Fail) throws(ScenarioError) -> [ScenarioExpectation] {
+        guard let value else { return [] }
+        guard let array = value as? [Any] else { throw fail("expect", value, "expected an array of expectations") }
+        var result: [ScenarioExpectation] = []
+        for (index, item) in array.enumerated() {
+            let field = "expect[\(index)]"
+            guard let object = item as? [String: Any] else { throw fail(field, item, "expected an object") }
+            try checkKeys(object, expectKeys, at: field + ".", fail)
+            guard let name = object["event"] as? String, let event = EventName(rawValue: name) else {
+                throw fail(field + ".event", object["event"] ?? "(missing)", "required: an event name of the catalogue")
+            }
+            var source: EventSource?
+            if let text = object["source"] {
+                guard let name = text as? String, let value = EventSource(rawValue: name) else {
+                    throw fail(field + ".source", text, "expected phone, watch or os")
+                }
+                source = value
+            }
+            func optionalInstant(_ key: String) throws(ScenarioError) -> Date? {
+                guard let raw = object[key] else { return nil }
+                return try instant(raw, "\(field).\(key)", fail)
+            }
+            func optionalCount(_ key: String) throws(ScenarioError) -> Int? {
+                guard let raw = object[key] else { return nil }
+                guard let number = raw as? NSNumber, !isBool(number), let count = Int(exactly: number.doubleValue),
+                    count >= 0
+                else { throw fail("\(field).\(key)", raw, "expected a whole number, 0 or more") }
+                return count
+            }
+            let from = try optionalInstant("from")
+            let to = try optionalInstant("to")
+            if let from, let to, from >= to {
+                throw fail(field + ".to", object["to"], "must be after from \(ISO8601.string(from))")
+            }
+            let count = try optionalCount("count")
+            let min = try optionalCount("min")
+            let max = try optionalCount("max")
+            if count != nil, min != nil || max != nil {
+                throw fail(field + ".count", object["count"], "give count, or min and max, not both")
+            }
+            if let min, let max, min > max {
+                throw fail(field + ".max", object["max"], "less than min \(min)")
+            }
+            var fields: [(key: String, json: String)] = []
+            if let raw = object["fields"] {
+                guard let values = raw as? [String: Any] else {
+                    throw fail(field + ".fields", raw, "expected an object of field values")
+                }
+                for key in values.keys.sorted() {
+                    guard let value = values[key], !(value is [Any]), !(value is [String: Any]) else {
+                        throw fail("\(field).fields.\(key)", values[key], "expected a string, number, boolean or null")
+                    }
+                    fields.append((key, render(value)))
+                }
+            }
+            result.append(
+                ScenarioExpectation(
+                    event: event, source: source, from: from, to: to, first: try optionalInstant("first"),
+                    count: count, min: min, max: max, fields: fields))
+        }
+        return result
+    }
+
+    /// JSON booleans arrive as NSNumber; tells them from numbers.
+    static func isBool(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+
+    /// A JSON value as JSON text, at most 120 characters, for messages and field matching.
+    static func render(_ value: Any) -> String {
+        if let text = value as? String, text == "(missing)" { return text }
+        if value is NSNull { return "null" }
+        if let number = value as? NSNumber, isBool(number) { return number.boolValue ? "true" : "false" }
+        if let number = value as? NSNumber {
+            let double = number.doubleValue
+            if let whole = Int64(exactly: double) { return String(whole) }
+            return String(double)
+        }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes]),
+            let text = String(data: data, encoding: .utf8)
+        else { return "(unprintable)" }
+        return clipped(text)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// `sleeptap-scenario --twin`: the example scenarios hold, a wrong expectation fails and says
+/// why, a bad file and a bad command line are refused.
+@Suite("sleeptap-scenario runs scenario files in the twin")
+struct ScenarioRunnerTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let examples = root.appendingPathComponent("Examples/scenarios")
+
+    static func examplePaths() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: examples.path).filter { $0.hasSuffix(".json") }.sorted()
+            .map { examples.appendingPathComponent($0).path }
+    }
+
+    /// A copy of the field report's scenario with `expect` replaced, in a temp dir removed after.
+    static func withScenario(
+        expect: [[String: Any]], edit: (inout [String: Any]) -> Void = { _ in }, _ body: (String) throws -> Void
+    ) throws {
+        let data = try Data(contentsOf: examples.appendingPathComponent("field-report-shanghai.json"))
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object["expect"] = expect
+        edit(&object)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sleeptap-scenario-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("wrong.json").path
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        try body(path)
+    }
+
+    @Test("every example scenario holds: exit 0, a night-by-night table, every expectation PASS")
+    func examplesHold() throws {
+        let paths = try Self.examplePaths()
+        #expect(paths.count >= 2)
+        let result = try CapturedRun.run("sleeptap-scenario", paths + ["--twin"], timeout: 60)
+        #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+        let output = result.standardOutput
+        #expect(output.contains("2026-08-02  23:00  manual entry    0"), "\(output)")
+        #expect(output.contains("PASS fallback.manual_entry source watch first 2026-08-02T15:00:00Z"), "\(output)")
+        #expect(!output.contains("FAIL"), "\(output)")
+        #expect(output.hasSuffix("PASS: \(paths.count) of \(paths.count) scenarios hold"), "\(output)")
+    }
+
+    @Test("--json: one object with the nights and each expectation's result")
+    func json() throws {
+        let paths = try Self.examplePaths()
+        let result = try CapturedRun.run("sleeptap-scenario", paths + ["--twin", "--json"], timeout: 60)
+        #expect(result.status == 0, "\(result.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(object["pass"] as? Bool == true)
+        let scenarios = try #require(object["scenarios"] as? [[String: Any]])
+        #expect(scenarios.count == paths.count)
+        let report = try #require(
+            scenarios.first { ($0["file"] as? String)?.hasSuffix("field-report-shanghai.json") == true })
+        let nights = try #require(report["nights"] as? [[String: Any]])
+        #expect(nights.filter { $0["outcome"] as? String == "manual entry" }.count == 3)
+    }
+
+    @Test("a deliberately wrong expectation: exit 1, FAIL with the observed value")
+    func wrongExpectation() throws {
+        try Self.withScenario(expect: [
+            ["event": "fallback.manual_entry", "count": 0],
+            ["event": "fallback.manual_entry", "first": "2026-08-01T15:00:00Z"],
+        ]) { path in
+            let result = try CapturedRun.run("sleeptap-scenario", [path, "--twin"], timeout: 60)
+            #expect(result.status == 1, "\(result.standardOutput)\n\(result.standardError)")
+            let output = result.standardOutput
+            #expect(
+                output.contains("FAIL fallback.manual_entry count 0: observed count 3, first 2026-08-02T15:00:00Z"),
+                "\(output)")
+            #expect(
+                output.contains(
+                    "FAIL fallback.manual_entry first 2026-08-01T15:00:00Z: observed first 2026-08-02T15:00:00Z"),
+                "\(output)")
+            #expect(output.hasSuffix("FAIL: 0 of 1 scenarios hold"), "\(output)")
+        }
+    }
+
+    @Test("a bad scenario file: exit 65 naming the file, the field and the value; nothing run")
+    func badFile() throws {
+        let late: (inout [String: Any]) -> Void = { $0["steps"] = [["at": "2026-09-01T00:00:00Z", "phone": "open"]] }
+        try Self.withScenario(expect: [], edit: late) { path in
+            let result = try CapturedRun.run("sleeptap-scenario", [path, "--twin"], timeout: 60)
+            #expect(result.status == 65)
+            #expect(
+                result.standardError.contains("\(path): steps[0].at \"2026-09-01T00:00:00Z\": outside the scenario"),
+                "\(result.standardError)")
+            #expect(result.standardOutput.isEmpty, "\(result.standardOutput)")
+        }
+    }
+
+    @Test(
+        "a bad command line: exit 64 and the reason (--processes and --both are not implemented yet)",
+        arguments: [
+            (["--processes"], "--processes is not implemented yet"), (["--both"], "--both is not implemented yet"),
+            ([], "--twin is required"), (["--twin"], "give at least one scenario FILE"), (["--frob"], "--frob"),
+        ])
+    func badCommandLine(_ extra: [String], _ message: String) throws {
+        let files = extra == ["--twin"] ? [] : [try #require(try Self.examplePaths().first)]
+        let result = try CapturedRun.run("sleeptap-scenario", files + extra, timeout: 60)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapScenario
+
+/// The scenario file format (docs/scenarios.md): strict, every error naming the file, the field
+/// and the value.
+@Suite("scenario files")
+struct ScenarioFileTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Every weekday at `time`, as a schedule file's `wake`.
+    static func week(_ time: String) -> [String: String] {
+        Dictionary(
+            uniqueKeysWithValues: ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map {
+                ($0, time)
+            })
+    }
+
+    /// A valid scenario; `edit` changes its JSON object before it is encoded.
+    static func scenario(_ edit: (inout [String: Any]) -> Void = { _ in }) throws -> Data {
+        var object: [String: Any] = [
+            "schemaVersion": 1, "name": "test", "start": "2026-07-20T00:00:00Z", "end": "2026-07-25T00:00:00Z",
+            "timeZone": "Asia/Shanghai",
+            "schedule": ["schemaVersion": 1, "wake": week("07:00")] as [String: Any],
+            "phone": ["--platform", "ios"], "watch": ["--bed-at", "23:00"],
+            "steps": [
+                ["at": "2026-07-21T00:00:00Z", "phone": "open"], ["at": "2026-07-22T00:00:00Z", "link": "down"],
+            ],
+            "expect": [["event": "bed.wake_time", "min": 1] as [String: Any]],
+        ]
+        edit(&object)
+        return try JSONSerialization.data(withJSONObject: object)
+    }
+
+    @Test("the example scenarios decode with their steps and expectations")
+    func examples() throws {
+        let directory = Self.root.appendingPathComponent("Examples/scenarios")
+        let report = try ScenarioFile.load(directory.appendingPathComponent("field-report-shanghai.json").path)
+        #expect(report.timeZone.identifier == "Asia/Shanghai")
+        #expect(report.phone == ["--platform", "ios", "--registration", "early", "--os-seed", "1"])
+        #expect(report.steps.map(\.text) == ["phone: registration late-silent", "phone: open"])
+        #expect(report.expectations.first?.event == .fallbackManualEntry)
+        #expect(report.expectations.first?.first == ISO8601.date("2026-08-02T15:00:00Z"))
+        let fix = try ScenarioFile.load(directory.appendingPathComponent("early-registration-shanghai.json").path)
+        #expect(fix.steps.map(\.text) == ["phone: registration early", "phone: open"])
+    }
+
+    @Test("a valid scenario decodes: steps in order, the link step, expectation windows")
+    func valid() throws {
+        let file = try ScenarioFile.decode(try Self.scenario(), path: "s.json")
+        #expect(file.steps.count == 2)
+        guard case .link(up: false) = try #require(file.steps.last).step else {
+            Issue.record("expected link down, got \(file.steps)")
+            return
+        }
+        #expect(file.expectations.first?.min == 1)
+    }
+
+    /// Each bad scenario: the edit, the field the error must name, and the value it must quote.
+    static let bad: [(label: String, field: String, value: String, edit: @Sendable (inout [String: Any]) -> Void)] = [
+        ("unknown top-level key", "nights", "3", { $0["nights"] = 3 }),
+        (
+            "unknown step key", "steps[0].when", "\"x\"",
+            { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "when": "x"]] }
+        ),
+        (
+            "unknown expect key", "expect[0].after", "1",
+            { $0["expect"] = [["event": "bed.wake_time", "after": 1] as [String: Any]] }
+        ),
+        (
+            "step out of time order", "steps[1].at", "\"2026-07-21T00:00:00Z\"",
+            {
+                $0["steps"] = [
+                    ["at": "2026-07-22T00:00:00Z", "phone": "open"], ["at": "2026-07-21T00:00:00Z", "phone": "open"],
+                ]
+            }
+        ),
+        (
+            "at before start", "steps[0].at", "\"2026-07-19T23:59:59Z\"",
+            { $0["steps"] = [["at": "2026-07-19T23:59:59Z", "phone": "open"]] }
+        ),
+        (
+            "at at end (exclusive)", "steps[0].at", "\"2026-07-25T00:00:00Z\"",
+            { $0["steps"] = [["at": "2026-07-25T00:00:00Z", "phone": "open"]] }
+        ),
+        ("end before start", "end", "\"2026-07-01T00:00:00Z\"", { $0["end"] = "2026-07-01T00:00:00Z" }),
+        ("bad instant", "start", "\"2026-07-20\"", { $0["start"] = "2026-07-20" }),
+        ("unknown zone", "timeZone", "\"Mars/Olympus\"", { $0["timeZone"] = "Mars/Olympus" }),
+        ("schema version 2", "schemaVersion", "2", { $0["schemaVersion"] = 2 }),
+        (
+            "link neither up nor down", "steps[0].link", "\"sideways\"",
+            { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "link": "sideways"]] }
+        ),
+        (
+            "not a phone stdin line", "steps[0].phone", "\"dance\"",
+            { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "phone": "dance"]] }
+        ),
+        (
+            "not a watch stdin line", "steps[0].watch", "\"time-zone Mars/Olympus\"",
+            { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "watch": "time-zone Mars/Olympus"]] }
+        ),
+        (
+            "two actions in a step", "steps[0]", "",
+            { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "phone": "open", "link": "up"]] }
+        ),
+        ("unknown event", "expect[0].event", "\"bed.tapped\"", { $0["expect"] = [["event": "bed.tapped"]] }),
+        (
+            "count with min", "expect[0].count", "1",
+            { $0["expect"] = [["event": "bed.wake_time", "count": 1, "min": 1] as [String: Any]] }
+        ),
+        (
+            "negative count", "expect[0].count", "-1",
+            { $0["expect"] = [["event": "bed.wake_time", "count": -1] as [String: Any]] }
+        ),
+        (
+            "from not before to", "expect[0].to", "\"2026-07-21T00:00:00Z\"",
+            {
+                $0["expect"] = [
+                    ["event": "bed.wake_time", "from": "2026-07-21T00:00:00Z", "to": "2026-07-21T00:00:00Z"]
+                ]
+            }
+        ),
+        ("a flag the scenario sets", "phone[0]", "\"--clock-start\"", { $0["phone"] = ["--clock-start", "x"] }),
+        (
+            "schedule and scheduleFile", "scheduleFile", "\"s.json\"", { $0["scheduleFile"] = "s.json" }
+        ),
+        (
+            "bad inline schedule", "schedule.wake.monday", "",
+            {
+                var wake = week("07:00")
+                wake["monday"] = "7am"
+                $0["schedule"] = ["schemaVersion": 1, "wake": wake] as [String: Any]
+            }
+        ),
+    ]
+
+    @Test("a bad scenario is refused with the file, the field and the value named", arguments: 0..<bad.count)
+    func refused(_ index: Int) throws {
+        let (label, field, value, edit) = Self.bad[index]
+        let data = try Self.scenario(edit)
+        let error = try #require(throws: ScenarioError.self, "\(label)") {
+            try ScenarioFile.decode(data, path: "night.json")
+        }
+        #expect(error.file == "night.json", "\(label)")
+        #expect(error.field == field, "\(label): \(error)")
+        if !value.isEmpty { #expect(error.value == value, "\(label): \(error)") }
+        #expect(error.description.hasPrefix("night.json: \(field)"), "\(label): \(error)")
+    }
+
+    @Test("scheduleFile is read relative to the scenario file's directory")
+    func scheduleFileRelative() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sleeptap-scenario-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("schedules"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(
+            #"{"schemaVersion": 1, "timeZone": "Europe/Berlin", "wake": {"monday": "off", "tuesday": "off", "wednesday": "off", "thursday": "off", "friday": "off", "saturday": "off", "sunday": "09:15"}}"#
+                .utf8
+        ).write(
+            to: directory.appendingPathComponent("schedules/sunday.json"))
+        let data = try Self.scenario {
+            $0["schedule"] = nil
+            $0["scheduleFile"] = "schedules/sunday.json"
+        }
+        let path = directory.appendingPathComponent("scenario.json").path
+        let file = try ScenarioFile.decode(data, path: path)
+        #expect(file.schedulePath == directory.appendingPathComponent("schedules/sunday.json").path)
+        #expect(file.schedule.timeZoneIdentifier == "Europe/Berlin")
+        let missing = try Self.scenario {
+            $0["schedule"] = nil
+            $0["scheduleFile"] = "schedules/none.json"
+        }
+        let error = try #require(throws: ScenarioError.self) { try ScenarioFile.decode(missing, path: path) }
+        #expect(error.field == "scheduleFile" && error.value == "\"schedules/none.json\"", "\(error)")
+    }
+
+    @Test("expectations: first, count, min and max in a half-open window, to the second, with fields")
+    func checks() throws {
+        let at = try #require(ISO8601.date("2026-07-21T15:00:00Z"))
+        func tap(_ date: String) -> Event {
+            Event(.fallbackManualEntry, [("reason", .string("no batch")), ("tapLocalDate", .string(date))])
+        }
+        let log = [
+            ScenarioRun.LogEntry(at: at.addingTimeInterval(0.4), source: .watch, event: tap("2026-07-21")),
+            ScenarioRun.LogEntry(at: at.addingTimeInterval(86_400), source: .watch, event: tap("2026-07-22")),
+        ]
+        func check(_ json: String) throws -> ScenarioCheck {
+            let scenario = try ScenarioFile.decode(
+                try Self.scenario { $0["expect"] = [try? JSONSerialization.jsonObject(with: Data(json.utf8))] },
+                path: "s.json")
+            return ScenarioRun.check(try #require(scenario.expectations.first), against: log)
+        }
+        let first = try check(#"{"event": "fallback.manual_entry", "first": "2026-07-21T15:00:00Z"}"#)
+        #expect(first.passed, "\(first.observed)")
+        let late = try check(#"{"event": "fallback.manual_entry", "first": "2026-07-21T15:00:01Z"}"#)
+        #expect(!late.passed && late.observed == "first 2026-07-21T15:00:00Z")
+        // `to` is exclusive: the second tap at 2026-07-22T15:00:00Z is outside.
+        let window = try check(
+            #"{"event": "fallback.manual_entry", "from": "2026-07-21T15:00:00Z", "to": "2026-07-22T15:00:00Z", "count": 1}"#
+        )
+        #expect(window.passed, "\(window.observed)")
+        let tooMany = try check(#"{"event": "fallback.manual_entry", "max": 1}"#)
+        #expect(!tooMany.passed && tooMany.observed.hasPrefix("count 2"), "\(tooMany.observed)")
+        let fields = try check(
+            #"{"event": "fallback.manual_entry", "fields": {"tapLocalDate": "2026-07-21"}, "count": 1}"#)
+        #expect(fields.passed, "\(fields.observed)")
+        let source = try check(#"{"event": "fallback.manual_entry", "source": "phone"}"#)
+        #expect(!source.passed && source.observed == "count 0", "\(source.observed)")
+    }
+}
