@@ -23,3 +23,19 @@ public struct WatchOptions: Equatable, Sendable {
     /// Keys directory (`watch.key_secret` + `phone.key`): CURVE on the link with the paired phone's key.
     public var keysDirectory: String?
 }
+
+extension WatchOptions {
+    /// The watch node's configuration from these options: the one mapping the `watch` process
+    /// and the embedded twin share, so an option cannot take effect in one and not the other.
+    /// - Parameters:
+    ///   - statePath: the state file's path.
+    ///   - keysDirectory: the keys directory in use (nil without CURVE).
+    ///   - systemZone: the machine's zone.
+    public func nodeConfiguration(
+        statePath: String, keysDirectory: String?, systemZone: TimeZone = .current
+    ) -> WatchNode.Configuration {
+        WatchNode.Configuration(
+            endpoint: endpoint.description, id: id, statePath: statePath, keysDirectory: keysDirectory,
+            flagZone: timeZone, systemZone: systemZone, bedAt: bedAt, manualWake: manualWake, warnNights: warnNights)
+    }
+}

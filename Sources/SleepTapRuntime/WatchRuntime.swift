@@ -72,11 +72,8 @@ public final class WatchRuntime {
         StandardInputReader.start(posting: mailbox)
         let driver = WatchDriver(
             node: WatchNode(
-                configuration: WatchNode.Configuration(
-                    endpoint: options.endpoint.description, id: options.id, statePath: stateFile.path,
-                    keysDirectory: keys == nil ? nil : options.keysDirectory, flagZone: options.timeZone,
-                    bedAt: options.bedAt, manualWake: options.manualWake,
-                    warnNights: options.warnNights),
+                configuration: options.nodeConfiguration(
+                    statePath: stateFile.path, keysDirectory: keys == nil ? nil : options.keysDirectory),
                 state: loaded),
             dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock, output: output)
         let status = driver.run()

@@ -6,6 +6,8 @@ public import SleepTapEmbedded
 public struct ScenarioNight: Equatable, Sendable {
     public enum Outcome: String, Sendable {
         case cachedWakeUp = "cached wake-up"
+        /// A cached wake-up on a night the watch warned that its dates run low (`coverage.low`).
+        case warned
         case manualEntry = "manual entry"
     }
 
@@ -75,14 +77,26 @@ public struct ScenarioRun: Sendable {
             scenario: scenario, nights: nights(of: log), checks: scenario.expectations.map { check($0, against: log) })
     }
 
-    /// The nights of a log: one per bed tap (`bed.wake_time` or `fallback.manual_entry`).
+    /// The nights of a log: one per bed tap (`bed.wake_time` or `fallback.manual_entry`); a
+    /// cached night is `warned` when the watch's `coverage.low` came with its tap or since the
+    /// previous one.
     static func nights(of log: [LogEntry]) -> [ScenarioNight] {
         var nights: [ScenarioNight] = []
         var runs = 0
+        var lastTap: Date?
+        var warning = false
         for entry in log {
             switch entry.event.name {
             case .handlerEntered:
                 runs += 1
+            case .coverageLow where entry.source == .watch:
+                // A warning the tap itself raised (same instant) belongs to that night; any
+                // other to the next one.
+                if let lastTap, second(lastTap) == second(entry.at), let last = nights.indices.last {
+                    if nights[last].outcome == .cachedWakeUp { nights[last].outcome = .warned }
+                } else {
+                    warning = true
+                }
             case .bedWakeTime, .fallbackManualEntry:
                 let cached = entry.event.name == .bedWakeTime
                 var left = 0
@@ -91,9 +105,11 @@ public struct ScenarioRun: Sendable {
                     ScenarioNight(
                         localDate: text(entry.event["tapLocalDate"]),
                         tapTime: text(entry.event["tapLocalTime"]),
-                        outcome: cached ? .cachedWakeUp : .manualEntry, nightsLeft: cached ? left : 0,
-                        backgroundRuns: runs))
+                        outcome: cached ? (warning ? .warned : .cachedWakeUp) : .manualEntry,
+                        nightsLeft: cached ? left : 0, backgroundRuns: runs))
                 runs = 0
+                warning = false
+                lastTap = entry.at
             default:
                 continue
             }

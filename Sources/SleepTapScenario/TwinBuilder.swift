@@ -53,9 +53,8 @@ public enum TwinBuilder {
                 osStatePath: phone.stateDirectory + "/os.json", settings: phone.os.settingCommands,
                 endpoint: phone.endpoint.description, boundEndpoint: phone.endpoint.description, pid: 1,
                 security: "none", osState: "new"))
-        let twinWatch = WatchNode.Configuration(
-            endpoint: watch.endpoint.description, id: watch.id, statePath: watch.stateDirectory + "/watch.json",
-            flagZone: watch.timeZone, systemZone: machineZone, bedAt: watch.bedAt, manualWake: watch.manualWake)
+        let twinWatch = watch.nodeConfiguration(
+            statePath: watch.stateDirectory + "/watch.json", keysDirectory: nil, systemZone: machineZone)
         return Twin(start: start, speed: phone.clock.speed, phone: twinPhone, watch: twinWatch)
     }
 }

@@ -11,8 +11,8 @@ struct ScenarioOptions: Equatable, Sendable {
         Runs each scenario file (docs/scenarios.md) in the embedded twin: the real phone and
         watch cores in one process on virtual time, built from the scenario's phone and watch
         flags by the executables' own parsers. Prints, per scenario, a night-by-night table
-        (local date, tap time, outcome: cached wake-up or manual entry, nights left, the
-        phone's background runs since the previous night) and each expectation as PASS or FAIL
+        (local date, tap time, outcome: cached wake-up, warned or manual entry, nights left,
+        the phone's background runs since the previous night) and each expectation as PASS or FAIL
         with the observed value.
 
         options:

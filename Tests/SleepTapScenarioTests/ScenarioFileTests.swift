@@ -212,3 +212,28 @@ struct ScenarioFileTests {
         #expect(!source.passed && source.observed == "count 0", "\(source.observed)")
     }
 }
+
+/// The twin takes every `watch` option the process takes, through the same mapping.
+@Suite("the twin built from the watch's flags")
+struct TwinBuilderWatchTests {
+    static let clock = ["--clock-start", "2026-07-20T00:00:00Z", "--clock-speed", "3600"]
+    static let phone =
+        ["--endpoint", "ipc:///nonexistent/p.sock", "--state-dir", "/nonexistent/p", "--device-seed", "1"] + clock
+
+    @Test("--warn-nights, --bed-at, --manual-wake, --time-zone and --id reach the twin's watch")
+    func watchOptions() throws {
+        let twin = try TwinBuilder.make(
+            phone: Self.phone,
+            watch: [
+                "--endpoint", "ipc:///nonexistent/p.sock", "--state-dir", "/nonexistent/w", "--warn-nights", "5",
+                "--bed-at", "22:15", "--manual-wake", "06:45", "--time-zone", "Asia/Tokyo", "--id", "w2",
+            ] + Self.clock, machineZone: try #require(TimeZone(identifier: "Asia/Shanghai")))
+        let setup = twin.watchSetup
+        #expect(setup.warnNights == 5)
+        #expect(setup.bedAt == LocalTime(hour: 22, minute: 15))
+        #expect(setup.manualWake == LocalTime(hour: 6, minute: 45))
+        #expect(setup.flagZone?.identifier == "Asia/Tokyo")
+        #expect(setup.systemZone.identifier == "Asia/Shanghai")
+        #expect(setup.id == "w2")
+    }
+}
