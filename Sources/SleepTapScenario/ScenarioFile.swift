@@ -165,7 +165,8 @@ public struct ScenarioFile: Sendable {
         }
         let phone = try flags(object["phone"], "phone", fail)
         let watch = try flags(object["watch"], "watch", fail)
-        let steps = try decodeSteps(object["steps"], start: start, end: end, fail)
+        let platform = try platform(of: phone, fail)
+        let steps = try decodeSteps(object["steps"], start: start, end: end, platform: platform, fail)
         let expectations = try decodeExpectations(object["expect"], fail)
         return ScenarioFile(
             path: path, name: name, start: start, end: end, timeZone: timeZone, schedule: schedule,
@@ -210,8 +211,28 @@ public struct ScenarioFile: Sendable {
         return result
     }
 
-    static func decodeSteps(_ value: Any?, start: Date, end: Date, _ fail: Fail) throws(ScenarioError)
-        -> [ScenarioStep]
+    /// The phone's `--platform` (iOS without one, as a new device of the `phone` executable): a
+    /// phone step is checked against the commands of that platform, as the process checks it.
+    static func platform(of flags: [String], _ fail: Fail) throws(ScenarioError) -> Platform {
+        for (index, flag) in flags.enumerated() {
+            let text: String?
+            if flag == "--platform" {
+                text = index + 1 < flags.count ? flags[index + 1] : nil
+            } else if flag.hasPrefix("--platform=") {
+                text = String(flag.dropFirst("--platform=".count))
+            } else {
+                continue
+            }
+            guard let text, let platform = Platform(rawValue: text) else {
+                throw fail("phone[\(index)]", flag, "--platform takes ios or android")
+            }
+            return platform
+        }
+        return .ios
+    }
+
+    static func decodeSteps(_ value: Any?, start: Date, end: Date, platform: Platform, _ fail: Fail)
+        throws(ScenarioError) -> [ScenarioStep]
     {
         guard let value else { return [] }
         guard let array = value as? [Any] else { throw fail("steps", value, "expected an array of steps") }
@@ -240,19 +261,13 @@ public struct ScenarioFile: Sendable {
             let step: TwinStep
             switch kind {
             case "phone":
+                let command: PhoneCommand?
                 do {
-                    guard
-                        try PhoneCommand.parse(text, platform: .ios) != nil
-                            || (try PhoneCommand.parse(text, platform: .android)) != nil
-                    else { throw fail("\(field).phone", text, "an empty line does nothing") }
-                } catch let error as ScenarioError {
-                    throw error
+                    command = try PhoneCommand.parse(text, platform: platform)
                 } catch {
-                    if case let rejection as PhoneCommand.Rejection = error {
-                        throw fail("\(field).phone", text, rejection.reason)
-                    }
-                    throw fail("\(field).phone", text, "not a phone stdin line")
+                    throw fail("\(field).phone", text, error.reason)
                 }
+                guard command != nil else { throw fail("\(field).phone", text, "an empty line does nothing") }
                 step = .phone(text)
             case "watch":
                 switch WatchCommand(parsing: text) {

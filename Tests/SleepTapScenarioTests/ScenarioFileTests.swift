@@ -48,6 +48,16 @@ struct ScenarioFileTests {
         #expect(fix.steps.map(\.text) == ["phone: registration early", "phone: open"])
     }
 
+    @Test("a phone step is checked against the phone's own --platform: bucket on Android")
+    func androidStep() throws {
+        let data = try Self.scenario {
+            $0["phone"] = ["--platform", "android"]
+            $0["steps"] = [["at": "2026-07-21T00:00:00Z", "phone": "bucket rare"]]
+        }
+        let file = try ScenarioFile.decode(data, path: "s.json")
+        #expect(file.steps.map(\.text) == ["phone: bucket rare"])
+    }
+
     @Test("a valid scenario decodes: steps in order, the link step, expectation windows")
     func valid() throws {
         let file = try ScenarioFile.decode(try Self.scenario(), path: "s.json")
@@ -97,6 +107,21 @@ struct ScenarioFileTests {
         (
             "not a phone stdin line", "steps[0].phone", "\"dance\"",
             { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "phone": "dance"]] }
+        ),
+        (
+            "an Android command for an iOS phone", "steps[0].phone", "\"bucket rare\"",
+            { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "phone": "bucket rare"]] }
+        ),
+        (
+            "an iOS command for an Android phone", "steps[0].phone", "\"registration late-silent\"",
+            {
+                $0["phone"] = ["--platform=android"]
+                $0["steps"] = [["at": "2026-07-21T00:00:00Z", "phone": "registration late-silent"]]
+            }
+        ),
+        (
+            "a platform neither ios nor android", "phone[0]", "\"--platform\"",
+            { $0["phone"] = ["--platform", "tizen"] }
         ),
         (
             "not a watch stdin line", "steps[0].watch", "\"time-zone Mars/Olympus\"",
