@@ -34,16 +34,17 @@ struct ScenarioOptions: Equatable, Sendable {
         if let request = Parsed<ScenarioOptions>.informationRequest(in: arguments) { return request }
         var options = ScenarioOptions()
         var twin = false
-        var reader = ArgumentReader(arguments)
+        // No option takes a value: every argument that is not an option is a FILE (the same file
+        // may be named twice, and runs twice); the reader checks the options, each given once.
+        options.files = arguments.filter { !$0.hasPrefix("-") }
+        var reader = ArgumentReader(arguments.filter { $0.hasPrefix("-") })
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--twin": twin = true
             case "--json": options.json = true
             case "--processes", "--both":
                 throw UsageError("\(flag) is not implemented yet; use --twin")
-            default:
-                guard !flag.hasPrefix("-") else { throw ArgumentReader.unknown(flag) }
-                options.files.append(flag)
+            default: throw ArgumentReader.unknown(flag)
             }
         }
         guard !options.files.isEmpty else { throw UsageError("give at least one scenario FILE") }

@@ -46,6 +46,17 @@ struct ScenarioRunnerTests {
         #expect(output.hasSuffix("PASS: \(paths.count) of \(paths.count) scenarios hold"), "\(output)")
     }
 
+    @Test("a file named twice runs twice; an option given twice is refused (exit 64)")
+    func repeated() throws {
+        let path = try #require(try Self.examplePaths().first)
+        let twice = try CapturedRun.run("sleeptap-scenario", [path, path, "--twin"], timeout: 60)
+        #expect(twice.status == 0, "\(twice.standardError)")
+        #expect(twice.standardOutput.hasSuffix("PASS: 2 of 2 scenarios hold"), "\(twice.standardOutput)")
+        let option = try CapturedRun.run("sleeptap-scenario", [path, "--twin", "--twin"], timeout: 60)
+        #expect(option.status == 64)
+        #expect(option.standardError.contains("--twin is given twice"), "\(option.standardError)")
+    }
+
     @Test("--json: one object with the nights and each expectation's result")
     func json() throws {
         let paths = try Self.examplePaths()
