@@ -193,7 +193,7 @@ final class PhoneDriver {
     private let output: EventOutput
     private let clock: any SleepTapCore.Clock
     private let loop: EventLoop<PhoneTimer>
-    private let origin = ContinuousClock.now
+    private lazy var times = NodeTimeSource(clock: clock)
 
     init(
         node: PhoneNode, router: Socket, zap: Socket?, weather: any WeatherProvider,
@@ -236,10 +236,7 @@ final class PhoneDriver {
     }
 
     /// Now in both time bases: the process clock's virtual now and monotonic wall seconds.
-    private func now() -> NodeTime {
-        let (seconds, attoseconds) = origin.duration(to: .now).components
-        return NodeTime(now: clock.now, wall: Double(seconds) + Double(attoseconds) / 1e18)
-    }
+    private func now() -> NodeTime { times.now() }
 
     private func run(_ actions: [PhoneAction]) {
         for action in actions { run(action) }

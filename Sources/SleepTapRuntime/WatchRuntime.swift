@@ -93,8 +93,8 @@ final class WatchDriver {
     private let clock: any SleepTapCore.Clock
     private let output: EventOutput
     private let loop: EventLoop<WatchTimer>
-    /// The origin of the node's monotonic wall seconds.
-    private let origin = ContinuousClock.now
+    /// The node's virtual now and monotonic wall seconds.
+    private lazy var times = NodeTimeSource(clock: clock)
 
     init(
         node: WatchNode, dealer: Socket, monitor: Socket, mailbox: Mailbox, stateFile: StateFile<WatchSyncState>,
@@ -110,10 +110,7 @@ final class WatchDriver {
     }
 
     /// Both time bases now.
-    private var time: NodeTime {
-        let (seconds, attoseconds) = (ContinuousClock.now - origin).components
-        return NodeTime(now: clock.now, wall: Double(seconds) + Double(attoseconds) / 1e18)
-    }
+    private var time: NodeTime { times.now() }
 
     /// Runs until the node stops.
     /// - Returns: the process exit status.
