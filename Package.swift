@@ -5,6 +5,9 @@ import PackageDescription
 
 let package = Package(
     name: "SleepTap",
+    // Tested on Debian 12 (x86_64) with Swift 6.3 only. macOS 15 is the floor the toolchain's
+    // Synchronization module (Mutex) sets; macOS is declared, not tested (README, "Platforms").
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "phone", targets: ["phone"]),
         .executable(name: "watch", targets: ["watch"]),
@@ -16,11 +19,12 @@ let package = Package(
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
     ],
     targets: [
-        // Debian's libzmq through a [system] module map; pkg-config finds the paths.
+        // libzmq through a [system] module map; pkg-config finds the paths. The providers are what
+        // SwiftPM suggests when pkg-config cannot find libzmq: apt on Debian, Homebrew on macOS.
         .systemLibrary(
             name: "CZeroMQ",
             pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
+            providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]
         ),
         // Thin Swift wrapper over libzmq: context, sockets, frames, poll, options, errors.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),

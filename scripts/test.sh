@@ -7,5 +7,8 @@ echo "== lint (swift format, .swift-format)"
 swift format lint --strict --recursive Package.swift Sources Tests
 echo "== build"
 swift build --build-tests
+echo "== package checks (scripts/install.sh in a temp prefix; the Examples/zeromq-roundtrip package)"
+bash scripts/check-install.sh
+bash scripts/check-example.sh
 echo "== test"
 swift test --skip-build

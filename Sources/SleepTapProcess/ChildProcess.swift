@@ -325,9 +325,17 @@ public final class ChildProcess: @unchecked Sendable {
         return true
     }
 
-    /// The directory holding the running executable (where SwiftPM puts every product).
+    /// The directory holding the running executable (where SwiftPM puts every product, and where
+    /// `scripts/install.sh` puts them under `PREFIX/libexec/sleeptap`). On Linux it is read from
+    /// /proc/self/exe (proc(5)), which holds the resolved path also when the tool was started
+    /// through PATH or a symbolic link (`sleeptap-demo`); elsewhere from `argv[0]`.
     public static var productsDirectory: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        #if os(Linux)
+            if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+                return URL(fileURLWithPath: path).deletingLastPathComponent()
+            }
+        #endif
+        return URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
     /// Finds a built SleepTap executable: next to the running binary, else in `.build/debug` or
