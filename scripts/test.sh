@@ -10,5 +10,7 @@ swift build --build-tests
 echo "== package checks (scripts/install.sh in a temp prefix; the Examples/zeromq-roundtrip package)"
 bash scripts/check-install.sh
 bash scripts/check-example.sh
+echo "== API documentation (scripts/docs.sh: doc comments, article code, docc, headless Chromium)"
+bash scripts/docs.sh
 echo "== test"
 swift test --skip-build

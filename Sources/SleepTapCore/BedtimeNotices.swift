@@ -10,6 +10,7 @@ public struct NotificationRecord: Codable, Equatable, Hashable, Sendable {
     /// The text shown.
     public var text: String
 
+    /// A notification with identifier `id` that fires at `fireDate` (an absolute instant) showing `text`.
     public init(id: String, fireDate: Date, text: String) {
         self.id = id
         self.fireDate = fireDate
@@ -27,6 +28,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
     /// Pending requests, soonest first, at most `limit`.
     public private(set) var records: [NotificationRecord] = []
 
+    /// A pending list holding the soonest `limit` of `records`, soonest first.
     public init(records: [NotificationRecord] = []) {
         self.records = Self.capped(records)
     }
@@ -76,6 +78,7 @@ public struct NotificationChange: Equatable, Sendable {
     /// Records the 64-request limit pushed out, soonest first: the OS would never show them.
     public var dropped: [NotificationRecord] = []
 
+    /// A change that added `added` and pushed out `dropped`.
     public init(added: [NotificationRecord] = [], dropped: [NotificationRecord] = []) {
         self.added = added
         self.dropped = dropped

@@ -13,6 +13,7 @@ public protocol Clock: Sendable {
 
 /// The wall clock: `now` is `Date()`.
 public struct WallClock: Clock {
+    /// The system's wall clock.
     public init() {}
     public var now: Date { Date() }
     public func wallDate(for instant: Date) -> Date { instant }

@@ -2,21 +2,28 @@ public import Foundation
 
 /// A value in an observable event's fields.
 public enum EventValue: Equatable, Sendable {
+    /// A JSON string.
     case string(String)
+    /// A JSON integer.
     case int(Int64)
+    /// A JSON number with a fraction (durations in seconds, coordinates).
     case double(Double)
+    /// A JSON `true` or `false`.
     case bool(Bool)
     /// An instant, rendered ISO-8601 UTC (`2025-03-07T11:30:00Z`).
     case date(Date)
     /// A nested JSON object (the simulated OS's part of `phone.status`).
     case object(EventObject)
+    /// JSON `null`: a field whose value is absent (for example a date not yet known).
     case null
 }
 
 /// The fields of a nested JSON object in an event, in the order they are written.
 public struct EventObject: Equatable, Sendable {
+    /// The object's keys and values, in the order they are written.
     public var fields: [(key: String, value: EventValue)]
 
+    /// An object with `fields`, written in this order.
     public init(_ fields: [(String, EventValue)]) {
         self.fields = fields.map { (key: $0.0, value: $0.1) }
     }
@@ -44,6 +51,8 @@ public struct Event: Equatable, Sendable {
     /// The keys every line starts with; no field may take one of them.
     public static let lineKeys: Set<String> = ["event", "time", "source"]
 
+    /// An event named `name` with `fields` in the order given; no field may be named like a line key
+    /// (`lineKeys`: `event`, `time`, `source`).
     public init(_ name: EventName, _ fields: [(String, EventValue)] = []) {
         assert(fields.allSatisfy { !Self.lineKeys.contains($0.0) }, "\(name): a field named like a line key")
         self.name = name

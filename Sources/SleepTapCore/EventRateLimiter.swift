@@ -19,8 +19,11 @@ public import Foundation
 public struct EventRateLimiter: Sendable {
     /// A stream: the event name and the class of its reason.
     public struct Key: Hashable, Sendable {
+        /// The event's name.
         public var event: EventName
+        /// The class of the event's `reason` field (`reasonClass(_:)`).
         public var reason: String
+        /// The stream of `event` occurrences whose reason falls in the class `reason`.
         public init(event: EventName, reason: String) {
             self.event = event
             self.reason = reason

@@ -9,6 +9,7 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, Error, CustomStrin
 
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
+    /// The status `rawValue` (0 to 255 as a process sees it), unlabelled.
     public init(_ rawValue: Int32) { self.rawValue = rawValue }
 
     /// 0, `EXIT_SUCCESS`: the work was done, or the process was asked to stop.

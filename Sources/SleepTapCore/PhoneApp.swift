@@ -3,10 +3,15 @@ public import Foundation
 /// Virtual seconds each step of the consolidated refresh job costs, charged against the
 /// background task's budget. The weather step costs what the provider reports.
 public struct StepCosts: Equatable, Sendable {
+    /// Submitting the next background request, seconds.
     public var renew: TimeInterval = 0.1
+    /// Updating the bedtime notices, seconds.
     public var notices: TimeInterval = 0.1
+    /// Making and sending the watch's wake-date batch, seconds.
     public var dates: TimeInterval = 0.2
+    /// Updating the sunlight notice, seconds.
     public var sunlight: TimeInterval = 0.05
+    /// Costs of the job's steps in virtual seconds; the defaults are 0.1, 0.1, 0.2 and 0.05.
     public init(
         renew: TimeInterval = 0.1, notices: TimeInterval = 0.1, dates: TimeInterval = 0.2, sunlight: TimeInterval = 0.05
     ) {
@@ -23,10 +28,14 @@ public struct PhoneAppConfiguration: Sendable {
     public var taskIdentifier = "net.sleeptap.refresh"
     /// Local days of wake-ups per batch.
     public var horizonDays = BatchPlanner.defaultHorizonDays
+    /// Virtual seconds each step of the job costs.
     public var stepCosts = StepCosts()
+    /// When the weather step fetches and how long a forecast is cached (docs/weather.md).
     public var weatherPolicy = WeatherPolicy()
+    /// When the sunlight notice is planned (docs/weather.md).
     public var sunlightPolicy = SunlightPolicy()
 
+    /// The defaults: task `net.sleeptap.refresh`, a 7-day horizon, the default costs and policies.
     public init() {}
 }
 
@@ -53,12 +62,16 @@ public struct PhoneAppConfiguration: Sendable {
 /// (`WeatherFetch.deferred`, the phone process): the order of the steps and the budget charged
 /// are the same either way.
 public struct PhoneApp: Sendable {
+    /// The sync state machine (outbox, resend, HELLO answers).
     public private(set) var sync: PhoneCore
     /// The simulated OS the app runs on. It outlives the app: the phone process persists it on
     /// its own (`os.json`) and passes it back in at the next start.
     public var scheduler: SimulatedOS
+    /// Where the weather step gets its forecast.
     public let weather: any WeatherProvider
+    /// The settings this app was made with.
     public let configuration: PhoneAppConfiguration
+    /// The user's wake schedule (the phone reads the schedule file again before every launch).
     public var schedule: WakeSchedule
     /// The phone's current zone (travel changes it).
     public var zone: TimeZone
@@ -75,6 +88,15 @@ public struct PhoneApp: Sendable {
     /// The job that stopped at its weather step (`.deferred`), nil when none waits.
     private var suspended: Job?
 
+    /// - Parameters:
+    ///   - state: the sync state as loaded from disk, or a fresh one.
+    ///   - scheduler: the simulated OS the app runs on.
+    ///   - weather: the forecast provider.
+    ///   - schedule: the wake schedule.
+    ///   - zone: the phone's zone.
+    ///   - location: the phone's location.
+    ///   - configuration: the app's settings.
+    ///   - randomSeed: seeds the sync core's random epochs (`SplitMix64`).
     public init(
         state: PhoneSyncState, scheduler: SimulatedOS, weather: any WeatherProvider,
         schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
@@ -91,6 +113,7 @@ public struct PhoneApp: Sendable {
         bucket = scheduler.standbyBucket?.rawValue
     }
 
+    /// The durable sync state (the sync core's `state`).
     public var state: PhoneSyncState { sync.state }
 
     /// Whether the installed app registers its handler in `didFinishLaunching` (the OS's record of
@@ -514,12 +537,16 @@ public struct PhoneApp: Sendable {
     /// every seq already issued (see `PhoneCore.persistFailed`).
     public mutating func persistFailed() { sync.persistFailed() }
 
+    /// The user turns Low Power Mode on or off at virtual instant `now` (`os.low_power`).
+    /// - Returns: the effects to perform, in order.
     public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneEffect] {
         lowPower = on
         scheduler.setLowPowerMode(on, at: now)
         return [.emit(Event(.osLowPower, [("on", .bool(on))]))] + drainTrace()
     }
 
+    /// The user turns Background App Refresh on or off at `now` (`os.background_refresh`).
+    /// - Returns: the effects to perform, in order.
     public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setBackgroundRefreshEnabled(on, at: now)
         return [.emit(Event(.osBackgroundRefresh, [("on", .bool(on))]))] + drainTrace()
@@ -549,18 +576,25 @@ public struct PhoneApp: Sendable {
         ] + drainTrace()
     }
 
+    /// The user force-quits the app at `now` (`os.force_quit`); iOS launches no background task
+    /// for a force-quit app until the user opens it again (docs/scheduler.md).
+    /// - Returns: the effects to perform, in order.
     public mutating func forceQuit(at now: Date) -> [PhoneEffect] {
         running = false
         scheduler.forceQuit(at: now)
         return [.emit(Event(.osForceQuit, []))] + drainTrace()
     }
 
+    /// Android moves the app to standby bucket `value` at `now` (`os.standby_bucket`).
+    /// - Returns: the effects to perform, in order.
     public mutating func setStandbyBucket(_ value: StandbyBucket, at now: Date) -> [PhoneEffect] {
         bucket = value.rawValue
         scheduler.setStandbyBucket(value, at: now)
         return [.emit(Event(.osStandbyBucket, [("bucket", .string(value.description))]))] + drainTrace()
     }
 
+    /// The device is plugged in or unplugged at `now` (`os.charging`).
+    /// - Returns: the effects to perform, in order.
     public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setCharging(on, at: now)
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()

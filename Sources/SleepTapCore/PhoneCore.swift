@@ -40,6 +40,7 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
     /// The cached forecast (6 h cache of the weather step).
     public var weather: Forecast?
 
+    /// A state with the given fields; the defaults describe a phone that never ran.
     public init(
         epoch: UInt64 = 0, lastSeq: UInt64 = 0, outbox: WakeBatch? = nil, acked: Bool = false,
         notifications: PendingNotifications = PendingNotifications(), deviceSeed: UInt64 = 0,
@@ -76,7 +77,9 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
 
 /// What one refresh produced: the wake-ups for the watch and the bedtime notices.
 public struct RefreshPlan: Equatable, Sendable {
+    /// The wake-ups for the watch, strictly increasing by instant.
     public var entries: [WakeEntry]
+    /// The bedtime notices to hand to the OS.
     public var notices: [NotificationRecord]
     /// Virtual now of the refresh.
     public var generatedAt: Date
@@ -99,6 +102,7 @@ public struct RefreshPlan: Equatable, Sendable {
             earliestBeginDate: RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone))
     }
 
+    /// A plan with the given fields.
     public init(
         entries: [WakeEntry], notices: [NotificationRecord] = [], generatedAt: Date, timeZone: String,
         earliestBeginDate: Date? = nil
@@ -118,6 +122,7 @@ public struct ResendPolicy: Equatable, Sendable {
     /// Upper bound on a delay, seconds.
     public var maximum: TimeInterval
 
+    /// Backoff from `initial` wall seconds, doubling up to `maximum` (defaults 0.25 s and 4 s).
     public init(initial: TimeInterval = 0.25, maximum: TimeInterval = 4) {
         self.initial = initial
         self.maximum = maximum
@@ -142,7 +147,9 @@ public struct ResendPolicy: Equatable, Sendable {
 /// issue (the phone's state was lost or restored from an older copy, or another process spoke
 /// for the phone), the phone starts a new random epoch and re-sends its newest batch in it.
 public struct PhoneCore: Sendable {
+    /// The sync state, including what is not on disk yet.
     public private(set) var state: PhoneSyncState
+    /// Resend backoff for an unacknowledged outbox.
     public var resendPolicy: ResendPolicy
     /// The last state the runtime reported on disk (`persisted(_:)`); what `persistFailed()`
     /// returns to.

@@ -39,6 +39,7 @@ public struct RunRecord: Codable, Equatable, Sendable {
             ])
     }
 
+    /// A run record with the given fields (`bucket` is the Android standby bucket's raw value).
     public init(
         at: Date, scheduledAt: Date?, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
         duration: TimeInterval
@@ -70,6 +71,7 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     /// The last `historyLimit` runs, oldest first.
     public private(set) var history: [RunRecord] = []
 
+    /// An empty history.
     public init() {}
 
     /// A request was submitted at `now`.

@@ -15,7 +15,12 @@ public struct WakeEntry: Codable, Equatable, Hashable, Sendable {
     /// and show the local date and time: `localDate`/`localTime` read `wake + utcOffset` in UTC.
     public var utcOffset: Int
 
+    /// An entry with the given fields.
     /// - Parameters:
+    ///   - wake: the wake-up instant.
+    ///   - localDate: its local date in `timeZone`, `yyyy-MM-dd`.
+    ///   - localTime: its local wall time in `timeZone`, `HH:MM`.
+    ///   - timeZone: the IANA identifier of the zone.
     ///   - utcOffset: seconds east of UTC at `wake`; nil computes it from `timeZone` with this
     ///     machine's time-zone database (0 when the zone is unknown here).
     public init(wake: Date, localDate: String, localTime: String, timeZone: String, utcOffset: Int? = nil) {
@@ -62,6 +67,7 @@ public struct WakeBatch: Codable, Equatable, Sendable {
     /// Wake-ups, strictly increasing by instant, at most one per local day.
     public var entries: [WakeEntry]
 
+    /// A batch with the given fields; `entries` must be strictly increasing by instant.
     public init(epoch: UInt64 = 0, seq: UInt64, generatedAt: Date, timeZone: String, entries: [WakeEntry]) {
         self.epoch = epoch
         self.seq = seq
@@ -113,10 +119,14 @@ public struct WakeBatch: Codable, Equatable, Sendable {
 
 /// Identifies a batch and its content: the epoch, the seq and the digest of its entries.
 public struct BatchRef: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The phone's numbering epoch (16 hex digits on the wire).
     public var epoch: UInt64
+    /// The batch's sequence number within `epoch`.
     public var seq: UInt64
+    /// FNV-1a 64 of the batch's canonical text (`WakeBatch.digest`).
     public var digest: UInt64
 
+    /// A reference to batch `seq` of `epoch` whose entries hash to `digest`.
     public init(epoch: UInt64, seq: UInt64, digest: UInt64) {
         self.epoch = epoch
         self.seq = seq
@@ -130,6 +140,7 @@ public struct BatchRef: Equatable, Hashable, Sendable, CustomStringConvertible {
 /// The 64-bit FNV-1a hash (Fowler, Noll, Vo; IETF draft-eastlake-fnv, "FNV-1a"): offset basis
 /// 14695981039346656037, prime 1099511628211, each byte XORed in before the multiply.
 public enum FNV1a64 {
+    /// The FNV-1a 64 hash of `bytes`.
     public static func hash(_ bytes: [UInt8]) -> UInt64 {
         var value: UInt64 = 14_695_981_039_346_656_037
         for byte in bytes {
@@ -142,6 +153,7 @@ public enum FNV1a64 {
 
 /// A 64-bit value as exactly 16 lower-case hexadecimal digits (how epochs and digests travel).
 public enum Hex64 {
+    /// `value` as 16 lower-case hexadecimal digits, zero-padded (`000000000000002a`).
     public static func string(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits

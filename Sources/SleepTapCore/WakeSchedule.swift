@@ -3,8 +3,20 @@ public import Foundation
 /// A day of the week, numbered as Foundation's Gregorian `Calendar` numbers `.weekday`
 /// (1 = Sunday … 7 = Saturday).
 public enum Weekday: Int, CaseIterable, Sendable, Comparable, CustomStringConvertible {
+    /// Sunday, weekday 1.
     case sunday = 1
-    case monday, tuesday, wednesday, thursday, friday, saturday
+    /// Monday, weekday 2.
+    case monday
+    /// Tuesday, weekday 3.
+    case tuesday
+    /// Wednesday, weekday 4.
+    case wednesday
+    /// Thursday, weekday 5.
+    case thursday
+    /// Friday, weekday 6.
+    case friday
+    /// Saturday, weekday 7.
+    case saturday
 
     /// Lower-case English name, the key used in schedule files (`"monday"`).
     public var description: String {
@@ -30,8 +42,11 @@ public enum Weekday: Int, CaseIterable, Sendable, Comparable, CustomStringConver
 
 /// A local calendar date, `yyyy-MM-dd`, with no zone (a day on the user's wall calendar).
 public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The Gregorian year (`2026`).
     public let year: Int
+    /// The month, 1 to 12.
     public let month: Int
+    /// The day of the month, 1 to 31.
     public let day: Int
 
     /// Parses exactly `yyyy-MM-dd` and checks the day exists in the Gregorian calendar
@@ -90,7 +105,9 @@ public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible
 
 /// A one-off change for one local date: another wake time, or no wake-up.
 public enum WakeOverride: Hashable, Sendable {
+    /// Wake at this local time on that date.
     case time(LocalTime)
+    /// No wake-up on that date.
     case off
 }
 
@@ -111,9 +128,12 @@ public struct WakeSchedule: Sendable, Equatable {
     /// overrides it; without either the system zone is used.
     public var timeZoneIdentifier: String?
 
+    /// The default sleep target, minutes (8 h).
     public static let defaultSleepTargetMinutes = 480
+    /// The default bedtime-notice lead, minutes.
     public static let defaultBedtimeNoticeLeadMinutes = 30
 
+    /// A schedule with the given fields; the sleep target and lead default to 480 and 30 minutes.
     public init(
         wakeTimes: [Weekday: LocalTime], overrides: [LocalDate: WakeOverride] = [:],
         sleepTargetMinutes: Int = defaultSleepTargetMinutes,
@@ -149,10 +169,14 @@ public struct WakeSchedule: Sendable, Equatable {
 /// A schedule file that cannot be used. `field` is a JSON path (`wake.monday`), `value` the
 /// offending text as found, `reason` what is wrong. Executables exit 65 (EX_DATAERR) on it.
 public struct ScheduleError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The JSON path of the field (`wake.monday`).
     public var field: String
+    /// The offending text, as found.
     public var value: String
+    /// What is wrong with it.
     public var reason: String
 
+    /// An error about `field` holding `value`, for `reason`.
     public init(field: String, value: String, reason: String) {
         self.field = field
         self.value = value

@@ -3,12 +3,15 @@ public import Foundation
 /// What the watch's state machine asks its runtime to do, performed in order. A failed
 /// `persist` stops the list (no ACK for a batch that is not on disk: durable before acknowledged).
 public enum WatchEffect: Equatable, Sendable {
+    /// Write this state durably before anything after it in the list is performed.
     case persist(WatchSyncState)
     /// Send to the phone. On success the runtime emits `WireEvents.sent(message)`.
     case send(WireMessage)
     /// (Re)arm the HELLO retry timer, `after` wall seconds from now.
     case armHelloRetry(after: TimeInterval)
+    /// Disarm the HELLO retry timer.
     case cancelHelloRetry
+    /// Write an observable event.
     case emit(Event)
 }
 
@@ -19,6 +22,7 @@ public struct WatchSyncState: Codable, Equatable, Sendable {
     /// The cached batch (the watch's wake dates).
     public var batch: WakeBatch?
 
+    /// A state with the given fields; the defaults describe a watch that never stored a batch.
     public init(lastAppliedSeq: UInt64 = 0, batch: WakeBatch? = nil) {
         self.lastAppliedSeq = lastAppliedSeq
         self.batch = batch
@@ -36,6 +40,7 @@ public enum BedTapOutcome: Equatable, Sendable {
 
 /// The watch's half of the sync protocol plus its bed-tap logic, sans I/O.
 public struct WatchCore: Sendable {
+    /// The durable state: the newest applied batch.
     public private(set) var state: WatchSyncState
     /// True between a bed tap that fell back to manual entry and the user's answer.
     public private(set) var awaitingManualEntry = false
@@ -44,6 +49,8 @@ public struct WatchCore: Sendable {
     /// Count of stale (older-seq) batches ignored since start.
     public private(set) var staleIgnored = 0
 
+    /// A state machine starting from `state` (as loaded from disk), retrying HELLO every
+    /// `helloRetry` wall seconds.
     public init(state: WatchSyncState = WatchSyncState(), helloRetry: TimeInterval = 2) {
         self.state = state
         self.helloRetry = helloRetry

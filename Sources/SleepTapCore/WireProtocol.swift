@@ -36,7 +36,9 @@ public enum WireMessage: Equatable, Sendable {
 /// Why a received frame was not accepted. `reason` is what `message.rejected` events and ERROR
 /// replies carry.
 public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is wrong with the frame, in words.
     public var reason: String
+    /// An error for `reason`.
     public init(_ reason: String) { self.reason = reason }
     public var description: String { reason }
 }

@@ -9,12 +9,15 @@ public struct LinkLiveness: Equatable, Sendable {
     /// Seconds of silence after which the peer counts as offline.
     public static let timeout: TimeInterval = 3
 
+    /// Wall second (monotonic) at which a valid message last arrived; nil before the first.
     public private(set) var lastHeard: TimeInterval?
+    /// Whether the peer counts as online: heard from, and not silent for `timeout` seconds since.
     public private(set) var online = false
     /// When the last check ran: a long gap means this process itself was not running (SIGSTOP,
     /// a suspended machine), and its own pause is not the peer's silence.
     private var lastCheck: TimeInterval?
 
+    /// A peer not heard from yet (offline).
     public init() {}
 
     /// A valid message arrived at wall second `now`.

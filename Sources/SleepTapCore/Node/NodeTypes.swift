@@ -11,6 +11,7 @@ public struct NodeTime: Equatable, Sendable {
     /// Monotonic wall seconds since an arbitrary origin fixed for the process (or the twin).
     public var wall: TimeInterval
 
+    /// The moment at virtual instant `now` and monotonic wall second `wall`.
     public init(now: Date, wall: TimeInterval) {
         self.now = now
         self.wall = wall
@@ -27,6 +28,7 @@ public enum TimerDeadline: Equatable, Sendable {
 
 /// How a durable write that a node asked for ended.
 public enum PersistResult: Equatable, Sendable {
+    /// The state is on disk (written and fsync'd).
     case succeeded
     /// The write failed: `errno` as the system gave it (`ENOSPC`, `EIO`, …), nil when no system
     /// call failed (the state could not be encoded), and the cause in words.

@@ -38,9 +38,12 @@ public enum PhoneCommand: Equatable, Sendable {
 
     /// A line the language does not accept: the line (clipped) and what is wrong with it.
     public struct Rejection: Error, Equatable, Sendable {
+        /// The rejected line, clipped to a printable length.
         public var input: String
+        /// What is wrong with it, in words (`expected low-power on|off`).
         public var reason: String
 
+        /// A rejection of `input` (clipped) for `reason`.
         public init(input: String, reason: String) {
             self.input = clipped(input)
             self.reason = reason

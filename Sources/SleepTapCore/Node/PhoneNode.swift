@@ -12,9 +12,12 @@ public enum PhoneTimer: Hashable, Sendable, CaseIterable {
 
 /// A forecast, or why there is none, and the virtual seconds the provider took.
 public struct WeatherOutcome: Equatable, Sendable {
+    /// The forecast, or why the provider gave none.
     public var result: Result<Forecast, WeatherError>
+    /// Virtual seconds the fetch took, charged against the background task's budget.
     public var cost: TimeInterval
 
+    /// An outcome `result` that took `cost` virtual seconds.
     public init(result: Result<Forecast, WeatherError>, cost: TimeInterval) {
         self.result = result
         self.cost = cost
@@ -25,6 +28,7 @@ public struct WeatherOutcome: Equatable, Sendable {
 /// value.
 public struct ScheduleLoadError: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
+    /// An error printed as `description`.
     public init(_ description: String) { self.description = description }
 }
 
@@ -45,6 +49,7 @@ public enum PhoneAction: Sendable {
     case persistOS(SimulatedOS)
     /// Arm (or re-arm) a timer; report its firing with `PhoneNode.timerFired(_:at:)`.
     case arm(PhoneTimer, TimerDeadline)
+    /// Disarm `timer`; a timer not armed stays unarmed.
     case cancel(PhoneTimer)
     /// Write an event stamped with virtual instant `at`.
     case emit(Event, at: Date)
@@ -79,11 +84,16 @@ public struct PhoneNodeConfiguration: Sendable {
     /// The `phone.started` fields about the process: endpoint, pid, bound endpoint, security,
     /// and whether the OS state was `new` or `stored`.
     public var endpoint: String
+    /// The endpoint libzmq reports after binding (`ZMQ_LAST_ENDPOINT`: the port a `tcp://…:*` got).
     public var boundEndpoint: String
+    /// The process id.
     public var pid: Int64
+    /// The link's security: `curve` (CURVE keys given) or `none`.
     public var security: String
+    /// Whether the simulated OS is `new` or was read from `os.json` (`stored`).
     public var osState: String
 
+    /// The configuration from the phone's options; each parameter sets the property of its name.
     public init(
         watchID: String, pairedWatchKey: [UInt8]? = nil, schedulePath: String? = nil, timeZone: TimeZone? = nil,
         machineZone: TimeZone, statePath: String, osStatePath: String, settings: [PhoneCommand] = [],
@@ -149,8 +159,11 @@ public struct PhoneNode: Sendable {
         case backgroundLaunch(due: Date)
     }
 
+    /// The phone app: its sync state machine, the simulated OS, the schedule, zone and location.
     public private(set) var app: PhoneApp
+    /// The settings this node was made with.
     public let configuration: PhoneNodeConfiguration
+    /// Counts of rejected messages, refused peers and failed sends since start, for `phone.status`.
     public private(set) var counters = Counters()
     /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
     public private(set) var travelZone: TimeZone?

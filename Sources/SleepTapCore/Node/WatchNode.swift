@@ -44,6 +44,7 @@ public enum WatchAction: Equatable, Sendable {
     /// Arm `timer` (re-arming replaces the earlier deadline); feed `WatchNode.timerFired(_:at:)`
     /// when it is due.
     case arm(WatchTimer, TimerDeadline)
+    /// Disarm `timer`; a timer not armed stays unarmed.
     case cancel(WatchTimer)
     /// Write an event stamped with the virtual instant `at`.
     case emit(Event, at: Date)
@@ -89,6 +90,8 @@ public struct WatchNode: Sendable {
         /// The default `--warn-nights`: two nights leave the phone a day and a night to refresh.
         public static let defaultWarnNights = 2
 
+        /// The configuration from the watch's options; each parameter sets the property of its name
+        /// (`warnNights` 0 never warns).
         public init(
             endpoint: String, id: String = "watch", statePath: String, keysDirectory: String? = nil,
             flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
@@ -108,6 +111,7 @@ public struct WatchNode: Sendable {
 
     /// How a send ended.
     public enum SendResult: Equatable, Sendable {
+        /// The message was queued for the phone.
         case sent
         /// The send failed (no phone connected, the queue full, …), in words.
         case failed(reason: String)
@@ -115,7 +119,10 @@ public struct WatchNode: Sendable {
 
     /// How a reconnect ended.
     public enum ReconnectResult: Equatable, Sendable {
+        /// The socket disconnected and connected again (`link.reconnect`); the handshake may still be
+        /// to come.
         case succeeded
+        /// The disconnect or the connect failed, in words (`link.reconnect_failed`).
         case failed(reason: String)
     }
 
@@ -126,8 +133,10 @@ public struct WatchNode: Sendable {
     /// The first relink delay, wall seconds; it doubles at each relink up to `maximumRelinkDelay`
     /// and is reset by a handshake.
     public static let firstRelinkDelay: TimeInterval = 2
+    /// The longest relink delay, wall seconds.
     public static let maximumRelinkDelay: TimeInterval = 30
 
+    /// The settings this node was made with.
     public let configuration: Configuration
     /// The sync state machine.
     public private(set) var core: WatchCore
@@ -141,6 +150,7 @@ public struct WatchNode: Sendable {
     public private(set) var relinkDelay = WatchNode.firstRelinkDelay
     /// Whether the ZMTP handshake with the phone completed and the link has not dropped since.
     public private(set) var linkUp = false
+    /// Whether the phone is online, from what arrives (`peer.online` / `peer.offline`).
     public private(set) var liveness = LinkLiveness()
     /// Messages refused since start.
     public private(set) var rejectedMessages = 0
@@ -150,6 +160,7 @@ public struct WatchNode: Sendable {
     /// nobody. No connection at all means the phone is not there; a connection without a
     /// handshake means it refused this watch.
     public private(set) var connectionsMade = 0
+    /// Connect attempts that found nobody since the handshake deadline was armed.
     public private(set) var attemptsFailed = 0
     /// Whether `coverage.low` was said for the current low spell: set when it is said, cleared
     /// when the nights left rise above `--warn-nights` again (one warning per crossing).
@@ -186,7 +197,9 @@ public struct WatchNode: Sendable {
 
     /// The process started: `watch.started`, the first bed tap, the handshake deadline and the
     /// heartbeat.
-    /// - Parameter processID: this process's pid, for `watch.started`.
+    /// - Parameters:
+    ///   - processID: this process's pid, for `watch.started`.
+    ///   - time: the moment of the start.
     public mutating func start(processID: Int32, at time: NodeTime) -> [WatchAction] {
         var actions: [WatchAction] = [
             .emit(
