@@ -69,6 +69,9 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case runRecord = "run.record"
     /// `location.changed` (its fields: docs/protocol.md, "Events").
     case locationChanged = "location.changed"
+    case requestReceived = "request.received"
+    case requestServed = "request.served"
+    case requestRefused = "request.refused"
 
     // MARK: The watch
 
@@ -112,6 +115,7 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case cacheStatus = "cache.status"
     /// `coverage.low` (its fields: docs/protocol.md, "Events").
     case coverageLow = "coverage.low"
+    case requestSent = "request.sent"
 
     // MARK: Phone or watch
 
@@ -202,6 +206,7 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osRegistration = "os.registration"
     /// `os.reboot` (its fields: docs/protocol.md, "Events").
     case osReboot = "os.reboot"
+    case osWatchMessage = "os.watch_message"
 
     // MARK: The soak tool
 

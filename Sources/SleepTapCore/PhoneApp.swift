@@ -87,6 +87,14 @@ public struct PhoneApp: Sendable {
     private var bucket: Int?
     /// The job that stopped at its weather step (`.deferred`), nil when none waits.
     private var suspended: Job?
+    /// When the app last ran its job for a watch's REQUEST (not stored: a restarted app starts
+    /// afresh).
+    public private(set) var lastServedRequest: Date?
+
+    /// Virtual seconds after a served REQUEST during which another is refused: the app's guard
+    /// against a watch that asks too often (this project's choice; no platform documents a limit
+    /// for watch messages).
+    public static let requestSpacing: TimeInterval = 15 * 60
 
     /// - Parameters:
     ///   - state: the sync state as loaded from disk, or a fresh one.
@@ -206,6 +214,53 @@ public struct PhoneApp: Sendable {
         return effects + drainTrace()
     }
 
+    // MARK: a message from the paired watch
+
+    /// The paired watch asks for dates (a REQUEST, docs/protocol.md): the OS decides whether the
+    /// app gets the message (`SimulatedOS.watchMessage`, docs/scheduler.md "A message from the
+    /// watch"); a woken app that is not running launches in the background (registration as in
+    /// `launch`: a late registration is accepted, or crashes the app in late-crash mode) and runs
+    /// the consolidated job within the OS's budget. The batch the job publishes is the answer.
+    ///
+    /// - Returns: effects: `request.refused` {id, reason} and an ERROR to the watch when the app
+    ///   does not run the job (another REQUEST was served less than `requestSpacing` ago, the OS
+    ///   did not wake the app, the app crashed at launch); otherwise the job's effects, ending
+    ///   with `request.served` {id, success, duration, seq} (and an ERROR when the run published
+    ///   no batch).
+    public mutating func watchRequest(_ request: DateRequest, at now: Date, early: Bool) -> [PhoneEffect] {
+        if let last = lastServedRequest, now.timeIntervalSince(last) < Self.requestSpacing, now >= last {
+            return refuse(
+                request,
+                "another REQUEST was served at \(ISO8601.string(last)); at most one per \(Int(Self.requestSpacing)) s")
+        }
+        let appRunning = running && crashed == nil
+        let delivery = scheduler.watchMessage(at: now, appRunning: appRunning)
+        var effects = drainTrace()
+        guard delivery.woken else {
+            return effects
+                + refuse(request, "the phone's OS did not wake the app: \(delivery.reason ?? "not delivered")")
+        }
+        if !appRunning {
+            effects += launch(at: now, byUser: false, early: early)
+            if let crashed {
+                return effects + refuse(request, "the app crashed at launch: \(crashed.message)")
+            }
+        }
+        lastServedRequest = now
+        let budget = delivery.budget.map { max(0, $0 - delivery.expirationWarning) }
+        var job = Job(run: JobRun(now: now, budget: budget), grant: nil, foreground: false, attempt: 0)
+        job.request = request
+        job.requestBudget = delivery.budget
+        return effects + steps(job) + drainTrace()
+    }
+
+    private func refuse(_ request: DateRequest, _ reason: String) -> [PhoneEffect] {
+        [
+            .emit(Event(.requestRefused, [("id", .int(Int64(clamping: request.id))), ("reason", .string(reason))])),
+            .send(.error(reason: "REQUEST \(request.id) not served: \(reason)")),
+        ]
+    }
+
     /// The consolidated job for one background grant.
     mutating func runJob(_ grant: BackgroundLaunch, at now: Date, forceExpiration: Bool = false) -> [PhoneEffect] {
         var run = JobRun(now: now, budget: grant.budget.map { max(0, $0 - grant.expirationWarning) })
@@ -309,6 +364,12 @@ public struct PhoneApp: Sendable {
         let attempt: Int
         var plan: RefreshPlan?
         var fetchReason = ""
+        /// The watch's REQUEST this run answers (the OS woke the app for it), nil otherwise.
+        var request: DateRequest?
+        /// The OS's budget for that run (seconds, nil = no limit).
+        var requestBudget: TimeInterval?
+        /// The seq of the batch this run published, nil before the dates step.
+        var published: UInt64?
 
         init(run: JobRun, grant: BackgroundLaunch?, foreground: Bool, attempt: Int) {
             self.run = run
@@ -342,6 +403,7 @@ public struct PhoneApp: Sendable {
         effects += change.events
         guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
         effects += sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
+        job.published = sync.state.lastSeq
         // 3. weather, then the sunlight notice.
         switch configuration.weatherPolicy.decide(
             now: now, zone: zone, location: location, cached: sync.state.weather, foreground: job.foreground)
@@ -405,7 +467,7 @@ public struct PhoneApp: Sendable {
             effects.append(
                 .emit(
                     Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
-            if !job.foreground && scheduler.platform == .android {
+            if job.grant != nil && scheduler.platform == .android {
                 outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
             }
         }
@@ -424,6 +486,9 @@ public struct PhoneApp: Sendable {
     /// the run history.
     private mutating func end(_ job: Job, outcome: RunOutcome) -> [PhoneEffect] {
         let run = job.run
+        if let request = job.request {
+            return finishRequest(job, request, success: outcome == .success)
+        }
         guard let grant = job.grant else {
             return finish(run, success: outcome == .success, kind: .foreground, outcomeName: outcome.name)
         }
@@ -440,6 +505,38 @@ public struct PhoneApp: Sendable {
         }
         scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
         return effects + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name)
+    }
+
+    /// The end of a run for a watch's REQUEST: `handler.expired` when the budget ran out, the run
+    /// history, `request.served`, and an ERROR to the watch when no batch was published.
+    private mutating func finishRequest(_ job: Job, _ request: DateRequest, success: Bool) -> [PhoneEffect] {
+        let run = job.run
+        var effects: [PhoneEffect] = []
+        if let expiredAt = run.expiredAt {
+            effects.append(
+                .emit(
+                    Event(
+                        .handlerExpired,
+                        [
+                            ("step", .string(expiredAt)), ("duration", .double(run.elapsed)),
+                            ("budget", job.requestBudget.map { .double($0) } ?? .null),
+                        ])))
+        }
+        effects += finish(run, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure")
+        effects.append(
+            .emit(
+                Event(
+                    .requestServed,
+                    [
+                        ("id", .int(Int64(clamping: request.id))), ("success", .bool(success)),
+                        ("duration", .double(run.elapsed)),
+                        ("seq", job.published.map { .int(Int64(clamping: $0)) } ?? .null),
+                    ])))
+        if job.published == nil {
+            let reason = "REQUEST \(request.id) not served: the run ended before it published dates"
+            effects.append(.send(.error(reason: reason)))
+        }
+        return effects
     }
 
     private mutating func renew(at now: Date) -> [PhoneEffect] {

@@ -335,6 +335,8 @@ public struct PhoneCore: Sendable {
             return [.emit(Event(.peerError, [("reason", .string(reason))]))]
         case .ping:
             return []  // liveness only: the runtime notes when the watch was last heard
+        case .request:
+            return []  // the phone node hands it to the app and its OS (PhoneApp.watchRequest)
         case .batch, .upToDate:
             let reason = "\(message.typeName) is a phone-to-watch message"
             return [.emit(Event(.messageRejected, [("reason", .string(reason))])), .send(.error(reason: reason))]
@@ -397,7 +399,15 @@ public enum WireEvents {
         ]
     }
 
-    /// `batch.sent`, `ack.sent`, `hello.sent`, `up_to_date.sent` or `error.sent`, with fields;
+    /// A REQUEST's `id`, `nightsLeft` and `coverageEnd` (null for an empty batch).
+    public static func requestFields(_ request: DateRequest) -> [(String, EventValue)] {
+        [
+            ("id", .int(Int64(clamping: request.id))), ("nightsLeft", .int(Int64(request.nightsLeft))),
+            ("coverageEnd", request.coverageEnd.map { .date($0) } ?? .null),
+        ]
+    }
+
+    /// `batch.sent`, `ack.sent`, `hello.sent`, `up_to_date.sent`, `request.sent` or `error.sent`, with fields;
     /// nil for a heartbeat PING, which is not reported.
     public static func sent(_ message: WireMessage) -> Event? {
         switch message {
@@ -421,6 +431,8 @@ public enum WireEvents {
             return Event(.upToDateSent, [("seq", .int(Int64(clamping: seq)))])
         case .error(let reason):
             return Event(.errorSent, [("reason", .string(reason))])
+        case .request(let request):
+            return Event(.requestSent, WireEvents.requestFields(request))
         case .ping:
             return nil
         }

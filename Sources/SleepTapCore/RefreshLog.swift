@@ -6,6 +6,8 @@ public enum RunKind: String, Codable, CaseIterable, Sendable {
     case background
     /// The user opened the app.
     case foreground
+    /// The OS woke the app for a message from the paired watch asking for dates (a REQUEST).
+    case watchRequest = "watch-request"
 }
 
 /// One finished refresh run, as `RefreshLog.markCompleted` records it.

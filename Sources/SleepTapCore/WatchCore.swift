@@ -77,7 +77,7 @@ public struct WatchCore: Sendable {
             return [.cancelHelloRetry, .emit(Event(.peerError, [("reason", .string(reason))]))]
         case .ping:
             return []  // liveness only: the runtime notes when the phone was last heard
-        case .hello, .ack:
+        case .hello, .ack, .request:
             let reason = "\(message.typeName) is a watch-to-phone message"
             return [.emit(Event(.messageRejected, [("reason", .string(reason))])), .send(.error(reason: reason))]
         }

@@ -19,6 +19,10 @@ public enum WireMessage: Equatable, Sendable {
     case error(reason: String)
     /// Either way, every second while connected: application-level liveness (no reply).
     case ping
+    /// Watch → phone, when its coverage is low (`watch --request-dates`): please send fresh
+    /// dates. The phone's OS wakes the app for it as for a message from the paired watch
+    /// (docs/protocol.md, "REQUEST"; docs/scheduler.md, "A message from the watch").
+    case request(DateRequest)
 
     /// The `type` string on the wire.
     public var typeName: String {
@@ -29,7 +33,25 @@ public enum WireMessage: Equatable, Sendable {
         case .upToDate: "UP_TO_DATE"
         case .error: "ERROR"
         case .ping: "PING"
+        case .request: "REQUEST"
         }
+    }
+}
+
+/// What a REQUEST carries: the watch's count of its requests and the coverage it still holds.
+public struct DateRequest: Equatable, Sendable {
+    /// The watch's number for this request, ≥ 1, increasing within one watch process (the phone
+    /// names it in its events; it is not an identity across restarts).
+    public var id: UInt64
+    /// Cached wake-ups strictly after the instant the watch sent it (0…`WireCodec.maxEntries`).
+    public var nightsLeft: Int
+    /// The last cached wake-up (UTC), nil when the watch holds an empty batch or none.
+    public var coverageEnd: Date?
+
+    public init(id: UInt64, nightsLeft: Int, coverageEnd: Date?) {
+        self.id = id
+        self.nightsLeft = nightsLeft
+        self.coverageEnd = coverageEnd
     }
 }
 
@@ -99,6 +121,10 @@ public enum WireCodec {
             object["reason"] = reason
         case .ping:
             break
+        case .request(let request):
+            object["id"] = request.id
+            object["nightsLeft"] = request.nightsLeft
+            object["coverageEnd"] = request.coverageEnd.map { ISO8601.string($0) as Any } ?? NSNull()
         }
         // Only strings, numbers, arrays, dictionaries and NSNull are built above: cannot fail.
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
@@ -153,6 +179,14 @@ public enum WireCodec {
             return .error(reason: try fields.string("reason"))
         case "PING":
             return .ping
+        case "REQUEST":
+            let id = try fields.positive("id")
+            let nightsLeft = try fields.integer("nightsLeft")
+            guard nightsLeft <= UInt64(maxEntries) else {
+                throw ProtocolError("field nightsLeft must be at most \(maxEntries) (the entries a batch holds)")
+            }
+            let end: Date? = try fields.optionalDate("coverageEnd")
+            return .request(DateRequest(id: id, nightsLeft: Int(nightsLeft), coverageEnd: end))
         default:
             throw ProtocolError("unknown message type \"\(type)\"")
         }

@@ -103,6 +103,7 @@ public enum CommandLineParser {
         usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--id ID]
                      [--keys DIR | --insecure]
                      [--bed-at HH:MM [--manual-wake HH:MM]] [--warn-nights N]
+                     [--request-dates]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The watch half of SleepTap. Connects a ZeroMQ DEALER (routing id ID) to ENDPOINT, says
@@ -120,6 +121,10 @@ public enum CommandLineParser {
           --warn-nights N       print coverage.low once when the cached wake-ups still ahead fall
                                 to N or fewer (checked at each applied batch and bed tap),
                                 0-64, 0 never warns (default: 2)
+          --request-dates       while the nights left are at or below --warn-nights (1 or more)
+                                and the link is up, ask the phone for dates with a REQUEST (at a
+                                bed tap, an applied batch or the link coming up; at most one an
+                                hour of virtual time)
           --keys DIR            CURVE: DIR holds this watch's watch.key_secret (from `watch
                                 keygen --dir DIR`) and the phone's public certificate phone.key;
                                 DIR and its files must not be writable by group or others
@@ -322,6 +327,7 @@ public enum CommandLineParser {
         var bedAt: LocalTime?
         var manualWake: LocalTime?
         var warnNights = WatchNode.Configuration.defaultWarnNights
+        var requestDates = false
         var insecure = false
         var keys: String?
         while let flag = try reader.nextFlag() {
@@ -333,6 +339,7 @@ public enum CommandLineParser {
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)
             case "--warn-nights": warnNights = try reader.integer(flag, in: 0...WireCodec.maxEntries)
+            case "--request-dates": requestDates = true
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             default:
@@ -345,6 +352,10 @@ public enum CommandLineParser {
         if manualWake != nil && bedAt == nil {
             throw UsageError("--manual-wake needs --bed-at (it answers the simulated user's prompt)")
         }
+        if requestDates && warnNights == 0 {
+            throw UsageError(
+                "--request-dates needs --warn-nights 1 or more (it asks when the nights left fall to that many)")
+        }
         var options = WatchOptions(endpoint: endpoint, stateDirectory: stateDirectory)
         options.timeZone = zone
         options.clock = clock
@@ -352,6 +363,7 @@ public enum CommandLineParser {
         options.bedAt = bedAt
         options.manualWake = manualWake
         options.warnNights = warnNights
+        options.requestDates = requestDates
         options.insecure = insecure
         options.keysDirectory = keys
         if case .tcp(_, nil) = endpoint {

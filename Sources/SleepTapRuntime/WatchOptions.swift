@@ -18,6 +18,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var manualWake: LocalTime?
     /// `--warn-nights`: `coverage.low` when this many nights or fewer are cached ahead; 0 never.
     public var warnNights = WatchNode.Configuration.defaultWarnNights
+    /// `--request-dates`: send the phone a REQUEST while coverage is low and the link is up.
+    public var requestDates = false
     /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
     /// Keys directory (`watch.key_secret` + `phone.key`): CURVE on the link with the paired phone's key.
@@ -36,6 +38,7 @@ extension WatchOptions {
     ) -> WatchNode.Configuration {
         WatchNode.Configuration(
             endpoint: endpoint.description, id: id, statePath: statePath, keysDirectory: keysDirectory,
-            flagZone: timeZone, systemZone: systemZone, bedAt: bedAt, manualWake: manualWake, warnNights: warnNights)
+            flagZone: timeZone, systemZone: systemZone, bedAt: bedAt, manualWake: manualWake, warnNights: warnNights,
+            requestDates: requestDates)
     }
 }

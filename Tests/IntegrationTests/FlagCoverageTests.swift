@@ -67,6 +67,7 @@ struct FlagCoverageTests {
         "watch --bed-at": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --manual-wake": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --warn-nights": "IntegrationTests/FlagEffectTests.swift warnNights",
+        "watch --request-dates": "IntegrationTests/DateRequestIntegrationTests.swift requestOverIPC",
         "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-anchor": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",

@@ -116,9 +116,35 @@ struct InteropTests {
         #expect(!client.events.contains { $0.name == .messageRejected })
     }
 
+    @Test("The Python watch's REQUEST wakes the phone's app, whose job answers with batch 2")
+    func requestAnswered() throws {
+        try Self.requirePyZMQ()
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags + ["--registration", "late-silent"])
+        try phone.expect(.phoneStarted)
+        let client = try Self.pythonWatch(scenario, ["--batches", "1", "--request"])
+        defer { client.stop(signal: SIGKILL, timeout: 2) }
+
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
+        let sent = try client.expect(.requestSent).event
+        let received = try phone.expect(.requestReceived) { $0.int("id") == 1 }
+        #expect(received.event.int("nightsLeft") == sent.int("nightsLeft"))
+        #expect(received.event.string("coverageEnd") == sent.string("coverageEnd"))
+        try phone.expect(.osWatchMessage, from: received.index) { $0.fields["woken"] as? Bool == true }
+        try phone.expect(.requestServed, from: received.index) { $0.int("seq") == 2 }
+        try client.expect(.batchApplied) { $0.int("seq") == 2 }
+        try phone.expect(.ackReceived) { $0.int("seq") == 2 }
+        #expect(Self.exitStatus(of: client) == 0, "stderr: \(client.standardError)")
+        #expect(!client.events.contains { $0.name == .messageRejected })
+    }
+
     @Test(
         "A malformed message from the Python watch gets an ERROR from the phone, and changes nothing",
-        arguments: ["not-json", "bad-version", "ack-seq-zero", "fraction-int", "wrong-role", "multipart"])
+        arguments: [
+            "not-json", "bad-version", "ack-seq-zero", "fraction-int", "wrong-role", "multipart", "request-id-zero",
+            "request-too-many-nights", "request-bad-coverage",
+        ])
     func malformedMessage(_ kind: String) throws {
         try Self.requirePyZMQ()
         let scenario = try Scenario()

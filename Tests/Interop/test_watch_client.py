@@ -202,6 +202,47 @@ class BatchTests(unittest.TestCase):
         self.assertIn("differs", self.rejects(batch(entries=[berlin])))
 
 
+class RequestTests(unittest.TestCase):
+    DOC_REQUEST = {"v": 1, "type": "REQUEST", "id": 1, "nightsLeft": 2, "coverageEnd": "2025-03-13T10:30:00Z"}
+
+    def test_doc_example_is_valid(self):
+        obj = wc.decode(json.dumps(self.DOC_REQUEST).encode())
+        self.assertEqual(wc.validate_envelope(obj), "REQUEST")
+        self.assertEqual(wc.validate_request(obj), {"id": 1, "nightsLeft": 2, "coverageEnd": "2025-03-13T10:30:00Z"})
+        # coverageEnd null or absent: an empty batch.
+        for changes in ({"coverageEnd": None}, {}):
+            message = {k: v for k, v in self.DOC_REQUEST.items() if k != "coverageEnd"}
+            message.update(changes)
+            self.assertIsNone(wc.validate_request(message)["coverageEnd"])
+
+    def test_every_malformed_request_is_refused(self):
+        kinds = [kind for kind in wc.MALFORMED if kind.startswith("request-")]
+        self.assertGreaterEqual(len(kinds), 5)
+        for kind in kinds:
+            with self.subTest(kind=kind):
+                obj = wc.decode(wc.MALFORMED[kind][0])
+                self.assertEqual(wc.validate_envelope(obj), "REQUEST")
+                with self.assertRaises(wc.Violation):
+                    wc.validate_request(obj)
+
+    def test_bounds(self):
+        for nights, ok in ((0, True), (64, True), (65, False)):
+            message = dict(self.DOC_REQUEST, nightsLeft=nights)
+            if ok:
+                self.assertEqual(wc.validate_request(message)["nightsLeft"], nights)
+            else:
+                self.assertRaises(wc.Violation, wc.validate_request, message)
+        self.assertRaises(wc.Violation, wc.validate_request, dict(self.DOC_REQUEST, id=wc.MAX_INT + 1))
+        self.assertRaises(wc.Violation, wc.validate_request, wc.decode(b'{"v":1,"type":"REQUEST","id":1.0,"nightsLeft":1}'))
+
+    def test_make_request_counts_the_wake_ups_ahead(self):
+        held = {"message": json.dumps(DOC_BATCH), "coverageEnd": "2025-03-08T11:30:00Z"}
+        at = wc.parse_instant("2025-03-07T12:00:00Z", "now")  # after the first wake-up, before the second
+        self.assertEqual(wc.make_request(4, held, at),
+                         {"v": 1, "type": "REQUEST", "id": 4, "nightsLeft": 1, "coverageEnd": "2025-03-08T11:30:00Z"})
+        self.assertEqual(wc.make_request(1, None, at)["nightsLeft"], 0)
+
+
 class FakePhone:
     """A ROUTER on an ipc endpoint in a private temp dir, talking to one watch_client.py."""
 
@@ -349,6 +390,29 @@ class WatchRuleTests(unittest.TestCase):
                 self.assertEqual(self.phone.finish()[0], 2)
                 self.phone.close()
                 self.phone = None
+
+    def test_request_is_sent_after_the_batches_and_answered_by_a_batch(self):
+        phone = self.start("--request")
+        phone.send(batch(seq=1))
+        self.assertEqual(phone.receive_type("ACK")["seq"], 1)
+        request = phone.receive_type("REQUEST")
+        self.assertEqual(wc.validate_request(request)["coverageEnd"], "2025-03-08T11:30:00Z")
+        self.assertEqual((request["id"], request["nightsLeft"]), (1, 0))  # 2025 is long past
+        phone.send({"v": 1, "type": "ERROR", "reason": "REQUEST 1 not served: just saying"})
+        phone.send(batch(seq=2))  # the answer
+        self.assertEqual(phone.receive_type("ACK")["seq"], 2)
+        status, events, err = phone.finish()
+        self.assertEqual(status, 0, err)
+        names = [event["event"] for event in events]
+        self.assertEqual(names.count("request.sent"), 1)
+        self.assertIn("peer.error", names)
+        self.assertLess(names.index("request.sent"), [i for i, n in enumerate(names) if n == "batch.applied"][1])
+
+    def test_request_to_a_watch_is_a_violation(self):
+        phone = self.start()
+        phone.send(RequestTests.DOC_REQUEST)
+        self.assertIn("not valid for a watch", phone.receive_type("ERROR")["reason"])
+        self.assertEqual(phone.finish()[0], 2)
 
     def test_state_file_survives_a_restart(self):
         state = os.path.join(tempfile.mkdtemp(prefix="st-py-state-"), "watch.json")

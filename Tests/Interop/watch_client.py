@@ -2,7 +2,7 @@
 """A SleepTap watch written from docs/protocol.md alone (wire protocol version 1), with pyzmq.
 
 Usage: watch_client.py ENDPOINT [--id watch] [--batches N] [--timeout SECONDS]
-                       [--malformed KIND] [--state PATH]
+                       [--malformed KIND] [--state PATH] [--request]
 
 Connects a DEALER with the given routing id, sends HELLO (what it holds: lastSeq, epoch, digest)
 on every completed handshake and every 2 s until a reply arrives, validates each BATCH, stores the
@@ -15,6 +15,10 @@ offending message is answered with ERROR first, unless it was itself an ERROR); 
 
 --malformed KIND: once N batches were applied, send one deliberately invalid message to the phone
 and wait for its ERROR. Kinds: see MALFORMED below.
+
+--request: once N batches were applied, send one REQUEST {id, nightsLeft, coverageEnd} (the doc's
+"REQUEST") and exit 0 when the phone's answer, one more batch, is applied. An ERROR in answer is
+reported (peer.error) and the client keeps waiting until --timeout.
 
 Needs /usr/bin/python3 with python3-zmq (Debian): SLEEPTAP_WITH_PYTHON=1 scripts/ensure-deps.sh.
 """
@@ -49,7 +53,7 @@ MAX_UTC_OFFSET = 18 * 3600  # seconds
 FNV_OFFSET = 14695981039346656037
 FNV_PRIME = 1099511628211
 HELLO_INTERVAL = 2.0  # s (wall), Lazy Pirate
-TYPES = ("HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR", "PING")
+TYPES = ("HELLO", "BATCH", "ACK", "UP_TO_DATE", "ERROR", "PING", "REQUEST")
 
 # Deliberately invalid messages for the phone (--malformed). Each value is the list of frames.
 MALFORMED = {
@@ -71,6 +75,12 @@ MALFORMED = {
         b'{"v":1,"type":"ACK","epoch":"00000000000000a1","seq":1,"digest":"00000000000000a1","coverageEnd":"tomorrow"}'
     ],
     "wrong-role": [b'{"v":1,"type":"UP_TO_DATE","seq":1}'],
+    "request-id-zero": [b'{"v":1,"type":"REQUEST","id":0,"nightsLeft":1,"coverageEnd":null}'],
+    "request-no-id": [b'{"v":1,"type":"REQUEST","nightsLeft":1,"coverageEnd":null}'],
+    "request-too-many-nights": [b'{"v":1,"type":"REQUEST","id":1,"nightsLeft":65,"coverageEnd":null}'],
+    "request-negative-nights": [b'{"v":1,"type":"REQUEST","id":1,"nightsLeft":-1,"coverageEnd":null}'],
+    "request-bad-coverage": [b'{"v":1,"type":"REQUEST","id":1,"nightsLeft":1,"coverageEnd":"2025-02-30T00:00:00Z"}'],
+    "request-string-id": [b'{"v":1,"type":"REQUEST","id":"1","nightsLeft":1}'],
     "multipart": [b'{"v":1,"type":"HELLO","lastSeq":1}', b'{"v":1,"type":"HELLO","lastSeq":1}'],
 }
 
@@ -362,6 +372,31 @@ def validate_batch(obj):
     }
 
 
+def validate_request(obj):
+    """Every REQUEST rule of the doc (a watch sends it; a phone validates it); returns a dict."""
+    request_id = field_int(obj, "id", minimum=1)
+    nights_left = field_int(obj, "nightsLeft")
+    if nights_left > MAX_ENTRIES:
+        raise Violation("field nightsLeft must be at most %d" % MAX_ENTRIES)
+    coverage_end = None
+    if obj.get("coverageEnd") is not None:
+        coverage_end = format_instant(parse_instant(field_str(obj, "coverageEnd"), "coverageEnd"))
+    return {"id": request_id, "nightsLeft": nights_left, "coverageEnd": coverage_end}
+
+
+def make_request(request_id, held, now):
+    """The REQUEST a watch holding `held` (or nothing) sends at `now` (an aware datetime)."""
+    wakes = []
+    if held:
+        for entry in json.loads(held["message"])["entries"]:
+            wakes.append(parse_instant(entry["wake"], "wake"))
+    request = {"v": VERSION, "type": "REQUEST", "id": request_id,
+               "nightsLeft": min(MAX_ENTRIES, sum(1 for wake in wakes if wake > now)),
+               "coverageEnd": held["coverageEnd"] if held else None}
+    validate_request(request)
+    return request
+
+
 # ---------------------------------------------------------------------------------------------
 # Durable storage (optional): write temp, fsync, rename, fsync directory.
 
@@ -414,6 +449,7 @@ class Watch:
         self.next_hello = None  # wall deadline of the next Lazy Pirate HELLO
         self.malformed_sent = False
         self.error_after_malformed = False
+        self.request_sent_at = None  # batches applied when the REQUEST left, None before
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.DEALER)
         for option, value in (
@@ -478,6 +514,15 @@ class Watch:
         if self.send(frames, "malformed"):
             self.malformed_sent = True
             emit("malformed.sent", kind=kind, frames=[f.decode("utf-8", "replace") for f in frames])
+
+    def maybe_send_request(self):
+        if not self.args.request or self.request_sent_at is not None or self.applied < self.args.batches:
+            return
+        request = make_request(1, self.held, datetime.datetime.now(datetime.timezone.utc))
+        if self.send_json(request):
+            self.request_sent_at = self.applied
+            emit("request.sent", id=request["id"], nightsLeft=request["nightsLeft"],
+                 coverageEnd=request["coverageEnd"])
 
     # -- receiving
 
@@ -558,6 +603,8 @@ class Watch:
             return False
         if self.args.malformed is not None:
             return self.error_after_malformed
+        if self.args.request:
+            return self.request_sent_at is not None and self.applied > self.request_sent_at
         return self.args.batches > 0 or self.replied
 
     # -- loop
@@ -600,6 +647,7 @@ class Watch:
                     emit("protocol.violation", reason=reason)
                     return 2
                 self.maybe_send_malformed()
+                self.maybe_send_request()
                 if self.done():
                     emit("watch.done", applied=self.applied, lastSeq=self.last_seq)
                     return 0
@@ -631,7 +679,11 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=10.0, help="wall seconds before exiting 1 (default 10)")
     parser.add_argument("--malformed", choices=sorted(MALFORMED), help="send this invalid message, await ERROR")
     parser.add_argument("--state", help="store the newest batch durably in this file (watch.json)")
+    parser.add_argument("--request", action="store_true",
+                        help="after N batches, send a REQUEST and exit 0 once its answer (a batch) is applied")
     args = parser.parse_args(argv)
+    if args.request and args.malformed is not None:
+        parser.error("--request and --malformed are separate runs")
     if args.batches < 0 or args.timeout <= 0:
         parser.error("--batches must be >= 0 and --timeout > 0")
     if not 1 <= len(args.id.encode("utf-8")) <= 255 or args.id.startswith("\0"):

@@ -52,6 +52,28 @@ struct CommandLineTests {
         #expect(watch.warnNights == 0)
     }
 
+    @Test("--request-dates: off by default, on as a switch, refused with --warn-nights 0 and with a value")
+    func requestDates() throws {
+        guard case .run(let off) = try CommandLineParser.parseWatch(Self.base),
+            case .run(let on) = try CommandLineParser.parseWatch(Self.base + ["--request-dates"])
+        else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(!off.requestDates && on.requestDates)
+        #expect(on.nodeConfiguration(statePath: "/s/watch.json", keysDirectory: nil).requestDates)
+        #expect(
+            throws: UsageError(
+                "--request-dates needs --warn-nights 1 or more (it asks when the nights left fall to that many)")
+        ) {
+            try CommandLineParser.parseWatch(Self.base + ["--request-dates", "--warn-nights", "0"])
+        }
+        #expect(throws: UsageError.self) { try CommandLineParser.parseWatch(Self.base + ["--request-dates=yes"]) }
+        #expect(throws: UsageError.self) {
+            try CommandLineParser.parseWatch(Self.base + ["--request-dates", "--request-dates"])
+        }
+    }
+
     /// Command lines with `-h`/`--help` first, last, between a flag and its value, and after
     /// arguments that are wrong on their own (an unknown flag, a bad value, a stray word).
     static let helpPlacements: [[String]] = [

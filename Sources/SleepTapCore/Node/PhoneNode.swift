@@ -151,12 +151,15 @@ public struct PhoneNode: Sendable {
         case setting(PhoneCommand)
         /// The first user launch at start (the schedule was read by the start-up checks).
         case firstLaunch
+        /// The paired watch's REQUEST: the OS may wake the app to run the job.
+        case watchRequest(DateRequest)
     }
 
     /// What runs once the schedule file is read.
     enum AfterSchedule: Equatable, Sendable {
         case open
         case backgroundLaunch(due: Date)
+        case watchRequest(DateRequest)
     }
 
     /// The phone app: its sync state machine, the simulated OS, the schedule, zone and location.
@@ -388,7 +391,8 @@ public struct PhoneNode: Sendable {
         switch pending {
         case .command(let command) where !command.touchesApp: return true
         case .frames, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
-        case .command, .timer(.osLaunch), .setting, .firstLaunch: return afterSchedule == nil && !app.awaitsWeather
+        case .command, .timer(.osLaunch), .setting, .firstLaunch, .watchRequest:
+            return afterSchedule == nil && !app.awaitsWeather
         }
     }
 
@@ -402,7 +406,7 @@ public struct PhoneNode: Sendable {
         switch pending {
         case .frames, .weather, .timer(.resend), .timer(.heartbeat): false
         case .command(let command): command.touchesApp
-        case .timer(.osLaunch), .setting, .firstLaunch: true
+        case .timer(.osLaunch), .setting, .firstLaunch, .watchRequest: true
         }
     }
 
@@ -443,6 +447,8 @@ public struct PhoneNode: Sendable {
             return readSchedule(then: .backgroundLaunch(due: due), time)
         case .timer(.heartbeat):
             return timerFired(.heartbeat, at: time)
+        case .watchRequest(let request):
+            return readSchedule(then: .watchRequest(request), time)
         }
     }
 
@@ -481,6 +487,13 @@ public struct PhoneNode: Sendable {
         }
         if message == .ping { return actions }
         actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
+        if case .request(let request) = message {
+            // The OS and the app decide, when the app is free: behind a job that waits for the
+            // weather, a write, or commands and launches given before.
+            actions.append(.emit(Event(.requestReceived, WireEvents.requestFields(request)), at: time.now))
+            waiting.append(.watchRequest(request))
+            return actions
+        }
         return actions + step(time) { $0.receive(message) }
     }
 
@@ -600,6 +613,8 @@ public struct PhoneNode: Sendable {
             return step(NodeTime(now: due, wall: time.wall)) {
                 $0.backgroundLaunchDue(at: due, early: $0.registersEarly)
             }
+        case .watchRequest(let request):
+            return step(time) { $0.watchRequest(request, at: time.now, early: $0.registersEarly) }
         }
     }
 
@@ -644,7 +659,9 @@ public struct PhoneNode: Sendable {
             case .cancelResend:
                 actions.append(.cancel(.resend))
             case .emit(let event):
-                actions += event.name == .peerError ? limited(event, time) : [.emit(event, at: time.now)]
+                // What the watch can cause at will is rate-limited: its ERRORs, refused REQUESTs.
+                let peerCaused = event.name == .peerError || event.name == .requestRefused
+                actions += peerCaused ? limited(event, time) : [.emit(event, at: time.now)]
             case .fetchWeather(let location, let at):
                 actions.append(.fetchWeather(location: location, at: at))
             }

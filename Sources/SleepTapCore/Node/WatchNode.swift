@@ -86,6 +86,9 @@ public struct WatchNode: Sendable {
         /// `--warn-nights`: `coverage.low` when the nights left fall to this many or fewer; 0
         /// never warns.
         public var warnNights: Int
+        /// `--request-dates`: while coverage is low (as for `coverage.low`) and the link is up,
+        /// send the phone a REQUEST (docs/protocol.md, "REQUEST").
+        public var requestDates: Bool
 
         /// The default `--warn-nights`: two nights leave the phone a day and a night to refresh.
         public static let defaultWarnNights = 2
@@ -95,7 +98,8 @@ public struct WatchNode: Sendable {
         public init(
             endpoint: String, id: String = "watch", statePath: String, keysDirectory: String? = nil,
             flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
-            manualWake: LocalTime? = nil, warnNights: Int = Configuration.defaultWarnNights
+            manualWake: LocalTime? = nil, warnNights: Int = Configuration.defaultWarnNights,
+            requestDates: Bool = false
         ) {
             self.endpoint = endpoint
             self.id = id
@@ -106,6 +110,7 @@ public struct WatchNode: Sendable {
             self.bedAt = bedAt
             self.manualWake = manualWake
             self.warnNights = warnNights
+            self.requestDates = requestDates
         }
     }
 
@@ -135,6 +140,9 @@ public struct WatchNode: Sendable {
     public static let firstRelinkDelay: TimeInterval = 2
     /// The longest relink delay, wall seconds.
     public static let maximumRelinkDelay: TimeInterval = 30
+    /// Virtual seconds after a REQUEST before the next may be sent (a REQUEST whose send failed
+    /// does not count): at most one an hour, however often the checks come.
+    public static let requestSpacing: TimeInterval = 3_600
 
     /// The settings this node was made with.
     public let configuration: Configuration
@@ -165,6 +173,10 @@ public struct WatchNode: Sendable {
     /// Whether `coverage.low` was said for the current low spell: set when it is said, cleared
     /// when the nights left rise above `--warn-nights` again (one warning per crossing).
     public private(set) var coverageLowSaid = false
+    /// REQUESTs sent since start (the last one's `id`).
+    public private(set) var requestsSent: UInt64 = 0
+    /// When the last REQUEST went out (virtual), nil when none did or its send failed.
+    public private(set) var lastRequestAt: Date?
     /// The timers armed and not yet fired or cancelled.
     public private(set) var armed: Set<WatchTimer> = []
     /// Repeats of the events a peer can cause at will (failed handshakes, rejected messages and
@@ -255,7 +267,9 @@ public struct WatchNode: Sendable {
             actions += cancel(.relink) + cancel(.handshake)
             linkUp = true
             relinkDelay = Self.firstRelinkDelay
-            return actions + step(time, eventTime: time.now) { $0.connected() }
+            actions += step(time, eventTime: time.now) { $0.connected() }
+            // Back in reach while low: ask at once (after the HELLO).
+            return actions + requestIfLow(at: time.now)
         case .disconnected:
             var actions: [WatchAction] = []
             // A failing handshake disconnects at every reconnect: report a link that was up.
@@ -347,6 +361,7 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "nightsLeft", value: .int(Int64(left))))
             let low = core.state.batch != nil && isLow(nightsLeft: left)
             status.fields.append((key: "coverageLow", value: .bool(low)))
+            status.fields.append((key: "requestsSent", value: .int(Int64(clamping: requestsSent))))
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
             return [.emit(status, at: now)]
@@ -405,6 +420,8 @@ public struct WatchNode: Sendable {
             return actions
         case .failed(let reason):
             sendFailures += 1
+            // A REQUEST that did not leave may go again at the next check.
+            if case .request = message { lastRequestAt = nil }
             let failed = Event(
                 .sendFailed, [("type", .string(message.typeName)), ("reason", .string(reason))])
             return emitLimited(failed, time, eventTime: time.now)
@@ -506,6 +523,7 @@ public struct WatchNode: Sendable {
         }
         if checkCoverage {
             actions += coverageWarning(at: eventTime)
+            actions += requestIfLow(at: eventTime)
         }
         return actions + replanIfZoneChanged(at: eventTime)
     }
@@ -539,6 +557,20 @@ public struct WatchNode: Sendable {
                 ("coverageEnd", batch.coverageEnd.map { .date($0) } ?? .null),
             ])
         return [.emit(low, at: now)]
+    }
+
+    /// With `--request-dates`: a REQUEST {id, nightsLeft, coverageEnd} when a batch is held, the
+    /// nights left are at or below `--warn-nights`, the link is up, and no REQUEST went out in
+    /// the last `requestSpacing` virtual seconds; nothing otherwise. Checked where `coverage.low`
+    /// is (an applied batch, a bed tap) and when the link comes up.
+    private mutating func requestIfLow(at now: Date) -> [WatchAction] {
+        guard configuration.requestDates, linkUp, let batch = core.state.batch else { return [] }
+        let left = WatchCore.nightsLeft(at: now, in: batch)
+        guard isLow(nightsLeft: left) else { return [] }
+        if let last = lastRequestAt, now >= last, now.timeIntervalSince(last) < Self.requestSpacing { return [] }
+        requestsSent += 1
+        lastRequestAt = now
+        return [.send(.request(DateRequest(id: requestsSent, nightsLeft: left, coverageEnd: batch.coverageEnd)))]
     }
 
     /// Plans everything timed in local time again when the zone in force is not the one it was

@@ -487,6 +487,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// Whether Battery Saver is on.
     public var lowPowerMode: Bool { batterySaver }
 
+    /// Whether the app was force-stopped (Settings › Force stop) and not opened by the user since.
+    public var isForceStopped: Bool { forceStopped }
+
     /// True when nothing forbids runs: background on, not force-stopped, Battery Saver off or charging.
     public var runsAllowed: Bool { backgroundEnabled && !forceStopped && (!batterySaver || charging) }
 

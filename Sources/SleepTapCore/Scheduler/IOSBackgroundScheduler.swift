@@ -497,6 +497,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// True when nothing forbids launches: refresh on, Low Power Mode off, not force-quit.
     public var launchesAllowed: Bool { refreshEnabled && !lowPower && !forceQuitted }
 
+    /// Whether the user force-quit the app and has not opened it (nor restarted the device) since.
+    public var isForceQuit: Bool { forceQuitted }
+
     // MARK: Internals
 
     /// Traces what happened up to `now`: opportunities the OS let pass, and the kill of a run

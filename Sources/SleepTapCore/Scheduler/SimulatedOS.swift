@@ -52,6 +52,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public private(set) var reboots = 0
     /// When the device last restarted, nil when never.
     public private(set) var lastReboot: Date?
+    /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
+    private var ownTrace = SchedulerTrace()
 
     /// A new iOS device.
     /// - Parameter scheduler: a fresh (or already driven) iOS scheduler; its seed is recorded.
@@ -277,8 +279,94 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return launch
     }
 
-    /// See `BackgroundScheduler.drainTrace()`.
-    public mutating func drainTrace() -> [(at: Date, event: Event)] { update { $0.drainTrace() } }
+    /// See `BackgroundScheduler.drainTrace()`; the OS's own entries (`os.watch_message`) are
+    /// merged in time order.
+    public mutating func drainTrace() -> [(at: Date, event: Event)] {
+        let scheduler = update { $0.drainTrace() }
+        let own = ownTrace.drain()
+        guard !own.isEmpty else { return scheduler }
+        // A stable merge: at one instant, the scheduler's entries first.
+        return (scheduler.map { ($0, 0) } + own.map { ($0, 1) }).enumerated()
+            .sorted { ($0.element.0.at, $0.element.1, $0.offset) < ($1.element.0.at, $1.element.1, $1.offset) }
+            .map(\.element.0)
+    }
+
+    // MARK: A message from the paired watch
+
+    /// What the OS does with a message from the paired watch that asks the app for dates.
+    public struct WatchMessageDelivery: Equatable, Sendable {
+        /// Whether the app gets the message: woken in the background (or handed it while running).
+        public var woken: Bool
+        /// Virtual seconds the app may run for it; nil = no limit.
+        public var budget: TimeInterval?
+        /// Seconds before the end of `budget` at which the app is told to finish (iOS; 0 on Android).
+        public var expirationWarning: TimeInterval
+        /// Why the app was not woken, nil when it was.
+        public var reason: String?
+    }
+
+    /// The platform's channel for a message from the paired watch: `WatchConnectivity` (iOS,
+    /// `WCSession.sendMessage` from the watch) or `MessageClient` (Android, Wear OS data layer,
+    /// delivered to the app's `WearableListenerService`).
+    public var watchMessageChannel: String {
+        switch device {
+        case .ios: return "WatchConnectivity"
+        case .android: return "MessageClient"
+        }
+    }
+
+    /// A message from the paired watch reached the phone (docs/scheduler.md, "A message from the
+    /// watch"). Traces `os.watch_message` {channel, woken, appRunning, budget, reason}.
+    ///
+    /// - iOS (Apple, `WCSession.sendMessage(_:replyHandler:errorHandler:)`): a message sent from
+    ///   the watch app while it is reachable wakes the iOS app in the background; the
+    ///   WatchConnectivity delegate is not a BGTaskScheduler launch handler, so a handler that
+    ///   was registered too late does not matter, and Background App Refresh and Low Power Mode
+    ///   (BGTaskScheduler's conditions) do not hold it back. The app runs within
+    ///   `runtimeBudget` (Apple gives no number for this wake; this model's choice: the same
+    ///   budget as an app-refresh run). After a force-quit the app is not woken (this model's
+    ///   assumption, as Apple documents for background pushes).
+    /// - Android (Google, `WearableListenerService`: its life-cycle is managed by the Wear OS
+    ///   data layer, which binds it to deliver a `MessageClient` message; Android 8.0 "Background
+    ///   Execution Limits": bound services are not affected): the listener service is woken in
+    ///   any standby bucket, with Battery Saver on too, and uses no job quota; no time limit
+    ///   (this model's choice). A force-stopped app is not woken (this model's assumption: the
+    ///   stopped state holds until the user opens the app).
+    /// - Parameters:
+    ///   - now: virtual instant of the arrival.
+    ///   - appRunning: whether the app process runs (the message is handed to it without a launch).
+    /// - Returns: whether the app gets the message, and its budget.
+    public mutating func watchMessage(at now: Date, appRunning: Bool) -> WatchMessageDelivery {
+        var delivery: WatchMessageDelivery
+        switch device {
+        case .ios(let s):
+            if s.isForceQuit && !appRunning {
+                delivery = WatchMessageDelivery(
+                    woken: false, budget: nil, expirationWarning: 0,
+                    reason: "the user force-quit the app; the system does not wake it until the user opens it")
+            } else {
+                delivery = WatchMessageDelivery(
+                    woken: true, budget: s.configuration.runtimeBudget,
+                    expirationWarning: s.configuration.expirationWarning, reason: nil)
+            }
+        case .android(let s):
+            if s.isForceStopped && !appRunning {
+                delivery = WatchMessageDelivery(
+                    woken: false, budget: nil, expirationWarning: 0,
+                    reason: "the app was force-stopped; nothing starts it until the user opens it")
+            } else {
+                delivery = WatchMessageDelivery(woken: true, budget: nil, expirationWarning: 0, reason: nil)
+            }
+        }
+        ownTrace.add(
+            now, .osWatchMessage,
+            [
+                ("channel", .string(watchMessageChannel)), ("woken", .bool(delivery.woken)),
+                ("appRunning", .bool(appRunning)), ("budget", .schedulerSeconds(delivery.budget)),
+                ("reason", delivery.reason.map { .string($0) } ?? .null),
+            ])
+        return delivery
+    }
 
     /// The scheduler's status, then `reboots` and `launches` (how many `launchHistory` holds).
     public func status() -> [(String, EventValue)] {

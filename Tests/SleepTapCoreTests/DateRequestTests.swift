@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+/// REQUEST, the watch asking for dates (docs/protocol.md, "REQUEST"): the codec, the phone's
+/// simulated OS and app (docs/scheduler.md, "A message from the watch"), and the watch's policy.
+@Suite("REQUEST: a watch that asks for dates")
+struct DateRequestTests {
+    static let coverageEnd = ISO8601.date("2025-03-13T10:30:00Z")!
+    static func request(_ id: UInt64 = 1, nightsLeft: Int = 2) -> DateRequest {
+        DateRequest(id: id, nightsLeft: nightsLeft, coverageEnd: coverageEnd)
+    }
+
+    // MARK: wire
+
+    @Test("REQUEST survives encode then decode, coverageEnd null and the bounds included")
+    func roundTrip() throws {
+        for request in [
+            Self.request(), DateRequest(id: WireCodec.maxSeq, nightsLeft: 0, coverageEnd: nil),
+            DateRequest(id: 1, nightsLeft: WireCodec.maxEntries, coverageEnd: Self.coverageEnd),
+        ] {
+            #expect(try WireCodec.decode(WireCodec.encode(.request(request))) == .request(request))
+        }
+    }
+
+    @Test("The documented REQUEST example decodes; coverageEnd may be absent")
+    func documentedExample() throws {
+        let text = #"{"v":1,"type":"REQUEST","id":1,"nightsLeft":2,"coverageEnd":"2025-03-13T10:30:00Z"}"#
+        #expect(try WireCodec.decode(Array(text.utf8)) == .request(Self.request()))
+        let bare = #"{"v":1,"type":"REQUEST","id":7,"nightsLeft":0}"#
+        #expect(
+            try WireCodec.decode(Array(bare.utf8)) == .request(DateRequest(id: 7, nightsLeft: 0, coverageEnd: nil)))
+    }
+
+    /// Bad REQUESTs and the reason each must be refused with.
+    static let malformed: [(String, String)] = [
+        (#"{"v":1,"type":"REQUEST","id":0,"nightsLeft":1}"#, "field id must be >= 1"),
+        (#"{"v":1,"type":"REQUEST","nightsLeft":1}"#, "missing field id"),
+        (#"{"v":1,"type":"REQUEST","id":"1","nightsLeft":1}"#, "field id must be a non-negative integer"),
+        (#"{"v":1,"type":"REQUEST","id":1.0,"nightsLeft":1}"#, "field id must be a non-negative integer"),
+        (#"{"v":1,"type":"REQUEST","id":-3,"nightsLeft":1}"#, "field id must be a non-negative integer"),
+        (#"{"v":1,"type":"REQUEST","id":9007199254740992,"nightsLeft":1}"#, "field id exceeds 2^53-1"),
+        (#"{"v":1,"type":"REQUEST","id":1}"#, "missing field nightsLeft"),
+        (#"{"v":1,"type":"REQUEST","id":1,"nightsLeft":65}"#, "field nightsLeft must be at most 64"),
+        (#"{"v":1,"type":"REQUEST","id":1,"nightsLeft":true}"#, "field nightsLeft must be a non-negative integer"),
+        (
+            #"{"v":1,"type":"REQUEST","id":1,"nightsLeft":1,"coverageEnd":"2025-02-30T00:00:00Z"}"#,
+            "is not an ISO-8601 instant"
+        ),
+        (#"{"v":1,"type":"REQUEST","id":1,"nightsLeft":1,"coverageEnd":5}"#, "field coverageEnd must be a string"),
+        (#"{"v":1,"type":"REQUEST","id":1,"id":2,"nightsLeft":1}"#, #"key "id" appears twice in one object"#),
+    ]
+
+    @Test("Malformed REQUESTs are refused with a reason naming the field", arguments: 0..<malformed.count)
+    func malformedRefused(index: Int) {
+        let (text, reason) = Self.malformed[index]
+        do {
+            let message = try WireCodec.decode(Array(text.utf8))
+            Issue.record("\(text) decoded as \(message)")
+        } catch {
+            #expect(error.reason.contains(reason), "\(text): \(error.reason)")
+        }
+    }
+
+    @Test("The phone refuses every malformed REQUEST with message.rejected and an ERROR, and nothing else happens")
+    func phoneRejectsMalformed() throws {
+        var bench = NodeBench()
+        bench.start()
+        let batches = bench.sentBatches.count
+        bench.clearEvents()
+        for (text, reason) in Self.malformed {
+            bench.receive([Array(NodeBench.watchID.utf8), Array(text.utf8)])
+            let sent = try #require(bench.sent.last)
+            guard case .error(let said) = sent else {
+                Issue.record("\(text): answered \(sent)")
+                continue
+            }
+            #expect(said.contains(reason), "\(text): \(said)")
+        }
+        #expect(bench.node.counters.rejectedMessages == Self.malformed.count)
+        #expect(bench.sentBatches.count == batches)
+        let names = Set(bench.names())
+        #expect(names.isDisjoint(with: [.requestReceived, .osWatchMessage, .requestServed, .requestRefused]))
+    }
+
+    @Test("A REQUEST sent to a watch is refused there: message.rejected and an ERROR, nothing stored")
+    func watchRejectsRequest() throws {
+        var node = WatchNodeTests.node()
+        let actions = node.received(frames: WatchNodeTests.frame(.request(Self.request())), at: WatchNodeTests.at(1))
+        let reason = "REQUEST is a watch-to-phone message"
+        #expect(WatchNodeTests.sends(actions) == [.error(reason: reason)])
+        #expect(try WatchNodeTests.event(.messageRejected, in: actions)["reason"] == .string(reason))
+        #expect(!actions.contains { if case .persist = $0 { true } else { false } })
+    }
+
+    // MARK: the simulated OS
+
+    @Test(
+        "The OS's rule: iOS wakes within the app-refresh budget, Android with no limit; a force-quit app is not woken")
+    func osRule() throws {
+        let now = NodeBench.start
+        var ios = NodeBench.app().scheduler
+        ios.setRuntimeBudget(12)
+        let woken = ios.watchMessage(at: now, appRunning: false)
+        #expect(woken.woken && woken.budget == 12 && woken.expirationWarning == 1 && woken.reason == nil)
+        ios.forceQuit(at: now)
+        let held = ios.watchMessage(at: now, appRunning: false)
+        #expect(!held.woken && held.reason?.contains("force-quit") == true)
+        let traced = ios.drainTrace().map(\.event).filter { $0.name == .osWatchMessage }
+        #expect(traced.map { $0["woken"] } == [.bool(true), .bool(false)])
+        #expect(traced.allSatisfy { $0["channel"] == .string("WatchConnectivity") })
+        #expect(traced.first?["budget"] == .double(12))
+
+        var android = NodeBench.app(platform: .android).scheduler
+        android.setStandbyBucket(.restricted, at: now)
+        android.setLowPowerMode(true, at: now)
+        let bound = android.watchMessage(at: now, appRunning: false)
+        #expect(bound.woken && bound.budget == nil)
+        android.forceQuit(at: now)
+        #expect(!android.watchMessage(at: now, appRunning: false).woken)
+        let androidTrace = android.drainTrace().map(\.event).filter { $0.name == .osWatchMessage }
+        #expect(androidTrace.map { $0["channel"] } == [.string("MessageClient"), .string("MessageClient")])
+        #expect(androidTrace.first?["budget"] == .null)
+    }
+
+    // MARK: the phone
+
+    /// The served run's events, after a REQUEST at the bench's now.
+    static func serve(_ bench: inout NodeBench, _ request: DateRequest = request()) {
+        bench.clearEvents()
+        bench.receive(.request(request))
+    }
+
+    @Test(
+        "iOS late-silent: the BGTask handler is never entered, yet a REQUEST wakes the app and its job answers with a new batch"
+    )
+    func lateSilentServed() throws {
+        var bench = NodeBench(app: NodeBench.app(registration: .lateSilent))
+        bench.start()
+        // The OS's background launch: the handler is not entered (the bug).
+        let due = try #require(bench.node.nextLaunch)
+        bench.now = due
+        bench.clearEvents()
+        bench.fire(.osLaunch)
+        #expect(bench.names().contains(.osLaunchDropped) && !bench.names().contains(.handlerEntered))
+        let before = try #require(bench.sentBatches.last).seq
+        bench.advance(3_600)
+        Self.serve(&bench)
+        let names = bench.names()
+        #expect(
+            Array(names.filter { $0 != .peerOnline }.prefix(3)) == [
+                .messageReceived, .requestReceived, .osWatchMessage,
+            ],
+            "\(names)")
+        let message = try #require(bench.events(.osWatchMessage).first)
+        #expect(message["woken"] == .bool(true) && message["appRunning"] == .bool(true))
+        #expect(message["budget"] == .double(30))
+        #expect(!names.contains(.handlerEntered), "a watch message is not a BGTask launch")
+        let batch = try #require(bench.sentBatches.last)
+        #expect(batch.seq == before + 1)
+        let served = try #require(bench.events(.requestServed).first)
+        #expect(served["id"] == .int(1) && served["success"] == .bool(true) && served["seq"] == .int(Int64(batch.seq)))
+        #expect(bench.sentBeforeDurable.isEmpty)
+        bench.type("history")
+        #expect(bench.events(.runRecord).last?["kind"] == .string("watch-request"))
+    }
+
+    @Test("An app that is not running is launched in the background for the REQUEST, registering as its code does")
+    func coldWake() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.type("registration late-silent")  // an app update: the process ends
+        bench.advance(600)
+        Self.serve(&bench)
+        #expect(bench.events(.osWatchMessage).first?["appRunning"] == .bool(false))
+        #expect(bench.events(.osAppLaunched).first?["byUser"] == .bool(false))
+        #expect(bench.events(.handlerRegistered).first?["phase"] == .string("after launch"))
+        #expect(bench.events(.requestServed).first?["success"] == .bool(true))
+
+        var crashing = NodeBench()
+        crashing.start()
+        crashing.type("registration late-crash")
+        crashing.advance(600)
+        let batches = crashing.sentBatches.count
+        Self.serve(&crashing)
+        #expect(crashing.names().contains(.appCrashed))
+        let refused = try #require(crashing.events(.requestRefused).first)
+        let crash = "the app crashed at launch: \(LaunchHandlerCrash.registeredAfterLaunch.message)"
+        #expect(refused["reason"] == .string(crash))
+        #expect(crashing.sentBatches.count == batches)
+        guard case .error(let reason)? = crashing.sent.last else {
+            Issue.record("no ERROR: \(String(describing: crashing.sent.last))")
+            return
+        }
+        #expect(reason.hasPrefix("REQUEST 1 not served: the app crashed at launch"))
+    }
+
+    @Test("iOS: Low Power Mode and Background App Refresh off stop BGTask launches, not a REQUEST")
+    func iosConditionsDoNotHoldItBack() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.type("low-power on")
+        bench.type("background-refresh off")
+        #expect(bench.node.nextLaunch == nil)
+        Self.serve(&bench)
+        #expect(bench.events(.requestServed).first?["success"] == .bool(true))
+    }
+
+    @Test("A force-quit app (iOS) or force-stopped app (Android) is not woken: request.refused and an ERROR")
+    func forceQuitRefused() throws {
+        for platform in [Platform.ios, .android] {
+            var bench = NodeBench(app: NodeBench.app(platform: platform))
+            bench.start()
+            bench.type("force-quit")
+            let batches = bench.sentBatches.count
+            Self.serve(&bench)
+            #expect(bench.events(.osWatchMessage).first?["woken"] == .bool(false), "\(platform)")
+            #expect(bench.events(.requestRefused).count == 1, "\(platform)")
+            #expect(!bench.names().contains(.requestServed), "\(platform)")
+            #expect(bench.sentBatches.count == batches, "\(platform)")
+            guard case .error(let reason)? = bench.sent.last else {
+                Issue.record("\(platform): no ERROR")
+                continue
+            }
+            #expect(reason.hasPrefix("REQUEST 1 not served: the phone's OS did not wake the app"), "\(reason)")
+            // The user opens the app: the next REQUEST (after the spacing of none served) is served.
+            bench.type("open")
+            bench.advance(60)
+            Self.serve(&bench, Self.request(2))
+            #expect(bench.events(.requestServed).first?["id"] == .int(2), "\(platform)")
+        }
+    }
+
+    @Test("Android: in the restricted bucket with Battery Saver on, the listener service still runs the job, unlimited")
+    func androidAnyBucket() throws {
+        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        bench.start()
+        bench.type("bucket restricted")
+        bench.type("low-power on")
+        Self.serve(&bench)
+        let message = try #require(bench.events(.osWatchMessage).first)
+        #expect(message["channel"] == .string("MessageClient") && message["budget"] == .null)
+        #expect(bench.events(.requestServed).first?["success"] == .bool(true))
+    }
+
+    @Test("The phone serves at most one REQUEST per 15 minutes: one in between is refused (rate-limited line, ERROR)")
+    func phoneSpacing() throws {
+        var bench = NodeBench()
+        bench.start()
+        Self.serve(&bench, Self.request(1))
+        #expect(bench.events(.requestServed).count == 1)
+        let batches = bench.sentBatches.count
+        bench.advance(PhoneApp.requestSpacing - 60)
+        Self.serve(&bench, Self.request(2))
+        #expect(bench.events(.requestRefused).first?["id"] == .int(2))
+        #expect(bench.sentBatches.count == batches)
+        bench.advance(60)
+        Self.serve(&bench, Self.request(3))
+        #expect(bench.events(.requestServed).first?["id"] == .int(3))
+        #expect(bench.sentBatches.count == batches + 1)
+    }
+
+    @Test("A flood of REQUESTs inside the spacing: one line, the repeats counted, no job run")
+    func floodHeldBack() throws {
+        var bench = NodeBench()
+        bench.start()
+        Self.serve(&bench, Self.request(1))
+        bench.clearEvents()
+        for id in 2...50 {
+            bench.wall += 0.01
+            bench.receive(.request(Self.request(UInt64(id))))
+        }
+        #expect(bench.events(.requestRefused).count == 1)
+        #expect(bench.events(.requestServed).isEmpty)
+        #expect(bench.events(.handlerRegistered).isEmpty)
+    }
+
+    @Test("A budget too small for the dates step: the run expires, request.served says so, and the watch gets an ERROR")
+    func expiredBeforeDates() throws {
+        var app = NodeBench.app()
+        app.scheduler.setRuntimeBudget(1.25)  // 0.25 s before the 1 s warning: renew and notices fit, dates do not
+        var bench = NodeBench(app: app)
+        bench.start()
+        let batches = bench.sentBatches.count
+        Self.serve(&bench)
+        #expect(bench.events(.handlerExpired).first?["step"] == .string("dates"))
+        let served = try #require(bench.events(.requestServed).first)
+        #expect(served["success"] == .bool(false) && served["seq"] == .null)
+        #expect(bench.sentBatches.count == batches)
+        #expect(bench.sent.last == .error(reason: "REQUEST 1 not served: the run ended before it published dates"))
+    }
+
+    @Test("A REQUEST that arrives while a job waits for the weather waits too, then runs")
+    func waitsForTheJob() throws {
+        var bench = NodeBench()
+        bench.weather = nil
+        bench.start()
+        #expect(bench.weatherRequests.count == 1)
+        Self.serve(&bench)
+        #expect(bench.names().contains(.requestReceived))
+        #expect(!bench.names().contains(.osWatchMessage), "the OS hands it over once the job ended")
+        let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: NodeBench.berlin, now: bench.now)
+        bench.answerWeather(WeatherOutcome(result: result, cost: cost))
+        #expect(bench.names().contains(.osWatchMessage))
+        #expect(bench.events(.requestServed).count == 1)
+    }
+
+    // MARK: the watch
+
+    static func asker(linkUp: Bool = true) -> WatchNode {
+        var node = WatchNode(
+            configuration: WatchNode.Configuration(
+                endpoint: WatchNodeTests.endpoint, statePath: "/state/watch.json", flagZone: WatchNodeTests.tokyo,
+                systemZone: WatchNodeTests.utc, requestDates: true),
+            state: WatchSyncState(lastAppliedSeq: 1, batch: WatchNodeTests.tokyoBatch()))
+        if linkUp { _ = node.link(.handshakeSucceeded, at: WatchNodeTests.at(0)) }
+        return node
+    }
+
+    static func tap(_ node: inout WatchNode, _ iso: String, wall: TimeInterval = 1) throws -> [WatchAction] {
+        let time = WatchNodeTests.at(wall, try #require(ISO8601.date(iso)))
+        return WatchNodeTests.drive(&node, node.command(.bed, at: time), at: time)
+    }
+
+    static func requests(_ actions: [WatchAction]) -> [DateRequest] {
+        WatchNodeTests.sends(actions).compactMap { if case .request(let r) = $0 { r } else { nil } }
+    }
+
+    @Test(
+        "--request-dates: the tap that finds the nights left at --warn-nights sends REQUEST, each later low tap another"
+    )
+    func watchAsksWhenLow() throws {
+        var node = Self.asker()
+        // Wake-ups 2026-06-20T22:00Z ... 06-26T22:00Z.
+        #expect(Self.requests(try Self.tap(&node, "2026-06-24T13:00:00Z")).isEmpty)
+        let first = try Self.tap(&node, "2026-06-25T13:00:00Z")
+        #expect(
+            Self.requests(first)
+                == [DateRequest(id: 1, nightsLeft: 2, coverageEnd: ISO8601.date("2026-06-26T22:00:00Z")!)])
+        #expect(WatchNodeTests.names(first) == [.bedWakeTime, .coverageLow, .requestSent])
+        let sent = try WatchNodeTests.event(.requestSent, in: first)
+        #expect(sent["id"] == .int(1) && sent["nightsLeft"] == .int(2))
+        #expect(Self.requests(try Self.tap(&node, "2026-06-26T13:00:00Z")).map(\.id) == [2])
+        let status = try WatchNodeTests.event(
+            .cacheStatus, in: node.command(.status, at: WatchNodeTests.at(2, ISO8601.date("2026-06-26T14:00:00Z")!)))
+        #expect(status["requestsSent"] == .int(2))
+    }
+
+    @Test("Without --request-dates the watch never sends a REQUEST")
+    func offByDefault() throws {
+        var node = WatchNodeTests.node(
+            flagZone: WatchNodeTests.tokyo, state: WatchSyncState(lastAppliedSeq: 1, batch: WatchNodeTests.tokyoBatch())
+        )
+        _ = node.link(.handshakeSucceeded, at: WatchNodeTests.at(0))
+        for day in 24...28 {
+            #expect(Self.requests(try Self.tap(&node, "2026-06-\(day)T13:00:00Z")).isEmpty)
+        }
+    }
+
+    @Test("Link down: no REQUEST at the low tap; the link coming back up asks at once, after its HELLO")
+    func linkDownThenUp() throws {
+        var node = Self.asker(linkUp: false)
+        #expect(Self.requests(try Self.tap(&node, "2026-06-25T13:00:00Z")).isEmpty)
+        let up = WatchNodeTests.at(5, ISO8601.date("2026-06-25T15:00:00Z")!)
+        let actions = node.link(.handshakeSucceeded, at: up)
+        let sends = WatchNodeTests.sends(actions)
+        #expect(sends.count == 2)
+        guard case .hello = sends.first else {
+            Issue.record("HELLO first: \(sends)")
+            return
+        }
+        #expect(Self.requests(actions).map(\.nightsLeft) == [2])
+        // Out of reach from then on: the last nights fall back to manual entry, nothing is sent.
+        _ = node.link(.disconnected, at: WatchNodeTests.at(6, ISO8601.date("2026-06-25T16:00:00Z")!))
+        let last = try Self.tap(&node, "2026-06-27T13:00:00Z")
+        #expect(WatchNodeTests.names(last).contains(.fallbackManualEntry))
+        #expect(Self.requests(last).isEmpty)
+    }
+
+    @Test("At most one REQUEST an hour, however often the checks come; a failed send does not count")
+    func watchSpacing() throws {
+        var node = Self.asker()
+        #expect(Self.requests(try Self.tap(&node, "2026-06-25T13:00:00Z")).count == 1)
+        #expect(Self.requests(try Self.tap(&node, "2026-06-25T13:30:00Z")).isEmpty)
+        let reconnect = WatchNodeTests.at(9, ISO8601.date("2026-06-25T13:59:00Z")!)
+        _ = node.link(.disconnected, at: reconnect)
+        #expect(Self.requests(node.link(.handshakeSucceeded, at: reconnect)).isEmpty)
+        // An hour after the first: the next check asks, but the send fails; the next check asks again.
+        let time = WatchNodeTests.at(10, ISO8601.date("2026-06-25T14:00:00Z")!)
+        let asked = node.command(.bed, at: time)
+        let request = try #require(Self.requests(asked).first)
+        #expect(request.id == 2)
+        _ = node.sent(.request(request), .failed(reason: "EAGAIN"), at: time)
+        #expect(Self.requests(try Self.tap(&node, "2026-06-25T14:01:00Z")).map(\.id) == [3])
+    }
+
+    @Test("A batch that raises the nights left above --warn-nights stops the asking; the next low spell asks again")
+    func answeredBatchStops() throws {
+        var node = Self.asker()
+        #expect(Self.requests(try Self.tap(&node, "2026-06-25T13:00:00Z")).count == 1)
+        let later = ISO8601.date("2026-06-25T13:05:00Z")!
+        let refill = WatchNodeTests.tokyoBatch(seq: 2, after: later)
+        let applied = WatchNodeTests.drive(
+            &node, node.received(frames: WatchNodeTests.frame(.batch(refill)), at: WatchNodeTests.at(2, later)),
+            at: WatchNodeTests.at(2, later))
+        #expect(WatchNodeTests.names(applied).contains(.batchApplied))
+        #expect(Self.requests(applied).isEmpty)
+        for day in 26...29 {
+            #expect(Self.requests(try Self.tap(&node, "2026-06-\(day)T13:00:00Z")).isEmpty, "day \(day)")
+        }
+        #expect(Self.requests(try Self.tap(&node, "2026-06-30T13:00:00Z")).map(\.nightsLeft) == [2])
+    }
+}
