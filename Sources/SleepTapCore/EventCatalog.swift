@@ -69,8 +69,11 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case runRecord = "run.record"
     /// `location.changed` (its fields: docs/protocol.md, "Events").
     case locationChanged = "location.changed"
+    /// `request.received` (its fields: docs/protocol.md, "Events").
     case requestReceived = "request.received"
+    /// `request.served` (its fields: docs/protocol.md, "Events").
     case requestServed = "request.served"
+    /// `request.refused` (its fields: docs/protocol.md, "Events").
     case requestRefused = "request.refused"
 
     // MARK: The watch
@@ -115,6 +118,7 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case cacheStatus = "cache.status"
     /// `coverage.low` (its fields: docs/protocol.md, "Events").
     case coverageLow = "coverage.low"
+    /// `request.sent` (its fields: docs/protocol.md, "Events").
     case requestSent = "request.sent"
 
     // MARK: Phone or watch
@@ -206,6 +210,7 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osRegistration = "os.registration"
     /// `os.reboot` (its fields: docs/protocol.md, "Events").
     case osReboot = "os.reboot"
+    /// `os.watch_message` (its fields: docs/protocol.md, "Events").
     case osWatchMessage = "os.watch_message"
 
     // MARK: The soak tool

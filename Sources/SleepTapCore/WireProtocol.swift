@@ -48,6 +48,10 @@ public struct DateRequest: Equatable, Sendable {
     /// The last cached wake-up (UTC), nil when the watch holds an empty batch or none.
     public var coverageEnd: Date?
 
+    /// - Parameters:
+    ///   - id: ≥ 1 on the wire (the decoder refuses 0).
+    ///   - nightsLeft: 0…`WireCodec.maxEntries` on the wire.
+    ///   - coverageEnd: the last cached wake-up, nil when none.
     public init(id: UInt64, nightsLeft: Int, coverageEnd: Date?) {
         self.id = id
         self.nightsLeft = nightsLeft
