@@ -50,7 +50,9 @@ let package = Package(
         .executableTarget(
             name: "sleeptap-soak", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
         // Scenario files and their runs in the twin, which is built from the executables' own flags.
-        .target(name: "SleepTapScenario", dependencies: ["SleepTapCore", "SleepTapEmbedded", "SleepTapRuntime"]),
+        .target(
+            name: "SleepTapScenario",
+            dependencies: ["SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime"]),
         .executableTarget(
             name: "sleeptap-scenario",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),

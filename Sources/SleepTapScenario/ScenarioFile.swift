@@ -65,6 +65,9 @@ public struct ScenarioFile: Sendable {
     public var schedule: WakeSchedule
     /// The schedule file, resolved against the scenario file's directory, when one is named.
     public var schedulePath: String?
+    /// The inline schedule as a schedule file's JSON (what a process run gives the phone as its
+    /// `--schedule` file); nil with `schedulePath`.
+    public var scheduleData: Data?
     public var phone: [String]
     public var watch: [String]
     public var steps: [ScenarioStep]
@@ -130,12 +133,14 @@ public struct ScenarioFile: Sendable {
                 "required: an IANA time zone identifier (e.g. Asia/Tokyo)")
         }
         var schedulePath: String?
+        var scheduleData: Data?
         let schedule: WakeSchedule
         switch (object["schedule"], object["scheduleFile"]) {
         case (let inline?, nil):
             guard inline is [String: Any], let bytes = try? JSONSerialization.data(withJSONObject: inline) else {
                 throw fail("schedule", inline, "expected an object in the schedule file's format")
             }
+            scheduleData = bytes
             do {
                 schedule = try ScheduleFile.decode(bytes)
             } catch {
@@ -170,7 +175,8 @@ public struct ScenarioFile: Sendable {
         let expectations = try decodeExpectations(object["expect"], fail)
         return ScenarioFile(
             path: path, name: name, start: start, end: end, timeZone: timeZone, schedule: schedule,
-            schedulePath: schedulePath, phone: phone, watch: watch, steps: steps, expectations: expectations)
+            schedulePath: schedulePath, scheduleData: scheduleData, phone: phone, watch: watch, steps: steps,
+            expectations: expectations)
     }
 
     typealias Fail = (String, Any?, String) -> ScenarioError

@@ -19,6 +19,39 @@ public struct ScenarioNight: Equatable, Sendable {
     public var nightsLeft: Int
     /// The phone's background runs (`handler.entered`) since the previous tap.
     public var backgroundRuns: Int
+    /// The phone's staleness at the tap: hours since its last successful background run ended
+    /// (`handler.completed` with `success` true); nil when none has yet ("never").
+    public var stalenessHours: Double?
+
+    public init(
+        localDate: String, tapTime: String, outcome: Outcome, nightsLeft: Int, backgroundRuns: Int,
+        stalenessHours: Double? = nil
+    ) {
+        self.localDate = localDate
+        self.tapTime = tapTime
+        self.outcome = outcome
+        self.nightsLeft = nightsLeft
+        self.backgroundRuns = backgroundRuns
+        self.stalenessHours = stalenessHours
+    }
+
+    /// Whether the two nights agree on what the comparison of twin and processes looks at: the
+    /// local date, the tap time, the outcome and the nights left (background runs and staleness
+    /// follow instants that wall-clock lag moves by virtual minutes).
+    public func sameNight(as other: ScenarioNight) -> Bool {
+        localDate == other.localDate && tapTime == other.tapTime && outcome == other.outcome
+            && nightsLeft == other.nightsLeft
+    }
+
+    /// The staleness as the table shows it: whole hours (`14 h`), or `never`.
+    public var stalenessText: String {
+        stalenessHours.map { "\(Int($0.rounded(.down))) h" } ?? "never"
+    }
+
+    /// `2026-08-02 23:00 manual entry, 0 nights left`, for messages.
+    public var summaryText: String {
+        "\(localDate) \(tapTime) \(outcome.rawValue), \(nightsLeft) nights left"
+    }
 }
 
 /// An expectation checked against a run: whether it holds and what was observed.
@@ -31,50 +64,119 @@ public struct ScenarioCheck: Sendable {
     public var observed: String
 }
 
-/// A scenario run in the embedded twin.
+/// A scenario run: in the embedded twin (`twin(_:speed:)`) or as the real `phone` and `watch`
+/// processes over ipc (`processes(_:speed:executables:)`, ScenarioProcesses.swift), with its
+/// nights, its expectations checked, and its event log.
 public struct ScenarioRun: Sendable {
-    /// Virtual seconds per wall second the twin's transport timings are scaled by (the demo's
-    /// default: 12 virtual hours per wall second).
-    public static let speed = 43_200.0
+    /// Where a run ran.
+    public enum Mode: String, Sendable {
+        /// The embedded twin (`SleepTapEmbedded`), on virtual time.
+        case twin
+        /// The real `phone` and `watch` executables over ipc, in accelerated virtual time.
+        case processes
+    }
+
+    /// The default virtual seconds per wall second (`--speed`): 2 virtual days per wall second,
+    /// so a 3-week scenario runs in about 11 wall seconds as processes. Both modes use the run's
+    /// speed: the transport's wall-clock timings (heartbeats, resends, relinks) become this many
+    /// virtual seconds per wall second in the twin too, as `--clock-speed` makes them in the
+    /// processes.
+    public static let defaultSpeed = 172_800.0
 
     /// An event of the run at its virtual instant.
-    struct LogEntry {
-        var at: Date
-        var source: EventSource
-        var event: Event
+    public struct LogEntry: Sendable {
+        public var at: Date
+        public var source: EventSource
+        public var event: Event
+
+        public init(at: Date, source: EventSource, event: Event) {
+            self.at = at
+            self.source = source
+            self.event = event
+        }
     }
 
     public var scenario: ScenarioFile
+    public var mode: Mode
+    /// Virtual seconds per wall second.
+    public var speed: Double
     public var nights: [ScenarioNight]
     public var checks: [ScenarioCheck]
-    public var passed: Bool { checks.allSatisfy(\.passed) }
+    /// Every event of the run before `end`, in time order (the twin's log; the processes' JSON
+    /// Lines, merged).
+    public var log: [LogEntry]
+    /// Processes only: their nights against the twin's on the processes' own instants.
+    public var comparison: NightComparison?
+    /// Processes only: the virtual instants `phone.started`, `watch.started` and the first
+    /// `link.up` (nil: never) came at. Wall-clock start-up time is virtual time at speed: a night
+    /// before the first link up has no batch in the processes.
+    public var startUp: (phone: Date, watch: Date, linkUp: Date?)?
+    /// Every expectation holds (and, for processes, the twin agrees night by night).
+    public var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
 
-    /// Builds the twin from the scenario's flags (through the executables' own parsers), runs its
-    /// steps from `start` to `end`, and checks its expectations.
-    /// - Throws: `ScenarioError` when the flags are refused or the twin cannot model them.
-    public static func twin(_ scenario: ScenarioFile) throws(ScenarioError) -> ScenarioRun {
-        let clock = ["--clock-start", ISO8601.string(scenario.start), "--clock-speed", String(Int(speed))]
-        let transport = ["--endpoint", "ipc:///nonexistent/sleeptap-scenario.sock"]
-        var phone = scenario.phone + clock + transport + ["--state-dir", "/nonexistent/phone"]
+    public init(
+        scenario: ScenarioFile, mode: Mode = .twin, speed: Double = ScenarioRun.defaultSpeed,
+        nights: [ScenarioNight], checks: [ScenarioCheck], log: [LogEntry] = [], comparison: NightComparison? = nil
+    ) {
+        self.scenario = scenario
+        self.mode = mode
+        self.speed = speed
+        self.nights = nights
+        self.checks = checks
+        self.log = log
+        self.comparison = comparison
+    }
+
+    /// The `phone` and `watch` command lines of a run: the scenario's flags plus the clock
+    /// (`--clock-start` = `start`, `--clock-speed`, and `--clock-anchor` when given), the
+    /// transport, the state dirs, the schedule and `--device-seed 1` unless the scenario gives one.
+    static func commandLines(
+        _ scenario: ScenarioFile, speed: Double, anchor: Date? = nil, phoneEndpoint: String, watchEndpoint: String,
+        directory: String, schedulePath: String?
+    ) -> (phone: [String], watch: [String]) {
+        var clock = ["--clock-start", ISO8601.string(scenario.start), "--clock-speed", String(format: "%.0f", speed)]
+        if let anchor { clock += ["--clock-anchor", String(format: "%.3f", anchor.timeIntervalSince1970)] }
+        var phone =
+            scenario.phone + clock + ["--endpoint", phoneEndpoint, "--state-dir", directory + "/phone"]
         if !scenario.phone.contains(where: { $0 == "--device-seed" || $0.hasPrefix("--device-seed=") }) {
             phone += ["--device-seed", "1"]
         }
-        if let path = scenario.schedulePath { phone += ["--schedule", path] }
-        let watch = scenario.watch + clock + transport + ["--state-dir", "/nonexistent/watch"]
-        var twin: Twin
+        if let schedulePath { phone += ["--schedule", schedulePath] }
+        let watch = scenario.watch + clock + ["--endpoint", watchEndpoint, "--state-dir", directory + "/watch"]
+        return (phone, watch)
+    }
+
+    /// The twin built from these command lines, not booted.
+    static func makeTwin(
+        _ scenario: ScenarioFile, phone: [String], watch: [String]
+    ) throws(ScenarioError) -> Twin {
         do {
-            twin = try TwinBuilder.make(
+            return try TwinBuilder.make(
                 phone: phone, watch: watch, machineZone: scenario.timeZone, schedule: scenario.schedule)
         } catch {
-            throw ScenarioError(
-                file: scenario.path, field: "phone/watch", value: "", reason: "\(error)")
+            throw ScenarioError(file: scenario.path, field: "phone/watch", value: "", reason: "\(error)")
         }
+    }
+
+    /// Builds the twin from the scenario's flags (through the executables' own parsers), runs its
+    /// steps from `start` to `end`, and checks its expectations.
+    /// - Parameter speed: virtual seconds per wall second for the transport's timings
+    ///   (`--clock-speed`), > 0.
+    /// - Throws: `ScenarioError` when the flags are refused or the twin cannot model them.
+    public static func twin(_ scenario: ScenarioFile, speed: Double = defaultSpeed) throws(ScenarioError) -> ScenarioRun
+    {
+        let (phone, watch) = commandLines(
+            scenario, speed: speed, phoneEndpoint: "ipc:///nonexistent/sleeptap-scenario.sock",
+            watchEndpoint: "ipc:///nonexistent/sleeptap-scenario.sock", directory: "/nonexistent",
+            schedulePath: scenario.schedulePath)
+        var twin = try makeTwin(scenario, phone: phone, watch: watch)
         twin.boot()
         for step in scenario.steps { twin.schedule(step.step, at: step.at) }
         twin.run(until: scenario.end.addingTimeInterval(-0.001))
         let log = twin.log.map { LogEntry(at: $0.at, source: $0.source, event: $0.event) }
         return ScenarioRun(
-            scenario: scenario, nights: nights(of: log), checks: scenario.expectations.map { check($0, against: log) })
+            scenario: scenario, mode: .twin, speed: speed, nights: nights(of: log),
+            checks: scenario.expectations.map { check($0, against: log) }, log: log)
     }
 
     /// The nights of a log: one per bed tap (`bed.wake_time` or `fallback.manual_entry`); a
@@ -85,10 +187,13 @@ public struct ScenarioRun: Sendable {
         var runs = 0
         var lastTap: Date?
         var warning = false
+        var lastSuccess: Date?
         for entry in log {
             switch entry.event.name {
             case .handlerEntered:
                 runs += 1
+            case .handlerCompleted where entry.event["success"] == .bool(true):
+                lastSuccess = entry.at
             case .coverageLow where entry.source == .watch:
                 // A warning the tap itself raised (same instant) belongs to that night; any
                 // other to the next one.
@@ -106,7 +211,8 @@ public struct ScenarioRun: Sendable {
                         localDate: text(entry.event["tapLocalDate"]),
                         tapTime: text(entry.event["tapLocalTime"]),
                         outcome: cached ? (warning ? .warned : .cachedWakeUp) : .manualEntry,
-                        nightsLeft: cached ? left : 0, backgroundRuns: runs))
+                        nightsLeft: cached ? left : 0, backgroundRuns: runs,
+                        stalenessHours: lastSuccess.map { max(0, entry.at.timeIntervalSince($0)) / 3_600 }))
                 runs = 0
                 warning = false
                 lastTap = entry.at
@@ -191,35 +297,61 @@ public struct ScenarioRun: Sendable {
 
     /// The night-by-night table and the checks, for a person.
     public var report: String {
-        var lines = ["scenario: \(scenario.name) (\(scenario.path))"]
-        lines.append("  local date  tap    outcome         nights left  background runs")
+        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        var lines = ["scenario: \(scenario.name) (\(scenario.path)) in the \(mode == .twin ? "twin" : "processes")"]
+        lines.append("  local date  tap    outcome         nights left  background runs  staleness")
         for night in nights {
             lines.append(
-                "  \(night.localDate)  \(night.tapTime)  \(night.outcome.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0))  "
-                    + "\(String(night.nightsLeft).padding(toLength: 11, withPad: " ", startingAt: 0))  \(night.backgroundRuns)"
+                "  \(night.localDate)  \(night.tapTime)  \(pad(night.outcome.rawValue, 14))  "
+                    + "\(pad(String(night.nightsLeft), 11))  \(pad(String(night.backgroundRuns), 15))  \(night.stalenessText)"
             )
         }
         for check in checks {
             lines.append("  \(check.passed ? "PASS" : "FAIL") \(check.asked): observed \(check.observed)")
         }
+        if let startUp {
+            func hours(_ date: Date) -> String {
+                String(format: "+%.1f h", date.timeIntervalSince(scenario.start) / 3_600)
+            }
+            lines.append(
+                "  start-up (virtual, after start): phone \(hours(startUp.phone)), watch \(hours(startUp.watch)), "
+                    + "link up \(startUp.linkUp.map(hours) ?? "never")")
+        }
+        if let comparison { lines.append("  \(comparison.equal ? "PASS" : "FAIL") \(comparison.description)") }
         lines.append(
-            "  \(passed ? "PASS" : "FAIL"): \(checks.filter(\.passed).count) of \(checks.count) expectations hold")
+            "  \(passed ? "PASS" : "FAIL"): \(checks.filter(\.passed).count) of \(checks.count) expectations hold"
+                + (comparison.map { $0.equal ? "; the twin agrees" : "; the twin disagrees" } ?? ""))
         return lines.joined(separator: "\n")
     }
 
-    /// The same as `report`, as a JSON-ready object.
+    /// The same as `report`, as a JSON-ready object: `file`, `name`, `mode`, `speed`, `pass`,
+    /// `nights`, `expectations` and, for processes, `comparison`.
     public var summary: [String: Any] {
-        [
-            "file": scenario.path, "name": scenario.name, "mode": "twin", "pass": passed,
-            "nights": nights.map {
-                [
-                    "localDate": $0.localDate, "tapTime": $0.tapTime, "outcome": $0.outcome.rawValue,
-                    "nightsLeft": $0.nightsLeft, "backgroundRuns": $0.backgroundRuns,
-                ] as [String: Any]
-            },
+        var object: [String: Any] = [
+            "file": scenario.path, "name": scenario.name, "mode": mode.rawValue, "speed": speed, "pass": passed,
+            "nights": nights.map(\.summary),
             "expectations": checks.map {
                 ["expectation": $0.asked, "pass": $0.passed, "observed": $0.observed] as [String: Any]
             },
+        ]
+        if let comparison { object["comparison"] = comparison.summary }
+        if let startUp {
+            object["startUp"] = [
+                "phoneStarted": ISO8601.string(startUp.phone), "watchStarted": ISO8601.string(startUp.watch),
+                "linkUp": startUp.linkUp.map { ISO8601.string($0) as Any } ?? NSNull(),
+            ]
+        }
+        return object
+    }
+}
+
+extension ScenarioNight {
+    /// The night as a JSON-ready object (`stalenessHours` null for never).
+    public var summary: [String: Any] {
+        [
+            "localDate": localDate, "tapTime": tapTime, "outcome": outcome.rawValue, "nightsLeft": nightsLeft,
+            "backgroundRuns": backgroundRuns,
+            "stalenessHours": stalenessHours.map { ($0 * 10).rounded() / 10 as Any } ?? NSNull(),
         ]
     }
 }

@@ -2,29 +2,49 @@ import SleepTapCommandLine
 
 /// `sleeptap-scenario`'s command line.
 struct ScenarioOptions: Equatable, Sendable {
+    /// Where the scenarios run.
+    enum Mode: String, Equatable, Sendable {
+        case twin, processes, both
+    }
+
     var files: [String] = []
+    var mode = Mode.both
+    /// Virtual seconds per wall second (`--speed`).
+    var speed = 345_600.0
     var json = false
+    /// `--svg FILE`: the coverage chart (one file per scenario; `svgPaths`).
+    var svg: String?
 
     static let usage = """
-        usage: sleeptap-scenario FILE... --twin [--json]
+        usage: sleeptap-scenario FILE... [--twin | --processes | --both] [--speed N] [--json] [--svg FILE]
 
-        Runs each scenario file (docs/scenarios.md) in the embedded twin: the real phone and
-        watch cores in one process on virtual time, built from the scenario's phone and watch
-        flags by the executables' own parsers. Prints, per scenario, a night-by-night table
-        (local date, tap time, outcome: cached wake-up, warned or manual entry, nights left,
-        the phone's background runs since the previous night) and each expectation as PASS or FAIL
-        with the observed value.
+        Runs each scenario file (docs/scenarios.md): in the embedded twin (the real phone and
+        watch cores in one process on virtual time, built from the scenario's flags by the
+        executables' own parsers), as the real phone and watch processes over ipc in a temp dir
+        in accelerated virtual time, or both, compared night by night. Prints, per scenario and
+        mode, a night-by-night table (local date, tap time, outcome: cached wake-up, warned or
+        manual entry, nights left, the phone's background runs since the previous night and its
+        staleness) and each expectation as PASS or FAIL with the observed value.
 
         options:
-          --twin      run in the embedded twin (required for now)
-          --processes real phone and watch processes over ipc: not implemented yet (exit 64)
-          --both      the twin and the processes, compared: not implemented yet (exit 64)
-          --json      print one JSON object {"pass", "scenarios": [...]} instead of the tables
-          --version   print the version and exit
-          -h, --help  print this help and exit
+          --both        the twin, then the processes; the processes' nights must equal the twin's
+                        on the processes' own instants (default)
+          --twin        the embedded twin only
+          --processes   the real phone and watch only (found next to this binary)
+          --speed N     virtual seconds per wall second, 1 to 10000000 (default 345600: 4 virtual
+                        days per wall second, a 3-week scenario in about 5 s as processes)
+          --json        print one JSON object {"pass", "modes", "speed", "scenarios": [...]} instead
+          --svg FILE    write a coverage chart (nights of cached dates left over time, with
+                        fallbacks, warnings, opens and background runs) as SVG to FILE; with several
+                        scenarios, one file each: FILE with -NAME before its extension (NAME: the
+                        scenario file's name without .json)
+          --version     print the version and exit
+          -h, --help    print this help and exit
 
-        exit status: 0 every expectation holds; 1 an expectation fails; 64 a bad command line;
-        65 a bad scenario file (the message names the file, the field and the value).
+        exit status: 0 every expectation holds (and twin and processes agree); 1 an expectation
+        fails or they disagree; 64 a bad command line; 65 a bad scenario file (the message names
+        the file, the field and the value); 69 phone or watch not found; 70 a process that did
+        not start or stop; 73 a temp dir or the SVG file cannot be created.
         """
 
     /// Parses the arguments (without the program name); `-h`, `--help` and `--version` win
@@ -33,22 +53,68 @@ struct ScenarioOptions: Equatable, Sendable {
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<ScenarioOptions> {
         if let request = Parsed<ScenarioOptions>.informationRequest(in: arguments) { return request }
         var options = ScenarioOptions()
-        var twin = false
-        // No option takes a value: every argument that is not an option is a FILE (the same file
-        // may be named twice, and runs twice); the reader checks the options, each given once.
-        options.files = arguments.filter { !$0.hasPrefix("-") }
-        var reader = ArgumentReader(arguments.filter { $0.hasPrefix("-") })
+        // Every argument that is not an option (nor the value of --speed or --svg) is a FILE (the
+        // same file may be named twice, and runs twice); the reader checks the options, each given
+        // once.
+        var flags: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("-"), argument != "-" else {
+                options.files.append(argument)
+                continue
+            }
+            flags.append(argument)
+            if ["--speed", "--svg"].contains(argument), index < arguments.count, !arguments[index].hasPrefix("--") {
+                flags.append(arguments[index])
+                index += 1
+            }
+        }
+        var reader = ArgumentReader(flags)
+        var modes: [Mode] = []
         while let flag = try reader.nextFlag() {
             switch flag {
-            case "--twin": twin = true
+            case "--twin": modes.append(.twin)
+            case "--processes": modes.append(.processes)
+            case "--both": modes.append(.both)
             case "--json": options.json = true
-            case "--processes", "--both":
-                throw UsageError("\(flag) is not implemented yet; use --twin")
+            case "--speed":
+                let text = try reader.value(flag)
+                guard let speed = ArgumentReader.decimal(text), speed >= 1, speed <= 10_000_000 else {
+                    throw UsageError(
+                        "--speed \"\(ArgumentReader.clip(text))\": expected virtual seconds per wall second from 1 to 10000000"
+                    )
+                }
+                options.speed = speed
+            case "--svg": options.svg = try reader.nonEmpty(flag)
             default: throw ArgumentReader.unknown(flag)
             }
         }
+        guard modes.count <= 1 else {
+            throw UsageError(
+                "give one of --twin, --processes and --both (found \(modes.map { "--\($0)" }.joined(separator: " ")))")
+        }
+        options.mode = modes.first ?? .both
         guard !options.files.isEmpty else { throw UsageError("give at least one scenario FILE") }
-        guard twin else { throw UsageError("--twin is required (--processes and --both are not implemented yet)") }
         return .run(options)
+    }
+
+    /// Where the chart of each scenario goes: `svg` itself for one scenario; for several, `svg`
+    /// with `-NAME` before its extension (NAME: the scenario file's name without `.json`, and
+    /// `-2`, `-3`, ... after it for a file named again).
+    func svgPaths() -> [String] {
+        guard let svg else { return [] }
+        guard files.count > 1 else { return [svg] }
+        let slash = svg.lastIndex(of: "/").map { svg.index(after: $0) } ?? svg.startIndex
+        let dot = svg[slash...].lastIndex(of: ".") ?? svg.endIndex
+        var seen: [String: Int] = [:]
+        return files.map { file in
+            var name = String(file.split(separator: "/").last ?? Substring(file))
+            if name.hasSuffix(".json") { name.removeLast(5) }
+            seen[name, default: 0] += 1
+            if let count = seen[name], count > 1 { name += "-\(count)" }
+            return String(svg[..<dot]) + "-" + name + String(svg[dot...])
+        }
     }
 }

@@ -7,8 +7,8 @@ import SleepTapScenario
     import Glibc
 #endif
 
-// sleeptap-scenario: runs scenario files (docs/scenarios.md) in the embedded twin and checks
-// their expectations.
+// sleeptap-scenario: runs scenario files (docs/scenarios.md) in the embedded twin and as the real
+// phone and watch processes, compares them night by night, and checks their expectations.
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
@@ -39,24 +39,64 @@ for file in options.files {
         exit(ExitCode.dataError.rawValue)
     }
 }
-var runs: [ScenarioRun] = []
-for scenario in scenarios {
+if options.svg != nil {
+    Reaper.shared.writeError("sleeptap-scenario: --svg is not implemented yet (see sleeptap-scenario --help)")
+    exit(ExitCode.usage.rawValue)
+}
+let runTwin = options.mode != .processes
+let runProcesses = options.mode != .twin
+var executables: ScenarioExecutables?
+if runProcesses {
     do {
-        let run = try ScenarioRun.twin(scenario)
-        runs.append(run)
-        if !options.json { Reaper.shared.writeLine(run.report) }
+        executables = try ScenarioExecutables.locate()
     } catch {
         Reaper.shared.writeError("sleeptap-scenario: \(error)")
-        exit(ExitCode.dataError.rawValue)
+        exit(error.exitCode.rawValue)
+    }
+    // Ctrl-C, SIGTERM and SIGHUP end the children by pid and remove the temp dirs.
+    Reaper.shared.installSignalHandlers(program: "sleeptap-scenario")
+}
+let progress = isatty(STDERR_FILENO) == 1
+
+var runs: [ScenarioRun] = []
+/// Whether each scenario held, in every mode it ran in.
+var held: [Bool] = []
+for scenario in scenarios {
+    let first = runs.count
+    defer { held.append(runs[first...].allSatisfy(\.passed)) }
+    do {
+        if runTwin {
+            let run = try ScenarioRun.twin(scenario, speed: options.speed)
+            runs.append(run)
+            if !options.json { Reaper.shared.writeLine(run.report) }
+        }
+        if let executables {
+            let seconds = scenario.end.timeIntervalSince(scenario.start) / options.speed
+            Reaper.shared.setPosition("the processes of \(scenario.path)")
+            if progress {
+                Reaper.shared.writeError(
+                    "sleeptap-scenario: running \(scenario.path) as processes (about \(Int(seconds.rounded(.up))) s)")
+            }
+            let run = try ScenarioRun.processes(scenario, speed: options.speed, executables: executables)
+            runs.append(run)
+            if !options.json { Reaper.shared.writeLine(run.report) }
+        }
+    } catch let error as ScenarioProcessError {
+        Reaper.shared.finish(error.exitCode) { Reaper.shared.writeError("sleeptap-scenario: \(error)") }
+    } catch {
+        Reaper.shared.finish(.dataError) { Reaper.shared.writeError("sleeptap-scenario: \(error)") }
     }
 }
 let passed = runs.allSatisfy(\.passed)
 if options.json {
-    let summary: [String: Any] = ["pass": passed, "scenarios": runs.map(\.summary)]
+    let modes = options.mode == .both ? ["twin", "processes"] : [options.mode.rawValue]
+    let summary: [String: Any] = [
+        "pass": passed, "modes": modes, "speed": options.speed, "scenarios": runs.map(\.summary),
+    ]
     let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]))
     Reaper.shared.writeLine(data.flatMap { String(data: $0, encoding: .utf8) } ?? "{}")
 } else {
     Reaper.shared.writeLine(
-        "\(passed ? "PASS" : "FAIL"): \(runs.filter(\.passed).count) of \(runs.count) scenarios hold")
+        "\(passed ? "PASS" : "FAIL"): \(held.filter { $0 }.count) of \(held.count) scenarios hold")
 }
 exit(passed ? ExitCode.ok.rawValue : ExitCode.failure.rawValue)

@@ -107,10 +107,12 @@ struct ScenarioRunnerTests {
     }
 
     @Test(
-        "a bad command line: exit 64 and the reason (--processes and --both are not implemented yet)",
+        "a bad command line: exit 64 and the reason",
         arguments: [
-            (["--processes"], "--processes is not implemented yet"), (["--both"], "--both is not implemented yet"),
-            ([], "--twin is required"), (["--twin"], "give at least one scenario FILE"), (["--frob"], "--frob"),
+            (["--twin", "--both"], "give one of --twin, --processes and --both"),
+            (["--twin"], "give at least one scenario FILE"), (["--frob"], "--frob"),
+            (["--speed", "0"], "--speed \"0\": expected virtual seconds per wall second from 1 to 10000000"),
+            (["--speed"], "--speed needs a value"), (["--svg", "--twin"], "--svg needs a value"),
         ])
     func badCommandLine(_ extra: [String], _ message: String) throws {
         let files = extra == ["--twin"] ? [] : [try #require(try Self.examplePaths().first)]

@@ -325,13 +325,9 @@ enum DifferentialRun {
     /// The twin built from the run's command lines, given the run's outside inputs at their
     /// instants, run to the scenario's end.
     static func twin(_ scenario: TwinScenario, _ observed: ObservedRun) -> Twin {
-        var twin = observed.twin
-        // Inputs at the start instant (the link down) come before the boot.
-        for (at, step) in observed.inputs where at <= scenario.start { twin.schedule(step, at: at) }
-        twin.boot(phoneAt: observed.phoneStarted, watchAt: observed.watchStarted)
-        for (at, step) in observed.inputs where at > scenario.start { twin.schedule(step, at: at) }
-        twin.run(until: scenario.end)
-        return twin
+        TwinReplay.run(
+            observed.twin, start: scenario.start, end: scenario.end, phoneStarted: observed.phoneStarted,
+            watchStarted: observed.watchStarted, inputs: observed.inputs)
     }
 
     static func nights(_ twin: Twin, before end: Date) -> [NightOutcome] {

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+public import SleepTapEmbedded
+import SleepTapProcess
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `phone` and `watch` executables a process run spawns.
+public struct ScenarioExecutables: Sendable {
+    public var phone: URL
+    public var watch: URL
+
+    public init(phone: URL, watch: URL) {
+        self.phone = phone
+        self.watch = watch
+    }
+
+    /// The built executables: next to the running binary (where SwiftPM puts every product),
+    /// else in `.build/debug` or `.build/release` below the working directory.
+    /// - Throws: `ScenarioProcessError` (exit 69) naming the one that is missing.
+    public static func locate() throws(ScenarioProcessError) -> ScenarioExecutables {
+        guard let phone = ChildProcess.locate("phone"), let watch = ChildProcess.locate("watch") else {
+            throw ScenarioProcessError(
+                file: "", exitCode: .unavailable,
+                reason: "the phone and watch executables are not next to \(ChildProcess.productsDirectory.path) "
+                    + "nor in .build/debug or .build/release; run `swift build` first")
+        }
+        return ScenarioExecutables(phone: phone, watch: watch)
+    }
+}
+
+/// A process run that could not be carried out: the scenario file, why, and the exit status a
+/// tool should end with (69 no executables, 73 no temp dir, 70 a process that did not start or
+/// stop as it should).
+public struct ScenarioProcessError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var exitCode: ExitCode
+    public var reason: String
+
+    public init(file: String, exitCode: ExitCode, reason: String) {
+        self.file = file
+        self.exitCode = exitCode
+        self.reason = reason
+    }
+
+    public var description: String { file.isEmpty ? reason : "\(file): \(reason)" }
+}
+
+/// Replays a process run in the twin: the twin is given the outside inputs of the run at the
+/// virtual instants they happened (when each process started, each stdin line was written, the
+/// link went down and came up), so that it can be compared with the processes night by night
+/// without taking wall-clock lag (a wall millisecond is minutes of virtual time) for a difference.
+/// The differential tests (IntegrationTests/TwinDifferentialTests) and `--both` use it.
+public enum TwinReplay {
+    /// - Parameters:
+    ///   - twin: the twin built from the processes' own command lines (`TwinBuilder`), not booted.
+    ///   - start: the scenario's start (`--clock-start`).
+    ///   - end: the virtual instant to run to.
+    ///   - phoneStarted, watchStarted: the `phone.started` and `watch.started` instants.
+    ///   - inputs: the outside inputs at their virtual instants; at the same instant, in order.
+    /// - Returns: the twin, run to `end`.
+    public static func run(
+        _ twin: Twin, start: Date, end: Date, phoneStarted: Date, watchStarted: Date,
+        inputs: [(at: Date, step: TwinStep)]
+    ) -> Twin {
+        var twin = twin
+        let ordered = inputs.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
+            .map(\.element)
+        // Inputs at the start instant (the link down until the first handshake) come before the boot.
+        for (at, step) in ordered where at <= start { twin.schedule(step, at: at) }
+        twin.boot(phoneAt: phoneStarted, watchAt: watchStarted)
+        for (at, step) in ordered where at > start { twin.schedule(step, at: at) }
+        twin.run(until: end)
+        return twin
+    }
+}
+
+extension ScenarioRun {
+    /// Wall seconds to wait for a process to start or stop before giving up.
+    static let processDeadline: TimeInterval = 20
+
+    /// Runs the scenario with the real `phone` and `watch` executables over ipc, in a temp dir,
+    /// in accelerated virtual time, and checks its expectations against their events.
+    ///
+    /// - Both processes get the scenario's flags and the clock (`--clock-start` = `start`,
+    ///   `--clock-speed` = `speed`, one `--clock-anchor`: the wall instant before the phone is
+    ///   spawned), `TZ` = the scenario's `timeZone`, and the inline schedule as a file. The phone
+    ///   binds `ipc://DIR/phone.sock`; the watch connects to `ipc://DIR/link.sock`, a relay that
+    ///   cuts the link on `link down` and restores it on `link up` (`LinkRelay`: what was in
+    ///   flight is lost, the phone keeps running, as `TwinStep.link(up:)` in the twin).
+    /// - Each step is written to the process's stdin (or given to the relay) at the wall instant of
+    ///   its virtual `at`; wall-clock lag makes it a little later in virtual time (a wall
+    ///   millisecond is `speed` / 1000 virtual seconds: 6 virtual minutes at the default speed).
+    /// - At `end` both get `quit`; every child is ended by pid on every way out (`Reaper`), and the
+    ///   temp dir is removed.
+    /// - The run's `comparison` holds its nights against the twin's on the processes' own instants
+    ///   (`TwinReplay`).
+    ///
+    /// - Parameters:
+    ///   - scenario: a loaded scenario file.
+    ///   - speed: virtual seconds per wall second, above 0 and at most 10^7; a run takes
+    ///     (end − start) / speed wall seconds.
+    ///   - executables: the `phone` and `watch` to spawn (`ScenarioExecutables.locate()`).
+    /// - Returns: the run, mode `.processes`.
+    /// - Throws: `ScenarioError` (exit 65) when the flags are refused; `ScenarioProcessError` when
+    ///   the run cannot be carried out (its `exitCode`).
+    public static func processes(
+        _ scenario: ScenarioFile, speed: Double = defaultSpeed, executables: ScenarioExecutables
+    ) throws -> ScenarioRun {
+        func failure(_ reason: String, _ code: ExitCode = .software) -> ScenarioProcessError {
+            ScenarioProcessError(file: scenario.path, exitCode: code, reason: reason)
+        }
+        guard speed > 0, speed <= 10_000_000 else { throw failure("speed \(speed): expected 0 < N <= 10^7", .usage) }
+        let directory: String
+        do {
+            directory = try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-scn")
+        } catch {
+            throw failure(error.description, .cantCreate)
+        }
+        defer {
+            try? FileManager.default.removeItem(atPath: directory)
+            Reaper.shared.forget(directory: directory)
+        }
+        var schedulePath = scenario.schedulePath
+        if schedulePath == nil, let data = scenario.scheduleData {
+            schedulePath = directory + "/schedule.json"
+            do {
+                try data.write(to: URL(fileURLWithPath: directory + "/schedule.json"))
+            } catch {
+                throw failure("cannot write \(directory)/schedule.json: \(error.localizedDescription)", .cantCreate)
+            }
+        }
+        let relay: LinkRelay
+        do {
+            relay = try LinkRelay(listenPath: directory + "/link.sock", phonePath: directory + "/phone.sock")
+        } catch {
+            throw failure("\(error)", .cantCreate)
+        }
+        defer { relay.close() }
+        // The anchor as the processes read it back (milliseconds).
+        let anchor = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)
+        let clock = VirtualClock(start: scenario.start, speed: speed, anchor: anchor)
+        let (phoneArguments, watchArguments) = commandLines(
+            scenario, speed: speed, anchor: anchor, phoneEndpoint: "ipc://\(directory)/phone.sock",
+            watchEndpoint: "ipc://\(directory)/link.sock", directory: directory, schedulePath: schedulePath)
+        // The flags go through the executables' parsers before anything is spawned (65).
+        let twin = try makeTwin(scenario, phone: phoneArguments, watch: watchArguments)
+
+        var children: [ChildProcess] = []
+        defer {
+            for child in children where child.isRunning { child.stop(signal: SIGTERM, timeout: 3) }
+        }
+        func spawn(_ name: String, _ executable: URL, _ arguments: [String]) throws(ScenarioProcessError)
+            -> ChildProcess
+        {
+            do {
+                // TZ through env(1): the zone both devices' systems are set to.
+                let child = try ChildProcess(
+                    name: name, executable: URL(fileURLWithPath: "/usr/bin/env"),
+                    arguments: ["TZ=\(scenario.timeZone.identifier)", executable.path] + arguments)
+                children.append(child)
+                return child
+            } catch {
+                throw failure("cannot start \(executable.path): \(error.localizedDescription)", .unavailable)
+            }
+        }
+        func started(_ child: ChildProcess, _ name: EventName) throws(ScenarioProcessError) -> Date {
+            guard let found = child.waitFor(name, timeout: processDeadline), let at = found.event.time else {
+                child.stop(signal: SIGTERM, timeout: 3)
+                child.waitForOutputEnd(timeout: 2)
+                throw failure(
+                    "\(child.name) did not start within \(Int(processDeadline)) s; it wrote on stderr: "
+                        + child.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            return at
+        }
+
+        /// The virtual instant a process acted on a line: the first event it wrote for it (the
+        /// time in the event, not when this thread woke up).
+        func echo(_ child: ChildProcess, from: Int, _ names: Set<EventName>) -> Date? {
+            guard !names.isEmpty else { return nil }
+            return child.waitFor(anyOf: names.union([.inputRejected]), from: from, timeout: 2)?.event.time
+        }
+
+        // Both at once: the relay holds the watch's connection until the phone has bound.
+        let phone = try spawn("phone", executables.phone, phoneArguments)
+        let watch = try spawn("watch", executables.watch, watchArguments)
+        let phoneStarted = try started(phone, .phoneStarted)
+        let watchStarted = try started(watch, .watchStarted)
+        // The link is down until the transport's first handshake (the watch's link.up).
+        var inputs: [(at: Date, step: TwinStep)] = [(scenario.start, .link(up: false))]
+        for step in scenario.steps {
+            Thread.sleep(until: clock.wallDate(for: step.at))
+            switch step.step {
+            case .phone(let line):
+                let from = phone.events.count
+                phone.send(line: line)
+                inputs.append((echo(phone, from: from, Self.phoneEcho(line)) ?? clock.now, .phone(line)))
+            case .watch(let line):
+                let from = watch.events.count
+                watch.send(line: line)
+                inputs.append((echo(watch, from: from, Self.watchEcho(line)) ?? clock.now, .watch(line)))
+            case .link(let up):
+                relay.setLink(up: up)
+                // The return is read back from the watch's link.up (the handshake).
+                if !up { inputs.append((clock.now, .link(up: false))) }
+            default:
+                throw failure("step \(step.text) cannot be given to processes")
+            }
+        }
+        Thread.sleep(until: clock.wallDate(for: scenario.end))
+        for child in [phone, watch] where child.isRunning { child.send(line: "quit") }
+        for child in [phone, watch] {
+            guard child.waitForExit(timeout: processDeadline) else {
+                throw failure("\(child.name) did not exit within \(Int(processDeadline)) s of quit")
+            }
+            child.waitForOutputEnd(timeout: 5)
+            guard child.exitStatus == 0 else {
+                throw failure(
+                    "\(child.name) exited with status \(child.exitStatus ?? -1); it wrote on stderr: "
+                        + child.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+
+        let log = Self.log(of: [phone, watch], before: scenario.end)
+        for entry in log where entry.source == .watch {
+            if entry.event.name == .linkUp { inputs.append((entry.at, .link(up: true))) }
+            if entry.event.name == .linkDown { inputs.append((entry.at, .link(up: false))) }
+        }
+        let replay = TwinReplay.run(
+            twin, start: scenario.start, end: scenario.end.addingTimeInterval(-0.001), phoneStarted: phoneStarted,
+            watchStarted: watchStarted, inputs: inputs)
+        let replayLog = replay.log.map { LogEntry(at: $0.at, source: $0.source, event: $0.event) }
+        let nights = nights(of: log)
+        var run = ScenarioRun(
+            scenario: scenario, mode: .processes, speed: speed, nights: nights,
+            checks: scenario.expectations.map { check($0, against: log) }, log: log,
+            comparison: NightComparison.compare(
+                twin: Self.nights(of: replayLog), processes: nights, against: "the twin on the processes' instants"))
+        let linkUp = log.first { $0.source == .watch && $0.event.name == .linkUp }?.at
+        run.startUp = (phoneStarted, watchStarted, linkUp)
+        return run
+    }
+
+    /// The events a phone writes when it acts on a stdin line (`PhoneCommand`); none for a line
+    /// that may write nothing (`history`, `notifications`).
+    static func phoneEcho(_ line: String) -> Set<EventName> {
+        switch PhoneCommand.words(line).words.first {
+        case "open": [.handlerRegistered, .refreshForeground]
+        case "status": [.phoneStatus]
+        case "time-zone": [.timezoneChanged]
+        case "move": [.locationChanged]
+        case "low-power": [.osLowPower]
+        case "background-refresh": [.osBackgroundRefresh]
+        case "charging": [.osCharging]
+        case "bucket": [.osStandbyBucket]
+        case "force-quit": [.osForceQuit]
+        case "registration": [.osRegistration]
+        case "reboot": [.osReboot]
+        case "simulate-launch", "simulate-expiration": [.handlerEntered, .osSimulateFailed]
+        case "quit": [.phoneStopping]
+        default: []
+        }
+    }
+
+    /// The events a watch writes when it acts on a stdin line (`WatchCommand`).
+    static func watchEcho(_ line: String) -> Set<EventName> {
+        switch WatchCommand(parsing: line) {
+        case .bed: [.bedWakeTime, .fallbackManualEntry]
+        case .status: [.cacheStatus]
+        case .timeZone: [.timezoneChanged]
+        case .wakeTime: [.manualWakeTime]
+        case .quit: [.watchStopping]
+        default: []
+        }
+    }
+
+    /// The children's events before `end`, in time order (at the same millisecond, in the
+    /// order of `children`, then as written).
+    static func log(of children: [ChildProcess], before end: Date) -> [LogEntry] {
+        var entries: [(entry: LogEntry, order: Int)] = []
+        for child in children {
+            for event in child.events {
+                guard let name = event.name, let source = event.source, let at = event.time, at < end else { continue }
+                let fields = event.fields.filter { !Event.lineKeys.contains($0.key) }.sorted { $0.key < $1.key }
+                    .map { ($0.key, eventValue($0.value)) }
+                entries.append((LogEntry(at: at, source: source, event: Event(name, fields)), entries.count))
+            }
+        }
+        return entries.sorted { ($0.entry.at, $0.order) < ($1.entry.at, $1.order) }.map(\.entry)
+    }
+
+    /// A decoded JSON value as an event value (instants stay strings: they render the same).
+    static func eventValue(_ value: Any) -> EventValue {
+        switch value {
+        case let text as String:
+            return .string(text)
+        case let number as NSNumber:
+            let type = String(cString: number.objCType)
+            if type == "c" { return .bool(number.boolValue) }
+            if type == "d" || type == "f" { return .double(number.doubleValue) }
+            return .int(number.int64Value)
+        case let object as [String: Any]:
+            return .object(EventObject(object.sorted { $0.key < $1.key }.map { ($0.key, eventValue($0.value)) }))
+        default:
+            return .null
+        }
+    }
+}

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+
+/// `sleeptap-scenario` with the real phone and watch (`--both`, the default; `--processes`):
+/// the examples hold both ways and the twin agrees night by night; a wrong expectation fails in
+/// both modes and says why.
+@Suite("sleeptap-scenario runs scenario files as real processes and compares them with the twin")
+struct ScenarioProcessTests {
+    /// 32 virtual hours per wall second (the differential tests' speed): fast, with room for the
+    /// processes' start-up and stdin lag while the rest of the suite loads both cores.
+    static let speed = "115200"
+
+    /// The examples in two halves, each run by one sleeptap-scenario (the halves run at once).
+    static func halves() throws -> [[String]] {
+        let paths = try ScenarioRunnerTests.examplePaths()
+        return [
+            paths.enumerated().filter { $0.offset % 2 == 0 }.map(\.element),
+            paths.enumerated().filter { $0.offset % 2 == 1 }.map(\.element),
+        ]
+    }
+
+    @Test(
+        "sleeptap-scenario Examples/scenarios/*.json (default --both): exit 0, every expectation PASS in the twin and in the processes, the twin agrees night by night",
+        arguments: [0, 1])
+    func examplesHoldBothWays(half: Int) throws {
+        let paths = try Self.halves()[half]
+        try #require(!paths.isEmpty)
+        let result = try CapturedRun.run("sleeptap-scenario", paths + ["--speed", Self.speed], timeout: 150)
+        let output = result.standardOutput
+        #expect(result.status == 0, "\(output)\n\(result.standardError)")
+        #expect(!output.contains("FAIL"), "\(output)")
+        for path in paths {
+            #expect(output.contains("(\(path)) in the twin"), "\(output)")
+            #expect(output.contains("(\(path)) in the processes"), "\(output)")
+        }
+        #expect(
+            output.components(separatedBy: "PASS the processes and the twin on the processes' instants agree on").count
+                == paths.count + 1, "\(output)")
+        #expect(output.hasSuffix("PASS: \(paths.count) of \(paths.count) scenarios hold"), "\(output)")
+    }
+
+    @Test(
+        "a deliberately wrong expectation in --both: exit 1, FAIL with the observed value in the twin and in the processes"
+    )
+    func wrongExpectation() throws {
+        let shorter: (inout [String: Any]) -> Void = { object in
+            object["end"] = "2026-08-04T00:00:00Z"
+            object["steps"] = [["at": "2026-07-26T18:00:00Z", "phone": "registration late-silent"]]
+        }
+        try ScenarioRunnerTests.withScenario(
+            expect: [["event": "fallback.manual_entry", "from": "2026-07-27T00:00:00Z", "count": 0]], edit: shorter
+        ) { path in
+            let result = try CapturedRun.run(
+                "sleeptap-scenario", [path, "--both", "--json", "--speed", Self.speed], timeout: 120)
+            #expect(result.status == 1, "\(result.standardOutput)\n\(result.standardError)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            #expect(object["pass"] as? Bool == false)
+            #expect(object["modes"] as? [String] == ["twin", "processes"])
+            let runs = try #require(object["scenarios"] as? [[String: Any]])
+            #expect(runs.map { $0["mode"] as? String } == ["twin", "processes"])
+            for run in runs {
+                let checks = try #require(run["expectations"] as? [[String: Any]])
+                #expect(checks.first?["pass"] as? Bool == false)
+                #expect(
+                    checks.first?["observed"] as? String == "count 2, first 2026-08-02T15:00:00Z",
+                    "\(run["mode"] ?? "?"): \(checks)")
+            }
+            let comparison = try #require(runs.last?["comparison"] as? [String: Any])
+            #expect(comparison["equal"] as? Bool == true, "\(comparison)")
+            let text = try CapturedRun.run("sleeptap-scenario", [path, "--twin"], timeout: 60)
+            #expect(
+                text.standardOutput.contains(
+                    "FAIL fallback.manual_entry from 2026-07-27T00:00:00Z count 0: observed count 2, first 2026-08-02T15:00:00Z"
+                ), "\(text.standardOutput)")
+        }
+    }
+}
