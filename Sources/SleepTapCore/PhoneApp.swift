@@ -34,6 +34,9 @@ public struct PhoneAppConfiguration: Sendable {
     public var weatherPolicy = WeatherPolicy()
     /// When the sunlight notice is planned (docs/weather.md).
     public var sunlightPolicy = SunlightPolicy()
+    /// The device's name in its run records (`RunRecord.device`); nil = `phone-` and the device
+    /// seed in 16 hex digits, stable for a state dir.
+    public var deviceID: String?
 
     /// The defaults: task `net.sleeptap.refresh`, a 7-day horizon, the default costs and policies.
     public init() {}
@@ -136,7 +139,7 @@ public struct PhoneApp: Sendable {
     /// - Returns: effects; `app.crashed` {message} when registration kills the app (late-crash),
     ///   after which nothing else runs in this launch.
     public mutating func launch(at now: Date, byUser: Bool, early: Bool) -> [PhoneEffect] {
-        var effects: [PhoneEffect] = []
+        var effects: [PhoneEffect] = byUser ? [record(.foreground, at: now)] : []
         scheduler.appLaunched(at: now, byUser: byUser)
         crashed = nil
         registered = false
@@ -187,7 +190,7 @@ public struct PhoneApp: Sendable {
         var effects = launch(at: now, byUser: false, early: early)
         guard crashed == nil, let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace() }
         effects += drainTrace()
-        guard grant.handlerRegistered else { return effects }
+        guard grant.handlerRegistered else { return effects + [dropped(grant, at: now)] }
         effects += runJob(grant, at: now)
         return effects + drainTrace()
     }
@@ -198,7 +201,11 @@ public struct PhoneApp: Sendable {
             return drainTrace()
         }
         var effects = drainTrace()
-        if grant.handlerRegistered { effects += runJob(grant, at: now) }
+        if grant.handlerRegistered {
+            effects += runJob(grant, at: now)
+        } else {
+            effects.append(dropped(grant, at: now))
+        }
         return effects + drainTrace()
     }
 
@@ -210,7 +217,11 @@ public struct PhoneApp: Sendable {
             return drainTrace()
         }
         var effects = drainTrace()
-        if grant.handlerRegistered { effects += runJob(grant, at: now, forceExpiration: true) }
+        if grant.handlerRegistered {
+            effects += runJob(grant, at: now, forceExpiration: true)
+        } else {
+            effects.append(dropped(grant, at: now))
+        }
         return effects + drainTrace()
     }
 
@@ -387,7 +398,7 @@ public struct PhoneApp: Sendable {
         let costs = configuration.stepCosts
         // 1. renew first.
         guard job.run.charge(costs.renew, step: "renew") else { return end(job, outcome: .failure) }
-        var effects = renew(at: now)
+        var effects = renew(at: now, attempt: recordedAttempt(job))
         if crashed != nil { return effects + end(job, outcome: .failure) }  // the submit killed the app
         // 2. bedtime notices, then wake dates.
         let plan = RefreshPlan.make(
@@ -490,7 +501,7 @@ public struct PhoneApp: Sendable {
             return finishRequest(job, request, success: outcome == .success)
         }
         guard let grant = job.grant else {
-            return finish(run, success: outcome == .success, kind: .foreground, outcomeName: outcome.name)
+            return finish(run, success: outcome == .success, kind: .foreground, outcomeName: outcome.name, grant: nil)
         }
         var effects: [PhoneEffect] = []
         if let expiredAt = run.expiredAt {
@@ -504,7 +515,8 @@ public struct PhoneApp: Sendable {
                         ])))
         }
         scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
-        return effects + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name)
+        return effects
+            + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name, grant: grant)
     }
 
     /// The end of a run for a watch's REQUEST: `handler.expired` when the budget ran out, the run
@@ -522,7 +534,8 @@ public struct PhoneApp: Sendable {
                             ("budget", job.requestBudget.map { .double($0) } ?? .null),
                         ])))
         }
-        effects += finish(run, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure")
+        effects += finish(
+            run, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure", grant: nil)
         effects.append(
             .emit(
                 Event(
@@ -539,10 +552,12 @@ public struct PhoneApp: Sendable {
         return effects
     }
 
-    private mutating func renew(at now: Date) -> [PhoneEffect] {
+    private mutating func renew(at now: Date, attempt: Int?) -> [PhoneEffect] {
         guard let earliest = RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone) else {
+            let reason = "the schedule has no wake-up in the next 8 days"
             return [
-                .emit(Event(.submitFailed, [("reason", .string("the schedule has no wake-up in the next 8 days"))]))
+                .emit(Event(.submitFailed, [("reason", .string(reason))])),
+                record(.submitFailed, at: now, attempt: attempt, reason: reason),
             ]
         }
         do {
@@ -554,6 +569,7 @@ public struct PhoneApp: Sendable {
                         .renewSubmitted,
                         [("identifier", .string(configuration.taskIdentifier)), ("earliestBeginDate", .date(earliest))]
                     )))
+            effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt))
             return effects
         } catch {
             switch error {
@@ -565,12 +581,16 @@ public struct PhoneApp: Sendable {
                             [
                                 ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
                                 ("code", .int(Int64(rejection.code))),
-                            ]))
+                            ])),
+                    record(.submitFailed, at: now, attempt: attempt, reason: rejection.name),
                 ]
             case .crash(let crash):
                 crashed = crash
                 running = false
-                return [.emit(Event(.appCrashed, [("message", .string(crash.message))]))]
+                return [
+                    .emit(Event(.appCrashed, [("message", .string(crash.message))])),
+                    record(.submitFailed, at: now, attempt: attempt, reason: "crash: \(crash.message)"),
+                ]
             }
         }
     }
@@ -599,13 +619,23 @@ public struct PhoneApp: Sendable {
         }
     }
 
-    private mutating func finish(_ run: JobRun, success: Bool, kind: RunKind, outcomeName: String) -> [PhoneEffect] {
+    private mutating func finish(
+        _ run: JobRun, success: Bool, kind: RunKind, outcomeName: String, grant: BackgroundLaunch?
+    ) -> [PhoneEffect] {
         let end = run.now.addingTimeInterval(run.elapsed)
         let lowPower = self.lowPower
         let bucket = self.bucket
         var effects = sync.update { state in
             state.refreshLog.markCompleted(
-                at: end, success: success, lowPower: lowPower, bucket: bucket, kind: kind, duration: run.elapsed)
+                at: end, scheduledAt: grant?.earliestBeginDate, success: success, lowPower: lowPower, bucket: bucket,
+                kind: kind, duration: run.elapsed)
+        }
+        if let grant {
+            // After markCompleted: a successful run's own record has staleness 0.
+            effects.append(
+                record(
+                    .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: success,
+                    expired: run.expiredAt != nil, attempt: recordedAttempt(grant)))
         }
         if kind == .background {
             effects.append(
@@ -618,6 +648,42 @@ public struct PhoneApp: Sendable {
                         ])))
         }
         return effects
+    }
+
+    // MARK: run records
+
+    /// The device's name in its run records.
+    public var deviceName: String {
+        configuration.deviceID ?? "phone-" + String(format: "%016llx", state.deviceSeed)
+    }
+
+    /// A run record of the app as it is now (docs/metrics.md): platform, Low Power, the standby
+    /// bucket (Android), the staleness at `at`.
+    private func record(
+        _ kind: RunRecord.Kind, at: Date, earliestBeginDate: Date? = nil, success: Bool? = nil,
+        expired: Bool? = nil, attempt: Int? = nil, reason: String? = nil
+    ) -> PhoneEffect {
+        let platform = scheduler.platform
+        return .record(
+            RunRecord(
+                device: deviceName, platform: platform, kind: kind, at: at, earliestBeginDate: earliestBeginDate,
+                success: success, expired: expired, lowPower: lowPower,
+                bucket: platform == .android ? bucket.flatMap(StandbyBucket.init(rawValue:)) : nil,
+                attempt: attempt, stalenessHours: state.refreshLog.stalenessHours(at: at), reason: reason))
+    }
+
+    /// The OS launched for `grant` but no handler was registered in time.
+    private func dropped(_ grant: BackgroundLaunch, at now: Date) -> PhoneEffect {
+        record(.dropped, at: now, earliestBeginDate: grant.earliestBeginDate, attempt: recordedAttempt(grant))
+    }
+
+    /// WorkManager's run attempt for the records (Android background runs), else nil.
+    private func recordedAttempt(_ grant: BackgroundLaunch) -> Int? {
+        scheduler.platform == .android ? grant.runAttemptCount : nil
+    }
+
+    private func recordedAttempt(_ job: Job) -> Int? {
+        job.grant.flatMap { recordedAttempt($0) }
     }
 
     // MARK: conditions and sync

@@ -18,6 +18,8 @@ public enum PhoneEffect: Equatable, Sendable {
     /// waits at its weather step until `PhoneApp.weatherArrived(_:cost:)` brings the result
     /// (`PhoneApp.WeatherFetch.deferred` only).
     case fetchWeather(location: Coordinate, at: Date)
+    /// A run record (docs/metrics.md), for the metrics files or whoever collects them.
+    case record(RunRecord)
 }
 
 /// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the

@@ -11,10 +11,12 @@ public enum RunKind: String, Codable, CaseIterable, Sendable {
 }
 
 /// One finished refresh run, as `RefreshLog.markCompleted` records it.
-public struct RunRecord: Codable, Equatable, Sendable {
+public struct RefreshRun: Codable, Equatable, Sendable {
     /// When the run finished (virtual time).
     public var at: Date
-    /// When the request that led to it was submitted (the last `markScheduled`), nil if never.
+    /// The run's scheduled time: the `earliestBeginDate` of the request the OS launch answered
+    /// (on Android the work's next run time), nil for a foreground run or when unknown. Not the
+    /// renewal the run itself submitted.
     public var scheduledAt: Date?
     /// Whether the run finished its work (setTaskCompleted(success: true) / Result.success).
     public var success: Bool
@@ -58,8 +60,10 @@ public struct RunRecord: Codable, Equatable, Sendable {
 
 /// The refresh run history: measure freshness instead of trusting the scheduler.
 ///
-/// Keeps the last time a request was scheduled, the last run, and the last 30 runs. Staleness
-/// ("how many hours since the last refresh got through") is the freshness measure.
+/// Keeps the last time a request was scheduled, the last run, and the last 30 runs. Two ages:
+/// staleness, hours since the last successful BACKGROUND run (the scheduler working; a user's
+/// open does not reset it), and data age, hours since the last successful run of either kind
+/// (how old the data on the phone is). docs/metrics.md.
 public struct RefreshLog: Codable, Equatable, Sendable {
     /// How many runs are kept: the last 30 (this project's rule; enough to analyse freshness).
     public static let historyLimit = 30
@@ -68,10 +72,12 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     public private(set) var lastScheduledAt: Date?
     /// When the last run (background or foreground, successful or not) finished.
     public private(set) var lastRunAt: Date?
-    /// When the last successful run finished.
+    /// When the last successful run (background or foreground) finished.
     public private(set) var lastSuccessAt: Date?
+    /// When the last successful background run finished: the start of staleness.
+    public private(set) var lastBackgroundSuccessAt: Date?
     /// The last `historyLimit` runs, oldest first.
-    public private(set) var history: [RunRecord] = []
+    public private(set) var history: [RefreshRun] = []
 
     /// An empty history.
     public init() {}
@@ -82,21 +88,32 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     }
 
     /// A run finished. Appends to the history (keeping the last 30) and updates last run.
+    /// - Parameter scheduledAt: the earliestBeginDate of the request a background run answered
+    ///   (nil for a foreground run).
     public mutating func markCompleted(
-        at now: Date, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind, duration: TimeInterval
+        at now: Date, scheduledAt: Date? = nil, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
+        duration: TimeInterval
     ) {
         lastRunAt = now
         if success { lastSuccessAt = now }
+        if success && kind == .background { lastBackgroundSuccessAt = now }
         history.append(
-            RunRecord(
-                at: now, scheduledAt: lastScheduledAt, success: success, lowPower: lowPower, bucket: bucket,
+            RefreshRun(
+                at: now, scheduledAt: scheduledAt, success: success, lowPower: lowPower, bucket: bucket,
                 kind: kind, duration: duration))
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
     }
 
-    /// Hours since the last run finished (the staleness), nil before the first run; never
-    /// negative: a last run that lies after `now` (a clock set back) counts as just now.
+    /// Staleness: hours since the last successful background run finished, nil before the first
+    /// one. A foreground refresh does not count (it is the user, not the scheduler). Never
+    /// negative: a run that lies after `now` (a clock set back) counts as just now.
     public func stalenessHours(at now: Date) -> Double? {
-        lastRunAt.map { max(0, now.timeIntervalSince($0)) / 3_600 }
+        lastBackgroundSuccessAt.map { max(0, now.timeIntervalSince($0)) / 3_600 }
+    }
+
+    /// Data age: hours since the last successful run of either kind finished (how old the wake
+    /// dates and weather on the phone are), nil before the first one; never negative.
+    public func dataAgeHours(at now: Date) -> Double? {
+        lastSuccessAt.map { max(0, now.timeIntervalSince($0)) / 3_600 }
     }
 }

@@ -88,6 +88,9 @@ public struct Twin: Sendable {
     /// Virtual seconds per wall second.
     public let speed: Double
     public private(set) var log: [Entry] = []
+    /// The phone's run records (docs/metrics.md), in the order the phone made them: what
+    /// `phone --metrics-dir` would have written.
+    public private(set) var runRecords: [RunRecord] = []
     /// The steps performed (link changes, restarts, commands), with their virtual instants.
     public private(set) var performed: [(at: Date, step: TwinStep)] = []
     /// What the watch wrote on stderr, with the virtual instants.
@@ -366,6 +369,8 @@ public struct Twin: Sendable {
                 let (result, cost) = phoneSetup.weather.forecast(for: location, now: at)
                 phoneRun(
                     phone.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time()))
+            case .record(let record):
+                runRecords.append(record)
             case .loadSchedule:
                 phoneRun(phone.scheduleLoaded(.success(phoneSetup.schedule), at: time()))
             case .stop:

@@ -12,6 +12,7 @@ public enum CommandLineParser {
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
                      [--interval SECS] [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
+                     [--metrics-dir DIR]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The phone half of SleepTap. Binds a ZeroMQ ROUTER on ENDPOINT, runs a foreground refresh
@@ -59,6 +60,9 @@ public enum CommandLineParser {
           --weather W           offline (default, deterministic), open-meteo, or a base URL
           --weather-cost SECS   virtual seconds an offline fetch costs (default: 0.3)
           --location LAT,LON    the phone's location in degrees (default: 52.52,13.405)
+          --metrics-dir DIR     append run records (docs/metrics.md) to
+                                DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json, one file per
+                                UTC day; device = phone- and the device seed in hex
 
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
@@ -95,7 +99,7 @@ public enum CommandLineParser {
               64 bad arguments (an option given twice too; also --platform or --registration
               against the stored OS),
               65 bad schedule, key or unreadable state file, 69 endpoint unusable or not
-              private, 73 state dir unusable or in use, 74 stdout closed (>&-) or not writable
+              private, 73 state dir or metrics dir unusable, or state dir in use, 74 stdout closed (>&-) or not writable
               (> /dev/full, a full disk; also for --help and --version).
         """
 
@@ -219,6 +223,7 @@ public enum CommandLineParser {
         var location = PhoneOptions.defaultLocation
         var insecure = false
         var keys: String?
+        var metrics: String?
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
@@ -244,6 +249,7 @@ public enum CommandLineParser {
             case "--budget": os.budget = try reader.seconds(flag, in: 0.1...600)
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
+            case "--metrics-dir": metrics = try reader.nonEmpty(flag)
             case "--low-power": os.lowPower = true
             case "--refresh-off": os.backgroundRefresh = false
             case "--charging": os.charging = true
@@ -300,6 +306,7 @@ public enum CommandLineParser {
         options.location = location
         options.insecure = insecure
         options.keysDirectory = keys
+        options.metricsDirectory = metrics
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         if os.platform != .android && (os.bucket != nil || os.charging != nil || os.interval != nil) {
             throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")

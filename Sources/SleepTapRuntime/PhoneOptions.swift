@@ -26,6 +26,8 @@ public struct PhoneOptions: Equatable, Sendable {
     public var insecure = false
     /// Keys directory (`phone.key_secret` + `watch.key`): CURVE on the link, only the paired watch admitted.
     public var keysDirectory: String?
+    /// `--metrics-dir`: the root under which run records are appended (docs/metrics.md); nil = none.
+    public var metricsDirectory: String?
     /// The phone's location (default Berlin, 52.52 N 13.405 E).
     public var location = Self.defaultLocation
 

@@ -68,6 +68,17 @@ public final class PhoneRuntime {
                     + "draws go on (--os-seed seeds a new OS only)")
         }
 
+        // Run records: the directory must be usable before anything is bound.
+        let metrics = options.metricsDirectory.map { RunRecordWriter(root: $0) }
+        if let metrics {
+            do throws(FileError) {
+                try metrics.prepare()
+            } catch {
+                diagnose(program, "--metrics-dir: \(error)")
+                return .cantCreate
+            }
+        }
+
         let context: Context
         let router: Socket
         var zap: Socket?
@@ -135,7 +146,8 @@ public final class PhoneRuntime {
             pid: Int64(getpid()), security: keys == nil ? "none" : "curve", osState: storedOS == nil ? "new" : "stored")
         let driver = PhoneDriver(
             node: PhoneNode(app: app, configuration: configuration), router: router, zap: zap, weather: weather,
-            stateFile: startUp.stateFile, osFile: osFile, mailbox: mailbox, output: output, clock: clock)
+            stateFile: startUp.stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
+            clock: clock)
         do {
             try driver.run()
             return output.failure == nil ? .ok : .ioError
@@ -187,6 +199,8 @@ final class PhoneDriver {
     private let weather: any WeatherProvider
     private let stateFile: StateFile<PhoneSyncState>
     private let osFile: StateFile<SimulatedOS>
+    /// `--metrics-dir`: where run records are appended; nil = they are dropped.
+    private let metrics: RunRecordWriter?
     /// The bytes of os.json as last written (nil: write at the first step).
     private var savedOS: Data?
     private let mailbox: Mailbox
@@ -197,9 +211,10 @@ final class PhoneDriver {
 
     init(
         node: PhoneNode, router: Socket, zap: Socket?, weather: any WeatherProvider,
-        stateFile: StateFile<PhoneSyncState>, osFile: StateFile<SimulatedOS>, mailbox: Mailbox, output: EventOutput,
-        clock: any SleepTapCore.Clock
+        stateFile: StateFile<PhoneSyncState>, osFile: StateFile<SimulatedOS>, metrics: RunRecordWriter?,
+        mailbox: Mailbox, output: EventOutput, clock: any SleepTapCore.Clock
     ) {
+        self.metrics = metrics
         self.node = node
         self.router = router
         self.zap = zap
@@ -291,6 +306,16 @@ final class PhoneDriver {
                     let (result, cost) = weather.forecast(for: location, now: time)
                     mailbox.post(weather: WeatherOutcome(result: result, cost: cost))
                 }
+            }
+        case .record(let record):
+            guard let metrics else { return }
+            do throws(FileError) {
+                try metrics.append([record])
+            } catch {
+                // The run goes on; the record is lost and said so (persist.failed, as for os.json).
+                output.emit(
+                    Event(.persistFailed, [("path", .string(error.path)), ("reason", .string(error.reason))]),
+                    at: record.at)
             }
         case .loadSchedule(let path):
             run(node.scheduleLoaded(PhoneRuntime.loadSchedule(path), at: now()))

@@ -41,6 +41,8 @@ struct NodeBench {
     private(set) var zapReplies: [[[UInt8]]] = []
     private(set) var armed: [PhoneTimer: TimerDeadline] = [:]
     private(set) var weatherRequests: [(location: Coordinate, at: Date)] = []
+    /// The run records the node asked to keep, in order.
+    private(set) var records: [RunRecord] = []
     private(set) var scheduleReads: [String] = []
     private(set) var osWrites = 0
     private(set) var stopped = false
@@ -146,6 +148,8 @@ struct NodeBench {
                     let (result, cost) = weather.forecast(for: location, now: at)
                     run(node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time))
                 }
+            case .record(let record):
+                records.append(record)
             case .loadSchedule(let path):
                 scheduleReads.append(path)
                 if let scheduleFile { run(node.scheduleLoaded(scheduleFile, at: time)) }

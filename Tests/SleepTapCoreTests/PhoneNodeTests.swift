@@ -96,8 +96,10 @@ struct PhoneNodeTests {
         }
         #expect(os["lowPowerMode"] == .bool(true))
         #expect(os["platform"] == status["platform"])
-        // The start-up run ends a few virtual seconds ahead (its steps' cost): 0, never negative.
-        #expect(status["stalenessHours"] == .double(0))
+        // The start-up run is a foreground refresh: the data is fresh (it ends a few virtual
+        // seconds ahead, its steps' cost: 0, never negative), but no background run ever came.
+        #expect(status["dataAgeHours"] == .double(0))
+        #expect(status["stalenessHours"] == .null)
     }
 
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")

@@ -191,12 +191,12 @@ struct RefreshJobTests {
     @Test(
         "run.record names the standby bucket (as os.launch and os.standby_bucket do) and gives its duration in seconds")
     func runRecordFields() {
-        let android = RunRecord(
+        let android = RefreshRun(
             at: Self.start, scheduledAt: nil, success: true, lowPower: false, bucket: StandbyBucket.rare.rawValue,
             kind: .background, duration: 2.5)
         #expect(android.event["bucket"] == .string("rare"))
         #expect(android.event["duration"] == .double(2.5))
-        let ios = RunRecord(
+        let ios = RefreshRun(
             at: Self.start, scheduledAt: nil, success: true, lowPower: false, bucket: nil, kind: .foreground,
             duration: 1)
         #expect(ios.event["bucket"] == .null)

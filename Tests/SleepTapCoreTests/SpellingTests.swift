@@ -15,12 +15,12 @@ struct SpellingTests {
 
     @Test("A run record's kind and a registration mode are JSON strings, both ways")
     func codableAsStrings() throws {
-        let record = RunRecord(
+        let record = RefreshRun(
             at: Date(timeIntervalSince1970: 0), scheduledAt: nil, success: true, lowPower: false, bucket: nil,
             kind: .background, duration: 1)
         let json = try #require(String(data: JSONEncoder().encode(record), encoding: .utf8))
         #expect(json.contains(#""kind":"background""#))
-        #expect(try JSONDecoder().decode(RunRecord.self, from: Data(json.utf8)) == record)
+        #expect(try JSONDecoder().decode(RefreshRun.self, from: Data(json.utf8)) == record)
         #expect(
             try JSONDecoder().decode([RegistrationMode].self, from: Data(#"["late-silent"]"#.utf8)) == [.lateSilent])
         #expect(throws: DecodingError.self) {

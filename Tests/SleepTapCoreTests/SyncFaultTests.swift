@@ -89,7 +89,7 @@ struct FlakyPair {
                 run(node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time))
             case .loadSchedule:
                 run(node.scheduleLoaded(.success(scheduleFile), at: time))
-            case .reply, .zapReply, .persistOS, .arm, .cancel, .stop:
+            case .reply, .zapReply, .persistOS, .arm, .cancel, .stop, .record:
                 continue
             }
         }

@@ -56,6 +56,9 @@ public enum PhoneAction: Sendable {
     /// Ask the weather provider, off the socket thread; report with
     /// `PhoneNode.weatherArrived(_:at:)`.
     case fetchWeather(location: Coordinate, at: Date)
+    /// Keep a run record (`--metrics-dir`: append it to its day's file; the twin collects it).
+    /// Nothing is reported back: a failed write is the driver's to say.
+    case record(RunRecord)
     /// Read and check the schedule file; report with `PhoneNode.scheduleLoaded(_:at:)`.
     case loadSchedule(path: String)
     /// Stop the process cleanly.
@@ -585,6 +588,7 @@ public struct PhoneNode: Sendable {
             ("runs", .int(Int64(state.refreshLog.history.count))),
             ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
             ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
+            ("dataAgeHours", state.refreshLog.dataAgeHours(at: now).map { .double($0) } ?? .null),
             ("platform", .string(app.scheduler.platform.rawValue)),
             ("crashed", app.crashed.map { .string($0.message) } ?? .null),
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
@@ -664,6 +668,8 @@ public struct PhoneNode: Sendable {
                 actions += peerCaused ? limited(event, time) : [.emit(event, at: time.now)]
             case .fetchWeather(let location, let at):
                 actions.append(.fetchWeather(location: location, at: at))
+            case .record(let record):
+                actions.append(.record(record))
             }
         }
         return actions

@@ -518,7 +518,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         let due = nextRunTime(work)
         let grant = BackgroundLaunch(
             identifier: identifier, startedAt: now, budget: quotaRemaining(at: now), expirationWarning: 0,
-            handlerRegistered: true, runAttemptCount: work.runAttemptCount, simulated: simulated)
+            handlerRegistered: true, runAttemptCount: work.runAttemptCount, simulated: simulated,
+            earliestBeginDate: due)
         work.runAttemptCount += 1
         work.running = grant
         work.runCounted = !charging

@@ -566,7 +566,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         let grant = BackgroundLaunch(
             identifier: request.identifier, startedAt: now, budget: configuration.runtimeBudget,
             expirationWarning: configuration.expirationWarning, handlerRegistered: entered, runAttemptCount: 0,
-            simulated: simulated)
+            simulated: simulated, earliestBeginDate: request.earliestBeginDate)
         trace.add(
             now, .osLaunch,
             [

@@ -206,6 +206,10 @@ public struct BackgroundLaunch: Codable, Equatable, Sendable {
     public let runAttemptCount: Int
     /// True for the debugger's simulate-launch.
     public let simulated: Bool
+    /// The scheduled time of the run: the `earliestBeginDate` of the request this launch answers
+    /// (iOS), the work's next run time (Android: enqueue time + initial delay, then each period or
+    /// back-off); nil when the request had none.
+    public let earliestBeginDate: Date?
 
     /// - Parameters:
     ///   - identifier: task identifier or unique work name.
@@ -215,10 +219,12 @@ public struct BackgroundLaunch: Codable, Equatable, Sendable {
     ///   - handlerRegistered: whether the app's handler is entered.
     ///   - runAttemptCount: Android's attempt count, 0 on iOS.
     ///   - simulated: true for the debugger's simulate-launch.
+    ///   - earliestBeginDate: the scheduled time of the request the launch answers.
     public init(
         identifier: String, startedAt: Date, budget: TimeInterval?, expirationWarning: TimeInterval,
-        handlerRegistered: Bool, runAttemptCount: Int, simulated: Bool
+        handlerRegistered: Bool, runAttemptCount: Int, simulated: Bool, earliestBeginDate: Date? = nil
     ) {
+        self.earliestBeginDate = earliestBeginDate
         self.identifier = identifier
         self.startedAt = startedAt
         self.budget = budget

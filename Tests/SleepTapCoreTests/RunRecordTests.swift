@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+
+/// Run records (docs/metrics.md): the value, its file format, and what the phone app produces.
+@Suite("Run records")
+struct RunRecordTests {
+    static let t0 = ISO8601.date("2026-03-02T06:00:00Z")!
+
+    static func sample() -> [RunRecord] {
+        [
+            RunRecord(
+                device: "dev-1", platform: .ios, kind: .submitted, at: t0,
+                earliestBeginDate: t0.addingTimeInterval(86_400), lowPower: false, stalenessHours: nil),
+            RunRecord(
+                device: "dev-1", platform: .ios, kind: .background, at: t0.addingTimeInterval(0.45),
+                earliestBeginDate: t0.addingTimeInterval(-3_600), success: true, expired: false, lowPower: true,
+                stalenessHours: 0),
+            RunRecord(
+                device: "dev-2", platform: .android, kind: .submitFailed, at: t0, lowPower: false, bucket: .rare,
+                attempt: 2, stalenessHours: 26.5, reason: "unavailable \"quoted\""),
+            RunRecord(
+                device: "dev-2", platform: .android, kind: .foreground, at: t0, lowPower: false, bucket: .workingSet,
+                stalenessHours: 7.25),
+            RunRecord(device: "dev-3", platform: .ios, kind: .dropped, at: t0, lowPower: false),
+        ]
+    }
+
+    @Test("A file reads back to the records written, and the same records give the same bytes")
+    func roundTrip() throws {
+        let records = Self.sample()
+        let data = RunRecordFile.encode(records)
+        #expect(try RunRecordFile.decode(data) == records)
+        #expect(RunRecordFile.encode(try RunRecordFile.decode(data)) == data)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.hasPrefix("[\n{\"at\":\"2026-03-02T06:00:00.000Z\",\"attempt\":null,\"bucket\":null,"))
+        #expect(text.contains("\"at\":\"2026-03-02T06:00:00.450Z\""))
+        #expect(text.hasSuffix("}\n]\n"))
+        #expect(text.split(separator: "\n").count == records.count + 2, "one record per line")
+        #expect(try RunRecordFile.decode(Data("[]".utf8)).isEmpty)
+        // JSONDecoder and JSONEncoder agree with the file's reader.
+        let decoded = try JSONDecoder().decode([RunRecord].self, from: data)
+        #expect(decoded == records)
+        #expect(try RunRecordFile.decode(JSONEncoder().encode(records)) == records)
+    }
+
+    @Test("File names: the device and the UTC day of the record")
+    func fileName() {
+        // 23:30 in New York on 1 March is 04:30 UTC on 2 March.
+        let late = ISO8601.date("2026-03-01T23:30:00-05:00")!
+        #expect(RunRecordFile.fileName(device: "dev-1", day: late) == "dev-1-2026-03-02.json")
+        #expect(RunRecordFile.instantString(ISO8601.date("1999-12-31T23:59:59.9996Z")!) == "2000-01-01T00:00:00.000Z")
+        #expect(RunRecordFile.instantString(ISO8601.date("2024-02-29T12:00:00Z")!) == "2024-02-29T12:00:00.000Z")
+    }
+
+    @Test(
+        "Bad records are refused, naming the record's index and the field",
+        arguments: [
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","colour":1}]"#,
+                "record 0, field colour: unknown key"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"},{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":"no","platform":"ios"}]"#,
+                "record 1, field lowPower = \"no\": expected true or false"
+            ),
+            (
+                #"[{"at":"2026-02-30T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field at = \"2026-02-30T06:00:00Z\": expected an ISO-8601 UTC instant"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"background","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field success: required for kind background"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","bucket":"rare"}]"#,
+                "record 0, field bucket: iOS has no standby bucket"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"android","bucket":"sleepy"}]"#,
+                "record 0, field bucket = \"sleepy\": expected active"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","stalenessHours":-1}]"#,
+                "record 0, field stalenessHours: must be a finite number"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","device":"e"}]"#,
+                "record 0, field device: appears twice"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field device: missing"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"../x","kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field device: must be 1 to 64"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","attempt":1.5}]"#,
+                "record 0, field attempt = 1.5: expected a whole number"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","reason":{}}]"#,
+                "record 0, field reason: found an object"
+            ),
+            (#"{"records":[]}"#, "the top level must be a JSON array"),
+            (#"[1]"#, "record 0: must be an object"),
+            (#"[{"at":"2026-03-02T06:00:00Z",}]"#, "not valid JSON: line 1, column 31"),
+            ("garbage \u{1}\u{2}", "not valid JSON: line 1, column 1"),
+        ])
+    func strict(text: String, message: String) {
+        #expect(throws: (any Error).self) { try RunRecordFile.decode(Data(text.utf8)) }
+        do {
+            _ = try RunRecordFile.decode(Data(text.utf8))
+        } catch {
+            #expect(error.description.hasPrefix(message), "\(error)")
+        }
+    }
+
+    @Test("JSONDecoder refuses an unknown key and a kind's missing field, naming the field")
+    func codableStrict() {
+        let unknown =
+            #"{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","x":1}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(RunRecord.self, from: Data(unknown.utf8)) }
+        let submitted =
+            #"{"at":"2026-03-02T06:00:00Z","device":"d","kind":"submitted","lowPower":false,"platform":"ios"}"#
+        do {
+            _ = try JSONDecoder().decode(RunRecord.self, from: Data(submitted.utf8))
+            Issue.record("decoded a submitted record without earliestBeginDate")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.codingPath.last?.stringValue == "earliestBeginDate")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    // MARK: the two semantics
+
+    @Test("Staleness counts background runs only: a user's open refreshes the data, not the staleness")
+    func stalenessIsBackgroundOnly() throws {
+        var log = RefreshLog()
+        log.markCompleted(at: Self.t0, success: true, lowPower: false, bucket: nil, kind: .background, duration: 1)
+        log.markCompleted(
+            at: Self.t0.addingTimeInterval(10 * 3_600), success: true, lowPower: false, bucket: nil, kind: .foreground,
+            duration: 1)
+        // A failed background run does not reset it either.
+        log.markCompleted(
+            at: Self.t0.addingTimeInterval(11 * 3_600), success: false, lowPower: false, bucket: nil,
+            kind: .background, duration: 1)
+        let now = Self.t0.addingTimeInterval(12 * 3_600)
+        #expect(log.stalenessHours(at: now) == 12)
+        #expect(log.dataAgeHours(at: now) == 2)
+        var never = RefreshLog()
+        never.markCompleted(at: Self.t0, success: true, lowPower: false, bucket: nil, kind: .foreground, duration: 1)
+        #expect(never.stalenessHours(at: now) == nil)
+        #expect(never.dataAgeHours(at: now) == 12)
+    }
+
+    static func iOSApp(_ mode: RegistrationMode = .early, refresh: Bool = true) -> PhoneApp {
+        var app = RefreshJobTests.app(scheduler: RefreshJobTests.iOS(mode))
+        if !refresh { _ = app.setBackgroundRefreshEnabled(false, at: RefreshJobTests.start) }
+        return app
+    }
+
+    static func records(_ effects: [PhoneEffect]) -> [RunRecord] {
+        effects.compactMap { if case .record(let record) = $0 { record } else { nil } }
+    }
+
+    @Test("A run's scheduled time is the earliestBeginDate of the request it answered, not its own renewal")
+    func scheduledTimeIsTheAnsweredRequest() throws {
+        var app = Self.iOSApp()
+        let opened = app.launch(at: RefreshJobTests.start, byUser: true, early: true)
+        let submitted = try #require(Self.records(opened).first { $0.kind == .submitted })
+        let requested = try #require(submitted.earliestBeginDate)
+        let due = try #require(app.nextBackgroundLaunch(after: RefreshJobTests.start))
+        #expect(due >= requested)
+        let run = app.backgroundLaunchDue(at: due, early: true)
+        let records = Self.records(run)
+        let background = try #require(records.first { $0.kind == .background })
+        let renewal = try #require(records.first { $0.kind == .submitted })
+        #expect(background.earliestBeginDate == requested)
+        #expect(renewal.earliestBeginDate.map { $0 > requested } == true, "the renewal asks for the next day")
+        let history = try #require(app.state.refreshLog.history.last)
+        #expect(history.kind == .background)
+        #expect(history.scheduledAt == requested)
+    }
+
+    @Test("The app's records: foreground at each open with the staleness the user saw, submitted, background")
+    func appRecords() throws {
+        var app = Self.iOSApp()
+        let first = Self.records(app.launch(at: RefreshJobTests.start, byUser: true, early: true))
+        #expect(first.map(\.kind) == [.foreground, .submitted])
+        #expect(first[0].stalenessHours == nil, "never refreshed in the background")
+        #expect(first.allSatisfy { $0.device == "phone-0000000000000007" && $0.platform == .ios && $0.bucket == nil })
+        let due = try #require(app.nextBackgroundLaunch(after: RefreshJobTests.start))
+        let run = Self.records(app.backgroundLaunchDue(at: due, early: true))
+        #expect(run.map(\.kind) == [.submitted, .background])
+        let background = run[1]
+        #expect(background.success == true && background.expired == false && background.stalenessHours == 0)
+        let later = due.addingTimeInterval(5 * 3_600)
+        let open = Self.records(app.launch(at: later, byUser: true, early: true))
+        let staleness = try #require(open.first { $0.kind == .foreground }?.stalenessHours)
+        #expect(abs(staleness - later.timeIntervalSince(background.at) / 3_600) < 1e-3)
+    }
+
+    @Test("late-silent: the OS launch that finds no handler is a dropped record; refresh off gives submit_failed")
+    func droppedAndSubmitFailed() throws {
+        var app = Self.iOSApp(.lateSilent)
+        _ = app.launch(at: RefreshJobTests.start, byUser: true, early: false)
+        let due = try #require(app.nextBackgroundLaunch(after: RefreshJobTests.start))
+        let records = Self.records(app.backgroundLaunchDue(at: due, early: false))
+        #expect(records.map(\.kind) == [.dropped])
+        #expect(records.first?.earliestBeginDate != nil)
+        var off = Self.iOSApp(refresh: false)
+        let failed = Self.records(off.launch(at: RefreshJobTests.start, byUser: true, early: true))
+        #expect(failed.map(\.kind) == [.foreground, .submitFailed])
+        #expect(failed.last?.reason?.isEmpty == false)
+    }
+}
