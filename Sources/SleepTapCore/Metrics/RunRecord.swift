@@ -27,7 +27,9 @@ public struct RunRecord: Equatable, Hashable, Sendable {
     /// The device's name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.` (it is part of a
     /// file name).
     public var device: String
+    /// The device's platform: `ios` or `android`.
     public var platform: Platform
+    /// What happened.
     public var kind: Kind
     /// When it happened (UTC instant, milliseconds). For `background`, the end of the run.
     public var at: Date
@@ -53,6 +55,8 @@ public struct RunRecord: Equatable, Hashable, Sendable {
     /// `submit_failed` only: why.
     public var reason: String?
 
+    /// A record; `at` and `earliestBeginDate` are rounded to the millisecond. No rule is
+    /// checked here: see `problem`.
     public init(
         device: String, platform: Platform, kind: Kind, at: Date, earliestBeginDate: Date? = nil,
         success: Bool? = nil, expired: Bool? = nil, lowPower: Bool = false, bucket: StandbyBucket? = nil,

@@ -19,6 +19,10 @@ public enum RunRecordFile {
         /// What is wrong.
         public var reason: String
 
+        /// - Parameters:
+        ///   - index: the record's 0-based index, nil when not in one record.
+        ///   - field: the field at fault, nil when none.
+        ///   - reason: what is wrong.
         public init(index: Int?, field: String?, reason: String) {
             self.index = index
             self.field = field
