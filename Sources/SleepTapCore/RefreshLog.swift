@@ -88,8 +88,15 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     }
 
     /// A run finished. Appends to the history (keeping the last 30) and updates last run.
-    /// - Parameter scheduledAt: the earliestBeginDate of the request a background run answered
-    ///   (nil for a foreground run).
+    /// - Parameters:
+    ///   - now: when the run finished (virtual time).
+    ///   - scheduledAt: the earliestBeginDate of the request a background run answered (nil for a
+    ///     foreground run or a watch's REQUEST).
+    ///   - success: whether the run finished its work.
+    ///   - lowPower: Low Power Mode at the time.
+    ///   - bucket: the Android standby bucket's value, nil on iOS.
+    ///   - kind: what started the run.
+    ///   - duration: virtual seconds the run took.
     public mutating func markCompleted(
         at now: Date, scheduledAt: Date? = nil, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
         duration: TimeInterval
