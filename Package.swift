@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "sleeptap-demo", targets: ["sleeptap-demo"]),
         .executable(name: "sleeptap-soak", targets: ["sleeptap-soak"]),
         .executable(name: "sleeptap-scenario", targets: ["sleeptap-scenario"]),
+        .executable(name: "sleeptap-bench", targets: ["sleeptap-bench"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
@@ -56,6 +57,16 @@ let package = Package(
         .executableTarget(
             name: "sleeptap-scenario",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
+        // The floor the bench measures against: the same echo and atomic writes in plain C on libzmq.
+        .executableTarget(name: "sleeptap-bench-baseline", dependencies: ["CZeroMQ"]),
+        // Ratios to that floor, measured in one interleaved run; builds the baseline, phone and watch
+        // with it (`swift run -c release sleeptap-bench`).
+        .executableTarget(
+            name: "sleeptap-bench",
+            dependencies: [
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "ZeroMQ",
+                "sleeptap-bench-baseline", "phone", "watch",
+            ]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
@@ -70,7 +81,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
-                "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario",
+                "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
             ]
         ),
     ]

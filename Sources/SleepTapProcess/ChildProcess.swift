@@ -165,6 +165,11 @@ public final class ChildProcess: @unchecked Sendable {
         try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
+    /// Closes the child's stdin (when it is the pipe): it reads end of file.
+    public func closeStandardInput() {
+        try? stdinPipe.fileHandleForWriting.close()
+    }
+
     /// Waits until an event named `name` matching `predicate` appears at index ≥ `from`.
     ///
     /// - Parameters:

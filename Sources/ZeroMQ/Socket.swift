@@ -75,6 +75,9 @@ public final class Socket {
     /// The `void *` from `zmq_socket`; `nil` once closed.
     private var handle: UnsafeMutableRawPointer?
 
+    /// The messages `withReceivedMessage(dontWait:_:)` lends, reused across calls.
+    internal let lendingStorage = MessageStorage()
+
     /// Creates a socket (`zmq_socket`) owned by the calling thread.
     ///
     /// - Parameters:
@@ -179,27 +182,16 @@ public final class Socket {
     /// - Throws: `ZeroMQError`: `.invalidArgument` for no frames; `.again` when the message cannot
     ///   be queued now (with `dontWait`, or after `ZMQ_SNDTIMEO`); `.hostUnreachable` from a
     ///   ROUTER with `ZMQ_ROUTER_MANDATORY` and no such peer; `.terminated`; `.notSocket`.
-    /// - Complexity: O(total bytes): each frame is copied once into a `zmq_msg_t`.
+    /// - Complexity: O(total bytes): each frame is copied once into a libzmq message (`zmq_send`).
     public func send(_ frames: [[UInt8]], dontWait: Bool = false) throws {
         guard let last = frames.indices.last else { throw ZeroMQError.invalidArgument }
         let handle = try openHandle()
-        let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
-        defer { message.deallocate() }
         for index in frames.indices {
             var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
             if index != last { flags |= ZMQ_SNDMORE }
-            let frame = frames[index]
-            try valueOrZeroMQError { zmq_msg_init_size(message, frame.count) }
-            if frame.count > 0, let data = zmq_msg_data(message) {
-                let destination = UnsafeMutableRawBufferPointer(start: data, count: frame.count)
-                frame.withUnsafeBytes { destination.copyMemory(from: $0) }
-            }
-            do throws(ZeroMQError) {
-                // On success libzmq owns the message; on failure it is still ours to close.
-                try valueOrZeroMQError { zmq_msg_send(message, handle, flags) }
-            } catch {
-                zmq_msg_close(message)
-                throw error
+            // zmq_send copies the bytes into a message of its own (zmq_msg_init_size + memcpy).
+            _ = try frames[index].withUnsafeBytes { (bytes) throws(ZeroMQError) in
+                try valueOrZeroMQError { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
             }
         }
     }
@@ -227,8 +219,15 @@ public final class Socket {
     /// - Complexity: O(total bytes).
     public func receive(dontWait: Bool = false) throws -> [[UInt8]] {
         let handle = try openHandle()
-        let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
-        defer { message.deallocate() }
+        return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { buffer in
+            try receiveFrames(handle, message: buffer.baseAddress!, dontWait: dontWait)
+        }
+    }
+
+    /// `receive(dontWait:)` with its `zmq_msg_t` on the caller's stack.
+    private func receiveFrames(
+        _ handle: UnsafeMutableRawPointer, message: UnsafeMutablePointer<zmq_msg_t>, dontWait: Bool
+    ) throws(ZeroMQError) -> [[UInt8]] {
         var frames: [[UInt8]] = []
         // Later frames of a message are already queued once the first arrives.
         var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0

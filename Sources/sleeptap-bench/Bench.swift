@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapProcess
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Sizes of one run, by mode.
+struct BenchPlan {
+    var rounds: Int
+    var roundTrips: Int
+    var throughputMessages: Int
+    var durablePerRound: Int
+    var restarts: Int
+    var twinSeconds: Double
+    var idleSeconds: Double
+
+    static func plan(_ mode: BenchMode) -> BenchPlan {
+        switch mode {
+        case .full:
+            BenchPlan(
+                rounds: 10, roundTrips: 2_000, throughputMessages: 50_000, durablePerRound: 20, restarts: 10,
+                twinSeconds: 5, idleSeconds: 10)
+        case .quick:
+            BenchPlan(
+                rounds: 3, roundTrips: 1_000, throughputMessages: 20_000, durablePerRound: 8, restarts: 5,
+                twinSeconds: 2, idleSeconds: 10)
+        case .smoke:
+            BenchPlan(
+                rounds: 1, roundTrips: 20, throughputMessages: 300, durablePerRound: 1, restarts: 1,
+                twinSeconds: 0.05, idleSeconds: 1)
+        }
+    }
+}
+
+/// Runs every case and collects the rows.
+final class Bench {
+    let options: BenchOptions
+    let plan: BenchPlan
+    let directory: String
+    var measurements: [Measurement] = []
+    var cases: [CaseResult] = []
+    /// Messages in flight in the throughput case.
+    static let window = 100
+    /// Payload of the echo cases, bytes.
+    static let payload = 1_024
+
+    init(options: BenchOptions) throws {
+        self.options = options
+        plan = BenchPlan.plan(options.mode)
+        directory = try Reaper.shared.makeTemporaryDirectory(prefix: "sleeptap-bench")
+    }
+
+    /// Progress on stderr, only when it is a terminal.
+    func progress(_ text: String) {
+        Reaper.shared.setPosition(text)
+        if isatty(STDERR_FILENO) == 1 { Reaper.shared.writeError("sleeptap-bench: \(text)") }
+    }
+
+    func runAll() throws {
+        try wrapperCases()
+        try processCases()
+        twinCase()
+        reportCase()
+    }
+
+    // MARK: 1. the wrapper
+
+    private func wrapperCases() throws {
+        _ = try Baseline.executable()  // say at once when it is missing
+        var rtt: [EchoTransport: (c: [[Double]], swift: [[Double]], copying: [[Double]])] = [:]
+        var throughput: (c: [[Double]], swift: [[Double]], copying: [[Double]]) = ([], [], [])
+        let count = String(plan.roundTrips)
+        for round in 1...plan.rounds {
+            for transport in EchoTransport.allCases {
+                progress("round \(round) of \(plan.rounds): echo round trip over \(transport.rawValue)")
+                let endpoint = transport.endpoint(directory: directory)
+                let c = try Baseline.run(["rtt", endpoint, count, String(Self.payload)] + transport.baselineFlags)
+                let swift = try SwiftEcho.roundTrips(
+                    transport, directory: directory, count: plan.roundTrips, size: Self.payload, path: .borrowed)
+                var entry = rtt[transport] ?? ([], [], [])
+                entry.c.append(c)
+                entry.swift.append(swift)
+                if transport == .ipc {
+                    entry.copying.append(
+                        try SwiftEcho.roundTrips(
+                            transport, directory: directory, count: plan.roundTrips, size: Self.payload,
+                            path: .copying))
+                }
+                rtt[transport] = entry
+            }
+            progress("round \(round) of \(plan.rounds): echo with \(Self.window) in flight over ipc")
+            let endpoint = EchoTransport.ipc.endpoint(directory: directory)
+            throughput.c.append(
+                try Baseline.run([
+                    "throughput", endpoint, String(plan.throughputMessages), String(Self.payload), String(Self.window),
+                ]))
+            throughput.swift.append([
+                try SwiftEcho.throughput(
+                    .ipc, directory: directory, count: plan.throughputMessages, size: Self.payload, window: Self.window,
+                    path: .borrowed)
+            ])
+            throughput.copying.append([
+                try SwiftEcho.throughput(
+                    .ipc, directory: directory, count: plan.throughputMessages, size: Self.payload, window: Self.window,
+                    path: .copying)
+            ])
+        }
+        for transport in EchoTransport.allCases {
+            guard let entry = rtt[transport] else { continue }
+            let c = Summary(rounds: entry.c)
+            measurements.append(
+                Measurement(
+                    name: "echo RTT 1 KB \(transport.rawValue), wrapper", unit: "µs",
+                    swift: Summary(rounds: entry.swift),
+                    baseline: c, scale: 1e-3))
+            if !entry.copying.isEmpty {
+                measurements.append(
+                    Measurement(
+                        name: "echo RTT 1 KB ipc, wrapper copying API", unit: "µs",
+                        swift: Summary(rounds: entry.copying), baseline: c, scale: 1e-3))
+            }
+        }
+        let ipc = measurements[0]
+        cases.append(
+            CaseResult(
+                name: "wrapper RTT ÷ raw C RTT, 1 KB ipc", value: ipc.median, unit: "µs", baseline: ipc.baselineMedian,
+                ratio: ipc.ratio, target: "ratio <= 1.05", met: ipc.ratio.map { $0 <= 1.05 },
+                note: "median of \(ipc.samples) round trips in \(plan.rounds) interleaved rounds"))
+        let cThroughput = Summary(rounds: throughput.c)
+        let borrowed = Measurement(
+            name: "echo 1 KB ipc, \(Self.window) in flight, wrapper", unit: "msg/s",
+            swift: Summary(rounds: throughput.swift), baseline: cThroughput)
+        measurements.append(borrowed)
+        measurements.append(
+            Measurement(
+                name: "echo 1 KB ipc, \(Self.window) in flight, copying API", unit: "msg/s",
+                swift: Summary(rounds: throughput.copying), baseline: cThroughput))
+        cases.append(
+            CaseResult(
+                name: "wrapper throughput ÷ raw C", value: borrowed.median, unit: "msg/s",
+                baseline: borrowed.baselineMedian, ratio: borrowed.ratio, target: "ratio >= 0.97",
+                met: borrowed.ratio.map { $0 >= 0.97 },
+                note: "withReceivedMessage (frames lent, not copied); median of \(plan.rounds) rounds"))
+    }
+
+    // MARK: 2, 3, 6: the processes
+
+    private func processCases() throws {
+        progress("starting phone and watch")
+        let pair = try ProcessPair(directory: directory + "/pair")
+        defer { pair.stop() }
+        let watchBytes = pair.stateBytes("watch/watch.json")
+        let phoneBytes = pair.stateBytes("phone/phone.json")
+        let floorDirectory = directory + "/floor"
+        try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
+        let floor = try DurableBaseline(
+            endpoint: "ipc://\(directory)/floor.sock", directory: floorDirectory, serverBytes: watchBytes,
+            clientBytes: phoneBytes)
+        defer { floor.stop() }
+        var durable: [[Double]] = []
+        var limits: [[Double]] = []
+        var writes: [[Double]] = []
+        for round in 1...plan.rounds {
+            progress("round \(round) of \(plan.rounds): durable round trip")
+            var swift: [Double] = []
+            var c: [Double] = []
+            var w: [Double] = []
+            for _ in 0..<plan.durablePerRound {
+                let sample = try floor.sample()
+                c.append(sample.total)
+                w += [sample.serverWrite, sample.clientWrite]
+                swift.append(try pair.durableRoundTrip() * 1e9)
+            }
+            durable.append(swift)
+            limits.append(c)
+            writes.append(w)
+        }
+        let write = Summary(rounds: writes)
+        let limit = Summary(rounds: limits)
+        let roundTrip = Summary(rounds: durable)
+        measurements.append(
+            Measurement(
+                name: "atomic write (C: write, fsync, rename, fsync dir)", unit: "ms", swift: write, baseline: nil,
+                scale: 1e-6))
+        let measured = Measurement(
+            name: "durable round trip (phone BATCH -> ACK recorded)", unit: "ms", swift: roundTrip, baseline: limit,
+            scale: 1e-6)
+        measurements.append(measured)
+        cases.append(
+            CaseResult(
+                name: "durable round trip ÷ its physical limit", value: measured.median, unit: "ms",
+                baseline: measured.baselineMedian, ratio: measured.ratio, target: "ratio <= 1.3",
+                met: measured.ratio.map { $0 <= 1.3 },
+                note: String(
+                    format: "limit, in C, sample by sample between the real ones: 1 KB request, atomic write of %d B "
+                        + "(watch.json), 128 B reply, atomic write of %d B (phone.json); its writes' median %.3f ms",
+                    watchBytes, phoneBytes, write.median * 1e-6)))
+
+        var restarts: [Double] = []
+        for index in 1...plan.restarts {
+            progress("watch restart \(index) of \(plan.restarts)")
+            restarts.append(try pair.restartToNewestBatch() * 1e3)
+        }
+        let restart = Summary(rounds: [restarts])
+        measurements.append(
+            Measurement(
+                name: "watch kill -9 + restart -> newest batch.applied", unit: "ms", swift: restart, baseline: nil))
+        cases.append(
+            CaseResult(
+                name: "watch restart → newest batch", value: restart.median, unit: "ms", baseline: nil, ratio: nil,
+                target: "median <= 100 ms", met: restart.median <= 100,
+                note: String(
+                    format: "p90 %.1f ms over %d restarts; from spawn to batch.applied read on stdout", restart.p90,
+                    restarts.count)))
+
+        progress("idle phone and watch for \(plan.idleSeconds) s")
+        // Let the restarted watch's start-up settle before the window opens.
+        usleep(1_000_000)
+        let usage = try pair.idleUsage(seconds: plan.idleSeconds)
+        let worst = max(usage.phone.cpuPercent, usage.watch.cpuPercent)
+        cases.append(
+            CaseResult(
+                name: "idle CPU", value: worst, unit: "% of a core", baseline: nil, ratio: nil, target: "< 0.5 %",
+                met: worst < 0.5,
+                note: String(
+                    format:
+                        "over %.0f s: phone %.2f %% (RSS %.0f KB), watch %.2f %% (RSS %.0f KB); /proc ticks are 10 ms",
+                    plan.idleSeconds, usage.phone.cpuPercent, usage.phone.rssKB, usage.watch.cpuPercent,
+                    usage.watch.rssKB)))
+    }
+
+    // MARK: 4. the twin
+
+    private func twinCase() {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        progress("the twin on 1 thread")
+        let one = TwinCase.deviceDaysPerSecond(threads: 1, seconds: plan.twinSeconds)
+        progress("the twin on \(cores) threads")
+        let all = TwinCase.deviceDaysPerSecond(threads: cores, seconds: plan.twinSeconds)
+        cases.append(
+            CaseResult(
+                name: "twin speed", value: all, unit: "device-days/s", baseline: one, ratio: all / one,
+                target: ">= 50,000 on 2 cores", met: all >= 50_000,
+                note: String(
+                    format: "%d threads (cores); baseline = 1 thread, %.0f device-days/s; Twin of %d days each",
+                    cores, one, TwinCase.days)))
+    }
+
+    // MARK: 5. the report
+
+    private func reportCase() {
+        cases.append(
+            CaseResult(
+                name: "report over 1 M records", value: nil, unit: "s", baseline: nil, ratio: nil,
+                target: "< 5 s, flat memory", met: nil,
+                note: "not available yet: the package has no sleeptap-report"))
+    }
+
+    // MARK: output
+
+    func machine(loadAtStart: Double) -> Machine {
+        let version = ZeroMQLibrary.version
+        return Machine(
+            cpu: Machine.cpuModel(), cores: ProcessInfo.processInfo.activeProcessorCount,
+            kernel: Machine.kernelRelease(), loadAtStart: loadAtStart, loadAtEnd: Machine.loadAverage(),
+            libzmq: "\(version.major).\(version.minor).\(version.patch)", stateFileSystem: Machine.fileSystem(directory)
+        )
+    }
+}
