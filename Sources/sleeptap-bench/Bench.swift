@@ -60,10 +60,11 @@ final class Bench {
     }
 
     func runAll() throws {
-        try wrapperCases()
-        try processCases()
-        twinCase()
-        reportCase()
+        let only = options.only
+        if only.contains(.wrapper) { try wrapperCases() }
+        if !only.isDisjoint(with: [.durable, .restart, .idle]) { try processCases(only) }
+        if only.contains(.twin) { twinCase() }
+        if only.contains(.report) { reportCase() }
     }
 
     // MARK: 1. the wrapper
@@ -148,10 +149,16 @@ final class Bench {
 
     // MARK: 2, 3, 6: the processes
 
-    private func processCases() throws {
+    private func processCases(_ only: Set<BenchCase>) throws {
         progress("starting phone and watch")
         let pair = try ProcessPair(directory: directory + "/pair")
         defer { pair.stop() }
+        if only.contains(.durable) { try durableCase(pair) }
+        if only.contains(.restart) { try restartCase(pair) }
+        if only.contains(.idle) { try idleCase(pair) }
+    }
+
+    private func durableCase(_ pair: ProcessPair) throws {
         let watchBytes = pair.stateBytes("watch/watch.json")
         let phoneBytes = pair.stateBytes("phone/phone.json")
         let floorDirectory = directory + "/floor"
@@ -199,6 +206,9 @@ final class Bench {
                         + "(watch.json), 128 B reply, atomic write of %d B (phone.json); its writes' median %.3f ms",
                     watchBytes, phoneBytes, write.median * 1e-6)))
 
+    }
+
+    private func restartCase(_ pair: ProcessPair) throws {
         var restarts: [Double] = []
         for index in 1...plan.restarts {
             progress("watch restart \(index) of \(plan.restarts)")
@@ -216,6 +226,9 @@ final class Bench {
                     format: "p90 %.1f ms over %d restarts; from spawn to batch.applied read on stdout", restart.p90,
                     restarts.count)))
 
+    }
+
+    private func idleCase(_ pair: ProcessPair) throws {
         progress("idle phone and watch for \(plan.idleSeconds) s")
         // Let the restarted watch's start-up settle before the window opens.
         usleep(1_000_000)

@@ -11,14 +11,21 @@ enum BenchMode: String, Sendable, Equatable {
     case smoke
 }
 
+/// The cases, by the names `--only` takes.
+enum BenchCase: String, CaseIterable, Sendable, Hashable {
+    case wrapper, durable, restart, idle, twin, report
+}
+
 /// The bench's command line, parsed.
 struct BenchOptions: Equatable, Sendable {
     var mode = BenchMode.full
     /// Where to write the JSON report (`--json FILE`), nil for none.
     var jsonPath: String?
+    /// The cases to run (`--only`); all by default.
+    var only: Set<BenchCase> = Set(BenchCase.allCases)
 
     static let usage = """
-        usage: sleeptap-bench [--quick | --smoke] [--json FILE]
+        usage: sleeptap-bench [--quick | --smoke] [--only CASE,...] [--json FILE]
 
         Measures SleepTap against its floor, on this machine, in one run: each Swift case runs
         interleaved with the same work in plain C (sleeptap-bench-baseline, built with it), round
@@ -38,6 +45,8 @@ struct BenchOptions: Equatable, Sendable {
 
           --quick      about a minute: 3 rounds and fewer samples
           --smoke      every case once with tiny counts (seconds; the figures mean nothing)
+          --only CASES run only these, comma-separated: wrapper, durable, restart, idle, twin,
+                       report (the JSON then has their rows only)
           --json FILE  also write {"machine": ..., "cases": [...]} to FILE: one case per target
                        (name, value, unit, baseline, ratio, target, met, note), and the
                        measurements behind them
@@ -62,6 +71,18 @@ struct BenchOptions: Equatable, Sendable {
                 guard options.mode == .full else { throw UsageError("--quick and --smoke exclude each other") }
                 options.mode = flag == "--quick" ? .quick : .smoke
             case "--json": options.jsonPath = try reader.nonEmpty(flag)
+            case "--only":
+                let text = try reader.nonEmpty(flag)
+                var chosen: Set<BenchCase> = []
+                for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard let one = BenchCase(rawValue: String(name)) else {
+                        throw UsageError(
+                            "--only: unknown case \"\(ArgumentReader.clip(String(name)))\" (expected "
+                                + BenchCase.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+                    }
+                    chosen.insert(one)
+                }
+                options.only = chosen
             default: throw ArgumentReader.unknown(flag)
             }
         }
