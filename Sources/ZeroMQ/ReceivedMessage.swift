@@ -12,12 +12,12 @@ public struct ReceivedMessage: RandomAccessCollection {
     public typealias Element = UnsafeRawBufferPointer
 
     /// The socket's reusable messages; the first `count` hold this message's frames.
-    private let messages: [UnsafeMutablePointer<zmq_msg_t>]
+    private let messages: UnsafeMutablePointer<zmq_msg_t>
 
     /// The number of frames, at least one.
     public let count: Int
 
-    fileprivate init(messages: [UnsafeMutablePointer<zmq_msg_t>], count: Int) {
+    fileprivate init(messages: UnsafeMutablePointer<zmq_msg_t>, count: Int) {
         self.messages = messages
         self.count = count
     }
@@ -30,7 +30,7 @@ public struct ReceivedMessage: RandomAccessCollection {
     /// The bytes of frame `index` (0 ..< `count`); empty for an empty frame.
     public subscript(index: Int) -> UnsafeRawBufferPointer {
         precondition(index >= 0 && index < count, "frame index \(index) out of 0..<\(count)")
-        let message = messages[index]
+        let message = messages + index
         let size = zmq_msg_size(message)
         guard size > 0, let data = zmq_msg_data(message) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: data, count: size)
@@ -39,14 +39,32 @@ public struct ReceivedMessage: RandomAccessCollection {
 
 /// The `zmq_msg_t`s a socket lends out, reused from one receive to the next.
 internal final class MessageStorage {
-    /// One heap cell per frame; a `zmq_msg_t` must never be moved by memcpy, so cells are
-    /// allocated one by one and never reallocated.
-    var messages: [UnsafeMutablePointer<zmq_msg_t>] = []
+    /// `capacity` messages; those in use are initialised (`zmq_msg_init`), the rest are not.
+    private(set) var messages: UnsafeMutablePointer<zmq_msg_t>
+    private(set) var capacity = 4
     /// Whether a closure holds the messages now (a nested receive would overwrite them).
     var lending = false
 
+    init() {
+        messages = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: capacity)
+    }
+
     deinit {
-        for message in messages { message.deallocate() }
+        messages.deallocate()
+    }
+
+    /// Makes room for one more message after the first `live` ones, which stay valid: a
+    /// `zmq_msg_t` must not be copied byte for byte, so each is moved with `zmq_msg_move`.
+    func grow(keeping live: Int) {
+        let larger = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: capacity * 2)
+        for index in 0..<live {
+            zmq_msg_init(larger + index)
+            zmq_msg_move(larger + index, messages + index)
+            zmq_msg_close(messages + index)
+        }
+        messages.deallocate()
+        messages = larger
+        capacity *= 2
     }
 }
 
@@ -81,16 +99,14 @@ extension Socket {
         storage.lending = true
         var count = 0
         defer {
-            for index in 0..<count { zmq_msg_close(storage.messages[index]) }
+            for index in 0..<count { zmq_msg_close(storage.messages + index) }
             storage.lending = false
         }
         var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
         var more = true
         while more {
-            if count == storage.messages.count {
-                storage.messages.append(UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1))
-            }
-            let message = storage.messages[count]
+            if count == storage.capacity { storage.grow(keeping: count) }
+            let message = storage.messages + count
             zmq_msg_init(message)
             count += 1  // closed by the defer from here on, whatever happens
             try valueOrZeroMQError { zmq_msg_recv(message, handle, flags) }

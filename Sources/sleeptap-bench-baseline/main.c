@@ -9,7 +9,8 @@
 //       receives with zmq_msg_recv and replies with zmq_send (a copy), the client sends with
 //       zmq_send and receives with zmq_msg_recv.
 //   sleeptap-bench-baseline throughput ENDPOINT COUNT SIZE WINDOW [curve]
-//       The same echo with WINDOW messages in flight: prints one line, messages per second.
+//       The same echo with WINDOW messages in flight: prints one line per 5,000 messages
+//       received (and one for the rest), each that stretch's messages per second.
 //   sleeptap-bench-baseline durable ENDPOINT DIR REQUEST REPLY SERVER_SIZE CLIENT_SIZE
 //       The durable round trip's physical limit, one sample per line read on stdin (so that the
 //       bench can interleave it sample by sample with the real phone and watch): the client sends
@@ -35,6 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
+
+// Messages per throughput sample.
+#define CHUNK 5000
 
 static void die(const char *what) {
     fprintf(stderr, "sleeptap-bench-baseline: %s: %s\n", what, zmq_strerror(zmq_errno()));
@@ -177,8 +181,9 @@ static void echo(const char *endpoint, long count, long size, long window, int c
         for (long i = 0; i < count; i++) printf("%lld\n", samples[i]);
         free(samples);
     } else {
+        // One rate per CHUNK messages received, so that one run gives a distribution.
         long sent = 0, received = 0;
-        long long start = now_ns();
+        long long chunkStart = now_ns();
         while (sent < window && sent < count) {
             if (zmq_send(dealer, buffer, (size_t)size, 0) < 0) die("zmq_send");
             sent++;
@@ -190,9 +195,14 @@ static void echo(const char *endpoint, long count, long size, long window, int c
                 if (zmq_send(dealer, buffer, (size_t)size, 0) < 0) die("zmq_send");
                 sent++;
             }
+            if (received % CHUNK == 0 || received == count) {
+                long long now = now_ns();
+                long inChunk = received % CHUNK == 0 ? CHUNK : received % CHUNK;
+                double seconds = (double)(now - chunkStart) / 1e9;
+                printf("%.1f\n", seconds > 0 ? (double)inChunk / seconds : 0.0);
+                chunkStart = now;
+            }
         }
-        double seconds = (double)(now_ns() - start) / 1e9;
-        printf("%.1f\n", seconds > 0 ? (double)count / seconds : 0.0);
     }
     // The empty message ends the server.
     if (zmq_send(dealer, buffer, 0, 0) < 0) die("zmq_send");

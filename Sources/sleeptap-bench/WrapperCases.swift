@@ -51,12 +51,17 @@ enum SwiftEcho {
         }
     }
 
-    /// `count` messages with `window` in flight. - Returns: messages per second.
+    /// Messages per throughput sample, as in the baseline.
+    static let chunk = 5_000
+
+    /// `count` messages with `window` in flight.
+    /// - Returns: messages per second of each stretch of `chunk` messages received (and the rest).
     static func throughput(
         _ transport: EchoTransport, directory: String, count: Int, size: Int, window: Int, path: ReceivePath
-    ) throws -> Double {
+    ) throws -> [Double] {
         try run(transport, directory: directory, size: size, path: path) { client in
-            let start = DispatchTime.now().uptimeNanoseconds
+            var rates: [Double] = []
+            var chunkStart = DispatchTime.now().uptimeNanoseconds
             var sent = 0
             var received = 0
             while sent < window && sent < count {
@@ -70,9 +75,15 @@ enum SwiftEcho {
                     try client.send()
                     sent += 1
                 }
+                if received % chunk == 0 || received == count {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    let messages = received % chunk == 0 ? chunk : received % chunk
+                    let seconds = Double(now - chunkStart) / 1e9
+                    rates.append(seconds > 0 ? Double(messages) / seconds : 0)
+                    chunkStart = now
+                }
             }
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            return seconds > 0 ? Double(count) / seconds : 0
+            return rates
         }
     }
 
