@@ -38,7 +38,8 @@ struct BenchOptions: Equatable, Sendable {
              fsync the directory) on the same file system
           3. watch restart (kill -9, then a new watch) to batch.applied of the newest batch
           4. the twin (SleepTapEmbedded) in virtual device-days per second, 1 thread and one per core
-          5. sleeptap-report over 1,000,000 records (when the package has it)
+          5. sleeptap-report over 1,000,000 run records (100,000 with --quick), and over a tenth
+             of them for its memory (when the package has it)
           6. idle CPU and RSS of phone and watch over 10 s (/proc/PID/stat and status)
         Build with `swift run -c release sleeptap-bench`: a debug build measures the debugger's
         code, not the product's.
