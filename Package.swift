@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "sleeptap-soak", targets: ["sleeptap-soak"]),
         .executable(name: "sleeptap-scenario", targets: ["sleeptap-scenario"]),
         .executable(name: "sleeptap-bench", targets: ["sleeptap-bench"]),
+        .executable(name: "sleeptap-report", targets: ["sleeptap-report"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
@@ -67,6 +68,11 @@ let package = Package(
                 "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "ZeroMQ",
                 "sleeptap-bench-baseline", "phone", "watch",
             ]),
+        // The weekly freshness report over run records (docs/metrics.md): reads metrics/bg_runs,
+        // writes one Markdown file atomically.
+        .executableTarget(
+            name: "sleeptap-report",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
@@ -82,6 +88,7 @@ let package = Package(
             dependencies: [
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
+                "sleeptap-report",
             ]
         ),
     ]

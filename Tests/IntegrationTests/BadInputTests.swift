@@ -28,7 +28,7 @@ struct BadInputTests {
 
     @Test(
         "--version prints the package's one version string and --help wins after bad flags, exit 0",
-        arguments: ["phone", "watch", "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario"])
+        arguments: ["phone", "watch", "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report"])
     func versionAndHelp(_ program: String) throws {
         let scenario = try Scenario()
         defer { scenario.close() }

@@ -11,7 +11,7 @@ struct FlagCoverageTests {
         ("phone", "phone", []), ("phone keygen", "phone", ["keygen"]), ("watch", "watch", []),
         ("watch keygen", "watch", ["keygen"]),
         ("sleeptap-demo", "sleeptap-demo", []), ("sleeptap-soak", "sleeptap-soak", []),
-        ("sleeptap-scenario", "sleeptap-scenario", []),
+        ("sleeptap-scenario", "sleeptap-scenario", []), ("sleeptap-report", "sleeptap-report", []),
     ]
 
     /// "executable flag" -> "Target/File.swift function": the test that fails when the flag is
@@ -87,6 +87,12 @@ struct FlagCoverageTests {
         "sleeptap-scenario --both": "IntegrationTests/ScenarioProcessTests.swift wrongExpectation",
         "sleeptap-scenario --speed": "IntegrationTests/ScenarioProcessTests.swift examplesHoldBothWays",
         "sleeptap-scenario --svg": "IntegrationTests/ScenarioRunnerTests.swift badCommandLine",
+        "sleeptap-report -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-report --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-report --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
+        "sleeptap-report --root": "IntegrationTests/ReportTests.swift garbageAmongGood",
+        "sleeptap-report --date": "IntegrationTests/ReportTests.swift garbageAmongGood",
+        "sleeptap-report --json": "IntegrationTests/ReportTests.swift garbageAmongGood",
         "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-soak --version": "IntegrationTests/BadInputTests.swift versionAndHelp",

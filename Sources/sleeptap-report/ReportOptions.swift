@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+
+/// `sleeptap-report`'s command line.
+struct ReportOptions: Equatable, Sendable {
+    var root: String
+    /// The report's UTC day; nil = today (UTC).
+    var date: LocalDate?
+    var json = false
+
+    static let usage = """
+        usage: sleeptap-report --root DIR [--date YYYY-MM-DD] [--json]
+
+        The weekly background-refresh freshness report (docs/metrics.md). Reads only
+        DIR/metrics/bg_runs/*.json (run records, one file per device per UTC day) and writes
+        only DIR/reports/bg_freshness_<date>.md, atomically (a re-run on the same date replaces
+        it). This week is the 7 UTC days ending with --date, last week the 7 before. The report
+        gives p50 and p90 staleness at app open (linear interpolation, type 7), the execution
+        rate (successful background runs / submitted requests), a breakdown by platform and
+        Android standby bucket, failures, a daily chart, and a heading marked ⚠ when this
+        week's p90 is more than 12 h worse than last week's. A file that is not a valid
+        run-record file is skipped and listed in the report with its reason.
+
+        options:
+          --root DIR         the metrics root (the directory holding metrics/bg_runs)
+          --date YYYY-MM-DD  the report's day, UTC (default: today, UTC)
+          --json             print the summary as one JSON object instead of lines
+          --version          print the version and exit
+          -h, --help         print this help and exit
+
+        exit status: 0 the report was written (also with files skipped, as long as one was
+        good); 64 a bad command line; 65 no input (no metrics/bg_runs, no *.json file in it, or
+        no file that is a run-record file); 73 the reports directory or the report cannot be
+        written; 74 stdout cannot be written.
+        """
+
+    /// Parses the arguments (without the program name).
+    /// - Throws: `UsageError` naming the option and the value.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<ReportOptions> {
+        if let request = Parsed<ReportOptions>.informationRequest(in: arguments) { return request }
+        var reader = ArgumentReader(arguments)
+        var root: String?
+        var date: LocalDate?
+        var json = false
+        while let flag = try reader.nextFlag() {
+            switch flag {
+            case "--root": root = try reader.nonEmpty(flag)
+            case "--date":
+                let text = try reader.value(flag)
+                guard let day = LocalDate(parsing: text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected a calendar date YYYY-MM-DD, e.g. 2026-03-14"
+                    )
+                }
+                date = day
+            case "--json": json = true
+            default: throw ArgumentReader.unknown(flag)
+            }
+        }
+        guard let root else { throw UsageError("--root is required") }
+        var options = ReportOptions(root: root)
+        options.date = date
+        options.json = json
+        return .run(options)
+    }
+}

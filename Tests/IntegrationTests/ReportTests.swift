@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `sleeptap-report`: reads only metrics/bg_runs/*.json, writes only reports/bg_freshness_<date>.md.
+@Suite("sleeptap-report")
+struct ReportTests {
+    static let date = "2026-03-14"
+
+    /// Foreground records of one device on days 1...14 of March 2026 (staleness = the day).
+    static func goodFile(_ device: String, day: Int) -> Data {
+        let at = ISO8601.date(String(format: "2026-03-%02dT09:00:00Z", day))!
+        return RunRecordFile.encode([
+            RunRecord(device: device, platform: .ios, kind: .foreground, at: at, stalenessHours: Double(day)),
+            RunRecord(
+                device: device, platform: .ios, kind: .submitted, at: at,
+                earliestBeginDate: at.addingTimeInterval(3_600)),
+            RunRecord(
+                device: device, platform: .ios, kind: .background, at: at.addingTimeInterval(7_200),
+                earliestBeginDate: at.addingTimeInterval(3_600), success: true, expired: false, stalenessHours: 0),
+        ])
+    }
+
+    /// A root with two good files and one of garbage.
+    static func root(_ scenario: Scenario) throws -> String {
+        let root = scenario.dir + "/fleet"
+        let directory = root + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try goodFile("a", day: 3).write(to: URL(fileURLWithPath: directory + "/a-2026-03-03.json"))
+        try goodFile("a", day: 10).write(to: URL(fileURLWithPath: directory + "/a-2026-03-10.json"))
+        try Data("{\"not\": \"an array\"} \u{0}\u{1}garbage".utf8).write(
+            to: URL(fileURLWithPath: directory + "/b-2026-03-10.json"))
+        return root
+    }
+
+    /// Every entry under `path`, with its bytes, size, mode and modification time (nanoseconds).
+    static func fingerprint(_ path: String) throws -> [String: String] {
+        var result: [String: String] = [:]
+        let entries = try #require(FileManager.default.subpathsOfDirectory(atPath: path) as [String]?)
+        for entry in entries.sorted() + [""] {
+            let full = entry.isEmpty ? path : path + "/" + entry
+            var info = stat()
+            try #require(lstat(full, &info) == 0)
+            let bytes = FileManager.default.contents(atPath: full).map { $0.base64EncodedString() } ?? "-"
+            result[entry] =
+                "\(info.st_mode) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(bytes)"
+        }
+        return result
+    }
+
+    @Test("A garbage file among good ones: skipped and listed, exit 0; the inputs are unchanged; a re-run replaces")
+    func garbageAmongGood() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try Self.root(scenario)
+        let before = try Self.fingerprint(root + "/metrics")
+        let run = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", Self.date], timeout: 30)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("skipped b-2026-03-10.json: not valid JSON: line 1, column 21"))
+        let path = root + "/reports/bg_freshness_\(Self.date).md"
+        #expect(run.standardOutput.hasPrefix("wrote \(path)"), "\(run.standardOutput)")
+        let report = try #require(
+            FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) })
+        #expect(report.hasPrefix("# Background refresh freshness, 2026-03-14\n"))
+        #expect(report.contains("- `b-2026-03-10.json`: not valid JSON: line 1, column 21: text after the end"))
+        #expect(report.contains("| p90 staleness (h) | 10 | 3 |"), "\(report)")
+        #expect(report.contains("| execution rate | 100.0 % (1 / 1) | 100.0 % (1 / 1) |"))
+        #expect(try Self.fingerprint(root + "/metrics") == before, "the report changed an input")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["metrics", "reports"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: root + "/reports") == ["bg_freshness_2026-03-14.md"])
+        // Again, on the same date: the same report replaces the old one, no temp file is left.
+        let again = try CapturedRun.run(
+            "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
+        #expect(again.status == 0)
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(again.standardOutput.utf8)) as? [String: Any])
+        #expect(summary["event"] as? String == "report.summary")
+        #expect(summary["warning"] as? Bool == false, "p90 3 h -> 10 h is 7 h worse: \(summary)")
+        #expect((summary["p90ChangeSeconds"] as? NSNumber)?.intValue == 7 * 3_600)
+        #expect((summary["skipped"] as? [[String: String]])?.first?["file"] == "b-2026-03-10.json")
+        #expect(FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } == report)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: root + "/reports") == ["bg_freshness_2026-03-14.md"])
+        #expect(try Self.fingerprint(root + "/metrics") == before)
+    }
+
+    @Test("No input gives 65 and writes nothing: no directory, no *.json file, or only bad files")
+    func noInput() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = scenario.dir + "/empty"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let missing = try scenario.runToExit("sleeptap-report", ["--root", root, "--date", Self.date])
+        #expect(missing.status == 65)
+        #expect(missing.stderr.contains("no input: \(root)/metrics/bg_runs is not a directory"), "\(missing.stderr)")
+        try FileManager.default.createDirectory(atPath: root + "/metrics/bg_runs", withIntermediateDirectories: true)
+        let none = try scenario.runToExit("sleeptap-report", ["--root", root, "--date", Self.date])
+        #expect(none.status == 65)
+        #expect(none.stderr.contains("no *.json file"), "\(none.stderr)")
+        try Data("[1]".utf8).write(to: URL(fileURLWithPath: root + "/metrics/bg_runs/x-2026-03-10.json"))
+        let bad = try scenario.runToExit("sleeptap-report", ["--root", root, "--date", Self.date])
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("x-2026-03-10.json: record 0: must be an object"), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/reports"))
+    }
+
+    @Test("A reports dir that cannot be written gives 73 naming it; the inputs are unchanged")
+    func unwritableReports() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try Self.root(scenario)
+        // A file where the reports directory should be (root ignores permission bits, not this).
+        #expect(FileManager.default.createFile(atPath: root + "/reports", contents: Data("keep".utf8)))
+        let before = try Self.fingerprint(root)
+        let result = try scenario.runToExit("sleeptap-report", ["--root", root, "--date", Self.date])
+        #expect(result.status == 73)
+        #expect(result.stderr.contains("\(root)/reports: exists and is not a directory"), "\(result.stderr)")
+        #expect(try Self.fingerprint(root) == before)
+    }
+
+    @Test("Bad command lines: 64 naming the option")
+    func badCommandLine() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        for (arguments, message) in [
+            (["--date", Self.date], "--root is required"),
+            (["--root", scenario.dir, "--date", "2026-02-30"], "--date \"2026-02-30\": expected a calendar date"),
+            (["--root", scenario.dir, "--colour"], "--colour"),
+            (["--root", scenario.dir, "--json=yes"], "--json"),
+        ] {
+            let result = try scenario.runToExit("sleeptap-report", arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+    }
+}
