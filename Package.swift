@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "sleeptap-scenario", targets: ["sleeptap-scenario"]),
         .executable(name: "sleeptap-bench", targets: ["sleeptap-bench"]),
         .executable(name: "sleeptap-report", targets: ["sleeptap-report"]),
+        .executable(name: "sleeptap-fleet", targets: ["sleeptap-fleet"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
@@ -73,6 +74,10 @@ let package = Package(
         .executableTarget(
             name: "sleeptap-report",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime"]),
+        // Simulated fleets of devices on the twin, and the twin's speed workload.
+        .target(name: "SleepTapFleet", dependencies: ["SleepTapCore", "SleepTapEmbedded"]),
+        .executableTarget(
+            name: "sleeptap-fleet", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapFleet"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),

@@ -129,6 +129,33 @@ public enum BedtimeNoticePlanner {
         "Bedtime in a little while: {bed}. Tomorrow starts at {wake}.",
     ]
 
+    /// `template` with every `{bed}` replaced by `bed` and every `{wake}` by `wake`.
+    static func filled(_ template: String, bed: String, wake: String) -> String {
+        let bytes = Array(template.utf8)
+        let bedToken = Array("{bed}".utf8)
+        let wakeToken = Array("{wake}".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "{") {
+                if bytes[index...].starts(with: bedToken) {
+                    out.append(contentsOf: bed.utf8)
+                    index += bedToken.count
+                    continue
+                }
+                if bytes[index...].starts(with: wakeToken) {
+                    out.append(contentsOf: wake.utf8)
+                    index += wakeToken.count
+                    continue
+                }
+            }
+            out.append(bytes[index])
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Notices for `entries` whose fire instant is after `now`.
     ///
     /// - Parameters:
@@ -151,9 +178,9 @@ public enum BedtimeNoticePlanner {
             guard fire > now else { return nil }
             let wakeDate = LocalDate(entry.wake, in: calendar)
             let index = DailyRotation.entryIndex(for: wakeDate, seed: seed, count: texts.count)
-            let text = texts[index]
-                .replacingOccurrences(of: "{bed}", with: WakeCalendar.localTimeString(bed, in: calendar))
-                .replacingOccurrences(of: "{wake}", with: WakeCalendar.localTimeString(entry.wake, in: calendar))
+            let text = filled(
+                texts[index], bed: WakeCalendar.localTimeString(bed, in: calendar),
+                wake: WakeCalendar.localTimeString(entry.wake, in: calendar))
             return NotificationRecord(id: idPrefix + wakeDate.description, fireDate: fire, text: text)
         }
     }
@@ -166,7 +193,8 @@ public enum RefreshPlanner {
     /// `WakeCalendar`, so it is right across DST changes; the hour is elapsed time. nil when the
     /// schedule has no wake-up in the next 8 days.
     public static func earliestBeginDate(after now: Date, schedule: WakeSchedule, in zone: TimeZone) -> Date? {
-        guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 8).first else {
+        // The first entry of any horizon is the first day's (the search for it looks 8 days ahead).
+        guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 1).first else {
             return nil
         }
         return WakeCalendar.calendar(in: zone).date(byAdding: .hour, value: 1, to: next.wake)

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A wall-clock time of day, `HH:MM` in 24-hour form, with no date and no zone.
 public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
@@ -29,7 +30,7 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// `HH:MM`.
     public var description: String {
-        String(format: "%02d:%02d", hour, minute)
+        padded(hour, 2) + ":" + padded(minute, 2)
     }
 
     public static func < (lhs: LocalTime, rhs: LocalTime) -> Bool {
@@ -109,7 +110,21 @@ public enum WakeCalendar {
     public static func instant(of time: LocalTime, onDayOf day: Date, in calendar: Calendar)
         -> Date?
     {
-        let startOfDay = calendar.startOfDay(for: day)
+        let startOfDay = LocalDayCache.startOfDay(day, in: calendar)
+        let key = InstantCache.Key(
+            calendar: calendar.identifier, zone: calendar.timeZone.identifier,
+            startOfDay: startOfDay.timeIntervalSince1970, minuteOfDay: time.hour * 60 + time.minute)
+        if let known = InstantCache.shared.withLock({ $0[key] }) { return known }
+        let found = searchInstant(of: time, startOfDay: startOfDay, in: calendar)
+        InstantCache.shared.withLock { cache in
+            if cache.count >= InstantCache.capacity { cache.removeAll(keepingCapacity: true) }
+            cache[key] = found
+        }
+        return found
+    }
+
+    /// The search behind `instant(of:onDayOf:in:)`, from the day's first instant.
+    private static func searchInstant(of time: LocalTime, startOfDay: Date, in calendar: Calendar) -> Date? {
         // Search from just before the day's first instant so that 00:00 itself matches.
         let searchFrom = startOfDay.addingTimeInterval(-1)
         let wanted = DateComponents(hour: time.hour, minute: time.minute, second: 0)
@@ -147,7 +162,7 @@ public enum WakeCalendar {
             {
                 return candidate
             }
-            guard let nextDay = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: day))
+            guard let nextDay = calendar.date(byAdding: .day, value: 1, to: LocalDayCache.startOfDay(day, in: calendar))
             else { return nil }
             day = nextDay
         }
@@ -156,13 +171,40 @@ public enum WakeCalendar {
 
     /// `yyyy-MM-dd` of the local day containing `instant`.
     public static func localDateString(_ instant: Date, in calendar: Calendar) -> String {
+        if let day = LocalDayCache.day(containing: instant, in: calendar) { return day.date.description }
         let c = calendar.dateComponents([.year, .month, .day], from: instant)
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        return padded(c.year ?? 0, 4) + "-" + padded(c.month ?? 0, 2) + "-" + padded(c.day ?? 0, 2)
     }
 
     /// `HH:MM` of `instant` on the wall clock of the calendar's zone.
     public static func localTimeString(_ instant: Date, in calendar: Calendar) -> String {
         let c = calendar.dateComponents([.hour, .minute], from: instant)
-        return String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
+        return padded(c.hour ?? 0, 2) + ":" + padded(c.minute ?? 0, 2)
     }
+}
+
+/// Answers of `WakeCalendar.instant(of:onDayOf:in:)`, which are fixed by the calendar, the
+/// zone's rules, the local day and the time: Foundation's `nextDate` search costs microseconds, and
+/// the phone's job and the watch's bed tap ask for the same days again and again (a fleet of
+/// devices in one zone, each day's batch overlapping the last). Shared by every thread; cleared
+/// when it holds `capacity` answers.
+enum InstantCache {
+    struct Key: Hashable {
+        var calendar: Calendar.Identifier
+        var zone: String
+        var startOfDay: TimeInterval
+        var minuteOfDay: Int
+    }
+
+    /// Answers kept at most (a few MB).
+    static let capacity = 50_000
+    static let shared = Mutex<[Key: Date?]>([:])
+}
+
+/// `value` in decimal, zero-padded on the left to `width` digits: what `String(format: "%0Nd")`
+/// writes (a negative value keeps its sign in front of the zeros), without the format parser.
+func padded(_ value: Int, _ width: Int) -> String {
+    let digits = String(value.magnitude)
+    let zeros = max(0, width - digits.count - (value < 0 ? 1 : 0))
+    return (value < 0 ? "-" : "") + String(repeating: "0", count: zeros) + digits
 }

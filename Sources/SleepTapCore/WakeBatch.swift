@@ -191,7 +191,7 @@ public enum BatchPlanner {
         horizonDays: Int = defaultHorizonDays
     ) -> [WakeEntry] {
         let calendar = WakeCalendar.calendar(in: zone)
-        let today = calendar.startOfDay(for: now)
+        let today = LocalDayCache.startOfDay(now, in: calendar)
         // Find the first local day (today or within the next week) with a wake-up after now.
         var firstDay: Date?
         for offset in 0...7 {

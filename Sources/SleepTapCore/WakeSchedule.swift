@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A day of the week, numbered as Foundation's Gregorian `Calendar` numbers `.weekday`
 /// (1 = Sunday … 7 = Saturday).
@@ -65,18 +66,44 @@ public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible
         guard let y = number(0..<4), let m = number(5..<7), let d = number(8..<10), (1...12).contains(m) else {
             return nil
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .gmt
-        guard y >= 1, let first = calendar.date(from: DateComponents(year: y, month: m, day: 1)),
-            let days = calendar.range(of: .day, in: .month, for: first), days.contains(d)
-        else { return nil }
+        guard y >= 1, let days = Self.days(year: y, month: m), days.contains(d) else { return nil }
         year = y
         month = m
         day = d
     }
 
+    /// The days of a month in Foundation's Gregorian calendar (`range(of: .day, in: .month)`),
+    /// kept once asked: parsing a date is frequent (every instant on the wire) and the answer is fixed.
+    private static func days(year: Int, month: Int) -> Range<Int>? {
+        let key = year * 12 + month
+        if let known = monthLengths.withLock({ $0[key] }) { return known }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        let days = calendar.date(from: DateComponents(year: year, month: month, day: 1)).flatMap {
+            calendar.range(of: .day, in: .month, for: $0)
+        }
+        monthLengths.withLock { cache in
+            if cache.count >= 10_000 { cache.removeAll(keepingCapacity: true) }
+            cache[key] = days
+        }
+        return days
+    }
+
+    private static let monthLengths = Mutex<[Int: Range<Int>?]>([:])
+
+    /// A date whose parts are known to exist (from Foundation's calendar).
+    init(known year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
     /// The local date of `instant` in the calendar's zone.
     public init(_ instant: Date, in calendar: Calendar) {
+        if let known = LocalDayCache.day(containing: instant, in: calendar) {
+            self = known.date
+            return
+        }
         let c = calendar.dateComponents([.year, .month, .day], from: instant)
         year = c.year ?? 1970
         month = c.month ?? 1
@@ -84,7 +111,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// `yyyy-MM-dd`.
-    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+    public var description: String { padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) }
 
     /// Days since 1970-01-01 of this calendar date (proleptic Gregorian; Howard Hinnant's
     /// days_from_civil). Pure date arithmetic: no instants, no 86,400 s steps, no zone.
@@ -154,13 +181,15 @@ public struct WakeSchedule: Sendable, Equatable {
     /// The wake time for the local day containing `instant`, or nil for a day off: the date's
     /// override if there is one, else the weekday's time.
     public func wakeTime(onDayOf instant: Date, in calendar: Calendar) -> LocalTime? {
-        if let override = overrides[LocalDate(instant, in: calendar)] {
+        if !overrides.isEmpty, let override = overrides[LocalDate(instant, in: calendar)] {
             switch override {
             case .time(let time): return time
             case .off: return nil
             }
         }
-        let number = calendar.component(.weekday, from: instant)
+        let number =
+            LocalDayCache.day(containing: instant, in: calendar)?.weekday
+            ?? calendar.component(.weekday, from: instant)
         guard let day = Weekday(rawValue: number) else { return nil }
         return wakeTimes[day]
     }

@@ -93,47 +93,134 @@ public enum WireCodec {
         return object["type"] as? String == "ERROR"
     }
 
-    /// The single frame for `message`.
+    /// The single frame for `message`: one JSON object, keys in sorted order, no spaces, `/`
+    /// written `\/` (the bytes Foundation's `JSONSerialization` writes with `.sortedKeys`, which
+    /// this codec used before; `WireCodecTests` keeps the two equal).
+    ///
+    /// Written by hand because the twin encodes every message it carries: building a
+    /// `[String: Any]` and serialising it was the largest share of its time (docs/performance.md).
     public static func encode(_ message: WireMessage) -> [UInt8] {
-        var object: [String: Any] = ["v": version, "type": message.typeName]
+        var out = JSONBytes()
         switch message {
         case .hello(let held):
-            object["lastSeq"] = held?.seq ?? 0
             if let held {
-                object["epoch"] = Hex64.string(held.epoch)
-                object["digest"] = Hex64.string(held.digest)
+                out.key("digest", first: true)
+                out.string(Hex64.string(held.digest))
+                out.key("epoch")
+                out.string(Hex64.string(held.epoch))
+                out.key("lastSeq")
+                out.integer(held.seq)
+            } else {
+                out.key("lastSeq", first: true)
+                out.integer(0)
             }
         case .batch(let batch):
-            object["epoch"] = Hex64.string(batch.epoch)
-            object["seq"] = batch.seq
-            object["generatedAt"] = ISO8601.string(batch.generatedAt)
-            object["timeZone"] = batch.timeZone
-            object["entries"] = batch.entries.map {
-                [
-                    "wake": ISO8601.string($0.wake), "localDate": $0.localDate, "localTime": $0.localTime,
-                    "timeZone": $0.timeZone, "utcOffset": $0.utcOffset,
-                ]
+            out.key("entries", first: true)
+            out.byte(UInt8(ascii: "["))
+            for (index, entry) in batch.entries.enumerated() {
+                if index > 0 { out.byte(UInt8(ascii: ",")) }
+                out.key("localDate", first: true)
+                out.string(entry.localDate)
+                out.key("localTime")
+                out.string(entry.localTime)
+                out.key("timeZone")
+                out.string(entry.timeZone)
+                out.key("utcOffset")
+                out.integer(Int64(entry.utcOffset))
+                out.key("wake")
+                out.string(ISO8601.string(entry.wake))
+                out.byte(UInt8(ascii: "}"))
             }
+            out.byte(UInt8(ascii: "]"))
+            out.key("epoch")
+            out.string(Hex64.string(batch.epoch))
+            out.key("generatedAt")
+            out.string(ISO8601.string(batch.generatedAt))
+            out.key("seq")
+            out.integer(batch.seq)
+            out.key("timeZone")
+            out.string(batch.timeZone)
         case .ack(let ref, let coverageEnd):
-            object["epoch"] = Hex64.string(ref.epoch)
-            object["seq"] = ref.seq
-            object["digest"] = Hex64.string(ref.digest)
-            object["coverageEnd"] = coverageEnd.map { ISO8601.string($0) as Any } ?? NSNull()
+            out.key("coverageEnd", first: true)
+            if let coverageEnd { out.string(ISO8601.string(coverageEnd)) } else { out.null() }
+            out.key("digest")
+            out.string(Hex64.string(ref.digest))
+            out.key("epoch")
+            out.string(Hex64.string(ref.epoch))
+            out.key("seq")
+            out.integer(ref.seq)
         case .upToDate(let seq):
-            object["seq"] = seq
+            out.key("seq", first: true)
+            out.integer(seq)
         case .error(let reason):
-            object["reason"] = reason
+            out.key("reason", first: true)
+            out.string(reason)
         case .ping:
             break
         case .request(let request):
-            object["id"] = request.id
-            object["nightsLeft"] = request.nightsLeft
-            object["coverageEnd"] = request.coverageEnd.map { ISO8601.string($0) as Any } ?? NSNull()
+            out.key("coverageEnd", first: true)
+            if let coverageEnd = request.coverageEnd { out.string(ISO8601.string(coverageEnd)) } else { out.null() }
+            out.key("id")
+            out.integer(request.id)
+            out.key("nightsLeft")
+            out.integer(Int64(request.nightsLeft))
         }
-        // Only strings, numbers, arrays, dictionaries and NSNull are built above: cannot fail.
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Array(data)
+        out.key("type", first: out.bytes.isEmpty)
+        out.string(message.typeName)
+        out.key("v")
+        out.integer(Int64(version))
+        out.byte(UInt8(ascii: "}"))
+        return out.bytes
     }
+
+    /// The bytes of one compact JSON object as `encode` writes it.
+    private struct JSONBytes {
+        var bytes: [UInt8] = []
+
+        init() { bytes.reserveCapacity(256) }
+
+        mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+        /// `{"key":` for the object's first key, `,"key":` after it (keys need no escaping).
+        mutating func key(_ name: StaticString, first: Bool = false) {
+            bytes.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            bytes.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(UInt8(ascii: ":"))
+        }
+
+        mutating func null() { bytes.append(contentsOf: [110, 117, 108, 108]) }
+
+        mutating func integer(_ value: some BinaryInteger) { bytes.append(contentsOf: String(value).utf8) }
+
+        /// A JSON string as `JSONSerialization` writes one: `"` and `\` escaped, `/` as `\/`,
+        /// `\b \f \n \r \t` by name, other control characters as `\u00XX` (lower-case hex),
+        /// everything else as its UTF-8 bytes.
+        mutating func string(_ text: String) {
+            bytes.append(UInt8(ascii: "\""))
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case 0x08: bytes.append(contentsOf: [92, 98])  // \b
+                case 0x0C: bytes.append(contentsOf: [92, 102])  // \f
+                case 0x0A: bytes.append(contentsOf: [92, 110])  // \n
+                case 0x0D: bytes.append(contentsOf: [92, 114])  // \r
+                case 0x09: bytes.append(contentsOf: [92, 116])  // \t
+                case 0..<0x20:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [92, 117, 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+                default: bytes.append(byte)
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// PING as `encode` writes it.
+    private static let pingFrame = encode(.ping)
 
     /// Decodes and validates one frame.
     ///
@@ -147,6 +234,8 @@ public enum WireCodec {
         guard frame.count <= maxFrameBytes else {
             throw ProtocolError("frame of \(frame.count) bytes exceeds \(maxFrameBytes)")
         }
+        // A heartbeat every second each way: its one canonical form needs no parser.
+        if frame == pingFrame { return .ping }
         let object: [String: Any]
         do {
             object = try JSONDiagnosis.object(from: Data(frame))

@@ -137,8 +137,8 @@ public enum Solar {
         guard let noon = calendar.date(from: noonComponents), LocalDate(noon, in: calendar) == date,
             let nextNoon = calendar.date(byAdding: .day, value: 1, to: noon)
         else { return nil }
-        let start = calendar.startOfDay(for: noon)
-        let end = calendar.startOfDay(for: nextNoon)
+        let start = LocalDayCache.startOfDay(noon, in: calendar)
+        let end = LocalDayCache.startOfDay(nextNoon, in: calendar)
         guard end > start else { return nil }
         return (start, end)
     }

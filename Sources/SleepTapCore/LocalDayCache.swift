@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Synchronization
+
+/// Foundation's answers about local days, kept: which local day an instant falls in (its first
+/// instant and the next day's, `Calendar.dateInterval(of: .day, for:)`) and that day's date and
+/// weekday (`Calendar.dateComponents`). Every answer comes from Foundation; the cache only keeps
+/// it, because swift-foundation's `startOfDay` costs tens of thousands of instructions and the
+/// phone's job, the watch's bed tap and the twin ask about the same few days again and again.
+///
+/// An instant in [start, end) of a known day is in that day: a local day is one interval of
+/// instants, and Foundation's `dateInterval(of: .day, for:)` returns it whole. Shared by every
+/// thread; a calendar's list is emptied when it holds `capacity` days.
+enum LocalDayCache {
+    /// One local day of a calendar.
+    struct Day: Sendable {
+        /// The day's first instant and the next day's first instant.
+        var start: Date
+        var end: Date
+        var date: LocalDate
+        /// 1 = Sunday … 7 = Saturday (Gregorian, `Calendar.Component.weekday`).
+        var weekday: Int
+    }
+
+    /// Days are kept per calendar system and zone (a day's bounds depend on nothing else).
+    struct Key: Hashable {
+        var calendar: Calendar.Identifier
+        var zone: String
+    }
+
+    /// Days kept at most per calendar and zone.
+    static let capacity = 20_000
+    private static let shared = Mutex<[Key: [Day]]>([:])
+
+    /// The local day containing `instant` in `calendar` (nil only when Foundation has none).
+    static func day(containing instant: Date, in calendar: Calendar) -> Day? {
+        let key = Key(calendar: calendar.identifier, zone: calendar.timeZone.identifier)
+        let known = shared.withLock { cache -> Day? in
+            guard let days = cache[key] else { return nil }
+            let index = insertionIndex(of: instant, in: days)
+            guard index > 0, instant < days[index - 1].end else { return nil }
+            return days[index - 1]
+        }
+        if let known { return known }
+        guard let interval = calendar.dateInterval(of: .day, for: instant) else { return nil }
+        let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: interval.start)
+        let day = Day(
+            start: interval.start, end: interval.end,
+            date: LocalDate(known: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1),
+            weekday: parts.weekday ?? 1)
+        // Foundation's day must contain the instant; if it ever did not, keep nothing.
+        guard day.start <= instant, instant < day.end else { return day }
+        shared.withLock { cache in
+            var days = cache[key] ?? []
+            if days.count >= capacity { days.removeAll(keepingCapacity: true) }
+            let index = insertionIndex(of: day.start, in: days)
+            if index > 0, days[index - 1].start == day.start { return }
+            days.insert(day, at: index)
+            cache[key] = days
+        }
+        return day
+    }
+
+    /// The first instant of the local day containing `instant` (`Calendar.startOfDay(for:)`).
+    static func startOfDay(_ instant: Date, in calendar: Calendar) -> Date {
+        day(containing: instant, in: calendar)?.start ?? calendar.startOfDay(for: instant)
+    }
+
+    /// The index of the first day starting after `instant` (binary search on the starts).
+    private static func insertionIndex(of instant: Date, in days: [Day]) -> Int {
+        var low = 0
+        var high = days.count
+        while low < high {
+            let middle = (low + high) / 2
+            if days[middle].start <= instant { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

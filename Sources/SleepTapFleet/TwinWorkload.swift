@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+public import SleepTapEmbedded
+
+/// The twin as the speed measurements run it: one device, iOS, early registration, a watch
+/// that taps bed at 22:30 every night, no link faults (docs/performance.md, "Twin speed").
+public enum TwinWorkload {
+    /// Thu 2025-03-06 12:00 EST: a run that crosses the spring-forward change.
+    public static let start = Date(timeIntervalSince1970: 1_741_280_400)
+
+    /// The twin of device `index`, not booted.
+    /// - Parameters:
+    ///   - index: the device's number; it seeds the OS, the weather and the link.
+    ///   - speed: virtual seconds per wall second (transport timers scale with it).
+    public static func twin(index: Int, speed: Double = 3_600) -> Twin {
+        let zone = TimeZone(identifier: "America/New_York")!
+        var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
+        ios.registrationMode = .early
+        let seed = UInt64(index)
+        let phone = TwinPhone(
+            os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: seed &+ 1)),
+            weather: OfflineWeatherProvider(seed: seed &+ 3), schedule: .everyDayAtSeven, zone: zone,
+            location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: seed &+ 5,
+            node: PhoneNodeConfiguration(
+                watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",
+                osStatePath: "os.json", endpoint: "twin", boundEndpoint: "twin", pid: 1, security: "none",
+                osState: "new"))
+        let watch = WatchNode.Configuration(
+            endpoint: "twin", statePath: "watch.json", systemZone: zone, bedAt: LocalTime(hour: 22, minute: 30),
+            manualWake: LocalTime(hour: 6, minute: 30)!)
+        return Twin(start: start, speed: speed, phone: phone, watch: watch, seed: seed &+ 7)
+    }
+
+    /// Runs device `index` for `days` days and returns the number of log entries.
+    public static func run(index: Int, days: Int, speed: Double = 3_600) -> Int {
+        var twin = twin(index: index, speed: speed)
+        twin.boot()
+        let calendar = WakeCalendar.calendar(in: TimeZone(identifier: "UTC")!)
+        let end = calendar.date(byAdding: .day, value: days, to: start)!
+        twin.run(until: end)
+        return twin.log.count
+    }
+}
