@@ -39,10 +39,6 @@ for file in options.files {
         exit(ExitCode.dataError.rawValue)
     }
 }
-if options.svg != nil {
-    Reaper.shared.writeError("sleeptap-scenario: --svg is not implemented yet (see sleeptap-scenario --help)")
-    exit(ExitCode.usage.rawValue)
-}
 let runTwin = options.mode != .processes
 let runProcesses = options.mode != .twin
 var executables: ScenarioExecutables?
@@ -61,9 +57,24 @@ let progress = isatty(STDERR_FILENO) == 1
 var runs: [ScenarioRun] = []
 /// Whether each scenario held, in every mode it ran in.
 var held: [Bool] = []
-for scenario in scenarios {
+let svgPaths = options.svgPaths()
+for (index, scenario) in scenarios.enumerated() {
     let first = runs.count
-    defer { held.append(runs[first...].allSatisfy(\.passed)) }
+    defer {
+        held.append(runs[first...].allSatisfy(\.passed))
+        // The chart of the scenario's first run (the twin's, unless --processes).
+        if index < svgPaths.count, first < runs.count {
+            let path = svgPaths[index]
+            do {
+                try Data(CoverageChart.svg(runs[first]).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                Reaper.shared.finish(.cantCreate) {
+                    Reaper.shared.writeError(
+                        "sleeptap-scenario: --svg \(path): cannot write the chart (\(error.localizedDescription))")
+                }
+            }
+        }
+    }
     do {
         if runTwin {
             let run = try ScenarioRun.twin(scenario, speed: options.speed)

@@ -76,4 +76,25 @@ struct ScenarioProcessTests {
                 ), "\(text.standardOutput)")
         }
     }
+
+    @Test("--processes alone: the processes only, their table, the comparison with the twin on their instants; exit 0")
+    func processesOnly() throws {
+        let short: (inout [String: Any]) -> Void = { object in
+            object["end"] = "2026-07-24T00:00:00Z"
+            object["steps"] = []
+        }
+        try ScenarioRunnerTests.withScenario(
+            expect: [["event": "fallback.manual_entry", "count": 0], ["event": "bed.wake_time", "min": 3]], edit: short
+        ) { path in
+            let result = try CapturedRun.run(
+                "sleeptap-scenario", [path, "--processes", "--speed", Self.speed], timeout: 60)
+            let output = result.standardOutput
+            #expect(result.status == 0, "\(output)\n\(result.standardError)")
+            #expect(output.contains("(\(path)) in the processes"), "\(output)")
+            #expect(!output.contains("in the twin"), "\(output)")
+            #expect(output.contains("  start-up (virtual, after start): phone +"), "\(output)")
+            #expect(output.contains("PASS the processes and the twin on the processes' instants agree on"), "\(output)")
+            #expect(output.hasSuffix("PASS: 1 of 1 scenarios hold"), "\(output)")
+        }
+    }
 }

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
 /// `sleeptap-scenario --twin`: the example scenarios hold, a wrong expectation fails and says
 /// why, a bad file and a bad command line are refused.
 @Suite("sleeptap-scenario runs scenario files in the twin")
@@ -119,5 +123,43 @@ struct ScenarioRunnerTests {
         let result = try CapturedRun.run("sleeptap-scenario", files + extra, timeout: 60)
         #expect(result.status == 64)
         #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
+    @Test("--svg: a well-formed SVG with a mark per fallback, warning, open and background run; one file per scenario")
+    func svgChart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sleeptap-svg-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = Self.examples.appendingPathComponent("field-report-shanghai.json").path
+        let chart = directory.appendingPathComponent("chart.svg").path
+        let result = try CapturedRun.run(
+            "sleeptap-scenario", [report, "--twin", "--json", "--svg", chart], timeout: 60)
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let nights = try #require((summary["scenarios"] as? [[String: Any]])?.first?["nights"] as? [[String: Any]])
+        let document = try XMLDocument(data: try Data(contentsOf: URL(fileURLWithPath: chart)))
+        let root = try #require(document.rootElement())
+        #expect(root.name == "svg")
+        func marks(_ kind: String) throws -> Int { try document.nodes(forXPath: "//*[@class='\(kind)']").count }
+        #expect(try marks("fallback") == nights.filter { $0["outcome"] as? String == "manual entry" }.count)
+        #expect(try marks("fallback") == 3)
+        #expect(try marks("warning") == nights.filter { $0["outcome"] as? String == "warned" }.count)
+        #expect(try marks("open") == 1)
+        let runs = nights.compactMap { $0["backgroundRuns"] as? Int }.reduce(0, +)
+        #expect(try marks("background-run") >= runs && runs > 0)
+        #expect(try marks("coverage") == 1)
+
+        // Several scenarios: one file each, named after the scenario file.
+        let both = try CapturedRun.run(
+            "sleeptap-scenario", try Self.examplePaths() + ["--twin", "--svg", chart], timeout: 60)
+        #expect(both.status == 0, "\(both.standardError)")
+        for path in try Self.examplePaths() {
+            let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            let file = directory.appendingPathComponent("chart-\(name).svg").path
+            #expect(FileManager.default.fileExists(atPath: file), "\(file)")
+            _ = try XMLDocument(data: try Data(contentsOf: URL(fileURLWithPath: file)))
+        }
     }
 }
