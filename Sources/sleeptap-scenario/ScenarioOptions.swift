@@ -10,7 +10,7 @@ struct ScenarioOptions: Equatable, Sendable {
     var files: [String] = []
     var mode = Mode.both
     /// Virtual seconds per wall second (`--speed`).
-    var speed = 345_600.0
+    var speed = 172_800.0
     var json = false
     /// `--svg FILE`: the coverage chart (one file per scenario; `svgPaths`).
     var svg: String?
@@ -31,8 +31,8 @@ struct ScenarioOptions: Equatable, Sendable {
                         on the processes' own instants (default)
           --twin        the embedded twin only
           --processes   the real phone and watch only (found next to this binary)
-          --speed N     virtual seconds per wall second, 1 to 10000000 (default 345600: 4 virtual
-                        days per wall second, a 3-week scenario in about 5 s as processes)
+          --speed N     virtual seconds per wall second, 1 to 10000000 (default 172800: 2 virtual
+                        days per wall second, a 3-week scenario in about 11 s as processes)
           --json        print one JSON object {"pass", "modes", "speed", "scenarios": [...]} instead
           --svg FILE    write a coverage chart (nights of cached dates left over time, with
                         fallbacks, warnings, opens and background runs) as SVG to FILE; with several

@@ -7,9 +7,10 @@ import Testing
 /// both modes and says why.
 @Suite("sleeptap-scenario runs scenario files as real processes and compares them with the twin")
 struct ScenarioProcessTests {
-    /// 32 virtual hours per wall second (the differential tests' speed): fast, with room for the
-    /// processes' start-up and stdin lag while the rest of the suite loads both cores.
-    static let speed = "115200"
+    /// The default speed, 2 virtual days per wall second: the examples start at local midnight,
+    /// so the processes have most of a virtual day (about 0.5 wall seconds) to start and link
+    /// before the first tap, while the rest of the suite loads both cores.
+    static let speed = "172800"
 
     /// The examples in two halves, each run by one sleeptap-scenario (the halves run at once).
     static func halves() throws -> [[String]] {
