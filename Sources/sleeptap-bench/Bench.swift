@@ -218,11 +218,15 @@ final class Bench {
 
     private func restartCase(_ pair: ProcessPair) throws {
         var restarts: [Double] = []
+        var startUps: [Double] = []
         for index in 1...plan.restarts {
             progress("watch restart \(index) of \(plan.restarts)")
-            restarts.append(try pair.restartToNewestBatch() * 1e3)
+            let (total, startUp) = try pair.restartToNewestBatch()
+            restarts.append(total * 1e3)
+            startUps.append(startUp * 1e3)
         }
         let restart = Summary(rounds: [restarts])
+        let startUp = Summary(rounds: [startUps])
         measurements.append(
             Measurement(
                 name: "watch kill -9 + restart -> newest batch.applied", unit: "ms", swift: restart, baseline: nil))
@@ -231,8 +235,8 @@ final class Bench {
                 name: "watch restart → newest batch", value: restart.median, unit: "ms", baseline: nil, ratio: nil,
                 target: "median <= 100 ms", met: restart.median <= 100,
                 note: String(
-                    format: "p90 %.1f ms over %d restarts; from spawn to batch.applied read on stdout", restart.p90,
-                    restarts.count)))
+                    format: "p90 %.1f ms over %d restarts, from spawn to batch.applied read on stdout; of it, "
+                        + "spawn to watch.started %.1f ms (median)", restart.p90, restarts.count, startUp.median)))
 
     }
 

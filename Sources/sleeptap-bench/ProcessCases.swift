@@ -81,8 +81,9 @@ final class ProcessPair {
 
     /// kill -9 the watch, let the phone issue a newer batch, start a new watch on the same state
     /// dir, and time from its spawn to its `batch.applied` of that batch (as read from its stdout).
-    /// - Returns: seconds.
-    func restartToNewestBatch() throws -> Double {
+    /// - Returns: seconds in all, and of them seconds until its `watch.started` (exec, dynamic
+    ///   loading, the state dir's lock, the state file read).
+    func restartToNewestBatch() throws -> (total: Double, startUp: Double) {
         kill(watch.pid, SIGKILL)
         guard watch.waitForExit(timeout: 10) else { throw BenchFailure("the watch did not die of SIGKILL in 10 s") }
         let fromEvent = phone.events.count
@@ -95,9 +96,10 @@ final class ProcessPair {
         guard watch.waitFor(.batchApplied, timeout: 10, where: { $0.int("seq") == seq }) != nil,
             let applied = Self.arrival(watch, from: 0, event: "batch.applied", seq: seq)
         else { throw BenchFailure("the restarted watch did not apply batch \(seq) in 10 s: \(watch.standardError)") }
+        let started = watch.outputLines.first { $0.text.contains("\"watch.started\"") }?.arrived ?? applied
         // Let the phone take the ACK before the next measurement.
         _ = phone.waitFor(.ackReceived, from: fromEvent, timeout: 10, where: { $0.int("seq") == seq })
-        return applied.timeIntervalSince(start)
+        return (applied.timeIntervalSince(start), started.timeIntervalSince(start))
     }
 
     /// CPU and memory of one process over a window.
