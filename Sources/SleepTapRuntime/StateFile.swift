@@ -242,7 +242,11 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
 
     private var encoder: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // Compact, keys sorted (the same value gives the same bytes, which `saveIfChanged`
+        // compares): each save is on the path of a round trip (the watch's ACK waits for it), and
+        // indentation made phone.json half as large again and its encoding slower
+        // (docs/performance.md).
+        encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
         return encoder
     }
