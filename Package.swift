@@ -61,13 +61,13 @@ let package = Package(
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
         // The floor the bench measures against: the same echo and atomic writes in plain C on libzmq.
         .executableTarget(name: "sleeptap-bench-baseline", dependencies: ["CZeroMQ"]),
-        // Ratios to that floor, measured in one interleaved run; builds the baseline, phone and watch
-        // with it (`swift run -c release sleeptap-bench`).
+        // Ratios to that floor, measured in one interleaved run; builds the baseline, phone, watch
+        // and sleeptap-report with it (`swift run -c release sleeptap-bench`).
         .executableTarget(
             name: "sleeptap-bench",
             dependencies: [
                 "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "ZeroMQ",
-                "sleeptap-bench-baseline", "phone", "watch",
+                "sleeptap-bench-baseline", "phone", "watch", "sleeptap-report",
             ]),
         // The weekly freshness report over run records (docs/metrics.md): reads metrics/bg_runs,
         // writes one Markdown file atomically.
