@@ -71,12 +71,12 @@ public enum FreshnessReportFiles {
                 report.skip(file: name, reason: "\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
                 continue
             }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                report.skip(file: name, reason: "cannot be read")
+            guard let bytes = readAll(path, size: Int(info.st_size)) else {
+                report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
                 continue
             }
             do {
-                report.add(file: try RunRecordFile.decode(data))
+                report.add(file: try RunRecordFile.decode(bytes: bytes))
             } catch {
                 report.skip(file: name, reason: error.description)
             }
@@ -86,6 +86,28 @@ public enum FreshnessReportFiles {
             throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")
         }
         return report
+    }
+
+    /// The whole file at `path` (about `size` bytes; a file that grew is read to its end), nil on
+    /// an error (errno set).
+    private static func readAll(_ path: String, size: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: max(size, 4_096))
+        var count = 0
+        while true {
+            if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { break }
+            count += n
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 
     /// Writes `report` to `root/reports/bg_freshness_<date>.md` atomically (a re-run on the same

@@ -32,7 +32,8 @@ public enum Percentile {
 ///
 /// Two weeks of UTC days: this week is the 7 days ending with the report date, last week the 7
 /// before. Memory does not grow with the number of records beyond what exact percentiles need:
-/// per day and group, the staleness samples as a `[Double]` and a few counters; the devices seen
+/// per day, the staleness samples as `[Double]`s (each sample once: per iOS and per Android
+/// bucket, the groups above them are their unions) and per group a few counters; the devices seen
 /// per group and week as a set of names.
 public struct FreshnessReport: Sendable {
     /// What a row of the report is about.
@@ -64,7 +65,6 @@ public struct FreshnessReport: Sendable {
 
     /// One day of one group.
     struct Cell: Sendable {
-        var staleness: [Double] = []
         var neverRefreshed = 0
         var submitted = 0
         var succeeded = 0
@@ -75,7 +75,6 @@ public struct FreshnessReport: Sendable {
         var records = 0
 
         mutating func merge(_ other: Cell) {
-            staleness += other.staleness
             neverRefreshed += other.neverRefreshed
             submitted += other.submitted
             succeeded += other.succeeded
@@ -89,7 +88,8 @@ public struct FreshnessReport: Sendable {
 
     /// A group over a span of days, computed.
     public struct Figures: Equatable, Sendable {
-        /// Devices with at least one record in the span.
+        /// Devices with at least one record in the week (for a span that is not one of the two
+        /// weeks: in either week).
         public var devices: Int
         /// Staleness samples (foreground records), numbers and nulls.
         public var samples: Int
@@ -126,6 +126,9 @@ public struct FreshnessReport: Sendable {
     private let bounds: [Double]
     /// [group][day]
     private var cells: [[Cell]]
+    /// The numeric staleness samples, each once: [leaf][day], leaf 0 iOS, 1...5 the Android
+    /// buckets in `StandbyBucket.all` order.
+    private var samples: [[[Double]]]
     /// [group][week (0 last, 1 this)]
     private var devices: [[Set<String>]]
     /// Records outside the two weeks.
@@ -152,6 +155,22 @@ public struct FreshnessReport: Sendable {
         days = starts.prefix(14).map { LocalDate($0, in: calendar) }
         cells = Array(repeating: Array(repeating: Cell(), count: 14), count: Group.ordered.count)
         devices = Array(repeating: [[], []], count: Group.ordered.count)
+        samples = Array(repeating: Array(repeating: [], count: 14), count: 1 + StandbyBucket.all.count)
+    }
+
+    /// The sample leaves a group is the union of.
+    private static func leaves(_ group: Group) -> [Int] {
+        switch group {
+        case .all: Array(0...StandbyBucket.all.count)
+        case .platform(.ios): [0]
+        case .platform(.android): Array(1...StandbyBucket.all.count)
+        case .bucket(let bucket): [1 + (StandbyBucket.all.firstIndex(of: bucket) ?? 0)]
+        }
+    }
+
+    private static func leaf(_ record: RunRecord) -> Int {
+        guard record.platform == .android, let bucket = record.bucket else { return 0 }
+        return 1 + (StandbyBucket.all.firstIndex(of: bucket) ?? 0)
     }
 
     /// The day index 0...13 of `instant`, nil outside the two weeks.
@@ -190,6 +209,9 @@ public struct FreshnessReport: Sendable {
             lastDevice = record.device
             lastDeviceSeen = 0
         }
+        if record.kind == .foreground, let hours = record.stalenessHours {
+            samples[Self.leaf(record)][day].append(hours)
+        }
         var groups = [Group.all.index, Group.platform(record.platform).index]
         if let bucket = record.bucket { groups.append(Group.bucket(bucket).index) }
         for group in groups {
@@ -202,9 +224,7 @@ public struct FreshnessReport: Sendable {
             cells[group][day].records += 1
             switch record.kind {
             case .foreground:
-                if let hours = record.stalenessHours {
-                    cells[group][day].staleness.append(hours)
-                } else {
+                if record.stalenessHours == nil {
                     cells[group][day].neverRefreshed += 1
                 }
             case .submitted:
@@ -225,7 +245,11 @@ public struct FreshnessReport: Sendable {
     public func figures(_ group: Group, days range: ClosedRange<Int>) -> Figures {
         var cell = Cell()
         for day in range { cell.merge(cells[group.index][day]) }
-        let sorted = cell.staleness.sorted()
+        var values: [Double] = []
+        for leaf in Self.leaves(group) {
+            for day in range { values += samples[leaf][day] }
+        }
+        let sorted = values.sorted()
         let weekDevices: Int
         if range == 0...6 {
             weekDevices = devices[group.index][0].count
@@ -383,7 +407,7 @@ extension FreshnessReport {
 
         out += "## Daily staleness\n\n"
         let daily = (0..<14).map { figures(.all, days: $0...$0) }
-        let top = daily.compactMap(\.p90).max() ?? 1
+        let top = max(1, daily.compactMap(\.p90).max() ?? 1)
         out += "p50 (first line) and p90 (second line) of the day's staleness samples, in hours; "
         out += "a day without numeric samples is drawn at 0 (n/a in the table).\n\n"
         out += "```mermaid\nxychart-beta\n"

@@ -214,12 +214,25 @@ public enum RunRecordFile {
     /// first (as `decode(_:)` does).
     /// - Throws: `Problem`, the first one found.
     public static func decode(_ data: Data, _ body: (RunRecord) -> Void) throws(Problem) {
-        let bytes = [UInt8](data)
+        try decode(bytes: [UInt8](data), body)
+    }
+
+    /// `decode(_:)` of a file's bytes.
+    /// - Throws: `Problem`, the first one found.
+    public static func decode(bytes: [UInt8]) throws(Problem) -> [RunRecord] {
+        var records: [RunRecord] = []
+        try decode(bytes: bytes) { records.append($0) }
+        return records
+    }
+
+    /// `decode(_:_:)` of a file's bytes.
+    /// - Throws: `Problem`, the first one found.
+    public static func decode(bytes: [UInt8], _ body: (RunRecord) -> Void) throws(Problem) {
         var scanner = RecordScanner(bytes: bytes)
         do throws(Problem) {
             try scanner.records(body)
         } catch {
-            if let syntax = JSONDiagnosis.syntaxError(in: data) {
+            if let syntax = JSONDiagnosis.syntaxError(in: Data(bytes)) {
                 throw Problem(index: nil, field: nil, reason: "not valid JSON: \(syntax)")
             }
             throw error
