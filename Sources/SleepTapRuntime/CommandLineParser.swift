@@ -127,8 +127,8 @@ public enum CommandLineParser {
                                 0-64, 0 never warns (default: 2)
           --request-dates       while the nights left are at or below --warn-nights (1 or more)
                                 and the link is up, ask the phone for dates with a REQUEST (at a
-                                bed tap, an applied batch or the link coming up; at most one an
-                                hour of virtual time)
+                                bed tap, an applied batch, the link coming up, and again an hour
+                                later while still low; at most one an hour of virtual time)
           --keys DIR            CURVE: DIR holds this watch's watch.key_secret (from `watch
                                 keygen --dir DIR`) and the phone's public certificate phone.key;
                                 DIR and its files must not be writable by group or others

@@ -59,6 +59,8 @@ struct TwinScenario: CustomStringConvertible, Sendable {
     var horizonDays = 7
     /// Wake-up per weekday, Sunday first; nil = off.
     var wake: [LocalTime?] = Array(repeating: LocalTime(hour: 7, minute: 0), count: 7)
+    /// `watch --request-dates`: the watch asks for dates with a REQUEST while they run low.
+    var requestDates = false
     var bedAt = LocalTime(hour: 22, minute: 30)!
     var manualWake = LocalTime(hour: 7, minute: 0)!
     /// Steps at virtual instants, in order.
@@ -125,7 +127,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
         return "seed \(seed): \(zone) (phone's via \(zoneInScheduleFile ? "schedule file" : "--time-zone"), "
             + "watch's via \(watchZoneFlag ? "--time-zone" : "the batch")), start \(ISO8601.string(start)), "
             + "\(nights) nights, \(os), --os-seed \(osSeed), --device-seed \(deviceSeed), --horizon-days \(horizonDays), wake \(week), "
-            + "bed \(bedAt), manual wake \(manualWake), steps [\(steps)]"
+            + "bed \(bedAt), manual wake \(manualWake)\(requestDates ? ", --request-dates" : ""), steps [\(steps)]"
     }
 
     /// The schedule file (docs/schedule-format.md).
@@ -165,6 +167,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
             "--manual-wake", manualWake.description,
         ]
         if watchZoneFlag { arguments += ["--time-zone", zone] }
+        if requestDates { arguments.append("--request-dates") }
         return arguments + clock(anchor: anchor)
     }
 }
@@ -403,6 +406,40 @@ struct TwinDifferentialTests {
             scenario, observed, process: observed.launches(before: scenario.end),
             twin: DifferentialRun.launches(twin, before: scenario.end))
         #expect(launches == nil, "\(launches ?? "")")
+    }
+
+    @Test(
+        "late-silent with watch --request-dates, iOS and Android: the REQUESTs the watch sends on its low nights are served in both, and the nights are the same, none by hand",
+        arguments: ["ios", "android"])
+    func requestDates(platform: String) async throws {
+        var scenario = TwinScenario()
+        scenario.seed = 0
+        scenario.zone = "Europe/Berlin"
+        scenario.start = ISO8601.date("2026-05-04T09:00:00Z")!  // Mon 11:00 CEST
+        scenario.osSeed = 12
+        scenario.deviceSeed = 3
+        scenario.horizonDays = 4
+        scenario.requestDates = true
+        scenario.platform = platform
+        if platform == "android" {
+            // Battery Saver from the first afternoon: no Worker runs at all, only the listener service.
+            scenario.bucket = "active"
+            scenario.steps = [(ISO8601.date("2026-05-04T12:00:00Z")!, .lowPower)]
+        } else {
+            scenario.registration = .lateSilent
+        }
+        let observed = try await DifferentialRun.onThread { [scenario] in try DifferentialRun.processes(scenario) }
+        let twin = DifferentialRun.twin(scenario, observed)
+        let processNights = observed.nights(before: scenario.end)
+        #expect(processNights.count >= scenario.nights - 2, "\(scenario): only \(processNights.count) nights ran")
+        let nights = DifferentialRun.difference(
+            scenario, observed, process: processNights, twin: DifferentialRun.nights(twin, before: scenario.end))
+        #expect(nights == nil, "\(nights ?? "")")
+        #expect(!processNights.contains { $0.outcome == "fallback" }, "\(processNights)")
+        let served = observed.phoneEvents.filter { $0.name == .requestServed }.count
+        let twinServed = twin.events(.requestServed, from: .phone).count
+        #expect(served >= 1 && twinServed >= 1, "processes served \(served), the twin \(twinServed)")
+        #expect(abs(served - twinServed) <= 1, "processes served \(served), the twin \(twinServed)")
     }
 
     @Test(

@@ -396,6 +396,33 @@ struct DateRequestTests {
         #expect(Self.requests(try Self.tap(&node, "2026-06-25T14:01:00Z")).map(\.id) == [3])
     }
 
+    @Test("No answer: the request timer asks again an hour later while low and in reach, and not once the dates came")
+    func retryTimer() throws {
+        var node = Self.asker()
+        let first = try Self.tap(&node, "2026-06-25T13:00:00Z")
+        let hour = ISO8601.date("2026-06-25T14:00:00Z")!
+        #expect(first.contains(.arm(.request, .at(hour))))
+        // The REQUEST or its answer was lost: an hour on, it asks again and re-arms.
+        let retry = node.timerFired(.request, at: WatchNodeTests.at(3, hour))
+        #expect(Self.requests(retry).map(\.id) == [2])
+        #expect(retry.contains(.arm(.request, .at(hour.addingTimeInterval(WatchNode.requestSpacing)))))
+        // Out of reach: the timer sends nothing; the link coming up asks.
+        _ = node.link(.disconnected, at: WatchNodeTests.at(4, hour))
+        #expect(
+            Self.requests(node.timerFired(.request, at: WatchNodeTests.at(5, hour.addingTimeInterval(3_600)))).isEmpty)
+        // The dates came: the timer finds the nights left above the threshold and sends nothing.
+        var answered = Self.asker()
+        _ = try Self.tap(&answered, "2026-06-25T13:00:00Z")
+        let later = ISO8601.date("2026-06-25T13:05:00Z")!
+        _ = WatchNodeTests.drive(
+            &answered,
+            answered.received(
+                frames: WatchNodeTests.frame(.batch(WatchNodeTests.tokyoBatch(seq: 2, after: later))),
+                at: WatchNodeTests.at(2, later)),
+            at: WatchNodeTests.at(2, later))
+        #expect(Self.requests(answered.timerFired(.request, at: WatchNodeTests.at(3, hour))).isEmpty)
+    }
+
     @Test("A batch that raises the nights left above --warn-nights stops the asking; the next low spell asks again")
     func answeredBatchStops() throws {
         var node = Self.asker()

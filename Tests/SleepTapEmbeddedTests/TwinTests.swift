@@ -13,7 +13,7 @@ struct TwinTests {
 
     static func twin(
         _ mode: RegistrationMode, osSeed: UInt64 = 1, faults: LinkFaults = .none, seed: UInt64 = 7,
-        speed: Double = 3_600, manualWake: LocalTime = LocalTime(hour: 6, minute: 30)!
+        speed: Double = 3_600, manualWake: LocalTime = LocalTime(hour: 6, minute: 30)!, requestDates: Bool = false
     ) -> Twin {
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         ios.registrationMode = mode
@@ -27,7 +27,7 @@ struct TwinTests {
                 osState: "new"))
         let watch = WatchNode.Configuration(
             endpoint: "twin", statePath: "watch.json", systemZone: zone, bedAt: LocalTime(hour: 22, minute: 30),
-            manualWake: manualWake)
+            manualWake: manualWake, requestDates: requestDates)
         return Twin(start: start, speed: speed, phone: phone, watch: watch, faults: faults, seed: seed)
     }
 
@@ -128,6 +128,34 @@ struct TwinTests {
         twin.schedule(.phone("open"), at: Self.start.addingTimeInterval(10 * Self.day + 3_600))
         twin.run(until: Self.start.addingTimeInterval(12 * Self.day))
         #expect(Self.nights(twin).suffix(2).allSatisfy { !$0.fallback })
+    }
+
+    @Test(
+        "late-silent with --request-dates: no night by hand in 30 days while in reach, even on a lossy link; an outage over the last cached nights still costs them"
+    )
+    func requestDates() throws {
+        for faults in [LinkFaults.none, LinkFaults(drop: 0.3, duplicate: 0.1, delay: 0.2, maxDelay: 600)] {
+            var twin = Self.twin(.lateSilent, faults: faults, seed: 5, requestDates: true)
+            twin.boot()
+            twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
+            let nights = Self.nights(twin)
+            #expect(nights.count == 30)
+            #expect(nights.allSatisfy { !$0.fallback }, "\(faults): \(nights.filter(\.fallback))")
+            #expect(twin.events(.handlerEntered).isEmpty)
+            #expect(twin.events(.requestServed, from: .phone).count >= 4, "\(faults)")
+        }
+        // Out of reach from the day before the warning until after the cache ran out: nights 8
+        // and 9 by hand; back in reach, the watch asks at once and no later night needs it.
+        var twin = Self.twin(.lateSilent, requestDates: true)
+        twin.boot()
+        twin.schedule(.link(up: false), at: Self.start.addingTimeInterval(4 * Self.day))
+        twin.schedule(.link(up: true), at: Self.start.addingTimeInterval(9 * Self.day))
+        twin.run(until: Self.start.addingTimeInterval(20 * Self.day))
+        let nights = Self.nights(twin)
+        #expect(nights.filter(\.fallback).map(\.date) == ["2025-03-13", "2025-03-14"], "\(nights)")
+        let back = Self.start.addingTimeInterval(9 * Self.day)
+        #expect(twin.events(.requestSent, from: .watch).first { $0.at >= back }?.at == back)
+        #expect(!twin.events(.requestSent, from: .watch).contains { $0.at < back && $0.at >= back - 5 * Self.day })
     }
 
     @Test("A lossy link (drops, duplicates, delays) and restarts: resends and HELLO retries still deliver every batch")

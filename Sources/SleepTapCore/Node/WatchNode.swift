@@ -12,6 +12,9 @@ public enum WatchTimer: Hashable, Sendable, CaseIterable {
     case relink
     /// The simulated user's nightly bed tap (`--bed-at`, local time in the zone in force).
     case bed
+    /// `--request-dates`: `requestSpacing` after the last REQUEST (virtual); ask again if the
+    /// nights left are still low and the link is up.
+    case request
 }
 
 /// What the transport reports about the link to the phone (from the socket monitor,
@@ -330,6 +333,8 @@ public struct WatchNode: Sendable {
         case .relink:
             relinkDelay = min(relinkDelay * 2, Self.maximumRelinkDelay)
             return [.reconnect] + arm(.relink, .after(relinkDelay))
+        case .request:
+            return requestIfLow(at: time.now)
         case .bed:
             guard let at = nextBed else { return [] }
             let zone = userZone
@@ -562,7 +567,8 @@ public struct WatchNode: Sendable {
     /// With `--request-dates`: a REQUEST {id, nightsLeft, coverageEnd} when a batch is held, the
     /// nights left are at or below `--warn-nights`, the link is up, and no REQUEST went out in
     /// the last `requestSpacing` virtual seconds; nothing otherwise. Checked where `coverage.low`
-    /// is (an applied batch, a bed tap) and when the link comes up.
+    /// is (an applied batch, a bed tap), when the link comes up, and `requestSpacing` after each
+    /// REQUEST (the `request` timer).
     private mutating func requestIfLow(at now: Date) -> [WatchAction] {
         guard configuration.requestDates, linkUp, let batch = core.state.batch else { return [] }
         let left = WatchCore.nightsLeft(at: now, in: batch)
@@ -570,7 +576,10 @@ public struct WatchNode: Sendable {
         if let last = lastRequestAt, now >= last, now.timeIntervalSince(last) < Self.requestSpacing { return [] }
         requestsSent += 1
         lastRequestAt = now
+        // No answer is awaited as such: if the nights left are still low an hour on (the REQUEST
+        // or its answer was lost, or the phone refused), the timer asks again.
         return [.send(.request(DateRequest(id: requestsSent, nightsLeft: left, coverageEnd: batch.coverageEnd)))]
+            + arm(.request, .at(now.addingTimeInterval(Self.requestSpacing)))
     }
 
     /// Plans everything timed in local time again when the zone in force is not the one it was
