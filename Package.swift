@@ -75,9 +75,12 @@ let package = Package(
             name: "sleeptap-report",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime"]),
         // Simulated fleets of devices on the twin, and the twin's speed workload.
-        .target(name: "SleepTapFleet", dependencies: ["SleepTapCore", "SleepTapEmbedded"]),
+        .target(
+            name: "SleepTapFleet",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapRuntime"]),
         .executableTarget(
-            name: "sleeptap-fleet", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapFleet"]),
+            name: "sleeptap-fleet",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapRuntime"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
@@ -89,11 +92,14 @@ let package = Package(
         .testTarget(name: "SleepTapScenarioTests", dependencies: ["SleepTapCore", "SleepTapScenario"]),
         .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
+            name: "SleepTapFleetTests",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapRuntime"]),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
-                "sleeptap-report",
+                "sleeptap-report", "sleeptap-fleet",
             ]
         ),
     ]

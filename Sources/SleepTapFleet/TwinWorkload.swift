@@ -41,4 +41,26 @@ public enum TwinWorkload {
         twin.run(until: end)
         return twin.log.count
     }
+
+    /// Runs devices 0 ..< `devices` for `days` days, `jobs` at a time (1: one after the other on
+    /// the calling thread, which valgrind can follow), and returns the number of log entries.
+    public static func runAll(devices: Int, days: Int, jobs: Int, speed: Double) async -> Int {
+        if jobs <= 1 { return (0..<devices).reduce(0) { $0 + run(index: $1, days: days, speed: speed) } }
+        return await withTaskGroup(of: Int.self) { group in
+            var next = 0
+            var total = 0
+            func start() {
+                guard next < devices else { return }
+                let index = next
+                next += 1
+                group.addTask { run(index: index, days: days, speed: speed) }
+            }
+            for _ in 0..<jobs { start() }
+            while let count = await group.next() {
+                total += count
+                start()
+            }
+            return total
+        }
+    }
 }

@@ -12,8 +12,11 @@ import SleepTapCore
 /// After a crash the file holds either the old or the new bytes, never a mix.
 public enum AtomicFile {
     /// Replaces the file at `path` with `data` atomically and durably.
+    /// - Parameter durable: false skips both fsyncs: the rename is still atomic for readers (they
+    ///   see the old file or the new one), but after a crash the file may be empty or missing.
+    ///   For output that is made again rather than recovered (a simulation's files).
     /// - Throws: `FileError` naming the path and the failing call; the old file is untouched.
-    public static func write(_ data: Data, to path: String) throws(FileError) {
+    public static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -39,7 +42,7 @@ public enum AtomicFile {
             close(fd)
             throw error
         }
-        guard fsync(fd) == 0 else {
+        guard !durable || fsync(fd) == 0 else {
             let error = failure(temp, "fsync")
             close(fd)
             throw error
@@ -47,6 +50,7 @@ public enum AtomicFile {
         close(fd)
         guard rename(temp, path) == 0 else { throw failure(path, "rename") }
         ok = true
+        guard durable else { return }
         let dirFd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFd >= 0 {
             _ = fsync(dirFd)

@@ -3,82 +3,98 @@ import Foundation
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapFleet
+import SleepTapRuntime
 
-// sleeptap-fleet: simulated devices on the embedded twin. For now only the speed measurement:
-// `sleeptap-fleet --bench --devices N --days D [--jobs J] [--speed S]` (docs/performance.md).
+#if canImport(Glibc)
+    import Glibc
+#endif
 
-let usage = """
-    usage: sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]
+// sleeptap-fleet: a simulated fleet of devices on the embedded twin, writing run records
+// (docs/fleet.md); `--bench` runs the twin's speed workload (docs/performance.md).
 
-    Runs the twin's speed workload (docs/performance.md, "Twin speed"): N devices (default 100)
-    for D days (default 28), J at a time (default: the number of cores; 1 runs them on the main
-    thread), at S virtual seconds per wall second (default 3600), and prints device-days per
-    second. Writes no files.
-    """
-let arguments = Array(CommandLine.arguments.dropFirst())
-switch Parsed<Int>.informationRequest(in: arguments) {
-case .help:
-    print(usage)
-    exit(ExitCode.ok.rawValue)
-case .version:
-    print("sleeptap-fleet \(SleepTapVersion.string)")
-    exit(ExitCode.ok.rawValue)
-default: break
+signal(SIGPIPE, SIG_IGN)
+
+func writeOut(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }
-var reader = ArgumentReader(arguments)
-var bench = false
-var devices = 100
-var days = 28
-var jobs = ProcessInfo.processInfo.activeProcessorCount
-var speed = 3_600.0
+
+func fail(_ text: String, _ code: ExitCode) -> Never {
+    FileHandle.standardError.write(Data(("sleeptap-fleet: " + text + "\n").utf8))
+    exit(code.rawValue)
+}
+
+let today = LocalDate(Date(), in: FleetOptions.utc)
+let command: FleetCommand
 do {
-    while let flag = try reader.nextFlag() {
-        switch flag {
-        case "--bench": bench = true
-        case "--devices": devices = try reader.integer(flag, in: 1...10_000_000)
-        case "--days": days = try reader.integer(flag, in: 1...3_660)
-        case "--jobs": jobs = try reader.integer(flag, in: 1...1_024)
-        case "--speed": speed = try reader.seconds(flag, in: 1...1e9)
-        default: throw ArgumentReader.unknown(flag)
-        }
+    switch try FleetCommand.parse(
+        Array(CommandLine.arguments.dropFirst()), today: today, cores: ProcessInfo.processInfo.activeProcessorCount)
+    {
+    case .help:
+        writeOut(FleetCommand.usage)
+        exit(ExitCode.ok.rawValue)
+    case .version:
+        writeOut("sleeptap-fleet \(SleepTapVersion.string)")
+        exit(ExitCode.ok.rawValue)
+    case .run(let parsed):
+        command = parsed
     }
-    guard bench else { throw UsageError("--bench is required (the fleet itself is not built yet)") }
 } catch {
-    FileHandle.standardError.write(Data("sleeptap-fleet: \(error) (see sleeptap-fleet --help)\n".utf8))
-    exit(ExitCode.usage.rawValue)
+    fail("\(error.message) (see sleeptap-fleet --help)", .usage)
 }
 
-func runAll(devices: Int, days: Int, jobs: Int, speed: Double) async -> Int {
-    await withTaskGroup(of: Int.self) { group in
-        var next = 0
-        var total = 0
-        for _ in 0..<min(jobs, devices) {
-            let index = next
-            group.addTask { TwinWorkload.run(index: index, days: days, speed: speed) }
-            next += 1
+/// Seconds since `begin`.
+func seconds(since begin: ContinuousClock.Instant) -> Double {
+    let elapsed = ContinuousClock.now - begin
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+switch command {
+case .bench(let devices, let days, let jobs, let speed):
+    let begin = ContinuousClock.now
+    let events = await TwinWorkload.runAll(devices: devices, days: days, jobs: jobs, speed: speed)
+    let elapsed = seconds(since: begin)
+    writeOut(
+        "devices \(devices) days \(days) jobs \(jobs) speed \(Int(speed)): \(events) events, "
+            + String(format: "%.2f s, %.0f device-days/s", elapsed, Double(devices * days) / elapsed))
+case .run(let options, let out, let jobs, let json):
+    let terminal = isatty(STDERR_FILENO) == 1
+    var lastShown = ContinuousClock.now
+    let summary: FleetRun.Summary
+    do {
+        summary = try await FleetRun.run(options, writer: RunRecordWriter(root: out), jobs: jobs) { done, total in
+            guard terminal, done == total || ContinuousClock.now - lastShown > .milliseconds(200) else { return }
+            lastShown = ContinuousClock.now
+            FileHandle.standardError.write(Data("\r\(done)/\(total) devices".utf8))
+            if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
         }
-        while let count = await group.next() {
-            total += count
-            if next < devices {
-                let index = next
-                group.addTask { TwinWorkload.run(index: index, days: days, speed: speed) }
-                next += 1
-            }
-        }
-        return total
+    } catch {
+        fail("\(error)", .cantCreate)
+    }
+    let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
+    if json {
+        var object: [String: Any] = [
+            "devices": summary.devices, "days": options.days, "start": options.start.description,
+            "seed": options.seed, "shard": "\(options.shardIndex)/\(options.shardCount)", "out": out,
+            "deviceDays": summary.deviceDays, "records": summary.records, "files": summary.files,
+            "submitted": summary.submitted, "submitFailed": summary.submitFailed, "background": summary.background,
+            "backgroundSucceeded": summary.backgroundSucceeded, "dropped": summary.dropped,
+            "foreground": summary.foreground, "seconds": summary.seconds,
+            "deviceDaysPerSecond": summary.deviceDaysPerSecond,
+        ]
+        object["executionRate"] = summary.executionRate ?? NSNull()
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        writeOut(String(decoding: data, as: UTF8.self))
+    } else {
+        writeOut(
+            """
+            fleet: \(summary.devices) devices (shard \(options.shardIndex)/\(options.shardCount) of \(options.devices)) \
+            x \(options.days) days from \(options.start), seed \(options.seed)
+              records: \(summary.records) in \(summary.files) files under \(out)/\(RunRecordFile.directory)
+              submitted \(summary.submitted), submit failed \(summary.submitFailed), background runs \
+            \(summary.background) (\(summary.backgroundSucceeded) succeeded), dropped launches \(summary.dropped), \
+            app opens \(summary.foreground)
+              execution rate (successful background runs / submitted): \(rate)
+              \(String(format: "%.1f s, %.0f device-days/s", summary.seconds, summary.deviceDaysPerSecond))
+            """)
     }
 }
-let begin = ContinuousClock.now
-let entries: Int
-if jobs == 1 {
-    // One device after the other on this thread (no worker threads: valgrind can run it).
-    entries = (0..<devices).reduce(0) { $0 + TwinWorkload.run(index: $1, days: days, speed: speed) }
-} else {
-    entries = await runAll(devices: devices, days: days, jobs: jobs, speed: speed)
-}
-let elapsed = ContinuousClock.now - begin
-let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-let rate = Double(devices * days) / seconds
-print(
-    "devices \(devices) days \(days) jobs \(jobs) speed \(Int(speed)): \(entries) events, "
-        + String(format: "%.2f s, %.0f device-days/s", seconds, rate))

@@ -28,7 +28,10 @@ struct BadInputTests {
 
     @Test(
         "--version prints the package's one version string and --help wins after bad flags, exit 0",
-        arguments: ["phone", "watch", "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report"])
+        arguments: [
+            "phone", "watch", "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report",
+            "sleeptap-fleet",
+        ])
     func versionAndHelp(_ program: String) throws {
         let scenario = try Scenario()
         defer { scenario.close() }

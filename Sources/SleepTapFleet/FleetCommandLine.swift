@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCommandLine
+public import SleepTapCore
+
+/// `sleeptap-fleet`'s command line.
+public enum FleetCommand: Equatable, Sendable {
+    /// Simulate `options`' fleet and write its run records under `out`.
+    case run(FleetOptions, out: String, jobs: Int, json: Bool)
+    /// The twin's speed workload (docs/performance.md): no files.
+    case bench(devices: Int, days: Int, jobs: Int, speed: Double)
+
+    public static let usage = """
+        usage: sleeptap-fleet --devices N --days D --out DIR [--start YYYY-MM-DD] [--seed S]
+                              [--mix ios=0.6,android=0.4] [--late-registration F]
+                              [--late-registration-from YYYY-MM-DD] [--opens F] [--low-power F]
+                              [--buckets active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05]
+                              [--shard I/N] [--jobs J] [--json]
+               sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]
+
+        Simulates N devices for D days on the embedded twin (the real phone and watch cores in
+        virtual time), one device per task on all cores, each with a seeded random user (app
+        opens, nightly bed taps, Low Power Mode, travel), and writes their run records to
+        DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json (docs/metrics.md, docs/fleet.md). The same
+        options give byte-identical files. Progress on stderr when it is a terminal; a summary at
+        the end.
+
+        options:
+          --devices N      devices in the fleet, 1 to 10000000
+          --days D         simulated UTC days, 1 to 366
+          --out DIR        output root (created if missing), what sleeptap-report reads
+          --start DATE     the first simulated UTC day (default: D days before today, UTC)
+          --seed S         seeds every device (default 0)
+          --mix SHARES     platform shares, summing to 1 (default ios=0.6,android=0.4)
+          --late-registration F
+                           share of iOS devices whose app registers its refresh handler too late
+                           (submit succeeds, the handler never runs), 0 to 1 (default 0)
+          --late-registration-from DATE
+                           the UTC day the app update that registers late reaches those devices
+                           (default: late from the start); within the simulated days
+          --opens F        app opens per user per day on average, 0 to 10 (default 1.5); each
+                           open submits a request too, which the report counts (docs/fleet.md)
+          --low-power F    share of days with Low Power Mode (Battery Saver) on for some hours,
+                           0 to 1 (default 0.1)
+          --buckets SHARES Android standby bucket shares, summing to 1 (default
+                           active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
+          --shard I/N      run only the devices whose index is I modulo N (0 <= I < N); the
+                           shards' files merge by copying them into one directory
+          --jobs J         devices simulated at once (default: the number of cores)
+          --json           print the summary as one JSON object
+          --bench          the twin's speed workload instead (docs/performance.md): no --out,
+                           --speed S virtual seconds per wall second (default 3600)
+          --version        print the version and exit
+          -h, --help       print this help and exit
+
+        exit status: 0 done; 64 a bad command line; 73 DIR or a file in it cannot be written.
+        """
+
+    /// Parses the arguments (without the program name).
+    /// - Parameters:
+    ///   - today: the UTC date `--start` counts back from.
+    ///   - cores: the default of `--jobs`.
+    /// - Throws: `UsageError` naming the option and what is wrong.
+    public static func parse(_ arguments: [String], today: LocalDate, cores: Int) throws(UsageError) -> Parsed<
+        FleetCommand
+    > {
+        if let request = Parsed<FleetCommand>.informationRequest(in: arguments) { return request }
+        var reader = ArgumentReader(arguments)
+        var devices: Int?
+        var days: Int?
+        var out: String?
+        var start: LocalDate?
+        var seed: UInt64 = 0
+        var mix: [String: Double]?
+        var late = 0.0
+        var lateFrom: LocalDate?
+        var lowPower: Double?
+        var opens: Double?
+        var buckets: [StandbyBucket: Double]?
+        var shard: (Int, Int)?
+        var jobs = max(1, cores)
+        var json = false
+        var bench = false
+        var speed: Double?
+        func share(_ flag: String) throws(UsageError) -> Double {
+            let text = try reader.value(flag)
+            guard let value = ArgumentReader.decimal(text), (0...1).contains(value) else {
+                throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected a share from 0 to 1")
+            }
+            return value
+        }
+        func date(_ flag: String) throws(UsageError) -> LocalDate {
+            let text = try reader.value(flag)
+            guard let date = LocalDate(parsing: text) else {
+                throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected a date YYYY-MM-DD")
+            }
+            return date
+        }
+        while let flag = try reader.nextFlag() {
+            switch flag {
+            case "--devices": devices = try reader.integer(flag, in: 1...10_000_000)
+            case "--days": days = try reader.integer(flag, in: 1...366)
+            case "--out": out = try reader.nonEmpty(flag)
+            case "--start": start = try date(flag)
+            case "--seed": seed = try reader.unsignedInteger(flag)
+            case "--mix":
+                mix = try shares(flag, try reader.value(flag), names: ["ios", "android"])
+            case "--late-registration": late = try share(flag)
+            case "--late-registration-from": lateFrom = try date(flag)
+            case "--low-power": lowPower = try share(flag)
+            case "--opens":
+                let text = try reader.value(flag)
+                guard let value = ArgumentReader.decimal(text), (0...10).contains(value) else {
+                    throw UsageError("--opens \"\(ArgumentReader.clip(text))\": expected opens a day from 0 to 10")
+                }
+                opens = value
+            case "--buckets":
+                let named = try shares(flag, try reader.value(flag), names: StandbyBucket.all.map(\.name))
+                buckets = Dictionary(
+                    uniqueKeysWithValues: named.compactMap { key, value in StandbyBucket(name: key).map { ($0, value) }
+                    })
+            case "--shard":
+                let text = try reader.value(flag)
+                let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
+                    count <= 1_000_000, index >= 0, index < count
+                else {
+                    throw UsageError(
+                        "--shard \"\(ArgumentReader.clip(text))\": expected I/N with 0 <= I < N (e.g. 0/4)")
+                }
+                shard = (index, count)
+            case "--jobs": jobs = try reader.integer(flag, in: 1...1_024)
+            case "--json": json = true
+            case "--bench": bench = true
+            case "--speed": speed = try reader.seconds(flag, in: 1...1e9)
+            default: throw ArgumentReader.unknown(flag)
+            }
+        }
+        if bench {
+            let fleetOnly: [(String, Bool)] = [
+                ("--out", out != nil), ("--start", start != nil), ("--mix", mix != nil),
+                ("--late-registration", late != 0), ("--late-registration-from", lateFrom != nil),
+                ("--low-power", lowPower != nil), ("--opens", opens != nil), ("--buckets", buckets != nil),
+                ("--shard", shard != nil),
+                ("--json", json),
+            ]
+            if let (flag, _) = fleetOnly.first(where: \.1) { throw UsageError("\(flag) is not a --bench option") }
+            return .run(.bench(devices: devices ?? 100, days: days ?? 28, jobs: jobs, speed: speed ?? 3_600))
+        }
+        if speed != nil { throw UsageError("--speed is a --bench option") }
+        guard let devices else { throw UsageError("--devices N is required") }
+        guard let days else { throw UsageError("--days D is required") }
+        guard let out else { throw UsageError("--out DIR is required") }
+        let utc = FleetOptions.utc
+        let first =
+            start
+            ?? LocalDate(
+                utc.date(byAdding: .day, value: -days, to: FleetOptions.midnightUTC(today)) ?? Date(), in: utc)
+        var options = FleetOptions(devices: devices, days: days, start: first)
+        options.seed = seed
+        if let mix { options.iosShare = mix["ios"] ?? 0 }
+        options.lateRegistration = late
+        if let lateFrom {
+            let from = FleetOptions.midnightUTC(lateFrom)
+            guard from >= options.startInstant, from < options.endInstant else {
+                throw UsageError(
+                    "--late-registration-from \(lateFrom): not one of the simulated days (\(first) and the "
+                        + "\(days - 1) after it)")
+            }
+            guard late > 0 else {
+                throw UsageError("--late-registration-from needs --late-registration F above 0 (the share it reaches)")
+            }
+            options.lateRegistrationFrom = lateFrom
+        }
+        if let lowPower { options.lowPower = lowPower }
+        if let opens { options.opens = opens }
+        if let buckets { options.buckets = buckets }
+        if let (index, count) = shard {
+            options.shardIndex = index
+            options.shardCount = count
+        }
+        return .run(.run(options, out: out, jobs: jobs, json: json))
+    }
+
+    /// `name=share,name=share`: known names, each once, shares from 0 to 1 summing to 1.
+    static func shares(_ flag: String, _ text: String, names: [String]) throws(UsageError) -> [String: Double] {
+        var result: [String: Double] = [:]
+        let expected = names.map { "\($0)=F" }.joined(separator: ",")
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2 else {
+                throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected \(expected)")
+            }
+            let name = String(pair[0])
+            guard names.contains(name) else {
+                throw UsageError(
+                    "\(flag): unknown name \"\(ArgumentReader.clip(name))\"; expected \(names.joined(separator: ", "))")
+            }
+            guard result[name] == nil else { throw UsageError("\(flag): \(name) is given twice") }
+            guard let value = ArgumentReader.decimal(String(pair[1])), (0...1).contains(value) else {
+                throw UsageError(
+                    "\(flag): \(name)=\"\(ArgumentReader.clip(String(pair[1])))\": expected a share from 0 to 1")
+            }
+            result[name] = value
+        }
+        let sum = result.values.reduce(0, +)
+        guard abs(sum - 1) < 1e-9 else {
+            throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": the shares sum to \(sum), not 1")
+        }
+        return result
+    }
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+public import SleepTapEmbedded
+
+/// One simulated device of a fleet and its user, drawn from the fleet's seed and the device's
+/// index alone (so a device is the same in every run, shard and task order):
+///
+/// - platform (`FleetOptions.iosShare`), home city and zone, Android standby bucket;
+/// - a weekly wake schedule (weekdays 05:30 to 08:00, weekends up to 2 h later or no alarm) and
+///   a nightly bed tap on the watch about 8.5 h before the weekday wake-up;
+/// - whether the app registers its refresh handler late (iOS, `FleetOptions.lateRegistration`),
+///   from the start or from the app update's day;
+/// - app opens between 07:00 and 23:00 local, `FleetOptions.opens` a day on average (Poisson);
+/// - Low Power Mode (Battery Saver) on some days (`FleetOptions.lowPower`), for 4 to 14 hours
+///   from an afternoon or evening moment;
+/// - one trip in ten devices: 2 to 6 days in another city's zone (phone `time-zone` and `move`,
+///   watch `time-zone`), then home again.
+public struct FleetDevice: Sendable {
+    /// A place users live in or travel to.
+    public struct City: Sendable, Equatable {
+        public var zone: String
+        public var location: Coordinate
+    }
+
+    /// The cities of the simulated users (one per inhabited UTC offset band, half-hour and
+    /// southern-hemisphere DST included).
+    public static let cities: [City] = [
+        ("America/New_York", 40.71, -74.01), ("America/Chicago", 41.88, -87.63),
+        ("America/Los_Angeles", 34.05, -118.24), ("America/Sao_Paulo", -23.55, -46.63),
+        ("Europe/London", 51.51, -0.13), ("Europe/Berlin", 52.52, 13.40), ("Asia/Kolkata", 22.57, 88.36),
+        ("Asia/Tokyo", 35.68, 139.69), ("Australia/Sydney", -33.87, 151.21), ("Pacific/Auckland", -36.85, 174.76),
+    ].map { City(zone: $0.0, location: Coordinate(latitude: $0.1, longitude: $0.2)!) }
+
+    /// Virtual seconds per wall second of the device's twin (transport timers: a heartbeat each
+    /// way every virtual hour).
+    public static let speed = 3_600.0
+
+    public let index: Int
+    /// The device's name in its run records, `device-` and the index (zero-padded to the width of
+    /// the fleet's largest index, at least 6 digits).
+    public let name: String
+    public let platform: Platform
+    public let home: City
+    public let schedule: WakeSchedule
+    /// The nightly bed tap on the watch, and the wake time typed by hand when no date is cached.
+    public let bedAt: LocalTime
+    public let manualWake: LocalTime
+    /// iOS: the app registers its handler too late from `lateFrom` on (nil: from the start).
+    public let registersLate: Bool
+    public let lateFrom: Date?
+    /// Android: the standby bucket the user's use of the app keeps it in.
+    public let bucket: StandbyBucket?
+    /// Seeds of the simulated OS, the phone's state (notice rotation, weather) and the link.
+    public let osSeed: UInt64
+    public let deviceSeed: UInt64
+    public let twinSeed: UInt64
+    /// The user's actions, in time order: stdin lines of the phone and the watch.
+    public let steps: [(at: Date, step: TwinStep)]
+
+    /// Draws device `index` of the fleet `options` describes.
+    public init(index: Int, options: FleetOptions) {
+        var rng = SplitMix64(state: options.seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+        func unit() -> Double { Double(rng.next() >> 11) / Double(UInt64(1) << 53) }
+        func below(_ count: Int) -> Int { Int(rng.next() % UInt64(count)) }
+
+        self.index = index
+        let width = max(6, String(max(0, options.devices - 1)).count)
+        let digits = String(index)
+        name = "device-" + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        platform = unit() < options.iosShare ? .ios : .android
+        home = Self.cities[below(Self.cities.count)]
+        osSeed = rng.next()
+        deviceSeed = rng.next()
+        twinSeed = rng.next()
+
+        // The week: weekdays 05:30 ... 08:00; weekends later, or no alarm (three users in ten).
+        let weekdayWake = 330 + 15 * below(11)
+        let weekendWake: Int? = unit() < 0.3 ? nil : weekdayWake + 30 * below(5)
+        var wakeTimes: [Weekday: LocalTime] = [:]
+        for day in Weekday.allCases {
+            let isWeekend = day == .saturday || day == .sunday
+            if let minutes = isWeekend ? weekendWake : weekdayWake { wakeTimes[day] = Self.time(minutes) }
+        }
+        schedule = WakeSchedule(wakeTimes: wakeTimes, timeZoneIdentifier: home.zone)
+        bedAt = Self.time(weekdayWake - 510 - 15 * below(4))
+        manualWake = Self.time(weekdayWake)
+
+        let late = platform == .ios && unit() < options.lateRegistration
+        registersLate = late
+        let updateOffset = Double(below(86_400))
+        lateFrom = late ? options.lateRegistrationFrom.map { FleetOptions.midnightUTC($0) + updateOffset } : nil
+
+        var cumulative = 0.0
+        let draw = unit()
+        var chosen: StandbyBucket = .active
+        for candidate in StandbyBucket.all {
+            cumulative += options.buckets[candidate] ?? 0
+            chosen = candidate
+            if draw < cumulative { break }
+        }
+        bucket = platform == .android ? chosen : nil
+
+        // The user's days, in the home zone's calendar.
+        let zone = TimeZone(identifier: home.zone) ?? .gmt
+        let calendar = WakeCalendar.calendar(in: zone)
+        let start = options.startInstant
+        let end = options.endInstant
+        var steps: [(at: Date, step: TwinStep)] = []
+        func add(_ step: TwinStep, at instant: Date) {
+            if instant > start, instant < end { steps.append((instant, step)) }
+        }
+        let firstDay = calendar.startOfDay(for: start)
+        if let lateFrom { add(.phone("registration late-silent"), at: lateFrom) }
+        for offset in 0...options.days {
+            guard let day = calendar.date(byAdding: .day, value: offset, to: firstDay) else { break }
+            let opens = Self.poisson(mean: options.opens, unit())
+            for _ in 0..<opens {
+                if let at = WakeCalendar.instant(of: Self.time(420 + below(960)), onDayOf: day, in: calendar) {
+                    add(.phone("open"), at: at)
+                }
+            }
+            if unit() < options.lowPower,
+                let on = WakeCalendar.instant(of: Self.time(720 + below(660)), onDayOf: day, in: calendar)
+            {
+                add(.phone("low-power on"), at: on)
+                add(.phone("low-power off"), at: on.addingTimeInterval(Double(4 * 3_600 + below(10 * 3_600))))
+            }
+        }
+        if unit() < 0.1 {
+            var away = Self.cities[below(Self.cities.count)]
+            if away == home { away = Self.cities[(Self.cities.firstIndex(of: home)! + 1) % Self.cities.count] }
+            let leaveDay = below(max(1, options.days))
+            let length = 2 + below(5)
+            if let leave = calendar.date(byAdding: .day, value: leaveDay, to: firstDay),
+                let back = calendar.date(byAdding: .day, value: leaveDay + length, to: firstDay),
+                let leaveAt = WakeCalendar.instant(of: Self.time(480 + below(720)), onDayOf: leave, in: calendar),
+                let backAt = WakeCalendar.instant(of: Self.time(480 + below(720)), onDayOf: back, in: calendar)
+            {
+                for (at, city) in [(leaveAt, away), (backAt, home)] {
+                    add(.phone("time-zone \(city.zone)"), at: at)
+                    add(.phone("move \(city.location)"), at: at)
+                    add(.watch("time-zone \(city.zone)"), at: at)
+                }
+            }
+        }
+        // Stable order: by instant, then as drawn (the twin keeps that order for equal instants).
+        self.steps = steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
+            .map(\.element)
+    }
+
+    /// The count a Poisson distribution with `mean` gives at the cumulative probability `u`
+    /// (inversion), at most 10.
+    static func poisson(mean: Double, _ u: Double) -> Int {
+        var probability = exp(-mean)
+        var cumulative = probability
+        var count = 0
+        while u >= cumulative, count < 10 {
+            count += 1
+            probability *= mean / Double(count)
+            cumulative += probability
+        }
+        return count
+    }
+
+    /// `minutes` after midnight as a wall time (taken modulo a day).
+    static func time(_ minutes: Int) -> LocalTime {
+        let m = ((minutes % 1_440) + 1_440) % 1_440
+        return LocalTime(hour: m / 60, minute: m % 60)!
+    }
+
+    /// The device's twin, not booted: the phone and watch as the executables would run them
+    /// with this device's flags.
+    public func twin(start: Date) -> Twin {
+        let zone = TimeZone(identifier: home.zone) ?? .gmt
+        let taskIdentifier = PhoneAppConfiguration().taskIdentifier
+        let os: SimulatedOS
+        if platform == .android {
+            os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 6 * 3_600)), seed: osSeed)
+        } else {
+            var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
+            ios.registrationMode = registersLate && lateFrom == nil ? .lateSilent : .early
+            os = SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: osSeed))
+        }
+        var app = PhoneAppConfiguration()
+        app.deviceID = name
+        let phone = TwinPhone(
+            os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule, zone: zone,
+            location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
+            node: PhoneNodeConfiguration(
+                watchID: "watch", machineZone: zone, statePath: "phone.json", osStatePath: "os.json",
+                settings: bucket.map { [.bucket($0)] } ?? [], endpoint: "fleet", boundEndpoint: "fleet", pid: 1,
+                security: "none", osState: "new"))
+        let watch = WatchNode.Configuration(
+            endpoint: "fleet", statePath: "watch.json", systemZone: zone, bedAt: bedAt, manualWake: manualWake)
+        var twin = Twin(start: start, speed: Self.speed, phone: phone, watch: watch, seed: twinSeed)
+        for (at, step) in steps { twin.schedule(step, at: at) }
+        return twin
+    }
+
+    /// Runs the device from 00:00 UTC of the fleet's first day to the end of its last one.
+    /// - Returns: the run records its phone made, in order.
+    public func run(_ options: FleetOptions) -> [RunRecord] {
+        var twin = twin(start: options.startInstant)
+        twin.boot()
+        twin.run(until: options.endInstant)
+        return twin.runRecords
+    }
+}

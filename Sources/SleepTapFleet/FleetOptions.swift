@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+
+/// What a simulated fleet is: how many devices, for how long, and the shares of its users'
+/// platforms, app builds and habits (`sleeptap-fleet`'s flags, docs/fleet.md).
+public struct FleetOptions: Equatable, Sendable {
+    /// Devices in the whole fleet, numbered 0 ..< devices (a shard runs some of them).
+    public var devices: Int
+    /// Simulated UTC days.
+    public var days: Int
+    /// The first simulated UTC day; the run starts at its 00:00 UTC.
+    public var start: LocalDate
+    /// Seeds every device's user, OS and link (SplitMix64).
+    public var seed: UInt64 = 0
+    /// Share of iOS devices in 0...1; the rest are Android.
+    public var iosShare: Double = 0.6
+    /// Share of iOS devices in 0...1 whose app registers its refresh handler too late (SwiftUI's
+    /// `.backgroundTask`, `RegistrationMode.lateSilent`): submit succeeds, the handler never runs.
+    public var lateRegistration: Double = 0
+    /// The UTC day on which the app update that registers late reaches those devices (each at a
+    /// time of that day drawn per device); nil: their app registers late from the start.
+    public var lateRegistrationFrom: LocalDate?
+    /// App opens per user per day, on average (Poisson, at most 10 a day), 0...10.
+    public var opens: Double = 1.5
+    /// Share of days in 0...1 on which a user turns Low Power Mode (Battery Saver) on for some hours.
+    public var lowPower: Double = 0.1
+    /// Shares of the Android standby buckets, summing to 1, in `StandbyBucket.all` order.
+    public var buckets: [StandbyBucket: Double] = FleetOptions.defaultBuckets
+    /// This run's shard: devices whose index ≡ `shardIndex` (mod `shardCount`).
+    public var shardIndex = 0
+    public var shardCount = 1
+
+    /// The default standby-bucket mix (an engaged app's users: mostly active and working set).
+    public static let defaultBuckets: [StandbyBucket: Double] = [
+        .active: 0.3, .workingSet: 0.3, .frequent: 0.2, .rare: 0.15, .restricted: 0.05,
+    ]
+
+    public init(devices: Int, days: Int, start: LocalDate) {
+        self.devices = devices
+        self.days = days
+        self.start = start
+    }
+
+    /// The device indices of this shard, in order.
+    public var shardDevices: StrideTo<Int> { stride(from: shardIndex, to: devices, by: shardCount) }
+
+    /// 00:00 UTC of `start`.
+    public var startInstant: Date { Self.midnightUTC(start) }
+
+    /// 00:00 UTC after the last simulated day.
+    public var endInstant: Date {
+        Self.utc.date(byAdding: .day, value: days, to: startInstant) ?? startInstant
+    }
+
+    /// The Gregorian calendar in UTC, for the run's days.
+    public static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
+
+    /// 00:00 UTC of a calendar date.
+    public static func midnightUTC(_ date: LocalDate) -> Date {
+        utc.date(from: DateComponents(year: date.year, month: date.month, day: date.day))
+            ?? Date(timeIntervalSince1970: 0)
+    }
+}

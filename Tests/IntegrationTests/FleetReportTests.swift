@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+/// `sleeptap-fleet` then `sleeptap-report`, as a team would run them: the execution rate a
+/// fleet's app build gives, and the ⚠ of the week its app update turns registration late.
+@Suite("sleeptap-fleet and sleeptap-report")
+struct FleetReportTests {
+    /// Two weeks: 2026-03-01 ... 2026-03-14; the report's date is the last day.
+    static let start = "2026-03-01"
+    static let date = "2026-03-14"
+
+    /// Runs a fleet into `scenario.dir/name` and its report; returns the report's JSON summary
+    /// and the report's text.
+    static func fleetAndReport(_ scenario: Scenario, _ name: String, _ extra: [String]) throws -> (
+        summary: [String: Any], report: String
+    ) {
+        let root = scenario.dir + "/" + name
+        let fleet = try scenario.runToExit(
+            "sleeptap-fleet",
+            ["--devices", "16", "--days", "14", "--start", start, "--seed", "3", "--out", root] + extra, timeout: 120)
+        #expect(fleet.status == 0, "\(extra): \(fleet.stderr)")
+        #expect(fleet.stderr.isEmpty, "no progress when stderr is not a terminal: \(fleet.stderr)")
+        let report = try scenario.spawn("sleeptap-report", ["--root", root, "--date", date, "--json"])
+        #expect(report.waitForExit(timeout: 60) && report.waitForOutputEnd(timeout: 5))
+        #expect(report.exitStatus == 0, "\(report.standardError)")
+        let line = try #require(report.outputLines.last?.text)
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        let text = try String(contentsOfFile: root + "/reports/bg_freshness_\(date).md", encoding: .utf8)
+        return (summary, text)
+    }
+
+    static func rate(_ summary: [String: Any], _ week: String) -> Double? {
+        (summary[week] as? [String: Any])?["executionRate"] as? Double
+    }
+
+    @Test("--late-registration 1.0 reports an execution rate of 0 %; 0.0 (users who do not open the app) above 90 %")
+    func lateRegistrationRate() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let late = try Self.fleetAndReport(scenario, "late", ["--mix", "ios=1", "--late-registration", "1.0"])
+        #expect(Self.rate(late.summary, "thisWeek") == 0 && Self.rate(late.summary, "lastWeek") == 0)
+        #expect(late.report.contains("| execution rate | 0.0 %"), "\(late.report.prefix(1_500))")
+        let early = try Self.fleetAndReport(
+            scenario, "early", ["--mix", "ios=1", "--late-registration", "0.0", "--opens", "0"])
+        // This week, the report's headline; last week also holds each app's first request, made
+        // at its install (a week of daily runs answers 7 of 8 requests).
+        let thisWeek = try #require(Self.rate(early.summary, "thisWeek"))
+        #expect(thisWeek > 0.9, "this week: \(thisWeek)")
+        let lastWeek = try #require(Self.rate(early.summary, "lastWeek"))
+        #expect(lastWeek > 0.8, "last week: \(lastWeek)")
+    }
+
+    @Test("The week in which the fleet's app update turns registration late gets ⚠; the same fleet without it does not")
+    func updateWeekWarns() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let base = ["--mix", "ios=1", "--late-registration", "1"]
+        let updated = try Self.fleetAndReport(scenario, "update", base + ["--late-registration-from", "2026-03-08"])
+        #expect(
+            updated.report.hasPrefix("# ⚠ Background refresh freshness, \(Self.date)"), "\(updated.report.prefix(300))")
+        #expect(updated.summary["warning"] as? Bool == true)
+        let steady = try Self.fleetAndReport(scenario, "steady", ["--mix", "ios=1"])
+        #expect(steady.report.hasPrefix("# Background refresh freshness, \(Self.date)"), "\(steady.report.prefix(300))")
+        #expect(steady.summary["warning"] as? Bool == false)
+    }
+
+    /// Every file under `root/metrics/bg_runs` with its bytes.
+    static func files(_ root: String) throws -> [String: Data] {
+        let directory = root + "/metrics/bg_runs"
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            result[name] = FileManager.default.contents(atPath: directory + "/" + name)
+        }
+        return result
+    }
+
+    @Test("--shard 0/2 and 1/2, copied into one directory, equal the unsharded run byte for byte; --jobs 1 too; --json")
+    func shardsAndJobs() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let common = ["--devices", "9", "--days", "3", "--start", Self.start, "--seed", "5"]
+        var summaries: [[String: Any]] = []
+        for (name, extra) in [
+            ("whole", ["--jobs", "2"]), ("one", ["--jobs", "1"]), ("s0", ["--shard", "0/2"]),
+            ("s1", ["--shard", "1/2"]),
+        ] {
+            let child = try scenario.spawn(
+                "sleeptap-fleet", common + extra + ["--out", scenario.dir + "/" + name, "--json"])
+            #expect(child.waitForExit(timeout: 120) && child.waitForOutputEnd(timeout: 5))
+            #expect(child.exitStatus == 0, "\(name): \(child.standardError)")
+            let line = try #require(child.outputLines.last?.text)
+            summaries.append(try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]))
+        }
+        let whole = try Self.files(scenario.dir + "/whole")
+        #expect(!whole.isEmpty)
+        #expect(try Self.files(scenario.dir + "/one") == whole)
+        let s0 = try Self.files(scenario.dir + "/s0")
+        let s1 = try Self.files(scenario.dir + "/s1")
+        #expect(Set(s0.keys).isDisjoint(with: s1.keys))
+        #expect(s0.merging(s1) { first, _ in first } == whole)
+        #expect(summaries.map { $0["devices"] as? Int } == [9, 9, 5, 4])
+        #expect(summaries[0]["files"] as? Int == whole.count && summaries[2]["shard"] as? String == "0/2")
+        #expect(
+            (summaries[0]["records"] as? Int) == (summaries[2]["records"] as! Int) + (summaries[3]["records"] as! Int))
+    }
+
+    @Test("--bench runs the speed workload at --speed and writes nothing")
+    func bench() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let child = try scenario.spawn(
+            "sleeptap-fleet", ["--bench", "--devices", "2", "--days", "2", "--speed", "7200"])
+        #expect(child.waitForExit(timeout: 60) && child.waitForOutputEnd(timeout: 5))
+        #expect(child.exitStatus == 0, "\(child.standardError)")
+        let line = child.otherOutputLines.joined()
+        #expect(
+            line.hasPrefix("devices 2 days 2 jobs") && line.contains("speed 7200") && line.contains("device-days/s"))
+    }
+
+    @Test("Bad flags exit 64 naming the flag; an output root that cannot be created exits 73 naming it")
+    func badInput() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let missing = try scenario.runToExit("sleeptap-fleet", ["--devices", "2", "--days", "1"])
+        #expect(missing.status == 64 && missing.stderr.contains("--out DIR is required"), "\(missing.stderr)")
+        let mix = try scenario.runToExit(
+            "sleeptap-fleet", ["--devices", "2", "--days", "1", "--out", scenario.dir + "/x", "--mix", "ios=2"])
+        #expect(mix.status == 64 && mix.stderr.contains("--mix: ios=\"2\""), "\(mix.stderr)")
+        let blocker = scenario.dir + "/file"
+        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        let blocked = try scenario.runToExit("sleeptap-fleet", ["--devices", "2", "--days", "1", "--out", blocker])
+        #expect(blocked.status == 73 && blocked.stderr.contains(blocker), "\(blocked.stderr)")
+        #expect(FileManager.default.contents(atPath: blocker) == Data("x".utf8))
+    }
+}

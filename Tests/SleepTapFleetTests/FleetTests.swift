@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+import SleepTapRuntime
+import Testing
+
+@testable import SleepTapFleet
+
+/// The fleet: devices drawn from the seed and their index alone, byte-identical files whatever
+/// the task order, shards that merge by copying, and the command line.
+@Suite("sleeptap-fleet: the simulated fleet")
+struct FleetTests {
+    static let start = LocalDate(parsing: "2026-03-02")!
+
+    static func options(devices: Int = 8, days: Int = 5) -> FleetOptions {
+        var options = FleetOptions(devices: devices, days: days, start: start)
+        options.seed = 12
+        options.lowPower = 0.3
+        return options
+    }
+
+    /// A fresh temp directory.
+    static func directory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sleeptap-fleet-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Every file under `root/metrics/bg_runs` with its bytes.
+    static func files(_ root: String) throws -> [String: Data] {
+        let directory = root + "/" + RunRecordFile.directory
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            result[name] = FileManager.default.contents(atPath: directory + "/" + name)
+        }
+        return result
+    }
+
+    @Test("The same seed gives byte-identical files, one device at a time or four at once; another seed differs")
+    func sameSeedSameBytes() async throws {
+        let root = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let options = Self.options()
+        let one = try await FleetRun.run(options, writer: RunRecordWriter(root: root + "/a"), jobs: 1)
+        let four = try await FleetRun.run(options, writer: RunRecordWriter(root: root + "/b"), jobs: 4)
+        var other = options
+        other.seed = 13
+        _ = try await FleetRun.run(other, writer: RunRecordWriter(root: root + "/c"), jobs: 2)
+        let a = try Self.files(root + "/a")
+        #expect(a.count == one.files && one.files > 0 && one.records > 0)
+        #expect(one.devices == 8 && one.deviceDays == 40)
+        #expect(a == (try Self.files(root + "/b")))
+        #expect(one.records == four.records && one.submitted == four.submitted)
+        #expect(a != (try Self.files(root + "/c")))
+        // Every file is a valid run-record file of one device and one UTC day.
+        for (name, data) in a {
+            let records = try RunRecordFile.decode(data)
+            #expect(!records.isEmpty)
+            #expect(records.allSatisfy { RunRecordFile.fileName(device: $0.device, day: $0.at) == name })
+        }
+    }
+
+    @Test("Shards 0/2 and 1/2 merged by copying are byte for byte the unsharded run; 0/3 runs devices 0, 3, 6")
+    func shardsMerge() async throws {
+        let root = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var options = Self.options(devices: 7, days: 3)
+        _ = try await FleetRun.run(options, writer: RunRecordWriter(root: root + "/whole"), jobs: 2)
+        var merged: [String: Data] = [:]
+        for index in 0..<2 {
+            options.shardIndex = index
+            options.shardCount = 2
+            let summary = try await FleetRun.run(options, writer: RunRecordWriter(root: root + "/\(index)"), jobs: 2)
+            #expect(summary.devices == (index == 0 ? 4 : 3))
+            let part = try Self.files(root + "/\(index)")
+            #expect(Set(part.keys).isDisjoint(with: merged.keys))
+            merged.merge(part) { first, _ in first }
+        }
+        #expect(merged == (try Self.files(root + "/whole")))
+        options.shardIndex = 0
+        options.shardCount = 3
+        #expect(Array(options.shardDevices) == [0, 3, 6])
+    }
+
+    @Test("A device is drawn from the seed and its index only: the same in every shard and fleet size")
+    func deviceIndependence() {
+        var options = Self.options(devices: 100, days: 10)
+        let device = FleetDevice(index: 42, options: options)
+        options.shardIndex = 2
+        options.shardCount = 5
+        let again = FleetDevice(index: 42, options: options)
+        #expect(device.name == "device-000042")
+        #expect(device.schedule == again.schedule && device.platform == again.platform)
+        #expect(device.steps.map(\.at) == again.steps.map(\.at))
+        #expect(device.osSeed == again.osSeed && device.twinSeed == again.twinSeed)
+        #expect(FleetDevice(index: 43, options: options).osSeed != device.osSeed)
+        // The user's habits follow the options: no opens, no low power; every open is in the run.
+        options.opens = 0
+        options.lowPower = 0
+        #expect(
+            FleetDevice(index: 42, options: options).steps.allSatisfy { step in
+                if case .phone(let line) = step.step { return !["open", "low-power on"].contains(line) }
+                return true
+            })
+        #expect(device.steps.allSatisfy { $0.at > options.startInstant && $0.at < options.endInstant })
+        #expect(device.steps.contains { if case .phone("open") = $0.step { true } else { false } })
+    }
+
+    @Test("--low-power and --buckets reach the records: Low Power Mode on some records or none; every bucket rare")
+    func habits() {
+        var options = Self.options(devices: 6, days: 4)
+        options.iosShare = 0
+        options.buckets = [.rare: 1]
+        options.lowPower = 1
+        let powered = (0..<6).flatMap { FleetDevice(index: $0, options: options).run(options) }
+        #expect(powered.contains { $0.lowPower } && powered.allSatisfy { $0.platform == .android })
+        #expect(powered.allSatisfy { $0.bucket == .rare })
+        options.lowPower = 0
+        let plain = (0..<6).flatMap { FleetDevice(index: $0, options: options).run(options) }
+        #expect(!plain.isEmpty && plain.allSatisfy { !$0.lowPower })
+    }
+
+    @Test("--late-registration-from: the app registers early before the update day and late after it")
+    func appUpdate() async throws {
+        var options = Self.options(devices: 4, days: 6)
+        options.iosShare = 1
+        options.lateRegistration = 1
+        options.opens = 0
+        options.lateRegistrationFrom = LocalDate(parsing: "2026-03-05")!
+        let update = FleetOptions.midnightUTC(options.lateRegistrationFrom!)
+        for index in 0..<4 {
+            let device = FleetDevice(index: index, options: options)
+            let records = device.run(options)
+            #expect(device.registersLate && device.lateFrom! >= update)
+            let succeeded = records.filter { $0.kind == .background && $0.success == true }
+            #expect(!succeeded.isEmpty && succeeded.allSatisfy { $0.at < device.lateFrom! })
+            #expect(records.contains { $0.kind == .dropped && $0.at > device.lateFrom! })
+        }
+    }
+
+    @Test("Poisson opens: the mean of many days is near --opens, never more than 10")
+    func poisson() {
+        var rng = SplitMix64(state: 3)
+        for mean in [0.0, 0.5, 1.5, 4.0] {
+            let counts = (0..<20_000).map { _ in
+                FleetDevice.poisson(mean: mean, Double(rng.next() >> 11) / Double(UInt64(1) << 53))
+            }
+            let average = Double(counts.reduce(0, +)) / Double(counts.count)
+            #expect(abs(average - mean) < 0.05, "mean \(mean): \(average)")
+            #expect(counts.allSatisfy { $0 <= 10 })
+        }
+    }
+
+    static let today = LocalDate(parsing: "2026-11-30")!
+
+    static func parse(_ line: String) throws(UsageError) -> FleetCommand {
+        let words = line.split(separator: " ").map(String.init)
+        guard case .run(let command) = try FleetCommand.parse(words, today: today, cores: 2) else {
+            throw UsageError("not a run")
+        }
+        return command
+    }
+
+    @Test("The command line: every flag reaches the options; --start defaults to --days before today")
+    func parsing() throws {
+        let command = try Self.parse(
+            "--devices 10 --days 14 --out F --seed 9 --mix ios=0.25,android=0.75 --late-registration 0.5 "
+                + "--late-registration-from 2026-11-20 --opens 2 --low-power 0.2 "
+                + "--buckets active=0.5,rare=0.5 --shard 1/3 --jobs 3 --json")
+        guard case .run(let options, let out, let jobs, let json) = command else {
+            Issue.record("\(command)")
+            return
+        }
+        #expect(out == "F" && jobs == 3 && json)
+        #expect(options.devices == 10 && options.days == 14 && options.start.description == "2026-11-16")
+        #expect(options.seed == 9 && options.iosShare == 0.25 && options.lateRegistration == 0.5)
+        #expect(options.lateRegistrationFrom?.description == "2026-11-20" && options.opens == 2)
+        #expect(options.lowPower == 0.2 && options.buckets == [.active: 0.5, .rare: 0.5])
+        #expect(options.shardIndex == 1 && options.shardCount == 3)
+        #expect(try Self.parse("--bench") == .bench(devices: 100, days: 28, jobs: 2, speed: 3_600))
+        guard
+            case .run(let defaults, _, let cores, false) = try Self.parse(
+                "--devices 1 --days 7 --out F --start 2026-01-01")
+        else {
+            Issue.record("defaults")
+            return
+        }
+        #expect(defaults.start.description == "2026-01-01" && cores == 2 && defaults.iosShare == 0.6)
+    }
+
+    @Test(
+        "A bad command line names the option and what is wrong",
+        arguments: [
+            ("--days 3 --out F", "--devices N is required"),
+            ("--devices 3 --out F", "--days D is required"),
+            ("--devices 3 --days 3", "--out DIR is required"),
+            ("--devices 0 --days 3 --out F", "--devices \"0\""),
+            ("--devices 3 --days 400 --out F", "--days \"400\""),
+            ("--devices 3 --days 3 --out F --mix ios=0.6,android=0.6", "the shares sum to 1.2"),
+            ("--devices 3 --days 3 --out F --mix ios=1,windows=0", "unknown name \"windows\""),
+            ("--devices 3 --days 3 --out F --mix ios=1,ios=0", "ios is given twice"),
+            ("--devices 3 --days 3 --out F --buckets sleepy=1", "unknown name \"sleepy\""),
+            ("--devices 3 --days 3 --out F --shard 2/2", "--shard \"2/2\""),
+            ("--devices 3 --days 3 --out F --shard x", "--shard \"x\""),
+            ("--devices 3 --days 3 --out F --late-registration 1.5", "--late-registration \"1.5\""),
+            ("--devices 3 --days 3 --out F --start 2026-02-30", "--start \"2026-02-30\""),
+            (
+                "--devices 3 --days 3 --out F --start 2026-01-01 --late-registration 1 --late-registration-from 2026-01-04",
+                "not one of the simulated days"
+            ),
+            (
+                "--devices 3 --days 3 --out F --start 2026-01-01 --late-registration-from 2026-01-02",
+                "needs --late-registration"
+            ),
+            ("--devices 3 --days 3 --out F --opens 11", "--opens \"11\""),
+            ("--devices 3 --days 3 --out F --speed 10", "--speed is a --bench option"),
+            ("--bench --out F", "--out is not a --bench option"),
+            ("--devices 3 --days 3 --out F --frob", "unknown option --frob"),
+        ])
+    func badCommandLines(_ line: String, _ message: String) {
+        #expect {
+            _ = try Self.parse(line)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+}
