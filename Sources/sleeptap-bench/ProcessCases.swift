@@ -14,28 +14,52 @@ final class ProcessPair {
     private(set) var phone: ChildProcess
     private(set) var watch: ChildProcess
     private let watchURL: URL
+    /// The clock speed of the durable and restart cases.
+    static let fineClockSpeed = 100.0
+    /// Both processes' clock flags (`--clock-start --clock-speed --clock-anchor`), or none.
+    private let clockArguments: [String]
+    /// Virtual seconds per wall second (1: wall time).
+    let clockSpeed: Double
+    /// The wall instant at which virtual time is that same instant (nil: wall time).
+    private let clockAnchor: Date?
 
     /// Starts phone and watch and waits until the phone has the ACK of its first batch.
+    /// - Parameter clockSpeed: 1 for wall time; more makes their event times finer: the events'
+    ///   `time` is virtual time to the millisecond, so at 100 it resolves 10 µs of wall time. The
+    ///   round trip itself runs on wall-time timers (resends, heartbeats) either way.
     /// - Throws: `BenchFailure` when they are not built, do not start or do not sync in 30 s.
-    init(directory: String) throws {
+    init(directory: String, clockSpeed: Double = 1) throws {
         guard let phoneURL = ChildProcess.locate("phone"), let watchURL = ChildProcess.locate("watch") else {
             throw BenchFailure("phone and watch not found beside \(CommandLine.arguments[0]); build the package")
         }
         self.directory = directory
         self.watchURL = watchURL
+        self.clockSpeed = clockSpeed
+        let anchor = Date().timeIntervalSince1970.rounded(.down)
+        clockAnchor = clockSpeed == 1 ? nil : Date(timeIntervalSince1970: anchor)
+        clockArguments =
+            clockSpeed == 1
+            ? []
+            : [
+                "--clock-start", ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: anchor)),
+                "--clock-speed", String(Int(clockSpeed)), "--clock-anchor", String(Int(anchor)),
+            ]
         endpoint = "ipc://\(directory)/run/phone.sock"
         phone = try ChildProcess(
             name: "phone", executable: phoneURL,
-            arguments: ["--endpoint", endpoint, "--state-dir", directory + "/phone"])
-        watch = try Self.startWatch(watchURL, endpoint: endpoint, directory: directory)
+            arguments: ["--endpoint", endpoint, "--state-dir", directory + "/phone"] + clockArguments)
+        watch = try Self.startWatch(watchURL, endpoint: endpoint, directory: directory, clock: clockArguments)
         guard phone.waitFor(.ackReceived, timeout: 30) != nil else {
             throw BenchFailure("phone and watch did not sync in 30 s; phone stderr: \(phone.standardError)")
         }
     }
 
-    private static func startWatch(_ url: URL, endpoint: String, directory: String) throws -> ChildProcess {
+    private static func startWatch(
+        _ url: URL, endpoint: String, directory: String, clock: [String]
+    ) throws -> ChildProcess {
         try ChildProcess(
-            name: "watch", executable: url, arguments: ["--endpoint", endpoint, "--state-dir", directory + "/watch"])
+            name: "watch", executable: url,
+            arguments: ["--endpoint", endpoint, "--state-dir", directory + "/watch"] + clock)
     }
 
     /// Ends both (SIGTERM, then SIGKILL after 3 s).
@@ -63,7 +87,13 @@ final class ProcessPair {
 
     /// One durable round trip: `open` makes the phone issue a batch; measured from the phone's
     /// `batch.sent` (the BATCH is on the socket) to its `ack.received` (the watch stored it with
-    /// fsync and ACKed, the phone stored the ACK with fsync), both as read from its stdout.
+    /// fsync and ACKed, the phone stored the ACK with fsync).
+    ///
+    /// The start is the phone's own time of `batch.sent` (its virtual clock, mapped back to wall
+    /// time; at 100x its milliseconds are 10 µs of wall time). The end is when the bench read
+    /// `ack.received` on the phone's stdout: that event's `time` is when the ACK arrived, before
+    /// the phone's write, so it cannot serve. Reading a line adds the reader thread's wake-up to
+    /// the figure, never takes from it: the figure errs on the slow side.
     /// - Returns: seconds.
     func durableRoundTrip() throws -> Double {
         let fromLine = phone.outputLines.count
@@ -72,11 +102,19 @@ final class ProcessPair {
         guard let generated = phone.waitFor(.batchGenerated, from: fromEvent, timeout: 10)?.event,
             let seq = generated.int("seq")
         else { throw BenchFailure("the phone made no batch after `open` in 10 s") }
-        guard phone.waitFor(.ackReceived, from: fromEvent, timeout: 10, where: { $0.int("seq") == seq }) != nil,
-            let sent = Self.arrival(phone, from: fromLine, event: "batch.sent", seq: seq),
+        guard
+            phone.waitFor(.ackReceived, from: fromEvent, timeout: 10, where: { $0.int("seq") == seq }) != nil,
+            let sent = phone.waitFor(.batchSent, from: fromEvent, timeout: 1, where: { $0.int("seq") == seq })?.event
+                .time,
             let acked = Self.arrival(phone, from: fromLine, event: "ack.received", seq: seq)
         else { throw BenchFailure("batch \(seq) was not sent and acknowledged in 10 s") }
-        return acked.timeIntervalSince(sent)
+        return acked.timeIntervalSince(wallTime(ofVirtual: sent))
+    }
+
+    /// The wall instant of a virtual instant of phone and watch.
+    func wallTime(ofVirtual instant: Date) -> Date {
+        guard let anchor = clockAnchor else { return instant }
+        return anchor.addingTimeInterval(instant.timeIntervalSince(anchor) / clockSpeed)
     }
 
     /// kill -9 the watch, let the phone issue a newer batch, start a new watch on the same state
@@ -92,7 +130,7 @@ final class ProcessPair {
             let seq = generated.int("seq")
         else { throw BenchFailure("the phone made no batch after `open` in 10 s") }
         let start = Date()
-        watch = try Self.startWatch(watchURL, endpoint: endpoint, directory: directory)
+        watch = try Self.startWatch(watchURL, endpoint: endpoint, directory: directory, clock: clockArguments)
         guard watch.waitFor(.batchApplied, timeout: 10, where: { $0.int("seq") == seq }) != nil,
             let applied = Self.arrival(watch, from: 0, event: "batch.applied", seq: seq)
         else { throw BenchFailure("the restarted watch did not apply batch \(seq) in 10 s: \(watch.standardError)") }
