@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 // SleepTap toolkit: the phone/watch half of a sleep app, two processes over ZeroMQ,
 // with a sans-I/O core that also runs in-process for deterministic simulation.
 import PackageDescription

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds SleepTap and runs the main job: phone and watch as two processes over an ipc socket,
 # in accelerated virtual time (see README). Extra arguments go to sleeptap-demo (--help).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing SleepTap needs on Debian, when it is missing:
 # libzmq3-dev and pkg-config (the ZeroMQ C library), python3 + python3-zmq (the interop client).
 # Needs root (or sudo) only when something must be installed. The Swift toolchain itself must

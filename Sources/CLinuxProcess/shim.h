@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 #ifndef SLEEPTAP_CLINUXPROCESS_SHIM_H
 #define SLEEPTAP_CLINUXPROCESS_SHIM_H
 

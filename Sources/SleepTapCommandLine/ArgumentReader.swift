@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// A command line that cannot be used; printed to stderr with a pointer to `--help`, exit 64.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// A pending local notification, as the phone would hand it to the OS (UNNotificationRequest:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// A source of "now" for the domain. Domain timing (wake dates, bed taps, background launches)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// The name of an observable event: the catalogue of every event the executables, the simulated
 /// OS and the tools write, one case per name. The raw value is the `event` field of the JSON Lines
 /// output. docs/protocol.md ("Events") lists the same names with their fields; a test keeps the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Holds back repeats of an event that a peer (or an absent peer) can cause at will, so that a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// A process exit status, with the conventional codes of `sysexits.h` (sysexits(3)) as named
 /// members; every SleepTap executable ends with one of these.
 ///

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Why a JSON file cannot be used, in words that name the place: the line and column of a syntax

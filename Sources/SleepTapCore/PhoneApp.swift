@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Virtual seconds each step of the consolidated refresh job costs, charged against the

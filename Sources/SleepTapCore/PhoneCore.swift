@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// What the phone's sync state machine asks for. `PhoneNode` turns effects into actions in order;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// What started a refresh run; the raw value is the `run.record` event's and the state file's `kind`.

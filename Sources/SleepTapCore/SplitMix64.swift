@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// SplitMix64 (Steele, Lea, Flood, "Fast Splittable Pseudorandom Number Generators", OOPSLA 2014),
 /// with the constants of Sebastiano Vigna's reference `splitmix64.c` (prng.di.unimi.it).
 ///

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// One wake-up: the absolute instant and how it reads on the wall clock of the batch's zone.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// What the watch's state machine asks its runtime to do, performed in order. A failed

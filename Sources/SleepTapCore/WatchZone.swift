@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// The zone the watch lives in: the one its local-time plans (the simulated user's nightly bed

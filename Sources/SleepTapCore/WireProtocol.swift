@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Wire protocol v1 between phone and watch (docs/protocol.md is the normative text).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// An in-memory durable store that fails chosen writes with an errno, as a full or broken disk

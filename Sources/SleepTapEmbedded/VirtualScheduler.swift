@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// A virtual-time timer heap: the twin's event loop, in the manner of swift-nio's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// A file operation that failed; `path` names the file, `reason` the cause (strerror text).
 public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// A ZPL text that breaks the language's rules: the 1-based line and what is wrong with it.
 public struct ZPLError: Error, Equatable, Sendable, CustomStringConvertible {
     /// 1-based line number.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 internal import CZeroMQ
 
 /// A CURVE key pair as two 40-character Z85 strings (`zmq_curve_keypair`).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 internal import CZeroMQ
 
 /// One event from a socket monitor (`zmq_socket_monitor`): what happened, a value and the endpoint.

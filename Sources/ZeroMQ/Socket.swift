@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 internal import CZeroMQ
 
 /// A libzmq socket type (`ZMQ_ROUTER`, `ZMQ_DEALER`, ...).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 internal import CZeroMQ
 
 // Socket options (`zmq_setsockopt` / `zmq_getsockopt`). Times are in milliseconds, sizes in bytes,

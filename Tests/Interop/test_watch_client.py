@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Self-tests of watch_client.py: its BATCH validation, and its watch rules against a fake phone.
 
 Run: /usr/bin/python3 Tests/Interop/test_watch_client.py  (stdlib unittest, needs python3-zmq).

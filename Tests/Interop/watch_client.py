@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A SleepTap watch written from docs/protocol.md alone (wire protocol version 1), with pyzmq.
 
 Usage: watch_client.py ENDPOINT [--id watch] [--batches N] [--timeout SECONDS]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// A sample Open-Meteo forecast response (api.open-meteo.com/v1/forecast): Berlin (52.52, 13.42),
 /// 2026-06-21, 24 hourly values requested with `timezone=GMT`; one `null`
 /// (precipitation_probability at 23:00 UTC) and an extra `uv_index` column the decoder ignores.

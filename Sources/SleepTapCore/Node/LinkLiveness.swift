@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Whether the peer is there, from what arrives: any valid message means online; silence longer

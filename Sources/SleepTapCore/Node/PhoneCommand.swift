@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// One command of the phone's stdin language (docs/protocol.md, "Phone stdin"), parsed.

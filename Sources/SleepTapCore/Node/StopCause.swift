@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// Why a process stops cleanly, other than the `quit` command.
 public enum StopCause: Sendable, Equatable {
     /// SIGINT, SIGTERM or SIGHUP (the signal number).

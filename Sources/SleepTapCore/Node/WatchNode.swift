@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// The watch's timers. Transport timers run on wall time, the bed tap on virtual time.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// A seeded simulation of iOS `BGTaskScheduler` for one app's app-refresh task (docs/scheduler.md).

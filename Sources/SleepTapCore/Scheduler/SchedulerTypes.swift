@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 // The values both simulated OS schedulers share (docs/scheduler.md). Everything here is a plain

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// The simulated phone OS as one durable value: the platform's background scheduler (its pending

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /// The refresh job's Android worker: which `Result` it returns after a run.
 ///
 /// In Kotlin: success when the work returns; on `IOException` (a network error)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 import Foundation
 
 /// A place on Earth: geodetic latitude and longitude in degrees (WGS 84, as a phone's location

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// One hour of a forecast, as Open-Meteo's `hourly` block gives it (https://open-meteo.com/en/docs).

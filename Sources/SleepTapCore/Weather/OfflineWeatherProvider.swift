@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// The default provider: a deterministic, plausible 48-hour hourly forecast with no network.

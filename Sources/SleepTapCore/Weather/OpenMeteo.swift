@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// The Open-Meteo forecast API (https://open-meteo.com/en/docs): the request the phone makes and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Sunrise and sunset by the NOAA solar calculator (NOAA Global Monitoring Division, "General

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// Thresholds for the sunlight notice (the "get some sun" notice): which forecast hours count as

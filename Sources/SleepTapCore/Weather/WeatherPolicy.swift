@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 public import Foundation
 
 /// When the phone fetches weather, this project's rule for the weather step of the consolidated
