@@ -400,7 +400,7 @@ public struct PhoneApp: Sendable {
         let costs = configuration.stepCosts
         // 1. renew first.
         guard job.run.charge(costs.renew, step: "renew") else { return end(job, outcome: .failure) }
-        var effects = renew(at: now, attempt: recordedAttempt(job))
+        var effects = renew(at: now, attempt: recordedAttempt(job), background: job.grant != nil)
         if crashed != nil { return effects + end(job, outcome: .failure) }  // the submit killed the app
         // 2. bedtime notices, then wake dates.
         let plan = RefreshPlan.make(
@@ -554,7 +554,11 @@ public struct PhoneApp: Sendable {
         return effects
     }
 
-    private mutating func renew(at now: Date, attempt: Int?) -> [PhoneEffect] {
+    /// Step 1: submit the next request. A `submitted` run record is written for a background run's
+    /// renewal (the request for the next period) and for any submit that gives the OS a request it
+    /// did not hold; a foreground submit that only re-states the pending request is not one
+    /// (docs/metrics.md), so that the execution rate counts requests the OS could answer.
+    private mutating func renew(at now: Date, attempt: Int?, background: Bool) -> [PhoneEffect] {
         guard let earliest = RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone) else {
             let reason = "the schedule has no wake-up in the next 8 days"
             return [
@@ -562,6 +566,9 @@ public struct PhoneApp: Sendable {
                 record(.submitFailed, at: now, attempt: attempt, reason: reason),
             ]
         }
+        let restated =
+            !background
+            && scheduler.holdsRequest(identifier: configuration.taskIdentifier, earliestBeginDate: earliest)
         do {
             try scheduler.submit(identifier: configuration.taskIdentifier, earliestBeginDate: earliest, at: now)
             var effects = sync.update { $0.refreshLog.markScheduled(at: now) }
@@ -571,7 +578,7 @@ public struct PhoneApp: Sendable {
                         .renewSubmitted,
                         [("identifier", .string(configuration.taskIdentifier)), ("earliestBeginDate", .date(earliest))]
                     )))
-            effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt))
+            if !restated { effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt)) }
             return effects
         } catch {
             switch error {

@@ -202,6 +202,8 @@ struct RunRecordTests {
         #expect(background.success == true && background.expired == false && background.stalenessHours == 0)
         let later = due.addingTimeInterval(5 * 3_600)
         let open = Self.records(app.launch(at: later, byUser: true, early: true))
+        // The open re-states the request the run renewed (same earliestBeginDate): not a new one.
+        #expect(open.map(\.kind) == [.foreground])
         let staleness = try #require(open.first { $0.kind == .foreground }?.stalenessHours)
         #expect(abs(staleness - later.timeIntervalSince(background.at) / 3_600) < 1e-3)
     }

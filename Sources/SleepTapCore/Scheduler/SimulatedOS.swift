@@ -140,6 +140,20 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return nil
     }
 
+    /// Whether a submit of `identifier` with `earliestBeginDate` would only re-state a request
+    /// the OS already holds: on iOS a pending request of that identifier with the same
+    /// earliestBeginDate (the OS keeps its drawn launch); on Android work of that name already
+    /// enqueued (`KEEP` keeps it unchanged).
+    /// - Parameters:
+    ///   - identifier: the task identifier or unique work name.
+    ///   - earliestBeginDate: the request's earliestBeginDate.
+    public func holdsRequest(identifier: String, earliestBeginDate: Date?) -> Bool {
+        switch device {
+        case .ios(let s): s.pendingIdentifier == identifier && s.pendingEarliestBeginDate == earliestBeginDate
+        case .android(let s): s.nextRunTime(of: identifier) != nil
+        }
+    }
+
     /// Why a decoded value cannot be used, nil when it can: the version, and the numbers the
     /// scheduler initialisers would have clamped.
     public var validationProblem: String? {
