@@ -50,9 +50,11 @@ let package = Package(
         .target(name: "SleepTapProcess", dependencies: ["SleepTapCore"]),
         .executableTarget(
             name: "sleeptap-demo", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
-        // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes.
+        // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes;
+        // and the date-exhaustion soak: random scenario timelines in the twin, checked night by night.
         .executableTarget(
-            name: "sleeptap-soak", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
+            name: "sleeptap-soak",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
         // Scenario files and their runs in the twin, which is built from the executables' own flags.
         .target(
             name: "SleepTapScenario",

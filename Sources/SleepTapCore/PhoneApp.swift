@@ -190,7 +190,12 @@ public struct PhoneApp: Sendable {
     /// only if it was registered in time.
     public mutating func backgroundLaunchDue(at now: Date, early: Bool) -> [PhoneEffect] {
         var effects = launch(at: now, byUser: false, early: early)
-        guard crashed == nil, let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace() }
+        if crashed != nil {
+            // The OS launched the app for its request and the app died: the request is spent.
+            scheduler.launchCrashed(at: now)
+            return effects + drainTrace()
+        }
+        guard let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace() }
         effects += drainTrace()
         guard grant.handlerRegistered else { return effects + [dropped(grant, at: now)] }
         effects += runJob(grant, at: now)

@@ -121,6 +121,10 @@ public struct Twin: Sendable {
     public private(set) var connected = false
     /// Phone processes started so far (the first one runs the node made at `init`).
     private var phoneStarts = 0
+    /// Forecasts asked for by the phone's current action list, delivered when it is done.
+    private var weatherInFlight: [WeatherOutcome] = []
+    /// How deep the phone's action lists are nested (a result fed back runs its own list).
+    private var phoneDepth = 0
 
     /// A step, or a process's first start at `boot`.
     private enum Scheduled: Sendable {
@@ -310,6 +314,7 @@ public struct Twin: Sendable {
     /// The phone process ended: its timers are gone, whatever was in flight on its connection is
     /// lost, and the watch sees the connection drop.
     private mutating func phoneStopped() {
+        weatherInFlight.removeAll()  // a forecast for a process that is gone
         for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
         // Both directions go up and down together (`.link(up:)`): lose what is in flight only.
         let up = toWatch.isUp
@@ -342,8 +347,9 @@ public struct Twin: Sendable {
     // The two interpreters: each action performed at once, its result fed back as an input.
 
     private mutating func phoneRun(_ actions: [PhoneAction]) {
+        phoneDepth += 1
         for action in actions {
-            guard phoneRunning else { return }
+            guard phoneRunning else { break }
             switch action {
             case .send(let message):
                 let delivered = connected && toWatch.send(message, at: scheduler.now)
@@ -368,9 +374,11 @@ public struct Twin: Sendable {
             case .emit(let event, let at):
                 log.append(Entry(at: at, source: event.name.source(in: .phone), event: event))
             case .fetchWeather(let location, let at):
+                // The process fetches off its socket thread: the forecast is an input that comes
+                // after every action of this list (the OS launch timer the node re-arms after
+                // asking, say), never in the middle of them.
                 let (result, cost) = phoneSetup.weather.forecast(for: location, now: at)
-                phoneRun(
-                    phone.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time()))
+                weatherInFlight.append(WeatherOutcome(result: result, cost: cost))
             case .record(let record):
                 runRecords.append(record)
             case .loadSchedule:
@@ -379,6 +387,13 @@ public struct Twin: Sendable {
                 phoneRunning = false
                 phoneStopped()
             }
+        }
+        phoneDepth -= 1
+        guard phoneDepth == 0 else { return }
+        while !weatherInFlight.isEmpty {
+            let outcome = weatherInFlight.removeFirst()
+            guard phoneRunning else { continue }
+            phoneRun(phone.weatherArrived(outcome, at: time()))
         }
     }
 

@@ -751,9 +751,14 @@ final class Soak {
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
+// `sleeptap-soak exhaustion ...` is the date-exhaustion soak; `sleeptap-soak [faults] ...` the
+// fault matrix below.
+var soakArguments = Array(CommandLine.arguments.dropFirst())
+if soakArguments.first == "exhaustion" { runExhaustion(Array(soakArguments.dropFirst())) }
+if soakArguments.first == "faults" { soakArguments.removeFirst() }
 let options: SoakOptions
 do {
-    switch try SoakOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+    switch try SoakOptions.parse(soakArguments) {
     case .help:
         out(SoakOptions.usage)
         exit(ExitCode.ok.rawValue)

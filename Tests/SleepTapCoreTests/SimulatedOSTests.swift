@@ -204,6 +204,21 @@ struct SimulatedOSTests {
         #expect(app.crashed == .registeredAfterLaunch)
     }
 
+    /// Found by `sleeptap-soak exhaustion` (seed 1, timeline 20: `registration late-crash` on an
+    /// iOS phone with a pending request): the background launch crashed before the OS took it,
+    /// the request stayed due, and the OS launched the app again at the same instant forever.
+    @Test("A background launch that crashes spends the request: no second launch at the same instant")
+    func backgroundLaunchCrashSpendsTheRequest() throws {
+        var app = Self.app(Self.phoneOS())
+        _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
+        _ = app.installUpdate(registration: .lateCrash, at: t0.addingTimeInterval(60))
+        let due = try #require(app.nextBackgroundLaunch(after: t0.addingTimeInterval(60)))
+        let run = app.backgroundLaunchDue(at: due, early: app.registersEarly)
+        #expect(Self.names(run).contains(.appCrashed), "\(Self.names(run))")
+        #expect(Self.names(run).contains(.osLaunchDropped), "\(Self.names(run))")
+        #expect(app.nextBackgroundLaunch(after: due) == nil)
+    }
+
     // MARK: Reboot
 
     @Test("iOS reboot: the app process is gone, a run is killed, the request and its plan are kept, force-quit lifted")

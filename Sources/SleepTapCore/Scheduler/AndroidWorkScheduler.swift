@@ -278,6 +278,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         return quotaApplies ? nextInQuota(from: due) : due
     }
 
+    /// No crash at launch is modelled on Android (registration is an iOS matter): nothing to do.
+    public mutating func launchCrashed(at now: Date) {}
+
     /// Starts the due work (the earliest next run time, then the name) if the quota allows.
     /// `runAttemptCount` of the grant is the count before this run; `budget` the remaining quota.
     /// - Parameter now: virtual instant, ≥ `nextLaunch(after:)`.

@@ -304,6 +304,21 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         return launch(request, at: now, simulated: false)
     }
 
+    /// The app crashed while the OS launched it for the due request: the request is spent
+    /// (traced `os.launch.dropped`, reason "the app crashed while launching"); nothing launches
+    /// again until a launch that does not crash submits a new one.
+    /// - Parameter now: virtual instant.
+    public mutating func launchCrashed(at now: Date) {
+        advance(to: now)
+        guard running == nil, let request = pending, let opportunity = request.opportunity, opportunity <= now else {
+            return
+        }
+        pending = nil
+        trace.add(
+            now, .osLaunchDropped,
+            [("identifier", .string(request.identifier)), ("reason", .string("the app crashed while launching"))])
+    }
+
     /// The debugger's `_simulateLaunchForTaskWithIdentifier:`: launches the pending request now,
     /// ignoring `earliestBeginDate` and conditions. Needs a running app (under the debugger) and a
     /// pending request for `identifier`. The handler rule is the natural launch's: a late-silent

@@ -322,6 +322,14 @@ public protocol BackgroundScheduler: Sendable {
     /// - Returns: the launch, nil if nothing is due.
     mutating func takeLaunch(at now: Date) -> BackgroundLaunch?
 
+    /// At `now` (≥ `nextLaunch`) the OS launched the app for its due work and the app died while
+    /// launching (a launch-handler crash), before the OS could hand the work over. iOS: the
+    /// pending request is consumed all the same (the launch happened), traced
+    /// `os.launch.dropped`; without this the request would stay due and the OS would launch the
+    /// app again at the same instant, forever. Android: nothing (no crash at launch is modelled).
+    /// - Parameter now: virtual instant.
+    mutating func launchCrashed(at now: Date)
+
     /// The app reports the end of a run (iOS `setTaskCompleted` / expiration; Android `Result`)
     /// after `duration` virtual seconds. A run longer than its budget was ended by the OS
     /// (iOS kills the app; Android stops the worker) and its outcome is not used.

@@ -263,6 +263,11 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return launch
     }
 
+    /// See `BackgroundScheduler.launchCrashed(at:)`.
+    public mutating func launchCrashed(at now: Date) {
+        update { $0.launchCrashed(at: now) }
+    }
+
     /// See `BackgroundScheduler.complete(_:outcome:duration:at:)`.
     public mutating func complete(_ launch: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date)
     {

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+import SleepTapEmbedded
+
+/// A broken invariant of the date-exhaustion soak: which one, on which night, what was seen,
+/// the log lines that show it, and the expectation a scenario file can carry to reproduce it.
+public struct SoakViolation: Error, Sendable, CustomStringConvertible {
+    /// 1 fallback iff uncovered, 2 right wake time, 3 twin = processes, 4 foreseeable fallback
+    /// warned 24 h ahead.
+    public var invariant: Int
+    /// The night (1-based bed tap of the scenario), 0 when the broken rule is not a night's.
+    public var night: Int
+    /// The tap's local date in the zone the watch lives in ("" when not a night's).
+    public var localDate: String
+    public var message: String
+    /// Event lines (JSON Lines, as the processes write them) that show it.
+    public var evidence: [String]
+    /// An expectation (docs/scenarios.md) that fails on this run: added to the repro file, so
+    /// `sleeptap-scenario` shows the same failure.
+    public var expectation: [String: String]
+
+    public var description: String {
+        "invariant \(invariant) broken" + (night > 0 ? " on night \(night) (\(localDate))" : "") + ": \(message)"
+    }
+}
+
+/// What a scenario run of the soak held: the nights (as `sleeptap-scenario` shows them) and counts.
+public struct SoakTally: Sendable, Equatable {
+    public var nights: [ScenarioNight] = []
+    /// Nights with a cached wake-up, and with a manual entry.
+    public var cached = 0
+    public var fallbacks = 0
+    /// Fallbacks the watch could foresee (docs/scenarios.md, "Soak"), all of them warned 24 h ahead.
+    public var foreseeable = 0
+    /// Fallbacks of a watch that had never held a batch.
+    public var neverHeld = 0
+    public var warnings = 0
+    public var batchesGenerated = 0
+    public var batchesApplied = 0
+    public var backgroundRuns = 0
+
+    public init() {}
+
+    public static func += (lhs: inout SoakTally, rhs: SoakTally) {
+        lhs.cached += rhs.cached
+        lhs.fallbacks += rhs.fallbacks
+        lhs.foreseeable += rhs.foreseeable
+        lhs.neverHeld += rhs.neverHeld
+        lhs.warnings += rhs.warnings
+        lhs.batchesGenerated += rhs.batchesGenerated
+        lhs.batchesApplied += rhs.batchesApplied
+        lhs.backgroundRuns += rhs.backgroundRuns
+    }
+}
+
+/// A fault the soak can plant in a run's log before checking it, to show that the checker
+/// catches it (`sleeptap-soak exhaustion --inject-fault`).
+public enum SoakFault: String, Sendable, CaseIterable {
+    /// The first cached wake-up is reported one hour late.
+    case wrongWake = "wrong-wake"
+    /// The first cached wake-up is reported as a manual entry instead.
+    case earlyFallback = "early-fallback"
+}
+
+/// Runs a scenario in the twin and checks the soak's invariants night by night
+/// (docs/scenarios.md, "Soak").
+public enum SoakCheck {
+    /// Invariant 4's lead: a foreseeable fallback is warned at least this long before.
+    public static let warningLead: TimeInterval = 24 * 3600
+
+    /// Runs `scenario` in the twin (as `ScenarioRun.twin` does) and checks it.
+    /// - Parameter fault: planted in the log before the check (the checker must catch it).
+    /// - Throws: `SoakViolation`, or `ScenarioError` when the twin cannot be built from the flags.
+    public static func twin(_ scenario: ScenarioFile, fault: SoakFault? = nil) throws -> SoakTally {
+        var log = try twinLog(scenario)
+        if let fault { log = plant(fault, in: log) }
+        return try check(scenario, log: log)
+    }
+
+    /// The twin's log for a scenario: built from the scenario's flags through the executables'
+    /// parsers, booted at `start`, its steps run until just before `end`.
+    static func twinLog(_ scenario: ScenarioFile) throws(ScenarioError) -> [ScenarioRun.LogEntry] {
+        let clock = ["--clock-start", ISO8601.string(scenario.start), "--clock-speed", String(Int(ScenarioRun.speed))]
+        let transport = ["--endpoint", "ipc:///nonexistent/sleeptap-soak.sock"]
+        var phone = scenario.phone + clock + transport + ["--state-dir", "/nonexistent/phone"]
+        if flag("--device-seed", in: scenario.phone) == nil { phone += ["--device-seed", "1"] }
+        if let path = scenario.schedulePath { phone += ["--schedule", path] }
+        let watch = scenario.watch + clock + transport + ["--state-dir", "/nonexistent/watch"]
+        var twin: Twin
+        do {
+            twin = try TwinBuilder.make(
+                phone: phone, watch: watch, machineZone: scenario.timeZone, schedule: scenario.schedule)
+        } catch {
+            throw ScenarioError(file: scenario.path, field: "phone/watch", value: "", reason: "\(error)")
+        }
+        twin.boot()
+        for step in scenario.steps { twin.schedule(step.step, at: step.at) }
+        twin.run(until: scenario.end.addingTimeInterval(-0.001))
+        return twin.log.map { ScenarioRun.LogEntry(at: $0.at, source: $0.source, event: $0.event) }
+    }
+
+    /// The value of `--name V` or `--name=V` in a flag array, the last one given.
+    static func flag(_ name: String, in flags: [String]) -> String? {
+        var value: String?
+        for (index, flag) in flags.enumerated() {
+            if flag == name, index + 1 < flags.count {
+                value = flags[index + 1]
+            } else if flag.hasPrefix(name + "=") {
+                value = String(flag.dropFirst(name.count + 1))
+            }
+        }
+        return value
+    }
+
+    static func plant(_ fault: SoakFault, in log: [ScenarioRun.LogEntry]) -> [ScenarioRun.LogEntry] {
+        var log = log
+        guard let index = log.firstIndex(where: { $0.event.name == .bedWakeTime }) else { return log }
+        switch fault {
+        case .wrongWake:
+            if case .date(let wake)? = log[index].event["wakeTime"],
+                let field = log[index].event.fields.firstIndex(where: { $0.key == "wakeTime" })
+            {
+                log[index].event.fields[field].value = .date(wake.addingTimeInterval(3600))
+            }
+        case .earlyFallback:
+            let tap = log[index].event.fields.filter { $0.key.hasPrefix("tap") }.map { ($0.key, $0.value) }
+            log[index].event = Event(.fallbackManualEntry, [("reason", .string("planted by --inject-fault"))] + tap)
+        }
+        return log
+    }
+
+    /// A batch by its identity on the wire.
+    struct BatchKey: Hashable {
+        var epoch: String
+        var seq: Int64
+    }
+
+    /// A generated batch: its line, and what the oracle says it holds.
+    struct Generated {
+        var line: String
+        var wakes: [SoakOracle.Wake]
+    }
+
+    /// Checks invariants 1, 2 and 4 over a run's log, night by night.
+    /// - Throws: `SoakViolation` at the first broken one.
+    static func check(_ scenario: ScenarioFile, log: [ScenarioRun.LogEntry]) throws(SoakViolation) -> SoakTally {
+        var oracle = SoakOracle(schedule: scenario.schedule)
+        let horizon = flag("--horizon-days", in: scenario.phone).flatMap(Int.init) ?? BatchPlanner.defaultHorizonDays
+        let warnNights =
+            flag("--warn-nights", in: scenario.watch).flatMap(Int.init) ?? WatchNode.Configuration.defaultWarnNights
+        // The phone's zone: --time-zone, else the schedule's, else the system's; then each travel.
+        let initialZone =
+            flag("--time-zone", in: scenario.phone).flatMap(WakeCalendar.zone(named:))
+            ?? scenario.schedule.timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) ?? scenario.timeZone
+        var travels: [(at: Date, zone: String)] = []
+        for step in scenario.steps {
+            if case .phone(let line) = step.step {
+                let words = PhoneCommand.words(line).words
+                if words.count == 2, words[0] == "time-zone" { travels.append((step.at, words[1])) }
+            }
+        }
+        /// The phone's zone just before `instant` and just after the steps at it.
+        /// (Names as the tz database resolves them: `UTC` is `Etc/UTC`.)
+        func zones(at instant: Date) -> [String] {
+            let before = travels.last { $0.at < instant }?.zone ?? initialZone.identifier
+            let after = travels.last { $0.at <= instant }?.zone ?? initialZone.identifier
+            return [before, after].map { WakeCalendar.zone(named: $0)?.identifier ?? $0 }
+        }
+
+        var tally = SoakTally()
+        tally.nights = ScenarioRun.nights(of: log)
+        var generated: [BatchKey: Generated] = [:]
+        var held: (key: BatchKey, batch: Generated, line: String)?
+        var spellStart: Date?
+        var warnings: [Date] = []
+        var night = 0
+        var recent: [String] = []
+
+        func line(_ entry: ScenarioRun.LogEntry) -> String {
+            entry.event.jsonLine(time: entry.at, process: entry.source)
+        }
+        func key(_ event: Event) -> BatchKey? {
+            guard case .string(let epoch)? = event["epoch"], case .int(let seq)? = event["seq"] else { return nil }
+            return BatchKey(epoch: epoch, seq: seq)
+        }
+        func window(_ instant: Date) -> (from: String, to: String) {
+            let second = Date(timeIntervalSince1970: instant.timeIntervalSince1970.rounded(.down))
+            return (ISO8601.string(second), ISO8601.string(second.addingTimeInterval(1)))
+        }
+        /// The watch checks its nights left after an applied batch and a bed tap.
+        func checkpoint(at instant: Date) {
+            guard let held else { return }
+            let left = held.batch.wakes.count { $0.instant > instant }
+            if warnNights > 0, left <= warnNights {
+                if spellStart == nil { spellStart = instant }
+            } else {
+                spellStart = nil
+            }
+        }
+        func heldEvidence() -> [String] {
+            guard let held else { return ["the watch holds no batch"] }
+            return [held.batch.line, held.line]
+                + [
+                    "oracle for that batch: "
+                        + held.batch.wakes.map { ISO8601.string($0.instant) }.joined(separator: " ")
+                ]
+        }
+
+        for entry in log {
+            let text = line(entry)
+            // The evidence: the last lines, without the bedtime notices (many, and beside the point).
+            if !entry.event.name.rawValue.hasPrefix("notification.") {
+                recent.append(text)
+                if recent.count > 12 { recent.removeFirst() }
+            }
+            switch (entry.event.name, entry.source) {
+            case (.handlerEntered, _):
+                tally.backgroundRuns += 1
+            case (.batchGenerated, .phone):
+                tally.batchesGenerated += 1
+                guard let key = key(entry.event), case .string(let zoneName)? = entry.event["timeZone"] else {
+                    continue
+                }
+                let expected = zones(at: entry.at)
+                // Names differ for one zone (`UTC`, `Etc/UTC`, `GMT`): the same offset now and
+                // the same next change make the same zone for this batch.
+                func same(_ zone: TimeZone, _ name: String) -> Bool {
+                    guard let other = WakeCalendar.zone(named: name) else { return false }
+                    return zone.identifier == other.identifier
+                        || (zone.secondsFromGMT(for: entry.at) == other.secondsFromGMT(for: entry.at)
+                            && zone.nextDaylightSavingTimeTransition(after: entry.at)
+                                == other.nextDaylightSavingTimeTransition(after: entry.at))
+                }
+                guard let zone = WakeCalendar.zone(named: zoneName), expected.contains(where: { same(zone, $0) })
+                else {
+                    let (from, to) = window(entry.at)
+                    throw SoakViolation(
+                        invariant: 2, night: 0, localDate: "",
+                        message:
+                            "batch \(key.seq) was generated in \(zoneName), but the phone's zone was \(expected[1])",
+                        evidence: recent,
+                        expectation: [
+                            "event": "batch.generated", "from": from, "to": to, "min": "1",
+                            "fields.timeZone": expected[1],
+                        ])
+                }
+                generated[key] = Generated(
+                    line: text, wakes: oracle.batch(generatedAt: entry.at, in: zone, horizonDays: horizon))
+            case (.batchApplied, .watch):
+                tally.batchesApplied += 1
+                guard let key = key(entry.event), let batch = generated[key] else {
+                    let (from, to) = window(entry.at)
+                    throw SoakViolation(
+                        invariant: 2, night: 0, localDate: "",
+                        message: "the watch applied a batch the phone never generated", evidence: recent,
+                        expectation: ["event": "batch.applied", "from": from, "to": to, "count": "0"])
+                }
+                held = (key, batch, text)
+                checkpoint(at: entry.at)
+            case (.coverageLow, .watch):
+                tally.warnings += 1
+                warnings.append(entry.at)
+            case (.bedWakeTime, .watch), (.fallbackManualEntry, .watch):
+                night += 1
+                let tap = entry.at
+                let localDate = ScenarioRun.text(entry.event["tapLocalDate"])
+                let expected = held?.batch.wakes.first { $0.instant > tap }
+                let (from, to) = window(tap)
+                if entry.event.name == .bedWakeTime {
+                    tally.cached += 1
+                    guard let expected else {
+                        throw SoakViolation(
+                            invariant: 1, night: night, localDate: localDate,
+                            message:
+                                "a cached wake-up, but no batch the watch holds covers this night (a missed fallback)",
+                            evidence: recent + heldEvidence(),
+                            expectation: [
+                                "event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "0",
+                            ])
+                    }
+                    var given = "?"
+                    if case .date(let wake)? = entry.event["wakeTime"] { given = ISO8601.string(wake) }
+                    let localTime = ScenarioRun.text(entry.event["localTime"])
+                    let wakeDate = ScenarioRun.text(entry.event["localDate"])
+                    guard given == ISO8601.string(expected.instant), localTime == expected.localTime,
+                        wakeDate == expected.localDate
+                    else {
+                        throw SoakViolation(
+                            invariant: 2, night: night, localDate: localDate,
+                            message: "the watch gave \(given) (\(wakeDate) \(localTime)); the schedule's wake-up for "
+                                + "this night, as of batch \(held?.key.seq ?? 0), is \(ISO8601.string(expected.instant)) "
+                                + "(\(expected.localDate) \(expected.localTime))",
+                            evidence: recent + heldEvidence(),
+                            expectation: [
+                                "event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "1",
+                                "fields.wakeTime": ISO8601.string(expected.instant),
+                            ])
+                    }
+                } else {
+                    tally.fallbacks += 1
+                    if let expected {
+                        throw SoakViolation(
+                            invariant: 1, night: night, localDate: localDate,
+                            message: "a manual entry, but batch \(held?.key.seq ?? 0) the watch holds covers this "
+                                + "night's wake-up \(ISO8601.string(expected.instant)) (an early fallback)",
+                            evidence: recent + heldEvidence(),
+                            expectation: [
+                                "event": "fallback.manual_entry", "source": "watch", "from": from, "to": to,
+                                "count": "0",
+                            ])
+                    }
+                    if held == nil { tally.neverHeld += 1 }
+                    let latest = tap.addingTimeInterval(-warningLead)
+                    if let spellStart, spellStart <= latest {
+                        tally.foreseeable += 1
+                        guard warnings.contains(where: { $0 >= spellStart && $0 <= latest }) else {
+                            let (from, _) = window(spellStart)
+                            let (_, to) = window(latest)
+                            throw SoakViolation(
+                                invariant: 4, night: night, localDate: localDate,
+                                message: "a foreseeable fallback: the nights left were at or below --warn-nights "
+                                    + "\(warnNights) from \(ISO8601.string(spellStart)) on, but no coverage.low came "
+                                    + "between then and 24 h before the tap",
+                                evidence: recent + heldEvidence(),
+                                expectation: [
+                                    "event": "coverage.low", "source": "watch", "from": from, "to": to, "min": "1",
+                                ])
+                        }
+                    }
+                }
+                checkpoint(at: tap)
+            default:
+                continue
+            }
+        }
+        return tally
+    }
+
+    /// A violation's expectation as a scenario file's JSON object (`fields.X` keys go into
+    /// `fields`; counts become numbers).
+    public static func expectationObject(_ expectation: [String: String]) -> [String: Any] {
+        var object: [String: Any] = [:]
+        var fields: [String: Any] = [:]
+        for (key, value) in expectation {
+            if key.hasPrefix("fields.") {
+                fields[String(key.dropFirst("fields.".count))] = value
+            } else if ["count", "min", "max"].contains(key) {
+                object[key] = Int(value) ?? 0
+            } else {
+                object[key] = value
+            }
+        }
+        if !fields.isEmpty { object["fields"] = fields }
+        return object
+    }
+}

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import SleepTapScenario
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The signal that asked the exhaustion soak to stop (0: none yet); the run checks it between
+/// timelines and then prints the summary so far.
+let stopSignal = Atomic<Int32>(0)
+
+/// `sleeptap-soak exhaustion`: K random timelines in the twin, every night checked
+/// (docs/scenarios.md, "Soak").
+final class Exhaustion {
+    let options: ExhaustionOptions
+    let seed: UInt64
+    let started = ContinuousClock.now
+    var tally = SoakTally()
+    var scenariosRun = 0
+    var nightsRun = 0
+    /// The broken invariant, the timeline it broke in and the repro file written for it.
+    var violation: (error: SoakViolation, timeline: SoakTimeline, file: String)?
+    /// The signal that stopped the run early.
+    var interruptedBy: Int32 = 0
+    private var lastProgress = ContinuousClock.now
+    private let progress = isatty(STDERR_FILENO) == 1
+
+    init(options: ExhaustionOptions, seed: UInt64) {
+        self.options = options
+        self.seed = seed
+    }
+
+    /// SIGINT, SIGTERM and SIGHUP stop the run after the timeline in progress (Dispatch signal
+    /// sources, as `Reaper` installs them; no SIG_IGN, which children would inherit).
+    static func installSignalHandlers() -> [any DispatchSourceSignal] {
+        let numbers = [SIGINT, SIGTERM, SIGHUP]
+        let sources = numbers.map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                _ = stopSignal.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent)
+                // The run checks the flag between timelines; one stuck in the twin never gets
+                // there: after 2 s the summary so far is printed from here.
+                let deadline = Date().addingTimeInterval(2)
+                while Date() < deadline {
+                    if Reaper.shared.isExiting { return }
+                    usleep(10_000)
+                }
+                Exhaustion.current?.finish(signal: number, stuck: true)
+            }
+            source.resume()
+            return source
+        }
+        // The handler is installed asynchronously: wait for it (at most 2 s) so that a signal
+        // right after start-up is not lost.
+        let deadline = Date().addingTimeInterval(2)
+        while !numbers.allSatisfy(hasHandler) && Date() < deadline { usleep(1_000) }
+        return sources
+    }
+
+    private static func hasHandler(_ number: Int32) -> Bool {
+        var action = sigaction()
+        guard sigaction(number, nil, &action) == 0 else { return false }
+        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+
+    var seconds: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+
+    var nightsPerSecond: Double { seconds > 0 ? Double(nightsRun) / seconds : 0 }
+
+    /// The run in progress, for a signal that comes while a timeline is stuck.
+    nonisolated(unsafe) static var current: Exhaustion?
+    private let lock = NSLock()
+
+    /// Prints the summary (and the failure report) and exits; only the first caller does, any
+    /// other waits for it. `stuck`: a signal came while a timeline did not finish.
+    func finish(signal: Int32 = 0, stuck: Bool = false) -> Never {
+        guard Reaper.shared.claimExit() else {
+            while true { pause() }
+        }
+        lock.lock()
+        if signal != 0 { interruptedBy = signal }
+        if stuck { stuckTimeline = scenariosRun }
+        let status: Int32 =
+            violation != nil
+            ? ExitCode.failure.rawValue : interruptedBy != 0 ? 128 + interruptedBy : ExitCode.ok.rawValue
+        Reaper.shared.cleanUp()
+        if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if violation != nil { complain(report()) }
+        if options.json {
+            out(summaryEvent().jsonLine(time: Date(), process: .soak))
+        } else {
+            out(summary())
+        }
+        exit(status)
+    }
+
+    /// The timeline that was running when a signal came and did not finish within 2 s.
+    var stuckTimeline: Int?
+
+    /// Runs the timelines until one breaks an invariant, a signal comes, or all ran.
+    /// - Throws: `SetupError` when a timeline cannot be made or run, or its file not written.
+    func run() throws(SetupError) {
+        if !options.json {
+            out(
+                "sleeptap-soak exhaustion: seed \(seed), \(options.scenarios) timelines of \(options.nights) nights "
+                    + "in the twin")
+        }
+        for index in 0..<options.scenarios {
+            let signal = stopSignal.load(ordering: .sequentiallyConsistent)
+            if signal != 0 {
+                interruptedBy = signal
+                break
+            }
+            let timeline: SoakTimeline
+            do {
+                timeline = try SoakTimeline.make(
+                    runSeed: seed, index: index, nights: options.nights, directory: options.outDirectory)
+            } catch {
+                throw SetupError(message: "timeline \(index) cannot be made: \(error)", status: .software)
+            }
+            if ProcessInfo.processInfo.environment["SOAK_TRACE"] != nil { complain("timeline \(index) \(seconds)") }
+            if let dump = ProcessInfo.processInfo.environment["SOAK_DUMP"], Int(dump) == index {
+                try? timeline.json.write(to: URL(fileURLWithPath: "/tmp/soakout/dump.json"))
+                exit(0)
+            }
+            do {
+                let result = try SoakCheck.twin(timeline.scenario, fault: index == 0 ? options.fault : nil)
+                lock.withLock {
+                    tally += result
+                    nightsRun += result.nights.count
+                    scenariosRun += 1
+                }
+            } catch let error as SoakViolation {
+                let file = try writeRepro(timeline, error)
+                lock.withLock {
+                    scenariosRun += 1
+                    nightsRun += error.night
+                    violation = (error, timeline, file)
+                }
+                break
+            } catch {
+                throw SetupError(message: "timeline \(index) cannot run in the twin: \(error)", status: .software)
+            }
+            showProgress()
+        }
+    }
+
+    struct SetupError: Error {
+        var message: String
+        var status: ExitCode
+    }
+
+    /// Writes the timeline, with the expectation that fails on the broken night, to `--out`.
+    private func writeRepro(_ timeline: SoakTimeline, _ violation: SoakViolation) throws(SetupError) -> String {
+        let data = timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
+        let path = timeline.scenario.path
+        do {
+            try FileManager.default.createDirectory(
+                atPath: options.outDirectory, withIntermediateDirectories: true)
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw SetupError(
+                message: "cannot write the scenario file \(path): \(error.localizedDescription)", status: .cantCreate)
+        }
+        return path
+    }
+
+    private func showProgress() {
+        guard progress, ContinuousClock.now - lastProgress >= .milliseconds(250) else { return }
+        lastProgress = ContinuousClock.now
+        let rate = nightsPerSecond
+        let left = Double(options.scenarios - scenariosRun) * Double(options.nights)
+        let eta = rate > 0 ? Int((left / rate).rounded(.up)) : 0
+        let line =
+            "\r\u{1B}[Ksleeptap-soak: \(scenariosRun)/\(options.scenarios) timelines, \(nightsRun) nights, "
+            + "\(Int(rate)) nights/s, ETA \(eta / 60)m\(String(format: "%02d", eta % 60))s"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    var result: String {
+        if violation != nil { return "failed" }
+        if interruptedBy != 0 { return "interrupted" }
+        return "passed"
+    }
+
+    /// The readable summary.
+    func summary() -> String {
+        let processes =
+            options.processes == 0
+            ? "not run (--processes 0)" : "not run (running timelines as processes is not available yet)"
+        var lines = [
+            "timelines: \(scenariosRun) of \(options.scenarios) in the twin (seed \(seed), \(options.nights) nights each)"
+                + (interruptedBy != 0 ? "; stopped by \(String(cString: strsignal(interruptedBy)))" : "")
+                + (stuckTimeline.map { " while timeline \($0) had not finished in the twin after 2 s" } ?? ""),
+            "nights:    \(nightsRun): cached wake-up \(tally.cached), manual entry \(tally.fallbacks) "
+                + "(foreseeable \(tally.foreseeable), every one warned 24 h ahead; no batch yet \(tally.neverHeld))",
+            "watch:     coverage.low \(tally.warnings); batches generated \(tally.batchesGenerated), applied "
+                + "\(tally.batchesApplied); background runs \(tally.backgroundRuns)",
+            "time:      \(String(format: "%.1f", seconds)) s, \(Int(nightsPerSecond)) nights/s",
+            "processes: \(processes)",
+        ]
+        switch result {
+        case "failed": lines.append("sleeptap-soak: INVARIANT BROKEN (details on stderr)")
+        case "interrupted": lines.append("sleeptap-soak: interrupted; invariants held on every night run")
+        default: lines.append("sleeptap-soak: invariants 1, 2 and 4 held on every night")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The summary as one JSON Lines object (`--json`): event `soak.summary`, `mode`
+    /// "exhaustion", `result` (passed, failed or interrupted), `message` (the broken invariant,
+    /// or null), `seed`, `scenarios` (asked), `scenariosRun`, `nightsPerScenario`, `nights`,
+    /// `cached`, `manualEntries`, `foreseeable`, `noBatchYet`, `coverageLow`, `batchesGenerated`,
+    /// `batchesApplied`, `backgroundRuns`, `seconds`, `nightsPerSecond`, `processes`, `repro`
+    /// (the scenario file written, or null), `signal` (or null).
+    func summaryEvent() -> Event {
+        func int(_ value: Int) -> EventValue { .int(Int64(value)) }
+        return Event(
+            .soakSummary,
+            [
+                ("mode", .string("exhaustion")), ("result", .string(result)),
+                ("message", violation.map { .string($0.error.description) } ?? .null),
+                ("seed", .string(String(seed))), ("scenarios", int(options.scenarios)),
+                ("scenariosRun", int(scenariosRun)), ("nightsPerScenario", int(options.nights)),
+                ("nights", int(nightsRun)), ("cached", int(tally.cached)), ("manualEntries", int(tally.fallbacks)),
+                ("foreseeable", int(tally.foreseeable)), ("noBatchYet", int(tally.neverHeld)),
+                ("coverageLow", int(tally.warnings)), ("batchesGenerated", int(tally.batchesGenerated)),
+                ("batchesApplied", int(tally.batchesApplied)), ("backgroundRuns", int(tally.backgroundRuns)),
+                ("seconds", .double((seconds * 10).rounded() / 10)), ("nightsPerSecond", int(Int(nightsPerSecond))),
+                ("processes", int(0)), ("repro", violation.map { .string($0.file) } ?? .null),
+                ("signal", interruptedBy != 0 ? int(Int(interruptedBy)) : .null),
+            ])
+    }
+
+    /// The failure report (stderr): what broke, where, how to reproduce it, the evidence.
+    func report() -> String {
+        guard let (error, timeline, file) = violation else { return "" }
+        return """
+            sleeptap-soak: INVARIANT BROKEN in timeline \(timeline.index) of \(options.scenarios) \
+            (run seed \(seed), timeline seed \(timeline.seed))
+            \(error.description)
+            scenario file: \(file)
+              reproduce: sleeptap-scenario \(file) --twin   (its last expectation fails on this night)
+              replay:    sleeptap-soak exhaustion --seed \(seed) --scenarios \(timeline.index + 1) \
+            --nights \(options.nights)\(options.fault.map { " --inject-fault \($0.rawValue)" } ?? "")
+            evidence:
+            \(error.evidence.map { "  \($0)" }.joined(separator: "\n"))
+            """
+    }
+}
+
+/// Runs `sleeptap-soak exhaustion` with the arguments after the word; never returns.
+func runExhaustion(_ arguments: [String]) -> Never {
+    let options: ExhaustionOptions
+    do {
+        switch try ExhaustionOptions.parse(arguments) {
+        case .help:
+            out(ExhaustionOptions.usage)
+            exit(ExitCode.ok.rawValue)
+        case .version:
+            out("sleeptap-soak \(SleepTapVersion.string)")
+            exit(ExitCode.ok.rawValue)
+        case .run(let parsed):
+            options = parsed
+        }
+    } catch {
+        complain("sleeptap-soak exhaustion: \(error.message) (see sleeptap-soak exhaustion --help)")
+        exit(ExitCode.usage.rawValue)
+    }
+    if options.processes > 0 {
+        complain(
+            "sleeptap-soak exhaustion: --processes \(options.processes): running timelines as real phone and watch "
+                + "processes is not available yet (only the twin); give --processes 0")
+        exit(ExitCode.usage.rawValue)
+    }
+    let soak = Exhaustion(options: options, seed: options.seed ?? UInt64.random(in: 0...UInt64.max))
+    Exhaustion.current = soak
+    let sources = Exhaustion.installSignalHandlers()
+    do {
+        try soak.run()
+    } catch {
+        Reaper.shared.finish(error.status) { complain("sleeptap-soak exhaustion: \(error.message)") }
+    }
+    withExtendedLifetime(sources) {}
+    soak.finish()
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+import SleepTapCommandLine
+import SleepTapScenario
+
+/// `sleeptap-soak exhaustion`'s command line, parsed.
+struct ExhaustionOptions: Equatable, Sendable {
+    static let scenarioCounts: ClosedRange<Int> = 1...1_000_000
+    static let nightCounts: ClosedRange<Int> = 1...3_650
+
+    /// Random timelines to run (`--scenarios`).
+    var scenarios = 100
+    /// Nights per timeline (`--nights`).
+    var nights = 60
+    /// How many of them also run as real processes (`--processes`).
+    var processes = 0
+    /// Seed of the timelines (`--seed`); nil: a random one, printed.
+    var seed: UInt64?
+    /// Where a failing timeline's scenario file is written (`--out`).
+    var outDirectory = "."
+    /// A fault planted in the first scenario's log (`--inject-fault`).
+    var fault: SoakFault?
+    /// Print the summary as one JSON object (`--json`).
+    var json = false
+
+    static let usage = """
+        usage: sleeptap-soak exhaustion [--seed N] [--scenarios K] [--nights N] [--processes M]
+                                        [--out DIR] [--json] [--inject-fault KIND]
+
+        The date-exhaustion soak (docs/scenarios.md, "Soak"). Makes K seeded random timelines of
+        N nights as scenario files: a random schedule (days off, small-hour wake times, one-off
+        overrides) in a random IANA zone, half of them crossing a daylight-saving change; iOS or
+        Android with random flags; app updates flipping the registration, opens, low power,
+        background refresh, Android buckets and charging, link outages of an hour to ten days,
+        travel of the phone, the watch or both, reboots, force-quits. Runs each in the embedded
+        twin and checks every night:
+          (1) the watch falls back to manual entry if and only if the batch it holds has no
+              wake-up after the tap (never early, never missed);
+          (2) a cached wake-up is the schedule's wake instant for that night as of the batch the
+              watch holds (an oracle computes it from the schedule, the batch's generation time
+              and the phone's zone), and every batch is generated in the phone's zone;
+          (3) twin and processes agree night by night (--processes);
+          (4) a foreseeable fallback (the watch held dates whose nights left were at or below
+              --warn-nights at a bed tap or applied batch 24 h or more before it, and stayed
+              so) comes after a coverage.low at least 24 h before it;
+          (5) memory stays flat: the processes' RSS at the start and at the end (--processes).
+
+          --seed N         seed of the timelines, 0 to 18446744073709551615 (default: random, printed)
+          --scenarios K    timelines, 1 to 1000000 (default 100)
+          --nights N       nights per timeline, 1 to 3650 (default 60)
+          --processes M    also run the first M timelines as real phone and watch processes
+                           (not available yet: exit 64)
+          --out DIR        where the scenario file of a failing timeline is written (default .)
+          --json           print the summary as one JSON object (event soak.summary)
+          --inject-fault KIND  plant a fault in the first timeline's twin log before the check,
+                           to see a broken invariant reported: wrong-wake (a cached wake-up an
+                           hour late) or early-fallback (a covered night as a manual entry); its
+                           scenario file does not reproduce it, the run does
+          -h, --help       this text
+
+        Progress (timelines done, nights per second, ETA) goes to stderr when it is a terminal.
+        A broken invariant prints the seeds, the scenario file that reproduces it (written to
+        --out; `sleeptap-scenario FILE --twin` fails on the expectation it carries), the night and
+        the evidence, and exits 1. Ctrl-C, SIGTERM or SIGHUP print the summary so far and exit
+        128 + N.
+
+        Exit: 0 every invariant held, 1 an invariant broke, 64 bad arguments, 70 a timeline could
+        not run, 73 the scenario file cannot be written, 74 stdout closed or not writable,
+        128 + N on signal N.
+        """
+
+    /// Parses the arguments after `exhaustion`; `-h`/`--help` wins wherever it stands.
+    /// - Throws: `UsageError` naming the option and, for a bad value, the value.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<ExhaustionOptions> {
+        if let request = Parsed<ExhaustionOptions>.informationRequest(in: arguments) { return request }
+        var options = ExhaustionOptions()
+        var reader = ArgumentReader(arguments)
+        while let flag = try reader.nextFlag() {
+            switch flag {
+            case "--json": options.json = true
+            case "--scenarios": options.scenarios = try reader.integer(flag, in: scenarioCounts)
+            case "--nights": options.nights = try reader.integer(flag, in: nightCounts)
+            case "--processes": options.processes = try reader.integer(flag, in: 0...scenarioCounts.upperBound)
+            case "--seed": options.seed = try reader.unsignedInteger(flag)
+            case "--out": options.outDirectory = try reader.nonEmpty(flag)
+            case "--inject-fault":
+                let text = try reader.value(flag)
+                guard let fault = SoakFault(rawValue: text) else {
+                    let kinds = SoakFault.allCases.map(\.rawValue).joined(separator: " or ")
+                    throw UsageError("--inject-fault \(ArgumentReader.clip(text)): expected \(kinds)")
+                }
+                options.fault = fault
+            default: throw ArgumentReader.unknown(flag)
+            }
+        }
+        guard options.processes <= options.scenarios else {
+            throw UsageError(
+                "--processes \(options.processes) is more than --scenarios \(options.scenarios)")
+        }
+        return .run(options)
+    }
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapScenario
+
+/// The date-exhaustion soak's parts: the oracle, the timelines, the night checker, and the
+/// timelines it found bugs with.
+@Suite("date-exhaustion soak")
+struct SoakTests {
+    static func zone(_ name: String) -> TimeZone { WakeCalendar.zone(named: name)! }
+    static func day(_ text: String) -> Date { ISO8601.date(text + "T00:00:00Z")! }
+
+    @Test(
+        "the oracle's wall time: a gap moves forward by the gap, a repeated time is the first",
+        arguments: [
+            // New York spring-forward: 02:30 does not exist; 03:30 EDT.
+            ("America/New_York", "2026-03-08", "02:30", "2026-03-08T07:30:00Z"),
+            // New York fall-back: 01:30 happens twice; the first is EDT.
+            ("America/New_York", "2026-11-01", "01:30", "2026-11-01T05:30:00Z"),
+            // Lord Howe moves 30 minutes: 02:15 becomes 02:45 (+11).
+            ("Australia/Lord_Howe", "2026-10-04", "02:15", "2026-10-03T15:45:00Z"),
+            // Santiago skips midnight: 00:30 becomes 01:30 (-03).
+            ("America/Santiago", "2026-09-06", "00:30", "2026-09-06T04:30:00Z"),
+            // An ordinary day in Kathmandu (+05:45).
+            ("Asia/Kathmandu", "2026-07-01", "07:00", "2026-07-01T01:15:00Z"),
+        ])
+    func oracleInstant(zone: String, date: String, time: String, expected: String) {
+        let instant = SoakOracle.instant(of: LocalTime(parsing: time)!, onDate: Self.day(date), in: Self.zone(zone))
+        #expect(ISO8601.string(instant) == expected)
+    }
+
+    @Test("the oracle's batch: horizon local days from the next wake-up, days off and overrides left out")
+    func oracleBatch() {
+        var schedule = WakeSchedule.everyDayAtSeven
+        schedule.wakeTimes[.sunday] = nil
+        schedule.overrides[LocalDate(parsing: "2026-07-22")!] = .off
+        schedule.overrides[LocalDate(parsing: "2026-07-23")!] = .time(LocalTime(hour: 9, minute: 15)!)
+        var oracle = SoakOracle(schedule: schedule)
+        // Mon 2026-07-20 08:00 in Tokyo: today's 07:00 is past, so Tue 21 .. Mon 27 (5 days).
+        let wakes = oracle.batch(
+            generatedAt: ISO8601.date("2026-07-19T23:00:00Z")!, in: Self.zone("Asia/Tokyo"), horizonDays: 7)
+        #expect(wakes.map(\.localDate) == ["2026-07-21", "2026-07-23", "2026-07-24", "2026-07-25", "2026-07-27"])
+        #expect(wakes.map(\.localTime) == ["07:00", "09:15", "07:00", "07:00", "07:00"])
+        #expect(ISO8601.string(wakes[0].instant) == "2026-07-20T22:00:00Z")
+    }
+
+    @Test("a timeline is the same for the same seeds, is a valid scenario file, and loads back from disk")
+    func timeline() throws {
+        let first = try SoakTimeline.make(runSeed: 42, index: 3, nights: 20)
+        let again = try SoakTimeline.make(runSeed: 42, index: 3, nights: 20)
+        let other = try SoakTimeline.make(runSeed: 42, index: 4, nights: 20)
+        #expect(first.json == again.json)
+        #expect(first.json != other.json)
+        #expect(first.scenario.end.timeIntervalSince(first.scenario.start) >= 19 * 86_400)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("soak-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("t.json").path
+        try first.json.write(to: URL(fileURLWithPath: path))
+        let loaded = try ScenarioFile.load(path)
+        #expect(loaded.steps.map(\.text) == first.scenario.steps.map(\.text))
+        #expect(loaded.phone == first.scenario.phone && loaded.watch == first.scenario.watch)
+    }
+
+    @Test("a few random timelines hold every night in the twin")
+    func smallRun() throws {
+        var nights = 0
+        for index in 0..<4 {
+            let timeline = try SoakTimeline.make(runSeed: 11, index: index, nights: 15)
+            nights += try SoakCheck.twin(timeline.scenario).nights.count
+        }
+        #expect(nights >= 40)
+    }
+
+    @Test("a cached wake-up an hour late breaks invariant 2; the repro file with its expectation loads")
+    func wrongWake() throws {
+        let timeline = try SoakTimeline.make(runSeed: 11, index: 0, nights: 10)
+        let violation = try #require(throws: SoakViolation.self) {
+            try SoakCheck.twin(timeline.scenario, fault: .wrongWake)
+        }
+        #expect(violation.invariant == 2 && violation.night >= 1, "\(violation)")
+        #expect(violation.expectation["event"] == "bed.wake_time" && violation.expectation["fields.wakeTime"] != nil)
+        let data = timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
+        let repro = try ScenarioFile.decode(data, path: "repro.json")
+        #expect(repro.expectations.count == 1 && repro.expectations[0].event == .bedWakeTime)
+    }
+
+    @Test("a manual entry on a covered night breaks invariant 1 (an early fallback)")
+    func earlyFallback() throws {
+        let timeline = try SoakTimeline.make(runSeed: 11, index: 0, nights: 10)
+        let violation = try #require(throws: SoakViolation.self) {
+            try SoakCheck.twin(timeline.scenario, fault: .earlyFallback)
+        }
+        #expect(violation.invariant == 1 && violation.message.contains("early fallback"), "\(violation)")
+    }
+
+    /// A hand-built night: the watch held a 2-night batch for days, then fell back, and never warned.
+    @Test("a foreseeable fallback without a coverage.low 24 h ahead breaks invariant 4")
+    func missingWarning() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "hand-built", "start": "2026-07-20T00:00:00Z",
+                 "end": "2026-07-30T00:00:00Z", "timeZone": "UTC",
+                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
+                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
+                   "sunday": "07:00"}},
+                 "phone": ["--horizon-days", "2"], "watch": ["--bed-at", "23:00"]}
+                """.utf8), path: "hand-built.json")
+        func at(_ text: String) -> Date { ISO8601.date(text)! }
+        let batch: [(String, EventValue)] = [("seq", .int(1)), ("epoch", .string("00000000000000aa"))]
+        var log: [ScenarioRun.LogEntry] = [
+            .init(
+                at: at("2026-07-20T00:00:00Z"), source: .phone,
+                event: Event(.batchGenerated, batch + [("timeZone", .string("UTC"))])),
+            .init(at: at("2026-07-20T00:00:01Z"), source: .watch, event: Event(.batchApplied, batch)),
+        ]
+        let tap: [(String, EventValue)] = [("tapLocalDate", .string("2026-07-20")), ("tapLocalTime", .string("23:00"))]
+        log.append(
+            .init(
+                at: at("2026-07-20T23:00:00Z"), source: .watch,
+                event: Event(
+                    .bedWakeTime,
+                    [
+                        ("wakeTime", .date(at("2026-07-21T07:00:00Z"))),
+                        ("localDate", .string("2026-07-21")), ("localTime", .string("07:00")),
+                    ] + tap)))
+        log.append(
+            .init(
+                at: at("2026-07-21T23:00:00Z"), source: .watch,
+                event: Event(.fallbackManualEntry, [("reason", .string("ran out"))] + tap)))
+        let violation = try #require(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: log) }
+        #expect(violation.invariant == 4 && violation.night == 2, "\(violation)")
+        // With the warning when the batch came (2 nights left), the same night holds.
+        log.insert(
+            .init(
+                at: at("2026-07-20T00:00:01Z"), source: .watch, event: Event(.coverageLow, [("nightsLeft", .int(2))])),
+            at: 2)
+        let tally = try SoakCheck.check(scenario, log: log)
+        #expect(tally.fallbacks == 1 && tally.foreseeable == 1 && tally.warnings == 1)
+    }
+
+    /// Found by the soak (seed 1, timeline 20 of 30 nights): an iOS app updated to register late
+    /// and crash; the OS launched it again and again at one instant and the twin never returned.
+    @Test("late-crash update with a pending request: the twin runs to the end, every night holds")
+    func lateCrashUpdate() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "late-crash update", "start": "2026-03-12T21:00:00Z",
+                 "end": "2026-03-24T21:00:00Z", "timeZone": "Europe/London",
+                 "schedule": {"schemaVersion": 1, "overrides": {"2026-03-16": "off"},
+                   "wake": {"friday": "09:10", "monday": "07:35", "saturday": "08:20", "sunday": "03:20",
+                     "thursday": "03:15", "tuesday": "08:45", "wednesday": "09:00"}},
+                 "phone": ["--platform", "ios", "--os-seed", "518174", "--device-seed", "551921",
+                   "--registration", "early"],
+                 "watch": ["--bed-at", "22:15", "--manual-wake", "07:15"],
+                 "steps": [{"at": "2026-03-14T01:48:16Z", "phone": "registration late-crash"}]}
+                """.utf8), path: "late-crash.json")
+        let tally = try SoakCheck.twin(scenario)
+        #expect(tally.nights.count == 12)
+        #expect(tally.fallbacks >= 1, "the dates run out once the app cannot refresh")
+    }
+
+    /// Found by the soak (seed 1, timeline 56 of 30 nights): the twin fed a background run's
+    /// forecast back before the rest of the run's actions, so the OS launch timer the phone had
+    /// just re-armed was cancelled after it; the next input then ran the launch at its old instant
+    /// (a batch dated before the travel that came first, in the new zone).
+    @Test("Android run that fetches the weather, then travel: the log stays in time order, every batch in its zone")
+    func weatherThenTravel() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "weather then travel", "start": "2027-08-12T13:00:00Z",
+                 "end": "2027-09-06T19:00:00Z", "timeZone": "Asia/Kathmandu",
+                 "schedule": {"schemaVersion": 1, "timeZone": "America/Santiago",
+                   "overrides": {"2027-08-16": "10:20", "2027-08-29": "04:45"},
+                   "wake": {"friday": "08:55", "monday": "07:35", "saturday": "08:30", "sunday": "off",
+                     "thursday": "07:30", "tuesday": "08:55", "wednesday": "09:10"}},
+                 "phone": ["--platform", "android", "--os-seed", "73143", "--device-seed", "86873",
+                   "--bucket", "restricted", "--interval", "3600"],
+                 "watch": ["--bed-at", "20:25", "--manual-wake", "08:05", "--warn-nights", "1"],
+                 "steps": [{"at": "2027-08-14T01:10:50Z", "phone": "background-refresh off"},
+                   {"at": "2027-08-17T05:20:47Z", "watch": "time-zone America/New_York"},
+                   {"at": "2027-08-17T22:59:28Z", "phone": "open"}, {"at": "2027-08-20T09:43:38Z", "phone": "open"},
+                   {"at": "2027-08-20T16:38:12Z", "phone": "background-refresh on"},
+                   {"at": "2027-08-23T05:01:20Z", "phone": "low-power on"},
+                   {"at": "2027-08-24T23:34:20Z", "phone": "charging on"},
+                   {"at": "2027-08-26T20:08:20Z", "phone": "low-power off"},
+                   {"at": "2027-08-29T11:33:00Z", "phone": "open"}, {"at": "2027-09-04T22:24:05Z", "link": "down"},
+                   {"at": "2027-09-06T18:17:33Z", "phone": "time-zone Europe/Berlin"}]}
+                """.utf8), path: "weather-then-travel.json")
+        let log = try SoakCheck.twinLog(scenario)
+        let backwards = zip(log, log.dropFirst()).first { $1.at < $0.at }
+        #expect(
+            backwards == nil,
+            "\(backwards.map { "\($0.0.event.name) at \($0.0.at), then \($0.1.event.name) at \($0.1.at)" } ?? "")")
+        _ = try SoakCheck.check(scenario, log: log)
+    }
+}
