@@ -49,6 +49,32 @@ public struct ScenarioProcessError: Error, Sendable, CustomStringConvertible {
     public var description: String { file.isEmpty ? reason : "\(file): \(reason)" }
 }
 
+/// The resident set sizes of a process run's `phone` and `watch` (`VmRSS` of /proc/PID/status,
+/// KiB; proc(5)): just after both started, and at `end` just before they are told to quit. nil
+/// when it could not be read.
+public struct ProcessMemory: Sendable, Equatable {
+    public var phoneStart: Int?
+    public var watchStart: Int?
+    public var phoneEnd: Int?
+    public var watchEnd: Int?
+
+    public init(phoneStart: Int? = nil, watchStart: Int? = nil, phoneEnd: Int? = nil, watchEnd: Int? = nil) {
+        self.phoneStart = phoneStart
+        self.watchStart = watchStart
+        self.phoneEnd = phoneEnd
+        self.watchEnd = watchEnd
+    }
+
+    /// `VmRSS` of a running process in KiB, nil when it is gone or the line is missing.
+    public static func residentKiB(_ pid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+        }
+        return nil
+    }
+}
+
 /// Replays a process run in the twin: the twin is given the outside inputs of the run at the
 /// virtual instants they happened (when each process started, each stdin line was written, the
 /// link went down and came up), so that it can be compared with the processes night by night
@@ -190,6 +216,8 @@ extension ScenarioRun {
         let watch = try spawn("watch", executables.watch, watchArguments)
         let phoneStarted = try started(phone, .phoneStarted)
         let watchStarted = try started(watch, .watchStarted)
+        var memory = ProcessMemory(
+            phoneStart: ProcessMemory.residentKiB(phone.pid), watchStart: ProcessMemory.residentKiB(watch.pid))
         // The link is down until the transport's first handshake (the watch's link.up).
         var inputs: [(at: Date, step: TwinStep)] = [(scenario.start, .link(up: false))]
         for step in scenario.steps {
@@ -212,6 +240,8 @@ extension ScenarioRun {
             }
         }
         Thread.sleep(until: clock.wallDate(for: scenario.end))
+        memory.phoneEnd = ProcessMemory.residentKiB(phone.pid)
+        memory.watchEnd = ProcessMemory.residentKiB(watch.pid)
         for child in [phone, watch] where child.isRunning { child.send(line: "quit") }
         for child in [phone, watch] {
             guard child.waitForExit(timeout: processDeadline) else {
@@ -242,6 +272,7 @@ extension ScenarioRun {
                 twin: Self.nights(of: replayLog), processes: nights, against: "the twin on the processes' instants"))
         let linkUp = log.first { $0.source == .watch && $0.event.name == .linkUp }?.at
         run.startUp = (phoneStarted, watchStarted, linkUp)
+        run.memory = memory
         return run
     }
 

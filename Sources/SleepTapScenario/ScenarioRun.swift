@@ -113,6 +113,8 @@ public struct ScenarioRun: Sendable {
     /// `link.up` (nil: never) came at. Wall-clock start-up time is virtual time at speed: a night
     /// before the first link up has no batch in the processes.
     public var startUp: (phone: Date, watch: Date, linkUp: Date?)?
+    /// Processes only: the phone's and the watch's resident set size at the start and at the end.
+    public var memory: ProcessMemory?
     /// Every expectation holds (and, for processes, the twin agrees night by night).
     public var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
 

@@ -78,26 +78,29 @@ public enum SoakCheck {
         return try check(scenario, log: log)
     }
 
-    /// The twin's log for a scenario: built from the scenario's flags through the executables'
-    /// parsers, booted at `start`, its steps run until just before `end`.
-    static func twinLog(_ scenario: ScenarioFile) throws(ScenarioError) -> [ScenarioRun.LogEntry] {
-        let clock = ["--clock-start", ISO8601.string(scenario.start), "--clock-speed", String(Int(ScenarioRun.speed))]
-        let transport = ["--endpoint", "ipc:///nonexistent/sleeptap-soak.sock"]
-        var phone = scenario.phone + clock + transport + ["--state-dir", "/nonexistent/phone"]
-        if flag("--device-seed", in: scenario.phone) == nil { phone += ["--device-seed", "1"] }
-        if let path = scenario.schedulePath { phone += ["--schedule", path] }
-        let watch = scenario.watch + clock + transport + ["--state-dir", "/nonexistent/watch"]
-        var twin: Twin
-        do {
-            twin = try TwinBuilder.make(
-                phone: phone, watch: watch, machineZone: scenario.timeZone, schedule: scenario.schedule)
-        } catch {
-            throw ScenarioError(file: scenario.path, field: "phone/watch", value: "", reason: "\(error)")
+    /// Checks a process run (`ScenarioRun.processes`): invariants 1, 2 and 4 on the processes'
+    /// own events, then 3: their nights against the twin's on the processes' instants.
+    /// - Throws: `SoakViolation` at the first broken one.
+    public static func processes(_ run: ScenarioRun) throws(SoakViolation) -> SoakTally {
+        let tally = try check(run.scenario, log: run.log)
+        if let comparison = run.comparison, !comparison.equal {
+            let night = (comparison.firstDifference ?? 0) + 1
+            throw SoakViolation(
+                invariant: 3, night: night,
+                localDate: comparison.processes?.localDate ?? comparison.twin?.localDate ?? "",
+                message: "twin and processes differ: \(comparison.description)",
+                evidence: [
+                    "twin:      " + (comparison.twin.map { "\($0)" } ?? "no such night"),
+                    "processes: " + (comparison.processes.map { "\($0)" } ?? "no such night"),
+                ], expectation: [:])
         }
-        twin.boot()
-        for step in scenario.steps { twin.schedule(step.step, at: step.at) }
-        twin.run(until: scenario.end.addingTimeInterval(-0.001))
-        return twin.log.map { ScenarioRun.LogEntry(at: $0.at, source: $0.source, event: $0.event) }
+        return tally
+    }
+
+    /// The twin's log for a scenario (`ScenarioRun.twin`): built from the scenario's flags
+    /// through the executables' parsers, booted at `start`, its steps run until just before `end`.
+    static func twinLog(_ scenario: ScenarioFile) throws(ScenarioError) -> [ScenarioRun.LogEntry] {
+        try ScenarioRun.twin(scenario).log
     }
 
     /// The value of `--name V` or `--name=V` in a flag array, the last one given.
@@ -280,7 +283,11 @@ public enum SoakCheck {
                             ])
                     }
                     var given = "?"
-                    if case .date(let wake)? = entry.event["wakeTime"] { given = ISO8601.string(wake) }
+                    switch entry.event["wakeTime"] {
+                    case .date(let wake)?: given = ISO8601.string(wake)
+                    case .string(let text)?: given = ISO8601.date(text).map(ISO8601.string) ?? text
+                    default: break
+                    }
                     let localTime = ScenarioRun.text(entry.event["localTime"])
                     let wakeDate = ScenarioRun.text(entry.event["localDate"])
                     guard given == ISO8601.string(expected.instant), localTime == expected.localTime,

@@ -111,7 +111,8 @@ final class Exhaustion {
         if !options.json {
             out(
                 "sleeptap-soak exhaustion: seed \(seed), \(options.scenarios) timelines of \(options.nights) nights "
-                    + "in the twin")
+                    + "in the twin"
+                    + (options.processes > 0 ? ", the first \(options.processes) also as processes" : ""))
         }
         for index in 0..<options.scenarios {
             let signal = stopSignal.load(ordering: .sequentiallyConsistent)
@@ -149,7 +150,53 @@ final class Exhaustion {
             } catch {
                 throw SetupError(message: "timeline \(index) cannot run in the twin: \(error)", status: .software)
             }
+            if index < options.processes, violation == nil {
+                try runProcesses(timeline)
+                if violation != nil { break }
+            }
             showProgress()
+        }
+    }
+
+    /// Timelines run as processes, and the nights they had.
+    var processRuns = 0
+    var processNights = 0
+    /// RSS (KiB) at the start of the first process run and at the end of the last, per side, and
+    /// the largest seen at any end.
+    var memoryFirst: ProcessMemory?
+    var memoryLast: ProcessMemory?
+    var largestEndKiB = 0
+    private var executables: ScenarioExecutables?
+
+    /// Runs a timeline as the real phone and watch and checks invariants 1 to 4 on them.
+    private func runProcesses(_ timeline: SoakTimeline) throws(SetupError) {
+        let run: ScenarioRun
+        do {
+            if executables == nil { executables = try ScenarioExecutables.locate() }
+            guard let executables else { return }
+            run = try ScenarioRun.processes(timeline.scenario, speed: options.speed, executables: executables)
+        } catch let error as ScenarioProcessError {
+            if stopSignal.load(ordering: .sequentiallyConsistent) != 0 { return }
+            throw SetupError(message: "timeline \(timeline.index) as processes: \(error)", status: error.exitCode)
+        } catch {
+            if stopSignal.load(ordering: .sequentiallyConsistent) != 0 { return }
+            throw SetupError(message: "timeline \(timeline.index) as processes: \(error)", status: .software)
+        }
+        do {
+            _ = try SoakCheck.processes(run)
+            lock.withLock {
+                processRuns += 1
+                processNights += run.nights.count
+                if memoryFirst == nil { memoryFirst = run.memory }
+                memoryLast = run.memory
+                largestEndKiB = max(largestEndKiB, run.memory?.phoneEnd ?? 0, run.memory?.watchEnd ?? 0)
+            }
+        } catch {
+            let file = try writeRepro(timeline, error)
+            lock.withLock {
+                processRuns += 1
+                violation = (error, timeline, file)
+            }
         }
     }
 
@@ -160,7 +207,9 @@ final class Exhaustion {
 
     /// Writes the timeline, with the expectation that fails on the broken night, to `--out`.
     private func writeRepro(_ timeline: SoakTimeline, _ violation: SoakViolation) throws(SetupError) -> String {
-        let data = timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
+        let data =
+            violation.expectation.isEmpty
+            ? timeline.json : timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
         let path = timeline.scenario.path
         do {
             try FileManager.default.createDirectory(
@@ -193,9 +242,14 @@ final class Exhaustion {
 
     /// The readable summary.
     func summary() -> String {
+        func kib(_ value: Int?) -> String { value.map { "\($0) KiB" } ?? "?" }
         let processes =
             options.processes == 0
-            ? "not run (--processes 0)" : "not run (running timelines as processes is not available yet)"
+            ? "not run (--processes 0)"
+            : "\(processRuns) of \(options.processes) timelines as real phone and watch (\(processNights) nights, "
+                + "each the twin's night by night); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
+                + "first, \(kib(memoryLast?.phoneEnd)) at the end of the last; watch \(kib(memoryFirst?.watchStart)) "
+                + "-> \(kib(memoryLast?.watchEnd)); largest at any end \(largestEndKiB) KiB"
         var lines = [
             "timelines: \(scenariosRun) of \(options.scenarios) in the twin (seed \(seed), \(options.nights) nights each)"
                 + (interruptedBy != 0 ? "; stopped by \(String(cString: strsignal(interruptedBy)))" : "")
@@ -210,7 +264,10 @@ final class Exhaustion {
         switch result {
         case "failed": lines.append("sleeptap-soak: INVARIANT BROKEN (details on stderr)")
         case "interrupted": lines.append("sleeptap-soak: interrupted; invariants held on every night run")
-        default: lines.append("sleeptap-soak: invariants 1, 2 and 4 held on every night")
+        default:
+            lines.append(
+                "sleeptap-soak: invariants 1, 2 and 4 held on every night"
+                    + (options.processes > 0 ? "; 3: the processes agreed with the twin on every night" : ""))
         }
         return lines.joined(separator: "\n")
     }
@@ -235,7 +292,19 @@ final class Exhaustion {
                 ("coverageLow", int(tally.warnings)), ("batchesGenerated", int(tally.batchesGenerated)),
                 ("batchesApplied", int(tally.batchesApplied)), ("backgroundRuns", int(tally.backgroundRuns)),
                 ("seconds", .double((seconds * 10).rounded() / 10)), ("nightsPerSecond", int(Int(nightsPerSecond))),
-                ("processes", int(0)), ("repro", violation.map { .string($0.file) } ?? .null),
+                ("processes", int(processRuns)), ("processNights", int(processNights)),
+                (
+                    "rssKiB",
+                    .object(
+                        EventObject([
+                            ("phoneStart", memoryFirst?.phoneStart.map(int) ?? .null),
+                            ("phoneEnd", memoryLast?.phoneEnd.map(int) ?? .null),
+                            ("watchStart", memoryFirst?.watchStart.map(int) ?? .null),
+                            ("watchEnd", memoryLast?.watchEnd.map(int) ?? .null),
+                            ("largestEnd", int(largestEndKiB)),
+                        ]))
+                ),
+                ("repro", violation.map { .string($0.file) } ?? .null),
                 ("signal", interruptedBy != 0 ? int(Int(interruptedBy)) : .null),
             ])
     }
@@ -248,7 +317,7 @@ final class Exhaustion {
             (run seed \(seed), timeline seed \(timeline.seed))
             \(error.description)
             scenario file: \(file)
-              reproduce: sleeptap-scenario \(file) --twin   (its last expectation fails on this night)
+              reproduce: \(error.invariant == 3 ? "sleeptap-scenario \(file) --both   (twin and processes differ)" : "sleeptap-scenario \(file) --twin   (its last expectation fails on this night)")
               replay:    sleeptap-soak exhaustion --seed \(seed) --scenarios \(timeline.index + 1) \
             --nights \(options.nights)\(options.fault.map { " --inject-fault \($0.rawValue)" } ?? "")
             evidence:
@@ -273,12 +342,6 @@ func runExhaustion(_ arguments: [String]) -> Never {
         }
     } catch {
         complain("sleeptap-soak exhaustion: \(error.message) (see sleeptap-soak exhaustion --help)")
-        exit(ExitCode.usage.rawValue)
-    }
-    if options.processes > 0 {
-        complain(
-            "sleeptap-soak exhaustion: --processes \(options.processes): running timelines as real phone and watch "
-                + "processes is not available yet (only the twin); give --processes 0")
         exit(ExitCode.usage.rawValue)
     }
     let soak = Exhaustion(options: options, seed: options.seed ?? UInt64.random(in: 0...UInt64.max))

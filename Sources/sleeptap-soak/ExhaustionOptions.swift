@@ -13,6 +13,8 @@ struct ExhaustionOptions: Equatable, Sendable {
     var nights = 60
     /// How many of them also run as real processes (`--processes`).
     var processes = 0
+    /// Virtual seconds per wall second of the process runs (`--speed`).
+    var speed = ScenarioRun.defaultSpeed
     /// Seed of the timelines (`--seed`); nil: a random one, printed.
     var seed: UInt64?
     /// Where a failing timeline's scenario file is written (`--out`).
@@ -24,7 +26,7 @@ struct ExhaustionOptions: Equatable, Sendable {
 
     static let usage = """
         usage: sleeptap-soak exhaustion [--seed N] [--scenarios K] [--nights N] [--processes M]
-                                        [--out DIR] [--json] [--inject-fault KIND]
+                                        [--speed N] [--out DIR] [--json] [--inject-fault KIND]
 
         The date-exhaustion soak (docs/scenarios.md, "Soak"). Makes K seeded random timelines of
         N nights as scenario files: a random schedule (days off, small-hour wake times, one-off
@@ -47,8 +49,11 @@ struct ExhaustionOptions: Equatable, Sendable {
           --seed N         seed of the timelines, 0 to 18446744073709551615 (default: random, printed)
           --scenarios K    timelines, 1 to 1000000 (default 100)
           --nights N       nights per timeline, 1 to 3650 (default 60)
-          --processes M    also run the first M timelines as real phone and watch processes
-                           (not available yet: exit 64)
+          --processes M    also run the first M timelines as real phone and watch processes over
+                           ipc (sleeptap-scenario --processes): invariants 1, 2 and 4 on their
+                           events, 3 against the twin, and their RSS (default 0)
+          --speed N        virtual seconds per wall second of those runs, 1 to 10000000 (default
+                           172800: two virtual days per wall second)
           --out DIR        where the scenario file of a failing timeline is written (default .)
           --json           print the summary as one JSON object (event soak.summary)
           --inject-fault KIND  plant a fault in the first timeline's twin log before the check,
@@ -63,9 +68,9 @@ struct ExhaustionOptions: Equatable, Sendable {
         the evidence, and exits 1. Ctrl-C, SIGTERM or SIGHUP print the summary so far and exit
         128 + N.
 
-        Exit: 0 every invariant held, 1 an invariant broke, 64 bad arguments, 70 a timeline could
-        not run, 73 the scenario file cannot be written, 74 stdout closed or not writable,
-        128 + N on signal N.
+        Exit: 0 every invariant held, 1 an invariant broke, 64 bad arguments, 69 phone or watch
+        not built (--processes), 70 a timeline could not run, 73 the scenario file or a temp dir
+        cannot be written, 74 stdout closed or not writable, 128 + N on signal N.
         """
 
     /// Parses the arguments after `exhaustion`; `-h`/`--help` wins wherever it stands.
@@ -81,6 +86,7 @@ struct ExhaustionOptions: Equatable, Sendable {
             case "--nights": options.nights = try reader.integer(flag, in: nightCounts)
             case "--processes": options.processes = try reader.integer(flag, in: 0...scenarioCounts.upperBound)
             case "--seed": options.seed = try reader.unsignedInteger(flag)
+            case "--speed": options.speed = try reader.seconds(flag, in: 1...10_000_000)
             case "--out": options.outDirectory = try reader.nonEmpty(flag)
             case "--inject-fault":
                 let text = try reader.value(flag)

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapProcess
+import SleepTapScenario
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `sleeptap-soak exhaustion` as a user runs it: a small run holds, a planted fault is reported
+/// with a scenario file that loads, and Ctrl-C gives the summary so far.
+@Suite("sleeptap-soak exhaustion")
+struct SoakExhaustionTests {
+    static func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("soak-ex-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test("a small run exits 0 and its JSON summary says passed, with every night counted")
+    func smallRun() throws {
+        let result = try CapturedRun.run(
+            "sleeptap-soak", ["exhaustion", "--seed", "3", "--scenarios", "3", "--nights", "8", "--json"], timeout: 60)
+        #expect(result.status == 0, "\(result.standardError)")
+        let line = try #require(result.lines.last?.text)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["event"] as? String == "soak.summary" && object["result"] as? String == "passed", "\(line)")
+        #expect(object["scenariosRun"] as? Int == 3 && object["seed"] as? String == "3", "\(line)")
+        let nights = try #require(object["nights"] as? Int)
+        #expect(nights >= 3 * 7 && nights == (object["cached"] as? Int ?? -1) + (object["manualEntries"] as? Int ?? -1))
+    }
+
+    @Test("a planted wrong wake time: exit 1, the seed, the night, the evidence and a scenario file that loads")
+    func brokenInvariant() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try CapturedRun.run(
+            "sleeptap-soak",
+            [
+                "exhaustion", "--seed", "9", "--scenarios", "2", "--nights", "6", "--out", directory, "--inject-fault",
+                "wrong-wake",
+            ], timeout: 60)
+        #expect(result.status == 1, "\(result.standardError)")
+        let report = result.standardError
+        #expect(report.contains("INVARIANT BROKEN") && report.contains("run seed 9"), "\(report)")
+        #expect(report.contains("invariant 2 broken on night"), "\(report)")
+        #expect(report.contains("evidence:") && report.contains("\"event\":\"bed.wake_time\""), "\(report)")
+        let path = "\(directory)/\(SoakTimeline.fileName(runSeed: 9, index: 0))"
+        #expect(report.contains("scenario file: \(path)"), "\(report)")
+        let scenario = try ScenarioFile.load(path)
+        #expect(scenario.expectations.last?.event == .bedWakeTime)
+        #expect(result.standardOutput.contains("INVARIANT BROKEN"), "\(result.standardOutput)")
+    }
+
+    @Test("--processes with no timelines to spare, and an unknown fault, are usage errors (64)")
+    func usage() throws {
+        let more = try CapturedRun.run(
+            "sleeptap-soak", ["exhaustion", "--scenarios", "2", "--processes", "3"], timeout: 30)
+        #expect(more.status == 64 && more.standardError.contains("--processes 3"), "\(more.standardError)")
+        let fault = try CapturedRun.run("sleeptap-soak", ["exhaustion", "--inject-fault", "nope"], timeout: 30)
+        #expect(fault.status == 64 && fault.standardError.contains("wrong-wake"), "\(fault.standardError)")
+    }
+
+    @Test("SIGINT during a long run: the summary so far, fewer timelines than asked, exit 130")
+    func interrupt() throws {
+        let child = try ChildProcess(
+            name: "sleeptap-soak", executable: try Scenario.executable("sleeptap-soak"),
+            arguments: ["exhaustion", "--seed", "5", "--scenarios", "100000", "--nights", "30"],
+            standardInput: FileHandle.nullDevice)
+        defer { if child.isRunning { child.stop(signal: SIGKILL, timeout: 5) } }
+        // The header says the run began (the signal handlers are in place before it).
+        let deadline = Date().addingTimeInterval(30)
+        while !child.outputLines.contains(where: { $0.text.hasPrefix("sleeptap-soak exhaustion: seed 5") }),
+            child.isRunning, Date() < deadline
+        {
+            usleep(10_000)
+        }
+        kill(child.pid, SIGINT)
+        #expect(child.waitForExit(timeout: 20), "no exit within 20 s of SIGINT")
+        child.waitForOutputEnd(timeout: 5)
+        #expect(child.exitStatus == 130, "\(child.standardError)")
+        let text = child.outputLines.map(\.text).joined(separator: "\n")
+        #expect(text.contains("stopped by Interrupt") && text.contains("sleeptap-soak: interrupted"), "\(text)")
+        #expect(text.contains("of 100000 in the twin"), "\(text)")
+    }
+}
