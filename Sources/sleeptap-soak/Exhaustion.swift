@@ -253,7 +253,7 @@ final class Exhaustion {
         var lines = [
             "timelines: \(scenariosRun) of \(options.scenarios) in the twin (seed \(seed), \(options.nights) nights each)"
                 + (interruptedBy != 0 ? "; stopped by \(String(cString: strsignal(interruptedBy)))" : "")
-                + (stuckTimeline.map { " while timeline \($0) had not finished in the twin after 2 s" } ?? ""),
+                + (stuckTimeline.map { " while timeline \($0) had not finished 2 s later" } ?? ""),
             "nights:    \(nightsRun): cached wake-up \(tally.cached), manual entry \(tally.fallbacks) "
                 + "(foreseeable \(tally.foreseeable), every one warned 24 h ahead; no batch yet \(tally.neverHeld))",
             "watch:     coverage.low \(tally.warnings); batches generated \(tally.batchesGenerated), applied "
