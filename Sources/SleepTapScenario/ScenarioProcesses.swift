@@ -265,11 +265,13 @@ extension ScenarioRun {
             watchStarted: watchStarted, inputs: inputs)
         let replayLog = replay.log.map { LogEntry(at: $0.at, source: $0.source, event: $0.event) }
         let nights = nights(of: log)
+        let twinNights = Self.nights(of: replayLog)
         var run = ScenarioRun(
             scenario: scenario, mode: .processes, speed: speed, nights: nights,
             checks: scenario.expectations.map { check($0, against: log) }, log: log,
             comparison: NightComparison.compare(
-                twin: Self.nights(of: replayLog), processes: nights, against: "the twin on the processes' instants"))
+                twin: twinNights, processes: nights, against: "the twin on the processes' instants"))
+        run.twinNights = twinNights
         let linkUp = log.first { $0.source == .watch && $0.event.name == .linkUp }?.at
         run.startUp = (phoneStarted, watchStarted, linkUp)
         run.memory = memory

@@ -115,6 +115,8 @@ public struct ScenarioRun: Sendable {
     public var startUp: (phone: Date, watch: Date, linkUp: Date?)?
     /// Processes only: the phone's and the watch's resident set size at the start and at the end.
     public var memory: ProcessMemory?
+    /// Processes only: the twin's nights on the processes' instants (what `comparison` compared).
+    public var twinNights: [ScenarioNight]?
     /// Every expectation holds (and, for processes, the twin agrees night by night).
     public var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
 

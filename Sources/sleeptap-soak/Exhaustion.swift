@@ -161,6 +161,8 @@ final class Exhaustion {
     /// Timelines run as processes, and the nights they had.
     var processRuns = 0
     var processNights = 0
+    /// Nights of the process runs that differed from the twin's within the race window of an input.
+    var racedNights = 0
     /// RSS (KiB) at the start of the first process run and at the end of the last, per side, and
     /// the largest seen at any end.
     var memoryFirst: ProcessMemory?
@@ -183,8 +185,9 @@ final class Exhaustion {
             throw SetupError(message: "timeline \(timeline.index) as processes: \(error)", status: .software)
         }
         do {
-            _ = try SoakCheck.processes(run)
+            let (_, raced) = try SoakCheck.processes(run)
             lock.withLock {
+                racedNights += raced.count
                 processRuns += 1
                 processNights += run.nights.count
                 if memoryFirst == nil { memoryFirst = run.memory }
@@ -247,7 +250,8 @@ final class Exhaustion {
             options.processes == 0
             ? "not run (--processes 0)"
             : "\(processRuns) of \(options.processes) timelines as real phone and watch (\(processNights) nights, "
-                + "each the twin's night by night); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
+                + "each the twin's night by night but \(racedNights) raced: an input less than "
+                + "\(Int(SoakCheck.raceWindow(speed: options.speed) / 60)) virtual minutes before the tap); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
                 + "first, \(kib(memoryLast?.phoneEnd)) at the end of the last; watch \(kib(memoryFirst?.watchStart)) "
                 + "-> \(kib(memoryLast?.watchEnd)); largest at any end \(largestEndKiB) KiB"
         var lines = [
@@ -293,6 +297,7 @@ final class Exhaustion {
                 ("batchesApplied", int(tally.batchesApplied)), ("backgroundRuns", int(tally.backgroundRuns)),
                 ("seconds", .double((seconds * 10).rounded() / 10)), ("nightsPerSecond", int(Int(nightsPerSecond))),
                 ("processes", int(processRuns)), ("processNights", int(processNights)),
+                ("racedNights", int(racedNights)),
                 (
                     "rssKiB",
                     .object(
