@@ -142,6 +142,28 @@ struct SoakTests {
         #expect(tally.fallbacks == 1 && tally.foreseeable == 1 && tally.warnings == 1)
     }
 
+    @Test(
+        "invariant 3: a night that differs is a violation, unless an input came within the race window before its tap")
+    func processComparison() throws {
+        let scenario = try SoakTimeline.make(runSeed: 1, index: 0, nights: 3).scenario
+        let tap = scenario.start.addingTimeInterval(3 * 3600)
+        let night = ScenarioNight(
+            localDate: "2026-01-01", tapTime: "23:00", outcome: .cachedWakeUp, nightsLeft: 5, backgroundRuns: 0)
+        var other = night
+        other.nightsLeft = 6
+        let tapEvent = Event(.fallbackManualEntry, [("tapLocalDate", .string("2026-01-01"))])
+        var run = ScenarioRun(
+            scenario: scenario, mode: .processes, nights: [night], checks: [],
+            log: [.init(at: tap, source: .watch, event: tapEvent)])
+        run.scenario.steps = []
+        run.twinNights = [other]
+        let violation = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        #expect(violation.invariant == 3 && violation.night == 1, "\(violation)")
+        // The phone generated a batch five virtual minutes before the tap: raced, counted.
+        run.log.insert(.init(at: tap.addingTimeInterval(-300), source: .phone, event: Event(.batchGenerated)), at: 0)
+        #expect(try SoakCheck.processes(run).raced == [0])
+    }
+
     /// Found by the soak (seed 1, timeline 20 of 30 nights): an iOS app updated to register late
     /// and crash; the OS launched it again and again at one instant and the twin never returned.
     @Test("late-crash update with a pending request: the twin runs to the end, every night holds")
