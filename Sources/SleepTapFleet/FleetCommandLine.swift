@@ -39,7 +39,7 @@ public enum FleetCommand: Equatable, Sendable {
                            the UTC day the app update that registers late reaches those devices
                            (default: late from the start); within the simulated days
           --opens F        app opens per user per day on average, 0 to 10 (default 1.5); each
-                           open submits a request too, which the report counts (docs/fleet.md)
+                           open writes a foreground record (docs/fleet.md)
           --low-power F    share of days with Low Power Mode (Battery Saver) on for some hours,
                            0 to 1 (default 0.1)
           --buckets SHARES Android standby bucket shares, summing to 1 (default
