@@ -216,6 +216,28 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits until a line of stdout (an event or any other line) matches `predicate`: for tools
+    /// that print text rather than events.
+    ///
+    /// - Parameters:
+    ///   - timeout: wall seconds to wait at most.
+    ///   - predicate: the condition on the line's text.
+    /// - Returns: the line, or nil at the deadline or when stdout closed first.
+    public func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        var scanned = 0
+        while true {
+            while scanned < outputList.count {
+                if predicate(outputList[scanned].text) { return outputList[scanned].text }
+                scanned += 1
+            }
+            if stdoutClosed { return nil }
+            if !condition.wait(until: deadline) { return nil }
+        }
+    }
+
     /// Sends `signal` and waits up to `timeout` seconds for the exit; SIGKILL after that.
     /// - Returns: the exit status (or 128 + signal when killed by one). Idempotent.
     @discardableResult
@@ -294,6 +316,7 @@ public final class ChildProcess: @unchecked Sendable {
             condition.lock()
             nonEventLines.append(line)
             outputList.append(output)
+            condition.broadcast()
             condition.unlock()
             return
         }

@@ -70,12 +70,7 @@ struct SoakExhaustionTests {
             standardInput: FileHandle.nullDevice)
         defer { if child.isRunning { child.stop(signal: SIGKILL, timeout: 5) } }
         // The header says the run began (the signal handlers are in place before it).
-        let deadline = Date().addingTimeInterval(30)
-        while !child.outputLines.contains(where: { $0.text.hasPrefix("sleeptap-soak exhaustion: seed 5") }),
-            child.isRunning, Date() < deadline
-        {
-            usleep(10_000)
-        }
+        _ = child.waitForLine(timeout: 30) { $0.hasPrefix("sleeptap-soak exhaustion: seed 5") }
         kill(child.pid, SIGINT)
         #expect(child.waitForExit(timeout: 20), "no exit within 20 s of SIGINT")
         child.waitForOutputEnd(timeout: 5)
