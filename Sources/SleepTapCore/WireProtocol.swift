@@ -95,134 +95,161 @@ public enum WireCodec {
         return object["type"] as? String == "ERROR"
     }
 
-    /// The single frame for `message`: one JSON object, keys in sorted order, no spaces, `/`
-    /// written `\/` (the bytes Foundation's `JSONSerialization` writes with `.sortedKeys`, which
-    /// this codec used before; `WireCodecTests` keeps the two equal).
-    ///
-    /// Written by hand because the twin encodes every message it carries: building a
-    /// `[String: Any]` and serialising it was the largest share of its time (docs/performance.md).
+    /// The single frame for `message`: one JSON object written by Foundation's `JSONEncoder`
+    /// (`.sortedKeys`, no spaces), with exactly the keys docs/protocol.md lists for its type;
+    /// `coverageEnd` of ACK and REQUEST is written `null` when there is none, and HELLO without
+    /// a batch carries `lastSeq` 0 and no `epoch` or `digest`. Instants are `ISO8601.string`.
+    /// PING, sent every second each way and always the same, is encoded once and kept.
     public static func encode(_ message: WireMessage) -> [UInt8] {
-        var out = JSONBytes()
-        switch message {
-        case .hello(let held):
-            if let held {
-                out.key("digest", first: true)
-                out.string(Hex64.string(held.digest))
-                out.key("epoch")
-                out.string(Hex64.string(held.epoch))
-                out.key("lastSeq")
-                out.integer(held.seq)
-            } else {
-                out.key("lastSeq", first: true)
-                out.integer(0)
-            }
-        case .batch(let batch):
-            out.key("entries", first: true)
-            out.byte(UInt8(ascii: "["))
-            for (index, entry) in batch.entries.enumerated() {
-                if index > 0 { out.byte(UInt8(ascii: ",")) }
-                out.key("localDate", first: true)
-                out.string(entry.localDate)
-                out.key("localTime")
-                out.string(entry.localTime)
-                out.key("timeZone")
-                out.string(entry.timeZone)
-                out.key("utcOffset")
-                out.integer(Int64(entry.utcOffset))
-                out.key("wake")
-                out.string(ISO8601.string(entry.wake))
-                out.byte(UInt8(ascii: "}"))
-            }
-            out.byte(UInt8(ascii: "]"))
-            out.key("epoch")
-            out.string(Hex64.string(batch.epoch))
-            out.key("generatedAt")
-            out.string(ISO8601.string(batch.generatedAt))
-            out.key("seq")
-            out.integer(batch.seq)
-            out.key("timeZone")
-            out.string(batch.timeZone)
-        case .ack(let ref, let coverageEnd):
-            out.key("coverageEnd", first: true)
-            if let coverageEnd { out.string(ISO8601.string(coverageEnd)) } else { out.null() }
-            out.key("digest")
-            out.string(Hex64.string(ref.digest))
-            out.key("epoch")
-            out.string(Hex64.string(ref.epoch))
-            out.key("seq")
-            out.integer(ref.seq)
-        case .upToDate(let seq):
-            out.key("seq", first: true)
-            out.integer(seq)
-        case .error(let reason):
-            out.key("reason", first: true)
-            out.string(reason)
-        case .ping:
-            break
-        case .request(let request):
-            out.key("coverageEnd", first: true)
-            if let coverageEnd = request.coverageEnd { out.string(ISO8601.string(coverageEnd)) } else { out.null() }
-            out.key("id")
-            out.integer(request.id)
-            out.key("nightsLeft")
-            out.integer(Int64(request.nightsLeft))
-        }
-        out.key("type", first: out.bytes.isEmpty)
-        out.string(message.typeName)
-        out.key("v")
-        out.integer(Int64(version))
-        out.byte(UInt8(ascii: "}"))
-        return out.bytes
+        if case .ping = message { return pingFrame }
+        return encoded(message)
     }
 
-    /// The bytes of one compact JSON object as `encode` writes it.
-    private struct JSONBytes {
-        var bytes: [UInt8] = []
+    /// `message` encoded by `JSONEncoder`.
+    private static func encoded(_ message: WireMessage) -> [UInt8] {
+        let frame: Wire.Frame
+        switch message {
+        case .hello(let held):
+            frame = .hello(
+                Wire.Hello(
+                    lastSeq: held?.seq ?? 0, epoch: held.map { Hex64.string($0.epoch) },
+                    digest: held.map { Hex64.string($0.digest) }))
+        case .batch(let batch):
+            frame = .batch(
+                Wire.Batch(
+                    epoch: Hex64.string(batch.epoch), seq: batch.seq,
+                    generatedAt: ISO8601.string(batch.generatedAt), timeZone: batch.timeZone,
+                    entries: batch.entries.map {
+                        Wire.Entry(
+                            wake: ISO8601.string($0.wake), localDate: $0.localDate, localTime: $0.localTime,
+                            timeZone: $0.timeZone, utcOffset: $0.utcOffset)
+                    }))
+        case .ack(let ref, let coverageEnd):
+            frame = .ack(
+                Wire.Ack(
+                    epoch: Hex64.string(ref.epoch), seq: ref.seq, digest: Hex64.string(ref.digest),
+                    coverageEnd: coverageEnd.map(ISO8601.string)))
+        case .upToDate(let seq):
+            frame = .upToDate(Wire.UpToDate(seq: seq))
+        case .error(let reason):
+            frame = .error(Wire.Failure(reason: reason))
+        case .ping:
+            frame = .ping
+        case .request(let request):
+            frame = .request(
+                Wire.Request(
+                    id: request.id, nightsLeft: request.nightsLeft,
+                    coverageEnd: request.coverageEnd.map(ISO8601.string)))
+        }
+        let envelope = Wire.Envelope(type: message.typeName, v: version, body: frame)
+        // Every field is a string, an integer or null: encoding cannot fail.
+        return Array((try? encoder.encode(envelope)) ?? Data())
+    }
 
-        init() { bytes.reserveCapacity(256) }
+    /// Configured once; `JSONEncoder.encode` may be called from any thread (it copies its options).
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
 
-        mutating func byte(_ value: UInt8) { bytes.append(value) }
-
-        /// `{"key":` for the object's first key, `,"key":` after it (keys need no escaping).
-        mutating func key(_ name: StaticString, first: Bool = false) {
-            bytes.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            bytes.append(UInt8(ascii: "\""))
-            name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(UInt8(ascii: ":"))
+    /// The wire's objects as `Encodable` values: `JSONEncoder` writes them.
+    private enum Wire {
+        struct Hello: Encodable {
+            var lastSeq: UInt64
+            var epoch: String?
+            var digest: String?
         }
 
-        mutating func null() { bytes.append(contentsOf: [110, 117, 108, 108]) }
+        struct Entry: Encodable {
+            var wake: String
+            var localDate: String
+            var localTime: String
+            var timeZone: String
+            var utcOffset: Int
+        }
 
-        mutating func integer(_ value: some BinaryInteger) { bytes.append(contentsOf: String(value).utf8) }
+        struct Batch: Encodable {
+            var epoch: String
+            var seq: UInt64
+            var generatedAt: String
+            var timeZone: String
+            var entries: [Entry]
+        }
 
-        /// A JSON string as `JSONSerialization` writes one: `"` and `\` escaped, `/` as `\/`,
-        /// `\b \f \n \r \t` by name, other control characters as `\u00XX` (lower-case hex),
-        /// everything else as its UTF-8 bytes.
-        mutating func string(_ text: String) {
-            bytes.append(UInt8(ascii: "\""))
-            for byte in text.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
-                    bytes.append(UInt8(ascii: "\\"))
-                    bytes.append(byte)
-                case 0x08: bytes.append(contentsOf: [92, 98])  // \b
-                case 0x0C: bytes.append(contentsOf: [92, 102])  // \f
-                case 0x0A: bytes.append(contentsOf: [92, 110])  // \n
-                case 0x0D: bytes.append(contentsOf: [92, 114])  // \r
-                case 0x09: bytes.append(contentsOf: [92, 116])  // \t
-                case 0..<0x20:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [92, 117, 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-                default: bytes.append(byte)
+        struct Ack: Encodable {
+            var epoch: String
+            var seq: UInt64
+            var digest: String
+            var coverageEnd: String?
+
+            private enum CodingKeys: String, CodingKey { case epoch, seq, digest, coverageEnd }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(epoch, forKey: .epoch)
+                try container.encode(seq, forKey: .seq)
+                try container.encode(digest, forKey: .digest)
+                try container.encode(coverageEnd, forKey: .coverageEnd)  // null when nil
+            }
+        }
+
+        struct UpToDate: Encodable { var seq: UInt64 }
+
+        struct Failure: Encodable { var reason: String }
+
+        struct Request: Encodable {
+            var id: UInt64
+            var nightsLeft: Int
+            var coverageEnd: String?
+
+            private enum CodingKeys: String, CodingKey { case id, nightsLeft, coverageEnd }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(id, forKey: .id)
+                try container.encode(nightsLeft, forKey: .nightsLeft)
+                try container.encode(coverageEnd, forKey: .coverageEnd)  // null when nil
+            }
+        }
+
+        enum Frame {
+            case hello(Hello)
+            case batch(Batch)
+            case ack(Ack)
+            case upToDate(UpToDate)
+            case error(Failure)
+            case ping
+            case request(Request)
+        }
+
+        /// `type` and `v`, and the type's own fields in the same object.
+        struct Envelope: Encodable {
+            var type: String
+            var v: Int
+            var body: Frame
+
+            private enum CodingKeys: String, CodingKey { case type, v }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(type, forKey: .type)
+                try container.encode(v, forKey: .v)
+                switch body {
+                case .hello(let fields): try fields.encode(to: encoder)
+                case .batch(let fields): try fields.encode(to: encoder)
+                case .ack(let fields): try fields.encode(to: encoder)
+                case .upToDate(let fields): try fields.encode(to: encoder)
+                case .error(let fields): try fields.encode(to: encoder)
+                case .ping: break
+                case .request(let fields): try fields.encode(to: encoder)
                 }
             }
-            bytes.append(UInt8(ascii: "\""))
         }
     }
 
     /// PING as `encode` writes it.
-    private static let pingFrame = encode(.ping)
+    private static let pingFrame = encoded(.ping)
 
     /// Decodes and validates one frame.
     ///
