@@ -122,16 +122,17 @@ public struct Event: Equatable, Sendable {
 public enum ISO8601 {
     /// `2025-03-07T11:30:00Z`. Fractions of a second are dropped (floored).
     ///
-    /// Instants from 1970 to 9999 are written by plain arithmetic on UNIX time (POSIX days are
-    /// 86,400 s; Howard Hinnant's civil_from_days turns a day number into a calendar date): the
-    /// same text as Foundation's `.iso8601` format style, which writes every other instant and is
-    /// several times slower (`ISO8601Tests` keeps them equal).
+    /// The same text as Foundation's `.iso8601` format style (`ISO8601Tests` keeps them equal).
+    /// For instants from 1970 to 9999 the calendar date is Foundation's UTC day (`UTCDays`, its
+    /// answers kept, because the twin writes many instants of the same few days) and the time of
+    /// day is the instant's distance from that day's start; every other instant is formatted by
+    /// `.iso8601` itself.
     public static func string(_ date: Date) -> String {
         let time = date.timeIntervalSince1970
-        guard time >= 0, time < 253_402_300_800 else { return date.formatted(.iso8601) }
-        let seconds = Int(time.rounded(.down))
-        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
-        let (year, month, day) = civil(daysSinceEpoch: days)
+        guard time >= 0, time < 253_402_300_800, let day = UTCDays.day(containing: date) else {
+            return date.formatted(.iso8601)
+        }
+        let secondOfDay = Int((time - day.start.timeIntervalSince1970).rounded(.down))
         var out = [UInt8](repeating: 0, count: 20)
         func put(_ value: Int, _ at: Int, _ width: Int) {
             var value = value
@@ -140,11 +141,11 @@ public enum ISO8601 {
                 value /= 10
             }
         }
-        put(year, 0, 4)
+        put(day.date.year, 0, 4)
         out[4] = UInt8(ascii: "-")
-        put(month, 5, 2)
+        put(day.date.month, 5, 2)
         out[7] = UInt8(ascii: "-")
-        put(day, 8, 2)
+        put(day.date.day, 8, 2)
         out[10] = UInt8(ascii: "T")
         put(secondOfDay / 3_600, 11, 2)
         out[13] = UInt8(ascii: ":")
@@ -153,20 +154,6 @@ public enum ISO8601 {
         put(secondOfDay % 60, 17, 2)
         out[19] = UInt8(ascii: "Z")
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// The proleptic Gregorian date of a day number (days since 1970-01-01, ≥ 0): Howard
-    /// Hinnant's civil_from_days, the inverse of `LocalDate.daysSinceEpoch`.
-    static func civil(daysSinceEpoch days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = z / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// `2025-03-07T11:30:00.123Z`: the event lines' `time`, to the millisecond (floored).
@@ -227,9 +214,11 @@ public enum ISO8601 {
         } else {
             return nil
         }
-        // UTC (POSIX) days are 86,400 s: this converts a UTC calendar date, it does not step a local day.
-        let seconds = date.daysSinceEpoch * 86_400 + hour * 3_600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+        // The calendar date's first instant is Foundation's (UTCDays); the time of day and the
+        // offset are read from their fixed places.
+        guard let start = UTCDays.start(of: date) else { return nil }
+        let seconds = hour * 3_600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: start.timeIntervalSince1970 + Double(seconds) + fraction)
     }
 }
 

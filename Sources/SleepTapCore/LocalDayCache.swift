@@ -77,3 +77,36 @@ enum LocalDayCache {
         return low
     }
 }
+
+/// UTC calendar days as Foundation's Gregorian calendar in UTC gives them, kept: the day an
+/// instant falls in (`LocalDayCache`, `Calendar.dateInterval(of: .day, for:)`) and the first
+/// instant of a calendar date (`Calendar.date(from:)`). Writing and reading ISO-8601 instants
+/// asks about the same few days again and again; every answer is Foundation's, only kept.
+enum UTCDays {
+    /// The Gregorian calendar in UTC.
+    static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .gmt
+        return calendar
+    }()
+
+    /// The UTC day containing `instant`: its first instant, the next day's, and its date.
+    static func day(containing instant: Date) -> LocalDayCache.Day? {
+        LocalDayCache.day(containing: instant, in: calendar)
+    }
+
+    /// The first instant of `date` in UTC (nil only when Foundation has none).
+    static func start(of date: LocalDate) -> Date? {
+        let key = (date.year * 100 + date.month) * 100 + date.day
+        if let known = starts.withLock({ $0[key] }) { return known }
+        guard let start = calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day))
+        else { return nil }
+        starts.withLock { cache in
+            if cache.count >= LocalDayCache.capacity { cache.removeAll(keepingCapacity: true) }
+            cache[key] = start
+        }
+        return start
+    }
+
+    private static let starts = Mutex<[Int: Date]>([:])
+}
