@@ -79,12 +79,18 @@ public enum JSONDiagnosis {
     /// equality (canonical equivalence), as the keys of the dictionary Foundation builds.
     /// - Complexity: O(n) in the size of `data`.
     public static func problem(in data: Data) -> Problem? {
+        scan(data).problem
+    }
+
+    /// `problem(in:)`, and the number of object members in the whole text (every key of every
+    /// object, at any depth), which a strict reader compares with the keys it knows.
+    static func scan(_ data: Data) -> (problem: Problem?, members: Int) {
         var scanner = Scanner(bytes: [UInt8](data))
         scanner.findsDuplicateKeys = true
         do throws(SyntaxError) {
             scanner.skipWhitespace()
             if scanner.bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-                return .syntax(scanner.error(at: 0, "a byte-order mark; save the file as UTF-8 without one"))
+                return (.syntax(scanner.error(at: 0, "a byte-order mark; save the file as UTF-8 without one")), 0)
             }
             try scanner.value(depth: 0)
             scanner.skipWhitespace()
@@ -92,12 +98,13 @@ public enum JSONDiagnosis {
                 throw scanner.error(at: scanner.index, "text after the end of the JSON value: \(scanner.found)")
             }
         } catch {
-            return .syntax(error)
+            return (.syntax(error), scanner.members)
         }
-        guard let duplicate = scanner.firstDuplicate else { return nil }
+        guard let duplicate = scanner.firstDuplicate else { return (nil, scanner.members) }
         let place = scanner.error(at: duplicate.offset, "")
-        return .duplicateKey(
+        let problem = Problem.duplicateKey(
             path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
+        return (problem, scanner.members)
     }
 
     /// Parses `data` as one JSON object, strictly: RFC 8259 syntax, no key twice in one object
@@ -185,8 +192,14 @@ public enum JSONDiagnosis {
         var index = 0
         /// Whether to look for keys given twice in one object (`firstDuplicate`).
         var findsDuplicateKeys = false
-        /// Where the scan is: keys and indexes from the top level down.
-        var path: [PathStep] = []
+        /// Where the scan is: keys (the byte range of their literal) and indexes from the top
+        /// level down; a key's text is made only for a duplicate's path.
+        var path: [ScanStep] = []
+        /// Whether the last string scanned was plain: ASCII without escapes (its bytes are its
+        /// text, so two plain keys are equal exactly when their bytes are).
+        var lastStringPlain = false
+        /// Object members scanned so far.
+        var members = 0
         /// The first key found a second time in one object: its path, name and byte offset.
         var firstDuplicate: (path: [PathStep], key: String, offset: Int)?
 
@@ -237,7 +250,10 @@ public enum JSONDiagnosis {
                 index += 1
                 return
             }
-            var names = Set<String>()
+            // Plain keys are compared by their bytes (a few per object); from the first key that
+            // is not plain on, every key's text goes in `names`.
+            var plain: [Range<Int>] = []
+            var names: Set<String>?
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -245,12 +261,22 @@ public enum JSONDiagnosis {
                 }
                 let nameStart = index
                 try string()
+                members += 1
                 if findsDuplicateKeys {
-                    let name = key(bytes[nameStart..<index])
-                    if !names.insert(name).inserted, firstDuplicate == nil {
-                        firstDuplicate = (path + [.key(name)], name, nameStart)
+                    let literal = nameStart..<index
+                    var repeated = false
+                    if names == nil, lastStringPlain, plain.count < 16 {
+                        repeated = plain.contains { bytes[$0].elementsEqual(bytes[literal]) }
+                        plain.append(literal)
+                    } else {
+                        if names == nil { names = Set(plain.map { key(bytes[$0]) }) }
+                        repeated = names?.insert(key(bytes[literal])).inserted == false
                     }
-                    path.append(.key(name))
+                    if repeated, firstDuplicate == nil {
+                        let name = key(bytes[literal])
+                        firstDuplicate = (steps(path) + [.key(name)], name, nameStart)
+                    }
+                    path.append(.key(literal))
                 }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
@@ -308,17 +334,21 @@ public enum JSONDiagnosis {
 
         mutating func string() throws(SyntaxError) {
             let start = index
+            var plain = true
             index += 1
             while index < bytes.count {
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "\""):
                     index += 1
-                    guard String(validating: bytes[start..<index], as: UTF8.self) != nil else {
+                    // ASCII is valid UTF-8; only a string with other bytes needs checking.
+                    guard plain || String(validating: bytes[start..<index], as: UTF8.self) != nil else {
                         throw error(at: start, "the string is not valid UTF-8")
                     }
+                    lastStringPlain = plain
                     return
                 case UInt8(ascii: "\\"):
+                    plain = false
                     index += 1
                     guard index < bytes.count else { break }
                     switch bytes[index] {
@@ -336,11 +366,24 @@ public enum JSONDiagnosis {
                     }
                 case 0..<0x20:
                     throw error(at: index, "a control character (\(found)) in a string; write it escaped")
+                case 0x80...:
+                    plain = false
+                    index += 1
                 default:
                     index += 1
                 }
             }
             throw error(at: start, "the string starting here is not closed")
+        }
+
+        /// A scan path as `PathStep`s, the keys' texts made.
+        func steps(_ path: [ScanStep]) -> [PathStep] {
+            path.map { step in
+                switch step {
+                case .key(let literal): .key(key(bytes[literal]))
+                case .index(let index): .index(index)
+                }
+            }
         }
 
         /// The text of a scanned string literal (quotes included), its escapes decoded.
@@ -407,6 +450,12 @@ public enum JSONDiagnosis {
     /// One step of a path into a JSON tree.
     private enum PathStep {
         case key(String)
+        case index(Int)
+    }
+
+    /// A step of the scanner's path: a key as the byte range of its literal, or an index.
+    private enum ScanStep {
+        case key(Range<Int>)
         case index(Int)
     }
 

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
+import Dispatch
 import Foundation
 public import SleepTapCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The files of `sleeptap-report` (docs/metrics.md): reads only `ROOT/metrics/bg_runs/*.json`,
-/// one file at a time (a file's records are decoded, added and dropped before the next file is
-/// read), and writes only `ROOT/reports/bg_freshness_<date>.md`, atomically (`AtomicFile`). It
+/// on every core, each thread one file at a time (a file's records are decoded, added and dropped
+/// before that thread reads its next file), and writes only `ROOT/reports/bg_freshness_<date>.md`, atomically (`AtomicFile`). It
 /// never writes, moves or changes an input.
 public enum FreshnessReportFiles {
     /// Why no report was written.
@@ -55,31 +57,21 @@ public enum FreshnessReportFiles {
             throw .noInput("no input: \(directory) cannot be listed (\(error.localizedDescription))")
         }
         guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
+        // Files are read on every core: contiguous runs of files, each into its own report,
+        // merged in file order (`FreshnessReport.merge`), so the report does not depend on which
+        // thread ran first. Each thread holds one file's records at a time.
+        let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
+        let partial = Mutex<[Int: FreshnessReport]>([:])
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            var part = FreshnessReport(date: date)
+            for name in names[(run * names.count / runs)..<((run + 1) * names.count / runs)] {
+                add(file: name, in: directory, to: &part)
+            }
+            partial.withLock { $0[run] = part }
+        }
         var report = FreshnessReport(date: date)
-        for name in names {
-            let path = directory + "/" + name
-            var info = stat()
-            guard stat(path, &info) == 0 else {
-                report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
-                continue
-            }
-            guard info.st_mode & S_IFMT == S_IFREG else {
-                report.skip(file: name, reason: "not a regular file")
-                continue
-            }
-            guard Int(info.st_size) <= maxFileBytes else {
-                report.skip(file: name, reason: "\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
-                continue
-            }
-            guard let bytes = readAll(path, size: Int(info.st_size)) else {
-                report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
-                continue
-            }
-            do {
-                report.add(file: try RunRecordFile.decode(bytes: bytes))
-            } catch {
-                report.skip(file: name, reason: error.description)
-            }
+        partial.withLock { parts in
+            for run in 0..<runs { if let part = parts[run] { report.merge(part) } }
         }
         guard report.files > 0 else {
             let reasons = report.skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
@@ -108,6 +100,33 @@ public enum FreshnessReportFiles {
         }
         bytes.removeLast(bytes.count - count)
         return bytes
+    }
+
+    /// Reads one file into `report`, or records in it why the file was skipped.
+    private static func add(file name: String, in directory: String, to report: inout FreshnessReport) {
+        let path = directory + "/" + name
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            return
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            report.skip(file: name, reason: "not a regular file")
+            return
+        }
+        guard Int(info.st_size) <= maxFileBytes else {
+            report.skip(file: name, reason: "\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
+            return
+        }
+        guard let bytes = readAll(path, size: Int(info.st_size)) else {
+            report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            return
+        }
+        do {
+            report.add(file: try RunRecordFile.decode(bytes: bytes))
+        } catch {
+            report.skip(file: name, reason: error.description)
+        }
     }
 
     /// Writes `report` to `root/reports/bg_freshness_<date>.md` atomically (a re-run on the same

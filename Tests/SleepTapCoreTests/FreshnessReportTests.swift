@@ -145,4 +145,31 @@ struct FreshnessReportTests {
         for file in files.reversed() { b.add(file: file) }
         #expect(a.markdown() == b.markdown())
     }
+
+    @Test("Files read into separate reports and merged in order give the report of one reader")
+    func merged() {
+        let files = (0..<9).map { file in
+            (0..<5).map { record in
+                Self.open(
+                    1 + (file * 5 + record) % 14, record == 4 ? nil : Double(file * 7 + record) / 4,
+                    device: "d\(file % 4)", platform: file % 2 == 0 ? .ios : .android,
+                    bucket: file % 2 == 0 ? nil : StandbyBucket.all[file % StandbyBucket.all.count])
+            }
+        }
+        var one = FreshnessReport(date: Self.date)
+        for file in files { one.add(file: file) }
+        one.skip(file: "bad.json", reason: "x")
+        var merged = FreshnessReport(date: Self.date)
+        for part in [0..<2, 2..<3, 3..<9] {
+            var report = FreshnessReport(date: Self.date)
+            for file in files[part] { report.add(file: file) }
+            if part.lowerBound == 3 { report.skip(file: "bad.json", reason: "x") }
+            merged.merge(report)
+        }
+        #expect(merged.markdown() == one.markdown())
+        #expect(merged.records == one.records && merged.files == one.files && merged.skipped.count == 1)
+        for group in FreshnessReport.Group.ordered {
+            #expect(merged.figures(group, days: 0...13) == one.figures(group, days: 0...13), "\(group)")
+        }
+    }
 }

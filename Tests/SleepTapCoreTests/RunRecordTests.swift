@@ -106,6 +106,27 @@ struct RunRecordTests {
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","reason":{}}]"#,
                 "record 0, field reason: found an object"
             ),
+            (
+                // Record 0 lacks an optional key and has an unknown one; record 1 is whole.
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","x":1},{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","reason":null}]"#,
+                "record 0, field x: unknown key"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"},{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","\u0078":null}]"#,
+                "record 1, field x: unknown key"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","reason":null,"re\u0061son":null}]"#,
+                "record 0, field reason: appears twice"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":null,"kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field device: is null; required"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","stalenessHours":"3"}]"#,
+                "record 0, field stalenessHours = \"3\": expected a number or null"
+            ),
             (#"{"records":[]}"#, "the top level must be a JSON array"),
             (#"[1]"#, "record 0: must be an object"),
             (#"[{"at":"2026-03-02T06:00:00Z",}]"#, "not valid JSON: line 1, column 31"),

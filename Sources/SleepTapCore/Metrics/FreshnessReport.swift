@@ -192,6 +192,27 @@ public struct FreshnessReport: Sendable {
         for record in records { add(record) }
     }
 
+    /// Adds what `other`, a report of the same date over later files, read: the report of files
+    /// A then B equals A's report merged with B's (samples, counts, devices and skipped files
+    /// in the same order), so files read on several threads and merged in their order give the
+    /// same report, and the same bytes, as one thread.
+    public mutating func merge(_ other: FreshnessReport) {
+        precondition(other.date == date, "merging reports of different dates")
+        for leaf in samples.indices {
+            for day in samples[leaf].indices { samples[leaf][day] += other.samples[leaf][day] }
+        }
+        for group in cells.indices {
+            for day in cells[group].indices { cells[group][day].merge(other.cells[group][day]) }
+            for week in devices[group].indices { devices[group][week].formUnion(other.devices[group][week]) }
+        }
+        outside += other.outside
+        records += other.records
+        files += other.files
+        skipped += other.skipped
+        lastDevice = ""
+        lastDeviceSeen = 0
+    }
+
     /// A file that was not used, with why.
     public mutating func skip(file: String, reason: String) {
         skipped.append((file, reason))
