@@ -161,4 +161,26 @@ struct WeatherPolicyTests {
             try JSONDecoder().decode(Coordinate.self, from: Data(#"{"latitude": 95, "longitude": 0}"#.utf8))
         }
     }
+
+    @Test(
+        "Open-Meteo hour stamps are UTC wall times: leap days, year ends and both DST Sundays agree with Foundation; impossible ones are nil"
+    )
+    func openMeteoTimes() {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        for (text, parts) in [
+            ("2024-02-29T23:59", (2024, 2, 29, 23, 59)), ("2026-12-31T23:00", (2026, 12, 31, 23, 0)),
+            ("2027-01-01T00:00", (2027, 1, 1, 0, 0)), ("2026-03-29T01:30", (2026, 3, 29, 1, 30)),
+            ("2026-10-25T02:15", (2026, 10, 25, 2, 15)), ("1969-12-31T12:00", (1969, 12, 31, 12, 0)),
+        ] {
+            let expected = utc.date(
+                from: DateComponents(year: parts.0, month: parts.1, day: parts.2, hour: parts.3, minute: parts.4))
+            #expect(OpenMeteo.parseTime(text) == expected, "\(text)")
+        }
+        for bad in [
+            "2025-02-29T00:00", "2026-13-01T00:00", "2026-01-01T24:00", "2026-01-01 00:00", "2026-01-01T00:00Z", "",
+        ] {
+            #expect(OpenMeteo.parseTime(bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -170,15 +170,18 @@ public enum OpenMeteo {
         return text == "-0" ? "0" : text
     }
 
-    /// `yyyy-MM-ddTHH:mm` read as a UTC wall time (a valid Gregorian date, 00:00–23:59).
+    /// `yyyy-MM-ddTHH:mm` read as a UTC wall time (a valid Gregorian date, 00:00–23:59); nil for
+    /// any other text.
     static func parseTime(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 16, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
             let date = LocalDate(parsing: String(decoding: bytes[0..<10], as: UTF8.self)),
-            let time = LocalTime(parsing: String(decoding: bytes[11..<16], as: UTF8.self))
+            let time = LocalTime(parsing: String(decoding: bytes[11..<16], as: UTF8.self)),
+            let dayStart = UTCDays.start(of: date)
         else { return nil }
-        let seconds = date.daysSinceEpoch * 86_400 + time.hour * 3_600 + time.minute * 60
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        // The day's first instant comes from Foundation's UTC calendar; within a UTC day a wall
+        // time is its distance from that instant (UTC has no offset changes).
+        return dayStart.addingTimeInterval(TimeInterval(time.hour * 3_600 + time.minute * 60))
     }
 
     /// A one-line reason for a `DecodingError`, naming the JSON path.
