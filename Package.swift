@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).
-        .target(name: "SleepTapProcess", dependencies: ["SleepTapCore"]),
+        .target(name: "SleepTapProcess", dependencies: ["SleepTapCommandLine", "SleepTapCore"]),
         .executableTarget(
             name: "sleeptap-demo", dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess"]),
         // Seeded fault matrix: kills, pauses, restarts and handovers of real phone/watch processes;
@@ -83,7 +83,9 @@ let package = Package(
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapRuntime"]),
         .executableTarget(
             name: "sleeptap-fleet",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapRuntime"]),
+            dependencies: [
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapProcess", "SleepTapRuntime",
+            ]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),

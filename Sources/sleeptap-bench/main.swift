@@ -13,21 +13,8 @@ import SleepTapProcess
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options: BenchOptions
-do {
-    switch try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
-    case .help:
-        Reaper.shared.writeLine(BenchOptions.usage)
-        exit(ExitCode.ok.rawValue)
-    case .version:
-        Reaper.shared.writeLine("sleeptap-bench \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
-    case .run(let parsed):
-        options = parsed
-    }
-} catch {
-    Reaper.shared.writeError("sleeptap-bench: \(error.message) (see sleeptap-bench --help)")
-    exit(ExitCode.usage.rawValue)
+let options = Reaper.commandLine(program: "sleeptap-bench", usage: BenchOptions.usage) { () throws(UsageError) in
+    try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 
 Reaper.shared.installSignalHandlers(program: "sleeptap-bench")

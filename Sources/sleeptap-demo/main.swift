@@ -135,21 +135,9 @@ final class Narrator: @unchecked Sendable {
 
 func runDemo() -> Never {
     Reaper.requireStandardStreams()
-    let options: DemoOptions
-    do {
-        switch try DemoOptions.parse(Array(CommandLine.arguments.dropFirst())) {
-        case .help:
-            out(DemoOptions.usage)
-            exit(ExitCode.ok.rawValue)
-        case .version:
-            out("sleeptap-demo \(SleepTapVersion.string)")
-            exit(ExitCode.ok.rawValue)
-        case .run(let parsed):
-            options = parsed
-        }
-    } catch {
-        FileHandle.standardError.write(Data("sleeptap-demo: \(error.message)\n(see sleeptap-demo --help)\n".utf8))
-        exit(ExitCode.usage.rawValue)
+    signal(SIGPIPE, SIG_IGN)  // a closed stdout is EPIPE, which `out` turns into a clean exit
+    let options = Reaper.commandLine(program: "sleeptap-demo", usage: DemoOptions.usage) { () throws(UsageError) in
+        try DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
     }
     let (speed, raw, keep) = (options.speed, options.raw, options.keep)
 
@@ -164,7 +152,6 @@ func runDemo() -> Never {
     // Every way out (SIGINT, SIGTERM, SIGHUP, a closed stdout, the end, a failure) stops phone
     // and watch and removes the temp dir (unless --keep); SIGKILL leaves the children to their
     // parent-death signal.
-    signal(SIGPIPE, SIG_IGN)
     Reaper.shared.installSignalHandlers(program: "sleeptap-demo")
     let dir: String
     do {

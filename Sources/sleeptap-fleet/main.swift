@@ -3,6 +3,7 @@ import Foundation
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapFleet
+import SleepTapProcess
 import SleepTapRuntime
 
 #if canImport(Glibc)
@@ -12,34 +13,28 @@ import SleepTapRuntime
 // sleeptap-fleet: a simulated fleet of devices on the embedded twin, writing run records
 // (docs/fleet.md); `--bench` runs the twin's speed workload (docs/performance.md).
 
+Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
 
+/// A line on stdout; a closed stdout ends the run quietly (`Reaper.writeLine`).
 func writeOut(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    Reaper.shared.writeLine(text)
+}
+
+/// Bytes on stderr; a closed stderr loses them and nothing else.
+func writeErr(_ text: String) {
+    try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
 }
 
 func fail(_ text: String, _ code: ExitCode) -> Never {
-    FileHandle.standardError.write(Data(("sleeptap-fleet: " + text + "\n").utf8))
+    writeErr("sleeptap-fleet: " + text + "\n")
     exit(code.rawValue)
 }
 
 let today = LocalDate(Date(), in: FleetOptions.utc)
-let command: FleetCommand
-do {
-    switch try FleetCommand.parse(
+let command = Reaper.commandLine(program: "sleeptap-fleet", usage: FleetCommand.usage) { () throws(UsageError) in
+    try FleetCommand.parse(
         Array(CommandLine.arguments.dropFirst()), today: today, cores: ProcessInfo.processInfo.activeProcessorCount)
-    {
-    case .help:
-        writeOut(FleetCommand.usage)
-        exit(ExitCode.ok.rawValue)
-    case .version:
-        writeOut("sleeptap-fleet \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
-    case .run(let parsed):
-        command = parsed
-    }
-} catch {
-    fail("\(error.message) (see sleeptap-fleet --help)", .usage)
 }
 
 /// Seconds since `begin`.
@@ -64,8 +59,8 @@ case .run(let options, let out, let jobs, let json):
         summary = try await FleetRun.run(options, writer: RunRecordWriter(root: out), jobs: jobs) { done, total in
             guard terminal, done == total || ContinuousClock.now - lastShown > .milliseconds(200) else { return }
             lastShown = ContinuousClock.now
-            FileHandle.standardError.write(Data("\r\(done)/\(total) devices".utf8))
-            if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+            writeErr("\r\(done)/\(total) devices")
+            if done == total { writeErr("\n") }
         }
     } catch {
         fail("\(error)", .cantCreate)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
 import SleepTapRuntime
@@ -12,21 +13,8 @@ import SleepTapRuntime
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options: ReportOptions
-do {
-    switch try ReportOptions.parse(Array(CommandLine.arguments.dropFirst())) {
-    case .help:
-        Reaper.shared.writeLine(ReportOptions.usage)
-        exit(ExitCode.ok.rawValue)
-    case .version:
-        Reaper.shared.writeLine("sleeptap-report \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
-    case .run(let parsed):
-        options = parsed
-    }
-} catch {
-    Reaper.shared.writeError("sleeptap-report: \(error.message) (see sleeptap-report --help)")
-    exit(ExitCode.usage.rawValue)
+let options = Reaper.commandLine(program: "sleeptap-report", usage: ReportOptions.usage) { () throws(UsageError) in
+    try ReportOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 
 var utc = Calendar(identifier: .gregorian)

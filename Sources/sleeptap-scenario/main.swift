@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
 import SleepTapScenario
@@ -14,21 +15,8 @@ import SleepTapScenario
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options: ScenarioOptions
-do {
-    switch try ScenarioOptions.parse(Array(CommandLine.arguments.dropFirst())) {
-    case .help:
-        Reaper.shared.writeLine(ScenarioOptions.usage)
-        exit(ExitCode.ok.rawValue)
-    case .version:
-        Reaper.shared.writeLine("sleeptap-scenario \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
-    case .run(let parsed):
-        options = parsed
-    }
-} catch {
-    Reaper.shared.writeError("sleeptap-scenario: \(error.message) (see sleeptap-scenario --help)")
-    exit(ExitCode.usage.rawValue)
+let options = Reaper.commandLine(program: "sleeptap-scenario", usage: ScenarioOptions.usage) { () throws(UsageError) in
+    try ScenarioOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 
 // Every file is read and checked before any runs: a bad one stops the whole run with 65.

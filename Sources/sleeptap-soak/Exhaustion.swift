@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
 import SleepTapScenario
@@ -92,7 +93,7 @@ final class Exhaustion {
             violation != nil
             ? ExitCode.failure.rawValue : interruptedBy != 0 ? 128 + interruptedBy : ExitCode.ok.rawValue
         Reaper.shared.cleanUp()
-        if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if progress { try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K".utf8)) }
         if violation != nil { complain(report()) }
         if options.json {
             out(summaryEvent().jsonLine(time: Date(), process: .soak))
@@ -234,7 +235,7 @@ final class Exhaustion {
         let line =
             "\r\u{1B}[Ksleeptap-soak: \(scenariosRun)/\(options.scenarios) timelines, \(nightsRun) nights, "
             + "\(Int(rate)) nights/s, ETA \(eta / 60)m\(String(format: "%02d", eta % 60))s"
-        FileHandle.standardError.write(Data(line.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
     }
 
     var result: String {
@@ -333,21 +334,10 @@ final class Exhaustion {
 
 /// Runs `sleeptap-soak exhaustion` with the arguments after the word; never returns.
 func runExhaustion(_ arguments: [String]) -> Never {
-    let options: ExhaustionOptions
-    do {
-        switch try ExhaustionOptions.parse(arguments) {
-        case .help:
-            out(ExhaustionOptions.usage)
-            exit(ExitCode.ok.rawValue)
-        case .version:
-            out("sleeptap-soak \(SleepTapVersion.string)")
-            exit(ExitCode.ok.rawValue)
-        case .run(let parsed):
-            options = parsed
-        }
-    } catch {
-        complain("sleeptap-soak exhaustion: \(error.message) (see sleeptap-soak exhaustion --help)")
-        exit(ExitCode.usage.rawValue)
+    let options = Reaper.commandLine(
+        program: "sleeptap-soak exhaustion", versionName: "sleeptap-soak", usage: ExhaustionOptions.usage
+    ) { () throws(UsageError) in
+        try ExhaustionOptions.parse(arguments)
     }
     let soak = Exhaustion(options: options, seed: options.seed ?? UInt64.random(in: 0...UInt64.max))
     Exhaustion.current = soak

@@ -756,21 +756,8 @@ signal(SIGPIPE, SIG_IGN)
 var soakArguments = Array(CommandLine.arguments.dropFirst())
 if soakArguments.first == "exhaustion" { runExhaustion(Array(soakArguments.dropFirst())) }
 if soakArguments.first == "faults" { soakArguments.removeFirst() }
-let options: SoakOptions
-do {
-    switch try SoakOptions.parse(soakArguments) {
-    case .help:
-        out(SoakOptions.usage)
-        exit(ExitCode.ok.rawValue)
-    case .version:
-        out("sleeptap-soak \(SleepTapVersion.string)")
-        exit(ExitCode.ok.rawValue)
-    case .run(let parsed):
-        options = parsed
-    }
-} catch {
-    complain("sleeptap-soak: \(error.message) (see sleeptap-soak --help)")
-    exit(ExitCode.usage.rawValue)
+let options = Reaper.commandLine(program: "sleeptap-soak", usage: SoakOptions.usage) { () throws(UsageError) in
+    try SoakOptions.parse(soakArguments)
 }
 
 // Every child and the temp dir go on every path: SIGINT, SIGTERM, SIGHUP, a closed stdout, the

@@ -73,9 +73,11 @@ struct StandardStreamTests {
     }
 
     @Test(
-        "sleeptap-demo and sleeptap-soak to a closed or full stdout: exit 74 with a message on stderr",
+        "The tools (demo, soak, scenario, report, fleet, bench) to a closed or full stdout: exit 74 with a message on stderr",
         arguments: [
             ("sleeptap-demo", ["--speed", "7200"]), ("sleeptap-demo", ["--help"]), ("sleeptap-soak", ["--help"]),
+            ("sleeptap-soak", ["exhaustion", "--help"]), ("sleeptap-scenario", ["--help"]),
+            ("sleeptap-report", ["--help"]), ("sleeptap-fleet", ["--help"]), ("sleeptap-bench", ["--help"]),
         ])
     func toolsToBadStandardOutput(_ name: String, _ arguments: [String]) throws {
         let scenario = try Scenario()
@@ -86,6 +88,26 @@ struct StandardStreamTests {
         let closed = try Self.run(scenario, name, arguments, redirection: ">&-")
         #expect(closed.status == 74, "stderr: \(closed.stderr)")
         #expect(closed.stderr.contains("\(name): stdout (file descriptor 1) is closed"), "\(closed.stderr)")
+    }
+
+    @Test(
+        "Help to a pipe whose reader has gone (tool --help | true): exit 0, no crash, no SIGPIPE death",
+        arguments: [
+            "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report", "sleeptap-fleet",
+            "sleeptap-bench",
+        ])
+    func helpToGonePipe(_ name: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // `true` exits at once; the tool's start-up takes longer, so its write finds no reader
+        // (EPIPE). The tool's own status is the pipeline's first.
+        let shell = try scenario.spawn(
+            "\(name) | true", ["-c", #""$0" --help | true; exit "${PIPESTATUS[0]}""#, Scenario.executable(name).path],
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(shell.waitForExit(timeout: 10), "\(name) --help | true still running after 10 s")
+        shell.stop(signal: SIGKILL, timeout: 2)
+        shell.waitForOutputEnd(timeout: 5)
+        #expect(shell.exitStatus == 0, "\(name): status \(shell.exitStatus ?? -1), stderr: \(shell.standardError)")
     }
 
     @Test("A closed stdin (<&-) reads as end of file: the phone runs, its fd 0 is /dev/null, SIGTERM stops it")

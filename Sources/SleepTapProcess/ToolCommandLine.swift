@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+public import SleepTapCommandLine
+import SleepTapCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Reaper {
+    /// The first thing a SleepTap tool's `main` does with its command line: `parse` it, and
+    /// answer `--help` (the `usage` text on stdout, exit 0) and `--version`
+    /// (`"<versionName> <version>"` on stdout, exit 0) itself. A bad command line ends the
+    /// process with `"<program>: <what is wrong> (see <program> --help)"` on stderr and exit 64
+    /// (`EX_USAGE`, sysexits(3)). Output goes through `writeLine`, so a closed stdout ends the
+    /// tool quietly instead of crashing it.
+    ///
+    /// - Parameters:
+    ///   - program: the name errors start with, e.g. `"sleeptap-soak exhaustion"`.
+    ///   - versionName: the name `--version` prints; `program` when nil.
+    ///   - usage: the `--help` text.
+    ///   - parse: the tool's own parser.
+    /// - Returns: the options to run with; never returns for help, version or a usage error.
+    public static func commandLine<Options: Sendable>(
+        program: String, versionName: String? = nil, usage: String,
+        parse: () throws(UsageError) -> Parsed<Options>
+    ) -> Options {
+        do {
+            switch try parse() {
+            case .help:
+                shared.writeLine(usage)
+                exit(ExitCode.ok.rawValue)
+            case .version:
+                shared.writeLine("\(versionName ?? program) \(SleepTapVersion.string)")
+                exit(ExitCode.ok.rawValue)
+            case .run(let options):
+                return options
+            }
+        } catch {
+            shared.writeError("\(program): \(error.message) (see \(program) --help)")
+            exit(ExitCode.usage.rawValue)
+        }
+    }
+}
