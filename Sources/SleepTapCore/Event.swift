@@ -156,6 +156,19 @@ public enum ISO8601 {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The instant `string(date)` names, read back by `date(_:)`: `date` floored to the whole
+    /// second, from the same UTC day of Foundation's calendar (`UTCDays`). nil outside 1970-9999,
+    /// where `string` writes what `date` may not read.
+    public static func wholeSecond(_ date: Date) -> Date? {
+        let time = date.timeIntervalSince1970
+        guard time >= 0, time < 253_402_300_800, let day = UTCDays.day(containing: date),
+            let start = UTCDays.start(of: day.date)
+        else { return nil }
+        let secondOfDay = Int((time - day.start.timeIntervalSince1970).rounded(.down))
+        guard secondOfDay < 86_400 else { return nil }
+        return Date(timeIntervalSince1970: start.timeIntervalSince1970 + Double(secondOfDay))
+    }
+
     /// `2025-03-07T11:30:00.123Z`: the event lines' `time`, to the millisecond (floored).
     public static func millisecondString(_ date: Date) -> String {
         // Whole microseconds first, so a time stored as 0.1229999… s still reads .123.

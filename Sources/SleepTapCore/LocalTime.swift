@@ -179,10 +179,35 @@ public enum WakeCalendar {
     }
 
     /// `HH:MM` of `instant` on the wall clock of the calendar's zone.
+    ///
+    /// Foundation's answers are kept (`LocalTimeCache`): the batch planner, the wire decoder and
+    /// the sunlight notice ask about the same few instants again and again.
     public static func localTimeString(_ instant: Date, in calendar: Calendar) -> String {
+        let key = LocalTimeCache.Key(
+            calendar: calendar.identifier, zone: calendar.timeZone.identifier, instant: instant.timeIntervalSince1970)
+        if let known = LocalTimeCache.shared.withLock({ $0[key] }) { return known }
         let c = calendar.dateComponents([.hour, .minute], from: instant)
-        return padded(c.hour ?? 0, 2) + ":" + padded(c.minute ?? 0, 2)
+        let text = padded(c.hour ?? 0, 2) + ":" + padded(c.minute ?? 0, 2)
+        LocalTimeCache.shared.withLock { cache in
+            if cache.count >= LocalTimeCache.capacity { cache.removeAll(keepingCapacity: true) }
+            cache[key] = text
+        }
+        return text
     }
+}
+
+/// Answers of `WakeCalendar.localTimeString(_:in:)`, fixed by the calendar, the zone's rules and
+/// the instant. Shared by every thread; cleared when it holds `capacity` answers.
+enum LocalTimeCache {
+    struct Key: Hashable {
+        var calendar: Calendar.Identifier
+        var zone: String
+        var instant: TimeInterval
+    }
+
+    /// Answers kept at most (a few MB).
+    static let capacity = 50_000
+    static let shared = Mutex<[Key: String]>([:])
 }
 
 /// Answers of `WakeCalendar.instant(of:onDayOf:in:)`, which are fixed by the calendar, the

@@ -65,9 +65,13 @@ public struct WakeBatch: Codable, Equatable, Sendable {
     public var generatedAt: Date
     /// IANA identifier of the zone the entries' local dates and times are in. The receiver's
     /// time-zone database may not know it (`zoneIsKnown`); the entries' `utcOffset` still apply.
-    public var timeZone: String
+    public var timeZone: String { didSet { digest = Self.digest(timeZone: timeZone, entries: entries) } }
     /// Wake-ups, strictly increasing by instant, at most one per local day.
-    public var entries: [WakeEntry]
+    public var entries: [WakeEntry] { didSet { digest = Self.digest(timeZone: timeZone, entries: entries) } }
+    /// FNV-1a 64 of the batch's canonical text (docs/protocol.md "Digest"): the zone, then one
+    /// line per entry. Two batches with the same digest hold the same wake-ups. Computed when the
+    /// zone or the entries are set (the phone and the watch ask for it several times a batch).
+    public private(set) var digest: UInt64
 
     /// A batch with the given fields; `entries` must be strictly increasing by instant.
     public init(epoch: UInt64 = 0, seq: UInt64, generatedAt: Date, timeZone: String, entries: [WakeEntry]) {
@@ -76,6 +80,7 @@ public struct WakeBatch: Codable, Equatable, Sendable {
         self.generatedAt = generatedAt
         self.timeZone = timeZone
         self.entries = entries
+        self.digest = Self.digest(timeZone: timeZone, entries: entries)
     }
 
     private enum CodingKeys: String, CodingKey { case epoch, seq, generatedAt, timeZone, entries }
@@ -97,15 +102,25 @@ public struct WakeBatch: Codable, Equatable, Sendable {
     /// What identifies this batch and its content on the wire (HELLO and ACK carry it).
     public var ref: BatchRef { BatchRef(epoch: epoch, seq: seq, digest: digest) }
 
-    /// FNV-1a 64 of the batch's canonical text (docs/protocol.md "Digest"): the zone, then one
-    /// line per entry. Two batches with the same digest hold the same wake-ups.
+    /// The digest's canonical text, `zone\n` then `wake localDate localTime utcOffset\n` per
+    /// entry (wake as `ISO8601.string`), hashed with FNV-1a 64.
     /// - Complexity: O(entries).
-    public var digest: UInt64 {
-        var text = timeZone + "\n"
+    static func digest(timeZone: String, entries: [WakeEntry]) -> UInt64 {
+        var text: [UInt8] = []
+        text.reserveCapacity(timeZone.utf8.count + 1 + entries.count * 48)
+        text += timeZone.utf8
+        text.append(UInt8(ascii: "\n"))
         for entry in entries {
-            text += "\(ISO8601.string(entry.wake)) \(entry.localDate) \(entry.localTime) \(entry.utcOffset)\n"
+            text += ISO8601.string(entry.wake).utf8
+            text.append(UInt8(ascii: " "))
+            text += entry.localDate.utf8
+            text.append(UInt8(ascii: " "))
+            text += entry.localTime.utf8
+            text.append(UInt8(ascii: " "))
+            text += String(entry.utcOffset).utf8
+            text.append(UInt8(ascii: "\n"))
         }
-        return FNV1a64.hash(Array(text.utf8))
+        return FNV1a64.hash(text)
     }
 
     /// Whether this machine's time-zone database knows `timeZone`.

@@ -323,7 +323,7 @@ public enum WireCodec {
             throw ProtocolError(
                 "timeZone \"\(clipped(zone))\" is not an IANA zone name (Area/Location, UTC or GMT)")
         }
-        let utc = WakeCalendar.calendar(in: TimeZone(secondsFromGMT: 0) ?? .current)
+        let utc = utcCalendar
         guard let raw = fields.object["entries"] else { throw ProtocolError("missing field entries") }
         guard let list = raw as? [Any] else { throw ProtocolError("field entries must be an array") }
         guard list.count <= maxEntries else {
@@ -340,39 +340,120 @@ public enum WireCodec {
             let localDate = try entry.string("localDate")
             let localTime = try entry.string("localTime")
             let offset = try entry.signedInteger("utcOffset", bound: maxUTCOffset)
-            guard LocalDate(parsing: localDate) != nil else {
-                throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not a calendar date yyyy-MM-dd")
-            }
-            guard LocalTime(parsing: localTime) != nil else {
-                throw ProtocolError("entries[\(index)].localTime \"\(localTime)\" is not HH:MM")
-            }
-            if entryObject["timeZone"] != nil {
-                let entryZone = try entry.string("timeZone")
-                guard entryZone == zone else {
-                    throw ProtocolError(
-                        "entries[\(index)].timeZone \"\(entryZone)\" differs from the batch's \"\(zone)\"")
-                }
-            }
-            // The local fields must say what the instant reads at the sender's offset. Plain
-            // arithmetic, so a receiver whose tz database differs from the sender's can check it.
-            let shifted = wake.addingTimeInterval(TimeInterval(offset))
-            let actualDate = WakeCalendar.localDateString(shifted, in: utc)
-            let actualTime = WakeCalendar.localTimeString(shifted, in: utc)
-            guard actualDate == localDate, actualTime == localTime else {
-                throw ProtocolError(
-                    "entries[\(index)]: \(localDate) \(localTime) is not what its wake reads at utcOffset \(offset) s "
-                        + "(\(actualDate) \(actualTime))")
-            }
-            if let previous = entries.last, wake <= previous.wake {
-                throw ProtocolError("entries[\(index)].wake is not after entries[\(index - 1)].wake")
-            }
-            guard dates.insert(localDate).inserted else {
-                throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
-            }
             entries.append(
-                WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: zone, utcOffset: offset))
+                try checkedEntry(
+                    index, wake: wake, localDate: localDate, localTime: localTime,
+                    entryZone: { () throws(ProtocolError) -> String? in
+                        entryObject["timeZone"] == nil ? nil : try entry.string("timeZone")
+                    }, offset: offset, zone: zone, after: entries.last, dates: &dates, utc: utc))
         }
         return WakeBatch(epoch: epoch, seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
+    }
+
+    /// The checks of entry `index` once its fields are read (shared by `decode` and
+    /// `delivered`, in the order `decode` makes them): a calendar date, `HH:MM`, the batch's zone
+    /// (`entryZone` reads the entry's own, nil when absent), the local fields what `wake +
+    /// utcOffset` reads in UTC, after the previous entry, a local date not seen before.
+    private static func checkedEntry(
+        _ index: Int, wake: Date, localDate: String, localTime: String,
+        entryZone: () throws(ProtocolError) -> String?, offset: Int, zone: String, after previous: WakeEntry?,
+        dates: inout Set<String>, utc: Calendar
+    ) throws(ProtocolError) -> WakeEntry {
+        guard LocalDate(parsing: localDate) != nil else {
+            throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not a calendar date yyyy-MM-dd")
+        }
+        guard LocalTime(parsing: localTime) != nil else {
+            throw ProtocolError("entries[\(index)].localTime \"\(localTime)\" is not HH:MM")
+        }
+        if let entryZone = try entryZone() {
+            guard entryZone == zone else {
+                throw ProtocolError(
+                    "entries[\(index)].timeZone \"\(entryZone)\" differs from the batch's \"\(zone)\"")
+            }
+        }
+        // The local fields must say what the instant reads at the sender's offset. Plain
+        // arithmetic, so a receiver whose tz database differs from the sender's can check it.
+        let shifted = wake.addingTimeInterval(TimeInterval(offset))
+        let actualDate = WakeCalendar.localDateString(shifted, in: utc)
+        let actualTime = WakeCalendar.localTimeString(shifted, in: utc)
+        guard actualDate == localDate, actualTime == localTime else {
+            throw ProtocolError(
+                "entries[\(index)]: \(localDate) \(localTime) is not what its wake reads at utcOffset \(offset) s "
+                    + "(\(actualDate) \(actualTime))")
+        }
+        if let previous, wake <= previous.wake {
+            throw ProtocolError("entries[\(index)].wake is not after entries[\(index - 1)].wake")
+        }
+        guard dates.insert(localDate).inserted else {
+            throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
+        }
+        return WakeEntry(wake: wake, localDate: localDate, localTime: localTime, timeZone: zone, utcOffset: offset)
+    }
+
+    /// The calendar the local fields of an entry are checked in (UTC, offsets added by hand).
+    private static let utcCalendar = WakeCalendar.calendar(in: TimeZone(secondsFromGMT: 0) ?? .current)
+
+    /// What `decode(encode(message))` gives, without writing or parsing JSON; nil when `message`
+    /// might not survive the wire (`decode` would refuse its frame, or the frame could exceed
+    /// `maxFrameBytes`), and for instants outside 1970-9999. Instants are floored to the whole
+    /// second, as `ISO8601.string` writes them and `ISO8601.date` reads them back; a HELLO naming
+    /// seq 0 arrives as a HELLO without a batch; a batch is checked entry by entry with the same
+    /// checks `decode` makes.
+    ///
+    /// The embedded twin's typed link (`Twin.LinkMode.messages`) delivers this value instead of
+    /// the frame, and the frame when it is nil, so the receiving node sees what it would have
+    /// decoded. `WireEncodingTests` compares it with `decode(encode(message))` for seeded random
+    /// messages, valid and not.
+    public static func delivered(_ message: WireMessage) -> WireMessage? {
+        switch message {
+        case .ping:
+            return .ping
+        case .hello(let held):
+            guard let held, held.seq > 0 else { return .hello(nil) }
+            return held.seq <= maxSeq ? message : nil
+        case .upToDate(let seq):
+            return seq <= maxSeq ? message : nil
+        case .error(let reason):
+            // At most 6 bytes a byte once escaped (`\u001f`), plus the envelope: within a frame.
+            return reason.utf8.count <= maxFrameBytes / 8 ? message : nil
+        case .ack(let ref, let coverageEnd):
+            guard (1...maxSeq).contains(ref.seq) else { return nil }
+            guard let end = wireInstant(coverageEnd) else { return nil }
+            return .ack(ref, coverageEnd: end)
+        case .request(let request):
+            guard (1...maxSeq).contains(request.id), (0...maxEntries).contains(request.nightsLeft),
+                let end = wireInstant(request.coverageEnd)
+            else { return nil }
+            return .request(DateRequest(id: request.id, nightsLeft: request.nightsLeft, coverageEnd: end))
+        case .batch(let batch):
+            return deliveredBatch(batch).map { .batch($0) }
+        }
+    }
+
+    /// An optional instant as the wire carries it: `.some(nil)` for nil, nil when it cannot travel.
+    private static func wireInstant(_ instant: Date?) -> Date?? {
+        guard let instant else { return .some(nil) }
+        return ISO8601.wholeSecond(instant).map { .some($0) }
+    }
+
+    private static func deliveredBatch(_ batch: WakeBatch) -> WakeBatch? {
+        guard (1...maxSeq).contains(batch.seq), let generatedAt = ISO8601.wholeSecond(batch.generatedAt),
+            WakeCalendar.isZoneName(batch.timeZone), batch.entries.count <= maxEntries
+        else { return nil }
+        var entries: [WakeEntry] = []
+        entries.reserveCapacity(batch.entries.count)
+        var dates = Set<String>()
+        for (index, entry) in batch.entries.enumerated() {
+            guard let wake = ISO8601.wholeSecond(entry.wake), abs(entry.utcOffset) <= maxUTCOffset,
+                let checked = try? checkedEntry(
+                    index, wake: wake, localDate: entry.localDate, localTime: entry.localTime,
+                    entryZone: { () throws(ProtocolError) -> String? in entry.timeZone }, offset: entry.utcOffset,
+                    zone: batch.timeZone, after: entries.last, dates: &dates, utc: utcCalendar)
+            else { return nil }
+            entries.append(checked)
+        }
+        return WakeBatch(
+            epoch: batch.epoch, seq: batch.seq, generatedAt: generatedAt, timeZone: batch.timeZone, entries: entries)
     }
 
     /// Typed access to a decoded JSON object, with errors that name the field.

@@ -75,6 +75,19 @@ public struct Twin: Sendable {
         case watch(WatchTimer)
     }
 
+    /// What the in-memory link hands the receiving node.
+    public enum LinkMode: Sendable, Equatable {
+        /// The frame `WireCodec.encode` writes, which the receiving node decodes with
+        /// `WireCodec.decode` (the strict scan and `JSONSerialization`), as on the sockets.
+        case frames
+        /// The message value the frame would decode to (`WireCodec.delivered`: instants floored
+        /// to the whole second, the batch checked entry by entry), handed to the node's
+        /// `received(message:)` without writing or parsing JSON; a message that might not
+        /// survive the wire goes as its frame. The same events and run records as `.frames`
+        /// (`TwinLinkModeTests`), at a fraction of the cost: the fleet's mode.
+        case messages
+    }
+
     /// One line of the log: when, who (`phone`, `watch`, or `os` for the simulated OS's events),
     /// and the event, as the processes would write it.
     public struct Entry: Sendable {
@@ -89,6 +102,8 @@ public struct Twin: Sendable {
     public let start: Date
     /// Virtual seconds per wall second.
     public let speed: Double
+    /// How messages reach the other node (`.frames` unless given).
+    public let linkMode: LinkMode
     public private(set) var log: [Entry] = []
     /// The phone's run records (docs/metrics.md), in the order the phone made them: what
     /// `phone --metrics-dir` would have written.
@@ -140,12 +155,14 @@ public struct Twin: Sendable {
     ///   - watch: the watch's configuration.
     ///   - faults: link faults, the same both ways.
     ///   - seed: seeds the link faults and the phone's epochs (SplitMix64).
+    ///   - linkMode: frames decoded by the receiving node (the default), or message values.
     public init(
         start: Date, speed: Double = 1, phone: TwinPhone, watch: WatchNode.Configuration,
-        faults: LinkFaults = .none, seed: UInt64 = 0
+        faults: LinkFaults = .none, seed: UInt64 = 0, linkMode: LinkMode = .frames
     ) {
         self.start = start
         self.speed = max(speed, 1e-9)
+        self.linkMode = linkMode
         var random = SplitMix64(state: seed)
         toWatch = FaultyLink(faults: faults, seed: random.next())
         toPhone = FaultyLink(faults: faults, seed: random.next())
@@ -222,15 +239,23 @@ public struct Twin: Sendable {
             if let arrival = toWatch.nextArrival, arrival == next {
                 advance(to: next)
                 for message in toWatch.receive(upTo: next) where watchRunning {
-                    watchRun(watch.received(frames: [WireCodec.encode(message)], at: time()))
+                    if linkMode == .messages, let value = WireCodec.delivered(message) {
+                        watchRun(watch.received(message: value, at: time()))
+                    } else {
+                        watchRun(watch.received(frames: [WireCodec.encode(message)], at: time()))
+                    }
                 }
                 continue
             }
             if let arrival = toPhone.nextArrival, arrival == next {
                 advance(to: next)
-                let id = Array(phoneSetup.node.watchID.utf8)
                 for message in toPhone.receive(upTo: next) where phoneRunning {
-                    phoneRun(phone.messageReceived([id, WireCodec.encode(message)], at: time()))
+                    if linkMode == .messages, let value = WireCodec.delivered(message) {
+                        phoneRun(phone.messageReceived(value, at: time()))
+                    } else {
+                        let id = Array(phoneSetup.node.watchID.utf8)
+                        phoneRun(phone.messageReceived([id, WireCodec.encode(message)], at: time()))
+                    }
                 }
                 continue
             }

@@ -171,7 +171,9 @@ public struct FleetDevice: Sendable {
 
     /// The device's twin, not booted: the phone and watch as the executables would run them
     /// with this device's flags.
-    public func twin(start: Date) -> Twin {
+    /// - Parameter linkMode: how the twin's link hands messages over; the fleet runs `.messages`
+    ///   (the same records as `.frames`, without JSON on the link; docs/performance.md).
+    public func twin(start: Date, linkMode: Twin.LinkMode = .messages) -> Twin {
         let zone = TimeZone(identifier: home.zone) ?? .gmt
         let taskIdentifier = PhoneAppConfiguration().taskIdentifier
         let os: SimulatedOS
@@ -193,15 +195,17 @@ public struct FleetDevice: Sendable {
                 security: "none", osState: "new"))
         let watch = WatchNode.Configuration(
             endpoint: "fleet", statePath: "watch.json", systemZone: zone, bedAt: bedAt, manualWake: manualWake)
-        var twin = Twin(start: start, speed: Self.speed, phone: phone, watch: watch, seed: twinSeed)
+        var twin = Twin(
+            start: start, speed: Self.speed, phone: phone, watch: watch, seed: twinSeed, linkMode: linkMode)
         for (at, step) in steps { twin.schedule(step, at: at) }
         return twin
     }
 
     /// Runs the device from 00:00 UTC of the fleet's first day to the end of its last one.
+    /// - Parameter linkMode: the twin's link (`.messages`, the fleet's, unless given).
     /// - Returns: the run records its phone made, in order.
-    public func run(_ options: FleetOptions) -> [RunRecord] {
-        var twin = twin(start: options.startInstant)
+    public func run(_ options: FleetOptions, linkMode: Twin.LinkMode = .messages) -> [RunRecord] {
+        var twin = twin(start: options.startInstant, linkMode: linkMode)
         twin.boot()
         twin.run(until: options.endInstant)
         return twin.runRecords

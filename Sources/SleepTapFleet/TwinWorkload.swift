@@ -13,7 +13,8 @@ public enum TwinWorkload {
     /// - Parameters:
     ///   - index: the device's number; it seeds the OS, the weather and the link.
     ///   - speed: virtual seconds per wall second (transport timers scale with it).
-    public static func twin(index: Int, speed: Double = 3_600) -> Twin {
+    ///   - linkMode: how the link hands messages over (`.messages`, the fleet's, unless given).
+    public static func twin(index: Int, speed: Double = 3_600, linkMode: Twin.LinkMode = .messages) -> Twin {
         let zone = TimeZone(identifier: "America/New_York")!
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         ios.registrationMode = .early
@@ -29,12 +30,12 @@ public enum TwinWorkload {
         let watch = WatchNode.Configuration(
             endpoint: "twin", statePath: "watch.json", systemZone: zone, bedAt: LocalTime(hour: 22, minute: 30),
             manualWake: LocalTime(hour: 6, minute: 30)!)
-        return Twin(start: start, speed: speed, phone: phone, watch: watch, seed: seed &+ 7)
+        return Twin(start: start, speed: speed, phone: phone, watch: watch, seed: seed &+ 7, linkMode: linkMode)
     }
 
     /// Runs device `index` for `days` days and returns the number of log entries.
-    public static func run(index: Int, days: Int, speed: Double = 3_600) -> Int {
-        var twin = twin(index: index, speed: speed)
+    public static func run(index: Int, days: Int, speed: Double = 3_600, linkMode: Twin.LinkMode = .messages) -> Int {
+        var twin = twin(index: index, speed: speed, linkMode: linkMode)
         twin.boot()
         let calendar = WakeCalendar.calendar(in: TimeZone(identifier: "UTC")!)
         let end = calendar.date(byAdding: .day, value: days, to: start)!

@@ -149,6 +149,8 @@ public struct PhoneNode: Sendable {
     /// An input that may have to wait until the app is free.
     enum Pending: Sendable {
         case frames([[UInt8]])
+        /// A message from the paired watch, decoded (the twin's typed link).
+        case message(WireMessage)
         case command(PhoneCommand)
         case timer(PhoneTimer)
         case weather(WeatherOutcome)
@@ -234,6 +236,14 @@ public struct PhoneNode: Sendable {
     /// A message on the ROUTER: its frames, routing id first.
     public mutating func messageReceived(_ frames: [[UInt8]], at time: NodeTime) -> [PhoneAction] {
         offer(.frames(frames), at: time)
+    }
+
+    /// A message from the paired watch, already decoded: what `messageReceived(_:at:)` does
+    /// with the frames `[watch's routing id, WireCodec.encode(message)]` once `WireCodec.decode`
+    /// accepted them. The embedded twin's typed link delivers messages this way
+    /// (`WireCodec.delivered(_:)` gives the value the frame would decode to).
+    public mutating func messageReceived(_ message: WireMessage, at time: NodeTime) -> [PhoneAction] {
+        offer(.message(message), at: time)
     }
 
     /// A ZAP request (RFC 27): version, request id, domain, address, identity, mechanism,
@@ -395,7 +405,7 @@ public struct PhoneNode: Sendable {
         guard writing == nil else { return false }
         switch pending {
         case .command(let command) where !command.touchesApp: return true
-        case .frames, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
+        case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
         case .command, .timer(.osLaunch), .setting, .firstLaunch, .watchRequest:
             return afterSchedule == nil && !app.awaitsWeather
         }
@@ -409,7 +419,7 @@ public struct PhoneNode: Sendable {
     /// Commands and launches keep their order: one waits while an earlier one waits.
     private func mustQueueBehind(_ pending: Pending) -> Bool {
         switch pending {
-        case .frames, .weather, .timer(.resend), .timer(.heartbeat): false
+        case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): false
         case .command(let command): command.touchesApp
         case .timer(.osLaunch), .setting, .firstLaunch, .watchRequest: true
         }
@@ -439,6 +449,7 @@ public struct PhoneNode: Sendable {
     private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
         switch pending {
         case .frames(let frames): return received(frames, time)
+        case .message(let message): return received(message, time)
         case .command(let command): return run(command, time)
         case .setting(let command): return apply(command, time)
         case .firstLaunch:
@@ -486,6 +497,11 @@ public struct PhoneNode: Sendable {
             if !WireCodec.claimsToBeError(frames[1]) { actions.append(.send(.error(reason: error.reason))) }
             return actions
         }
+        return received(message, time)
+    }
+
+    /// A message from the paired watch that `WireCodec.decode` accepted.
+    private mutating func received(_ message: WireMessage, _ time: NodeTime) -> [PhoneAction] {
         var actions: [PhoneAction] = []
         if liveness.heard(at: time.wall) {
             actions.append(.emit(Event(.peerOnline, [("id", .string(configuration.watchID))]), at: time.now))

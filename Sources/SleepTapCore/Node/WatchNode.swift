@@ -248,6 +248,13 @@ public struct WatchNode: Sendable {
         } catch {
             return reject(error.reason, answer: !WireCodec.claimsToBeError(frames[0]), time)
         }
+        return received(message: message, at: time)
+    }
+
+    /// One message from the phone, already decoded: what `received(frames:at:)` does after
+    /// `WireCodec.decode` accepted the frame. The embedded twin's typed link delivers messages
+    /// this way (`WireCodec.delivered(_:)` gives the value the frame would decode to).
+    public mutating func received(message: WireMessage, at time: NodeTime) -> [WatchAction] {
         var actions: [WatchAction] = []
         if liveness.heard(at: time.wall) {
             actions.append(.emit(Event(.peerOnline, [("endpoint", .string(configuration.endpoint))]), at: time.now))

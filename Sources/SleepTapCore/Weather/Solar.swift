@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import Synchronization
 
 /// Sunrise and sunset by the NOAA solar calculator (NOAA Global Monitoring Division, "General
 /// Solar Position Calculations" and the NOAA Solar Calculator spreadsheet), for the apparent
@@ -133,7 +134,33 @@ public enum Solar {
     // MARK: - Internals
 
     /// First instant of `date` in `zone` and of the day after; nil when the zone skipped the date.
+    ///
+    /// Foundation's answers are kept per date and zone (`boundsCache`): every run of the job
+    /// asks about the same few days.
     static func bounds(of date: LocalDate, in zone: TimeZone) -> (Date, Date)? {
+        let key = BoundsKey(date: date, zone: zone.identifier)
+        if let known = boundsCache.withLock({ $0[key] }) { return known.map { ($0.start, $0.end) } }
+        let found = computeBounds(of: date, in: zone)
+        boundsCache.withLock { cache in
+            if cache.count >= 20_000 { cache.removeAll(keepingCapacity: true) }
+            cache[key] = .some(found.map { Bounds(start: $0.0, end: $0.1) })
+        }
+        return found
+    }
+
+    private struct BoundsKey: Hashable {
+        var date: LocalDate
+        var zone: String
+    }
+
+    private struct Bounds {
+        var start: Date
+        var end: Date
+    }
+
+    private static let boundsCache = Mutex<[BoundsKey: Bounds?]>([:])
+
+    private static func computeBounds(of date: LocalDate, in zone: TimeZone) -> (Date, Date)? {
         let calendar = WakeCalendar.calendar(in: zone)
         let noonComponents = DateComponents(year: date.year, month: date.month, day: date.day, hour: 12)
         guard let noon = calendar.date(from: noonComponents), LocalDate(noon, in: calendar) == date,
@@ -146,7 +173,30 @@ public enum Solar {
     }
 
     /// Changes of up/down state observed from `start` to `end` (Unix seconds).
+    ///
+    /// The answer is fixed by its arguments and kept (a few thousand at most): a fleet's devices
+    /// in one city ask about the same days, each run of the job asks again.
     static func day(from start: Double, to end: Double, at location: Coordinate) -> Day {
+        let key = DayKey(start: start, end: end, latitude: location.latitude, longitude: location.longitude)
+        if let known = dayCache.withLock({ $0[key] }) { return known }
+        let day = computeDay(from: start, to: end, at: location)
+        dayCache.withLock { cache in
+            if cache.count >= 20_000 { cache.removeAll(keepingCapacity: true) }
+            cache[key] = day
+        }
+        return day
+    }
+
+    private struct DayKey: Hashable {
+        var start: Double
+        var end: Double
+        var latitude: Double
+        var longitude: Double
+    }
+
+    private static let dayCache = Mutex<[DayKey: Day]>([:])
+
+    private static func computeDay(from start: Double, to end: Double, at location: Coordinate) -> Day {
         func lift(_ t: Double) -> Double {
             altitude(at: Date(timeIntervalSince1970: t), location: location) - horizonAltitude
         }

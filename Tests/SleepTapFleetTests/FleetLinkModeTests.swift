@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import SleepTapEmbedded
+import Testing
+
+@testable import SleepTapFleet
+
+/// The fleet runs its twins with the typed link (`Twin.LinkMode.messages`): its devices make the
+/// same run records, and their twins the same events, as with frames decoded by the nodes.
+@Suite("sleeptap-fleet: the typed link gives the frames' records")
+struct FleetLinkModeTests {
+    @Test(
+        "24 devices of a mixed fleet (travel, Low Power, late registration from an update), 10 days: the same records and log lines in both link modes"
+    )
+    func sameRecords() {
+        var options = FleetOptions(devices: 24, days: 10, start: LocalDate(parsing: "2026-03-02")!)
+        options.seed = 31
+        options.lowPower = 0.3
+        options.lateRegistration = 0.5
+        options.lateRegistrationFrom = LocalDate(parsing: "2026-03-06")!
+        var records = 0
+        for index in 0..<options.devices {
+            let device = FleetDevice(index: index, options: options)
+            var twins = [Twin.LinkMode.frames, .messages].map { device.twin(start: options.startInstant, linkMode: $0) }
+            for i in twins.indices {
+                twins[i].boot()
+                twins[i].run(until: options.endInstant)
+            }
+            #expect(twins[0].runRecords == twins[1].runRecords, "device \(index)")
+            #expect(twins[0].log.map(\.jsonLine) == twins[1].log.map(\.jsonLine), "device \(index)")
+            #expect(device.run(options) == twins[1].runRecords, "device \(index): the fleet's run is the typed link's")
+            records += twins[0].runRecords.count
+        }
+        #expect(records > 24 * 10)
+    }
+}
