@@ -272,6 +272,7 @@ extension ScenarioRun {
             comparison: NightComparison.compare(
                 twin: twinNights, processes: nights, against: "the twin on the processes' instants"))
         run.twinNights = twinNights
+        run.twinLog = replayLog
         let linkUp = log.first { $0.source == .watch && $0.event.name == .linkUp }?.at
         run.startUp = (phoneStarted, watchStarted, linkUp)
         run.memory = memory

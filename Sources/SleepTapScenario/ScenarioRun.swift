@@ -117,6 +117,8 @@ public struct ScenarioRun: Sendable {
     public var memory: ProcessMemory?
     /// Processes only: the twin's nights on the processes' instants (what `comparison` compared).
     public var twinNights: [ScenarioNight]?
+    /// Processes only: the log of that twin (`TwinReplay`), in time order.
+    public var twinLog: [LogEntry]?
     /// Every expectation holds (and, for processes, the twin agrees night by night).
     public var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
 

@@ -128,11 +128,6 @@ final class Exhaustion {
             } catch {
                 throw SetupError(message: "timeline \(index) cannot be made: \(error)", status: .software)
             }
-            if ProcessInfo.processInfo.environment["SOAK_TRACE"] != nil { complain("timeline \(index) \(seconds)") }
-            if let dump = ProcessInfo.processInfo.environment["SOAK_DUMP"], Int(dump) == index {
-                try? timeline.json.write(to: URL(fileURLWithPath: "/tmp/soakout/dump.json"))
-                exit(0)
-            }
             do {
                 let result = try SoakCheck.twin(timeline.scenario, fault: index == 0 ? options.fault : nil)
                 lock.withLock {
@@ -251,8 +246,9 @@ final class Exhaustion {
             options.processes == 0
             ? "not run (--processes 0)"
             : "\(processRuns) of \(options.processes) timelines as real phone and watch (\(processNights) nights, "
-                + "each the twin's night by night but \(racedNights) raced: an input less than "
-                + "\(Int(SoakCheck.raceWindow(speed: options.speed) / 60)) virtual minutes before the tap); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
+                + "each the twin's night by night but \(racedNights) raced: the twin's batch reached the "
+                + "processes' watch after the tap, at most \(Int(SoakCheck.raceWindow(speed: options.speed) / 60)) "
+                + "virtual minutes after the twin's); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
                 + "first, \(kib(memoryLast?.phoneEnd)) at the end of the last; watch \(kib(memoryFirst?.watchStart)) "
                 + "-> \(kib(memoryLast?.watchEnd)); largest at any end \(largestEndKiB) KiB"
         var lines = [

@@ -143,25 +143,88 @@ struct SoakTests {
     }
 
     @Test(
-        "invariant 3: a night that differs is a violation, unless an input came within the race window before its tap")
+        "invariant 3: a night that differs is a violation, unless the twin's batch reached the processes' watch after the tap, within the window"
+    )
     func processComparison() throws {
-        let scenario = try SoakTimeline.make(runSeed: 1, index: 0, nights: 3).scenario
-        let tap = scenario.start.addingTimeInterval(3 * 3600)
-        let night = ScenarioNight(
-            localDate: "2026-01-01", tapTime: "23:00", outcome: .cachedWakeUp, nightsLeft: 5, backgroundRuns: 0)
-        var other = night
-        other.nightsLeft = 6
-        let tapEvent = Event(.fallbackManualEntry, [("tapLocalDate", .string("2026-01-01"))])
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "raced night", "start": "2026-01-01T00:00:00Z",
+                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
+                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
+                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
+                   "sunday": "07:00"}},
+                 "watch": ["--bed-at", "23:00"]}
+                """.utf8), path: "raced.json")
+        let tap = ISO8601.date("2026-01-01T22:00:00Z")!
+        let tapFields: [(String, EventValue)] = [
+            ("tapLocalDate", .string("2026-01-01")), ("tapLocalTime", .string("23:00")),
+        ]
+        func generated(_ epoch: String, digest: String, at instant: Date) -> ScenarioRun.LogEntry {
+            .init(
+                at: instant, source: .phone,
+                event: Event(
+                    .batchGenerated,
+                    [
+                        ("seq", .int(1)), ("epoch", .string(epoch)), ("digest", .string(digest)),
+                        ("timeZone", .string("Europe/Berlin")),
+                    ]))
+        }
+        func applied(_ epoch: String, at instant: Date) -> ScenarioRun.LogEntry {
+            .init(
+                at: instant, source: .watch, event: Event(.batchApplied, [("seq", .int(1)), ("epoch", .string(epoch))]))
+        }
+        let sent = tap.addingTimeInterval(-600)
+        // The processes: the phone's batch reaches the watch five virtual minutes after the tap,
+        // which asked by hand (no batch yet).
+        func processLog(arrival: Date, digest: String = "bb") -> [ScenarioRun.LogEntry] {
+            [
+                generated("e1", digest: digest, at: sent),
+                .init(at: tap, source: .watch, event: Event(.fallbackManualEntry, tapFields)),
+                applied("e1", at: arrival),
+            ]
+        }
+        // The twin on the processes' instants: the same dates applied at once, a cached night.
+        let twinLog: [ScenarioRun.LogEntry] = [
+            generated("e2", digest: "bb", at: sent), applied("e2", at: sent),
+            .init(at: tap, source: .watch, event: Event(.bedWakeTime, tapFields)),
+        ]
+        let manual = ScenarioNight(
+            localDate: "2026-01-01", tapTime: "23:00", outcome: .manualEntry, nightsLeft: 0, backgroundRuns: 0)
+        let cached = ScenarioNight(
+            localDate: "2026-01-01", tapTime: "23:00", outcome: .cachedWakeUp, nightsLeft: 7, backgroundRuns: 0)
         var run = ScenarioRun(
-            scenario: scenario, mode: .processes, nights: [night], checks: [],
-            log: [.init(at: tap, source: .watch, event: tapEvent)])
-        run.scenario.steps = []
-        run.twinNights = [other]
-        let violation = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
-        #expect(violation.invariant == 3 && violation.night == 1, "\(violation)")
-        // The phone generated a batch five virtual minutes before the tap: raced, counted.
-        run.log.insert(.init(at: tap.addingTimeInterval(-300), source: .phone, event: Event(.batchGenerated)), at: 0)
+            scenario: scenario, mode: .processes, nights: [manual], checks: [],
+            log: processLog(arrival: tap.addingTimeInterval(300)))
+        run.twinNights = [cached]
+        // Without the twin's log nothing explains the difference.
+        let unexplained = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        #expect(unexplained.invariant == 3 && unexplained.night == 1, "\(unexplained)")
+        // The twin's batch reached the processes' watch 15 virtual minutes after the twin's: raced.
+        run.twinLog = twinLog
         #expect(try SoakCheck.processes(run).raced == [0])
+        // Later than the window after the twin's: a violation.
+        let window = SoakCheck.raceWindow(speed: run.speed)
+        run.log = processLog(arrival: sent.addingTimeInterval(window + 1))
+        let late = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        #expect(late.invariant == 3 && late.message.contains("more than"), "\(late)")
+        // Other dates than the twin's: a violation.
+        run.log = processLog(arrival: tap.addingTimeInterval(300), digest: "cc")
+        #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        // Another tap time: a violation, whatever the batches.
+        run.log = processLog(arrival: tap.addingTimeInterval(300))
+        var otherTap = cached
+        otherTap.tapTime = "23:01"
+        run.twinNights = [otherTap]
+        let taps = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        #expect(taps.message.contains("the taps differ"), "\(taps)")
+        // The same batch held on both sides with other outcomes: a violation.
+        run.twinNights = [cached]
+        run.log =
+            [generated("e1", digest: "bb", at: sent), applied("e1", at: sent)] + [
+                .init(at: tap, source: .watch, event: Event(.fallbackManualEntry, tapFields))
+            ]
+        #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
     }
 
     /// Found by the soak (seed 1, timeline 20 of 30 nights): an iOS app updated to register late
