@@ -105,7 +105,8 @@ let package = Package(
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
                 "sleeptap-report", "sleeptap-fleet",
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
     ]
 )

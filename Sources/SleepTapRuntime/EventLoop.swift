@@ -9,6 +9,15 @@ import ZeroMQ
 /// reader went away), and fires timers. Never busy-polls: the poll timeout is the time to the
 /// nearest timer (capped at 1 s).
 ///
+/// Due timers come first: after each wait, every timer due by then fires (earliest first)
+/// before the sockets and the mailbox are read, and again before each socket and each mailbox
+/// item. A timer's due instant is earlier than anything read after it was due, and a driver
+/// stamps a virtual-time timer (the phone's OS launch, the watch's bed tap) at its planned
+/// instant but a message or a stdin line at the moment it is handled: handled the other way
+/// round, a line read in the same turn as a timer that fell due while the loop was busy (a
+/// write with fsync takes wall milliseconds, virtual minutes at high `--clock-speed`) would
+/// change the state the timer's step then reads at its earlier instant.
+///
 /// Timers run on the monotonic clock (`ContinuousClock`): a jump of the wall clock (NTP, a user
 /// setting the date) neither fires nor starves them. A timer armed for a wall `Date` (a virtual
 /// instant mapped through the process clock) is converted to a monotonic deadline when armed.
@@ -52,7 +61,8 @@ final class EventLoop<Timer: Hashable> {
     /// - Parameters:
     ///   - readable: called with the index of a socket that has input.
     ///   - input: called for each mailbox item.
-    ///   - timer: called with a due timer (already disarmed), earliest first.
+    ///   - timer: called with a due timer (already disarmed), earliest first, before any input
+    ///     read after it was due.
     ///   - weather: called for each weather result posted to the mailbox.
     /// - Throws: a `ZeroMQError` from `zmq_poll` other than EINTR (which is retried).
     func run(
@@ -73,16 +83,20 @@ final class EventLoop<Timer: Hashable> {
                 timeout = max(0, min(timeout, Int(milliseconds.rounded(.up))))
             }
             _ = try poll(&items, timeoutMilliseconds: timeout)
+            if fireDueTimers(timer) { return }
             for index in sockets.indices where items[index].returnedEvents.contains(.readable) {
+                if fireDueTimers(timer) { return }
                 readable(index)
                 if stopping { return }
             }
             if items[sockets.count].returnedEvents.contains(.readable) {
                 for item in mailbox.drain() {
+                    if fireDueTimers(timer) { return }
                     input(item)
                     if stopping { return }
                 }
                 for outcome in mailbox.drainWeather() {
+                    if fireDueTimers(timer) { return }
                     weather(outcome)
                     if stopping { return }
                 }
@@ -91,12 +105,21 @@ final class EventLoop<Timer: Hashable> {
                 outputDescriptor = nil  // reported once; polling it again would return at once
                 output?.noteClosed()
             }
-            let due = clock.now
-            for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
-                timers[name] = nil
-                timer(name)
-                if stopping { return }
-            }
+            if fireDueTimers(timer) { return }
         }
+    }
+
+    /// Fires every timer due by now, earliest first (each disarmed before its call); a timer
+    /// that an earlier one re-armed or cancelled in the same pass is left as that one left it.
+    /// - Returns: whether the loop was stopped.
+    private func fireDueTimers(_ timer: (Timer) -> Void) -> Bool {
+        let due = clock.now
+        for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
+            guard timers[name] == at else { continue }
+            timers[name] = nil
+            timer(name)
+            if stopping { return true }
+        }
+        return stopping
     }
 }

@@ -489,6 +489,65 @@ struct WatchNodeTests {
         #expect(tap.last == .arm(.bed, .at(bed.addingTimeInterval(86_400))))
     }
 
+    /// Found by the date-exhaustion soak as processes (seed 2026, timeline 0): the driver read a
+    /// BATCH that came after the tap's instant before it handled the late bed timer; the tap,
+    /// stamped at its instant, gave a wake-up from dates the watch did not hold then.
+    @Test("A bed tap already due when a later BATCH is read is taken first, at its instant, with the dates held then")
+    func dueBedTapBeforeLateBatch() throws {
+        var node = Self.node(flagZone: Self.tokyo, bedAt: "22:30", manualWake: "06:45")
+        _ = node.start(processID: 7, at: Self.at(0))
+        let bed = try #require(node.nextBed)
+        // Not yet due: the batch alone.
+        let early = node.received(
+            frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, bed.addingTimeInterval(-60)))
+        #expect(!Self.names(early).contains(.fallbackManualEntry) && !Self.names(early).contains(.bedWakeTime))
+        // A fresh watch, and the batch read five virtual minutes after the tap's instant.
+        node = Self.node(flagZone: Self.tokyo, bedAt: "22:30", manualWake: "06:45")
+        _ = node.start(processID: 7, at: Self.at(0))
+        let late = bed.addingTimeInterval(300)
+        let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, late))
+        let actions = Self.drive(&node, received, at: Self.at(1, late))
+        let names = Self.names(actions)
+        #expect(Array(names.prefix(2)) == [.fallbackManualEntry, .manualWakeTime], "\(names)")
+        #expect(names.contains(.batchApplied))
+        let stamps = actions.compactMap { if case .emit(let event, let at) = $0 { (event.name, at) } else { nil } }
+        #expect(stamps.prefix(2).allSatisfy { $0.1 == bed }, "the tap at its own instant")
+        #expect(stamps.first { $0.0 == .batchApplied }?.1 == late)
+        #expect(stamps.map(\.1) == stamps.map(\.1).sorted(), "the events in time order")
+        #expect(actions.contains(.arm(.bed, .at(bed.addingTimeInterval(86_400)))))
+        #expect(node.nextBed == bed.addingTimeInterval(86_400))
+        // The next night's tap reads the new dates.
+        let next = node.timerFired(.bed, at: Self.at(2, bed.addingTimeInterval(86_400)))
+        #expect(Self.names(next) == [.bedWakeTime])
+        // The same through the twin's typed link (a decoded message).
+        node = Self.node(flagZone: Self.tokyo, bedAt: "22:30", manualWake: "06:45")
+        _ = node.start(processID: 7, at: Self.at(0))
+        let typed = node.received(message: .batch(Self.tokyoBatch()), at: Self.at(1, late))
+        #expect(Array(Self.names(typed).prefix(2)) == [.fallbackManualEntry, .manualWakeTime])
+    }
+
+    @Test("A bed tap already due is taken before a late stdin line and a link event, in the zone it was planned in")
+    func dueBedTapBeforeCommandAndLink() throws {
+        var node = Self.node(flagZone: Self.tokyo, bedAt: "22:30", manualWake: "06:45")
+        _ = node.start(processID: 7, at: Self.at(0))
+        let bed = try #require(node.nextBed)
+        let travelled = node.command(line: "time-zone America/New_York", at: Self.at(1, bed.addingTimeInterval(60)))
+        #expect(Array(Self.names(travelled).prefix(3)) == [.fallbackManualEntry, .manualWakeTime, .timezoneChanged])
+        let tap = try Self.event(.fallbackManualEntry, in: travelled)
+        #expect(tap["tapTimeZone"] == .string("Asia/Tokyo"), "\(tap)")
+        let newYorkBed = try #require(node.nextBed)
+        #expect(newYorkBed == ISO8601.date("2026-06-21T02:30:00Z"))
+        // Two nights late (the watch was stopped): both taps, each at its instant, then the link.
+        let up = node.link(.handshakeSucceeded, at: Self.at(2, newYorkBed.addingTimeInterval(86_400 + 1)))
+        let stamps = up.compactMap { if case .emit(let event, let at) = $0 { (event.name, at) } else { nil } }
+        #expect(
+            stamps.filter { $0.0 == .fallbackManualEntry }.map(\.1) == [
+                newYorkBed, newYorkBed.addingTimeInterval(86_400),
+            ])
+        #expect(stamps.last?.0 == .linkUp || Self.names(up).contains(.linkUp))
+        #expect(node.nextBed == newYorkBed.addingTimeInterval(2 * 86_400))
+    }
+
     // MARK: Early warning
 
     /// A Tokyo batch of seven 07:00 wake-ups after `instant` (22:00Z each).

@@ -237,8 +237,14 @@ public struct WatchNode: Sendable {
 
     /// One message from the phone, as its frames. A valid message is a sign of life; a bad
     /// one is refused (`message.rejected`) and answered with ERROR, except one that claims to be
-    /// an ERROR itself, so two peers never trade ERRORs forever.
+    /// an ERROR itself, so two peers never trade ERRORs forever. A bed tap already due at
+    /// `time.now` is taken first, at its own instant (`dueBedTaps(before:)`).
     public mutating func received(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
+        let due = dueBedTaps(before: time)
+        return due + receivedNow(frames: frames, at: time)
+    }
+
+    private mutating func receivedNow(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
         guard frames.count == 1 else {
             return reject("expected 1 frame, got \(frames.count)", answer: true, time)
         }
@@ -255,7 +261,7 @@ public struct WatchNode: Sendable {
     /// `WireCodec.decode` accepted the frame. The embedded twin's typed link delivers messages
     /// this way (`WireCodec.delivered(_:)` gives the value the frame would decode to).
     public mutating func received(message: WireMessage, at time: NodeTime) -> [WatchAction] {
-        var actions: [WatchAction] = []
+        var actions = dueBedTaps(before: time)
         if liveness.heard(at: time.wall) {
             actions.append(.emit(Event(.peerOnline, [("endpoint", .string(configuration.endpoint))]), at: time.now))
         }
@@ -264,8 +270,14 @@ public struct WatchNode: Sendable {
         return actions + step(time, eventTime: time.now) { $0.receive(message) }
     }
 
-    /// What the socket monitor reported about the link.
+    /// What the socket monitor reported about the link (after any bed tap already due, as for
+    /// `received(frames:at:)`).
     public mutating func link(_ event: WatchLinkEvent, at time: NodeTime) -> [WatchAction] {
+        let due = dueBedTaps(before: time)
+        return due + linkNow(event, at: time)
+    }
+
+    private mutating func linkNow(_ event: WatchLinkEvent, at time: NodeTime) -> [WatchAction] {
         let endpoint = configuration.endpoint
         switch event {
         case .connected:
@@ -312,9 +324,16 @@ public struct WatchNode: Sendable {
     }
 
     /// An armed timer is due. `time.now` for the bed timer is ignored: the tap happens at its
-    /// planned virtual instant, whenever the driver woke.
+    /// planned virtual instant, whenever the driver woke. Before any other timer, a bed tap
+    /// already due is taken first (`dueBedTaps(before:)`).
     public mutating func timerFired(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
         armed.remove(timer)
+        if timer == .bed { return bedTap(time) }
+        let due = dueBedTaps(before: time)
+        return due + fired(timer, at: time)
+    }
+
+    private mutating func fired(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
         switch timer {
         case .helloRetry:
             return step(time, eventTime: time.now) { $0.helloRetryDue() }
@@ -345,14 +364,37 @@ public struct WatchNode: Sendable {
         case .request:
             return requestIfLow(at: time.now)
         case .bed:
-            guard let at = nextBed else { return [] }
-            let zone = userZone
-            var actions = step(time, eventTime: at) { $0.bedTap(at: at, in: zone) }
-            if core.awaitingManualEntry, let manual = configuration.manualWake {
-                actions += step(time, eventTime: at) { $0.manualWakeTime(manual.description, at: at, in: zone) }
-            }
-            return actions + armBed(after: at)
+            return bedTap(time)
         }
+    }
+
+    /// The simulated user's nightly tap at its planned instant `nextBed` (not `time.now`), the
+    /// manual entry when no cached date covers it, and the next night's tap planned.
+    private mutating func bedTap(_ time: NodeTime) -> [WatchAction] {
+        guard let at = nextBed else { return [] }
+        let zone = userZone
+        var actions = step(time, eventTime: at) { $0.bedTap(at: at, in: zone) }
+        if core.awaitingManualEntry, let manual = configuration.manualWake {
+            actions += step(time, eventTime: at) { $0.manualWakeTime(manual.description, at: at, in: zone) }
+        }
+        return actions + armBed(after: at)
+    }
+
+    /// The bed taps whose planned instant is at or before `time.now` while their timer has not
+    /// been handled yet, taken first, each at its own instant, before the input that came at
+    /// `time`. A driver that woke late, or was busy with a write or another message, may hold
+    /// a due timer behind a message read in the same turn (at 172,800× a wall millisecond is
+    /// three virtual minutes): without this, a BATCH that arrived after the tap's instant would
+    /// be applied first, and the tap, stamped at its instant, would read dates the watch did
+    /// not yet hold then. So the tap reads what the watch held at its instant, as in the twin's
+    /// timer heap (timers fire in deadline order), and the events stay in time order.
+    private mutating func dueBedTaps(before time: NodeTime) -> [WatchAction] {
+        var actions: [WatchAction] = []
+        while armed.contains(.bed), let at = nextBed, at <= time.now {
+            armed.remove(.bed)
+            actions += bedTap(time)
+        }
+        return actions
     }
 
     /// One stdin line.
@@ -360,8 +402,13 @@ public struct WatchNode: Sendable {
         command(WatchCommand(parsing: line), at: time)
     }
 
-    /// One parsed stdin command.
+    /// One parsed stdin command (after any bed tap already due, as for `received(frames:at:)`).
     public mutating func command(_ command: WatchCommand, at time: NodeTime) -> [WatchAction] {
+        let due = dueBedTaps(before: time)
+        return due + commandNow(command, at: time)
+    }
+
+    private mutating func commandNow(_ command: WatchCommand, at time: NodeTime) -> [WatchAction] {
         let now = time.now
         switch command {
         case .empty:
