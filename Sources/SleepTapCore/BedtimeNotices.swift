@@ -199,6 +199,6 @@ public enum RefreshPlanner {
         guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 1).first else {
             return nil
         }
-        return WakeCalendar.calendar(in: zone).date(byAdding: .hour, value: 1, to: next.wake)
+        return WakeCalendar.adding(.hour, 1, to: next.wake, in: WakeCalendar.calendar(in: zone))
     }
 }

@@ -116,12 +116,9 @@ public enum WakeCalendar {
         let key = InstantCache.Key(
             calendar: calendar.identifier, zone: calendar.timeZone.identifier,
             startOfDay: startOfDay.timeIntervalSince1970, minuteOfDay: time.hour * 60 + time.minute)
-        if let known = InstantCache.shared.withLock({ $0[key] }) { return known }
+        if let known = InstantCache.shared.withLock({ $0.value(for: key) }) { return known }
         let found = searchInstant(of: time, startOfDay: startOfDay, in: calendar)
-        InstantCache.shared.withLock { cache in
-            if cache.count >= InstantCache.capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = found
-        }
+        InstantCache.shared.withLock { $0.keep(found, for: key) }
         return found
     }
 
@@ -164,11 +161,38 @@ public enum WakeCalendar {
             {
                 return candidate
             }
-            guard let nextDay = calendar.date(byAdding: .day, value: 1, to: LocalDayCache.startOfDay(day, in: calendar))
+            guard let nextDay = adding(.day, 1, to: LocalDayCache.startOfDay(day, in: calendar), in: calendar)
             else { return nil }
             day = nextDay
         }
         return nil
+    }
+
+    /// Foundation's `calendar.date(byAdding: component, value: value, to: date)`, its answers
+    /// kept (`AddingCache`): the batch planner steps over the same local days for every batch.
+    static func adding(_ component: Calendar.Component, _ value: Int, to date: Date, in calendar: Calendar) -> Date? {
+        let key = AddingCache.Key(
+            calendar: calendar.identifier, zone: calendar.timeZone.identifier, component: component, value: value,
+            from: date.timeIntervalSince1970)
+        if let known = AddingCache.shared.withLock({ $0.value(for: key) }) { return known }
+        let found = calendar.date(byAdding: component, value: value, to: date)
+        AddingCache.shared.withLock { $0.keep(found, for: key) }
+        return found
+    }
+
+    /// The wake-up entry for `instant` in `zone` (`calendar` is in `zone`): its local date and
+    /// time (`localDateString`, `localTimeString`) and the zone's offset (`secondsFromGMT`), all
+    /// Foundation's answers, kept (`EntryCache`) because every batch repeats most of the last one.
+    static func entry(at instant: Date, in zone: TimeZone, calendar: Calendar) -> WakeEntry {
+        let key = EntryCache.Key(
+            calendar: calendar.identifier, zone: zone.identifier, instant: instant.timeIntervalSince1970)
+        if let known = EntryCache.shared.withLock({ $0.value(for: key) }) { return known }
+        let entry = WakeEntry(
+            wake: instant, localDate: localDateString(instant, in: calendar),
+            localTime: localTimeString(instant, in: calendar), timeZone: zone.identifier,
+            utcOffset: zone.secondsFromGMT(for: instant))
+        EntryCache.shared.withLock { $0.keep(entry, for: key) }
+        return entry
     }
 
     /// `yyyy-MM-dd` of the local day containing `instant`.
@@ -185,19 +209,16 @@ public enum WakeCalendar {
     public static func localTimeString(_ instant: Date, in calendar: Calendar) -> String {
         let key = LocalTimeCache.Key(
             calendar: calendar.identifier, zone: calendar.timeZone.identifier, instant: instant.timeIntervalSince1970)
-        if let known = LocalTimeCache.shared.withLock({ $0[key] }) { return known }
+        if let known = LocalTimeCache.shared.withLock({ $0.value(for: key) }) { return known }
         let c = calendar.dateComponents([.hour, .minute], from: instant)
         let text = padded(c.hour ?? 0, 2) + ":" + padded(c.minute ?? 0, 2)
-        LocalTimeCache.shared.withLock { cache in
-            if cache.count >= LocalTimeCache.capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = text
-        }
+        LocalTimeCache.shared.withLock { $0.keep(text, for: key) }
         return text
     }
 }
 
 /// Answers of `WakeCalendar.localTimeString(_:in:)`, fixed by the calendar, the zone's rules and
-/// the instant. Shared by every thread; cleared when it holds `capacity` answers.
+/// the instant. Shared by every thread, in two generations (`Memo`).
 enum LocalTimeCache {
     struct Key: Hashable {
         var calendar: Calendar.Identifier
@@ -205,16 +226,14 @@ enum LocalTimeCache {
         var instant: TimeInterval
     }
 
-    /// Answers kept at most (a few MB).
-    static let capacity = 50_000
-    static let shared = Mutex<[Key: String]>([:])
+    static let shared = Mutex(Memo<Key, String>(generation: 25_000))
 }
 
 /// Answers of `WakeCalendar.instant(of:onDayOf:in:)`, which are fixed by the calendar, the
 /// zone's rules, the local day and the time: Foundation's `nextDate` search costs microseconds, and
 /// the phone's job and the watch's bed tap ask for the same days again and again (a fleet of
-/// devices in one zone, each day's batch overlapping the last). Shared by every thread; cleared
-/// when it holds `capacity` answers.
+/// devices in one zone, each day's batch overlapping the last). Shared by every thread, in two
+/// generations (`Memo`).
 enum InstantCache {
     struct Key: Hashable {
         var calendar: Calendar.Identifier
@@ -223,9 +242,63 @@ enum InstantCache {
         var minuteOfDay: Int
     }
 
-    /// Answers kept at most (a few MB).
-    static let capacity = 50_000
-    static let shared = Mutex<[Key: Date?]>([:])
+    static let shared = Mutex(Memo<Key, Date?>(generation: 25_000))
+}
+
+/// Answers of `WakeCalendar.adding(_:_:to:in:)` (`Calendar.date(byAdding:value:to:)`), fixed by
+/// the calendar, the zone's rules, the component, the amount and the instant.
+enum AddingCache {
+    struct Key: Hashable {
+        var calendar: Calendar.Identifier
+        var zone: String
+        var component: Calendar.Component
+        var value: Int
+        var from: TimeInterval
+    }
+
+    static let shared = Mutex(Memo<Key, Date?>(generation: 25_000))
+}
+
+/// Wake-up entries of `WakeCalendar.entry(at:in:calendar:)`, fixed by the zone and the instant.
+enum EntryCache {
+    struct Key: Hashable {
+        var calendar: Calendar.Identifier
+        var zone: String
+        var instant: TimeInterval
+    }
+
+    static let shared = Mutex(Memo<Key, WakeEntry>(generation: 25_000))
+}
+
+/// Answers kept in two generations of at most `generation` each: a new answer goes into the
+/// current one; when it is full it becomes the previous one (the older previous one is dropped),
+/// and an answer found in the previous one moves back into the current. Answers asked for again
+/// and again stay, where emptying one full dictionary would drop them with the rest (a fleet's
+/// devices ask about thousands of one-off instants besides the few every device asks about).
+struct Memo<Key: Hashable, Value> {
+    let generation: Int
+    private var current: [Key: Value] = [:]
+    private var previous: [Key: Value] = [:]
+
+    init(generation: Int) { self.generation = generation }
+
+    /// The answer kept for `key`, if any.
+    mutating func value(for key: Key) -> Value? {
+        if let known = current[key] { return known }
+        guard let known = previous[key] else { return nil }
+        keep(known, for: key)
+        return known
+    }
+
+    /// Keeps `value` as the answer for `key`.
+    mutating func keep(_ value: Value, for key: Key) {
+        if current.count >= generation {
+            previous = current
+            current = [:]
+            current.reserveCapacity(generation)
+        }
+        current[key] = value
+    }
 }
 
 /// `value` in decimal, zero-padded on the left to `width` digits: what `String(format: "%0Nd")`

@@ -193,7 +193,8 @@ public enum BatchPlanner {
     /// wake-up strictly after `now`.
     ///
     /// Each day's instant follows the gap / repeated-time rule of `WakeCalendar`;
-    /// days are stepped with `Calendar.date(byAdding: .day, ...)`, never 86,400 s. Days off
+    /// days are stepped with `Calendar.date(byAdding: .day, ...)`, never 86,400 s (Foundation's
+    /// answers kept, `WakeCalendar.adding`, as are the entries' local fields). Days off
     /// contribute nothing, so a schedule with days off yields fewer than `horizonDays` entries.
     ///
     /// - Parameters:
@@ -212,7 +213,7 @@ public enum BatchPlanner {
         // Find the first local day (today or within the next week) with a wake-up after now.
         var firstDay: Date?
         for offset in 0...7 {
-            guard let day = calendar.date(byAdding: .day, value: offset, to: today) else { break }
+            guard let day = WakeCalendar.adding(.day, offset, to: today, in: calendar) else { break }
             if let time = schedule.wakeTime(onDayOf: day, in: calendar),
                 let instant = WakeCalendar.instant(of: time, onDayOf: day, in: calendar),
                 instant > now
@@ -224,18 +225,13 @@ public enum BatchPlanner {
         guard let start = firstDay else { return [] }
         var result: [WakeEntry] = []
         for offset in 0..<max(1, horizonDays) {
-            guard let day = calendar.date(byAdding: .day, value: offset, to: start),
+            guard let day = WakeCalendar.adding(.day, offset, to: start, in: calendar),
                 let time = schedule.wakeTime(onDayOf: day, in: calendar),
                 let instant = WakeCalendar.instant(of: time, onDayOf: day, in: calendar),
                 instant > now
             else { continue }
             if let last = result.last, instant <= last.wake { continue }
-            result.append(
-                WakeEntry(
-                    wake: instant,
-                    localDate: WakeCalendar.localDateString(instant, in: calendar),
-                    localTime: WakeCalendar.localTimeString(instant, in: calendar), timeZone: zone.identifier,
-                    utcOffset: zone.secondsFromGMT(for: instant)))
+            result.append(WakeCalendar.entry(at: instant, in: zone, calendar: calendar))
         }
         return result
     }

@@ -91,13 +91,33 @@ public struct FaultyLink<Message: Sendable>: Sendable {
     }
 
     /// The arrival instant of the next message, if any is in flight.
-    public var nextArrival: Date? { flight.map(\.arrival).min() }
+    public var nextArrival: Date? {
+        var earliest: Date?
+        for item in flight where earliest.map({ item.arrival < $0 }) ?? true { earliest = item.arrival }
+        return earliest
+    }
 
     /// Takes every message that has arrived by `now`, in arrival order (ties in send order).
     public mutating func receive(upTo now: Date) -> [Message] {
+        // Without delays every message in flight has arrived, in send order: take them all.
+        if flight.allSatisfy({ $0.arrival <= now }), Self.inOrder(flight) {
+            defer { flight.removeAll(keepingCapacity: true) }
+            return flight.map(\.message)
+        }
         let arrived = flight.filter { $0.arrival <= now }.sorted { ($0.arrival, $0.order) < ($1.arrival, $1.order) }
         flight.removeAll { $0.arrival <= now }
         return arrived.map(\.message)
+    }
+
+    /// Whether `items` are sorted by (arrival, order).
+    private static func inOrder(_ items: [InFlight]) -> Bool {
+        var index = 1
+        while index < items.count {
+            let (a, b) = (items[index - 1], items[index])
+            if (b.arrival, b.order) < (a.arrival, a.order) { return false }
+            index += 1
+        }
+        return true
     }
 
     /// Takes the link down: whatever is in flight is lost.

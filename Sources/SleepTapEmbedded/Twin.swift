@@ -232,11 +232,17 @@ public struct Twin: Sendable {
     /// - Complexity: proportional to the number of timers and messages in the interval.
     public mutating func run(until end: Date) {
         while true {
-            let candidates = [
-                scheduler.nextDeadline(), toWatch.nextArrival, toPhone.nextArrival, steps.first?.at,
-            ].compactMap { $0 }
-            guard let next = candidates.min(), next <= end else { break }
-            if let arrival = toWatch.nextArrival, arrival == next {
+            let toWatchArrival = toWatch.nextArrival
+            let toPhoneArrival = toPhone.nextArrival
+            func earlier(_ a: Date?, _ b: Date?) -> Date? {
+                guard let a else { return b }
+                guard let b else { return a }
+                return b < a ? b : a
+            }
+            let soonest = earlier(
+                earlier(earlier(scheduler.nextDeadline(), toWatchArrival), toPhoneArrival), steps.first?.at)
+            guard let next = soonest, next <= end else { break }
+            if let arrival = toWatchArrival, arrival == next {
                 advance(to: next)
                 for message in toWatch.receive(upTo: next) where watchRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
@@ -247,7 +253,7 @@ public struct Twin: Sendable {
                 }
                 continue
             }
-            if let arrival = toPhone.nextArrival, arrival == next {
+            if let arrival = toPhoneArrival, arrival == next {
                 advance(to: next)
                 for message in toPhone.receive(upTo: next) where phoneRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
