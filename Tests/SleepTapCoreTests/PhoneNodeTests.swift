@@ -364,6 +364,53 @@ struct PhoneNodeTests {
         #expect(answered >= 2)
     }
 
+    @Test("A job that needs no weather fetch writes once: everything it did is on disk before its batch goes out")
+    func oneWritePerJobWithoutFetch() throws {
+        var bench = NodeBench()
+        bench.start()
+        // An hour later the forecast cached at start is fresh: the weather step uses the cache.
+        bench.advance(3_600)
+        bench.clearEvents()
+        let before = bench.writes
+        bench.type("open")
+        let names = bench.names()
+        try #require(names.contains(.weatherSkipped), "\(names)")
+        #expect(bench.writes == before + 1, "renew, notices, dates, sunlight and the run history: one write")
+        #expect(bench.sentBeforeDurable.isEmpty)
+        let disk = try #require(bench.disk)
+        #expect(disk.outbox == bench.sentBatches.last, "the batch sent is the one on disk")
+        #expect(disk.refreshLog.history.last?.at == bench.node.app.state.refreshLog.history.last?.at)
+        let allOnDisk = disk == bench.node.app.state
+        #expect(allOnDisk, "the sunlight notice and the run history are on disk too")
+        // The job's order is kept: renew, notices, dates (generated, then sent), weather, sunlight.
+        let order: [EventName] = [.renewSubmitted, .notificationAdded, .batchGenerated, .batchSent, .weatherSkipped]
+        let positions = order.map { name in names.firstIndex(of: name) }
+        #expect(positions.allSatisfy { $0 != nil } && positions == positions.sorted { ($0 ?? 0) < ($1 ?? 0) })
+    }
+
+    @Test("A failed single write of a job without a fetch sends nothing and reuses no seq")
+    func oneWriteFails() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.advance(3_600)
+        let sentBefore = bench.sentBatches.count
+        bench.failingWrites = [bench.writes + 1]
+        bench.clearEvents()
+        bench.type("open")
+        #expect(bench.names().contains(.persistFailed))
+        #expect(!bench.names().contains(.batchSent))
+        #expect(bench.sentBatches.count == sentBefore)
+        let memory = bench.node.app.state
+        #expect(memory.outbox == bench.disk?.outbox, "the outbox returns to what is on disk")
+        #expect(memory.refreshLog == bench.disk?.refreshLog, "and so does the run history")
+        bench.failingWrites = []
+        bench.advance(60)
+        bench.type("open")
+        let seqs = bench.sentBatches.map(\.seq)
+        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+        #expect(bench.disk?.outbox == bench.sentBatches.last)
+    }
+
     static func isSend(_ action: PhoneAction) -> Bool {
         if case .send = action { true } else { false }
     }

@@ -131,7 +131,8 @@ public struct PhoneNodeConfiguration: Sendable {
 /// repeats (`EventRateLimiter`), the status counters and the rollback after a failed write.
 ///
 /// Durable before sent: a `persist` action ends the actions a step releases; the rest waits for
-/// `persisted(_:at:)`. A failed write returns the sync state to what is on disk (never below a
+/// `persisted(_:at:)`. The writes of one step collapse into its last one, and the sends and
+/// events between them wait for it. A failed write returns the sync state to what is on disk (never below a
 /// seq already issued, `PhoneCore.persistFailed`) and drops the rest, so nothing goes out on the
 /// strength of state that is not on disk. While a write, a schedule read or (for what starts or
 /// changes a job) a weather fetch is outstanding, later inputs that need the app wait, in order.
@@ -661,18 +662,27 @@ public struct PhoneNode: Sendable {
         return [nextLaunch.map { .arm(.osLaunch, .at($0)) } ?? .cancel(.osLaunch), .persistOS(app.scheduler)]
     }
 
-    /// The actions for `effects` up to and including the first write; the rest is held until the
-    /// write's result. Consecutive writes before the next send collapse into the last one.
+    /// The actions for `effects` up to the first write, then one write; everything after the
+    /// first write is held until its result.
+    ///
+    /// The writes of one step collapse into its last one: each `persist` carries the whole sync
+    /// state as it stands at that point, so the last holds every earlier one's changes. The
+    /// sends and events between them wait for that write, in their order, so nothing goes out
+    /// and nothing is said before the state behind it is on disk. A job that goes on without a
+    /// weather fetch thus writes once (renew, notices, dates, weather, sunlight, its history),
+    /// then sends its batch, and the disk is free for the watch's write and the ACK's.
     private mutating func release(_ effects: [(PhoneEffect, NodeTime)]) -> [PhoneAction] {
         var actions: [PhoneAction] = []
         for (index, (effect, time)) in effects.enumerated() {
             switch effect {
-            case .persist(let state):
-                let laterWrite = effects[(index + 1)...].prefix { if case .send = $0.0 { false } else { true } }
-                    .contains { if case .persist = $0.0 { true } else { false } }
-                if laterWrite { continue }
+            case .persist(let first):
+                var state = first
+                var rest: [(PhoneEffect, NodeTime)] = []
+                for later in effects[(index + 1)...] {
+                    if case .persist(let newer) = later.0 { state = newer } else { rest.append(later) }
+                }
                 writing = state
-                held = Array(effects[(index + 1)...])
+                held = rest
                 return actions + [.persist(state)]
             case .send(let message):
                 actions.append(.send(message))
