@@ -3,6 +3,11 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+import SleepTapRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A scenario file that cannot be used: the file, the field (a JSON path such as
 /// `steps[2].at`), the value found and what is wrong. Exit 65.
@@ -57,6 +62,14 @@ public struct ScenarioFile: Sendable {
     public static let schemaVersion = 1
     /// Largest scenario file read, in bytes (1 MiB).
     public static let maxBytes = 1 << 20
+    /// The longest span from `start` to `end`, in calendar years (10 years: 3,652 or 3,653 nights).
+    public static let maxYears = 10
+    /// The Gregorian calendar in UTC (the span's years are counted in it).
+    static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .gmt
+        return calendar
+    }()
 
     public var path: String
     public var name: String
@@ -85,6 +98,7 @@ public struct ScenarioFile: Sendable {
     /// transport, so a scenario's flag arrays must leave them out.
     static let reservedFlags = [
         "--clock-start", "--clock-speed", "--clock-anchor", "--schedule", "--endpoint", "--state-dir", "--keys",
+        "--metrics-dir",
     ]
 
     /// Reads and validates the scenario file at `path`.
@@ -92,12 +106,40 @@ public struct ScenarioFile: Sendable {
     public static func load(_ path: String) throws(ScenarioError) -> ScenarioFile {
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try readRegularFile(path)
         } catch {
-            throw ScenarioError(
-                file: path, field: "", value: "", reason: "cannot be read (\(error.localizedDescription))")
+            throw ScenarioError(file: path, field: "", value: "", reason: error.description)
         }
         return try decode(data, path: path)
+    }
+
+    /// Why a file cannot be read, in words.
+    struct ReadError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The bytes of the regular file at `path` (symbolic links followed), at most `maxBytes`
+    /// plus one: a directory, a device, a FIFO or a socket is refused by its kind, not by
+    /// Foundation's error code.
+    static func readRegularFile(_ path: String) throws(ReadError) -> Data {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ReadError(description: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw ReadError(description: "is a directory, not a file")
+        default: throw ReadError(description: "is not a regular file (a device, FIFO or socket)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ReadError(description: "cannot be opened (\(String(cString: strerror(errno))))")
+        }
+        defer { try? handle.close() }
+        do {
+            return try handle.read(upToCount: maxBytes + 1) ?? Data()
+        } catch {
+            throw ReadError(description: "cannot be read (\(error.localizedDescription))")
+        }
     }
 
     /// Decodes and validates a scenario file's bytes; `path` names it in errors and anchors a
@@ -129,6 +171,18 @@ public struct ScenarioFile: Sendable {
         let start = try instant(object["start"], "start", fail)
         let end = try instant(object["end"], "end", fail)
         guard start < end else { throw fail("end", object["end"], "must be after start \(ISO8601.string(start))") }
+        // The processes' virtual clock starts from 1970 to 2199 (`--clock-start`), and a run's
+        // memory and time grow with its nights: a scenario spans at most `maxYears` years.
+        guard start >= ClockOptions.earliest, start <= ClockOptions.latest else {
+            throw fail("start", object["start"], "must be from 1970-01-01 to 2199-12-31 (the virtual clock's range)")
+        }
+        guard let latestEnd = utc.date(byAdding: .year, value: maxYears, to: start), end <= latestEnd
+        else {
+            throw fail(
+                "end", object["end"],
+                "more than \(maxYears) years after start \(ISO8601.string(start)); a scenario spans at most \(maxYears) years"
+            )
+        }
         guard let zoneName = object["timeZone"] as? String, let timeZone = WakeCalendar.zone(named: zoneName) else {
             throw fail(
                 "timeZone", object["timeZone"] ?? "(missing)",
@@ -157,12 +211,16 @@ public struct ScenarioFile: Sendable {
             let base = URL(fileURLWithPath: path).deletingLastPathComponent()
             let resolved =
                 relative.hasPrefix("/") ? relative : base.appendingPathComponent(relative).standardizedFileURL.path
+            let bytes: Data
             do {
-                schedule = try ScheduleFile.decode(try Data(contentsOf: URL(fileURLWithPath: resolved)))
-            } catch let error as ScheduleError {
-                throw fail("scheduleFile", relative, "\(resolved): \(error.description)")
+                bytes = try readRegularFile(resolved)
             } catch {
-                throw fail("scheduleFile", relative, "\(resolved) cannot be read (\(error.localizedDescription))")
+                throw fail("scheduleFile", relative, "\(resolved) \(error.description)")
+            }
+            do {
+                schedule = try ScheduleFile.decode(bytes)
+            } catch {
+                throw fail("scheduleFile", relative, "\(resolved): \(error.description)")
             }
             schedulePath = resolved
         case (nil, nil):
@@ -175,10 +233,43 @@ public struct ScenarioFile: Sendable {
         let platform = try platform(of: phone, fail)
         let steps = try decodeSteps(object["steps"], start: start, end: end, platform: platform, fail)
         let expectations = try decodeExpectations(object["expect"], fail)
-        return ScenarioFile(
+        let file = ScenarioFile(
             path: path, name: name, start: start, end: end, timeZone: timeZone, schedule: schedule,
             schedulePath: schedulePath, scheduleData: scheduleData, phone: phone, watch: watch, steps: steps,
             expectations: expectations)
+        // The executables' own parsers check the flag arrays now, on the command lines a run
+        // gives them, so a bad flag is named with its array before anything runs.
+        let lines = ScenarioRun.commandLines(
+            file, speed: ScenarioRun.defaultSpeed, phoneEndpoint: "ipc:///scenario-check/phone.sock",
+            watchEndpoint: "ipc:///scenario-check/phone.sock", directory: "/scenario-check",
+            schedulePath: schedulePath)
+        let phoneParsed: Bool
+        do {
+            if case .run = try CommandLineParser.parsePhone(lines.phone, workingDirectory: "/") {
+                phoneParsed = true
+            } else {
+                phoneParsed = false
+            }
+        } catch {
+            throw fail("phone", phone.joined(separator: " "), "refused by phone: \(error.message)")
+        }
+        guard phoneParsed else {
+            throw fail("phone", phone.joined(separator: " "), "-h, --help and --version do not run anything")
+        }
+        let watchParsed: Bool
+        do {
+            if case .run = try CommandLineParser.parseWatch(lines.watch, workingDirectory: "/") {
+                watchParsed = true
+            } else {
+                watchParsed = false
+            }
+        } catch {
+            throw fail("watch", watch.joined(separator: " "), "refused by watch: \(error.message)")
+        }
+        guard watchParsed else {
+            throw fail("watch", watch.joined(separator: " "), "-h, --help and --version do not run anything")
+        }
+        return file
     }
 
     typealias Fail = (String, Any?, String) -> ScenarioError
@@ -212,7 +303,9 @@ public struct ScenarioFile: Sendable {
             if reservedFlags.contains(flag) {
                 throw fail(
                     "\(field)[\(index)]", text,
-                    "set by the scenario itself (start, schedule, the runner's transport); leave it out")
+                    flag == "--metrics-dir"
+                        ? "the twin writes no run records, so a scenario cannot ask for them; use sleeptap-fleet or phone --metrics-dir"
+                        : "set by the scenario itself (start, schedule, the runner's transport); leave it out")
             }
             result.append(text)
         }

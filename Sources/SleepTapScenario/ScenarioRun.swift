@@ -295,6 +295,17 @@ public struct ScenarioRun: Sendable {
         if expectation.first == nil || expectation.count != nil || minimum != nil || expectation.max != nil {
             observed.append("count \(matches.count)")
         }
+        // A field name that no event of this name (and source) in the run carries is most likely
+        // misspelt: it fails, so that `"count": 0` cannot pass vacuously on a typo.
+        let named = log.filter { entry in
+            entry.event.name == expectation.event && (expectation.source == nil || entry.source == expectation.source)
+        }
+        if !named.isEmpty {
+            for field in expectation.fields where !named.contains(where: { $0.event[field.key] != nil }) {
+                passed = false
+                observed.append("no \(expectation.event.rawValue) event has a field \(field.key)")
+            }
+        }
         if !passed, let first = matches.first, expectation.first == nil {
             observed.append("first \(ISO8601.string(first.at))")
         }

@@ -29,6 +29,36 @@ for file in options.files {
         exit(ExitCode.dataError.rawValue)
     }
 }
+// Where the charts go is checked before anything runs, so a bad --svg loses no run's results:
+// it must not name a scenario file (or a schedule file one reads), nor anything but a regular
+// file (the chart replaces its path by a rename: a device, FIFO, directory or symbolic link
+// there would be replaced), and its directory must exist and be writable.
+let inputPaths = Set(
+    scenarios.flatMap { [$0.path] + ($0.schedulePath.map { [$0] } ?? []) }.map {
+        URL(fileURLWithPath: $0).resolvingSymlinksInPath().path
+    })
+for path in options.svgPaths() {
+    func refuse(_ code: ExitCode, _ reason: String) -> Never {
+        Reaper.shared.writeError("sleeptap-scenario: --svg \(path): \(reason)")
+        exit(code.rawValue)
+    }
+    if inputPaths.contains(URL(fileURLWithPath: path).resolvingSymlinksInPath().path) {
+        refuse(.usage, "is one of the input files; the chart would replace it")
+    }
+    var info = stat()
+    if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+        refuse(
+            .cantCreate, "exists and is not a regular file (a directory, device, FIFO or symbolic link); not replaced")
+    }
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    var directoryInfo = stat()
+    guard stat(directory, &directoryInfo) == 0, directoryInfo.st_mode & S_IFMT == S_IFDIR else {
+        refuse(.cantCreate, "its directory \(directory) does not exist")
+    }
+    guard access(directory, W_OK) == 0 else {
+        refuse(.cantCreate, "its directory \(directory) cannot be written (\(String(cString: strerror(errno))))")
+    }
+}
 let runTwin = options.mode != .processes
 let runProcesses = options.mode != .twin
 var executables: ScenarioExecutables?

@@ -3,6 +3,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
@@ -163,5 +167,41 @@ struct ScenarioRunnerTests {
             #expect(FileManager.default.fileExists(atPath: file), "\(file)")
             _ = try XMLDocument(data: try Data(contentsOf: URL(fileURLWithPath: file)))
         }
+    }
+
+    @Test(
+        "--svg is checked before anything runs: not an input file (64), not a FIFO, directory or symbolic link, not in a missing directory (73); nothing replaced"
+    )
+    func svgRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sleeptap-svg-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenario = directory.appendingPathComponent("lp.json").path
+        try FileManager.default.copyItem(
+            atPath: Self.examples.appendingPathComponent("low-power-week-tokyo.json").path, toPath: scenario)
+        let original = try Data(contentsOf: URL(fileURLWithPath: scenario))
+        let fifo = directory.appendingPathComponent("fifo.svg").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let link = directory.appendingPathComponent("link.svg").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "elsewhere.svg")
+        let subdirectory = directory.appendingPathComponent("dir.svg").path
+        try FileManager.default.createDirectory(atPath: subdirectory, withIntermediateDirectories: false)
+        for (chart, status, reason) in [
+            (scenario, Int32(64), "is one of the input files"),
+            (directory.path + "/./lp.json", 64, "is one of the input files"),
+            (fifo, 73, "exists and is not a regular file"), (link, 73, "exists and is not a regular file"),
+            (subdirectory, 73, "exists and is not a regular file"),
+            (directory.appendingPathComponent("missing/chart.svg").path, 73, "does not exist"),
+        ] {
+            let result = try CapturedRun.run("sleeptap-scenario", [scenario, "--twin", "--svg", chart], timeout: 60)
+            #expect(result.status == status, "\(chart): \(result.standardError)")
+            #expect(result.standardError.contains(reason), "\(chart): \(result.standardError)")
+            #expect(result.standardOutput.isEmpty, "nothing ran: \(result.standardOutput)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: scenario)) == original)
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
     }
 }

@@ -6,6 +6,10 @@ import Testing
 
 @testable import SleepTapScenario
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The scenario file format (docs/scenarios.md): strict, every error naming the file, the field
 /// and the value.
 @Suite("scenario files")
@@ -152,6 +156,26 @@ struct ScenarioFileTests {
         ),
         ("a flag the scenario sets", "phone[0]", "\"--clock-start\"", { $0["phone"] = ["--clock-start", "x"] }),
         (
+            "run records the twin cannot write", "phone[0]", "\"--metrics-dir\"",
+            { $0["phone"] = ["--metrics-dir", "/tmp/m"] }
+        ),
+        ("a phone flag its parser refuses", "phone", "", { $0["phone"] = ["--frobnicate"] }),
+        ("a watch flag its parser refuses", "watch", "", { $0["watch"] = ["--bed-at", "25:00"] }),
+        ("help in the flags", "watch", "", { $0["watch"] = ["--help"] }),
+        (
+            "a start after the clock's range", "start", "\"2500-01-01T00:00:00Z\"",
+            {
+                $0["start"] = "2500-01-01T00:00:00Z"
+                $0["end"] = "2500-02-01T00:00:00Z"
+                $0["steps"] = []
+            }
+        ),
+        (
+            "a span longer than 10 years", "end", "\"2036-07-20T00:00:01Z\"",
+            { $0["end"] = "2036-07-20T00:00:01Z" }
+        ),
+        ("an end in year 9999", "end", "\"9999-01-01T00:00:00Z\"", { $0["end"] = "9999-01-01T00:00:00Z" }),
+        (
             "schedule and scheduleFile", "scheduleFile", "\"s.json\"", { $0["scheduleFile"] = "s.json" }
         ),
         (
@@ -175,6 +199,39 @@ struct ScenarioFileTests {
         #expect(error.field == field, "\(label): \(error)")
         if !value.isEmpty { #expect(error.value == value, "\(label): \(error)") }
         #expect(error.description.hasPrefix("night.json: \(field)"), "\(label): \(error)")
+    }
+
+    @Test("exactly 10 years from start is the longest span")
+    func longestSpan() throws {
+        let file = try ScenarioFile.decode(
+            try Self.scenario { $0["end"] = "2036-07-20T00:00:00Z" }, path: "night.json")
+        #expect(file.end == ISO8601.date("2036-07-20T00:00:00Z"))
+    }
+
+    @Test("a directory, a FIFO or a missing file as the scenario or its scheduleFile is named for what it is")
+    func notRegularFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sleeptap-scenario-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (path, reason) in [
+            (directory.path, "is a directory, not a file"), (fifo, "is not a regular file"),
+            (directory.appendingPathComponent("none.json").path, "cannot be read (No such file or directory)"),
+        ] {
+            let error = try #require(throws: ScenarioError.self) { try ScenarioFile.load(path) }
+            #expect(error.description.contains(reason), "\(error)")
+        }
+        let scenario = directory.appendingPathComponent("scenario.json").path
+        for (target, reason) in [(".", "is a directory, not a file"), ("fifo", "is not a regular file")] {
+            try Self.scenario {
+                $0["schedule"] = nil
+                $0["scheduleFile"] = target
+            }.write(to: URL(fileURLWithPath: scenario))
+            let error = try #require(throws: ScenarioError.self) { try ScenarioFile.load(scenario) }
+            #expect(error.field == "scheduleFile" && error.description.contains(reason), "\(error)")
+        }
     }
 
     @Test("scheduleFile is read relative to the scenario file's directory")
@@ -237,6 +294,11 @@ struct ScenarioFileTests {
         #expect(fields.passed, "\(fields.observed)")
         let source = try check(#"{"event": "fallback.manual_entry", "source": "phone"}"#)
         #expect(!source.passed && source.observed == "count 0", "\(source.observed)")
+        // A misspelt field cannot pass vacuously: no fallback.manual_entry carries tapLocalDay.
+        let typo = try check(
+            #"{"event": "fallback.manual_entry", "fields": {"tapLocalDay": "2026-07-21"}, "count": 0}"#)
+        #expect(!typo.passed, "\(typo.observed)")
+        #expect(typo.observed.contains("no fallback.manual_entry event has a field tapLocalDay"), "\(typo.observed)")
     }
 }
 
