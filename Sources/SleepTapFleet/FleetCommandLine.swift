@@ -29,7 +29,8 @@ public enum FleetCommand: Equatable, Sendable {
           --devices N      devices in the fleet, 1 to 10000000
           --days D         simulated UTC days, 1 to 366
           --out DIR        output root (created if missing), what sleeptap-report reads
-          --start DATE     the first simulated UTC day (default: D days before today, UTC)
+          --start DATE     the first simulated UTC day, 1970-01-01 to 2199-12-31 with the
+                           days after it (default: D days before today, UTC)
           --seed S         seeds every device (default 0)
           --mix SHARES     platform shares, summing to 1 (default ios=0.6,android=0.4)
           --late-registration F
@@ -157,6 +158,16 @@ public enum FleetCommand: Equatable, Sendable {
             ?? LocalDate(
                 utc.date(byAdding: .day, value: -days, to: FleetOptions.midnightUTC(today)) ?? Date(), in: utc)
         var options = FleetOptions(devices: devices, days: days, start: first)
+        // The simulated days lie in the range of the phone's virtual clock (`--clock-start`,
+        // 1970-2199): run records carry instants after them (a request's earliestBeginDate), and
+        // their ISO-8601 form and file names hold four-digit years only.
+        guard options.startInstant >= Date(timeIntervalSince1970: 0),
+            let lastDay = utc.date(byAdding: .day, value: -1, to: options.endInstant),
+            utc.component(.year, from: lastDay) <= 2199
+        else {
+            throw UsageError(
+                "--start \(first) with --days \(days): the simulated days must lie from 1970-01-01 to 2199-12-31")
+        }
         options.seed = seed
         if let mix { options.iosShare = mix["ios"] ?? 0 }
         options.lateRegistration = late

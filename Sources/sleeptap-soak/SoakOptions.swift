@@ -17,9 +17,10 @@ struct SoakOptions: Equatable, Sendable {
     var json = false
 
     static let usage = """
-        usage: sleeptap-soak [--steps N] [--seed N] [--verbose] [--json]
+        usage: sleeptap-soak [faults] [--steps N] [--seed N] [--verbose] [--json]
+               sleeptap-soak exhaustion [...]   the date-exhaustion soak (sleeptap-soak exhaustion --help)
 
-        Runs the built phone and watch over an ipc socket in a temp dir and, for N seeded steps,
+        faults (the default): runs the built phone and watch over an ipc socket in a temp dir and, for N seeded steps,
         injects one fault per step:
           open          the phone makes a new batch (stdin `open`)
           kill-phone    kill -9 the phone at a random point (idle, right after `open`, on

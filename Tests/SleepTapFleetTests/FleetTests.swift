@@ -207,6 +207,9 @@ struct FleetTests {
             ("--devices 3 --days 3 --out F --shard x", "--shard \"x\""),
             ("--devices 3 --days 3 --out F --late-registration 1.5", "--late-registration \"1.5\""),
             ("--devices 3 --days 3 --out F --start 2026-02-30", "--start \"2026-02-30\""),
+            ("--devices 3 --days 2 --out F --start 2199-12-31", "must lie from 1970-01-01 to 2199-12-31"),
+            ("--devices 3 --days 2 --out F --start 9999-12-31", "must lie from 1970-01-01 to 2199-12-31"),
+            ("--devices 3 --days 1 --out F --start 1969-12-31", "must lie from 1970-01-01 to 2199-12-31"),
             (
                 "--devices 3 --days 3 --out F --start 2026-01-01 --late-registration 1 --late-registration-from 2026-01-04",
                 "not one of the simulated days"
