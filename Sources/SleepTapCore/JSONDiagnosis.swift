@@ -28,20 +28,14 @@ public enum JSONDiagnosis {
     /// it), or nil when it is valid JSON.
     /// - Complexity: O(n) in the size of `data`.
     public static func syntaxError(in data: Data) -> SyntaxError? {
-        var scanner = Scanner(bytes: [UInt8](data))
-        do throws(SyntaxError) {
-            scanner.skipWhitespace()
-            if scanner.bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-                return scanner.error(at: 0, "a byte-order mark; save the file as UTF-8 without one")
+        data.withUnsafeBytes { raw in
+            var scanner = Scanner(bytes: raw.bindMemory(to: UInt8.self))
+            do throws(SyntaxError) {
+                try scanner.document()
+                return nil
+            } catch {
+                return error
             }
-            try scanner.value(depth: 0)
-            scanner.skipWhitespace()
-            guard scanner.index == scanner.bytes.count else {
-                throw scanner.error(at: scanner.index, "text after the end of the JSON value: \(scanner.found)")
-            }
-            return nil
-        } catch {
-            return error
         }
     }
 
@@ -79,32 +73,50 @@ public enum JSONDiagnosis {
     /// equality (canonical equivalence), as the keys of the dictionary Foundation builds.
     /// - Complexity: O(n) in the size of `data`.
     public static func problem(in data: Data) -> Problem? {
-        scan(data).problem
+        scan(data)
     }
 
-    /// `problem(in:)`, and the number of object members in the whole text (every key of every
-    /// object, at any depth), which a strict reader compares with the keys it knows.
-    static func scan(_ data: Data) -> (problem: Problem?, members: Int) {
-        var scanner = Scanner(bytes: [UInt8](data))
-        scanner.findsDuplicateKeys = true
-        do throws(SyntaxError) {
-            scanner.skipWhitespace()
-            if scanner.bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-                return (.syntax(scanner.error(at: 0, "a byte-order mark; save the file as UTF-8 without one")), 0)
+    /// `problem(in:)`, and the first key of an element of a top-level array that is not one of
+    /// `elementKeys` (the element's 0-based index and the key's text), for a reader of an array
+    /// of records with known keys. Keys are compared as `problem(in:)` compares them (after
+    /// unescaping, by `String` equality), so a key is unknown exactly when `JSONDecoder` would not
+    /// find it under any of `elementKeys`. Objects at other depths are not checked.
+    /// - Complexity: O(n) in the size of `data` (times the number of `elementKeys` per member).
+    static func scan(_ data: Data, elementKeys: [String]) -> (problem: Problem?, unknownKey: (index: Int, key: String)?)
+    {
+        precondition(elementKeys.count <= 64, "at most 64 element keys")
+        return data.withUnsafeBytes { raw in
+            var scanner = Scanner(bytes: raw.bindMemory(to: UInt8.self))
+            scanner.findsDuplicateKeys = true
+            scanner.elementKeys = elementKeys.map { Array($0.utf8) }
+            do throws(SyntaxError) {
+                try scanner.document()
+            } catch {
+                return (.syntax(error), nil)
             }
-            try scanner.value(depth: 0)
-            scanner.skipWhitespace()
-            guard scanner.index == scanner.bytes.count else {
-                throw scanner.error(at: scanner.index, "text after the end of the JSON value: \(scanner.found)")
-            }
-        } catch {
-            return (.syntax(error), scanner.members)
+            guard let duplicate = scanner.firstDuplicate else { return (nil, scanner.firstUnknown) }
+            let place = scanner.error(at: duplicate.offset, "")
+            let problem = Problem.duplicateKey(
+                path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
+            return (problem, scanner.firstUnknown)
         }
-        guard let duplicate = scanner.firstDuplicate else { return (nil, scanner.members) }
-        let place = scanner.error(at: duplicate.offset, "")
-        let problem = Problem.duplicateKey(
-            path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
-        return (problem, scanner.members)
+    }
+
+    /// `problem(in:)`'s scan: a syntax error, else the first key given twice in one object.
+    private static func scan(_ data: Data) -> Problem? {
+        data.withUnsafeBytes { raw in
+            var scanner = Scanner(bytes: raw.bindMemory(to: UInt8.self))
+            scanner.findsDuplicateKeys = true
+            do throws(SyntaxError) {
+                try scanner.document()
+            } catch {
+                return .syntax(error)
+            }
+            guard let duplicate = scanner.firstDuplicate else { return nil }
+            let place = scanner.error(at: duplicate.offset, "")
+            return .duplicateKey(
+                path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
+        }
     }
 
     /// Parses `data` as one JSON object, strictly: RFC 8259 syntax, no key twice in one object
@@ -187,8 +199,10 @@ public enum JSONDiagnosis {
 
     // MARK: - the syntax scanner
 
+    /// An RFC 8259 scanner over the bytes of one text (valid only inside the `withUnsafeBytes`
+    /// that made it).
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
         /// Whether to look for keys given twice in one object (`firstDuplicate`).
         var findsDuplicateKeys = false
@@ -198,10 +212,39 @@ public enum JSONDiagnosis {
         /// Whether the last string scanned was plain: ASCII without escapes (its bytes are its
         /// text, so two plain keys are equal exactly when their bytes are).
         var lastStringPlain = false
-        /// Object members scanned so far.
-        var members = 0
+        /// The plain keys of the objects being scanned, innermost last (each object compares
+        /// its keys with its own, from the count it started at), kept for the whole scan.
+        var plainKeys: [Range<Int>] = []
         /// The first key found a second time in one object: its path, name and byte offset.
         var firstDuplicate: (path: [PathStep], key: String, offset: Int)?
+        /// The keys an element of a top-level array may have (UTF-8, at most 64); empty: not
+        /// checked.
+        var elementKeys: [[UInt8]] = []
+        /// Whether the top-level value is an array.
+        var topIsArray = false
+        /// The index of the top-level array's element being scanned.
+        var element = 0
+        /// The first key of such an element that is not in `elementKeys`: the element's index
+        /// and the key's text.
+        var firstUnknown: (index: Int, key: String)?
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        /// One JSON text: a value with whitespace around it, no byte-order mark.
+        mutating func document() throws(SyntaxError) {
+            skipWhitespace()
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+                throw error(at: 0, "a byte-order mark; save the file as UTF-8 without one")
+            }
+            topIsArray = index < bytes.count && bytes[index] == UInt8(ascii: "[")
+            try value(depth: 0)
+            skipWhitespace()
+            guard index == bytes.count else {
+                throw error(at: index, "text after the end of the JSON value: \(found)")
+            }
+        }
 
         /// The character at `index` for messages, or `the end of the text`.
         var found: String {
@@ -224,7 +267,12 @@ public enum JSONDiagnosis {
         }
 
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         mutating func value(depth: Int) throws(SyntaxError) {
@@ -251,9 +299,14 @@ public enum JSONDiagnosis {
                 return
             }
             // Plain keys are compared by their bytes (a few per object); from the first key that
-            // is not plain on, every key's text goes in `names`.
-            var plain: [Range<Int>] = []
+            // is not plain on, every key's text goes in `names`. In an element of a top-level
+            // array whose keys are known, a known key is one bit of `seen`.
+            let firstKey = plainKeys.count
+            defer { plainKeys.removeSubrange(firstKey...) }
             var names: Set<String>?
+            let checksKeys = depth == 1 && topIsArray && !elementKeys.isEmpty
+            var seen: UInt64 = 0
+            var guess = 0
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -261,15 +314,25 @@ public enum JSONDiagnosis {
                 }
                 let nameStart = index
                 try string()
-                members += 1
+                let literal = nameStart..<index
+                let known = checksKeys ? elementKey(literal, guess: guess) : nil
+                if let known { guess = known + 1 }
+                if checksKeys, known == nil, firstUnknown == nil {
+                    firstUnknown = (element, key(bytes[literal]))
+                }
                 if findsDuplicateKeys {
-                    let literal = nameStart..<index
                     var repeated = false
-                    if names == nil, lastStringPlain, plain.count < 16 {
-                        repeated = plain.contains { bytes[$0].elementsEqual(bytes[literal]) }
-                        plain.append(literal)
+                    if names == nil, lastStringPlain, plainKeys.count - firstKey < 16 {
+                        if let known {
+                            // Plain and known: equal only to the same known key.
+                            repeated = seen & (1 << known) != 0
+                            seen |= 1 << known
+                        } else {
+                            repeated = plainKeys[firstKey...].contains { sameBytes($0, literal) }
+                        }
+                        plainKeys.append(literal)
                     } else {
-                        if names == nil { names = Set(plain.map { key(bytes[$0]) }) }
+                        if names == nil { names = Set(plainKeys[firstKey...].map { key(bytes[$0]) }) }
                         repeated = names?.insert(key(bytes[literal])).inserted == false
                     }
                     if repeated, firstDuplicate == nil {
@@ -302,6 +365,29 @@ public enum JSONDiagnosis {
             }
         }
 
+        /// The index in `elementKeys` of the key literal at `literal` (quotes included), just
+        /// scanned, nil when it is none of them: by its bytes when plain, else by its text. The
+        /// key at `guess` is tried first (the key after the last one, for keys written in order).
+        func elementKey(_ literal: Range<Int>, guess: Int) -> Int? {
+            let count = literal.count - 2
+            if lastStringPlain {
+                let start = bytes.baseAddress! + literal.lowerBound + 1
+                func matches(_ known: [UInt8]) -> Bool {
+                    known.count == count && known.withUnsafeBufferPointer { memcmp($0.baseAddress!, start, count) == 0 }
+                }
+                if guess < elementKeys.count, matches(elementKeys[guess]) { return guess }
+                return elementKeys.firstIndex(where: matches)
+            }
+            let text = key(bytes[literal])
+            return elementKeys.firstIndex { String(decoding: $0, as: UTF8.self) == text }
+        }
+
+        /// Whether two ranges of the text hold the same bytes.
+        func sameBytes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+            a.count == b.count
+                && memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, a.count) == 0
+        }
+
         mutating func array(depth: Int) throws(SyntaxError) {
             index += 1
             skipWhitespace()
@@ -313,6 +399,7 @@ public enum JSONDiagnosis {
             while true {
                 skipWhitespace()
                 if findsDuplicateKeys { path.append(.index(element)) }
+                if depth == 0 { self.element = element }
                 try value(depth: depth + 1)
                 if findsDuplicateKeys { path.removeLast() }
                 element += 1
@@ -337,6 +424,17 @@ public enum JSONDiagnosis {
             var plain = true
             index += 1
             while index < bytes.count {
+                // Most bytes are printable ASCII, neither a quote nor a backslash: skipped in a
+                // loop on locals.
+                var next = index
+                let end = bytes.count
+                while next < end {
+                    let byte = bytes[next]
+                    guard byte &- 0x20 < 0x60, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
+                    next += 1
+                }
+                index = next
+                guard index < end else { break }
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "\""):
@@ -387,7 +485,7 @@ public enum JSONDiagnosis {
         }
 
         /// The text of a scanned string literal (quotes included), its escapes decoded.
-        func key(_ literal: ArraySlice<UInt8>) -> String {
+        func key(_ literal: Slice<UnsafeBufferPointer<UInt8>>) -> String {
             let inner = literal.dropFirst().dropLast()
             guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
             let decoded = try? JSONSerialization.jsonObject(with: Data(literal), options: [.fragmentsAllowed])
@@ -428,9 +526,15 @@ public enum JSONDiagnosis {
             }
         }
 
-        mutating func literal(_ word: String) throws(SyntaxError) {
-            let expected = Array(word.utf8)
-            guard !expected.isEmpty, bytes[index...].starts(with: expected) else {
+        /// `true`, `false` or `null` at `index`; `""` for a word that is none of them (an error).
+        mutating func literal(_ word: StaticString) throws(SyntaxError) {
+            let count = word.utf8CodeUnitCount
+            var matches = count > 0 && bytes.count - index >= count
+            if matches {
+                let expected = UnsafeBufferPointer(start: word.utf8Start, count: count)
+                matches = bytes[index..<(index + count)].elementsEqual(expected)
+            }
+            guard matches else {
                 var end = index
                 while end < bytes.count, (0x61...0x7A).contains(bytes[end]) || (0x41...0x5A).contains(bytes[end]) {
                     end += 1
@@ -441,7 +545,7 @@ public enum JSONDiagnosis {
                     "expected a value, found '\(text)' (strings need double quotes; true, false and null are lowercase)"
                 )
             }
-            index += expected.count
+            index += count
         }
     }
 

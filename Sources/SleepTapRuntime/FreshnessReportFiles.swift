@@ -57,16 +57,25 @@ public enum FreshnessReportFiles {
             throw .noInput("no input: \(directory) cannot be listed (\(error.localizedDescription))")
         }
         guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
+        // Names are looked up in the open directory (fstatat, openat), not from the root each time.
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else {
+            throw .noInput("no input: \(directory) cannot be opened (\(String(cString: strerror(errno))))")
+        }
+        defer { close(directoryFD) }
         // Files are read on every core: contiguous runs of files, each into its own report,
         // merged in file order (`FreshnessReport.merge`), so the report does not depend on which
-        // thread ran first. Each thread holds one file's records at a time.
+        // thread ran first. Each thread holds one file's records at a time, and reads every file
+        // into the same buffer.
         let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
         let partial = Mutex<[Int: FreshnessReport]>([:])
         DispatchQueue.concurrentPerform(iterations: runs) { run in
             var part = FreshnessReport(date: date)
+            var buffer = Data()
             for name in names[(run * names.count / runs)..<((run + 1) * names.count / runs)] {
-                add(file: name, in: directory, to: &part)
+                add(file: name, in: directoryFD, buffer: &buffer, to: &part)
             }
+            part.sortSamples()
             partial.withLock { $0[run] = part }
         }
         var report = FreshnessReport(date: date)
@@ -80,33 +89,31 @@ public enum FreshnessReportFiles {
         return report
     }
 
-    /// The whole file at `path` (about `size` bytes; a file that grew is read to its end), nil on
-    /// an error (errno set).
-    private static func readAll(_ path: String, size: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: max(size, 4_096))
+    /// Reads the whole file open at `fd` (about `size` bytes; a file that grew is read to its
+    /// end) into `buffer`, which grows as needed and is kept from file to file.
+    /// - Returns: the number of bytes read, nil on an error (errno set).
+    private static func readAll(_ fd: Int32, size: Int, into buffer: inout Data) -> Int? {
+        if buffer.count <= size { buffer.count = max(size + 1, 4_096) }
         var count = 0
         while true {
-            if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if count == buffer.count { buffer.count *= 2 }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 return nil
             }
-            if n == 0 { break }
+            if n == 0 { return count }
             count += n
         }
-        bytes.removeLast(bytes.count - count)
-        return bytes
     }
 
-    /// Reads one file into `report`, or records in it why the file was skipped.
-    private static func add(file name: String, in directory: String, to report: inout FreshnessReport) {
-        let path = directory + "/" + name
+    /// Reads the file `name` of the directory open at `directory` into `report`, or records in
+    /// it why the file was skipped.
+    private static func add(
+        file name: String, in directory: Int32, buffer: inout Data, to report: inout FreshnessReport
+    ) {
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard fstatat(directory, name, &info, 0) == 0 else {
             report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
             return
         }
@@ -118,12 +125,15 @@ public enum FreshnessReportFiles {
             report.skip(file: name, reason: "\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
             return
         }
-        guard let bytes = readAll(path, size: Int(info.st_size)) else {
+        let fd = openat(directory, name, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0, let count = readAll(fd, size: Int(info.st_size), into: &buffer) else {
             report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            if fd >= 0 { close(fd) }
             return
         }
+        close(fd)
         do {
-            report.add(file: try RunRecordFile.decode(bytes: bytes))
+            report.add(file: try RunRecordFile.decode(buffer.prefix(count)))
         } catch {
             report.skip(file: name, reason: error.description)
         }

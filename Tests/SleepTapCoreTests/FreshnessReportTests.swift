@@ -171,5 +171,23 @@ struct FreshnessReportTests {
         for group in FreshnessReport.Group.ordered {
             #expect(merged.figures(group, days: 0...13) == one.figures(group, days: 0...13), "\(group)")
         }
+        // Parts whose samples were sorted (as each reading thread does), or some of them, merge
+        // into the same report.
+        for sortedParts in [[true, true, true], [false, true, true], [true, false, true]] {
+            var sorted = FreshnessReport(date: Self.date)
+            for (part, sorts) in zip([0..<2, 2..<3, 3..<9], sortedParts) {
+                var report = FreshnessReport(date: Self.date)
+                for file in files[part] { report.add(file: file) }
+                if part.lowerBound == 3 { report.skip(file: "bad.json", reason: "x") }
+                if sorts { report.sortSamples() }
+                sorted.merge(report)
+            }
+            #expect(sorted.markdown() == one.markdown(), "\(sortedParts)")
+            for group in FreshnessReport.Group.ordered {
+                for days in [0...13, 0...6, 7...13, 3...3] {
+                    #expect(sorted.figures(group, days: days) == one.figures(group, days: days), "\(group) \(days)")
+                }
+            }
+        }
     }
 }

@@ -37,6 +37,35 @@ struct JSONDiagnosisTests {
         #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil)
     }
 
+    @Test(
+        "The scan names the first key of a top-level array's element that is not a known key, as JSONDecoder reads keys",
+        arguments: [
+            (#"[{"a":1,"b":2},{"b":1,"c":{"z":1},"a":2}]"#, "1 c"),
+            (#"[{"a":1},{"\u0061":1,"b\u0063":2}]"#, "1 bc"),
+            (#"[{"b":1,"a":{"x":1}},[{"y":1}],{"a":[{"z":1}]}]"#, "none"),
+            (#"{"x":{"y":1}}"#, "none"),
+            (#"[{"a":1},{"é":1}]"#, "1 é"),
+            (#"[]"#, "none"),
+        ])
+    func unknownElementKeys(text: String, expected: String) {
+        let (problem, unknown) = JSONDiagnosis.scan(Data(text.utf8), elementKeys: ["a", "b"])
+        #expect(problem == nil)
+        #expect(unknown.map { "\($0.index) \($0.key)" } ?? "none" == expected)
+    }
+
+    @Test("With element keys, a key given twice is still found, escaped or not, known or not")
+    func duplicatesWithElementKeys() {
+        for text in [#"[{"a":1,"b":2,"a":3}]"#, #"[{"a":1,"\u0061":3}]"#, #"[{"x":1,"b":2,"x":3}]"#] {
+            let (problem, _) = JSONDiagnosis.scan(Data(text.utf8), elementKeys: ["a", "b"])
+            guard case .duplicateKey(let path, _, _, _) = problem else {
+                Issue.record("\(text): \(String(describing: problem))")
+                continue
+            }
+            #expect(path == "[0].a" || path == "[0].x", "\(text): \(path)")
+            #expect(problem == JSONDiagnosis.problem(in: Data(text.utf8)), "\(text)")
+        }
+    }
+
     /// A phone state as the phone writes it, with one field's text replaced.
     static func phoneState(replacing old: String, with new: String) throws -> Data {
         let batch = WakeBatch(

@@ -127,6 +127,31 @@ struct RunRecordTests {
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","stalenessHours":"3"}]"#,
                 "record 0, field stalenessHours = \"3\": expected a number or null"
             ),
+            (
+                // Problems come in record order: a wrong type in record 0 before an unknown key in 1 ...
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":"no","platform":"ios"},{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","x":1}]"#,
+                "record 0, field lowPower = \"no\": expected true or false"
+            ),
+            (
+                // ... an unknown key in record 0 before a wrong type in record 1 ...
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","x":1},{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":"no","platform":"ios"}]"#,
+                "record 0, field x: unknown key"
+            ),
+            (
+                // ... a bad value in record 0 before an unknown key in record 1 ...
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"windows"},{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","x":1}]"#,
+                "record 0, field platform = \"windows\": expected ios or android"
+            ),
+            (
+                // ... and in one record, the unknown key first.
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":"no","platform":"ios","x":1}]"#,
+                "record 0, field x: unknown key"
+            ),
+            (
+                // A key inside a value is not a record's key.
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","reason":{"x":1}}]"#,
+                "record 0, field reason: found an object"
+            ),
             (#"{"records":[]}"#, "the top level must be a JSON array"),
             (#"[1]"#, "record 0: must be an object"),
             (#"[{"at":"2026-03-02T06:00:00Z",}]"#, "not valid JSON: line 1, column 31"),

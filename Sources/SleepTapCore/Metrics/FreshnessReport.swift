@@ -129,6 +129,8 @@ public struct FreshnessReport: Sendable {
     /// The numeric staleness samples, each once: [leaf][day], leaf 0 iOS, 1...5 the Android
     /// buckets in `StandbyBucket.all` order.
     private var samples: [[[Double]]]
+    /// Whether every day's samples are in ascending order (`sortSamples()`; `add` ends it).
+    private var samplesSorted = true
     /// [group][week (0 last, 1 this)]
     private var devices: [[Set<String>]]
     /// Records outside the two weeks.
@@ -198,9 +200,17 @@ public struct FreshnessReport: Sendable {
     /// same report, and the same bytes, as one thread.
     public mutating func merge(_ other: FreshnessReport) {
         precondition(other.date == date, "merging reports of different dates")
+        let bothSorted = samplesSorted && other.samplesSorted
         for leaf in samples.indices {
-            for day in samples[leaf].indices { samples[leaf][day] += other.samples[leaf][day] }
+            for day in samples[leaf].indices {
+                if bothSorted {
+                    samples[leaf][day] = Self.merged(samples[leaf][day], other.samples[leaf][day])
+                } else {
+                    samples[leaf][day] += other.samples[leaf][day]
+                }
+            }
         }
+        samplesSorted = bothSorted
         for group in cells.indices {
             for day in cells[group].indices { cells[group][day].merge(other.cells[group][day]) }
             for week in devices[group].indices { devices[group][week].formUnion(other.devices[group][week]) }
@@ -211,6 +221,41 @@ public struct FreshnessReport: Sendable {
         skipped += other.skipped
         lastDevice = ""
         lastDeviceSeen = 0
+    }
+
+    /// Sorts each day's staleness samples. Their order is no part of the report (it reads the
+    /// same), but a group's percentiles over several days then sort runs already sorted (the
+    /// standard library's sort merges them), and `merge` of two sorted reports merges in linear
+    /// time. Call it where the report was built (each thread on its own part), before `merge`.
+    public mutating func sortSamples() {
+        guard !samplesSorted else { return }
+        for leaf in samples.indices {
+            for day in samples[leaf].indices { samples[leaf][day].sort() }
+        }
+        samplesSorted = true
+    }
+
+    /// The ascending merge of two ascending arrays; of equal values, `a`'s come first (as in
+    /// `a + b` sorted stably).
+    private static func merged(_ a: [Double], _ b: [Double]) -> [Double] {
+        guard !a.isEmpty else { return b }
+        guard !b.isEmpty else { return a }
+        var out: [Double] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count, j < b.count {
+            if b[j] < a[i] {
+                out.append(b[j])
+                j += 1
+            } else {
+                out.append(a[i])
+                i += 1
+            }
+        }
+        out += a[i...]
+        out += b[j...]
+        return out
     }
 
     /// A file that was not used, with why.
@@ -232,10 +277,11 @@ public struct FreshnessReport: Sendable {
         }
         if record.kind == .foreground, let hours = record.stalenessHours {
             samples[Self.leaf(record)][day].append(hours)
+            samplesSorted = false
         }
-        var groups = [Group.all.index, Group.platform(record.platform).index]
-        if let bucket = record.bucket { groups.append(Group.bucket(bucket).index) }
-        for group in groups {
+        // The groups: all, the platform, the bucket (-1: none); a fixed-size list, not grown.
+        let bucketGroup = record.bucket.map { Group.bucket($0).index } ?? -1
+        for group in [Group.all.index, Group.platform(record.platform).index, bucketGroup] where group >= 0 {
             // Each (group, week) of a run of records of one device inserts its name once.
             let bit = UInt32(1) << UInt32(group * 2 + week)
             if lastDeviceSeen & bit == 0 {
@@ -316,8 +362,11 @@ public struct FreshnessReport: Sendable {
 
     /// This week's p90 against last week's (all devices).
     public var trend: Trend {
-        let this = figures(.all, days: Self.thisWeek)
-        let last = figures(.all, days: Self.lastWeek)
+        Self.trend(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
+    }
+
+    /// The trend of this week's figures (all devices) against last week's.
+    static func trend(this: Figures, last: Figures) -> Trend {
         switch (this.p90, last.p90) {
         case (let now?, let before?):
             let change = Percentile.wholeSeconds(hours: now) - Percentile.wholeSeconds(hours: before)
@@ -358,7 +407,9 @@ extension FreshnessReport {
     }
 
     /// The heading: `# Background refresh freshness, 2026-03-14`, with `⚠ ` in front on a warning.
-    public var heading: String {
+    public var heading: String { heading(trend) }
+
+    func heading(_ trend: Trend) -> String {
         (trend.warning ? "# ⚠ " : "# ") + "Background refresh freshness, \(date)"
     }
 
@@ -370,7 +421,8 @@ extension FreshnessReport {
     public func markdown() -> String {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
-        var out = heading + "\n\n"
+        let trend = Self.trend(this: this, last: last)
+        var out = heading(trend) + "\n\n"
         out += "This week: \(days[7]) to \(days[13]); last week: \(days[0]) to \(days[6]) (UTC days).  \n"
         out +=
             "Input: \(files) file\(files == 1 ? "" : "s") of `metrics/bg_runs/*.json`, \(records) records "
@@ -503,13 +555,15 @@ extension FreshnessReport {
     /// executionRate, submitted, succeeded, dropped, expired, submitFailed by reason), `files`,
     /// `records`, `outside`, `skipped` ([{file, reason}]).
     public func summary(path: String) -> [String: Any] {
+        let this = figures(.all, days: Self.thisWeek)
+        let last = figures(.all, days: Self.lastWeek)
+        let trend = Self.trend(this: this, last: last)
         var change: Any = NSNull()
         if case .compared(let seconds, _) = trend { change = seconds }
         return [
             "event": "report.summary", "date": date.description, "report": path, "warning": trend.warning,
-            "p90ChangeSeconds": change,
-            "thisWeek": Self.object(figures(.all, days: Self.thisWeek)),
-            "lastWeek": Self.object(figures(.all, days: Self.lastWeek)), "files": files, "records": records,
+            "p90ChangeSeconds": change, "thisWeek": Self.object(this), "lastWeek": Self.object(last),
+            "files": files, "records": records,
             "outside": outside, "skipped": skipped.map { ["file": $0.file, "reason": $0.reason] },
         ]
     }
@@ -518,9 +572,10 @@ extension FreshnessReport {
     public func summaryLines(path: String) -> String {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
+        let trend = Self.trend(this: this, last: last)
         var lines = [
             "wrote \(path)",
-            String(heading.dropFirst(2)),
+            String(heading(trend).dropFirst(2)),
             "  this week \(days[7])..\(days[13]): p50 \(Self.hours(this.p50)) h, p90 \(Self.hours(this.p90)) h, "
                 + "execution rate \(Self.rate(this)), \(this.samples) samples",
             "  last week \(days[0])..\(days[6]): p50 \(Self.hours(last.p50)) h, p90 \(Self.hours(last.p90)) h, "

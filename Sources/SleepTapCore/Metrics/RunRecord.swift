@@ -83,8 +83,8 @@ public struct RunRecord: Equatable, Hashable, Sendable {
 
     /// Whether `name` can be a device name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
     public static func isValidDevice(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count), bytes[0] != UInt8(ascii: ".") else { return false }
+        let bytes = name.utf8
+        guard (1...64).contains(bytes.count), bytes.first != UInt8(ascii: ".") else { return false }
         return bytes.allSatisfy { b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")

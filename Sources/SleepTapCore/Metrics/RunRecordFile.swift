@@ -88,13 +88,6 @@ public enum RunRecordFile {
     /// Configured once; `decode` may be called from any thread.
     private static let decoder = JSONDecoder()
 
-    /// As `decoder`, and each object's keys are listed to find an unknown one (slower).
-    private static let strictDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.userInfo[Row.listsKeys] = true
-        return decoder
-    }()
-
     /// `2026-03-07T11:30:00.450Z`: UTC, to the millisecond (rounded to the nearest). The date
     /// and the time of day are `ISO8601.string`'s (Foundation's UTC calendar).
     public static func instantString(_ date: Date) -> String {
@@ -116,17 +109,23 @@ public enum RunRecordFile {
     /// - Returns: nil when the text is not such an instant.
     public static func parseInstant(_ b: ArraySlice<UInt8>) -> Date? {
         var days = DayCache()
-        return parseInstant(b, days: &days)
+        return b.withUnsafeBufferPointer { parseInstant($0, days: &days) }
+    }
+
+    /// `parseInstant(_:)` of a string's UTF-8, without copying it.
+    static func parseInstant(_ text: String, days: inout DayCache) -> Date? {
+        var text = text
+        return text.withUTF8 { parseInstant($0, days: &days) }
     }
 
     /// The last UTC day read and its first instant (Foundation's, `UTCDays`), so that a file of
-    /// many records of one day asks once.
+    /// many records of one day asks once (and a day is parsed from its ten bytes only then).
     struct DayCache {
         var key = -1
         var start: Double?
     }
 
-    static func parseInstant(_ b: ArraySlice<UInt8>, days cache: inout DayCache) -> Date? {
+    static func parseInstant(_ b: UnsafeBufferPointer<UInt8>, days cache: inout DayCache) -> Date? {
         let s = b.startIndex
         guard b.count >= 20, b[s + 4] == 0x2D, b[s + 7] == 0x2D, b[s + 10] == 0x54, b[s + 13] == 0x3A,
             b[s + 16] == 0x3A, b[b.endIndex - 1] == 0x5A
@@ -186,7 +185,9 @@ public enum RunRecordFile {
     /// end first, so `body` never sees part of a bad file.
     /// - Throws: `Problem`, the first one found.
     public static func decode(_ data: Data, _ body: (RunRecord) -> Void) throws(Problem) {
-        let (found, members) = JSONDiagnosis.scan(data)
+        // The strict scan (RFC 8259 syntax, keys given twice, which Foundation does not check)
+        // also finds the first key that is not a record's, so the decoder need not list keys.
+        let (found, unknown) = JSONDiagnosis.scan(data, elementKeys: RunRecord.keys)
         switch found {
         case .syntax(let error):
             throw Problem(index: nil, field: nil, reason: "not valid JSON: \(error)")
@@ -197,21 +198,24 @@ public enum RunRecordFile {
         case .notAnObject, nil:
             break
         }
-        var rows: [Row]
+        // Problems are reported in record order; in one record an unknown key comes first.
+        let unknownAt = unknown?.index ?? Int.max
+        func unknownKey() -> Problem {
+            Problem(index: unknown?.index, field: unknown?.key, reason: Row.unknownKeyReason)
+        }
+        let rows: [Row]
         do {
             rows = try decoder.decode([Row].self, from: data)
-            // Every member is a known key unless the scan saw more members than the rows know;
-            // then a decoder that lists each object's keys (`allKeys`) names the unknown one.
-            if rows.reduce(0, { $0 + $1.knownKeys }) != members {
-                rows = try strictDecoder.decode([Row].self, from: data)
-            }
         } catch {
-            throw problem(error, in: data)
+            let problem = problem(error, in: data)
+            if let index = problem.index, index >= unknownAt { throw unknownKey() }
+            throw problem
         }
         var records: [RunRecord] = []
         records.reserveCapacity(rows.count)
         var days = DayCache()
         for (index, row) in rows.enumerated() {
+            if index == unknownAt { throw unknownKey() }
             records.append(try row.record(index: index, days: &days))
         }
         for record in records { body(record) }
@@ -270,8 +274,10 @@ public enum RunRecordFile {
         }
     }
 
-    /// One record as the file holds it, read by `JSONDecoder` (types checked, every key known),
-    /// before its values are checked and turned into a `RunRecord` (`record(index:days:)`).
+    /// One record as the file holds it, read by `JSONDecoder` with the synthesized `Decodable`
+    /// (types checked; an absent optional key reads as null), before its values are checked and
+    /// turned into a `RunRecord` (`record(index:days:)`). Unknown keys are found by the strict
+    /// scan (`JSONDiagnosis.scan(_:elementKeys:)`).
     private struct Row: Decodable {
         var at: String
         var attempt: Double?
@@ -285,25 +291,8 @@ public enum RunRecordFile {
         var reason: String?
         var stalenessHours: Double?
         var success: Bool?
-        /// How many of the keys were in the object (the required five and the optional ones present).
-        var knownKeys = 5
 
-        /// `userInfo` key: list every object's keys (`allKeys`) and refuse an unknown one.
-        static let listsKeys = CodingUserInfoKey(rawValue: "RunRecordFile.listsKeys")!
-
-        /// The keys a record may omit (absent reads as null).
-        static let optionalKeys = [
-            "attempt", "bucket", "earliestBeginDate", "expired", "reason", "stalenessHours", "success",
-        ]
-        .map(Key.init)
-
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(_ string: String) { stringValue = string }
-            init?(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
+        static let unknownKeyReason = "unknown key (expected \(RunRecord.keys.joined(separator: ", ")))"
 
         static let instantWords = "an ISO-8601 UTC instant such as \"2026-03-07T11:30:00Z\""
 
@@ -319,32 +308,6 @@ public enum RunRecordFile {
             }
         }
 
-        /// Strict: an unknown key is an error naming it (`allKeys` of a dynamic-key container).
-        /// - Throws: `DecodingError`, whose coding path names the record and the field.
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: Key.self)
-            if decoder.userInfo[Self.listsKeys] as? Bool == true {
-                for key in c.allKeys where !RunRecord.keys.contains(key.stringValue) {
-                    throw DecodingError.dataCorruptedError(
-                        forKey: key, in: c,
-                        debugDescription: "unknown key (expected \(RunRecord.keys.joined(separator: ", ")))")
-                }
-            }
-            for key in Self.optionalKeys where c.contains(key) { knownKeys += 1 }
-            at = try c.decode(String.self, forKey: Key("at"))
-            attempt = try c.decodeIfPresent(Double.self, forKey: Key("attempt"))
-            bucket = try c.decodeIfPresent(String.self, forKey: Key("bucket"))
-            device = try c.decode(String.self, forKey: Key("device"))
-            earliestBeginDate = try c.decodeIfPresent(String.self, forKey: Key("earliestBeginDate"))
-            expired = try c.decodeIfPresent(Bool.self, forKey: Key("expired"))
-            kind = try c.decode(String.self, forKey: Key("kind"))
-            lowPower = try c.decode(Bool.self, forKey: Key("lowPower"))
-            platform = try c.decode(String.self, forKey: Key("platform"))
-            reason = try c.decodeIfPresent(String.self, forKey: Key("reason"))
-            stalenessHours = try c.decodeIfPresent(Double.self, forKey: Key("stalenessHours"))
-            success = try c.decodeIfPresent(Bool.self, forKey: Key("success"))
-        }
-
         /// The record, its values checked: names, instants, ranges and `RunRecord.problem`.
         func record(index: Int, days: inout DayCache) throws(Problem) -> RunRecord {
             func wrong(_ field: String, _ value: String, _ expected: String) -> Problem {
@@ -356,12 +319,12 @@ public enum RunRecordFile {
             guard let kind = RunRecord.Kind(rawValue: kind) else {
                 throw wrong("kind", kind, "submitted, submit_failed, background, dropped or foreground")
             }
-            guard let at = RunRecordFile.parseInstant(Array(at.utf8)[...], days: &days) else {
+            guard let at = RunRecordFile.parseInstant(at, days: &days) else {
                 throw wrong("at", at, Self.instantWords)
             }
             var earliest: Date?
             if let text = earliestBeginDate {
-                guard let date = RunRecordFile.parseInstant(Array(text.utf8)[...], days: &days) else {
+                guard let date = RunRecordFile.parseInstant(text, days: &days) else {
                     throw wrong("earliestBeginDate", text, Self.instantWords)
                 }
                 earliest = date
