@@ -49,14 +49,17 @@ public enum FreshnessReportFiles {
         else {
             throw .noInput("no input: \(directory) is not a directory")
         }
-        let names: [String]
+        let names: Names
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }
-                .sorted()
+            // Filtered and sorted in place; the names are then kept as bytes, not as strings.
+            var list = try FileManager.default.contentsOfDirectory(atPath: directory)
+            list.removeAll { !$0.hasSuffix(".json") }
+            list.sort()
+            names = Names(list)
         } catch {
             throw .noInput("no input: \(directory) cannot be listed (\(error.localizedDescription))")
         }
-        guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
+        guard names.count > 0 else { throw .noInput("no input: no *.json file in \(directory)") }
         // Names are looked up in the open directory (fstatat, openat), not from the root each time.
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
@@ -66,27 +69,60 @@ public enum FreshnessReportFiles {
         // Files are read on every core: contiguous runs of files, each into its own report,
         // merged in file order (`FreshnessReport.merge`), so the report does not depend on which
         // thread ran first. Each thread holds one file's records at a time, and reads every file
-        // into the same buffer.
+        // into the same buffer. A finished run is merged as soon as the runs before it are, so
+        // few runs' reports are held at once.
         let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
-        let partial = Mutex<[Int: FreshnessReport]>([:])
+        let merging = Mutex(Merging(report: FreshnessReport(date: date)))
         DispatchQueue.concurrentPerform(iterations: runs) { run in
             var part = FreshnessReport(date: date)
             var buffer = Data()
-            for name in names[(run * names.count / runs)..<((run + 1) * names.count / runs)] {
-                add(file: name, in: directoryFD, buffer: &buffer, to: &part)
+            names.bytes.withUnsafeBufferPointer { text in
+                for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
+                    add(file: text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer, to: &part)
+                }
             }
             part.sortSamples()
-            partial.withLock { $0[run] = part }
+            merging.withLock { $0.finished(run, part) }
         }
-        var report = FreshnessReport(date: date)
-        partial.withLock { parts in
-            for run in 0..<runs { if let part = parts[run] { report.merge(part) } }
-        }
+        let report = merging.withLock { $0.report }
         guard report.files > 0 else {
             let reasons = report.skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
             throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")
         }
         return report
+    }
+
+    /// File names in one buffer, NUL-terminated UTF-8 (a few bytes each, not a `String` apiece).
+    private struct Names: Sendable {
+        var bytes: [CChar] = []
+        /// Where each name starts in `bytes`.
+        var starts: [Int] = []
+        var count: Int { starts.count }
+
+        init(_ names: [String]) {
+            starts.reserveCapacity(names.count)
+            bytes.reserveCapacity(names.reduce(0) { $0 + $1.utf8.count + 1 })
+            for name in names {
+                starts.append(bytes.count)
+                for byte in name.utf8 { bytes.append(CChar(bitPattern: byte)) }
+                bytes.append(0)
+            }
+        }
+    }
+
+    /// The runs' reports merged in run order: a run that finishes before an earlier one waits.
+    private struct Merging: Sendable {
+        var report: FreshnessReport
+        var next = 0
+        var waiting: [Int: FreshnessReport] = [:]
+
+        mutating func finished(_ run: Int, _ part: FreshnessReport) {
+            waiting[run] = part
+            while let ready = waiting.removeValue(forKey: next) {
+                report.merge(ready)
+                next += 1
+            }
+        }
     }
 
     /// Reads the whole file open at `fd` (about `size` bytes; a file that grew is read to its
@@ -110,24 +146,25 @@ public enum FreshnessReportFiles {
     /// Reads the file `name` of the directory open at `directory` into `report`, or records in
     /// it why the file was skipped.
     private static func add(
-        file name: String, in directory: Int32, buffer: inout Data, to report: inout FreshnessReport
+        file name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data, to report: inout FreshnessReport
     ) {
+        func skip(_ reason: String) { report.skip(file: String(cString: name), reason: reason) }
         var info = stat()
         guard fstatat(directory, name, &info, 0) == 0 else {
-            report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            skip("cannot be read: \(String(cString: strerror(errno)))")
             return
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            report.skip(file: name, reason: "not a regular file")
+            skip("not a regular file")
             return
         }
         guard Int(info.st_size) <= maxFileBytes else {
-            report.skip(file: name, reason: "\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
+            skip("\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
             return
         }
         let fd = openat(directory, name, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, let count = readAll(fd, size: Int(info.st_size), into: &buffer) else {
-            report.skip(file: name, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            skip("cannot be read: \(String(cString: strerror(errno)))")
             if fd >= 0 { close(fd) }
             return
         }
@@ -135,7 +172,7 @@ public enum FreshnessReportFiles {
         do {
             report.add(file: try RunRecordFile.decode(buffer.prefix(count)))
         } catch {
-            report.skip(file: name, reason: error.description)
+            skip(error.description)
         }
     }
 

@@ -39,7 +39,8 @@ struct ReportTests {
         return root
     }
 
-    /// Every entry under `path`, with its bytes, size, mode and modification time (nanoseconds).
+    /// Every entry under `path`, with its bytes (regular files), size, mode and modification time
+    /// (nanoseconds).
     static func fingerprint(_ path: String) throws -> [String: String] {
         var result: [String: String] = [:]
         let entries = try #require(FileManager.default.subpathsOfDirectory(atPath: path) as [String]?)
@@ -47,7 +48,10 @@ struct ReportTests {
             let full = entry.isEmpty ? path : path + "/" + entry
             var info = stat()
             try #require(lstat(full, &info) == 0)
-            let bytes = FileManager.default.contents(atPath: full).map { $0.base64EncodedString() } ?? "-"
+            // Only regular files are read (opening a FIFO would wait for a writer).
+            let bytes =
+                info.st_mode & S_IFMT == S_IFREG
+                ? FileManager.default.contents(atPath: full).map { $0.base64EncodedString() } ?? "-" : "-"
             result[entry] =
                 "\(info.st_mode) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(bytes)"
         }
@@ -89,6 +93,42 @@ struct ReportTests {
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: root + "/reports") == ["bg_freshness_2026-03-14.md"])
         #expect(try Self.fingerprint(root + "/metrics") == before)
+    }
+
+    @Test(
+        "Entries that are not regular files, or that break a record, are skipped in file order naming the file, record and field; a FIFO is never opened"
+    )
+    func oddEntries() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try Self.root(scenario)
+        let directory = root + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(
+            atPath: directory + "/c-2026-03-11.json", withIntermediateDirectories: false)
+        #expect(mkfifo(directory + "/d-2026-03-12.json", 0o600) == 0)
+        #expect(symlink(directory + "/nowhere", directory + "/e-2026-03-12.json") == 0)
+        var records = try RunRecordFile.decode(Self.goodFile("f", day: 12))
+        records[1].device = "../f"
+        try RunRecordFile.encode(records).write(to: URL(fileURLWithPath: directory + "/f-2026-03-12.json"))
+        let text = String(decoding: Self.goodFile("g", day: 12), as: UTF8.self)
+        let unknown = text.replacingOccurrences(
+            of: "{\"at\":\"2026-03-12T11:00", with: "{\"colour\":1,\"at\":\"2026-03-12T11:00")
+        #expect(unknown != text)
+        try Data(unknown.utf8).write(to: URL(fileURLWithPath: directory + "/g-2026-03-12.json"))
+        let before = try Self.fingerprint(root + "/metrics")
+        let run = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", Self.date], timeout: 30)
+        #expect(run.status == 0, "\(run.standardError)")
+        let skipped = run.standardError.split(separator: "\n").filter { $0.contains("skipped") }
+        #expect(
+            skipped == [
+                "sleeptap-report: skipped b-2026-03-10.json: not valid JSON: line 1, column 21: text after the end of the JSON value: U+0000",
+                "sleeptap-report: skipped c-2026-03-11.json: not a regular file",
+                "sleeptap-report: skipped d-2026-03-12.json: not a regular file",
+                "sleeptap-report: skipped e-2026-03-12.json: cannot be read: No such file or directory",
+                "sleeptap-report: skipped f-2026-03-12.json: record 1, field device: must be 1 to 64 of A-Z a-z 0-9 . _ - and not start with '.'",
+                "sleeptap-report: skipped g-2026-03-12.json: record 2, field colour: unknown key (expected at, attempt, bucket, device, earliestBeginDate, expired, kind, lowPower, platform, reason, stalenessHours, success)",
+            ], "\(run.standardError)")
+        #expect(try Self.fingerprint(root + "/metrics") == before, "the report changed an input")
     }
 
     @Test("No input gives 65 and writes nothing: no directory, no *.json file, or only bad files")
