@@ -426,14 +426,16 @@ public enum JSONDiagnosis {
             while index < bytes.count {
                 // Most bytes are printable ASCII, neither a quote nor a backslash: skipped in a
                 // loop on locals.
-                var next = index
                 let end = bytes.count
-                while next < end {
-                    let byte = bytes[next]
-                    guard byte &- 0x20 < 0x60, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
-                    next += 1
+                if let base = bytes.baseAddress {
+                    var next = index
+                    while next < end {
+                        let byte = base[next]
+                        guard byte &- 0x20 < 0x60, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
+                        next += 1
+                    }
+                    index = next
                 }
-                index = next
                 guard index < end else { break }
                 let byte = bytes[index]
                 switch byte {
