@@ -42,7 +42,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
     public mutating func replace(prefix: String, with new: [NotificationRecord]) -> [NotificationRecord] {
         let others = records.filter { !$0.id.hasPrefix(prefix) }
         records = Self.capped(others + new)
-        let kept = Set(records.map(\.id))
+        let kept = IDs(records.map(\.id))
         return new.filter { kept.contains($0.id) }.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
     }
 
@@ -53,9 +53,9 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
     public mutating func update(prefix: String, with new: [NotificationRecord]) -> NotificationChange {
         let candidates = records.filter { !$0.id.hasPrefix(prefix) } + new
         let added = replace(prefix: prefix, with: new)
-        let kept = Set(records.map(\.id))
-        var seen = Set<String>()
-        let dropped = candidates.reversed().filter { seen.insert($0.id).inserted && !kept.contains($0.id) }
+        let kept = IDs(records.map(\.id))
+        var seen = IDs([])
+        let dropped = candidates.reversed().filter { seen.insert($0.id) && !kept.contains($0.id) }
             .sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
         return NotificationChange(added: added, dropped: dropped)
     }
@@ -66,10 +66,41 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
     }
 
     private static func capped(_ list: [NotificationRecord]) -> [NotificationRecord] {
-        var byId: [String: NotificationRecord] = [:]
-        for record in list { byId[record.id] = record }  // a later one with the same id wins
-        let sorted = byId.values.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+        // A later one with the same id wins: the last of each id, found from the end.
+        var ids = IDs([])
+        var unique: [NotificationRecord] = []
+        unique.reserveCapacity(list.count)
+        for record in list.reversed() where ids.insert(record.id) { unique.append(record) }
+        let sorted = unique.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
         return Array(sorted.prefix(limit))
+    }
+
+    /// A set of ids: a list searched in order while it is short (a job's update holds about a
+    /// dozen), a hashed set beyond that.
+    private struct IDs {
+        private var list: [String] = []
+        private var set: Set<String>?
+
+        init(_ ids: [String]) {
+            for id in ids { _ = insert(id) }
+        }
+
+        func contains(_ id: String) -> Bool {
+            if let set { return set.contains(id) }
+            return list.contains(id)
+        }
+
+        /// Adds `id`; false when it was there already.
+        mutating func insert(_ id: String) -> Bool {
+            if set != nil { return set!.insert(id).inserted }
+            if list.contains(id) { return false }
+            list.append(id)
+            if list.count > 32 {
+                set = Set(list)
+                list = []
+            }
+            return true
+        }
     }
 }
 

@@ -30,13 +30,45 @@ enum LocalDayCache {
 
     /// Days kept at most per calendar and zone.
     static let capacity = 20_000
-    private static let shared = Mutex<[Key: [Day]]>([:])
+
+    /// The days of every calendar and zone asked about, and the last one asked about (found by
+    /// comparing its key, without hashing: a twin asks about one zone and UTC in turn).
+    private struct Store {
+        var days: [Key: [Day]] = [:]
+        var lastKey: Key?
+        var lastDays: [Day] = []
+        var previousKey: Key?
+        var previousDays: [Day] = []
+
+        mutating func days(for key: Key) -> [Day]? {
+            if key == lastKey { return lastDays }
+            if key == previousKey {
+                swap(&lastKey, &previousKey)
+                swap(&lastDays, &previousDays)
+                return lastDays
+            }
+            guard let found = days[key] else { return nil }
+            previousKey = lastKey
+            previousDays = lastDays
+            lastKey = key
+            lastDays = found
+            return found
+        }
+
+        mutating func set(_ list: [Day], for key: Key) {
+            days[key] = list
+            if key == lastKey { lastDays = list }
+            if key == previousKey { previousDays = list }
+        }
+    }
+
+    private static let shared = Mutex(Store())
 
     /// The local day containing `instant` in `calendar` (nil only when Foundation has none).
     static func day(containing instant: Date, in calendar: Calendar) -> Day? {
         let key = Key(calendar: calendar.identifier, zone: calendar.timeZone.identifier)
         let known = shared.withLock { cache -> Day? in
-            guard let days = cache[key] else { return nil }
+            guard let days = cache.days(for: key) else { return nil }
             let index = insertionIndex(of: instant, in: days)
             guard index > 0, instant < days[index - 1].end else { return nil }
             return days[index - 1]
@@ -51,12 +83,12 @@ enum LocalDayCache {
         // Foundation's day must contain the instant; if it ever did not, keep nothing.
         guard day.start <= instant, instant < day.end else { return day }
         shared.withLock { cache in
-            var days = cache[key] ?? []
+            var days = cache.days(for: key) ?? []
             if days.count >= capacity { days.removeAll(keepingCapacity: true) }
             let index = insertionIndex(of: day.start, in: days)
             if index > 0, days[index - 1].start == day.start { return }
             days.insert(day, at: index)
-            cache[key] = days
+            cache.set(days, for: key)
         }
         return day
     }

@@ -452,6 +452,9 @@ public enum WireCodec {
             else { return nil }
             entries.append(checked)
         }
+        // Instants already whole seconds (what the phone sends): `decode` would give the batch back
+        // field for field (each entry's zone is the batch's, checked above).
+        if generatedAt == batch.generatedAt, entries == batch.entries { return batch }
         return WakeBatch(
             epoch: batch.epoch, seq: batch.seq, generatedAt: generatedAt, timeZone: batch.timeZone, entries: entries)
     }
