@@ -124,6 +124,18 @@ public enum WakeCalendar {
 
     /// The search behind `instant(of:onDayOf:in:)`, from the day's first instant.
     private static func searchInstant(of time: LocalTime, startOfDay: Date, in calendar: Calendar) -> Date? {
+        // A local day whose UTC offset does not change has each wall time exactly once: Foundation's
+        // `date(from:)` gives its instant without `nextDate`'s search (the same answer).
+        if let day = LocalDayCache.day(containing: startOfDay, in: calendar), day.date.year >= 1,
+            steadyOffset(day, in: calendar.timeZone),
+            let found = calendar.date(
+                from: DateComponents(
+                    year: day.date.year, month: day.date.month, day: day.date.day, hour: time.hour,
+                    minute: time.minute, second: 0)),
+            found >= day.start, found < day.end
+        {
+            return found
+        }
         // Search from just before the day's first instant so that 00:00 itself matches.
         let searchFrom = startOfDay.addingTimeInterval(-1)
         let wanted = DateComponents(hour: time.hour, minute: time.minute, second: 0)
@@ -149,6 +161,21 @@ public enum WakeCalendar {
         let landed = calendar.dateComponents([.hour, .minute], from: shifted)
         guard (landed.hour ?? 0) * 60 + (landed.minute ?? 0) > time.hour * 60 + time.minute else { return nil }
         return shifted
+    }
+
+    /// Whether the zone's UTC offset is the same through all of `day`: no transition from just
+    /// before its first instant to its end (`TimeZone.nextDaylightSavingTimeTransition(after:)`), and
+    /// the same `secondsFromGMT` at both ends. Foundation's answers, kept per zone and day.
+    private static func steadyOffset(_ day: LocalDayCache.Day, in zone: TimeZone) -> Bool {
+        let key = SteadyDayCache.Key(zone: zone.identifier, start: day.start.timeIntervalSince1970)
+        if let known = SteadyDayCache.shared.withLock({ $0.value(for: key) }) { return known }
+        let last = day.end.addingTimeInterval(-1)
+        let steady =
+            zone.secondsFromGMT(for: day.start) == zone.secondsFromGMT(for: last)
+            && (zone.nextDaylightSavingTimeTransition(after: day.start.addingTimeInterval(-1)).map { $0 > day.end }
+                ?? true)
+        SteadyDayCache.shared.withLock { $0.keep(steady, for: key) }
+        return steady
     }
 
     /// The first instant strictly after `instant` whose local wall time is `time` (gap and
@@ -257,6 +284,16 @@ enum AddingCache {
     }
 
     static let shared = Mutex(Memo<Key, Date?>(generation: 25_000))
+}
+
+/// Whether a zone's offset stays the same through a local day (`WakeCalendar.steadyOffset`).
+enum SteadyDayCache {
+    struct Key: Hashable {
+        var zone: String
+        var start: TimeInterval
+    }
+
+    static let shared = Mutex(Memo<Key, Bool>(generation: 25_000))
 }
 
 /// Wake-up entries of `WakeCalendar.entry(at:in:calendar:)`, fixed by the zone and the instant.
