@@ -12,7 +12,9 @@ enum TwinCase {
     static let start = Date(timeIntervalSince1970: 1_741_280_400)
 
     /// One twin as in the README: an iOS phone registering early, the offline weather, a watch
-    /// that taps bed at 22:30, wall durations at 3,600 virtual seconds per second.
+    /// that taps bed at 22:30, wall durations at 3,600 virtual seconds per second; its link hands
+    /// over message values (`Twin.LinkMode.messages`), as `sleeptap-fleet` runs it
+    /// (docs/performance.md, "Twin speed").
     static func makeTwin(seed: UInt64) -> Twin {
         let zone = TimeZone(identifier: "America/New_York")!
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
@@ -28,7 +30,8 @@ enum TwinCase {
         let watch = WatchNode.Configuration(
             endpoint: "twin", statePath: "watch.json", systemZone: zone, bedAt: LocalTime(hour: 22, minute: 30),
             manualWake: LocalTime(hour: 6, minute: 30)!)
-        return Twin(start: start, speed: 3_600, phone: phone, watch: watch, faults: .none, seed: seed)
+        return Twin(
+            start: start, speed: 3_600, phone: phone, watch: watch, faults: .none, seed: seed, linkMode: .messages)
     }
 
     /// Runs twins on `threads` threads for about `seconds` (each thread at least one twin).
