@@ -67,7 +67,7 @@ public enum JSONDiagnosis {
 
     /// The first reason `data` is not strict JSON: a syntax error (RFC 8259), else the first key
     /// that appears twice in one object; nil when neither. Foundation on Linux accepts some
-    /// texts the grammar forbids (a trailing comma in an object or array) and keeps the last of
+    /// texts the grammar forbids (a trailing comma in an object or array) and silently keeps only one of
     /// two equal keys, so every JSON input of this package is checked here first. Two keys are
     /// equal when they are after unescaping (`"a"` and `"\u0061"`) and by Swift's `String`
     /// equality (canonical equivalence), as the keys of the dictionary Foundation builds.

@@ -36,8 +36,10 @@ public enum FreshnessReportFiles {
         }
     }
 
-    /// A file larger than this is skipped unread (256 MiB; one device's day is a few kilobytes).
-    public static let maxFileBytes = 256 << 20
+    /// A file larger than this is skipped unread (16 MiB, about 60,000 records; one device's day
+    /// is a few kilobytes). Each reading thread holds one file and its decoded records at a time,
+    /// so this bounds the report's memory.
+    public static let maxFileBytes = 16 << 20
 
     /// Reads the records under `root` into a report for `date` (no writing).
     /// - Throws: `Failure.noInput` when no file could be used, naming the directory and each

@@ -25,7 +25,7 @@ struct ReportOptions: Equatable, Sendable {
 
         options:
           --root DIR         the metrics root (the directory holding metrics/bg_runs)
-          --date YYYY-MM-DD  the report's day, UTC (default: today, UTC)
+          --date YYYY-MM-DD  the report's day, UTC, 1970-01-14 to 9999-12-31 (default: today)
           --json             print the summary as one JSON object instead of lines
           --version          print the version and exit
           -h, --help         print this help and exit
@@ -53,6 +53,14 @@ struct ReportOptions: Equatable, Sendable {
                     throw UsageError(
                         "\(flag) \"\(ArgumentReader.clip(text))\": expected a calendar date YYYY-MM-DD, e.g. 2026-03-14"
                     )
+                }
+                // Run records hold instants from 1970 to 9999 (ISO-8601 with four-digit
+                // years), and last week starts 13 days before --date.
+                guard let first = LocalDate(parsing: "1970-01-14"), let last = LocalDate(parsing: "9999-12-31"),
+                    day >= first, day <= last
+                else {
+                    throw UsageError(
+                        "\(flag) \(day): the two weeks must lie from 1970-01-01 to 9999-12-31 (a date from 1970-01-14)")
                 }
                 date = day
             case "--json": json = true

@@ -115,6 +115,12 @@ struct ReportTests {
             of: "{\"at\":\"2026-03-12T11:00", with: "{\"colour\":1,\"at\":\"2026-03-12T11:00")
         #expect(unknown != text)
         try Data(unknown.utf8).write(to: URL(fileURLWithPath: directory + "/g-2026-03-12.json"))
+        // Over 16 MiB: skipped unread (a sparse file, so the test writes nothing of it).
+        let big = directory + "/h-2026-03-12.json"
+        #expect(FileManager.default.createFile(atPath: big, contents: nil))
+        #expect(truncate(big, 16 << 20 + 1) == 0)
+        // A control character in a name reaches stderr escaped, never raw.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/i-\u{1B}[2J.json"))
         let before = try Self.fingerprint(root + "/metrics")
         let run = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", Self.date], timeout: 30)
         #expect(run.status == 0, "\(run.standardError)")
@@ -127,7 +133,10 @@ struct ReportTests {
                 "sleeptap-report: skipped e-2026-03-12.json: cannot be read: No such file or directory",
                 "sleeptap-report: skipped f-2026-03-12.json: record 1, field device: must be 1 to 64 of A-Z a-z 0-9 . _ - and not start with '.'",
                 "sleeptap-report: skipped g-2026-03-12.json: record 2, field colour: unknown key (expected at, attempt, bucket, device, earliestBeginDate, expired, kind, lowPower, platform, reason, stalenessHours, success)",
+                "sleeptap-report: skipped h-2026-03-12.json: 16777217 bytes; at most 16777216 bytes are read",
+                "sleeptap-report: skipped i-\\u{1b}[2J.json: not valid JSON: line 1, column 1: expected a value, found 'x' (strings need double quotes; true, false and null are lowercase)",
             ], "\(run.standardError)")
+        #expect(!run.standardError.contains("\u{1B}"), "a raw escape reached stderr")
         #expect(try Self.fingerprint(root + "/metrics") == before, "the report changed an input")
     }
 
@@ -174,6 +183,14 @@ struct ReportTests {
             (["--root", scenario.dir, "--date", "2026-02-30"], "--date \"2026-02-30\": expected a calendar date"),
             (["--root", scenario.dir, "--colour"], "--colour"),
             (["--root", scenario.dir, "--json=yes"], "--json"),
+            (
+                ["--root", scenario.dir, "--date", "0001-01-07"],
+                "--date 0001-01-07: the two weeks must lie from 1970-01-01"
+            ),
+            (
+                ["--root", scenario.dir, "--date", "1970-01-13"],
+                "--date 1970-01-13: the two weeks must lie from 1970-01-01"
+            ),
         ] {
             let result = try scenario.runToExit("sleeptap-report", arguments)
             #expect(result.status == 64, "\(arguments)")

@@ -87,6 +87,10 @@ struct RunRecordTests {
                 "record 0, field stalenessHours: must be a finite number"
             ),
             (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","stalenessHours":1e308}]"#,
+                "record 0, field stalenessHours: longer ago than 1970-01-01"
+            ),
+            (
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","device":"e"}]"#,
                 "record 0, field device: appears twice"
             ),

@@ -573,12 +573,13 @@ extension FreshnessReport {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
+        func withUnit(_ value: Double?) -> String { value.map { Self.hours($0) + " h" } ?? "n/a" }
         var lines = [
             "wrote \(path)",
             String(heading(trend).dropFirst(2)),
-            "  this week \(days[7])..\(days[13]): p50 \(Self.hours(this.p50)) h, p90 \(Self.hours(this.p90)) h, "
+            "  this week \(days[7])..\(days[13]): p50 \(withUnit(this.p50)), p90 \(withUnit(this.p90)), "
                 + "execution rate \(Self.rate(this)), \(this.samples) samples",
-            "  last week \(days[0])..\(days[6]): p50 \(Self.hours(last.p50)) h, p90 \(Self.hours(last.p90)) h, "
+            "  last week \(days[0])..\(days[6]): p50 \(withUnit(last.p50)), p90 \(withUnit(last.p90)), "
                 + "execution rate \(Self.rate(last)), \(last.samples) samples",
             "  \(files) files, \(records) records, \(skipped.count) files skipped",
         ]

@@ -122,6 +122,10 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         if let stalenessHours, !(stalenessHours >= 0 && stalenessHours.isFinite) {
             return ("stalenessHours", "must be a finite number ≥ 0 or null")
         }
+        // Runs are recorded from 1970 on (ISO-8601 instants), so the last one cannot be longer ago.
+        if let stalenessHours, stalenessHours * 3_600 > at.timeIntervalSince1970 {
+            return ("stalenessHours", "longer ago than 1970-01-01 at this record's at")
+        }
         return nil
     }
 }
