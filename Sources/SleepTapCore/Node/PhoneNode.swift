@@ -293,6 +293,7 @@ public struct PhoneNode: Sendable {
     public mutating func timerFired(_ timer: PhoneTimer, at time: NodeTime) -> [PhoneAction] {
         guard timer == .heartbeat else { return offer(.timer(timer), at: time) }
         var actions: [PhoneAction] = [.send(.ping)]
+        actions.reserveCapacity(2)
         for line in limiter.flush(at: Self.wallDate(time)) { actions.append(.emit(line, at: time.now)) }
         if let silence = liveness.check(at: time.wall) {
             actions.append(
@@ -302,7 +303,8 @@ public struct PhoneNode: Sendable {
                         [("id", .string(configuration.watchID)), ("silentFor", .double(silence.rounded()))]),
                     at: time.now))
         }
-        return actions + [.arm(.heartbeat, .after(LinkLiveness.interval))]
+        actions.append(.arm(.heartbeat, .after(LinkLiveness.interval)))
+        return actions
     }
 
     /// The write asked for with `persist` ended.

@@ -330,7 +330,7 @@ public struct WatchNode: Sendable {
         armed.remove(timer)
         if timer == .bed { return bedTap(time) }
         let due = dueBedTaps(before: time)
-        return due + fired(timer, at: time)
+        return due.isEmpty ? fired(timer, at: time) : due + fired(timer, at: time)
     }
 
     private mutating func fired(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
@@ -338,8 +338,10 @@ public struct WatchNode: Sendable {
         case .helloRetry:
             return step(time, eventTime: time.now) { $0.helloRetryDue() }
         case .heartbeat:
-            var actions: [WatchAction] = linkUp ? [.send(.ping)] : []
-            actions += limiter.flush(at: Self.limiterInstant(time)).map { .emit($0, at: time.now) }
+            var actions: [WatchAction] = []
+            actions.reserveCapacity(2)
+            if linkUp { actions.append(.send(.ping)) }
+            for line in limiter.flush(at: Self.limiterInstant(time)) { actions.append(.emit(line, at: time.now)) }
             if let silence = liveness.check(at: time.wall) {
                 actions.append(
                     .emit(
@@ -348,7 +350,9 @@ public struct WatchNode: Sendable {
                             [("endpoint", .string(configuration.endpoint)), ("silentFor", .double(silence.rounded()))]),
                         at: time.now))
             }
-            return actions + arm(.heartbeat, .after(LinkLiveness.interval))
+            armed.insert(.heartbeat)
+            actions.append(.arm(.heartbeat, .after(LinkLiveness.interval)))
+            return actions
         case .handshake:
             let reason = handshakeTimeoutReason
             return [
