@@ -24,6 +24,9 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
     /// The live (deadline, order) of each armed key; heap entries that disagree are stale.
     private var live: [Key: (deadline: Date, order: UInt64)] = [:]
     private var nextOrder: UInt64 = 0
+    /// Whether the heap's top is known to be live (no timer armed, disarmed or taken since the
+    /// last check), so the next check needs no look-up.
+    private var topIsLive = false
 
     public init(start: Date) { now = start }
 
@@ -34,6 +37,7 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
         live[key] = (entry.deadline, entry.order)
         heap.append(entry)
         siftUp(heap.count - 1)
+        topIsLive = false
     }
 
     /// Moves `now` forward to `instant` (never back). A timer due before it stays armed and is
@@ -41,7 +45,10 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
     public mutating func advance(to instant: Date) { now = max(now, instant) }
 
     /// Disarms `key`; nothing happens if it is not armed.
-    public mutating func cancel(_ key: Key) { live[key] = nil }
+    public mutating func cancel(_ key: Key) {
+        live[key] = nil
+        topIsLive = false
+    }
 
     /// Whether `key` is armed.
     public func isArmed(_ key: Key) -> Bool { live[key] != nil }
@@ -67,8 +74,12 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
     }
 
     private mutating func dropStale() {
+        if topIsLive { return }
         while let first = heap.first {
-            if let current = live[first.key], current.order == first.order { return }
+            if let current = live[first.key], current.order == first.order {
+                topIsLive = true
+                return
+            }
             removeTop()
         }
     }
@@ -78,6 +89,7 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
     }
 
     private mutating func removeTop() {
+        topIsLive = false
         heap.swapAt(0, heap.count - 1)
         heap.removeLast()
         if !heap.isEmpty { siftDown(0) }
