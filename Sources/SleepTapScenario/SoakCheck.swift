@@ -96,28 +96,76 @@ public enum SoakCheck {
     public static func processes(_ run: ScenarioRun) throws(SoakViolation) -> (tally: SoakTally, raced: [Int]) {
         let tally = try check(run.scenario, log: run.log)
         guard let twin = run.twinNights else { return (tally, []) }
-        let window = raceWindow(speed: run.speed)
-        let processTaps = heldAtTaps(run.log)
-        let twinTaps = heldAtTaps(run.twinLog ?? [])
-        var raced: [Int] = []
         let nights = run.nights
-        for index in 0..<max(twin.count, nights.count) {
-            guard index < twin.count, index < nights.count else {
-                throw SoakViolation(
-                    invariant: 3, night: index + 1, localDate: (index < nights.count ? nights : twin)[index].localDate,
-                    message: "twin and processes differ: \(twin.count) nights in the twin, \(nights.count) in the "
-                        + "processes", evidence: [], expectation: [:])
+        guard let twinLog = run.twinLog else {
+            // Nothing to tell a raced night by: night by night, as sleeptap-scenario compares.
+            for index in 0..<max(twin.count, nights.count)
+            where index >= twin.count || index >= nights.count || !twin[index].sameNight(as: nights[index]) {
+                throw difference(index, nights: nights, twin: twin, why: "no twin log to explain it")
             }
-            guard !twin[index].sameNight(as: nights[index]) else { continue }
+            return (tally, [])
+        }
+        let window = raceWindow(speed: run.speed)
+        let processes = heldAtTaps(run.log)
+        let replay = heldAtTaps(twinLog)
+        /// The digest of a batch that moved both watches to its zone, the twin's at or before
+        /// `tap` and the processes' after it, within the window: a tap planned in one zone on one
+        /// side only.
+        func movedLate(around tap: Date) -> String? {
+            for (digest, moves) in replay.zoneMoves {
+                for twinMove in moves where twinMove <= tap {
+                    if let move = processes.zoneMoves[digest]?.first(where: { $0 >= twinMove }), move > tap,
+                        move.timeIntervalSince(twinMove) <= window
+                    {
+                        return digest
+                    }
+                }
+            }
+            return nil
+        }
+        var raced: [Int] = []
+        var index = 0
+        var twinIndex = 0
+        while index < nights.count || twinIndex < twin.count {
+            let tap = index < processes.taps.count ? processes.taps[index].at : nil
+            let twinTap = twinIndex < replay.taps.count ? replay.taps[twinIndex].at : nil
+            // A tap on one side only (the other side's next tap is later, or there is none).
+            if let twinTap, tap.map({ ScenarioRun.second($0) > ScenarioRun.second(twinTap) }) ?? true {
+                guard movedLate(around: twinTap) != nil else {
+                    throw difference(
+                        index, nights: nights, twin: twin, twinIndex: twinIndex,
+                        why: "a tap at \(ISO8601.string(twinTap)) in the twin only")
+                }
+                raced.append(index)
+                twinIndex += 1
+                continue
+            }
+            if let tap, twinTap.map({ ScenarioRun.second($0) > ScenarioRun.second(tap) }) ?? true {
+                guard movedLate(around: tap) != nil else {
+                    throw difference(
+                        index, nights: nights, twin: twin, twinIndex: twinIndex,
+                        why: "a tap at \(ISO8601.string(tap)) in the processes only")
+                }
+                raced.append(index)
+                index += 1
+                continue
+            }
+            guard let tap, let twinTap, index < nights.count, twinIndex < twin.count else {
+                throw difference(
+                    index, nights: nights, twin: twin, twinIndex: twinIndex, why: "a night without its tap")
+            }
+            defer {
+                index += 1
+                twinIndex += 1
+            }
+            guard !twin[twinIndex].sameNight(as: nights[index]) else { continue }
             var why = "the taps differ"
-            if twin[index].localDate == nights[index].localDate, twin[index].tapTime == nights[index].tapTime,
-                index < processTaps.taps.count, index < twinTaps.taps.count
-            {
-                let (tap, held) = processTaps.taps[index]
-                let (twinTap, twinHeld) = twinTaps.taps[index]
+            if twin[twinIndex].localDate == nights[index].localDate, twin[twinIndex].tapTime == nights[index].tapTime {
+                let held = processes.taps[index].held
+                let twinHeld = replay.taps[twinIndex].held
                 if let twinHeld, twinHeld != held,
-                    let twinApplied = twinTaps.applied[twinHeld]?.last(where: { $0 <= twinTap }),
-                    let applied = processTaps.applied[twinHeld]?.first(where: { $0 > tap && $0 >= twinApplied })
+                    let twinApplied = replay.applied[twinHeld]?.last(where: { $0 <= twinTap }),
+                    let applied = processes.applied[twinHeld]?.first(where: { $0 > tap && $0 >= twinApplied })
                 {
                     if applied.timeIntervalSince(twinApplied) <= window {
                         raced.append(index)
@@ -131,15 +179,27 @@ public enum SoakCheck {
                     why = "the watches held the same batch, or the processes' watch never got the twin's"
                 }
             }
-            throw SoakViolation(
-                invariant: 3, night: index + 1, localDate: nights[index].localDate,
-                message: "twin and processes differ: processes \(nights[index].summaryText); twin "
-                    + "\(twin[index].summaryText) (\(why))",
-                evidence: [
-                    "twin:      \(twin[index])", "processes: \(nights[index])",
-                ], expectation: [:])
+            throw difference(index, nights: nights, twin: twin, twinIndex: twinIndex, why: why)
         }
         return (tally, raced)
+    }
+
+    /// Invariant 3's violation at the processes' night `index` (0-based) and the twin's
+    /// `twinIndex` (the same unless given).
+    static func difference(
+        _ index: Int, nights: [ScenarioNight], twin: [ScenarioNight], twinIndex: Int? = nil, why: String
+    ) -> SoakViolation {
+        let twinIndex = twinIndex ?? index
+        let night = index < nights.count ? nights[index] : nil
+        let twinNight = twinIndex < twin.count ? twin[twinIndex] : nil
+        return SoakViolation(
+            invariant: 3, night: index + 1, localDate: (night ?? twinNight)?.localDate ?? "",
+            message: "twin and processes differ: processes "
+                + (night?.summaryText ?? "no such night (\(nights.count) nights)") + "; twin "
+                + (twinNight?.summaryText ?? "no such night (\(twin.count) nights)") + " (\(why))",
+            evidence: [
+                "twin:      \(twinNight.map { "\($0)" } ?? "none")", "processes: \(night.map { "\($0)" } ?? "none")",
+            ], expectation: [:])
     }
 
     /// The longest a batch may reach the processes' watch after the twin's and still count as
@@ -152,15 +212,21 @@ public enum SoakCheck {
         max(600, speed * 0.2)
     }
 
-    /// For each bed tap of a log (in order): its instant and the digest of the batch the watch
-    /// held then (nil before the first); and, per digest, the instants the watch applied a batch
-    /// with those dates. A batch is known by the digest the phone gave it in `batch.generated`
-    /// (the epoch is random per phone process, so the twin's and the processes' differ).
-    static func heldAtTaps(_ log: [ScenarioRun.LogEntry]) -> (taps: [(Date, String?)], applied: [String: [Date]]) {
+    /// What a log says of the batches the watch held: for each bed tap (in order) its instant and
+    /// the digest of the batch held then (nil before the first); per digest, the instants the
+    /// watch applied a batch with those dates, and those at which such a batch moved the watch to
+    /// its zone (`timezone.changed` from `batch` at the instant of the apply). A batch is known by
+    /// the digest the phone gave it in `batch.generated` (the epoch is random per phone process,
+    /// so the twin's and the processes' differ).
+    static func heldAtTaps(
+        _ log: [ScenarioRun.LogEntry]
+    ) -> (taps: [(at: Date, held: String?)], applied: [String: [Date]], zoneMoves: [String: [Date]]) {
         var digests: [BatchKey: String] = [:]
         var held: String?
-        var taps: [(Date, String?)] = []
+        var heldSince: Date?
+        var taps: [(at: Date, held: String?)] = []
         var applied: [String: [Date]] = [:]
+        var zoneMoves: [String: [Date]] = [:]
         for entry in log {
             switch (entry.event.name, entry.source) {
             case (.batchGenerated, .phone):
@@ -171,14 +237,20 @@ public enum SoakCheck {
             case (.batchApplied, .watch):
                 guard let key = batchKey(entry.event), let digest = digests[key] else { continue }
                 held = digest
+                heldSince = entry.at
                 applied[digest, default: []].append(entry.at)
+            case (.timezoneChanged, .watch):
+                guard entry.event["timeZoneSource"] == .string("batch"), let held, entry.at == heldSince else {
+                    continue
+                }
+                zoneMoves[held, default: []].append(entry.at)
             case (.bedWakeTime, .watch), (.fallbackManualEntry, .watch):
                 taps.append((entry.at, held))
             default:
                 continue
             }
         }
-        return (taps, applied)
+        return (taps, applied, zoneMoves)
     }
 
     /// A batch's identity on the wire from an event's `epoch` and `seq`.

@@ -24,7 +24,9 @@ final class Exhaustion {
     var scenariosRun = 0
     var nightsRun = 0
     /// The broken invariant, the timeline it broke in and the repro file written for it.
-    var violation: (error: SoakViolation, timeline: SoakTimeline, file: String)?
+    /// The broken invariant, its timeline and scenario file, and for a process run the event
+    /// logs written beside the file (the processes', and the twin's on their instants).
+    var violation: (error: SoakViolation, timeline: SoakTimeline, file: String, logs: [String])?
     /// The signal that stopped the run early.
     var interruptedBy: Int32 = 0
     private var lastProgress = ContinuousClock.now
@@ -140,7 +142,7 @@ final class Exhaustion {
                 lock.withLock {
                     scenariosRun += 1
                     nightsRun += error.night
-                    violation = (error, timeline, file)
+                    violation = (error, timeline, file, [])
                 }
                 break
             } catch {
@@ -192,9 +194,10 @@ final class Exhaustion {
             }
         } catch {
             let file = try writeRepro(timeline, error)
+            let logs = try writeLogs(run, besides: file)
             lock.withLock {
                 processRuns += 1
-                violation = (error, timeline, file)
+                violation = (error, timeline, file, logs)
             }
         }
     }
@@ -219,6 +222,27 @@ final class Exhaustion {
                 message: "cannot write the scenario file \(path): \(error.localizedDescription)", status: .cantCreate)
         }
         return path
+    }
+
+    /// Writes a process run's events (both processes, merged in time order) and the twin's on
+    /// the processes' instants as JSON Lines beside the scenario file `file`
+    /// (`NAME.processes.jsonl`, `NAME.twin.jsonl`): the evidence a process run's failure needs,
+    /// since the timing that made it does not replay.
+    /// - Returns: the two paths.
+    private func writeLogs(_ run: ScenarioRun, besides file: String) throws(SetupError) -> [String] {
+        let base = file.hasSuffix(".json") ? String(file.dropLast(".json".count)) : file
+        var paths: [String] = []
+        for (suffix, log) in [("processes", run.log), ("twin", run.twinLog ?? [])] {
+            let path = "\(base).\(suffix).jsonl"
+            let text = log.map { $0.event.jsonLine(time: $0.at, process: $0.source) + "\n" }.joined()
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw SetupError(message: "cannot write \(path): \(error.localizedDescription)", status: .cantCreate)
+            }
+            paths.append(path)
+        }
+        return paths
     }
 
     private func showProgress() {
@@ -313,13 +337,20 @@ final class Exhaustion {
 
     /// The failure report (stderr): what broke, where, how to reproduce it, the evidence.
     func report() -> String {
-        guard let (error, timeline, file) = violation else { return "" }
+        guard let (error, timeline, file, logs) = violation else { return "" }
+        let reproduce =
+            !logs.isEmpty
+            ? "sleeptap-scenario \(file) --both   (as processes; the timing that broke it may not come again)\n"
+                + "  event logs: \(logs.joined(separator: ", "))"
+            : error.invariant == 3
+                ? "sleeptap-scenario \(file) --both   (twin and processes differ)"
+                : "sleeptap-scenario \(file) --twin   (its last expectation fails on this night)"
         return """
             sleeptap-soak: INVARIANT BROKEN in timeline \(timeline.index) of \(options.scenarios) \
             (run seed \(seed), timeline seed \(timeline.seed))
             \(error.description)
             scenario file: \(file)
-              reproduce: \(error.invariant == 3 ? "sleeptap-scenario \(file) --both   (twin and processes differ)" : "sleeptap-scenario \(file) --twin   (its last expectation fails on this night)")
+              reproduce: \(reproduce)
               replay:    sleeptap-soak exhaustion --seed \(seed) --scenarios \(timeline.index + 1) \
             --nights \(options.nights)\(options.fault.map { " --inject-fault \($0.rawValue)" } ?? "")
             evidence:

@@ -227,6 +227,67 @@ struct SoakTests {
         #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
     }
 
+    @Test(
+        "invariant 3: a tap on one side only is raced when a batch moved the twin's watch to its zone before it and the processes' watch after it, within the window"
+    )
+    func processComparisonZoneMove() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "zone move", "start": "2026-01-01T00:00:00Z",
+                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
+                 "schedule": {"schemaVersion": 1, "timeZone": "Europe/Berlin", "wake": {"monday": "07:00",
+                   "tuesday": "07:00", "wednesday": "07:00", "thursday": "07:00", "friday": "07:00",
+                   "saturday": "07:00", "sunday": "07:00"}},
+                 "watch": ["--bed-at", "23:00"]}
+                """.utf8), path: "zone-move.json")
+        let sent = ISO8601.date("2026-01-01T12:00:00Z")!
+        let first = sent.addingTimeInterval(3600)
+        let second = sent.addingTimeInterval(7200)
+        func entry(_ at: Date, _ source: EventSource, _ name: EventName, _ fields: [(String, EventValue)] = [])
+            -> ScenarioRun.LogEntry
+        { .init(at: at, source: source, event: Event(name, fields)) }
+        func arrival(_ epoch: String, at instant: Date) -> [ScenarioRun.LogEntry] {
+            [
+                entry(
+                    sent, .phone, .batchGenerated,
+                    [
+                        ("seq", .int(1)), ("epoch", .string(epoch)), ("digest", .string("bb")),
+                        ("timeZone", .string("Europe/Berlin")),
+                    ]),
+                entry(instant, .watch, .batchApplied, [("seq", .int(1)), ("epoch", .string(epoch))]),
+                entry(instant, .watch, .timezoneChanged, [("timeZoneSource", .string("batch"))]),
+            ]
+        }
+        func tap(_ at: Date, _ name: EventName) -> ScenarioRun.LogEntry {
+            entry(at, .watch, name, [("tapLocalDate", .string("2026-01-01")), ("tapLocalTime", .string("x"))])
+        }
+        func night(_ time: String, _ outcome: ScenarioNight.Outcome) -> ScenarioNight {
+            ScenarioNight(
+                localDate: "2026-01-01", tapTime: time, outcome: outcome, nightsLeft: outcome == .manualEntry ? 0 : 1,
+                backgroundRuns: 0)
+        }
+        // The twin moved at once and tapped twice in the new zone; the processes' watch got the
+        // batch three virtual hours later and tapped once (by hand: no batch yet).
+        var run = ScenarioRun(
+            scenario: scenario, mode: .processes, nights: [night("14:00", .manualEntry)], checks: [],
+            log: (arrival("e1", at: sent.addingTimeInterval(3 * 3600)) + [tap(second, .fallbackManualEntry)])
+                .sorted { $0.at < $1.at })
+        run.twinNights = [night("13:00", .cachedWakeUp), night("14:00", .cachedWakeUp)]
+        run.twinLog = arrival("e2", at: sent) + [tap(first, .bedWakeTime), tap(second, .bedWakeTime)]
+        #expect(try SoakCheck.processes(run).raced.count == 2)
+        // Later than the window: the twin's first tap is unexplained.
+        let window = SoakCheck.raceWindow(speed: run.speed)
+        run.log = (arrival("e1", at: sent.addingTimeInterval(window + 1)) + [tap(second, .fallbackManualEntry)])
+            .sorted { $0.at < $1.at }
+        let late = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        #expect(late.invariant == 3 && late.message.contains("in the twin only"), "\(late)")
+        // No zone move by that batch: a tap on one side only is a violation.
+        run.log = (arrival("e1", at: sent.addingTimeInterval(3 * 3600)) + [tap(second, .fallbackManualEntry)])
+            .filter { $0.event.name != .timezoneChanged }.sorted { $0.at < $1.at }
+        #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+    }
+
     /// Found by the soak (seed 1, timeline 20 of 30 nights): an iOS app updated to register late
     /// and crash; the OS launched it again and again at one instant and the twin never returned.
     @Test("late-crash update with a pending request: the twin runs to the end, every night holds")
