@@ -108,6 +108,19 @@ public enum SoakCheck {
         let window = raceWindow(speed: run.speed)
         let processes = heldAtTaps(run.log)
         let replay = heldAtTaps(twinLog)
+        let outages = linkDown(run.log)
+        /// How long the processes' watch took beyond the twin's to hold dates, not counting the
+        /// time its link was down (nothing is delivered then, in the twin either: a batch the
+        /// twin delivered just before a cut was still on its way in the processes and is resent
+        /// when the link is back).
+        func lag(from twinInstant: Date, to instant: Date) -> TimeInterval {
+            var lag = instant.timeIntervalSince(twinInstant)
+            for (down, up) in outages {
+                let overlap = min(up, instant).timeIntervalSince(max(down, twinInstant))
+                if overlap > 0 { lag -= overlap }
+            }
+            return lag
+        }
         /// The digest of a batch that moved both watches to its zone, the twin's at or before
         /// `tap` and the processes' after it, within the window: a tap planned in one zone on one
         /// side only.
@@ -115,7 +128,7 @@ public enum SoakCheck {
             for (digest, moves) in replay.zoneMoves {
                 for twinMove in moves where twinMove <= tap {
                     if let move = processes.zoneMoves[digest]?.first(where: { $0 >= twinMove }), move > tap,
-                        move.timeIntervalSince(twinMove) <= window
+                        lag(from: twinMove, to: move) <= window
                     {
                         return digest
                     }
@@ -167,13 +180,14 @@ public enum SoakCheck {
                     let twinApplied = replay.applied[twinHeld]?.last(where: { $0 <= twinTap }),
                     let applied = processes.applied[twinHeld]?.first(where: { $0 > tap && $0 >= twinApplied })
                 {
-                    if applied.timeIntervalSince(twinApplied) <= window {
+                    let late = lag(from: twinApplied, to: applied)
+                    if late <= window {
                         raced.append(index)
                         continue
                     }
                     why =
                         "the processes' watch applied the twin's batch (digest \(twinHeld)) "
-                        + "\(Int(applied.timeIntervalSince(twinApplied) / 60)) virtual minutes after the twin's watch, "
+                        + "\(Int(late / 60)) virtual minutes after the twin's watch (the link up), "
                         + "more than the \(Int(window / 60)) minutes a message's wall-clock lag can take"
                 } else {
                     why = "the watches held the same batch, or the processes' watch never got the twin's"
@@ -182,6 +196,22 @@ public enum SoakCheck {
             throw difference(index, nights: nights, twin: twin, twinIndex: twinIndex, why: why)
         }
         return (tally, raced)
+    }
+
+    /// The intervals the processes' watch had no link: from each `link.down` to the next
+    /// `link.up` (or the end of the log).
+    static func linkDown(_ log: [ScenarioRun.LogEntry]) -> [(down: Date, up: Date)] {
+        var intervals: [(down: Date, up: Date)] = []
+        var down: Date?
+        for entry in log where entry.source == .watch {
+            if entry.event.name == .linkDown, down == nil { down = entry.at }
+            if entry.event.name == .linkUp, let start = down {
+                intervals.append((start, entry.at))
+                down = nil
+            }
+        }
+        if let down { intervals.append((down, .distantFuture)) }
+        return intervals
     }
 
     /// Invariant 3's violation at the processes' night `index` (0-based) and the twin's

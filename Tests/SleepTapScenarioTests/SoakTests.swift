@@ -208,6 +208,13 @@ struct SoakTests {
         run.log = processLog(arrival: sent.addingTimeInterval(window + 1))
         let late = try #require(throws: SoakViolation.self) { try SoakCheck.processes(run) }
         #expect(late.invariant == 3 && late.message.contains("more than"), "\(late)")
+        // Unless the link was down meanwhile: the batch was on its way at the cut and came a
+        // minute after the link's return; only the time the link was up counts.
+        let down = ScenarioRun.LogEntry(at: sent.addingTimeInterval(60), source: .watch, event: Event(.linkDown))
+        let up = ScenarioRun.LogEntry(
+            at: sent.addingTimeInterval(window), source: .watch, event: Event(.linkUp))
+        run.log = (processLog(arrival: sent.addingTimeInterval(window + 60)) + [down, up]).sorted { $0.at < $1.at }
+        #expect(try SoakCheck.processes(run).raced == [0])
         // Other dates than the twin's: a violation.
         run.log = processLog(arrival: tap.addingTimeInterval(300), digest: "cc")
         #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
