@@ -136,6 +136,35 @@ public enum SoakCheck {
             }
             return nil
         }
+        let cuts = linkDown(twinLog).map(\.down)
+        /// Whether the batch `digest`, which the twin's watch held, was lost in the processes at
+        /// a link cut that came within the window after the phone generated it: the phone
+        /// generated it at `g`, never sent it (no `batch.sent` of it), its next send failed
+        /// (`send.failed`) before it generated another batch, the scenario cut the link (the
+        /// twin's `link.down`, at the step's instant) at most the window after `g`, and the
+        /// processes' watch held nothing applied after `g`. The twin delivers at once, before a
+        /// cut; the processes' phone was still writing the batch (its fsync'd state) when the
+        /// relay dropped the link, and after the outage it sends its newest batch instead.
+        func lostAtCut(_ digest: String, processesHeld held: String?, at tap: Date) -> Bool {
+            guard
+                let generated = run.log.first(where: {
+                    $0.source == .phone && $0.event.name == .batchGenerated && $0.event["digest"] == .string(digest)
+                })?.at,
+                !run.log.contains(where: {
+                    $0.source == .phone && $0.event.name == .batchSent && $0.event["digest"] == .string(digest)
+                }),
+                cuts.contains(where: { $0 >= generated && $0.timeIntervalSince(generated) <= window && $0 <= tap })
+            else { return false }
+            let after = run.log.filter { $0.source == .phone && $0.at >= generated }
+            let nextGenerated =
+                after.first(where: { $0.event.name == .batchGenerated && $0.event["digest"] != .string(digest) })?.at
+                ?? .distantFuture
+            guard after.contains(where: { $0.event.name == .sendFailed && $0.at < nextGenerated }) else { return false }
+            if let held, processes.applied[held]?.contains(where: { $0 > generated && $0 <= tap }) == true {
+                return false
+            }
+            return true
+        }
         var raced: [Int] = []
         var index = 0
         var twinIndex = 0
@@ -189,6 +218,9 @@ public enum SoakCheck {
                         "the processes' watch applied the twin's batch (digest \(twinHeld)) "
                         + "\(Int(late / 60)) virtual minutes after the twin's watch (the link up), "
                         + "more than the \(Int(window / 60)) minutes a message's wall-clock lag can take"
+                } else if let twinHeld, twinHeld != held, lostAtCut(twinHeld, processesHeld: held, at: tap) {
+                    raced.append(index)
+                    continue
                 } else {
                     why = "the watches held the same batch, or the processes' watch never got the twin's"
                 }

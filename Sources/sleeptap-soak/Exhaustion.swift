@@ -272,7 +272,8 @@ final class Exhaustion {
             : "\(processRuns) of \(options.processes) timelines as real phone and watch (\(processNights) nights, "
                 + "each the twin's night by night but \(racedNights) raced: the twin's batch reached the "
                 + "processes' watch after the tap, at most \(Int(SoakCheck.raceWindow(speed: options.speed) / 60)) "
-                + "virtual minutes after the twin's); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
+                + "virtual minutes after the twin's, or was lost at a link cut that came as soon after it was "
+                + "made); RSS phone \(kib(memoryFirst?.phoneStart)) at the start of the "
                 + "first, \(kib(memoryLast?.phoneEnd)) at the end of the last; watch \(kib(memoryFirst?.watchStart)) "
                 + "-> \(kib(memoryLast?.watchEnd)); largest at any end \(largestEndKiB) KiB"
         var lines = [

@@ -235,6 +235,86 @@ struct SoakTests {
     }
 
     @Test(
+        "invariant 3: a batch the processes' phone never sent because the scenario cut the link right after it was made is raced; sent and not applied, or a cut later than the window, is a violation"
+    )
+    func lostAtCut() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "lost at a cut", "start": "2026-01-01T00:00:00Z",
+                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
+                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
+                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
+                   "sunday": "07:00"}},
+                 "watch": ["--bed-at", "23:00"]}
+                """.utf8), path: "cut.json")
+        let tap = ISO8601.date("2026-01-01T22:00:00Z")!
+        let tapFields: [(String, EventValue)] = [
+            ("tapLocalDate", .string("2026-01-01")), ("tapLocalTime", .string("23:00")),
+        ]
+        let made = tap.addingTimeInterval(-6 * 3_600)
+        let cut = made.addingTimeInterval(58)
+        func entry(_ at: Date, _ source: EventSource, _ name: EventName, _ fields: [(String, EventValue)] = [])
+            -> ScenarioRun.LogEntry
+        {
+            .init(at: at, source: source, event: Event(name, fields))
+        }
+        func generated(_ epoch: String, _ seq: Int, _ digest: String, _ at: Date) -> ScenarioRun.LogEntry {
+            entry(
+                at, .phone, .batchGenerated,
+                [
+                    ("seq", .int(Int64(seq))), ("epoch", .string(epoch)), ("digest", .string(digest)),
+                    ("timeZone", .string("Europe/Berlin")),
+                ])
+        }
+        func applied(_ epoch: String, _ seq: Int, _ at: Date) -> ScenarioRun.LogEntry {
+            entry(at, .watch, .batchApplied, [("seq", .int(Int64(seq))), ("epoch", .string(epoch))])
+        }
+        // The twin: the phone's first batch delivered at once, then the cut.
+        let twinLog = [
+            generated("t", 2, "bb", made), applied("t", 2, made), entry(cut, .watch, .linkDown),
+            entry(tap, .watch, .bedWakeTime, tapFields),
+        ]
+        // The processes: the batch was still being written at the cut; its send failed.
+        func processLog(sent: Bool = false, failed: Bool = true) -> [ScenarioRun.LogEntry] {
+            var log = [
+                generated("p", 2, "bb", made), entry(cut.addingTimeInterval(200), .watch, .linkDown),
+                entry(tap, .watch, .fallbackManualEntry, tapFields),
+            ]
+            if sent { log.append(entry(made.addingTimeInterval(30), .phone, .batchSent, [("digest", .string("bb"))])) }
+            if failed {
+                log.append(
+                    entry(
+                        cut.addingTimeInterval(300), .phone, .sendFailed, [("reason", .string("watch not connected"))]))
+            }
+            return log.sorted { $0.at < $1.at }
+        }
+        let twinNight = ScenarioNight(
+            localDate: "2026-01-01", tapTime: "23:00", outcome: .cachedWakeUp, nightsLeft: 7, backgroundRuns: 0)
+        let processNight = ScenarioNight(
+            localDate: "2026-01-01", tapTime: "23:00", outcome: .manualEntry, nightsLeft: 0, backgroundRuns: 0)
+        var run = ScenarioRun(
+            scenario: scenario, mode: .processes, nights: [processNight], checks: [], log: processLog())
+        run.twinNights = [twinNight]
+        run.twinLog = twinLog
+        #expect(try SoakCheck.processes(run).raced == [0])
+        // Sent, and never applied: the watch lost it, a violation.
+        run.log = processLog(sent: true, failed: false)
+        #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        // Never sent, but no failed send either: nothing shows the cut took it.
+        run.log = processLog(failed: false)
+        #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+        // A cut later than the window after the batch was made is not lag.
+        let window = SoakCheck.raceWindow(speed: run.speed)
+        run.log = processLog()
+        run.twinLog = twinLog.map {
+            $0.event.name == .linkDown ? entry(made.addingTimeInterval(window + 1), .watch, .linkDown) : $0
+        }
+        .sorted { $0.at < $1.at }
+        #expect(throws: SoakViolation.self) { try SoakCheck.processes(run) }
+    }
+
+    @Test(
         "invariant 3: a tap on one side only is raced when a batch moved the twin's watch to its zone before it and the processes' watch after it, within the window"
     )
     func processComparisonZoneMove() throws {
