@@ -65,11 +65,7 @@ public struct ScenarioFile: Sendable {
     /// The longest span from `start` to `end`, in calendar years (10 years: 3,652 or 3,653 nights).
     public static let maxYears = 10
     /// The Gregorian calendar in UTC (the span's years are counted in it).
-    static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .gmt
-        return calendar
-    }()
+    static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
 
     public var path: String
     public var name: String

@@ -142,24 +142,32 @@ struct SoakTests {
         #expect(tally.fallbacks == 1 && tally.foreseeable == 1 && tally.warnings == 1)
     }
 
-    @Test(
-        "invariant 3: a night that differs is a violation, unless the twin's batch reached the processes' watch after the tap, within the window"
-    )
-    func processComparison() throws {
-        let scenario = try ScenarioFile.decode(
+    /// Two nights in Berlin, wake-ups at 07:00, bed at 23:00: the scenario of the invariant-3 tests.
+    static func twoNights(name: String) throws -> ScenarioFile {
+        try ScenarioFile.decode(
             Data(
                 """
-                {"schemaVersion": 1, "name": "raced night", "start": "2026-01-01T00:00:00Z",
+                {"schemaVersion": 1, "name": "\(name)", "start": "2026-01-01T00:00:00Z",
                  "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
                  "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
                    "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
                    "sunday": "07:00"}},
                  "watch": ["--bed-at", "23:00"]}
-                """.utf8), path: "raced.json")
-        let tap = ISO8601.date("2026-01-01T22:00:00Z")!
-        let tapFields: [(String, EventValue)] = [
-            ("tapLocalDate", .string("2026-01-01")), ("tapLocalTime", .string("23:00")),
-        ]
+                """.utf8), path: "\(name).json")
+    }
+
+    /// The first night's bed tap (23:00 in Berlin) and its fields.
+    static let tap = ISO8601.date("2026-01-01T22:00:00Z")!
+    static let tapFields: [(String, EventValue)] = [
+        ("tapLocalDate", .string("2026-01-01")), ("tapLocalTime", .string("23:00")),
+    ]
+
+    @Test(
+        "invariant 3: a night that differs is a violation, unless the twin's batch reached the processes' watch after the tap, within the window"
+    )
+    func processComparison() throws {
+        let scenario = try Self.twoNights(name: "raced night")
+        let (tap, tapFields) = (Self.tap, Self.tapFields)
         func generated(_ epoch: String, digest: String, at instant: Date) -> ScenarioRun.LogEntry {
             .init(
                 at: instant, source: .phone,
@@ -238,20 +246,8 @@ struct SoakTests {
         "invariant 3: a batch the processes' phone never sent because the scenario cut the link right after it was made is raced; sent and not applied, or a cut later than the window, is a violation"
     )
     func lostAtCut() throws {
-        let scenario = try ScenarioFile.decode(
-            Data(
-                """
-                {"schemaVersion": 1, "name": "lost at a cut", "start": "2026-01-01T00:00:00Z",
-                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
-                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
-                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
-                   "sunday": "07:00"}},
-                 "watch": ["--bed-at", "23:00"]}
-                """.utf8), path: "cut.json")
-        let tap = ISO8601.date("2026-01-01T22:00:00Z")!
-        let tapFields: [(String, EventValue)] = [
-            ("tapLocalDate", .string("2026-01-01")), ("tapLocalTime", .string("23:00")),
-        ]
+        let scenario = try Self.twoNights(name: "lost at a cut")
+        let (tap, tapFields) = (Self.tap, Self.tapFields)
         let made = tap.addingTimeInterval(-6 * 3_600)
         let cut = made.addingTimeInterval(58)
         func entry(_ at: Date, _ source: EventSource, _ name: EventName, _ fields: [(String, EventValue)] = [])
