@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what building and testing SleepTap needs on Debian, when it is missing:
-# libzmq3-dev and pkg-config (the ZeroMQ C library), python3 + python3-zmq (the interop client).
+# Installs what building and testing SleepTap needs on Debian, when it is missing or out of date:
+# libzmq3-dev and pkg-config (the ZeroMQ C library), tzdata at the newest version the package
+# registry serves (the zone rules SleepTap reads, docs/architecture.md "Zone rules"), and
+# python3 + python3-zmq (the interop client).
 # Needs root (or sudo) only when something must be installed. The Swift toolchain itself must
 # already be on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
@@ -13,13 +15,33 @@ if [ "${SLEEPTAP_WITH_PYTHON:-0}" = 1 ]; then
   /usr/bin/python3 -c 'import zmq' >/dev/null 2>&1 || missing+=(python3 python3-zmq)
 fi
 
+if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
+export DEBIAN_FRONTEND=noninteractive
+updated=0
+
+# tzdata: installed, and at the candidate version after a fresh package list (a machine set up
+# from an old image keeps the rules of its image until tzdata is upgraded).
+if command -v apt-get >/dev/null 2>&1 && [ "$sudo" != none ]; then
+  if $sudo apt-get update -qq >/dev/null 2>&1; then
+    updated=1
+    installed=$(dpkg-query -W -f='${Version}' tzdata 2>/dev/null || true)
+    candidate=$(apt-cache policy tzdata 2>/dev/null | awk '/Candidate:/ {print $2}')
+    if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && [ "$installed" != "$candidate" ]; then
+      echo "ensure-deps: tzdata ${installed:-not installed} -> $candidate" >&2
+      $sudo apt-get install -y -qq --no-install-recommends tzdata >/dev/null
+    fi
+  else
+    echo "ensure-deps: apt-get update failed; tzdata left at ${installed:-what is installed}" >&2
+  fi
+fi
+[ -d "${TZDIR:-/usr/share/zoneinfo}" ] || missing+=(tzdata)
+
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "ensure-deps: installing ${missing[*]}" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+  if [ "$sudo" = none ]; then
     echo "ensure-deps: need root or sudo to apt-get install ${missing[*]}" >&2; exit 1
   fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
+  [ "$updated" = 1 ] || $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
