@@ -53,7 +53,10 @@ browse() {  # browse OUTPUT_ARGUMENT URL: chromium headless, root-safe, bounded 
 }
 
 status=0
-for module in ZeroMQ SleepTapCore; do
+# module:article path:article title
+for entry in "ZeroMQ:gettingstarted:Getting Started" "SleepTapCore:gettingstarted:Getting Started" \
+  "SleepTapEmbedded:monthinthetwin:A Month of Nights"; do
+  IFS=: read -r module page title <<<"$entry"
   lower="$(tr '[:upper:]' '[:lower:]' <<<"$module")"
   url="http://127.0.0.1:$port/$module/documentation/$lower/"
   browse --dump-dom "$url" >"$work/$module.html" || true
@@ -61,13 +64,13 @@ for module in ZeroMQ SleepTapCore; do
     echo "check-docs-site: $url did not render a title $module (DOM: $(wc -c <"$work/$module.html") bytes)" >&2
     status=1
   fi
-  if ! grep -q "Getting Started" "$work/$module.html"; then
-    echo "check-docs-site: $url does not list its getting-started article" >&2
+  if ! grep -q "$title" "$work/$module.html"; then
+    echo "check-docs-site: $url does not list its article \"$title\"" >&2
     status=1
   fi
-  article="http://127.0.0.1:$port/$module/documentation/$lower/gettingstarted"
+  article="http://127.0.0.1:$port/$module/documentation/$lower/$page"
   browse --dump-dom "$article" >"$work/$module-article.html" || true
-  if ! grep -q "Getting Started" "$work/$module-article.html" || ! grep -q "<pre" "$work/$module-article.html"; then
+  if ! grep -q "$title" "$work/$module-article.html" || ! grep -q "<pre" "$work/$module-article.html"; then
     echo "check-docs-site: $article did not render the article with its code" >&2
     status=1
   fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the API documentation of the ZeroMQ and SleepTapCore modules as a static site, with
+# Builds the API documentation of the ZeroMQ, SleepTapCore and SleepTapEmbedded modules as a static site, with
 # the toolchain's own tools only (no plugin package):
 #   1. swift build of the two modules, then swift-symbolgraph-extract (public symbols);
 #   2. every public symbol must have a doc comment (scripts/check-doc-comments.py);
@@ -26,7 +26,7 @@ done
 bash scripts/ensure-deps.sh
 command -v docc >/dev/null || { echo "docs.sh: no docc on PATH (it ships with the Swift toolchain)" >&2; exit 69; }
 
-modules=(ZeroMQ SleepTapCore)
+modules=(ZeroMQ SleepTapCore SleepTapEmbedded)
 out=.build/docs
 rm -rf "$out/symbol-graphs" "$out/site" "$out/archives"
 mkdir -p "$out/symbol-graphs" "$out/site" "$out/archives"
@@ -50,6 +50,8 @@ python3 scripts/check-doc-snippets.py Sources/ZeroMQ/ZeroMQ.docc/GettingStarted.
   Examples/zeromq-roundtrip/Package.swift Examples/zeromq-roundtrip/Sources/zeromq-roundtrip/main.swift
 python3 scripts/check-doc-snippets.py Sources/SleepTapCore/SleepTapCore.docc/GettingStarted.md \
   Tests/SleepTapEmbeddedTests/GettingStartedTests.swift
+python3 scripts/check-doc-snippets.py Sources/SleepTapEmbedded/SleepTapEmbedded.docc/MonthInTheTwin.md \
+  Examples/twin-month/Package.swift Examples/twin-month/Sources/twin-month/main.swift
 
 echo "== docc convert"
 for module in "${modules[@]}"; do
@@ -68,6 +70,7 @@ cat >"$out/site/index.html" <<HTML
 <body><h1>SleepTap API documentation</h1><ul>
 <li><a href="ZeroMQ/documentation/$(lower ZeroMQ)/">ZeroMQ</a>: the libzmq wrapper</li>
 <li><a href="SleepTapCore/documentation/$(lower SleepTapCore)/">SleepTapCore</a>: the sans-I/O core</li>
+<li><a href="SleepTapEmbedded/documentation/$(lower SleepTapEmbedded)/">SleepTapEmbedded</a>: the embedded twin</li>
 </ul></body></html>
 HTML
 echo "docs.sh: site in $out/site"

@@ -10,7 +10,7 @@ echo "== lint (SPDX-License-Identifier lines, scripts/check-spdx.sh)"
 bash scripts/check-spdx.sh
 echo "== build"
 swift build --build-tests
-echo "== package checks (scripts/install.sh in a temp prefix; the Examples/zeromq-roundtrip package)"
+echo "== package checks (scripts/install.sh in a temp prefix; the Examples/zeromq-roundtrip and Examples/twin-month packages)"
 bash scripts/check-install.sh
 bash scripts/check-example.sh
 echo "== API documentation (scripts/docs.sh: doc comments, article code, docc, headless Chromium)"

@@ -16,6 +16,7 @@ public struct LinkFaults: Equatable, Sendable {
     /// Upper bound of a delay, virtual seconds.
     public var maxDelay: TimeInterval
 
+    /// Link faults with these probabilities (each from 0 to 1, per message) and delay bound.
     public init(drop: Double = 0, duplicate: Double = 0, delay: Double = 0, maxDelay: TimeInterval = 2) {
         self.drop = drop
         self.duplicate = duplicate
@@ -31,12 +32,17 @@ public struct LinkFaults: Equatable, Sendable {
 /// with their arrival instants, seeded faults, and an up/down state (a link that is down loses
 /// what is in flight, as a dropped TCP or ipc connection does).
 public struct FaultyLink<Message: Sendable>: Sendable {
+    /// A message on its way.
     public struct InFlight: Sendable {
+        /// The virtual instant it arrives.
         public var arrival: Date
+        /// The order it was sent in (breaks ties between equal arrivals).
         public var order: UInt64
+        /// The message.
         public var message: Message
     }
 
+    /// The probabilities of each fault.
     public var faults: LinkFaults
     /// Whether the link carries messages. Sending on a link that is down fails.
     public private(set) var isUp = true
@@ -45,9 +51,13 @@ public struct FaultyLink<Message: Sendable>: Sendable {
     private var nextOrder: UInt64 = 0
     /// Counts of what the link did, for reports and tests.
     public private(set) var sent = 0
+    /// Messages lost to a drop fault.
     public private(set) var dropped = 0
+    /// Messages delivered twice.
     public private(set) var duplicated = 0
+    /// Messages held back by a delay.
     public private(set) var delayed = 0
+    /// Messages in flight when the link went down, lost with it.
     public private(set) var lostOnDisconnect = 0
 
     /// - Parameters:

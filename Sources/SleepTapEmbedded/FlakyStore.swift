@@ -14,6 +14,8 @@ public struct FlakyStore<Value: Sendable>: Sendable {
     /// The last value written successfully (nil: nothing on disk yet).
     public private(set) var held: Value?
 
+    /// A store that fails the writes numbered in `failing` with `errno` (28 is ENOSPC on Linux),
+    /// holding `held` at first.
     public init(errno: Int32 = 28, failing: Set<Int> = [], held: Value? = nil) {
         self.errno = errno
         self.failing = failing

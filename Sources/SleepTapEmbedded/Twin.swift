@@ -11,10 +11,15 @@ public import SleepTapCore
 public struct TwinPhone: Sendable {
     /// The simulated OS at first start (later starts read it back from the twin's OS store).
     public var os: SimulatedOS
+    /// Where forecasts come from (`OfflineWeatherProvider` in most twins).
     public var weather: any WeatherProvider
+    /// The user's wake schedule.
     public var schedule: WakeSchedule
+    /// The zone the device lives in at first start.
     public var zone: TimeZone
+    /// Where the device is (the weather step's sunlight plan).
     public var location: Coordinate
+    /// The app's settings: task identifier, registration path, step costs.
     public var appConfiguration: PhoneAppConfiguration
     /// The device seed of a fresh phone state (daily rotation of notice texts).
     public var deviceSeed: UInt64
@@ -22,6 +27,7 @@ public struct TwinPhone: Sendable {
     /// `schedulePath`, every read of it gives `schedule` (as a file that does not change).
     public var node: PhoneNodeConfiguration
 
+    /// A phone with every part given; each parameter sets the property of its name.
     public init(
         os: SimulatedOS, weather: any WeatherProvider, schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
         appConfiguration: PhoneAppConfiguration = PhoneAppConfiguration(), deviceSeed: UInt64,
@@ -35,6 +41,26 @@ public struct TwinPhone: Sendable {
         self.appConfiguration = appConfiguration
         self.deviceSeed = deviceSeed
         self.node = node
+    }
+
+    /// A phone on `os` that lives in `zone`, as most twins need one: the embedded node
+    /// configuration (`PhoneNodeConfiguration.embedded(zone:watchID:)`: endpoint `twin`, pid 1,
+    /// no CURVE, a new OS), offline weather seeded from `deviceSeed`, and the app's default
+    /// configuration (one consolidated refresh task).
+    ///
+    /// - Parameters:
+    ///   - os: the simulated OS at first start, for example
+    ///     `SimulatedOS(IOSBackgroundScheduler(configuration:seed:))`.
+    ///   - schedule: the user's wake schedule.
+    ///   - zone: the device's zone; the schedule's local times are in it.
+    ///   - location: where the device is (the weather step's sunlight plan).
+    ///   - deviceSeed: the device seed (notice texts) and the offline weather's seed.
+    public init(
+        os: SimulatedOS, schedule: WakeSchedule, zone: TimeZone, location: Coordinate, deviceSeed: UInt64 = 1
+    ) {
+        self.init(
+            os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule, zone: zone,
+            location: location, deviceSeed: deviceSeed, node: .embedded(zone: zone))
     }
 }
 
@@ -71,7 +97,9 @@ public enum TwinStep: Sendable {
 public struct Twin: Sendable {
     /// The timers of both nodes, on one heap.
     public enum Timer: Hashable, Sendable {
+        /// A timer of the phone node (resend, heartbeat, the OS's launch, …).
         case phone(PhoneTimer)
+        /// A timer of the watch node (HELLO retry, heartbeat, the nightly tap, …).
         case watch(WatchTimer)
     }
 
@@ -91,19 +119,24 @@ public struct Twin: Sendable {
     /// One line of the log: when, who (`phone`, `watch`, or `os` for the simulated OS's events),
     /// and the event, as the processes would write it.
     public struct Entry: Sendable {
+        /// The event's virtual instant.
         public var at: Date
+        /// Which side wrote it.
         public var source: EventSource
+        /// The event.
         public var event: Event
 
         /// The line the process would write.
         public var jsonLine: String { event.jsonLine(time: at, process: source) }
     }
 
+    /// The virtual instant both processes start at.
     public let start: Date
     /// Virtual seconds per wall second.
     public let speed: Double
     /// How messages reach the other node (`.frames` unless given).
     public let linkMode: LinkMode
+    /// Every event both sides wrote, in the order they wrote them.
     public private(set) var log: [Entry] = []
     /// The phone's run records (docs/metrics.md), in the order the phone made them: what
     /// `phone --metrics-dir` would have written.
@@ -114,21 +147,32 @@ public struct Twin: Sendable {
     public private(set) var watchStandardError: [(at: Date, line: String)] = []
     /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
     public private(set) var fired: [Timer: Int] = [:]
+    /// The event loop: every timer both nodes armed, and the virtual now.
     public private(set) var scheduler: VirtualScheduler<Timer>
+    /// The link from the phone to the watch.
     public private(set) var toWatch: FaultyLink<WireMessage>
+    /// The link from the watch to the phone.
     public private(set) var toPhone: FaultyLink<WireMessage>
+    /// The phone's state file (`phone.json`), as a restarted phone would read it.
     public private(set) var phoneStore = FlakyStore<PhoneSyncState>()
+    /// The simulated OS's state file (`os.json`): the device's, it outlives the app.
     public private(set) var osStore = FlakyStore<SimulatedOS>()
+    /// The watch's state file (`watch.json`).
     public private(set) var watchStore = FlakyStore<WatchSyncState>()
+    /// The phone node of the running (or last) phone process.
     public private(set) var phone: PhoneNode
+    /// The watch node.
     public private(set) var watch: WatchNode
+    /// How the phone is built at every start.
     public private(set) var phoneSetup: TwinPhone
+    /// The watch's configuration.
     public let watchSetup: WatchNode.Configuration
     private var random: SplitMix64
     private var steps: [(at: Date, order: Int, step: Scheduled)] = []
     private var stepOrder = 0
     /// Whether each process runs (both start at `boot`).
     public private(set) var phoneRunning = false
+    /// Whether the watch process runs.
     public private(set) var watchRunning = false
     /// Whether the watch holds a connection to the running phone (made when both run and the
     /// link is up). Without one, sends fail as on the sockets: the phone's ROUTER says

@@ -28,6 +28,7 @@ public struct VirtualScheduler<Key: Hashable & Sendable>: Sendable {
     /// last check), so the next check needs no look-up.
     private var topIsLive = false
 
+    /// An empty heap whose virtual now is `start`.
     public init(start: Date) { now = start }
 
     /// Arms `key` to fire at `deadline` (a deadline in the past fires at `now`).

@@ -192,7 +192,7 @@ public struct FleetDevice: Sendable {
             node: PhoneNodeConfiguration(
                 watchID: "watch", machineZone: zone, statePath: "phone.json", osStatePath: "os.json",
                 settings: bucket.map { [.bucket($0)] } ?? [], endpoint: "fleet", boundEndpoint: "fleet", pid: 1,
-                security: "none", osState: "new"))
+                security: .none, osState: .new))
         let watch = WatchNode.Configuration(
             endpoint: "fleet", statePath: "watch.json", systemZone: zone, bedAt: bedAt, manualWake: manualWake)
         var twin = Twin(

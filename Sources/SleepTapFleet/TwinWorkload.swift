@@ -25,8 +25,8 @@ public enum TwinWorkload {
             location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: seed &+ 5,
             node: PhoneNodeConfiguration(
                 watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",
-                osStatePath: "os.json", endpoint: "twin", boundEndpoint: "twin", pid: 1, security: "none",
-                osState: "new"))
+                osStatePath: "os.json", endpoint: "twin", boundEndpoint: "twin", pid: 1, security: .none,
+                osState: .new))
         let watch = WatchNode.Configuration(
             endpoint: "twin", statePath: "watch.json", systemZone: zone, bedAt: LocalTime(hour: 22, minute: 30),
             manualWake: LocalTime(hour: 6, minute: 30)!)

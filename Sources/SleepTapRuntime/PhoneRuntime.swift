@@ -145,7 +145,7 @@ public final class PhoneRuntime {
             settings: options.os.settingCommands,
             endpoint: options.endpoint.description,
             boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
-            pid: Int64(getpid()), security: keys == nil ? "none" : "curve", osState: storedOS == nil ? "new" : "stored")
+            pid: Int64(getpid()), security: keys == nil ? .none : .curve, osState: storedOS == nil ? .new : .stored)
         let driver = PhoneDriver(
             node: PhoneNode(app: app, configuration: configuration), router: router, zap: zap, weather: weather,
             stateFile: startUp.stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,

@@ -54,7 +54,7 @@ public enum TwinBuilder {
                 machineZone: machineZone, statePath: phone.stateDirectory + "/phone.json",
                 osStatePath: phone.stateDirectory + "/os.json", settings: phone.os.settingCommands,
                 endpoint: phone.endpoint.description, boundEndpoint: phone.endpoint.description, pid: 1,
-                security: "none", osState: "new"))
+                security: .none, osState: .new))
         let twinWatch = watch.nodeConfiguration(
             statePath: watch.stateDirectory + "/watch.json", keysDirectory: nil, systemZone: machineZone)
         return Twin(start: start, speed: phone.clock.speed, phone: twinPhone, watch: twinWatch)

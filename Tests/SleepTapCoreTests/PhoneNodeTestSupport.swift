@@ -78,7 +78,7 @@ struct NodeBench {
             watchID: watchID, pairedWatchKey: pairedWatchKey, schedulePath: schedulePath, timeZone: timeZone,
             machineZone: machineZone, statePath: "/state/phone.json", osStatePath: "/state/os.json",
             settings: settings, endpoint: "ipc:///run/p.sock", boundEndpoint: "ipc:///run/p.sock", pid: 1,
-            security: "none", osState: "new")
+            security: .none, osState: .new)
     }
 
     init(app: PhoneApp = NodeBench.app(), configuration: PhoneNodeConfiguration = NodeBench.configuration()) {

@@ -68,7 +68,7 @@ struct FlakyPair {
             configuration: PhoneNodeConfiguration(
                 watchID: Self.watchID, schedulePath: "/flaky/schedule.json", timeZone: zone, machineZone: zone,
                 statePath: "/flaky/phone.json", osStatePath: "/flaky/os.json", endpoint: "inproc://flaky",
-                boundEndpoint: "inproc://flaky", pid: 1, security: "none", osState: "new"))
+                boundEndpoint: "inproc://flaky", pid: 1, security: .none, osState: .new))
         self.disk = disk
     }
 

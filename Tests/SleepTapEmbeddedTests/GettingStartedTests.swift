@@ -68,13 +68,8 @@ struct GettingStartedTests {
                 permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
             ios.registrationMode = registration
             let phone = TwinPhone(
-                os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: 1)),
-                weather: OfflineWeatherProvider(seed: 3), schedule: .everyDayAtSeven, zone: zone,
-                location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: 5,
-                node: PhoneNodeConfiguration(
-                    watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",
-                    osStatePath: "os.json", endpoint: "twin", boundEndpoint: "twin", pid: 1, security: "none",
-                    osState: "new"))
+                os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: 1)), schedule: .everyDayAtSeven,
+                zone: zone, location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: 5)
 
             // The watch: the user taps "bed" at 22:30 every night and types 07:00 when asked.
             let watch = WatchNode.Configuration(

@@ -87,22 +87,22 @@ public struct PhoneNodeConfiguration: Sendable {
     /// `charging`, `bucket`).
     public var settings: [PhoneCommand]
     /// The `phone.started` fields about the process: endpoint, pid, bound endpoint, security,
-    /// and whether the OS state was `new` or `stored`.
+    /// and whether the OS state was new or stored.
     public var endpoint: String
     /// The endpoint libzmq reports after binding (`ZMQ_LAST_ENDPOINT`: the port a `tcp://…:*` got).
     public var boundEndpoint: String
-    /// The process id.
+    /// The process id (`getpid()` in the process; 1 in the twin).
     public var pid: Int64
-    /// The link's security: `curve` (CURVE keys given) or `none`.
-    public var security: String
-    /// Whether the simulated OS is `new` or was read from `os.json` (`stored`).
-    public var osState: String
+    /// The link's security, ``LinkSecurity``.
+    public var security: LinkSecurity
+    /// Whether the simulated OS is new or was read from `os.json`, ``OSStateOrigin``.
+    public var osState: OSStateOrigin
 
     /// The configuration from the phone's options; each parameter sets the property of its name.
     public init(
         watchID: String, pairedWatchKey: [UInt8]? = nil, schedulePath: String? = nil, timeZone: TimeZone? = nil,
         machineZone: TimeZone, statePath: String, osStatePath: String, settings: [PhoneCommand] = [],
-        endpoint: String, boundEndpoint: String, pid: Int64, security: String, osState: String
+        endpoint: String, boundEndpoint: String, pid: Int64, security: LinkSecurity, osState: OSStateOrigin
     ) {
         self.watchID = watchID
         self.pairedWatchKey = pairedWatchKey
@@ -118,6 +118,37 @@ public struct PhoneNodeConfiguration: Sendable {
         self.security = security
         self.osState = osState
     }
+
+    /// The configuration of a phone with no process around it, as the embedded twin runs one:
+    /// endpoint `twin`, pid 1, no CURVE, a new simulated OS, state files named `phone.json` and
+    /// `os.json`, and `zone` as both the `--time-zone` and the machine's zone.
+    ///
+    /// - Parameters:
+    ///   - zone: the device's zone (its IANA identifier names it in `phone.started`).
+    ///   - watchID: the paired watch's routing id.
+    public static func embedded(zone: TimeZone, watchID: String = "watch") -> PhoneNodeConfiguration {
+        PhoneNodeConfiguration(
+            watchID: watchID, timeZone: zone, machineZone: zone, statePath: "phone.json", osStatePath: "os.json",
+            endpoint: "twin", boundEndpoint: "twin", pid: 1, security: .none, osState: .new)
+    }
+}
+
+/// The phone link's security, as `phone.started` reports it.
+public enum LinkSecurity: String, Sendable, Equatable {
+    /// No CURVE keys: the link is plain ZMTP (any local process that can reach the endpoint may
+    /// connect).
+    case none
+    /// CURVE keys were given: ZMTP's CurveZMQ handshake (RFC 26, zmq_curve(7)) authenticates and
+    /// encrypts the link.
+    case curve
+}
+
+/// Where the simulated OS's state came from when the phone started, as `phone.started` reports it.
+public enum OSStateOrigin: String, Sendable, Equatable {
+    /// No `os.json` was found: a new OS with a fresh seed.
+    case new
+    /// The OS was read back from `os.json` (the device outlives the app).
+    case stored
 }
 
 /// The phone process, sans I/O: one method per input (a message, a ZAP request, a stdin line, a
@@ -223,9 +254,9 @@ public struct PhoneNode: Sendable {
                         ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(configuration.pid)),
                         ("platform", .string(app.scheduler.platform.rawValue)),
                         ("registration", .string(app.scheduler.registrationMode.rawValue)),
-                        ("osState", .string(configuration.osState)),
+                        ("osState", .string(configuration.osState.rawValue)),
                         ("boundEndpoint", .string(configuration.boundEndpoint)),
-                        ("security", .string(configuration.security)),
+                        ("security", .string(configuration.security.rawValue)),
                     ]), at: time.now),
             .arm(.heartbeat, .after(LinkLiveness.interval)),
         ]
