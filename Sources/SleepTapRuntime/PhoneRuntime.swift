@@ -205,6 +205,13 @@ final class PhoneDriver {
     private let metrics: RunRecordWriter?
     /// The bytes of os.json as last written (nil: write at the first step).
     private var savedOS: Data?
+    /// Offline forecasts asked for by the current action list, answered once the list is done
+    /// (as the twin answers them): the list's own later actions were computed before the
+    /// answer, and must not run after the answer's newer ones (a launch timer armed or
+    /// cancelled, `os.json` written with the OS from before the job completed).
+    private var weatherInFlight: [WeatherOutcome] = []
+    /// How deep the action lists are nested (a result fed back runs its own list).
+    private var depth = 0
     private let mailbox: Mailbox
     private let output: EventOutput
     private let clock: any SleepTapCore.Clock
@@ -256,7 +263,14 @@ final class PhoneDriver {
     private func now() -> NodeTime { times.now() }
 
     private func run(_ actions: [PhoneAction]) {
+        depth += 1
         for action in actions { run(action) }
+        depth -= 1
+        guard depth == 0 else { return }
+        while !weatherInFlight.isEmpty {
+            let outcome = weatherInFlight.removeFirst()
+            run(node.weatherArrived(outcome, at: now()))
+        }
     }
 
     /// The one interpreter of `PhoneAction`.
@@ -299,9 +313,9 @@ final class PhoneDriver {
             output.emit(event, at: time)
         case .fetchWeather(let location, let time):
             if weather is OfflineWeatherProvider {
-                // Pure and instant: answered on this thread.
+                // Pure and instant: answered on this thread, after the current action list.
                 let (result, cost) = weather.forecast(for: location, now: time)
-                run(node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: now()))
+                weatherInFlight.append(WeatherOutcome(result: result, cost: cost))
             } else {
                 let (weather, mailbox) = (weather, mailbox)
                 DispatchQueue.global().async {

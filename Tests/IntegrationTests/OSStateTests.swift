@@ -190,4 +190,34 @@ struct OSStateTests {
         #expect(stderr.contains("--platform android") && stderr.contains("holds an ios device"), "\(stderr)")
         #expect(FileManager.default.contents(atPath: path) == stored)
     }
+
+    @Test(
+        "Android: os.json holds the OS after the job completed, not the launch step's stale tail (the offline forecast answered after its list)"
+    )
+    func osStateAfterCompletion() throws {
+        // The first background run (Tue 2026-03-03 08:00 UTC, with the 6 h interval) fetches the
+        // weather: the forecast's answer completes the job. Before the fix the driver answered it
+        // inside the launch step's action list, whose tail, computed before the job completed,
+        // then wrote os.json with the OS as it was before the run.
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone([
+            "--platform", "android", "--bucket", "active", "--time-zone", "UTC", "--clock-start",
+            "2026-03-02T12:00:00Z", "--clock-speed", "20000", "--device-seed", "1",
+        ])
+        let entered = try phone.expect(.handlerEntered).index
+        try phone.expect(.weatherFetched, from: entered)
+        let completed = try phone.expect(.handlerCompleted, from: entered).index
+        // `status` writes nothing: once it is answered, the launch's whole action list is done.
+        phone.send(line: "status")
+        try phone.expect(.phoneStatus, from: completed)
+        let path = "\(scenario.dir)/phone/os.json"
+        let data = try #require(FileManager.default.contents(atPath: path))
+        let stored = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let android = try #require(stored["android"] as? [String: Any])
+        let work = try #require((android["works"] as? [String: Any])?["net.sleeptap.refresh"] as? [String: Any])
+        #expect(work["running"] == nil, "os.json still holds the run as running: \(work)")
+        #expect((work["periodCount"] as? Int ?? 0) >= 1, "os.json does not count the completed period: \(work)")
+        #expect(((android["sessions"] as? [Any]) ?? []).count >= 1, "os.json has no session for the run")
+    }
 }
