@@ -122,6 +122,14 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case coverageLow = "coverage.low"
     /// `request.sent` (its fields: docs/protocol.md, "Events").
     case requestSent = "request.sent"
+    /// `alarm.set` (its fields: docs/protocol.md, "Events").
+    case alarmSet = "alarm.set"
+    /// `alarm.fired` (its fields: docs/protocol.md, "Events").
+    case alarmFired = "alarm.fired"
+    /// `alarm.snoozed` (its fields: docs/protocol.md, "Events").
+    case alarmSnoozed = "alarm.snoozed"
+    /// `alarm.stopped` (its fields: docs/protocol.md, "Events").
+    case alarmStopped = "alarm.stopped"
 
     // MARK: Phone or watch
 

@@ -15,6 +15,9 @@ public enum WatchEffect: Equatable, Sendable {
     case cancelHelloRetry
     /// Write an observable event.
     case emit(Event)
+    /// Set the alarm to ring at this instant (the answer to a bed tap, or a typed wake time):
+    /// `WatchNode` arms it and rings it there (its "Alarm" rules).
+    case setAlarm(Date)
 }
 
 /// The watch's durable state: the newest applied batch.
@@ -190,7 +193,8 @@ public struct WatchCore: Sendable {
                             ("utcOffset", .int(Int64(entry.utcOffset))),
                             ("zoneKnown", .bool(WakeCalendar.zone(named: batchZone) != nil)),
                             ("remaining", .int(Int64(remaining))),
-                        ] + tap))
+                        ] + tap)),
+                .setAlarm(entry.wake),
             ]
         case .manualEntry(let reason):
             awaitingManualEntry = true
@@ -249,7 +253,8 @@ public struct WatchCore: Sendable {
                         ("localDate", .string(WakeCalendar.localDateString(wake, in: calendar))),
                         ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
                         ("timeZone", .string(zone.identifier)),
-                    ] + Self.tapFields(at: now, in: zone)))
+                    ] + Self.tapFields(at: now, in: zone))),
+            .setAlarm(wake),
         ]
     }
 

@@ -108,8 +108,8 @@ public enum CommandLineParser {
     public static let watchUsage = """
         usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--id ID]
                      [--keys DIR | --insecure]
-                     [--bed-at HH:MM [--manual-wake HH:MM]] [--warn-nights N]
-                     [--request-dates]
+                     [--bed-at HH:MM [--manual-wake HH:MM] [--stop-alarm-after SECS]]
+                     [--warn-nights N] [--request-dates] [--snooze-minutes N]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The watch half of SleepTap. Connects a ZeroMQ DEALER (routing id ID) to ENDPOINT, says
@@ -124,6 +124,11 @@ public enum CommandLineParser {
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
+          --stop-alarm-after SECS  simulated user: stop the ringing alarm this many virtual
+                                seconds after it began, 0-86400 (default with --bed-at: 60);
+                                without a simulated user the alarm rings until stdin stop
+          --snooze-minutes N    how long stdin snooze silences the ringing alarm, 1-60
+                                (default: 9, as the Clock app's snooze)
           --warn-nights N       print coverage.low once when the cached wake-ups still ahead fall
                                 to N or fewer (checked at each applied batch and bed tap),
                                 0-64, 0 never warns (default: 2)
@@ -339,12 +344,16 @@ public enum CommandLineParser {
         var requestDates = false
         var insecure = false
         var keys: String?
+        var stopAlarmAfter: TimeInterval?
+        var snoozeMinutes = Int(WatchNode.Configuration.defaultSnooze / 60)
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
             case "--time-zone": zone = try reader.timeZone(flag)
             case "--id": id = try reader.routingId(flag)
+            case "--stop-alarm-after": stopAlarmAfter = try reader.seconds(flag, in: 0...86_400)
+            case "--snooze-minutes": snoozeMinutes = try reader.integer(flag, in: 1...60)
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)
             case "--warn-nights": warnNights = try reader.integer(flag, in: 0...WireCodec.maxEntries)
@@ -361,6 +370,9 @@ public enum CommandLineParser {
         if manualWake != nil && bedAt == nil {
             throw UsageError("--manual-wake needs --bed-at (it answers the simulated user's prompt)")
         }
+        if stopAlarmAfter != nil && bedAt == nil {
+            throw UsageError("--stop-alarm-after needs --bed-at (it is the simulated user's stop)")
+        }
         if requestDates && warnNights == 0 {
             throw UsageError(
                 "--request-dates needs --warn-nights 1 or more (it asks when the nights left fall to that many)")
@@ -373,6 +385,9 @@ public enum CommandLineParser {
         options.manualWake = manualWake
         options.warnNights = warnNights
         options.requestDates = requestDates
+        options.snooze = TimeInterval(snoozeMinutes * 60)
+        options.userStopsAlarmAfter =
+            bedAt == nil ? nil : stopAlarmAfter ?? WatchNode.Configuration.defaultUserStop
         options.insecure = insecure
         options.keysDirectory = keys
         if case .tcp(_, nil) = endpoint {

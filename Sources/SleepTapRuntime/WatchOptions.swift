@@ -22,6 +22,11 @@ public struct WatchOptions: Equatable, Sendable {
     public var warnNights = WatchNode.Configuration.defaultWarnNights
     /// `--request-dates`: send the phone a REQUEST while coverage is low and the link is up.
     public var requestDates = false
+    /// `--snooze-minutes`, as seconds.
+    public var snooze = WatchNode.Configuration.defaultSnooze
+    /// `--stop-alarm-after` (virtual seconds; 60 with `--bed-at` unless given, nil without a
+    /// simulated user).
+    public var userStopsAlarmAfter: TimeInterval?
     /// Skip the ipc directory check (0700, owned by the user) and allow plaintext tcp.
     public var insecure = false
     /// Keys directory (`watch.key_secret` + `phone.key`): CURVE on the link with the paired phone's key.
@@ -41,6 +46,6 @@ extension WatchOptions {
         WatchNode.Configuration(
             endpoint: endpoint.description, id: id, statePath: statePath, keysDirectory: keysDirectory,
             flagZone: timeZone, systemZone: systemZone, bedAt: bedAt, manualWake: manualWake, warnNights: warnNights,
-            requestDates: requestDates)
+            requestDates: requestDates, snooze: snooze, userStopsAlarmAfter: userStopsAlarmAfter)
     }
 }

@@ -39,6 +39,11 @@ public struct SoakTally: Sendable, Equatable {
     public var batchesGenerated = 0
     public var batchesApplied = 0
     public var backgroundRuns = 0
+    /// Alarms that rang at an answered wake-up (`alarm.fired`, first rings only), and answered
+    /// wake-ups whose alarm was lost with a restarted watch process (not checked: the model
+    /// keeps alarms in memory).
+    public var alarmsFired = 0
+    public var alarmsLostWithRestart = 0
 
     public init() {}
 
@@ -51,6 +56,8 @@ public struct SoakTally: Sendable, Equatable {
         lhs.batchesGenerated += rhs.batchesGenerated
         lhs.batchesApplied += rhs.batchesApplied
         lhs.backgroundRuns += rhs.backgroundRuns
+        lhs.alarmsFired += rhs.alarmsFired
+        lhs.alarmsLostWithRestart += rhs.alarmsLostWithRestart
     }
 }
 
@@ -78,7 +85,7 @@ public enum SoakCheck {
         return try check(scenario, log: log)
     }
 
-    /// Checks a process run (`ScenarioRun.processes`): invariants 1, 2 and 4 on the processes'
+    /// Checks a process run (`ScenarioRun.processes`): invariants 1, 2, 4 and 5 on the processes'
     /// own events, then 3: their nights against the twin's on the processes' instants, night by
     /// night. A night may differ only when it is *raced*: the two taps are the same (local date
     /// and time), the batch the twin's watch held at its tap was not yet held by the processes'
@@ -369,7 +376,16 @@ public enum SoakCheck {
         var wakes: [SoakOracle.Wake]
     }
 
-    /// Checks invariants 1, 2 and 4 over a run's log, night by night.
+    /// An instant field as the twin logs it (a date) or as a process wrote it (ISO-8601 text).
+    static func instant(_ value: EventValue?) -> Date? {
+        switch value {
+        case .date(let date)?: date
+        case .string(let text)?: ISO8601.date(text)
+        default: nil
+        }
+    }
+
+    /// Checks invariants 1, 2, 4 and 5 over a run's log, night by night.
     /// - Throws: `SoakViolation` at the first broken one.
     static func check(_ scenario: ScenarioFile, log: [ScenarioRun.LogEntry]) throws(SoakViolation) -> SoakTally {
         var oracle = SoakOracle(schedule: scenario.schedule)
@@ -403,6 +419,9 @@ public enum SoakCheck {
         var warnings: [Date] = []
         var night = 0
         var recent: [String] = []
+        // Invariant 5: the wake-ups the watch answered (a cached one, checked by 1 and 2, or a
+        // typed one) and not yet rung, with the line that answered each.
+        var answered: [(wake: Date, line: String)] = []
 
         func line(_ entry: ScenarioRun.LogEntry) -> String {
             entry.event.jsonLine(time: entry.at, process: entry.source)
@@ -441,7 +460,37 @@ public enum SoakCheck {
                 recent.append(text)
                 if recent.count > 12 { recent.removeFirst() }
             }
+            // Every answered wake-up before this entry must have rung at its instant.
+            if let due = answered.first, due.wake < entry.at {
+                let (from, to) = window(due.wake)
+                throw SoakViolation(
+                    invariant: 5, night: night, localDate: "",
+                    message:
+                        "a missed alarm: the watch answered \(ISO8601.string(due.wake)), and no alarm.fired came then",
+                    evidence: recent + [due.line],
+                    expectation: ["event": "alarm.fired", "source": "watch", "from": from, "to": to, "min": "1"])
+            }
             switch (entry.event.name, entry.source) {
+            case (.watchStarted, .watch):
+                // A restarted watch process loses the alarms it had set (docs/protocol.md).
+                tally.alarmsLostWithRestart += answered.count
+                answered.removeAll()
+            case (.manualWakeTime, .watch):
+                if let wake = Self.instant(entry.event["wakeTime"]) { answered.append((wake, text)) }
+                answered.sort { $0.wake < $1.wake }
+            case (.alarmFired, .watch):
+                guard case .int(0)? = entry.event["snoozes"] else { continue }
+                guard let index = answered.firstIndex(where: { $0.wake == entry.at }) else {
+                    let (from, to) = window(entry.at)
+                    throw SoakViolation(
+                        invariant: 5, night: night, localDate: "",
+                        message: "a wrong alarm: it rang at \(ISO8601.string(entry.at)), which is no wake-up the "
+                            + "watch answered (\(answered.map { ISO8601.string($0.wake) }.joined(separator: ", ")))",
+                        evidence: recent,
+                        expectation: ["event": "alarm.fired", "source": "watch", "from": from, "to": to, "count": "0"])
+                }
+                answered.remove(at: index)
+                tally.alarmsFired += 1
             case (.handlerEntered, _):
                 tally.backgroundRuns += 1
             case (.batchGenerated, .phone):
@@ -527,6 +576,10 @@ public enum SoakCheck {
                                 "event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "1",
                                 "fields.wakeTime": ISO8601.string(expected.instant),
                             ])
+                    }
+                    if !answered.contains(where: { $0.wake == expected.instant }) {
+                        answered.append((expected.instant, text))
+                        answered.sort { $0.wake < $1.wake }
                     }
                 } else {
                     tally.fallbacks += 1

@@ -284,6 +284,9 @@ final class Exhaustion {
                 + "(foreseeable \(tally.foreseeable), every one warned 24 h ahead; no batch yet \(tally.neverHeld))",
             "watch:     coverage.low \(tally.warnings); batches generated \(tally.batchesGenerated), applied "
                 + "\(tally.batchesApplied); background runs \(tally.backgroundRuns)",
+            "alarms:    \(tally.alarmsFired) rang at the answered wake-up"
+                + (violation?.error.invariant == 5 ? "; one wrong or missed (invariant 5)" : "; 0 wrong, 0 missed")
+                + (tally.alarmsLostWithRestart > 0 ? "; \(tally.alarmsLostWithRestart) lost with a watch restart" : ""),
             "time:      \(String(format: "%.1f", seconds)) s, \(Int(nightsPerSecond)) nights/s",
             "processes: \(processes)",
         ]
@@ -292,7 +295,7 @@ final class Exhaustion {
         case "interrupted": lines.append("sleeptap-soak: interrupted; invariants held on every night run")
         default:
             lines.append(
-                "sleeptap-soak: invariants 1, 2 and 4 held on every night"
+                "sleeptap-soak: invariants 1, 2, 4 and 5 held on every night"
                     + (options.processes > 0 ? "; 3: the processes agreed with the twin on every night" : ""))
         }
         return lines.joined(separator: "\n")
@@ -302,7 +305,8 @@ final class Exhaustion {
     /// "exhaustion", `result` (passed, failed or interrupted), `message` (the broken invariant,
     /// or null), `seed`, `scenarios` (asked), `scenariosRun`, `nightsPerScenario`, `nights`,
     /// `cached`, `manualEntries`, `foreseeable`, `noBatchYet`, `coverageLow`, `batchesGenerated`,
-    /// `batchesApplied`, `backgroundRuns`, `seconds`, `nightsPerSecond`, `processes`, `repro`
+    /// `batchesApplied`, `backgroundRuns`, `alarmsFired`, `alarmsLostWithRestart`, `seconds`,
+    /// `nightsPerSecond`, `processes`, `repro`
     /// (the scenario file written, or null), `signal` (or null).
     func summaryEvent() -> Event {
         func int(_ value: Int) -> EventValue { .int(Int64(value)) }
@@ -317,6 +321,7 @@ final class Exhaustion {
                 ("foreseeable", int(tally.foreseeable)), ("noBatchYet", int(tally.neverHeld)),
                 ("coverageLow", int(tally.warnings)), ("batchesGenerated", int(tally.batchesGenerated)),
                 ("batchesApplied", int(tally.batchesApplied)), ("backgroundRuns", int(tally.backgroundRuns)),
+                ("alarmsFired", int(tally.alarmsFired)), ("alarmsLostWithRestart", int(tally.alarmsLostWithRestart)),
                 ("seconds", .double((seconds * 10).rounded() / 10)), ("nightsPerSecond", int(Int(nightsPerSecond))),
                 ("processes", int(processRuns)), ("processNights", int(processNights)),
                 ("racedNights", int(racedNights)),

@@ -50,7 +50,7 @@ struct ExhaustionOptions: Equatable, Sendable {
           --scenarios K    timelines, 1 to 1000000 (default 100)
           --nights N       nights per timeline, 1 to 3650 (default 60)
           --processes M    also run the first M timelines as real phone and watch processes over
-                           ipc (sleeptap-scenario --processes): invariants 1, 2 and 4 on their
+                           ipc (sleeptap-scenario --processes): invariants 1, 2, 4, 5 on their
                            events, 3 against the twin, and their RSS (default 0)
           --speed N        virtual seconds per wall second of those runs, 1 to 10000000 (default
                            172800: two virtual days per wall second)

@@ -71,6 +71,8 @@ struct FlagCoverageTests {
         "watch --bed-at": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --manual-wake": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --warn-nights": "IntegrationTests/FlagEffectTests.swift warnNights",
+        "watch --stop-alarm-after": "IntegrationTests/FlagEffectTests.swift stopAlarmAfter",
+        "watch --snooze-minutes": "IntegrationTests/FlagEffectTests.swift snoozeMinutes",
         "watch --request-dates": "IntegrationTests/DateRequestIntegrationTests.swift requestOverIPC",
         "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",

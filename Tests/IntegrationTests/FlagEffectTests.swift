@@ -229,6 +229,54 @@ struct FlagEffectTests {
         )
     }
 
+    @Test("watch --stop-alarm-after: the simulated user's alarm rings at the typed wake-up and stops 120 s later")
+    func stopAlarmAfter() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // 22:00Z a wall second from now, an hour per wall second: the tap at 22:30, the ring at 23:30.
+        let anchor = String(format: "%.3f", Date().addingTimeInterval(1).timeIntervalSince1970)
+        let watch = try scenario.watch([
+            "--time-zone", "UTC", "--bed-at", "22:30", "--manual-wake", "23:30", "--stop-alarm-after", "120",
+            "--clock-start", "2026-06-01T22:00:00Z", "--clock-speed", "3600", "--clock-anchor", anchor,
+        ])
+        let set = try watch.expect(.alarmSet)
+        #expect(set.event.string("alarmTime") == "2026-06-01T23:30:00Z", "\(set.event)")
+        let fired = try watch.expect(.alarmFired, from: set.index)
+        #expect(fired.event.string("time") == "2026-06-01T23:30:00.000Z", "\(fired.event)")
+        let stopped = try watch.expect(.alarmStopped, from: fired.index).event
+        #expect(stopped.string("time") == "2026-06-01T23:32:00.000Z", "\(stopped)")
+        #expect(stopped.string("by") == "simulated user" && (stopped.fields["rangFor"] as? NSNumber) == 120)
+    }
+
+    @Test("watch --snooze-minutes: stdin snooze silences the ringing alarm that long; stop ends it")
+    func snoozeMinutes() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // A virtual minute per wall second: the typed 23:00 rings about two wall seconds in.
+        let anchor = String(format: "%.3f", Date().addingTimeInterval(1).timeIntervalSince1970)
+        let watch = try scenario.watch([
+            "--time-zone", "UTC", "--snooze-minutes", "2", "--clock-start", "2026-06-01T22:58:00Z",
+            "--clock-speed", "60", "--clock-anchor", anchor,
+        ])
+        try watch.expect(.watchStarted)
+        watch.send(line: "bed")
+        try watch.expect(.fallbackManualEntry)
+        watch.send(line: "23:00")
+        try watch.expect(.alarmSet)
+        let fired = try watch.expect(.alarmFired)
+        #expect(fired.event.string("time") == "2026-06-01T23:00:00.000Z")
+        watch.send(line: "snooze")
+        let snoozed = try watch.expect(.alarmSnoozed, from: fired.index)
+        let until = try #require(snoozed.event.string("until").flatMap(ISO8601.date))
+        let snoozedAt = try #require(snoozed.event.time)
+        #expect(abs(until.timeIntervalSince(snoozedAt) - 120) < 1, "\(snoozed.event)")
+        let again = try watch.expect(.alarmFired, from: snoozed.index)
+        #expect(again.event.int("snoozes") == 1)
+        watch.send(line: "stop")
+        let stopped = try watch.expect(.alarmStopped, from: again.index).event
+        #expect(stopped.string("by") == "user" && stopped.int("snoozes") == 1, "\(stopped)")
+    }
+
     @Test("watch --time-zone: a typed wake time is read in that zone")
     func watchTimeZone() throws {
         let scenario = try Scenario()

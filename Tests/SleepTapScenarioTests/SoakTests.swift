@@ -96,6 +96,13 @@ struct SoakTests {
         #expect(violation.invariant == 1 && violation.message.contains("early fallback"), "\(violation)")
     }
 
+    /// The watch's alarm ringing at `instant` (its first ring).
+    static func ring(_ instant: Date) -> ScenarioRun.LogEntry {
+        .init(
+            at: instant, source: .watch,
+            event: Event(.alarmFired, [("alarmTime", .date(instant)), ("snoozes", .int(0))]))
+    }
+
     /// A hand-built night: the watch held a 2-night batch for days, then fell back, and never warned.
     @Test("a foreseeable fallback without a coverage.low 24 h ahead breaks invariant 4")
     func missingWarning() throws {
@@ -127,12 +134,23 @@ struct SoakTests {
                         ("wakeTime", .date(at("2026-07-21T07:00:00Z"))),
                         ("localDate", .string("2026-07-21")), ("localTime", .string("07:00")),
                     ] + tap)))
+        log.append(Self.ring(at("2026-07-21T07:00:00Z")))
         log.append(
             .init(
                 at: at("2026-07-21T23:00:00Z"), source: .watch,
                 event: Event(.fallbackManualEntry, [("reason", .string("ran out"))] + tap)))
         let violation = try #require(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: log) }
         #expect(violation.invariant == 4 && violation.night == 2, "\(violation)")
+        // Invariant 5: without the ring at the answered wake-up, the alarm was missed; a ring an
+        // hour late is a wrong alarm.
+        var missed = log
+        missed.remove(at: 3)
+        let noRing = try #require(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: missed) }
+        #expect(noRing.invariant == 5 && noRing.message.contains("missed alarm"), "\(noRing)")
+        var late = missed
+        late.insert(Self.ring(at("2026-07-21T08:00:00Z")), at: 3)
+        let wrong = try #require(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: late) }
+        #expect(wrong.invariant == 5, "\(wrong)")
         // With the warning when the batch came (2 nights left), the same night holds.
         log.insert(
             .init(

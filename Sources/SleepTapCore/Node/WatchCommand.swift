@@ -19,6 +19,10 @@ public enum WatchCommand: Equatable, Sendable {
     case timeZone(TimeZone)
     /// A wake time `HH:MM`, the answer to a manual-entry prompt.
     case wakeTime(LocalTime)
+    /// Stop the ringing alarm.
+    case stopAlarm
+    /// Snooze the ringing alarm (it rings again after the snooze, `WatchNode.Configuration.snooze`).
+    case snooze
     /// Stop the process.
     case quit
     /// A line naming a command with the wrong words after it (`status 1`, `time-zone`), or a
@@ -30,7 +34,8 @@ public enum WatchCommand: Equatable, Sendable {
     case unrecognized(String)
 
     /// The reason given for an unknown command.
-    public static let unknownCommandReason = "unknown command; expected bed, status, time-zone TZ, HH:MM or quit"
+    public static let unknownCommandReason =
+        "unknown command; expected bed, status, stop, snooze, time-zone TZ, HH:MM or quit"
 
     /// Parses one stdin line (without its newline).
     /// - Parameter line: the line as typed.
@@ -41,12 +46,18 @@ public enum WatchCommand: Equatable, Sendable {
             return
         }
         switch name {
-        case "bed", "status", "quit":
+        case "bed", "status", "quit", "stop", "snooze":
             guard words.count == 1 else {
                 self = .invalid(input: clipped(text), reason: "\(name) takes no argument")
                 return
             }
-            self = name == "bed" ? .bed : name == "status" ? .status : .quit
+            switch name {
+            case "bed": self = .bed
+            case "status": self = .status
+            case "stop": self = .stopAlarm
+            case "snooze": self = .snooze
+            default: self = .quit
+            }
         case "time-zone":
             if words.count == 2, let zone = WakeCalendar.zone(named: words[1]) {
                 self = .timeZone(zone)

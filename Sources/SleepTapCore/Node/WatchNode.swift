@@ -17,6 +17,57 @@ public enum WatchTimer: Hashable, Sendable, CaseIterable {
     /// `--request-dates`: `requestSpacing` after the last REQUEST (virtual); ask again if the
     /// nights left are still low and the link is up.
     case request
+    /// The alarm's next moment (virtual): a set alarm's instant, the end of a snooze, or the
+    /// simulated user's stop (`WatchAlarm.nextDue`).
+    case alarm
+}
+
+/// The watch's alarm: the wake-up instants it was set to and has not rung yet, and the one
+/// ringing (rules: `WatchNode`, "Alarm"; docs/protocol.md, "The alarm").
+public struct WatchAlarm: Equatable, Sendable {
+    /// An alarm that is ringing, or snoozed between two rings.
+    public struct Ringing: Equatable, Sendable {
+        /// The wake-up instant it was set to (virtual, UTC).
+        public var alarmTime: Date
+        /// When it started ringing this time (its instant, or the end of the last snooze).
+        public var since: Date
+        /// While snoozed: when it rings again; nil while it rings.
+        public var snoozedUntil: Date?
+        /// Snoozes so far.
+        public var snoozes: Int
+    }
+
+    /// The instants set and not yet rung, in time order, without repeats.
+    public private(set) var set: [Date] = []
+    /// The alarm ringing or snoozed, nil when none is.
+    public var ringing: Ringing?
+
+    /// An alarm with nothing set and nothing ringing.
+    public init() {}
+
+    /// Sets the alarm at `instant` (one already set there stays one).
+    public mutating func add(_ instant: Date) {
+        guard !set.contains(instant) else { return }
+        set.append(instant)
+        set.sort()
+    }
+
+    /// Takes the earliest set instant out.
+    mutating func removeFirst() -> Date? { set.isEmpty ? nil : set.removeFirst() }
+
+    /// The next instant something happens: the earliest set alarm, the end of a snooze, or
+    /// `userStop` seconds after a ring began (the simulated user's stop; nil: nobody stops it).
+    public func nextDue(userStop: TimeInterval?) -> Date? {
+        var candidates = set.prefix(1).map { $0 }
+        if let ringing {
+            if let until = ringing.snoozedUntil {
+                candidates.append(until)
+            } else if let userStop {
+                candidates.append(ringing.since.addingTimeInterval(userStop))
+            }
+        }
+        return candidates.min()
+    }
 }
 
 /// What the transport reports about the link to the phone (from the socket monitor,
@@ -94,6 +145,17 @@ public struct WatchNode: Sendable {
         /// `--request-dates`: while coverage is low (as for `coverage.low`) and the link is up,
         /// send the phone a REQUEST (docs/protocol.md, "REQUEST").
         public var requestDates: Bool
+        /// `--snooze-minutes`, as seconds: how long `snooze` silences a ringing alarm.
+        public var snooze: TimeInterval
+        /// `--stop-alarm-after`, virtual seconds: the simulated user stops a ringing alarm this
+        /// long after it began (nil: only a `stop` line does).
+        public var userStopsAlarmAfter: TimeInterval?
+
+        /// The default snooze, 9 minutes: the Clock app's on iPhone and Apple Watch ("Set an
+        /// alarm on Apple Watch", support.apple.com/guide/watch/apd3a8a3f2e9).
+        public static let defaultSnooze: TimeInterval = 9 * 60
+        /// The simulated user's default stop, 60 virtual seconds after a ring began.
+        public static let defaultUserStop: TimeInterval = 60
 
         /// The default `--warn-nights`: two nights leave the phone a day and a night to refresh.
         public static let defaultWarnNights = 2
@@ -104,7 +166,8 @@ public struct WatchNode: Sendable {
             endpoint: String, id: String = "watch", statePath: String, keysDirectory: String? = nil,
             flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
             manualWake: LocalTime? = nil, warnNights: Int = Configuration.defaultWarnNights,
-            requestDates: Bool = false
+            requestDates: Bool = false, snooze: TimeInterval = Configuration.defaultSnooze,
+            userStopsAlarmAfter: TimeInterval? = nil
         ) {
             self.endpoint = endpoint
             self.id = id
@@ -116,6 +179,8 @@ public struct WatchNode: Sendable {
             self.manualWake = manualWake
             self.warnNights = warnNights
             self.requestDates = requestDates
+            self.snooze = snooze
+            self.userStopsAlarmAfter = userStopsAlarmAfter
         }
     }
 
@@ -184,6 +249,8 @@ public struct WatchNode: Sendable {
     public private(set) var lastRequestAt: Date?
     /// The timers armed and not yet fired or cancelled.
     public private(set) var armed: Set<WatchTimer> = []
+    /// The alarm: set by each answered bed tap and typed wake time, rung at its instant.
+    public private(set) var alarm = WatchAlarm()
     /// Repeats of the events a peer can cause at will (failed handshakes, rejected messages and
     /// the ERROR replies to them, the peer's ERRORs, failed sends) are held back and counted
     /// (docs/protocol.md, "Events").
@@ -328,7 +395,19 @@ public struct WatchNode: Sendable {
     /// already due is taken first (`dueBedTaps(before:)`).
     public mutating func timerFired(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
         armed.remove(timer)
-        if timer == .bed { return bedTap(time) }
+        switch timer {
+        case .bed:
+            // An alarm due before the tap rings first, at its own instant.
+            let alarms = nextBed.map { dueAlarms(through: $0, time) } ?? []
+            return alarms + bedTap(time)
+        case .alarm:
+            armed.insert(.alarm)
+            guard let due = alarm.nextDue(userStop: configuration.userStopsAlarmAfter) else { return [] }
+            let taps = dueBedTaps(before: NodeTime(now: due.addingTimeInterval(-0.001), wall: time.wall))
+            return taps + dueAlarms(through: due, time)
+        default:
+            break
+        }
         let due = dueBedTaps(before: time)
         return due.isEmpty ? fired(timer, at: time) : due + fired(timer, at: time)
     }
@@ -369,6 +448,8 @@ public struct WatchNode: Sendable {
             return requestIfLow(at: time.now)
         case .bed:
             return bedTap(time)
+        case .alarm:
+            return dueAlarms(through: time.now, time)
         }
     }
 
@@ -394,11 +475,115 @@ public struct WatchNode: Sendable {
     /// timer heap (timers fire in deadline order), and the events stay in time order.
     private mutating func dueBedTaps(before time: NodeTime) -> [WatchAction] {
         var actions: [WatchAction] = []
-        while armed.contains(.bed), let at = nextBed, at <= time.now {
-            armed.remove(.bed)
-            actions += bedTap(time)
+        while true {
+            let bed = armed.contains(.bed) ? nextBed.flatMap { $0 <= time.now ? $0 : nil } : nil
+            let ring =
+                armed.contains(.alarm)
+                ? alarm.nextDue(userStop: configuration.userStopsAlarmAfter).flatMap { $0 <= time.now ? $0 : nil }
+                : nil
+            if let ring, bed.map({ ring <= $0 }) ?? true {
+                actions += dueAlarms(through: ring, time)
+            } else if bed != nil {
+                armed.remove(.bed)
+                actions += bedTap(time)
+            } else {
+                return actions
+            }
         }
-        return actions
+    }
+
+    // MARK: Alarm
+
+    /// What the alarm does up to `instant`, each at its own instant: a set alarm rings
+    /// (`alarm.fired`), a snooze ends and it rings again, the simulated user stops it
+    /// (`alarm.stopped`); then its timer is armed for the next moment.
+    ///
+    /// The rule users expect of an alarm: it rings at its instant and goes on ringing until
+    /// someone stops or snoozes it; no gesture, sound or attention state ends it unattended.
+    /// A newer alarm that comes due while one rings takes its place (one alarm rings at a time).
+    private mutating func dueAlarms(through instant: Date, _ time: NodeTime) -> [WatchAction] {
+        var actions: [WatchAction] = []
+        let userStop = configuration.userStopsAlarmAfter
+        while let due = alarm.nextDue(userStop: userStop), due <= instant {
+            if let first = alarm.set.first, first == due {
+                _ = alarm.removeFirst()
+                alarm.ringing = WatchAlarm.Ringing(alarmTime: first, since: first, snoozedUntil: nil, snoozes: 0)
+                actions.append(.emit(alarmEvent(.alarmFired, first, [("snoozes", .int(0))]), at: first))
+            } else if var ringing = alarm.ringing, let until = ringing.snoozedUntil, until == due {
+                ringing.snoozedUntil = nil
+                ringing.since = until
+                alarm.ringing = ringing
+                actions.append(
+                    .emit(
+                        alarmEvent(.alarmFired, ringing.alarmTime, [("snoozes", .int(Int64(ringing.snoozes)))]),
+                        at: until))
+            } else if let ringing = alarm.ringing {
+                alarm.ringing = nil
+                actions.append(.emit(stoppedEvent(ringing, at: due, by: "simulated user"), at: due))
+            } else {
+                break
+            }
+        }
+        return actions + armAlarm()
+    }
+
+    /// Sets the alarm at `instant` (`alarm.set`, stamped `at`) and arms its timer.
+    private mutating func setAlarm(_ instant: Date, at eventTime: Date) -> [WatchAction] {
+        alarm.add(instant)
+        return [.emit(alarmEvent(.alarmSet, instant, []), at: eventTime)] + armAlarm()
+    }
+
+    /// Arms the alarm timer at the alarm's next moment, or cancels it when there is none.
+    private mutating func armAlarm() -> [WatchAction] {
+        guard let due = alarm.nextDue(userStop: configuration.userStopsAlarmAfter) else {
+            return armed.contains(.alarm) ? cancel(.alarm) : []
+        }
+        return arm(.alarm, .at(due))
+    }
+
+    /// stdin `stop` or `snooze`: what the user does to a ringing alarm.
+    private mutating func alarmCommand(snooze: Bool, _ text: String, at now: Date) -> [WatchAction] {
+        guard var ringing = alarm.ringing, ringing.snoozedUntil == nil || !snooze else {
+            return [
+                .emit(
+                    Event(.inputRejected, [("input", .string(text)), ("reason", .string("no alarm is ringing"))]),
+                    at: now)
+            ]
+        }
+        if snooze {
+            let until = now.addingTimeInterval(configuration.snooze)
+            ringing.snoozedUntil = until
+            ringing.snoozes += 1
+            alarm.ringing = ringing
+            return [.emit(alarmEvent(.alarmSnoozed, ringing.alarmTime, [("until", .date(until))]), at: now)]
+                + armAlarm()
+        }
+        alarm.ringing = nil
+        return [.emit(stoppedEvent(ringing, at: now, by: "user"), at: now)] + armAlarm()
+    }
+
+    /// `alarm.stopped` {alarmTime, localTime, timeZone, rangFor (seconds of ringing since the
+    /// last ring began, 0 while snoozed), snoozes, by}.
+    private func stoppedEvent(_ ringing: WatchAlarm.Ringing, at now: Date, by who: String) -> Event {
+        let rang = ringing.snoozedUntil == nil ? max(0, now.timeIntervalSince(ringing.since)) : 0
+        return alarmEvent(
+            .alarmStopped, ringing.alarmTime,
+            [("rangFor", .double(rang.rounded())), ("snoozes", .int(Int64(ringing.snoozes))), ("by", .string(who))])
+    }
+
+    /// An alarm event: {alarmTime, localDate, localTime and timeZone (the alarm's instant in the
+    /// zone the watch lives in), then `fields`}.
+    private func alarmEvent(_ name: EventName, _ alarmTime: Date, _ fields: [(String, EventValue)]) -> Event {
+        let zone = userZone
+        let calendar = WakeCalendar.calendar(in: zone)
+        return Event(
+            name,
+            [
+                ("alarmTime", .date(alarmTime)),
+                ("localDate", .string(WakeCalendar.localDateString(alarmTime, in: calendar))),
+                ("localTime", .string(WakeCalendar.localTimeString(alarmTime, in: calendar))),
+                ("timeZone", .string(zone.identifier)),
+            ] + fields)
     }
 
     /// One stdin line.
@@ -429,9 +614,16 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "requestsSent", value: .int(Int64(clamping: requestsSent))))
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
+            status.fields.append((key: "alarmSet", value: alarm.set.first.map { .date($0) } ?? .null))
+            status.fields.append(
+                (key: "alarmRinging", value: .bool(alarm.ringing.map { $0.snoozedUntil == nil } ?? false)))
             return [.emit(status, at: now)]
         case .quit:
             return stopping([("reason", .string("quit"))], time)
+        case .stopAlarm:
+            return alarmCommand(snooze: false, "stop", at: now)
+        case .snooze:
+            return alarmCommand(snooze: true, "snooze", at: now)
         case .timeZone(let zone):
             zones.travel = zone
             return replanIfZoneChanged(at: now, force: true)
@@ -584,6 +776,8 @@ public struct WatchNode: Sendable {
                 actions += emitLimited(event, time, eventTime: eventTime)
             case .emit(let event):
                 actions.append(.emit(event, at: eventTime))
+            case .setAlarm(let instant):
+                actions += setAlarm(instant, at: eventTime)
             }
         }
         if checkCoverage {
