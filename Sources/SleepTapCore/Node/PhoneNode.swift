@@ -226,6 +226,7 @@ public struct PhoneNode: Sendable {
                         ("osState", .string(configuration.osState)),
                         ("boundEndpoint", .string(configuration.boundEndpoint)),
                         ("security", .string(configuration.security)),
+                        ("tzdata", .string(ZoneDatabase.current.version)),
                     ]), at: time.now),
             .arm(.heartbeat, .after(LinkLiveness.interval)),
         ]

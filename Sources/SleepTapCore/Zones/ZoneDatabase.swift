@@ -9,7 +9,7 @@ import Synchronization
 /// Every UTC offset SleepTap uses comes from one of these (`WakeCalendar`), never from
 /// Foundation's `TimeZone`, whose rules on Linux are the ICU data bundled with the toolchain.
 /// The loader is the only I/O: `ZoneDatabase.directory(_:)` reads files, tests inject bytes.
-public final class ZoneDatabase: Sendable, CustomStringConvertible {
+public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
     /// Where the zones come from (a directory path), named in errors.
     public let directory: String
     /// The tz release (`2026f`): the `# version` line of `tzdata.zi`, else `unknown`.
@@ -34,6 +34,11 @@ public final class ZoneDatabase: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "tz database \(version) at \(directory)" }
+
+    /// The same directory and version (the same files, as far as a run can tell).
+    public static func == (lhs: ZoneDatabase, rhs: ZoneDatabase) -> Bool {
+        lhs.directory == rhs.directory && lhs.version == rhs.version
+    }
 
     /// The version in the first line of a `tzdata.zi` (`# version 2026f`), nil without one.
     static func version(ofTzdataZi bytes: [UInt8]?) -> String? {
