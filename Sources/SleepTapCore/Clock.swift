@@ -24,7 +24,11 @@ public struct WallClock: Clock {
 /// Scaled virtual time shared by several processes.
 ///
 /// `now = start + (wallNow - anchor) × speed`, so two processes given the same `start`, `speed`
-/// and `anchor` agree on virtual now without talking to each other.
+/// and `anchor` agree on virtual now without talking to each other. The wall clock is read once,
+/// at construction, to place the anchor on CLOCK_MONOTONIC; elapsed time is measured on
+/// CLOCK_MONOTONIC from then on, which every process of the machine shares and which a step of
+/// the wall clock (settimeofday, an NTP step: Linux `clock_gettime(2)`) does not move. A step of
+/// 0.2 s back at speed 172,800 would otherwise move virtual now back 9.6 hours.
 public struct VirtualClock: Clock {
     /// The virtual instant at the anchor.
     public let start: Date
@@ -32,29 +36,46 @@ public struct VirtualClock: Clock {
     public let speed: Double
     /// The wall instant at which virtual time equals `start`.
     public let anchor: Date
+    /// The anchor on the monotonic clock (seconds), converted once at construction.
+    public let monotonicAnchor: Double
     private let wallNow: @Sendable () -> Date
+    private let monotonicNow: @Sendable () -> Double
 
     /// - Parameters:
     ///   - start: virtual instant at the anchor.
     ///   - speed: virtual seconds per wall second, finite and > 0.
     ///   - anchor: wall instant (UNIX seconds) at which virtual now is `start`.
-    ///   - wallNow: the wall source; tests inject one.
+    ///   - wallNow: the wall source (CLOCK_REALTIME), read once here and by `wallDate(for:)`;
+    ///     tests inject one.
+    ///   - monotonicNow: seconds on a clock steps cannot move (CLOCK_MONOTONIC); tests inject one.
     public init(
         start: Date, speed: Double, anchor: Date,
-        wallNow: @escaping @Sendable () -> Date = { Date() }
+        wallNow: @escaping @Sendable () -> Date = { Date() },
+        monotonicNow: @escaping @Sendable () -> Double = { VirtualClock.monotonicSeconds() }
     ) {
         precondition(speed > 0 && speed.isFinite, "VirtualClock speed must be finite and > 0")
         self.start = start
         self.speed = speed
         self.anchor = anchor
         self.wallNow = wallNow
+        self.monotonicNow = monotonicNow
+        monotonicAnchor = monotonicNow() - wallNow().timeIntervalSince(anchor)
     }
 
     public var now: Date {
-        start.addingTimeInterval(wallNow().timeIntervalSince(anchor) * speed)
+        start.addingTimeInterval((monotonicNow() - monotonicAnchor) * speed)
     }
 
+    /// The wall instant at which virtual now reaches `instant`, counted from the wall clock's
+    /// reading now (so a wall timer armed after a step still fires after the right wait).
     public func wallDate(for instant: Date) -> Date {
-        anchor.addingTimeInterval(instant.timeIntervalSince(start) / speed)
+        wallNow().addingTimeInterval(instant.timeIntervalSince(now) / speed)
+    }
+
+    /// CLOCK_MONOTONIC in seconds (Linux `clock_gettime(2)`).
+    public static func monotonicSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }

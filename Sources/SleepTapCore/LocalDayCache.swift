@@ -2,14 +2,14 @@
 import Foundation
 import Synchronization
 
-/// Foundation's answers about local days, kept: which local day an instant falls in (its first
-/// instant and the next day's, `Calendar.dateInterval(of: .day, for:)`) and that day's date and
-/// weekday (`Calendar.dateComponents`). Every answer comes from Foundation; the cache only keeps
-/// it, because swift-foundation's `startOfDay` costs tens of thousands of instructions and the
-/// phone's job, the watch's bed tap and the twin ask about the same few days again and again.
+/// Local days, kept: which local day an instant falls in (its first instant and the next day's,
+/// what Foundation's `Calendar.dateInterval(of: .day, for:)` gives) and that day's date and
+/// weekday, from the zone's offsets in the tz database in use (`WakeCalendar.offsets(of:)`) and
+/// Gregorian arithmetic on wall seconds. The phone's job, the watch's bed tap and the twin ask
+/// about the same few days again and again.
 ///
 /// An instant in [start, end) of a known day is in that day: a local day is one interval of
-/// instants, and Foundation's `dateInterval(of: .day, for:)` returns it whole. Shared by every
+/// instants. A day whose midnight falls in a gap starts at the change of offset. Shared by every
 /// thread; a calendar's list is emptied when it holds `capacity` days.
 enum LocalDayCache {
     /// One local day of a calendar.
@@ -24,7 +24,7 @@ enum LocalDayCache {
 
     /// Days are kept per calendar system and zone (a day's bounds depend on nothing else).
     struct Key: Hashable {
-        var calendar: Calendar.Identifier
+        var database: Int
         var zone: String
     }
 
@@ -66,7 +66,7 @@ enum LocalDayCache {
 
     /// The local day containing `instant` in `calendar` (nil only when Foundation has none).
     static func day(containing instant: Date, in calendar: Calendar) -> Day? {
-        let key = Key(calendar: calendar.identifier, zone: calendar.timeZone.identifier)
+        let key = Key(database: WakeCalendar.databaseKey(of: calendar.timeZone), zone: calendar.timeZone.identifier)
         let known = shared.withLock { cache -> Day? in
             guard let days = cache.days(for: key) else { return nil }
             let index = insertionIndex(of: instant, in: days)
@@ -74,13 +74,23 @@ enum LocalDayCache {
             return days[index - 1]
         }
         if let known { return known }
-        guard let interval = calendar.dateInterval(of: .day, for: instant) else { return nil }
-        let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: interval.start)
+        let offsets = WakeCalendar.offsets(of: calendar.timeZone)
+        let seconds = WakeCalendar.seconds(instant)
+        var number = floorDiv(offsets.wall(at: seconds), 86_400)
+        var start = offsets.start(ofDay: number)
+        var end = offsets.start(ofDay: number + 1)
+        // After a fall back across midnight, the repeated hour belongs to the new day.
+        if seconds >= end {
+            number += 1
+            start = end
+            end = offsets.start(ofDay: number + 1)
+        }
+        let civil = CivilDate(days: number)
         let day = Day(
-            start: interval.start, end: interval.end,
-            date: LocalDate(known: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1),
-            weekday: parts.weekday ?? 1)
-        // Foundation's day must contain the instant; if it ever did not, keep nothing.
+            start: Date(timeIntervalSince1970: TimeInterval(start)),
+            end: Date(timeIntervalSince1970: TimeInterval(end)),
+            date: LocalDate(known: civil.year, month: civil.month, day: civil.day),
+            weekday: Int(floorMod(number + 4, 7)) + 1)
         guard day.start <= instant, instant < day.end else { return day }
         shared.withLock { cache in
             var days = cache.days(for: key) ?? []

@@ -55,19 +55,27 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 }
 
-/// Calendar maths for wake times, all through Foundation's `Calendar` (never 86,400 s per day).
+/// Calendar maths for wake times: the UTC offsets from the IANA tz database in use
+/// (`ZoneDatabase.current`, TZif files), the days and weekdays from Gregorian arithmetic on wall
+/// clock seconds (never 86,400 s per day across a change of offset).
+///
+/// A `Calendar` given here only names the zone (`calendar.timeZone.identifier`); Foundation's
+/// `TimeZone` rules (the ICU data bundled with the toolchain) are never asked for an offset,
+/// except for a zone the database lacks (a machine zone `TZ` names, say), which keeps them.
 ///
 /// The rule (Foundation's `Calendar.nextDate(after:matching:matchingPolicy:
 /// .nextTimePreservingSmallerComponents, repeatedTimePolicy: .first)`): a local time inside a
 /// spring-forward gap moves forward by the length of the gap; a local time that occurs twice
 /// (fall-back) takes the first occurrence.
 public enum WakeCalendar {
-    /// The zone for an IANA identifier ("Area/Location", or "UTC"/"GMT"), nil otherwise.
+    /// The zone for an IANA identifier ("Area/Location", or "UTC"/"GMT") that the tz database
+    /// in use has (`ZoneDatabase.current`), nil otherwise.
     ///
     /// Foundation also accepts abbreviations and offsets ("EST", "GMT+5"); those are refused
     /// here because they are not IANA names and carry no DST rules.
     public static func zone(named identifier: String) -> TimeZone? {
         guard isZoneName(identifier) else { return nil }
+        if identifier != "UTC" && identifier != "GMT" && !ZoneDatabase.current.contains(identifier) { return nil }
         // Foundation on Linux turns "UTC" into a zone named "GMT"; the tz database's canonical
         // name of UTC is Etc/UTC ("UTC" is a link to it, tz database file `backward`).
         return TimeZone(identifier: identifier == "UTC" ? "Etc/UTC" : identifier)
@@ -94,11 +102,95 @@ public enum WakeCalendar {
 
     private static func isLetter(_ byte: UInt8) -> Bool { (65...90).contains(byte) || (97...122).contains(byte) }
 
-    /// A Gregorian calendar in `zone`.
+    /// A Gregorian calendar in `zone` (the zone names the rules `WakeCalendar` looks up).
     public static func calendar(in zone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         return calendar
+    }
+
+    /// The offsets of a zone: from the database in use, or fixed for Foundation's fixed-offset
+    /// zones (`GMT`, `GMT+0100`: no rules to read), or Foundation's for a zone the database lacks.
+    struct Offsets {
+        /// The database's id in memo keys (0: the answers do not depend on a database).
+        var database: Int
+        var rules: ZoneRules?
+        var foundation: TimeZone
+
+        /// UTC offset at `instant` (UNIX seconds), seconds east.
+        func offset(at instant: Int64) -> Int64 {
+            if let rules { return Int64(rules.offset(at: instant)) }
+            return Int64(foundation.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant))))
+        }
+
+        /// Local wall seconds of `instant`.
+        func wall(at instant: Int64) -> Int64 { instant + offset(at: instant) }
+
+        /// The instant of wall time `wall` (gap forward, first of a repeated time).
+        func instant(ofWall wall: Int64) -> Int64 {
+            if let rules { return rules.instant(ofWall: wall) }
+            let window: Int64 = 28 * 3600
+            let before = offset(at: wall - window)
+            let after = offset(at: wall + window)
+            var best: Int64?
+            for candidate in [before, offset(at: wall - before), after] {
+                let instant = wall - candidate
+                if offset(at: instant) == candidate, best.map({ instant < $0 }) ?? true { best = instant }
+            }
+            return best ?? wall - before
+        }
+
+        /// The first instant of local day `day` (days since 1970-01-01 local): midnight, or the
+        /// change of offset when midnight falls in a gap (the day starts at the change).
+        func start(ofDay day: Int64) -> Int64 {
+            let midnight = day * 86_400
+            let found = instant(ofWall: midnight)
+            guard wall(at: found) != midnight else { return found }
+            // In a gap: the first instant whose wall time is midnight or later.
+            var low = found - 86_400
+            var high = found
+            while low < high {
+                let middle = low + (high - low) / 2
+                if wall(at: middle) >= midnight { high = middle } else { low = middle + 1 }
+            }
+            return low
+        }
+    }
+
+    /// The offsets of `zone` in the database in use.
+    static func offsets(of zone: TimeZone) -> Offsets {
+        let identifier = zone.identifier
+        if identifier == "GMT" || identifier.hasPrefix("GMT+") || identifier.hasPrefix("GMT-") {
+            return Offsets(
+                database: 0, rules: ZoneRules(name: identifier, fixedOffset: Int32(zone.secondsFromGMT())),
+                foundation: zone)
+        }
+        let database = ZoneDatabase.current
+        return Offsets(database: database.id, rules: try? database.rules(for: identifier), foundation: zone)
+    }
+
+    /// The database id that answers about `zone` (the memo keys' part).
+    static func databaseKey(of zone: TimeZone) -> Int {
+        let identifier = zone.identifier
+        if identifier == "GMT" || identifier.hasPrefix("GMT+") || identifier.hasPrefix("GMT-") { return 0 }
+        return ZoneDatabase.current.id
+    }
+
+    /// The UTC offset of `zone` at `instant`, seconds east of UTC, from the tz database in use.
+    public static func utcOffset(of zone: TimeZone, at instant: Date) -> Int {
+        Int(offsets(of: zone).offset(at: seconds(instant)))
+    }
+
+    /// Whole UNIX seconds of `instant`, rounded down.
+    static func seconds(_ instant: Date) -> Int64 {
+        let value = instant.timeIntervalSince1970.rounded(.down)
+        guard value.isFinite, abs(value) < 1e15 else { return 0 }
+        return Int64(value)
+    }
+
+    /// The first instant of the local day containing `instant` in the calendar's zone.
+    public static func startOfDay(_ instant: Date, in calendar: Calendar) -> Date {
+        LocalDayCache.startOfDay(instant, in: calendar)
     }
 
     /// The instant of `time` on the local day that contains `day`, in the calendar's zone.
@@ -108,13 +200,13 @@ public enum WakeCalendar {
     ///   - day: any instant inside the wanted local day.
     ///   - calendar: carries the zone.
     /// - Returns: the instant; a gap time is shifted forward by the gap, a repeated time is the
-    ///   first occurrence. nil only if Foundation finds no such time on that day.
+    ///   first occurrence. nil when the shift leaves the day (a gap at its end).
     public static func instant(of time: LocalTime, onDayOf day: Date, in calendar: Calendar)
         -> Date?
     {
         let startOfDay = LocalDayCache.startOfDay(day, in: calendar)
         let key = InstantCache.Key(
-            calendar: calendar.identifier, zone: calendar.timeZone.identifier,
+            database: databaseKey(of: calendar.timeZone), zone: calendar.timeZone.identifier,
             startOfDay: startOfDay.timeIntervalSince1970, minuteOfDay: time.hour * 60 + time.minute)
         if let known = InstantCache.shared.withLock({ $0.value(for: key) }) { return known }
         let found = searchInstant(of: time, startOfDay: startOfDay, in: calendar)
@@ -122,60 +214,22 @@ public enum WakeCalendar {
         return found
     }
 
-    /// The search behind `instant(of:onDayOf:in:)`, from the day's first instant.
-    private static func searchInstant(of time: LocalTime, startOfDay: Date, in calendar: Calendar) -> Date? {
-        // A local day whose UTC offset does not change has each wall time exactly once: Foundation's
-        // `date(from:)` gives its instant without `nextDate`'s search (the same answer).
-        if let day = LocalDayCache.day(containing: startOfDay, in: calendar), day.date.year >= 1,
-            steadyOffset(day, in: calendar.timeZone),
-            let found = calendar.date(
-                from: DateComponents(
-                    year: day.date.year, month: day.date.month, day: day.date.day, hour: time.hour,
-                    minute: time.minute, second: 0)),
-            found >= day.start, found < day.end
-        {
-            return found
-        }
-        // Search from just before the day's first instant so that 00:00 itself matches.
-        let searchFrom = startOfDay.addingTimeInterval(-1)
-        let wanted = DateComponents(hour: time.hour, minute: time.minute, second: 0)
-        if let found = calendar.nextDate(
-            after: searchFrom, matching: wanted,
-            matchingPolicy: .nextTimePreservingSmallerComponents,
-            repeatedTimePolicy: .first, direction: .forward),
-            calendar.isDate(found, inSameDayAs: startOfDay)
-        {
-            return found
-        }
-        // swift-corelibs-foundation's `nextDate` shifts only one-hour gaps; inside any other gap
-        // (Australia/Lord_Howe's 30 minutes, Antarctica/Troll's 2 hours) it returns the next
-        // day's match. Resolving the full date shifts forward by the gap the zone really has.
-        var components = calendar.dateComponents([.era, .year, .month, .day], from: startOfDay)
-        components.hour = time.hour
-        components.minute = time.minute
-        components.second = 0
-        guard let shifted = calendar.date(from: components), shifted >= startOfDay,
-            calendar.isDate(shifted, inSameDayAs: startOfDay)
-        else { return nil }
-        // Only a gap needs the shift: the time it lands on is later than the one asked for.
-        let landed = calendar.dateComponents([.hour, .minute], from: shifted)
-        guard (landed.hour ?? 0) * 60 + (landed.minute ?? 0) > time.hour * 60 + time.minute else { return nil }
-        return shifted
+    /// The instant of `time` on local date `date` in the calendar's zone (gap forward, first of
+    /// a repeated time); nil when the shift leaves the date.
+    public static func instant(of time: LocalTime, onDate date: LocalDate, in calendar: Calendar) -> Date? {
+        let wall = date.daysSince1970 * 86_400 + Int64(time.hour * 3600 + time.minute * 60)
+        let found = Date(timeIntervalSince1970: TimeInterval(offsets(of: calendar.timeZone).instant(ofWall: wall)))
+        return instant(of: time, onDayOf: found, in: calendar)
     }
 
-    /// Whether the zone's UTC offset is the same through all of `day`: no transition from just
-    /// before its first instant to its end (`TimeZone.nextDaylightSavingTimeTransition(after:)`), and
-    /// the same `secondsFromGMT` at both ends. Foundation's answers, kept per zone and day.
-    private static func steadyOffset(_ day: LocalDayCache.Day, in zone: TimeZone) -> Bool {
-        let key = SteadyDayCache.Key(zone: zone.identifier, start: day.start.timeIntervalSince1970)
-        if let known = SteadyDayCache.shared.withLock({ $0.value(for: key) }) { return known }
-        let last = day.end.addingTimeInterval(-1)
-        let steady =
-            zone.secondsFromGMT(for: day.start) == zone.secondsFromGMT(for: last)
-            && (zone.nextDaylightSavingTimeTransition(after: day.start.addingTimeInterval(-1)).map { $0 > day.end }
-                ?? true)
-        SteadyDayCache.shared.withLock { $0.keep(steady, for: key) }
-        return steady
+    /// The computation behind `instant(of:onDayOf:in:)`, from the day's first instant.
+    private static func searchInstant(of time: LocalTime, startOfDay: Date, in calendar: Calendar) -> Date? {
+        guard let day = LocalDayCache.day(containing: startOfDay, in: calendar) else { return nil }
+        let offsets = offsets(of: calendar.timeZone)
+        let wall = day.date.daysSince1970 * 86_400 + Int64(time.hour * 3600 + time.minute * 60)
+        let found = Date(timeIntervalSince1970: TimeInterval(offsets.instant(ofWall: wall)))
+        guard found >= day.start, found < day.end else { return nil }
+        return found
     }
 
     /// The first instant strictly after `instant` whose local wall time is `time` (gap and
@@ -195,29 +249,77 @@ public enum WakeCalendar {
         return nil
     }
 
-    /// Foundation's `calendar.date(byAdding: component, value: value, to: date)`, its answers
-    /// kept (`AddingCache`): the batch planner steps over the same local days for every batch.
-    static func adding(_ component: Calendar.Component, _ value: Int, to date: Date, in calendar: Calendar) -> Date? {
+    /// `date` moved by `value` of `component` in the calendar's zone, as Foundation's
+    /// `Calendar.date(byAdding:value:to:)` does: hours, minutes and seconds are elapsed time;
+    /// days, weeks, months and years keep the wall time (gap forward, first of a repeated time).
+    /// Answers kept (`AddingCache`): the batch planner steps over the same local days for every batch.
+    public static func adding(_ component: Calendar.Component, _ value: Int, to date: Date, in calendar: Calendar)
+        -> Date?
+    {
         let key = AddingCache.Key(
-            calendar: calendar.identifier, zone: calendar.timeZone.identifier, component: component, value: value,
-            from: date.timeIntervalSince1970)
+            database: databaseKey(of: calendar.timeZone), zone: calendar.timeZone.identifier, component: component,
+            value: value, from: date.timeIntervalSince1970)
         if let known = AddingCache.shared.withLock({ $0.value(for: key) }) { return known }
-        let found = calendar.date(byAdding: component, value: value, to: date)
+        let found = computeAdding(component, value, to: date, in: calendar)
         AddingCache.shared.withLock { $0.keep(found, for: key) }
         return found
     }
 
+    private static func computeAdding(
+        _ component: Calendar.Component, _ value: Int, to date: Date, in calendar: Calendar
+    )
+        -> Date?
+    {
+        switch component {
+        case .hour: return date.addingTimeInterval(TimeInterval(value) * 3600)
+        case .minute: return date.addingTimeInterval(TimeInterval(value) * 60)
+        case .second: return date.addingTimeInterval(TimeInterval(value))
+        default: break
+        }
+        let offsets = offsets(of: calendar.timeZone)
+        let whole = seconds(date)
+        let fraction = date.timeIntervalSince1970 - TimeInterval(whole)
+        let wall = offsets.wall(at: whole)
+        let moved: Int64
+        switch component {
+        case .day: moved = wall + Int64(value) * 86_400
+        case .weekOfYear, .weekOfMonth, .weekday: moved = wall + Int64(value) * 7 * 86_400
+        default:
+            // Months and years: Gregorian arithmetic on the wall clock, in UTC.
+            guard
+                let shifted = UTCDays.calendar.date(
+                    byAdding: component, value: value, to: Date(timeIntervalSince1970: TimeInterval(wall)))
+            else { return nil }
+            moved = seconds(shifted)
+        }
+        return Date(timeIntervalSince1970: TimeInterval(offsets.instant(ofWall: moved)) + fraction)
+    }
+
+    /// The local date, hour, minute and second of `instant` in the calendar's zone.
+    public static func wallClock(_ instant: Date, in calendar: Calendar) -> (
+        date: LocalDate, hour: Int, minute: Int, second: Int
+    ) {
+        let wall = offsets(of: calendar.timeZone).wall(at: seconds(instant))
+        let days = floorDiv(wall, 86_400)
+        let second = Int(wall - days * 86_400)
+        let civil = CivilDate(days: days)
+        return (
+            LocalDate(known: civil.year, month: civil.month, day: civil.day), second / 3600, second / 60 % 60,
+            second % 60
+        )
+    }
+
     /// The wake-up entry for `instant` in `zone` (`calendar` is in `zone`): its local date and
-    /// time (`localDateString`, `localTimeString`) and the zone's offset (`secondsFromGMT`), all
-    /// Foundation's answers, kept (`EntryCache`) because every batch repeats most of the last one.
+    /// time (`localDateString`, `localTimeString`) and the zone's offset (`utcOffset`, from the
+    /// database), kept (`EntryCache`) because every batch repeats most of the last one.
     static func entry(at instant: Date, in zone: TimeZone, calendar: Calendar) -> WakeEntry {
         let key = EntryCache.Key(
-            calendar: calendar.identifier, zone: zone.identifier, instant: instant.timeIntervalSince1970)
+            database: databaseKey(of: zone), zone: zone.identifier, instant: instant.timeIntervalSince1970)
         if let known = EntryCache.shared.withLock({ $0.value(for: key) }) { return known }
         let entry = WakeEntry(
             wake: instant, localDate: localDateString(instant, in: calendar),
             localTime: localTimeString(instant, in: calendar), timeZone: zone.identifier,
-            utcOffset: zone.secondsFromGMT(for: instant))
+            utcOffset: utcOffset(of: zone, at: instant))
         EntryCache.shared.withLock { $0.keep(entry, for: key) }
         return entry
     }
@@ -225,20 +327,20 @@ public enum WakeCalendar {
     /// `yyyy-MM-dd` of the local day containing `instant`.
     public static func localDateString(_ instant: Date, in calendar: Calendar) -> String {
         if let day = LocalDayCache.day(containing: instant, in: calendar) { return day.date.description }
-        let c = calendar.dateComponents([.year, .month, .day], from: instant)
-        return padded(c.year ?? 0, 4) + "-" + padded(c.month ?? 0, 2) + "-" + padded(c.day ?? 0, 2)
+        return wallClock(instant, in: calendar).date.description
     }
 
     /// `HH:MM` of `instant` on the wall clock of the calendar's zone.
     ///
-    /// Foundation's answers are kept (`LocalTimeCache`): the batch planner, the wire decoder and
-    /// the sunlight notice ask about the same few instants again and again.
+    /// Answers are kept (`LocalTimeCache`): the batch planner, the wire decoder and the sunlight
+    /// notice ask about the same few instants again and again.
     public static func localTimeString(_ instant: Date, in calendar: Calendar) -> String {
         let key = LocalTimeCache.Key(
-            calendar: calendar.identifier, zone: calendar.timeZone.identifier, instant: instant.timeIntervalSince1970)
+            database: databaseKey(of: calendar.timeZone), zone: calendar.timeZone.identifier,
+            instant: instant.timeIntervalSince1970)
         if let known = LocalTimeCache.shared.withLock({ $0.value(for: key) }) { return known }
-        let c = calendar.dateComponents([.hour, .minute], from: instant)
-        let text = padded(c.hour ?? 0, 2) + ":" + padded(c.minute ?? 0, 2)
+        let wall = wallClock(instant, in: calendar)
+        let text = padded(wall.hour, 2) + ":" + padded(wall.minute, 2)
         LocalTimeCache.shared.withLock { $0.keep(text, for: key) }
         return text
     }
@@ -248,7 +350,7 @@ public enum WakeCalendar {
 /// the instant. Shared by every thread, in two generations (`Memo`).
 enum LocalTimeCache {
     struct Key: Hashable {
-        var calendar: Calendar.Identifier
+        var database: Int
         var zone: String
         var instant: TimeInterval
     }
@@ -263,7 +365,7 @@ enum LocalTimeCache {
 /// generations (`Memo`).
 enum InstantCache {
     struct Key: Hashable {
-        var calendar: Calendar.Identifier
+        var database: Int
         var zone: String
         var startOfDay: TimeInterval
         var minuteOfDay: Int
@@ -276,7 +378,7 @@ enum InstantCache {
 /// the calendar, the zone's rules, the component, the amount and the instant.
 enum AddingCache {
     struct Key: Hashable {
-        var calendar: Calendar.Identifier
+        var database: Int
         var zone: String
         var component: Calendar.Component
         var value: Int
@@ -286,20 +388,10 @@ enum AddingCache {
     static let shared = Mutex(Memo<Key, Date?>(generation: 25_000))
 }
 
-/// Whether a zone's offset stays the same through a local day (`WakeCalendar.steadyOffset`).
-enum SteadyDayCache {
-    struct Key: Hashable {
-        var zone: String
-        var start: TimeInterval
-    }
-
-    static let shared = Mutex(Memo<Key, Bool>(generation: 25_000))
-}
-
 /// Wake-up entries of `WakeCalendar.entry(at:in:calendar:)`, fixed by the zone and the instant.
 enum EntryCache {
     struct Key: Hashable {
-        var calendar: Calendar.Identifier
+        var database: Int
         var zone: String
         var instant: TimeInterval
     }

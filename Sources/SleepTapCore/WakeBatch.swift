@@ -24,13 +24,14 @@ public struct WakeEntry: Codable, Equatable, Hashable, Sendable {
     ///   - localTime: its local wall time in `timeZone`, `HH:MM`.
     ///   - timeZone: the IANA identifier of the zone.
     ///   - utcOffset: seconds east of UTC at `wake`; nil computes it from `timeZone` with this
-    ///     machine's time-zone database (0 when the zone is unknown here).
+    ///     tz database in use (`WakeCalendar.utcOffset`; Foundation's for a zone it lacks).
     public init(wake: Date, localDate: String, localTime: String, timeZone: String, utcOffset: Int? = nil) {
         self.wake = wake
         self.localDate = localDate
         self.localTime = localTime
         self.timeZone = timeZone
-        self.utcOffset = utcOffset ?? TimeZone(identifier: timeZone)?.secondsFromGMT(for: wake) ?? 0
+        self.utcOffset =
+            utcOffset ?? TimeZone(identifier: timeZone).map { WakeCalendar.utcOffset(of: $0, at: wake) } ?? 0
     }
 
     private enum CodingKeys: String, CodingKey { case wake, localDate, localTime, timeZone, utcOffset }

@@ -112,6 +112,9 @@ public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible
         day = c.day ?? 1
     }
 
+    /// Days from 1970-01-01 to this date (proleptic Gregorian).
+    var daysSince1970: Int64 { CivilDate(year: year, month: month, day: day).daysSince1970 }
+
     /// `yyyy-MM-dd`.
     public var description: String { padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) }
 

@@ -95,6 +95,9 @@ public enum TwinStep: Sendable {
 /// per wall second, as in the processes run with `--clock-speed`. Everything is deterministic:
 /// the same configuration and steps give the same log.
 public struct Twin: Sendable {
+    /// The tz database the phone and the watch run on (`--tzdata`); nil = the one in use where
+    /// the twin runs (`ZoneDatabase.current`).
+    public var zones: ZoneDatabase?
     /// The timers of both nodes, on one heap.
     public enum Timer: Hashable, Sendable {
         /// A timer of the phone node (resend, heartbeat, the OS's launch, …).
@@ -247,8 +250,10 @@ public struct Twin: Sendable {
 
     /// Starts both processes now (the phone first, as the demo does) and connects the link.
     public mutating func boot() {
-        startPhone(keepState: true)
-        startWatch()
+        ZoneDatabase.$scoped.withValue(zones ?? ZoneDatabase.current) {
+            startPhone(keepState: true)
+            startWatch()
+        }
     }
 
     /// Starts each process at its own virtual instant, as processes spawned one after the other
@@ -275,6 +280,10 @@ public struct Twin: Sendable {
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
     /// - Complexity: proportional to the number of timers and messages in the interval.
     public mutating func run(until end: Date) {
+        ZoneDatabase.$scoped.withValue(zones ?? ZoneDatabase.current) { runSteps(until: end) }
+    }
+
+    private mutating func runSteps(until end: Date) {
         while true {
             let toWatchArrival = toWatch.nextArrival
             let toPhoneArrival = toPhone.nextArrival

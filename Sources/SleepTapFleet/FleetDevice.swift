@@ -110,10 +110,10 @@ public struct FleetDevice: Sendable {
         func add(_ step: TwinStep, at instant: Date) {
             if instant > start, instant < end { steps.append((instant, step)) }
         }
-        let firstDay = calendar.startOfDay(for: start)
+        let firstDay = WakeCalendar.startOfDay(start, in: calendar)
         if let lateFrom { add(.phone("registration late-silent"), at: lateFrom) }
         for offset in 0...options.days {
-            guard let day = calendar.date(byAdding: .day, value: offset, to: firstDay) else { break }
+            guard let day = WakeCalendar.adding(.day, offset, to: firstDay, in: calendar) else { break }
             let opens = Self.poisson(mean: options.opens, unit())
             for _ in 0..<opens {
                 if let at = WakeCalendar.instant(of: Self.time(420 + below(960)), onDayOf: day, in: calendar) {
@@ -132,8 +132,8 @@ public struct FleetDevice: Sendable {
             if away == home { away = Self.cities[(Self.cities.firstIndex(of: home)! + 1) % Self.cities.count] }
             let leaveDay = below(max(1, options.days))
             let length = 2 + below(5)
-            if let leave = calendar.date(byAdding: .day, value: leaveDay, to: firstDay),
-                let back = calendar.date(byAdding: .day, value: leaveDay + length, to: firstDay),
+            if let leave = WakeCalendar.adding(.day, leaveDay, to: firstDay, in: calendar),
+                let back = WakeCalendar.adding(.day, leaveDay + length, to: firstDay, in: calendar),
                 let leaveAt = WakeCalendar.instant(of: Self.time(480 + below(720)), onDayOf: leave, in: calendar),
                 let backAt = WakeCalendar.instant(of: Self.time(480 + below(720)), onDayOf: back, in: calendar)
             {

@@ -31,7 +31,7 @@ extension Reaper {
                 shared.writeLine(usage)
                 exit(ExitCode.ok.rawValue)
             case .version:
-                shared.writeLine("\(versionName ?? program) \(SleepTapVersion.string)")
+                shared.writeLine(SleepTapVersion.line(versionName ?? program))
                 exit(ExitCode.ok.rawValue)
             case .run(let options):
                 return options

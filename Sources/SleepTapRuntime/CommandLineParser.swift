@@ -2,12 +2,12 @@
 
 public import Foundation
 public import SleepTapCommandLine
-import SleepTapCore
+public import SleepTapCore
 
 /// Command-line parsing for both executables, kept in the library so it is unit-tested.
 public enum CommandLineParser {
     public static let phoneUsage = """
-        usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ]
+        usage: phone --endpoint ENDPOINT --state-dir DIR [--schedule FILE] [--time-zone TZ] [--tzdata DIR]
                      [--keys DIR | --insecure]
                      [--watch-id ID] [--horizon-days N] [--device-seed N]
                      [--platform ios|android] [--registration early|late-silent|late-crash]
@@ -29,6 +29,8 @@ public enum CommandLineParser {
                                 OS, which outlives the app) are kept; created if missing
           --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
+          --tzdata DIR          the IANA tz database (TZif files, as zic writes them) whose rules
+                                every wake-up uses; default: $TZDIR, else /usr/share/zoneinfo
           --watch-id ID         routing id of the watch to deliver to (default: watch)
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
           --device-seed N       seed of the daily notice-text rotation (default: random at first
@@ -106,7 +108,7 @@ public enum CommandLineParser {
         """
 
     public static let watchUsage = """
-        usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--id ID]
+        usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--tzdata DIR] [--id ID]
                      [--keys DIR | --insecure]
                      [--bed-at HH:MM [--manual-wake HH:MM] [--stop-alarm-after SECS]]
                      [--warn-nights N] [--request-dates] [--snooze-minutes N]
@@ -121,6 +123,8 @@ public enum CommandLineParser {
           --state-dir DIR       where watch.json (the cached batch) is kept; created if missing
           --time-zone TZ        IANA zone for typed wake times and --bed-at (default: the newest
                                 batch's zone, else the system zone; stdin time-zone wins over it)
+          --tzdata DIR          the IANA tz database (TZif files) of the watch's own local times
+                                (bed taps, manual entry); default: $TZDIR, else /usr/share/zoneinfo
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
@@ -216,6 +220,22 @@ public enum CommandLineParser {
         _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(UsageError) -> Parsed<PhoneOptions> {
         if let request = Parsed<PhoneOptions>.informationRequest(in: arguments) { return request }
+        let zones = try zoneDatabaseFlag(in: arguments)
+        return try ZoneDatabase.$scoped.withValue(zones ?? ZoneDatabase.current) {
+            Result { () throws(UsageError) in
+                var parsed = try phoneFlags(arguments, workingDirectory: workingDirectory)
+                if case .run(var options) = parsed {
+                    options.zoneDatabase = zones
+                    parsed = .run(options)
+                }
+                return parsed
+            }
+        }.get()
+    }
+
+    private static func phoneFlags(_ arguments: [String], workingDirectory: String) throws(UsageError)
+        -> Parsed<PhoneOptions>
+    {
         var reader = ArgumentReader(arguments)
         var endpoint: Endpoint?
         var stateDirectory: String?
@@ -237,6 +257,7 @@ public enum CommandLineParser {
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
             case "--schedule": schedule = try reader.nonEmpty(flag)
             case "--time-zone": zone = try reader.timeZone(flag)
+            case "--tzdata": _ = try reader.nonEmpty(flag)
             case "--watch-id": watchId = try reader.routingId(flag)
             case "--horizon-days": horizon = try reader.integer(flag, in: 1...WireCodec.maxEntries)
             case "--device-seed": deviceSeed = try reader.unsignedInteger(flag)
@@ -332,6 +353,22 @@ public enum CommandLineParser {
         _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(UsageError) -> Parsed<WatchOptions> {
         if let request = Parsed<WatchOptions>.informationRequest(in: arguments) { return request }
+        let zones = try zoneDatabaseFlag(in: arguments)
+        return try ZoneDatabase.$scoped.withValue(zones ?? ZoneDatabase.current) {
+            Result { () throws(UsageError) in
+                var parsed = try watchFlags(arguments, workingDirectory: workingDirectory)
+                if case .run(var options) = parsed {
+                    options.zoneDatabase = zones
+                    parsed = .run(options)
+                }
+                return parsed
+            }
+        }.get()
+    }
+
+    private static func watchFlags(_ arguments: [String], workingDirectory: String) throws(UsageError)
+        -> Parsed<WatchOptions>
+    {
         var reader = ArgumentReader(arguments)
         var endpoint: Endpoint?
         var stateDirectory: String?
@@ -351,6 +388,7 @@ public enum CommandLineParser {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
             case "--state-dir": stateDirectory = try reader.nonEmpty(flag)
             case "--time-zone": zone = try reader.timeZone(flag)
+            case "--tzdata": _ = try reader.nonEmpty(flag)
             case "--id": id = try reader.routingId(flag)
             case "--stop-alarm-after": stopAlarmAfter = try reader.seconds(flag, in: 0...86_400)
             case "--snooze-minutes": snoozeMinutes = try reader.integer(flag, in: 1...60)
@@ -397,6 +435,23 @@ public enum CommandLineParser {
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         return .run(options)
     }
+}
+
+/// The database `--tzdata DIR` names (the last one given), read before the other flags so that
+/// `--time-zone` is checked against it; nil without the flag.
+/// - Throws: `UsageError` when DIR is missing, not a directory, or holds no TZif file of UTC
+///   (`Etc/UTC` or `UTC`: a database `zic` wrote has one).
+public func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> ZoneDatabase? {
+    guard let index = arguments.lastIndex(of: "--tzdata") else { return nil }
+    guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
+        throw UsageError("--tzdata needs a directory of TZif files")
+    }
+    let path = arguments[index + 1]
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        throw UsageError("--tzdata \"\(ArgumentReader.clip(path))\": no such directory")
+    }
+    return ZoneDatabase.directory(path)
 }
 
 /// tcp carries the link beyond this user's reach: CURVE is required unless `--insecure`.

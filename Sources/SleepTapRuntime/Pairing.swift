@@ -337,7 +337,7 @@ public enum KeyGeneration {
             case .help:
                 return StandardStreams.print(CommandLineParser.keygenUsage(role), program: program)
             case .version:
-                return StandardStreams.print("\(program) \(SleepTapVersion.string)", program: program)
+                return StandardStreams.print(SleepTapVersion.line(program), program: program)
             case .run(let value): directory = value
             }
         } catch {

@@ -13,6 +13,8 @@ public struct PhoneOptions: Equatable, Sendable {
     public var schedulePath: String?
     /// IANA zone; nil = the schedule file's, else the system zone.
     public var timeZone: TimeZone?
+    /// `--tzdata DIR`: the tz database of this device; nil = the machine's (`ZoneDatabase.process`).
+    public var zoneDatabase: ZoneDatabase?
     public var clock = ClockOptions()
     /// Routing id of the paired watch (default "watch").
     public var watchId = "watch"

@@ -11,6 +11,8 @@ public struct WatchOptions: Equatable, Sendable {
     /// IANA zone for manual entry and the simulated user (stdin `time-zone` wins over it); nil = the
     /// newest batch's zone, else system.
     public var timeZone: TimeZone?
+    /// `--tzdata DIR`: the tz database of this device; nil = the machine's (`ZoneDatabase.process`).
+    public var zoneDatabase: ZoneDatabase?
     public var clock = ClockOptions()
     /// This watch's routing id (default "watch").
     public var id = "watch"

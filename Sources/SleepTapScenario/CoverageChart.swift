@@ -81,13 +81,12 @@ public enum CoverageChart {
             svg.append("<text x=\"\(number(left - 6))\" y=\"\(number(y(nights) + 4))\">\(nights)</text>")
         }
         svg.append("</g>")
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = scenario.timeZone
-        var midnight = calendar.startOfDay(for: scenario.start)
-        if midnight < scenario.start, let next = calendar.date(byAdding: .day, value: 1, to: midnight) {
+        let calendar = WakeCalendar.calendar(in: scenario.timeZone)
+        var midnight = WakeCalendar.startOfDay(scenario.start, in: calendar)
+        if midnight < scenario.start, let next = WakeCalendar.adding(.day, 1, to: midnight, in: calendar) {
             midnight = next
         }
-        let days = max(1, calendar.dateComponents([.day], from: scenario.start, to: scenario.end).day ?? 1)
+        let days = max(1, Int((scenario.end.timeIntervalSince(scenario.start) / 86_400).rounded()))
         let labelEvery = max(1, days / 10)
         svg.append("<g class=\"days\" stroke=\"#ddd\" fill=\"#444\" text-anchor=\"middle\">")
         var index = 0
@@ -96,12 +95,12 @@ public enum CoverageChart {
             svg.append(
                 "<line x1=\"\(number(at))\" y1=\"\(number(Self.top))\" x2=\"\(number(at))\" y2=\"\(number(y(0)))\"/>")
             if index % labelEvery == 0 {
-                let parts = calendar.dateComponents([.month, .day], from: midnight)
-                let label = String(format: "%02d-%02d", parts.month ?? 0, parts.day ?? 0)
+                let parts = WakeCalendar.wallClock(midnight, in: calendar).date
+                let label = String(format: "%02d-%02d", parts.month, parts.day)
                 svg.append("<text x=\"\(number(at))\" y=\"\(number(y(0) + 16))\" stroke=\"none\">\(label)</text>")
             }
             index += 1
-            guard let next = calendar.date(byAdding: .day, value: 1, to: midnight) else { break }
+            guard let next = WakeCalendar.adding(.day, 1, to: midnight, in: calendar) else { break }
             midnight = next
         }
         svg.append("</g>")

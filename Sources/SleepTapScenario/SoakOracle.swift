@@ -12,7 +12,7 @@ public import SleepTapCore
 /// `horizonDays` consecutive local days, starting with the day of the next wake-up strictly
 /// after its generation; an override wins over the weekday; a wall time in a spring-forward gap
 /// moves forward by the gap; a repeated wall time takes its first occurrence (zone rules from
-/// the IANA tz database through Foundation's `TimeZone`).
+/// the IANA tz database in use, `WakeCalendar.utcOffset`; the wall-time search is its own).
 public struct SoakOracle: Sendable {
     /// One wake-up: the instant, and its local date (`yyyy-MM-dd`) and wall time (`HH:MM`) in
     /// the zone.
@@ -67,11 +67,12 @@ public struct SoakOracle: Sendable {
         let hour: TimeInterval = 3600
         var offsets = Set<Int>()
         for step in -6...6 {
-            offsets.insert(zone.secondsFromGMT(for: naive.addingTimeInterval(TimeInterval(step) * 6 * hour)))
+            offsets.insert(
+                WakeCalendar.utcOffset(of: zone, at: naive.addingTimeInterval(TimeInterval(step) * 6 * hour)))
         }
         let candidates = offsets.map { naive.addingTimeInterval(-TimeInterval($0)) }
         let readBack = candidates.filter { candidate in
-            zone.secondsFromGMT(for: candidate) == Int(naive.timeIntervalSince(candidate))
+            WakeCalendar.utcOffset(of: zone, at: candidate) == Int(naive.timeIntervalSince(candidate))
         }
         if let first = readBack.min() { return first }
         // In a gap: the offset in force just before it is the smallest one near it.
@@ -85,9 +86,8 @@ public struct SoakOracle: Sendable {
     ///   - horizonDays: local days covered (the phone's `--horizon-days`), at least 1.
     /// - Returns: the wake-ups, strictly increasing; empty when no day of the coming week has one.
     public mutating func batch(generatedAt: Date, in zone: TimeZone, horizonDays: Int) -> [Wake] {
-        var local = Calendar(identifier: .gregorian)
-        local.timeZone = zone
-        let parts = local.dateComponents([.year, .month, .day], from: generatedAt)
+        let shifted = generatedAt.addingTimeInterval(TimeInterval(WakeCalendar.utcOffset(of: zone, at: generatedAt)))
+        let parts = Self.dates.dateComponents([.year, .month, .day], from: shifted)
         guard let today = Self.dates.date(from: DateComponents(year: parts.year, month: parts.month, day: parts.day))
         else { return [] }
         func day(_ offset: Int) -> Date? { Self.dates.date(byAdding: .day, value: offset, to: today) }
@@ -120,14 +120,14 @@ public struct SoakOracle: Sendable {
 
     /// `yyyy-MM-dd` of `instant` on the wall clock of `zone` (its UTC offset added, read on UTC).
     static func localDate(_ instant: Date, _ zone: TimeZone) -> String {
-        let shifted = instant.addingTimeInterval(TimeInterval(zone.secondsFromGMT(for: instant)))
+        let shifted = instant.addingTimeInterval(TimeInterval(WakeCalendar.utcOffset(of: zone, at: instant)))
         let c = dates.dateComponents([.year, .month, .day], from: shifted)
         return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 
     /// `HH:MM` of `instant` on the wall clock of `zone`.
     static func wall(_ instant: Date, _ zone: TimeZone) -> String {
-        let shifted = instant.addingTimeInterval(TimeInterval(zone.secondsFromGMT(for: instant)))
+        let shifted = instant.addingTimeInterval(TimeInterval(WakeCalendar.utcOffset(of: zone, at: instant)))
         let c = dates.dateComponents([.hour, .minute], from: shifted)
         return String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
     }

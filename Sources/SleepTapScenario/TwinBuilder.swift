@@ -31,6 +31,23 @@ public enum TwinBuilder {
         guard case .run(let phone) = try CommandLineParser.parsePhone(phoneArguments),
             case .run(let watch) = try CommandLineParser.parseWatch(watchArguments)
         else { throw Unsupported(description: "help or version asked for") }
+        // One process, one tz database: the twin runs phone and watch on the same rules.
+        guard phone.zoneDatabase == watch.zoneDatabase else {
+            throw Unsupported(
+                description: "the twin runs one tz database: give phone and watch the same --tzdata, or run processes")
+        }
+        let zones = phone.zoneDatabase ?? ZoneDatabase.current
+        return try ZoneDatabase.$scoped.withValue(zones) {
+            var twin = try make(
+                phone: phone, watch: watch, machineZone: machineZone, schedule: inlineSchedule)
+            twin.zones = zones
+            return twin
+        }
+    }
+
+    private static func make(
+        phone: PhoneOptions, watch: WatchOptions, machineZone: TimeZone, schedule inlineSchedule: WakeSchedule?
+    ) throws -> Twin {
         guard phone.clock == watch.clock, let start = phone.clock.start else {
             throw Unsupported(description: "phone and watch need the same --clock-start/--clock-speed/--clock-anchor")
         }

@@ -22,8 +22,10 @@ do {
     case .help:
         exit(StandardStreams.print(CommandLineParser.phoneUsage, program: "phone").rawValue)
     case .version:
-        exit(StandardStreams.print("phone \(SleepTapVersion.string)", program: "phone").rawValue)
+        let zones = (try? zoneDatabaseFlag(in: arguments)) ?? nil
+        exit(StandardStreams.print(SleepTapVersion.line("phone", zones: zones ?? .current), program: "phone").rawValue)
     case .run(let options):
+        if let zones = options.zoneDatabase { ZoneDatabase.use(zones) }
         let code = PhoneRuntime(options: options).run()
         // _exit(2), not exit(3): a weather fetch may still be running on another thread (the
         // driver never waits for one), and exit(3)'s atexit teardown of FoundationNetworking

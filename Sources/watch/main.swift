@@ -22,8 +22,10 @@ do {
     case .help:
         exit(StandardStreams.print(CommandLineParser.watchUsage, program: "watch").rawValue)
     case .version:
-        exit(StandardStreams.print("watch \(SleepTapVersion.string)", program: "watch").rawValue)
+        let zones = (try? zoneDatabaseFlag(in: arguments)) ?? nil
+        exit(StandardStreams.print(SleepTapVersion.line("watch", zones: zones ?? .current), program: "watch").rawValue)
     case .run(let options):
+        if let zones = options.zoneDatabase { ZoneDatabase.use(zones) }
         exit(WatchRuntime(options: options).run().rawValue)
     }
 } catch {

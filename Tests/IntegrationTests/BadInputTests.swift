@@ -40,7 +40,7 @@ struct BadInputTests {
         let version = try scenario.spawn(program, ["--frob", "--version"])
         #expect(version.waitForExit(timeout: 10) && version.waitForOutputEnd(timeout: 5))
         #expect(version.exitStatus == 0, "stderr: \(version.standardError)")
-        #expect(version.otherOutputLines == ["\(program) \(SleepTapVersion.string)"])
+        #expect(version.otherOutputLines == [SleepTapVersion.line(program)])
         for arguments in [["--bogus-after", "-h"], ["--frob", "--help"], ["--speed", "-h"]] {
             let help = try scenario.runToExit(program, arguments)
             #expect(help.status == 0, "\(program) \(arguments): \(help.stderr)")

@@ -71,6 +71,8 @@ struct FlagCoverageTests {
         "watch --bed-at": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --manual-wake": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --warn-nights": "IntegrationTests/FlagEffectTests.swift warnNights",
+        "phone --tzdata": "IntegrationTests/TzdataTests.swift vancouverBatch",
+        "watch --tzdata": "IntegrationTests/WatchTzdataTests.swift typedWakeTime",
         "watch --stop-alarm-after": "IntegrationTests/FlagEffectTests.swift stopAlarmAfter",
         "watch --snooze-minutes": "IntegrationTests/FlagEffectTests.swift snoozeMinutes",
         "watch --request-dates": "IntegrationTests/DateRequestIntegrationTests.swift requestOverIPC",

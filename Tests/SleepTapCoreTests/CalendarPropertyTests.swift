@@ -43,8 +43,8 @@ struct CalendarPropertyTests {
         // wake up on the transition's date at a wall time the transition skips or repeats.
         if rng.next() % 2 == 0, let transition = zone.nextDaylightSavingTimeTransition(after: now) {
             now = transition.addingTimeInterval(-Double(rng.next() % (4 * 86_400)))
-            let before = zone.secondsFromGMT(for: transition.addingTimeInterval(-1))
-            let after = zone.secondsFromGMT(for: transition)
+            let before = WakeCalendar.utcOffset(of: zone, at: transition.addingTimeInterval(-1))
+            let after = WakeCalendar.utcOffset(of: zone, at: transition)
             let minutes = abs(after - before) / 60
             if rng.next() % 2 == 0, minutes > 0 {
                 let wall =
@@ -70,8 +70,16 @@ struct CalendarPropertyTests {
 
     @Test(
         "Batches match an independent model: date, local time, gap shift and first occurrence from UTC offsets")
-    func matchesOffsetModel() {
-        let zones = TimeZone.knownTimeZoneIdentifiers.sorted()
+    func matchesOffsetModel() throws {
+        // The database is built here with zic from the machine's tz source, so the planner and
+        // the model read the same rules whatever tzdata the machine has.
+        let source = try String(contentsOfFile: ZoneDatabase.systemDirectory + "/tzdata.zi", encoding: .utf8)
+        let database = try ZoneFixture.database(source, version: "zic")
+        try ZoneDatabase.$scoped.withValue(database) { try matchesOffsetModel(on: database) }
+    }
+
+    func matchesOffsetModel(on database: ZoneDatabase) throws {
+        let zones = TimeZone.knownTimeZoneIdentifiers.sorted().filter { database.contains($0) }
         #expect(zones.count > 300)
         var rng = SplitMix64(state: Self.seed)
         var tally = OffsetModel.Tally()
@@ -99,8 +107,8 @@ struct CalendarPropertyTests {
 }
 
 /// The planner's rules computed a second way: local dates by civil-calendar arithmetic on day
-/// numbers, instants from `TimeZone.secondsFromGMT(for:)` alone. No `Calendar`, no
-/// `WakeCalendar`, no 86,400 s steps between instants.
+/// numbers, instants from the UTC offsets alone (`WakeCalendar.utcOffset`, the database's). No
+/// `Calendar`, no wall-time search of `WakeCalendar`, no 86,400 s steps between instants.
 ///
 /// A wall time that occurs twice (autumn overlap) takes its first instant; a wall time that does
 /// not occur (spring-forward gap) is moved forward by the gap, and dropped if that leaves its day.
@@ -119,7 +127,7 @@ struct OffsetModel {
     static let secondsPerDay = 86_400
 
     func offset(_ instant: Int) -> Int {
-        zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant)))
+        WakeCalendar.utcOffset(of: zone, at: Date(timeIntervalSince1970: TimeInterval(instant)))
     }
 
     /// Local wall-clock seconds since 1970-01-01 00:00 local.

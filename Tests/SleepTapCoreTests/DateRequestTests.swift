@@ -339,7 +339,8 @@ struct DateRequestTests {
         #expect(
             Self.requests(first)
                 == [DateRequest(id: 1, nightsLeft: 2, coverageEnd: ISO8601.date("2026-06-26T22:00:00Z")!)])
-        #expect(WatchNodeTests.names(first) == [.bedWakeTime, .coverageLow, .requestSent])
+        // The night before's alarm rings first, at its wake-up (WatchAlarmTests).
+        #expect(WatchNodeTests.names(first) == [.alarmFired, .bedWakeTime, .alarmSet, .coverageLow, .requestSent])
         let sent = try WatchNodeTests.event(.requestSent, in: first)
         #expect(sent["id"] == .int(1) && sent["nightsLeft"] == .int(2))
         #expect(Self.requests(try Self.tap(&node, "2026-06-26T13:00:00Z")).map(\.id) == [2])

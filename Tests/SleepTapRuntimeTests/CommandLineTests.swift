@@ -197,10 +197,34 @@ struct CommandLineTests {
         let options = ClockOptions(
             start: ISO8601.date("2025-03-06T17:00:00Z"), speed: 3600, anchor: Date(timeIntervalSince1970: 1000))
         let wall = Date(timeIntervalSince1970: 1010)
-        let clock = VirtualClock(start: options.start!, speed: 3600, anchor: options.anchor!, wallNow: { wall })
+        let clock = VirtualClock(
+            start: options.start!, speed: 3600, anchor: options.anchor!, wallNow: { wall }, monotonicNow: { 500 })
         #expect(clock.now == ISO8601.date("2025-03-07T03:00:00Z"))
         #expect(clock.wallDate(for: ISO8601.date("2025-03-07T03:00:00Z")!) == wall)
         #expect(ClockOptions().makeClock() is WallClock)
+    }
+
+    @Test("A wall clock stepped back does not move virtual time back: elapsed time is on CLOCK_MONOTONIC")
+    func steppedWallClock() {
+        final class Clocks: @unchecked Sendable {
+            var wall = Date(timeIntervalSince1970: 1_000)
+            var monotonic = 50.0
+        }
+        let clocks = Clocks()
+        let clock = VirtualClock(
+            start: ISO8601.date("2026-12-01T12:00:00Z")!, speed: 172_800, anchor: Date(timeIntervalSince1970: 1_000),
+            wallNow: { clocks.wall }, monotonicNow: { clocks.monotonic })
+        clocks.monotonic += 1
+        clocks.wall = clocks.wall.addingTimeInterval(1)
+        let before = clock.now
+        #expect(before == ISO8601.date("2026-12-03T12:00:00Z"))
+        // An NTP step of 0.2 s back: 9.6 virtual hours on the wall clock, none on the monotonic one.
+        clocks.wall = clocks.wall.addingTimeInterval(-0.2)
+        #expect(clock.now == before)
+        clocks.monotonic += 0.5
+        #expect(clock.now == before.addingTimeInterval(86_400))
+        // A wall timer for an instant 1 virtual day ahead waits 0.5 s from the wall clock's reading.
+        #expect(clock.wallDate(for: clock.now.addingTimeInterval(86_400)) == clocks.wall.addingTimeInterval(0.5))
     }
 
     @Test(

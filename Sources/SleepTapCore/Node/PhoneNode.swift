@@ -257,6 +257,7 @@ public struct PhoneNode: Sendable {
                         ("osState", .string(configuration.osState.rawValue)),
                         ("boundEndpoint", .string(configuration.boundEndpoint)),
                         ("security", .string(configuration.security.rawValue)),
+                        ("tzdata", .string(ZoneDatabase.current.version)),
                     ]), at: time.now),
             .arm(.heartbeat, .after(LinkLiveness.interval)),
         ]

@@ -294,6 +294,7 @@ public struct WatchNode: Sendable {
                         ("lastSeq", .int(Int64(clamping: core.state.lastAppliedSeq))),
                         ("pid", .int(Int64(processID))), ("timeZone", .string(plannedZone.identifier)),
                         ("timeZoneSource", .string(zones.resolve(batch: core.state.batch).source.rawValue)),
+                        ("tzdata", .string(ZoneDatabase.current.version)),
                     ]), at: time.now)
         ]
         actions += armBed(after: time.now)

@@ -162,9 +162,9 @@ public enum Solar {
 
     private static func computeBounds(of date: LocalDate, in zone: TimeZone) -> (Date, Date)? {
         let calendar = WakeCalendar.calendar(in: zone)
-        let noonComponents = DateComponents(year: date.year, month: date.month, day: date.day, hour: 12)
-        guard let noon = calendar.date(from: noonComponents), LocalDate(noon, in: calendar) == date,
-            let nextNoon = calendar.date(byAdding: .day, value: 1, to: noon)
+        guard let noon = WakeCalendar.instant(of: LocalTime(hour: 12, minute: 0)!, onDate: date, in: calendar),
+            LocalDate(noon, in: calendar) == date,
+            let nextNoon = WakeCalendar.adding(.day, 1, to: noon, in: calendar)
         else { return nil }
         let start = LocalDayCache.startOfDay(noon, in: calendar)
         let end = LocalDayCache.startOfDay(nextNoon, in: calendar)

@@ -84,8 +84,8 @@ public struct WeatherPolicy: Equatable, Sendable {
     /// Whether the wall time of `now` in `zone` is in [`windowStart`, `windowEnd`) (minute
     /// resolution: 05:59:59 is before 06:00).
     public func inWindow(_ now: Date, zone: TimeZone) -> Bool {
-        let c = WakeCalendar.calendar(in: zone).dateComponents([.hour, .minute], from: now)
-        guard let time = LocalTime(hour: c.hour ?? 0, minute: c.minute ?? 0) else { return false }
+        let c = WakeCalendar.wallClock(now, in: WakeCalendar.calendar(in: zone))
+        guard let time = LocalTime(hour: c.hour, minute: c.minute) else { return false }
         if windowStart <= windowEnd {
             return windowStart <= time && time < windowEnd
         }

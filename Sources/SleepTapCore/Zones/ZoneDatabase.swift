@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import Foundation
+import Synchronization
+
+/// An IANA tz database: the rules of zones read on demand from TZif files (RFC 8536) through an
+/// injected loader, kept once read, and the database's version.
+///
+/// Every UTC offset SleepTap uses comes from one of these (`WakeCalendar`), never from
+/// Foundation's `TimeZone`, whose rules on Linux are the ICU data bundled with the toolchain.
+/// The loader is the only I/O: `ZoneDatabase.directory(_:)` reads files, tests inject bytes.
+public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
+    /// Where the zones come from (a directory path), named in errors.
+    public let directory: String
+    /// The tz release (`2026f`): the `# version` line of `tzdata.zi`, else `unknown`.
+    public let version: String
+    /// Tells databases apart in memo keys.
+    let id: Int
+    private let load: @Sendable (String) -> [UInt8]?
+    private let zones = Mutex<[String: Result<ZoneRules, ZoneError>]>([:])
+
+    private static let nextID = Atomic<Int>(1)
+
+    /// - Parameters:
+    ///   - directory: where the zones come from, named in errors.
+    ///   - version: the tz release; nil reads it from `tzdata.zi` through `load`.
+    ///   - load: the bytes of a file under the database (`America/Vancouver`, `tzdata.zi`), nil
+    ///     when there is none.
+    public init(directory: String, version: String? = nil, load: @escaping @Sendable (String) -> [UInt8]?) {
+        self.directory = directory
+        self.load = load
+        self.version = version ?? Self.version(ofTzdataZi: load("tzdata.zi")) ?? "unknown"
+        id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    public var description: String { "tz database \(version) at \(directory)" }
+
+    /// The same directory and version (the same files, as far as a run can tell).
+    public static func == (lhs: ZoneDatabase, rhs: ZoneDatabase) -> Bool {
+        lhs.directory == rhs.directory && lhs.version == rhs.version
+    }
+
+    /// The version in the first line of a `tzdata.zi` (`# version 2026f`), nil without one.
+    static func version(ofTzdataZi bytes: [UInt8]?) -> String? {
+        guard let bytes else { return nil }
+        let line = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        let prefix = "# version "
+        guard line.hasPrefix(prefix) else { return nil }
+        let version = line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        return version.isEmpty ? nil : version
+    }
+
+    /// The rules of zone `name` (an IANA name: `Area/Location`, `UTC`, `GMT`).
+    ///
+    /// - Throws: `ZoneError.badName` for a name of another form (never read as a path),
+    ///   `.missing` naming the zone and the directory when it has no file, `.corrupt` when the
+    ///   file is not TZif.
+    public func rules(for name: String) throws(ZoneError) -> ZoneRules {
+        if let known = zones.withLock({ $0[name] }) { return try known.get() }
+        let result: Result<ZoneRules, ZoneError>
+        if !WakeCalendar.isZoneName(name) && !name.hasPrefix("Etc/") {
+            result = .failure(.badName(name))
+        } else if let bytes = load(name) {
+            do throws(ZoneError) {
+                result = .success(try ZoneRules(tzif: bytes, name: name))
+            } catch {
+                result = .failure(error)
+            }
+        } else {
+            result = .failure(.missing(zone: name, directory: directory))
+        }
+        zones.withLock { $0[name] = result }
+        return try result.get()
+    }
+
+    /// Whether the database has a readable zone `name`.
+    public func contains(_ name: String) -> Bool { (try? rules(for: name)) != nil }
+
+    /// The database in a directory of TZif files (`/usr/share/zoneinfo`, or one built with `zic`).
+    public static func directory(_ path: String) -> ZoneDatabase {
+        ZoneDatabase(directory: path) { name in
+            FileManager.default.contents(atPath: path + "/" + name).map { Array($0) }
+        }
+    }
+
+    /// The directory the machine's database is in: `TZDIR` when set, else `/usr/share/zoneinfo`
+    /// (as glibc and Python's `zoneinfo` look).
+    public static var systemDirectory: String {
+        let tzdir = ProcessInfo.processInfo.environment["TZDIR"] ?? ""
+        return tzdir.isEmpty ? "/usr/share/zoneinfo" : tzdir
+    }
+
+    private static let processDefault = Mutex<ZoneDatabase?>(nil)
+
+    /// The database of this process: the one `use(_:)` set (`--tzdata DIR`), else the machine's
+    /// (`systemDirectory`, read on first use).
+    public static var process: ZoneDatabase {
+        processDefault.withLock { current in
+            if let current { return current }
+            let made = directory(systemDirectory)
+            current = made
+            return made
+        }
+    }
+
+    /// Makes `database` the one of this process (`process`).
+    public static func use(_ database: ZoneDatabase) {
+        processDefault.withLock { $0 = database }
+    }
+
+    /// A database for the code running inside `ZoneDatabase.$scoped.withValue(_:)`: the twin runs
+    /// a phone and a watch on different databases in one process.
+    @TaskLocal public static var scoped: ZoneDatabase?
+
+    /// The database in use here: `scoped`, else `process`.
+    public static var current: ZoneDatabase { scoped ?? process }
+}
