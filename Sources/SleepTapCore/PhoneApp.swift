@@ -298,9 +298,11 @@ public struct PhoneApp: Sendable {
 
     /// Travel: the phone's zone becomes `zone`. A running app refreshes at once (wall-clock wake
     /// times are kept: 07:00 stays 07:00); an app that is not running picks the zone up at its
-    /// next launch (`refresh.deferred`).
+    /// next launch (`refresh.deferred`). The zone is the device's: it is kept with the simulated
+    /// OS (`SimulatedOS.timeZoneIdentifier`, os.json) and outlives the app.
     public mutating func travel(to zone: TimeZone, at now: Date) -> [PhoneEffect] {
         self.zone = zone
+        scheduler.setTimeZone(zone)  // the device's zone, kept with the OS (os.json)
         guard running, crashed == nil else {
             return [
                 .emit(

@@ -260,6 +260,29 @@ struct TwinTests {
         #expect(twin.phoneRunning && twin.watch.core.state.batch?.ref == twin.phone.app.state.outbox?.ref)
     }
 
+    @Test(
+        "Travel outlives a phone restart: the device's zone is kept with the OS, so the restarted phone stays in Tokyo and the watch keeps Tokyo batches"
+    )
+    func travelSurvivesRestart() throws {
+        var setup = Self.twin(.early).phoneSetup
+        setup.node.timeZone = nil  // the zone comes from the schedule file, as with --schedule only
+        setup.schedule.timeZoneIdentifier = "Europe/Berlin"
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: Self.twin(.early).watchSetup, seed: 7)
+        twin.boot()
+        let travel = Self.start.addingTimeInterval(Self.day)
+        let restart = travel.addingTimeInterval(Self.day)
+        twin.schedule(.phone("time-zone Asia/Tokyo"), at: travel)
+        twin.schedule(.restartPhone(keepState: true), at: restart)
+        twin.run(until: restart.addingTimeInterval(2 * Self.day))
+        let started = twin.events(.phoneStarted)
+        #expect(started.map { $0.event["timeZone"] } == [.string("Europe/Berlin"), .string("Asia/Tokyo")])
+        #expect(started.last?.event["timeZoneSource"] == .string("os.json"))
+        let zones = twin.events(.batchGenerated).filter { $0.at > travel }.map { $0.event["timeZone"] }
+        #expect(!zones.isEmpty && zones.allSatisfy { $0 == .string("Asia/Tokyo") }, "\(zones)")
+        #expect(twin.watch.core.state.batch?.timeZone == "Asia/Tokyo")
+        #expect(twin.phone.app.scheduler.timeZoneIdentifier == "Asia/Tokyo")
+    }
+
     @Test("Deterministic: the same configuration and steps give the same log")
     func deterministic() {
         func run() -> [String] {

@@ -176,8 +176,11 @@ public struct PhoneNode: Sendable {
     public let configuration: PhoneNodeConfiguration
     /// Counts of rejected messages, refused peers and failed sends since start, for `phone.status`.
     public private(set) var counters = Counters()
-    /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
+    /// Set by the `time-zone` command (travel), or at start from the device's zone kept in
+    /// os.json (when no `--time-zone` is given); wins over the flag and the schedule file.
     public private(set) var travelZone: TimeZone?
+    /// Whether `travelZone` was set by a `time-zone` command of this run.
+    private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
     private var limiter = EventRateLimiter()
@@ -197,16 +200,37 @@ public struct PhoneNode: Sendable {
     public init(app: PhoneApp, configuration: PhoneNodeConfiguration) {
         var app = app
         app.weatherFetch = .deferred
-        self.app = app
         self.configuration = configuration
         self.watchID = Array(configuration.watchID.utf8)
+        // The device's zone outlives the app (os.json): a `--time-zone` given at this start is
+        // the user setting it now, so it wins and becomes the device's; without one, the zone
+        // the device was left in (travel) is where the phone still is.
+        if let flag = configuration.timeZone {
+            app.scheduler.setTimeZone(flag)
+        } else {
+            travelZone = app.scheduler.timeZone
+        }
+        self.app = app
+        self.app.zone = currentZone
     }
 
-    /// The zone the phone lives in: travel, then `--time-zone`, then the schedule file's zone,
-    /// then the machine's.
+    /// The zone the phone lives in: travel (this run's, or the device's zone kept in os.json),
+    /// then `--time-zone`, then the schedule file's zone, then the machine's. A `--time-zone`
+    /// given at a start replaces the kept zone (flags at a start override stored settings).
     public var currentZone: TimeZone {
         travelZone ?? configuration.timeZone ?? app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
             ?? configuration.machineZone
+    }
+
+    /// Where `currentZone` comes from: `time-zone` (travel in this run), `os.json` (the device's
+    /// zone as left by travel before this start), `--time-zone`, `schedule` or `machine`.
+    public var timeZoneSource: String {
+        if travelZone != nil {
+            return travelledThisRun ? "time-zone" : "os.json"
+        }
+        if configuration.timeZone != nil { return "--time-zone" }
+        if app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) != nil { return "schedule" }
+        return "machine"
     }
 
     // MARK: inputs
@@ -220,6 +244,7 @@ public struct PhoneNode: Sendable {
                     .phoneStarted,
                     [
                         ("endpoint", .string(configuration.endpoint)), ("timeZone", .string(currentZone.identifier)),
+                        ("timeZoneSource", .string(timeZoneSource)),
                         ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(configuration.pid)),
                         ("platform", .string(app.scheduler.platform.rawValue)),
                         ("registration", .string(app.scheduler.registrationMode.rawValue)),
@@ -545,6 +570,7 @@ public struct PhoneNode: Sendable {
         case .timeZone(let zone):
             let from = currentZone.identifier
             travelZone = zone
+            travelledThisRun = true
             let changed = Event(.timezoneChanged, [("from", .string(from)), ("to", .string(zone.identifier))])
             return [.emit(changed, at: now)] + step(time) { $0.travel(to: zone, at: now) }
         case .move(let location):
@@ -598,7 +624,7 @@ public struct PhoneNode: Sendable {
             ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
             ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
             ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
-            ("timeZone", .string(app.zone.identifier)),
+            ("timeZone", .string(app.zone.identifier)), ("timeZoneSource", .string(timeZoneSource)),
             ("pendingNotifications", .int(Int64(app.pendingNotifications(at: now).count))),
             (
                 "earliestBeginDate",
