@@ -143,12 +143,14 @@ public struct PhoneApp: Sendable {
     public mutating func launch(at now: Date, byUser: Bool, early: Bool) -> [PhoneEffect] {
         var effects: [PhoneEffect] = byUser ? [record(.foreground, at: now)] : []
         scheduler.appLaunched(at: now, byUser: byUser)
+        effects += drainTrace()
         crashed = nil
         registered = false
         running = true
         func register() -> Bool {
             do {
                 registered = try scheduler.register(identifier: configuration.taskIdentifier, at: now)
+                effects += drainTrace()
                 effects.append(
                     .emit(
                         Event(
@@ -161,6 +163,7 @@ public struct PhoneApp: Sendable {
             } catch {
                 crashed = error
                 running = false
+                effects += drainTrace()
                 effects.append(.emit(Event(.appCrashed, [("message", .string(error.message))])))
                 return false
             }
@@ -168,8 +171,10 @@ public struct PhoneApp: Sendable {
         if early {
             guard register() else { return effects + drainTrace() }
             scheduler.finishLaunching(at: now)
+            effects += drainTrace()
         } else {
             scheduler.finishLaunching(at: now)
+            effects += drainTrace()
             guard register() else { return effects + drainTrace() }
         }
         if byUser {
@@ -455,14 +460,17 @@ public struct PhoneApp: Sendable {
 
     /// Ends a job that waits for the weather without its remaining steps, because a write before
     /// the fetch failed: the OS hears that the run failed; nothing is emitted or written.
-    public mutating func abandonJob() {
-        guard let job = suspended else { return }
+    /// - Returns: the OS's trace of the failed completion (`os.task.completed`, `os.work.completed`).
+    @discardableResult
+    public mutating func abandonJob() -> [PhoneEffect] {
+        guard let job = suspended else { return [] }
         suspended = nil
         if let grant = job.grant {
             scheduler.complete(
                 grant, outcome: .failure, duration: job.run.elapsed, at: job.run.now.addingTimeInterval(job.run.elapsed)
             )
         }
+        return drainTrace()
     }
 
     private mutating func weatherStep(
@@ -524,8 +532,10 @@ public struct PhoneApp: Sendable {
                         ])))
         }
         scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
+        // The OS's completion (at the run's end instant) after the app's own handler.completed.
         return effects
             + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name, grant: grant)
+            + drainTrace()
     }
 
     /// The end of a run for a watch's REQUEST: `handler.expired` when the budget ran out, the run
@@ -578,7 +588,8 @@ public struct PhoneApp: Sendable {
             && scheduler.holdsRequest(identifier: configuration.taskIdentifier, earliestBeginDate: earliest)
         do {
             try scheduler.submit(identifier: configuration.taskIdentifier, earliestBeginDate: earliest, at: now)
-            var effects = sync.update { $0.refreshLog.markScheduled(at: now) }
+            // The OS's os.request.* now, in this step: never left for the next OS activity.
+            var effects = drainTrace() + sync.update { $0.refreshLog.markScheduled(at: now) }
             effects.append(
                 .emit(
                     Event(
@@ -588,9 +599,10 @@ public struct PhoneApp: Sendable {
             if !restated { effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt)) }
             return effects
         } catch {
+            let trace = drainTrace()
             switch error {
             case .rejected(let rejection):
-                return [
+                return trace + [
                     .emit(
                         Event(
                             .submitFailed,
@@ -603,7 +615,7 @@ public struct PhoneApp: Sendable {
             case .crash(let crash):
                 crashed = crash
                 running = false
-                return [
+                return trace + [
                     .emit(Event(.appCrashed, [("message", .string(crash.message))])),
                     record(.submitFailed, at: now, attempt: attempt, reason: "crash: \(crash.message)"),
                 ]
@@ -779,7 +791,10 @@ public struct PhoneApp: Sendable {
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
-    /// The OS-side trace (`os.*` events) since the last call, as emit effects.
+    /// The OS-side trace (`os.*` events) since the last call, as emit effects. The app drains it
+    /// right after every call into the OS, so each entry is written in the step that caused it,
+    /// in order with the app's own events and stamped with that step's instant (a completion's
+    /// end is its `duration` later), never left for the next OS activity.
     public mutating func drainTrace() -> [PhoneEffect] {
         scheduler.drainTrace().map { .emit($0.event) }
     }

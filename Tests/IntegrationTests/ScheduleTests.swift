@@ -132,6 +132,29 @@ struct ScheduleTests {
         #expect(kept.string("timeZone") == "America/New_York" && kept.string("timeZoneSource") == "os.json")
     }
 
+    @Test(
+        "The OS trace of travel is written with it, at its instant, and stdout is in time order (36,000×): no planned launch shows up after low-power on"
+    )
+    func osTraceInTimeOrder() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(["--clock-start", "2025-03-06T17:00:00Z", "--clock-speed", "36000"])
+        try phone.expect(.weatherFetched)
+        phone.send(line: "time-zone Asia/Tokyo")
+        let travel = try phone.expect(.timezoneChanged)
+        let generated = try phone.expect(.batchGenerated, from: travel.index)
+        let submitted = phone.events[travel.index..<generated.index].filter { $0.name == .osRequestSubmitted }
+        #expect(submitted.count == 1, "os.request.submitted comes with the travel refresh")
+        #expect(submitted.first?.string("time") == travel.event.string("time"))
+        phone.send(line: "low-power on")
+        let lowPower = try phone.expect(.osConditionsChanged, from: generated.index)
+        phone.send(line: "quit")
+        try phone.expect(.phoneStopping)
+        #expect(!phone.events[lowPower.index...].contains { $0.name == .osRequestSubmitted })
+        let times = phone.events.compactMap(\.time)
+        #expect(times == times.sorted(), "\(phone.events.map { "\($0.rawName) \($0.string("time") ?? "")" })")
+    }
+
     @Test("--horizon-days sets how many days of wake-ups a batch holds")
     func horizon() throws {
         let scenario = try Scenario()

@@ -24,6 +24,35 @@ struct PhoneNodeTests {
         return frames
     }
 
+    // MARK: the OS trace
+
+    @Test(
+        "The OS trace is written in the step that caused it, at its instant, in time order: travel's os.request.* at the travel, none left for low-power on"
+    )
+    func traceInItsOwnStep() throws {
+        var bench = NodeBench()
+        bench.start()
+        let names = bench.stamped.map(\.name)
+        // The user's launch: the OS's launch and registration come before the job's weather step.
+        let launched = try #require(names.firstIndex(of: .osAppLaunched))
+        let fetched = try #require(names.firstIndex(of: .weatherFetched))
+        #expect(launched < fetched, "\(names)")
+        bench.advance(10 * 3_600)
+        bench.clearEvents()
+        bench.type("time-zone Asia/Tokyo")
+        let travel = bench.stamped
+        #expect(travel.contains { $0.name == .osRequestReplaced && $0.at == bench.now }, "\(travel)")
+        #expect(travel.contains { $0.name == .osRequestSubmitted && $0.at == bench.now }, "\(travel)")
+        bench.advance(3_600)
+        bench.clearEvents()
+        bench.type("low-power on")
+        #expect(bench.names() == [.osLowPower, .osConditionsChanged], "no launch planned while Low Power is on")
+        bench.advance(3_600)
+        bench.type("open")
+        let times = bench.stamped.map(\.at)
+        #expect(times == times.sorted(), "stdout in time order: \(bench.stamped)")
+    }
+
     // MARK: ZAP
 
     @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")

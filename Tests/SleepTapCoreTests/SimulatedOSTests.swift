@@ -162,7 +162,7 @@ struct SimulatedOSTests {
     }
 
     static func names(_ effects: [PhoneEffect]) -> [EventName] {
-        effects.compactMap { if case .emit(let event) = $0 { event.name } else { nil } }
+        effects.compactMap { $0.event?.name }
     }
 
     @Test("An update to late-silent ends the app process and applies at its next launch: the handler is not entered")

@@ -283,6 +283,35 @@ struct TwinTests {
         #expect(twin.phone.app.scheduler.timeZoneIdentifier == "Asia/Tokyo")
     }
 
+    @Test(
+        "The phone's and the OS's lines are in time order, on iOS and Android, and each os.request.submitted comes in the step that submitted",
+        arguments: ["ios", "android"])
+    func phoneLogInTimeOrder(platform: String) {
+        var twin = Self.twin(.early)
+        if platform == "android" {
+            var setup = twin.phoneSetup
+            setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 6 * 3_600)), seed: 4)
+            twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: twin.watchSetup, seed: 7)
+        }
+        twin.boot()
+        let commands = [
+            "time-zone Asia/Tokyo", "low-power on", "open", "low-power off", "time-zone Europe/Berlin", "open",
+        ]
+        for (index, command) in commands.enumerated() {
+            twin.schedule(.phone(command), at: Self.start.addingTimeInterval(Double(index + 1) * 40_000))
+        }
+        twin.run(until: Self.start.addingTimeInterval(5 * Self.day))
+        let lines = twin.log.filter { $0.source != .watch }
+        let late = zip(lines, lines.dropFirst()).filter { $0.1.at < $0.0.at }
+        #expect(late.isEmpty, "\(late.prefix(3).map { ($0.0.event.name, $0.0.at, $0.1.event.name, $0.1.at) })")
+        if platform == "ios" {
+            // Every submit the app made (renew.submitted) has the OS's os.request.submitted at its instant.
+            let renewed = twin.events(.renewSubmitted).map(\.at)
+            let submitted = twin.events(.osRequestSubmitted).map(\.at)
+            #expect(renewed == submitted)
+        }
+    }
+
     @Test("Deterministic: the same configuration and steps give the same log")
     func deterministic() {
         func run() -> [String] {

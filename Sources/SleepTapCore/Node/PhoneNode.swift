@@ -351,7 +351,9 @@ public struct PhoneNode: Sendable {
                     at: stamp))
             app.persistFailed()
             // The job's weather step will not run: end the run as failed.
-            if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) { app.abandonJob() }
+            if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) {
+                actions += release(app.abandonJob().map { ($0, time) })
+            }
             actions += armBackgroundLaunch(at: time.now)
         }
         return actions + drain(time)
@@ -674,7 +676,9 @@ public struct PhoneNode: Sendable {
     /// Applies `body` to the app and releases its effects (up to the first write), then re-arms
     /// the OS launch timer and writes the OS's state.
     private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneEffect]) -> [PhoneAction] {
-        let effects = body(&app)
+        // Whatever the OS traced in this step is written in it (the app drains after each call
+        // into the OS; this catches the rest), never at the next OS activity.
+        let effects = body(&app) + app.drainTrace()
         return release(effects.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
     }
 
