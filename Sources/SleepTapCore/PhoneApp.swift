@@ -342,6 +342,23 @@ public struct PhoneApp: Sendable {
             + steps(Job(run: JobRun(now: now, budget: nil), grant: nil, foreground: true, attempt: 0))
     }
 
+    /// The batch of the schedule as it stands, made again at `now` after the state write that
+    /// carried the last one failed: the bedtime notices and the wake dates (steps 2 of the job),
+    /// no renew, no weather, no run record (it is not a launch).
+    /// - Returns: one write of notices and batch, then `batch.generated` and the send.
+    public mutating func republish(at now: Date) -> [PhoneEffect] {
+        let plan = RefreshPlan.make(
+            schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
+            deviceSeed: sync.state.deviceSeed)
+        var change = NotificationChange()
+        var effects = sync.update { state in
+            state.notifications.removeDelivered(before: now)
+            change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+        }
+        effects += change.events
+        return effects + sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
+    }
+
     // MARK: the steps
 
     /// How the job's weather step gets its forecast.
@@ -459,18 +476,24 @@ public struct PhoneApp: Sendable {
     }
 
     /// Ends a job that waits for the weather without its remaining steps, because a write before
-    /// the fetch failed: the OS hears that the run failed; nothing is emitted or written.
+    /// the fetch failed: the OS hears that the run failed, and a background run keeps its run
+    /// record (`success: false`); nothing is written to the state file.
     /// - Returns: the OS's trace of the failed completion (`os.task.completed`, `os.work.completed`).
     @discardableResult
     public mutating func abandonJob() -> [PhoneEffect] {
         guard let job = suspended else { return [] }
         suspended = nil
+        var effects: [PhoneEffect] = []
         if let grant = job.grant {
-            scheduler.complete(
-                grant, outcome: .failure, duration: job.run.elapsed, at: job.run.now.addingTimeInterval(job.run.elapsed)
-            )
+            let end = job.run.now.addingTimeInterval(job.run.elapsed)
+            scheduler.complete(grant, outcome: .failure, duration: job.run.elapsed, at: end)
+            // The run happened: its record says it failed (the report counts it).
+            effects.append(
+                record(
+                    .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: false, expired: false,
+                    attempt: recordedAttempt(grant)))
         }
-        return drainTrace()
+        return effects + drainTrace()
     }
 
     private mutating func weatherStep(

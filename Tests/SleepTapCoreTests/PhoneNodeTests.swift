@@ -53,6 +53,21 @@ struct PhoneNodeTests {
         #expect(times == times.sorted(), "stdout in time order: \(bench.stamped)")
     }
 
+    @Test("A failed state write in a background run keeps the run's records: the submit and the failed run")
+    func failedWriteKeepsRunRecords() throws {
+        var bench = NodeBench()
+        bench.start()
+        let due = try #require(bench.node.nextLaunch)
+        bench.advance(due.timeIntervalSince(bench.now))
+        bench.failingWrites = [bench.writes + 1]
+        let before = bench.records.count
+        bench.fire(.osLaunch)
+        #expect(bench.events(.persistFailed).count == 1)
+        let kept = bench.records[before...]
+        #expect(kept.contains { $0.kind == .submitted }, "\(kept)")
+        #expect(kept.contains { $0.kind == .background && $0.success == false }, "\(kept)")
+    }
+
     // MARK: ZAP
 
     @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")

@@ -312,6 +312,40 @@ struct TwinTests {
         }
     }
 
+    @Test(
+        "A full disk: persist.failed says ENOSPC and when the phone writes again, status says the current schedule is not on the watch (not acked), and the batch goes out once a retry is written, without the user; no seq twice"
+    )
+    func fullDiskRetries() throws {
+        var twin = Self.twin(.early)
+        twin.boot()
+        let change = Self.start.addingTimeInterval(Self.day)
+        twin.schedule(.failPhoneWrites([1, 2], errno: 28), at: change)
+        twin.schedule(.phone("time-zone Asia/Tokyo"), at: change)
+        twin.schedule(.phone("status"), at: change.addingTimeInterval(60))
+        twin.run(until: change.addingTimeInterval(Self.day))
+        let failed = twin.events(.persistFailed).filter { $0.at >= change && $0.event["path"] == .string("phone.json") }
+        #expect(failed.count == 2, "\(failed)")
+        #expect(failed.allSatisfy { $0.event["errno"] == .string("ENOSPC") && $0.event["unsavedSeq"] != .null })
+        #expect(failed.map { $0.event["retryIn"] } == [.double(1), .double(2)])
+        let status = try #require(twin.events(.phoneStatus).last?.event)
+        #expect(status["acked"] == .bool(false), "acked describes the schedule the user last set")
+        guard case .string(let why)? = status["notOnWatch"] else {
+            Issue.record("no notOnWatch in \(status)")
+            return
+        }
+        #expect(why.contains("ENOSPC"), "\(why)")
+        // The second retry, 1 + 2 wall seconds (3,600 virtual seconds each) after the change,
+        // wrote and sent it, hours before the next background launch.
+        let retried = try #require(failed.last).at.addingTimeInterval(2 * 3_600)
+        let sent = twin.events(.batchSent).first { $0.at >= retried && $0.event["timeZone"] == .string("Asia/Tokyo") }
+        #expect(sent?.at == retried, "\(String(describing: sent))")
+        #expect(!twin.events(.handlerEntered).contains { $0.at > change && $0.at <= retried })
+        #expect(twin.watch.core.state.batch?.timeZone == "Asia/Tokyo")
+        #expect(twin.phone.app.state.acked && twin.phone.unsaved == nil)
+        let seqs = twin.events(.batchGenerated).compactMap { $0.event["seq"] }
+        #expect(Set(seqs.map { "\($0)" }).count == seqs.count, "no seq issued twice: \(seqs)")
+    }
+
     @Test("Deterministic: the same configuration and steps give the same log")
     func deterministic() {
         func run() -> [String] {
