@@ -342,7 +342,7 @@ public enum KeyGeneration {
             case .run(let value): directory = value
             }
         } catch {
-            diagnose(program, "keygen: \(error)\n(see \(program) keygen --help)")
+            diagnose(program, "keygen: \(error)\n(see \(invokedName(program)) keygen --help)")
             return .usage
         }
         do {
