@@ -148,6 +148,20 @@ struct PhoneNodeTests {
         #expect(status["stalenessHours"] == .null)
     }
 
+    @Test("status rounds hours for people: dataAgeHours to two decimals, not 0.16319531679153443")
+    func statusHoursRounded() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.advance(588.25)
+        bench.type("status")
+        let status = try #require(bench.events(.phoneStatus).last)
+        guard case .double(let age)? = status["dataAgeHours"] else {
+            Issue.record("dataAgeHours: \(String(describing: status["dataAgeHours"]))")
+            return
+        }
+        #expect(age == 0.16, "\(age)")
+    }
+
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
     func unknownRoutingID() throws {
         var bench = NodeBench()

@@ -691,8 +691,9 @@ public struct PhoneNode: Sendable {
             ("nextBackgroundLaunch", nextLaunch.map { .date($0) } ?? .null),
             ("runs", .int(Int64(state.refreshLog.history.count))),
             ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
-            ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
-            ("dataAgeHours", state.refreshLog.dataAgeHours(at: now).map { .double($0) } ?? .null),
+            // Hours for people: two decimals (36 s), not the division's sixteen digits.
+            ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double(Self.hundredths($0)) } ?? .null),
+            ("dataAgeHours", state.refreshLog.dataAgeHours(at: now).map { .double(Self.hundredths($0)) } ?? .null),
             ("platform", .string(app.scheduler.platform.rawValue)),
             ("crashed", app.crashed.map { .string($0.message) } ?? .null),
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
@@ -702,6 +703,9 @@ public struct PhoneNode: Sendable {
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
         return Event(.phoneStatus, fields)
     }
+
+    /// `value` rounded to two decimals.
+    private static func hundredths(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
     /// Why the current schedule is not on the watch, in words.
     private static func notOnWatch(_ lost: UnsavedBatch) -> String {
