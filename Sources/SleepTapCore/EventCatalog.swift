@@ -84,6 +84,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case watchStarted = "watch.started"
     /// `watch.stopping` (its fields: docs/protocol.md, "Events").
     case watchStopping = "watch.stopping"
+    /// `clock.skew` (its fields: docs/protocol.md, "Events").
+    case clockSkew = "clock.skew"
     /// `link.up` (its fields: docs/protocol.md, "Events").
     case linkUp = "link.up"
     /// `link.down` (its fields: docs/protocol.md, "Events").

@@ -143,12 +143,14 @@ public struct PhoneApp: Sendable {
     public mutating func launch(at now: Date, byUser: Bool, early: Bool) -> [PhoneEffect] {
         var effects: [PhoneEffect] = byUser ? [record(.foreground, at: now)] : []
         scheduler.appLaunched(at: now, byUser: byUser)
+        effects += drainTrace()
         crashed = nil
         registered = false
         running = true
         func register() -> Bool {
             do {
                 registered = try scheduler.register(identifier: configuration.taskIdentifier, at: now)
+                effects += drainTrace()
                 effects.append(
                     .emit(
                         Event(
@@ -161,6 +163,7 @@ public struct PhoneApp: Sendable {
             } catch {
                 crashed = error
                 running = false
+                effects += drainTrace()
                 effects.append(.emit(Event(.appCrashed, [("message", .string(error.message))])))
                 return false
             }
@@ -168,8 +171,10 @@ public struct PhoneApp: Sendable {
         if early {
             guard register() else { return effects + drainTrace() }
             scheduler.finishLaunching(at: now)
+            effects += drainTrace()
         } else {
             scheduler.finishLaunching(at: now)
+            effects += drainTrace()
             guard register() else { return effects + drainTrace() }
         }
         if byUser {
@@ -298,9 +303,11 @@ public struct PhoneApp: Sendable {
 
     /// Travel: the phone's zone becomes `zone`. A running app refreshes at once (wall-clock wake
     /// times are kept: 07:00 stays 07:00); an app that is not running picks the zone up at its
-    /// next launch (`refresh.deferred`).
+    /// next launch (`refresh.deferred`). The zone is the device's: it is kept with the simulated
+    /// OS (`SimulatedOS.timeZoneIdentifier`, os.json) and outlives the app.
     public mutating func travel(to zone: TimeZone, at now: Date) -> [PhoneEffect] {
         self.zone = zone
+        scheduler.setTimeZone(zone)  // the device's zone, kept with the OS (os.json)
         guard running, crashed == nil else {
             return [
                 .emit(
@@ -333,6 +340,23 @@ public struct PhoneApp: Sendable {
             ])
         return [.emit(started)]
             + steps(Job(run: JobRun(now: now, budget: nil), grant: nil, foreground: true, attempt: 0))
+    }
+
+    /// The batch of the schedule as it stands, made again at `now` after the state write that
+    /// carried the last one failed: the bedtime notices and the wake dates (steps 2 of the job),
+    /// no renew, no weather, no run record (it is not a launch).
+    /// - Returns: one write of notices and batch, then `batch.generated` and the send.
+    public mutating func republish(at now: Date) -> [PhoneEffect] {
+        let plan = RefreshPlan.make(
+            schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
+            deviceSeed: sync.state.deviceSeed)
+        var change = NotificationChange()
+        var effects = sync.update { state in
+            state.notifications.removeDelivered(before: now)
+            change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+        }
+        effects += change.events
+        return effects + sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
     }
 
     // MARK: the steps
@@ -452,15 +476,24 @@ public struct PhoneApp: Sendable {
     }
 
     /// Ends a job that waits for the weather without its remaining steps, because a write before
-    /// the fetch failed: the OS hears that the run failed; nothing is emitted or written.
-    public mutating func abandonJob() {
-        guard let job = suspended else { return }
+    /// the fetch failed: the OS hears that the run failed, and a background run keeps its run
+    /// record (`success: false`); nothing is written to the state file.
+    /// - Returns: the OS's trace of the failed completion (`os.task.completed`, `os.work.completed`).
+    @discardableResult
+    public mutating func abandonJob() -> [PhoneEffect] {
+        guard let job = suspended else { return [] }
         suspended = nil
+        var effects: [PhoneEffect] = []
         if let grant = job.grant {
-            scheduler.complete(
-                grant, outcome: .failure, duration: job.run.elapsed, at: job.run.now.addingTimeInterval(job.run.elapsed)
-            )
+            let end = job.run.now.addingTimeInterval(job.run.elapsed)
+            scheduler.complete(grant, outcome: .failure, duration: job.run.elapsed, at: end)
+            // The run happened: its record says it failed (the report counts it).
+            effects.append(
+                record(
+                    .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: false, expired: false,
+                    attempt: recordedAttempt(grant)))
         }
+        return effects + drainTrace()
     }
 
     private mutating func weatherStep(
@@ -522,8 +555,10 @@ public struct PhoneApp: Sendable {
                         ])))
         }
         scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
+        // The OS's completion (at the run's end instant) after the app's own handler.completed.
         return effects
             + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name, grant: grant)
+            + drainTrace()
     }
 
     /// The end of a run for a watch's REQUEST: `handler.expired` when the budget ran out, the run
@@ -576,7 +611,8 @@ public struct PhoneApp: Sendable {
             && scheduler.holdsRequest(identifier: configuration.taskIdentifier, earliestBeginDate: earliest)
         do {
             try scheduler.submit(identifier: configuration.taskIdentifier, earliestBeginDate: earliest, at: now)
-            var effects = sync.update { $0.refreshLog.markScheduled(at: now) }
+            // The OS's os.request.* now, in this step: never left for the next OS activity.
+            var effects = drainTrace() + sync.update { $0.refreshLog.markScheduled(at: now) }
             effects.append(
                 .emit(
                     Event(
@@ -586,9 +622,10 @@ public struct PhoneApp: Sendable {
             if !restated { effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt)) }
             return effects
         } catch {
+            let trace = drainTrace()
             switch error {
             case .rejected(let rejection):
-                return [
+                return trace + [
                     .emit(
                         Event(
                             .submitFailed,
@@ -601,7 +638,7 @@ public struct PhoneApp: Sendable {
             case .crash(let crash):
                 crashed = crash
                 running = false
-                return [
+                return trace + [
                     .emit(Event(.appCrashed, [("message", .string(crash.message))])),
                     record(.submitFailed, at: now, attempt: attempt, reason: "crash: \(crash.message)"),
                 ]
@@ -777,7 +814,10 @@ public struct PhoneApp: Sendable {
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
-    /// The OS-side trace (`os.*` events) since the last call, as emit effects.
+    /// The OS-side trace (`os.*` events) since the last call, as emit effects. The app drains it
+    /// right after every call into the OS, so each entry is written in the step that caused it,
+    /// in order with the app's own events and stamped with that step's instant (a completion's
+    /// end is its `duration` later), never left for the next OS activity.
     public mutating func drainTrace() -> [PhoneEffect] {
         scheduler.drainTrace().map { .emit($0.event) }
     }

@@ -24,6 +24,13 @@ public enum PhoneEffect: Equatable, Sendable {
     case record(RunRecord)
 }
 
+extension PhoneEffect {
+    /// The event an `emit` effect writes, nil for the other effects.
+    public var event: Event? {
+        if case .emit(let event) = self { event } else { nil }
+    }
+}
+
 /// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the
 /// pending bedtime notices, and the device seed for daily rotation.
 public struct PhoneSyncState: Codable, Equatable, Sendable {

@@ -94,7 +94,7 @@ extension ArgumentReader {
                 seconds <= ClockOptions.latest.timeIntervalSince1970
             else {
                 throw UsageError(
-                    "\(flag) \"\(Self.clip(text))\": expected UNIX seconds from 0 to 7258118400 (e.g. 1767225600.5)")
+                    "\(flag) \"\(Self.clip(text))\": expected UNIX seconds from 0 to 7258118399 (e.g. 1767225600.5)")
             }
             clock.anchor = Date(timeIntervalSince1970: seconds)
         default:

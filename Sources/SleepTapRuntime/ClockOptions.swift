@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+public import SleepTapCommandLine
 public import SleepTapCore
 
 /// The virtual clock flags shared by both executables.
@@ -13,9 +14,11 @@ public struct ClockOptions: Equatable, Sendable {
     /// (default: when the process started).
     public var anchor: Date?
 
-    /// Bounds of `--clock-start` (and `--clock-anchor`): 1970-01-01 to 2199-12-31.
+    /// Bounds of `--clock-start` (and `--clock-anchor`): 1970-01-01T00:00:00Z to
+    /// 2199-12-31T23:59:59Z, both included (2200-01-01T00:00:00Z is out of range).
     public static let earliest = Date(timeIntervalSince1970: 0)
-    public static let latest = Date(timeIntervalSince1970: 7_258_118_400)
+    /// The last instant of 2199 (UTC).
+    public static let latest = Date(timeIntervalSince1970: 7_258_118_399)
     /// Largest `--clock-speed`: 10^7 (a wall second is 115 virtual days).
     public static let maxSpeed = 10_000_000.0
 
@@ -23,6 +26,18 @@ public struct ClockOptions: Equatable, Sendable {
         self.start = start
         self.speed = speed
         self.anchor = anchor
+    }
+
+    /// Refuses `--clock-anchor` without `--clock-start`: an anchor only says when the virtual
+    /// clock reads `--clock-start`, so alone it would be ignored at speed 1 and used at other
+    /// speeds; a flag that means nothing on its own is an error rather than a silent choice.
+    /// - Throws: `UsageError` naming both flags (exit 64).
+    public func check() throws(UsageError) {
+        if anchor != nil && start == nil {
+            throw UsageError(
+                "--clock-anchor needs --clock-start (the anchor is the wall instant at which virtual time is --clock-start)"
+            )
+        }
     }
 
     /// Wall time when no flag is given; otherwise `now = start + (wall - anchor) × speed`.

@@ -70,7 +70,8 @@ public enum CommandLineParser {
 
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
-          --clock-anchor SECS   wall UNIX time at which virtual time = --clock-start (default: now)
+          --clock-anchor SECS   wall UNIX time at which virtual time = --clock-start (default: now;
+                                needs --clock-start)
           -h, --help            this text (wins over any other argument)
           --version             print the version
 
@@ -322,6 +323,7 @@ public enum CommandLineParser {
         }
         guard let endpoint else { throw UsageError("--endpoint is required") }
         guard let stateDirectory else { throw UsageError("--state-dir is required") }
+        try clock.check()
         var options = PhoneOptions(endpoint: endpoint, stateDirectory: stateDirectory)
         options.schedulePath = schedule
         options.timeZone = zone
@@ -415,6 +417,7 @@ public enum CommandLineParser {
             throw UsageError(
                 "--request-dates needs --warn-nights 1 or more (it asks when the nights left fall to that many)")
         }
+        try clock.check()
         var options = WatchOptions(endpoint: endpoint, stateDirectory: stateDirectory)
         options.timeZone = zone
         options.clock = clock

@@ -110,6 +110,15 @@ public final class EventOutput: @unchecked Sendable {
     }
 }
 
+/// The name this process was started as (the last path component of `argv[0]`: `sleeptap-watch`
+/// when installed under that name), or `fallback` when there is none; for the hints that name
+/// a command to run (`see NAME --help`).
+public func invokedName(_ fallback: String) -> String {
+    guard let first = CommandLine.arguments.first, !first.isEmpty else { return fallback }
+    let name = (first as NSString).lastPathComponent
+    return name.isEmpty ? fallback : name
+}
+
 /// Prints a diagnostic line on stderr, prefixed with the program name.
 public func diagnose(_ program: String, _ message: String) {
     let line = "\(program): \(message)\n"

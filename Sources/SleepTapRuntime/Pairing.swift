@@ -156,7 +156,8 @@ public enum Pairing {
             throw FileError(
                 path: path,
                 reason: "exists; certificates are never overwritten (to make a new key pair, remove \(secretPath) "
-                    + "and \(publicPath) first, then pair again)")
+                    + "and \(publicPath) first; then copy the new \(role.rawValue).key into the "
+                    + "\(role.peer.rawValue)'s --keys directory, in place of the old one)")
         }
         let keys: CurveKeyPair
         do {
@@ -341,7 +342,7 @@ public enum KeyGeneration {
             case .run(let value): directory = value
             }
         } catch {
-            diagnose(program, "keygen: \(error)\n(see \(program) keygen --help)")
+            diagnose(program, "keygen: \(error)\n(see \(invokedName(program)) keygen --help)")
             return .usage
         }
         do {

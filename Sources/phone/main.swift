@@ -34,6 +34,6 @@ do {
         _exit(code.rawValue)
     }
 } catch {
-    diagnose("phone", "\(error)\n(see phone --help)")
+    diagnose("phone", "\(error)\n(see \(invokedName("phone")) --help)")
     exit(ExitCode.usage.rawValue)
 }

@@ -29,6 +29,6 @@ do {
         exit(WatchRuntime(options: options).run().rawValue)
     }
 } catch {
-    diagnose("watch", "\(error)\n(see watch --help)")
+    diagnose("watch", "\(error)\n(see \(invokedName("watch")) --help)")
     exit(ExitCode.usage.rawValue)
 }

@@ -29,6 +29,22 @@ struct BadInputTests {
     }
 
     @Test(
+        "Installed under another name (sleeptap-watch), a bad argument's hint names that command, not procps' watch",
+        arguments: ["phone", "watch"])
+    func hintUsesInvokedName(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let link = "\(scenario.dir)/sleeptap-\(program)"
+        try FileManager.default.createSymbolicLink(
+            atPath: link, withDestinationPath: try Scenario.executable(program).path)
+        let child = try scenario.spawn(program, ["--frobnicate"], executable: URL(fileURLWithPath: link))
+        try #require(child.waitForExit(timeout: 10))
+        child.waitForOutputEnd(timeout: 5)
+        #expect(child.exitStatus == 64)
+        #expect(child.standardError.contains("(see sleeptap-\(program) --help)"), "\(child.standardError)")
+    }
+
+    @Test(
         "--version prints the package's one version string and --help wins after bad flags, exit 0",
         arguments: [
             "phone", "watch", "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report",

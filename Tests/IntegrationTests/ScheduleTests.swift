@@ -85,6 +85,76 @@ struct ScheduleTests {
         try phone.expect(.inputRejected) { $0.string("input") == "time-zone Atlantis/Capital" }
     }
 
+    @Test(
+        "Travel outlives the app: after time-zone Asia/Tokyo and quit, the next start is still in Tokyo (os.json) and sends Tokyo dates; a --time-zone given at a start wins and is kept"
+    )
+    func travelSurvivesRestart() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let schedule = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/schedules/every-day-berlin.json").path
+        let clock = ["--clock-start", "2026-06-01T12:00:00Z", "--clock-speed", "1"]
+        func start(_ extra: [String] = []) throws -> ChildProcess {
+            try scenario.phone(["--schedule", schedule] + clock + extra)
+        }
+        func quit(_ phone: ChildProcess) throws {
+            phone.send(line: "quit")
+            try #require(phone.waitForExit(timeout: Scenario.deadline), "the phone did not stop on quit")
+            #expect(phone.exitStatus == 0, "\(phone.standardError)")
+        }
+        let first = try start()
+        let berlin = try first.expect(.phoneStarted).event
+        #expect(berlin.string("timeZone") == "Europe/Berlin" && berlin.string("timeZoneSource") == "schedule")
+        try first.expect(.batchGenerated) { $0.string("timeZone") == "Europe/Berlin" }
+        first.send(line: "time-zone Asia/Tokyo")
+        let travelled = try first.expect(.batchGenerated) { $0.string("timeZone") == "Asia/Tokyo" }
+        first.send(line: "status")
+        let status = try first.expect(.phoneStatus, from: travelled.index).event
+        #expect(status.string("timeZoneSource") == "time-zone")
+        try quit(first)
+
+        let second = try start()
+        let started = try second.expect(.phoneStarted).event
+        #expect(started.string("timeZone") == "Asia/Tokyo", "\(started)")
+        #expect(started.string("timeZoneSource") == "os.json")
+        let batch = try second.expect(.batchGenerated).event
+        #expect(batch.string("timeZone") == "Asia/Tokyo", "the restarted phone sends Tokyo dates: \(batch)")
+        #expect(batch.string("first") == "2026-06-01T22:00:00Z")  // 07:00 JST on 2 June
+        try quit(second)
+
+        // A flag given at a start overrides the stored zone, and becomes the device's.
+        let third = try start(["--time-zone", "America/New_York"])
+        let flagged = try third.expect(.phoneStarted).event
+        #expect(flagged.string("timeZone") == "America/New_York" && flagged.string("timeZoneSource") == "--time-zone")
+        try quit(third)
+        let fourth = try start()
+        let kept = try fourth.expect(.phoneStarted).event
+        #expect(kept.string("timeZone") == "America/New_York" && kept.string("timeZoneSource") == "os.json")
+    }
+
+    @Test(
+        "The OS trace of travel is written with it, at its instant, and stdout is in time order (36,000×): no planned launch shows up after low-power on"
+    )
+    func osTraceInTimeOrder() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(["--clock-start", "2025-03-06T17:00:00Z", "--clock-speed", "36000"])
+        try phone.expect(.weatherFetched)
+        phone.send(line: "time-zone Asia/Tokyo")
+        let travel = try phone.expect(.timezoneChanged)
+        let generated = try phone.expect(.batchGenerated, from: travel.index)
+        let submitted = phone.events[travel.index..<generated.index].filter { $0.name == .osRequestSubmitted }
+        #expect(submitted.count == 1, "os.request.submitted comes with the travel refresh")
+        #expect(submitted.first?.string("time") == travel.event.string("time"))
+        phone.send(line: "low-power on")
+        let lowPower = try phone.expect(.osConditionsChanged, from: generated.index)
+        phone.send(line: "quit")
+        try phone.expect(.phoneStopping)
+        #expect(!phone.events[lowPower.index...].contains { $0.name == .osRequestSubmitted })
+        let times = phone.events.compactMap(\.time)
+        #expect(times == times.sorted(), "\(phone.events.map { "\($0.rawName) \($0.string("time") ?? "")" })")
+    }
+
     @Test("--horizon-days sets how many days of wake-ups a batch holds")
     func horizon() throws {
         let scenario = try Scenario()

@@ -35,6 +35,8 @@ struct NodeBench {
     var scheduleFile: Result<WakeSchedule, ScheduleLoadError>?
 
     private(set) var events: [Event] = []
+    /// Every event with the virtual instant it was stamped with, in the order written.
+    private(set) var stamped: [(name: EventName, at: Date)] = []
     /// Messages that reached the watch, in order.
     private(set) var sent: [WireMessage] = []
     /// Batches sent while the state file did not hold them (must stay empty).
@@ -97,7 +99,10 @@ struct NodeBench {
         now = now.addingTimeInterval(seconds)
         wall += seconds
     }
-    mutating func clearEvents() { events = [] }
+    mutating func clearEvents() {
+        events = []
+        stamped = []
+    }
 
     /// Answers the oldest pending weather request.
     mutating func answerWeather(_ outcome: WeatherOutcome) { run(node.weatherArrived(outcome, at: time)) }
@@ -142,8 +147,9 @@ struct NodeBench {
                 armed[timer] = deadline
             case .cancel(let timer):
                 armed[timer] = nil
-            case .emit(let event, _):
+            case .emit(let event, let at):
                 events.append(event)
+                stamped.append((event.name, at))
             case .fetchWeather(let location, let at):
                 weatherRequests.append((location, at))
                 if let weather {

@@ -24,6 +24,50 @@ struct PhoneNodeTests {
         return frames
     }
 
+    // MARK: the OS trace
+
+    @Test(
+        "The OS trace is written in the step that caused it, at its instant, in time order: travel's os.request.* at the travel, none left for low-power on"
+    )
+    func traceInItsOwnStep() throws {
+        var bench = NodeBench()
+        bench.start()
+        let names = bench.stamped.map(\.name)
+        // The user's launch: the OS's launch and registration come before the job's weather step.
+        let launched = try #require(names.firstIndex(of: .osAppLaunched))
+        let fetched = try #require(names.firstIndex(of: .weatherFetched))
+        #expect(launched < fetched, "\(names)")
+        bench.advance(10 * 3_600)
+        bench.clearEvents()
+        bench.type("time-zone Asia/Tokyo")
+        let travel = bench.stamped
+        #expect(travel.contains { $0.name == .osRequestReplaced && $0.at == bench.now }, "\(travel)")
+        #expect(travel.contains { $0.name == .osRequestSubmitted && $0.at == bench.now }, "\(travel)")
+        bench.advance(3_600)
+        bench.clearEvents()
+        bench.type("low-power on")
+        #expect(bench.names() == [.osLowPower, .osConditionsChanged], "no launch planned while Low Power is on")
+        bench.advance(3_600)
+        bench.type("open")
+        let times = bench.stamped.map(\.at)
+        #expect(times == times.sorted(), "stdout in time order: \(bench.stamped)")
+    }
+
+    @Test("A failed state write in a background run keeps the run's records: the submit and the failed run")
+    func failedWriteKeepsRunRecords() throws {
+        var bench = NodeBench()
+        bench.start()
+        let due = try #require(bench.node.nextLaunch)
+        bench.advance(due.timeIntervalSince(bench.now))
+        bench.failingWrites = [bench.writes + 1]
+        let before = bench.records.count
+        bench.fire(.osLaunch)
+        #expect(bench.events(.persistFailed).count == 1)
+        let kept = bench.records[before...]
+        #expect(kept.contains { $0.kind == .submitted }, "\(kept)")
+        #expect(kept.contains { $0.kind == .background && $0.success == false }, "\(kept)")
+    }
+
     // MARK: ZAP
 
     @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
@@ -102,6 +146,20 @@ struct PhoneNodeTests {
         // seconds ahead, its steps' cost: 0, never negative), but no background run ever came.
         #expect(status["dataAgeHours"] == .double(0))
         #expect(status["stalenessHours"] == .null)
+    }
+
+    @Test("status rounds hours for people: dataAgeHours to two decimals, not 0.16319531679153443")
+    func statusHoursRounded() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.advance(588.25)
+        bench.type("status")
+        let status = try #require(bench.events(.phoneStatus).last)
+        guard case .double(let age)? = status["dataAgeHours"] else {
+            Issue.record("dataAgeHours: \(String(describing: status["dataAgeHours"]))")
+            return
+        }
+        #expect(age == 0.16, "\(age)")
     }
 
     @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")

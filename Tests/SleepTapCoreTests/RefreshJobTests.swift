@@ -44,11 +44,11 @@ struct RefreshJobTests {
     }
 
     static func names(_ effects: [PhoneEffect]) -> [EventName] {
-        effects.compactMap { if case .emit(let event) = $0 { event.name } else { nil } }
+        effects.compactMap { $0.event?.name }
     }
 
     static func event(_ name: EventName, in effects: [PhoneEffect]) -> Event? {
-        effects.lazy.compactMap { if case .emit(let event) = $0, event.name == name { event } else { nil } }.first
+        effects.lazy.compactMap { $0.event?.name == name ? $0.event : nil }.first
     }
 
     @Test("late-crash: registration after launch kills the app with the launch-handler error")

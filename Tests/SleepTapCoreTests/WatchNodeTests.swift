@@ -246,6 +246,44 @@ struct WatchNodeTests {
                 == .string("the handshake failed: bad; check that phone.key is the phone's current public certificate"))
     }
 
+    @Test("After the phone refused this watch's key (400), the handshake deadline does not also blame phone.key")
+    func refusedKeyIsNotPhoneKey() throws {
+        var node = Self.node(keys: "/keys")
+        _ = node.start(processID: 1, at: Self.at(0))
+        _ = node.link(.connected, at: Self.at(0.2))
+        _ = node.link(
+            .handshakeFailed(code: 400, authentication: true, description: "authentication failed"), at: Self.at(0.3))
+        let timeout = try Self.event(.linkHandshakeTimeout, in: node.timerFired(.handshake, at: Self.at(5)))
+        guard case .string(let reason)? = timeout["reason"] else {
+            Issue.record("no reason in \(timeout)")
+            return
+        }
+        #expect(!reason.contains("phone.key"), "\(reason)")
+        #expect(reason.contains("refused this watch's key") && reason.contains("/keys/watch.key"), "\(reason)")
+    }
+
+    @Test(
+        "Clock skew: a BATCH generated hours after the watch's now, or more than 8 days before it, is warned of (clock.skew), and applied as usual"
+    )
+    func clockSkew() throws {
+        var node = Self.node()
+        _ = node.start(processID: 1, at: Self.at(0))
+        _ = node.link(.handshakeSucceeded, at: Self.at(0.1))
+        // The watch runs a day behind the phone (--clock-anchor A and A + 86400, issue's case).
+        let behind = Self.t0.addingTimeInterval(-86_400)
+        let actions = Self.drive(
+            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, behind)), at: Self.at(1))
+        let skew = try Self.event(.clockSkew, in: actions)
+        #expect(skew["skewHours"] == .double(24) && skew["message"] == .string("BATCH"))
+        #expect(Self.names(actions).contains(.batchApplied))
+        // Within an hour ahead, or a resend from a week ago: no warning.
+        #expect(ClockSkew.check(generatedAt: Self.t0, now: Self.t0.addingTimeInterval(-3_000)) == nil)
+        #expect(ClockSkew.check(generatedAt: Self.t0, now: Self.t0.addingTimeInterval(7 * 86_400)) == nil)
+        #expect(
+            ClockSkew.check(generatedAt: Self.t0, now: Self.t0.addingTimeInterval(9 * 86_400))?["skewHours"]
+                == .double(-216))
+    }
+
     // MARK: Frame errors
 
     @Test("Two frames: rejected, counted and answered with ERROR; the state is untouched")

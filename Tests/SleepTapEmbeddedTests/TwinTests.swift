@@ -260,6 +260,92 @@ struct TwinTests {
         #expect(twin.phoneRunning && twin.watch.core.state.batch?.ref == twin.phone.app.state.outbox?.ref)
     }
 
+    @Test(
+        "Travel outlives a phone restart: the device's zone is kept with the OS, so the restarted phone stays in Tokyo and the watch keeps Tokyo batches"
+    )
+    func travelSurvivesRestart() throws {
+        var setup = Self.twin(.early).phoneSetup
+        setup.node.timeZone = nil  // the zone comes from the schedule file, as with --schedule only
+        setup.schedule.timeZoneIdentifier = "Europe/Berlin"
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: Self.twin(.early).watchSetup, seed: 7)
+        twin.boot()
+        let travel = Self.start.addingTimeInterval(Self.day)
+        let restart = travel.addingTimeInterval(Self.day)
+        twin.schedule(.phone("time-zone Asia/Tokyo"), at: travel)
+        twin.schedule(.restartPhone(keepState: true), at: restart)
+        twin.run(until: restart.addingTimeInterval(2 * Self.day))
+        let started = twin.events(.phoneStarted)
+        #expect(started.map { $0.event["timeZone"] } == [.string("Europe/Berlin"), .string("Asia/Tokyo")])
+        #expect(started.last?.event["timeZoneSource"] == .string("os.json"))
+        let zones = twin.events(.batchGenerated).filter { $0.at > travel }.map { $0.event["timeZone"] }
+        #expect(!zones.isEmpty && zones.allSatisfy { $0 == .string("Asia/Tokyo") }, "\(zones)")
+        #expect(twin.watch.core.state.batch?.timeZone == "Asia/Tokyo")
+        #expect(twin.phone.app.scheduler.timeZoneIdentifier == "Asia/Tokyo")
+    }
+
+    @Test(
+        "The phone's and the OS's lines are in time order, on iOS and Android, and each os.request.submitted comes in the step that submitted",
+        arguments: ["ios", "android"])
+    func phoneLogInTimeOrder(platform: String) {
+        var twin = Self.twin(.early)
+        if platform == "android" {
+            var setup = twin.phoneSetup
+            setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 6 * 3_600)), seed: 4)
+            twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: twin.watchSetup, seed: 7)
+        }
+        twin.boot()
+        let commands = [
+            "time-zone Asia/Tokyo", "low-power on", "open", "low-power off", "time-zone Europe/Berlin", "open",
+        ]
+        for (index, command) in commands.enumerated() {
+            twin.schedule(.phone(command), at: Self.start.addingTimeInterval(Double(index + 1) * 40_000))
+        }
+        twin.run(until: Self.start.addingTimeInterval(5 * Self.day))
+        let lines = twin.log.filter { $0.source != .watch }
+        let late = zip(lines, lines.dropFirst()).filter { $0.1.at < $0.0.at }
+        #expect(late.isEmpty, "\(late.prefix(3).map { ($0.0.event.name, $0.0.at, $0.1.event.name, $0.1.at) })")
+        if platform == "ios" {
+            // Every submit the app made (renew.submitted) has the OS's os.request.submitted at its instant.
+            let renewed = twin.events(.renewSubmitted).map(\.at)
+            let submitted = twin.events(.osRequestSubmitted).map(\.at)
+            #expect(renewed == submitted)
+        }
+    }
+
+    @Test(
+        "A full disk: persist.failed says ENOSPC and when the phone writes again, status says the current schedule is not on the watch (not acked), and the batch goes out once a retry is written, without the user; no seq twice"
+    )
+    func fullDiskRetries() throws {
+        var twin = Self.twin(.early)
+        twin.boot()
+        let change = Self.start.addingTimeInterval(Self.day)
+        twin.schedule(.failPhoneWrites([1, 2], errno: 28), at: change)
+        twin.schedule(.phone("time-zone Asia/Tokyo"), at: change)
+        twin.schedule(.phone("status"), at: change.addingTimeInterval(60))
+        twin.run(until: change.addingTimeInterval(Self.day))
+        let failed = twin.events(.persistFailed).filter { $0.at >= change && $0.event["path"] == .string("phone.json") }
+        #expect(failed.count == 2, "\(failed)")
+        #expect(failed.allSatisfy { $0.event["errno"] == .string("ENOSPC") && $0.event["unsavedSeq"] != .null })
+        #expect(failed.map { $0.event["retryIn"] } == [.double(1), .double(2)])
+        let status = try #require(twin.events(.phoneStatus).last?.event)
+        #expect(status["acked"] == .bool(false), "acked describes the schedule the user last set")
+        guard case .string(let why)? = status["notOnWatch"] else {
+            Issue.record("no notOnWatch in \(status)")
+            return
+        }
+        #expect(why.contains("ENOSPC"), "\(why)")
+        // The second retry, 1 + 2 wall seconds (3,600 virtual seconds each) after the change,
+        // wrote and sent it, hours before the next background launch.
+        let retried = try #require(failed.last).at.addingTimeInterval(2 * 3_600)
+        let sent = twin.events(.batchSent).first { $0.at >= retried && $0.event["timeZone"] == .string("Asia/Tokyo") }
+        #expect(sent?.at == retried, "\(String(describing: sent))")
+        #expect(!twin.events(.handlerEntered).contains { $0.at > change && $0.at <= retried })
+        #expect(twin.watch.core.state.batch?.timeZone == "Asia/Tokyo")
+        #expect(twin.phone.app.state.acked && twin.phone.unsaved == nil)
+        let seqs = twin.events(.batchGenerated).compactMap { $0.event["seq"] }
+        #expect(Set(seqs.map { "\($0)" }).count == seqs.count, "no seq issued twice: \(seqs)")
+    }
+
     @Test("Deterministic: the same configuration and steps give the same log")
     func deterministic() {
         func run() -> [String] {

@@ -151,6 +151,13 @@ struct CommandLineTests {
         (Self.base + ["--clock-speed", "nan"], "expected a number > 0"),
         (Self.base + ["--clock-start", "yesterday"], "expected an ISO-8601 instant"),
         (Self.base + ["--clock-anchor", "-5"], "expected UNIX seconds"),
+        (Self.base + ["--clock-anchor", "1767225600"], "--clock-anchor needs --clock-start"),
+        (Self.base + ["--clock-anchor", "1767225600", "--clock-speed", "2"], "--clock-anchor needs --clock-start"),
+        (Self.base + ["--clock-start", "2200-01-01T00:00:00Z"], "expected an ISO-8601 instant from 1970 to 2199"),
+        (
+            Self.base + ["--clock-start", "2025-03-06T17:00:00Z", "--clock-anchor", "7258118400"],
+            "expected UNIX seconds"
+        ),
         (Self.base + ["--horizon-days", "0"], "expected a whole number from 1 to 64"),
         (Self.base + ["--horizon-days", "65"], "expected a whole number from 1 to 64"),
         (["--endpoint", "ipc:///tmp/s.sock", "--state-dir", ""], "--state-dir must not be empty"),
@@ -162,6 +169,26 @@ struct CommandLineTests {
         (Self.base + ["--os-seed", "0x10"], "--os-seed \"0x10\": expected a whole number from 0 to"),
         (Self.base + ["--device-seed", "-1"], "--device-seed \"-1\": expected a whole number from 0 to"),
     ]
+
+    @Test("The clock's range ends with 2199 and includes its last second; an anchor with a start is taken")
+    func clockRange() throws {
+        guard
+            case .run(let options) = try CommandLineParser.parsePhone(
+                Self.base + ["--clock-start", "2199-12-31T23:59:59Z", "--clock-anchor", "1767225600"])
+        else {
+            Issue.record("parsed as a help request")
+            return
+        }
+        #expect(options.clock.start == ISO8601.date("2199-12-31T23:59:59Z"))
+        #expect(options.clock.anchor == Date(timeIntervalSince1970: 1_767_225_600))
+        #expect {
+            _ = try CommandLineParser.parseWatch([
+                "--endpoint", "ipc:///tmp/a", "--state-dir", "d", "--clock-anchor", "5",
+            ])
+        } throws: { error in
+            (error as? UsageError)?.message.contains("--clock-anchor needs --clock-start") == true
+        }
+    }
 
     @Test("Bad phone arguments name the flag and what is wrong", arguments: badPhone)
     func badPhoneArguments(arguments: [String], message: String) {

@@ -48,6 +48,22 @@ struct OSStateFileTests {
         #expect(earliest != .date(Self.t0.addingTimeInterval(3_600.25)))
     }
 
+    @Test("An os.json of another version is named by its version, not by a field it lacks")
+    func otherVersion() throws {
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/os.json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(#"{"version": 99}"#.utf8)))
+        let file = StateFile<SimulatedOS>(path: path, dateFormat: .secondsSince1970)
+        do {
+            _ = try file.load()
+            Issue.record("a version-99 os.json was read")
+        } catch {
+            #expect(error.reason.contains("field version = 99: this build reads version 1"), "\(error.reason)")
+            #expect(!error.reason.contains("missing field"), "\(error.reason)")
+        }
+    }
+
     @Test("saveIfChanged writes only when the value's bytes changed, and again after a failed write")
     func saveIfChanged() throws {
         let dir = try StateFileTests.tempDir()

@@ -36,3 +36,24 @@ public enum PersistResult: Equatable, Sendable {
     /// call failed (the state could not be encoded), and the cause in words.
     case failed(errno: Int32?, reason: String)
 }
+
+extension PersistResult {
+    /// The symbolic name of a Linux `errno` a write can fail with (`ENOSPC`, `EDQUOT`, `EIO`,
+    /// `EROFS`, `EACCES`, `EPERM`, `ENOENT`, `ENOTDIR`, `EISDIR`, `EMFILE`), nil for others
+    /// (errno(3); Linux's asm-generic/errno-base.h and errno.h numbers).
+    public static func errnoName(_ errno: Int32) -> String? {
+        switch errno {
+        case 1: "EPERM"
+        case 2: "ENOENT"
+        case 5: "EIO"
+        case 13: "EACCES"
+        case 20: "ENOTDIR"
+        case 21: "EISDIR"
+        case 24: "EMFILE"
+        case 28: "ENOSPC"
+        case 30: "EROFS"
+        case 122: "EDQUOT"
+        default: nil
+        }
+    }
+}

@@ -10,6 +10,9 @@ public enum PhoneTimer: Hashable, Sendable, CaseIterable {
     case heartbeat
     /// The simulated OS's next background launch of the app (domain timing, a virtual instant).
     case osLaunch
+    /// Write the newest batch again after a failed state write (transport timing, wall seconds,
+    /// backing off: `PhoneNode.writeRetryDelay(attempt:)`).
+    case writeRetry
 }
 
 /// A forecast, or why there is none, and the virtual seconds the provider took.
@@ -207,8 +210,11 @@ public struct PhoneNode: Sendable {
     public let configuration: PhoneNodeConfiguration
     /// Counts of rejected messages, refused peers and failed sends since start, for `phone.status`.
     public private(set) var counters = Counters()
-    /// Set by the `time-zone` command (travel); wins over the flag and the schedule file.
+    /// Set by the `time-zone` command (travel), or at start from the device's zone kept in
+    /// os.json (when no `--time-zone` is given); wins over the flag and the schedule file.
     public private(set) var travelZone: TimeZone?
+    /// Whether `travelZone` was set by a `time-zone` command of this run.
+    private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
     private var limiter = EventRateLimiter()
@@ -222,22 +228,66 @@ public struct PhoneNode: Sendable {
     /// True once `phone.stopping` was said: the last line; nothing waiting runs after it.
     public private(set) var isStopping = false
 
+    /// A batch the user's last change made that could not be written, so it is not on the watch:
+    /// the phone writes it again with back-off (`writeRetry`) and sends it once it is on disk.
+    public struct UnsavedBatch: Equatable, Sendable {
+        /// The seq of the newest batch that could not be written.
+        public var seq: UInt64
+        /// The seq on disk (and so the newest the watch can hold), nil when none.
+        public var keptSeq: UInt64?
+        /// Why the write failed, in words, and the errno's name (`ENOSPC`) when a system call failed.
+        public var reason: String
+        /// The errno's name, nil when no system call failed.
+        public var errno: String?
+        /// Failed writes of it so far (≥ 1).
+        public var attempts: Int
+    }
+
+    /// The newest batch that is not on disk (and so not on the watch), nil when there is none.
+    public private(set) var unsaved: UnsavedBatch?
+
+    /// Wall seconds before write retry number `attempt` (1-based): 1 s doubling to 60 s.
+    public static func writeRetryDelay(attempt: Int) -> TimeInterval {
+        min(60, pow(2, Double(max(0, min(attempt - 1, 10)))))
+    }
+
     /// - Parameters:
     ///   - app: the phone app as loaded (its weather step is switched to `.deferred`).
     ///   - configuration: the node's settings.
     public init(app: PhoneApp, configuration: PhoneNodeConfiguration) {
         var app = app
         app.weatherFetch = .deferred
-        self.app = app
         self.configuration = configuration
         self.watchID = Array(configuration.watchID.utf8)
+        // The device's zone outlives the app (os.json): a `--time-zone` given at this start is
+        // the user setting it now, so it wins and becomes the device's; without one, the zone
+        // the device was left in (travel) is where the phone still is.
+        if let flag = configuration.timeZone {
+            app.scheduler.setTimeZone(flag)
+        } else {
+            travelZone = app.scheduler.timeZone
+        }
+        self.app = app
+        self.app.zone = currentZone
     }
 
-    /// The zone the phone lives in: travel, then `--time-zone`, then the schedule file's zone,
-    /// then the machine's.
+    /// The zone the phone lives in: travel (this run's, or the device's zone kept in os.json),
+    /// then `--time-zone`, then the schedule file's zone, then the machine's. A `--time-zone`
+    /// given at a start replaces the kept zone (flags at a start override stored settings).
     public var currentZone: TimeZone {
         travelZone ?? configuration.timeZone ?? app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
             ?? configuration.machineZone
+    }
+
+    /// Where `currentZone` comes from: `time-zone` (travel in this run), `os.json` (the device's
+    /// zone as left by travel before this start), `--time-zone`, `schedule` or `machine`.
+    public var timeZoneSource: String {
+        if travelZone != nil {
+            return travelledThisRun ? "time-zone" : "os.json"
+        }
+        if configuration.timeZone != nil { return "--time-zone" }
+        if app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) != nil { return "schedule" }
+        return "machine"
     }
 
     // MARK: inputs
@@ -251,6 +301,7 @@ public struct PhoneNode: Sendable {
                     .phoneStarted,
                     [
                         ("endpoint", .string(configuration.endpoint)), ("timeZone", .string(currentZone.identifier)),
+                        ("timeZoneSource", .string(timeZoneSource)),
                         ("lastSeq", .int(Int64(clamping: app.state.lastSeq))), ("pid", .int(configuration.pid)),
                         ("platform", .string(app.scheduler.platform.rawValue)),
                         ("registration", .string(app.scheduler.registrationMode.rawValue)),
@@ -349,16 +400,40 @@ public struct PhoneNode: Sendable {
         switch result {
         case .succeeded:
             app.persisted(state)
-            actions = release(rest)
-        case .failed(_, let reason):
+            if let lost = unsaved, state.outbox?.seq != lost.keptSeq {
+                // A newer batch than the one kept is on disk now (a retry, or the user's next
+                // change); what follows sends it.
+                unsaved = nil
+                actions.append(.cancel(.writeRetry))
+            }
+            actions += release(rest)
+        case .failed(let errno, let reason):
             let stamp = rest.first?.1.now ?? time.now
-            actions.append(
-                .emit(
-                    Event(.persistFailed, [("path", .string(configuration.statePath)), ("reason", .string(reason))]),
-                    at: stamp))
             app.persistFailed()
+            var fields: [(String, EventValue)] = [
+                ("path", .string(configuration.statePath)), ("reason", .string(reason)),
+                ("errno", errno.flatMap(PersistResult.errnoName).map { .string($0) } ?? .null),
+            ]
+            // A batch the write carried is not on disk, so not on the watch: write it again
+            // with back-off and send it then, without waiting for the user.
+            if let batch = state.outbox, batch.ref != app.state.outbox?.ref {
+                let attempts = (unsaved?.attempts ?? 0) + 1
+                unsaved = UnsavedBatch(
+                    seq: batch.seq, keptSeq: app.state.outbox?.seq, reason: reason,
+                    errno: errno.flatMap(PersistResult.errnoName), attempts: attempts)
+                let delay = Self.writeRetryDelay(attempt: attempts)
+                fields += [("unsavedSeq", .int(Int64(clamping: batch.seq))), ("retryIn", .double(delay))]
+                actions.append(.arm(.writeRetry, .after(delay)))
+            } else {
+                fields += [("unsavedSeq", .null), ("retryIn", .null)]
+            }
+            actions.insert(.emit(Event(.persistFailed, fields), at: stamp), at: 0)
+            // The run happened whatever the disk says: its run records are kept.
+            actions += rest.compactMap { if case .record(let record) = $0.0 { .record(record) } else { nil } }
             // The job's weather step will not run: end the run as failed.
-            if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) { app.abandonJob() }
+            if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) {
+                actions += release(app.abandonJob().map { ($0, time) })
+            }
             actions += armBackgroundLaunch(at: time.now)
         }
         return actions + drain(time)
@@ -441,7 +516,7 @@ public struct PhoneNode: Sendable {
         switch pending {
         case .command(let command) where !command.touchesApp: return true
         case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
-        case .command, .timer(.osLaunch), .setting, .firstLaunch, .watchRequest:
+        case .command, .timer(.osLaunch), .timer(.writeRetry), .setting, .firstLaunch, .watchRequest:
             return afterSchedule == nil && !app.awaitsWeather
         }
     }
@@ -456,7 +531,7 @@ public struct PhoneNode: Sendable {
         switch pending {
         case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): false
         case .command(let command): command.touchesApp
-        case .timer(.osLaunch), .setting, .firstLaunch, .watchRequest: true
+        case .timer(.osLaunch), .timer(.writeRetry), .setting, .firstLaunch, .watchRequest: true
         }
     }
 
@@ -498,6 +573,11 @@ public struct PhoneNode: Sendable {
             return readSchedule(then: .backgroundLaunch(due: due), time)
         case .timer(.heartbeat):
             return timerFired(.heartbeat, at: time)
+        case .timer(.writeRetry):
+            // The batch of the user's last change, made again for now (a new seq: none is
+            // issued twice), and written; once on disk it is sent.
+            guard unsaved != nil else { return [] }
+            return step(time) { $0.republish(at: time.now) }
         case .watchRequest(let request):
             return readSchedule(then: .watchRequest(request), time)
         }
@@ -577,6 +657,7 @@ public struct PhoneNode: Sendable {
         case .timeZone(let zone):
             let from = currentZone.identifier
             travelZone = zone
+            travelledThisRun = true
             let changed = Event(.timezoneChanged, [("from", .string(from)), ("to", .string(zone.identifier))])
             return [.emit(changed, at: now)] + step(time) { $0.travel(to: zone, at: now) }
         case .move(let location):
@@ -627,10 +708,12 @@ public struct PhoneNode: Sendable {
     private func status(at now: Date) -> Event {
         let state = app.state
         var fields: [(String, EventValue)] = [
-            ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked)),
+            // Acknowledged describes the schedule the user last set: not while its batch is unsaved.
+            ("lastSeq", .int(Int64(clamping: state.lastSeq))), ("acked", .bool(state.acked && unsaved == nil)),
+            ("notOnWatch", unsaved.map { .string(Self.notOnWatch($0)) } ?? .null),
             ("count", .int(Int64(state.outbox?.entries.count ?? 0))),
             ("coverageEnd", state.outbox?.coverageEnd.map { .date($0) } ?? .null),
-            ("timeZone", .string(app.zone.identifier)),
+            ("timeZone", .string(app.zone.identifier)), ("timeZoneSource", .string(timeZoneSource)),
             ("pendingNotifications", .int(Int64(app.pendingNotifications(at: now).count))),
             (
                 "earliestBeginDate",
@@ -640,8 +723,9 @@ public struct PhoneNode: Sendable {
             ("nextBackgroundLaunch", nextLaunch.map { .date($0) } ?? .null),
             ("runs", .int(Int64(state.refreshLog.history.count))),
             ("lastRunAt", state.refreshLog.lastRunAt.map { .date($0) } ?? .null),
-            ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double($0) } ?? .null),
-            ("dataAgeHours", state.refreshLog.dataAgeHours(at: now).map { .double($0) } ?? .null),
+            // Hours for people: two decimals (36 s), not the division's sixteen digits.
+            ("stalenessHours", state.refreshLog.stalenessHours(at: now).map { .double(Self.hundredths($0)) } ?? .null),
+            ("dataAgeHours", state.refreshLog.dataAgeHours(at: now).map { .double(Self.hundredths($0)) } ?? .null),
             ("platform", .string(app.scheduler.platform.rawValue)),
             ("crashed", app.crashed.map { .string($0.message) } ?? .null),
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
@@ -650,6 +734,17 @@ public struct PhoneNode: Sendable {
         ]
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
         return Event(.phoneStatus, fields)
+    }
+
+    /// `value` rounded to two decimals.
+    private static func hundredths(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+
+    /// Why the current schedule is not on the watch, in words.
+    private static func notOnWatch(_ lost: UnsavedBatch) -> String {
+        let cause = lost.errno.map { "\($0): \(lost.reason)" } ?? lost.reason
+        let kept = lost.keptSeq.map { "the watch can hold at most batch \($0)" } ?? "the watch holds no batch of it"
+        return "batch \(lost.seq) of the current schedule could not be written (\(cause)); \(kept); "
+            + "writing again (\(lost.attempts) failed)"
     }
 
     // MARK: launches
@@ -680,7 +775,9 @@ public struct PhoneNode: Sendable {
     /// Applies `body` to the app and releases its effects (up to the first write), then re-arms
     /// the OS launch timer and writes the OS's state.
     private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneEffect]) -> [PhoneAction] {
-        let effects = body(&app)
+        // Whatever the OS traced in this step is written in it (the app drains after each call
+        // into the OS; this catches the rest), never at the next OS activity.
+        let effects = body(&app) + app.drainTrace()
         return release(effects.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
     }
 

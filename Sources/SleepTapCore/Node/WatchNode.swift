@@ -255,6 +255,8 @@ public struct WatchNode: Sendable {
     /// the ERROR replies to them, the peer's ERRORs, failed sends) are held back and counted
     /// (docs/protocol.md, "Events").
     private var limiter = EventRateLimiter()
+    /// Whether the phone refused this watch's CURVE key (ZAP status 400) since the last handshake.
+    private var refusedByPhone = false
     /// The actions waiting for a persist result, and the state to return to if it failed.
     private var pending: PendingPersist?
 
@@ -335,6 +337,9 @@ public struct WatchNode: Sendable {
         }
         if message == .ping { return actions }
         actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
+        if case .batch(let batch) = message, let skew = ClockSkew.check(generatedAt: batch.generatedAt, now: time.now) {
+            actions += emitLimited(skew, time, eventTime: time.now)
+        }
         return actions + step(time, eventTime: time.now) { $0.receive(message) }
     }
 
@@ -355,6 +360,7 @@ public struct WatchNode: Sendable {
             attemptsFailed += 1
             return []
         case .handshakeSucceeded:
+            refusedByPhone = false
             var actions: [WatchAction] = [.emit(Event(.linkUp, [("endpoint", .string(endpoint))]), at: time.now)]
             actions += cancel(.relink) + cancel(.handshake)
             linkUp = true
@@ -375,6 +381,7 @@ public struct WatchNode: Sendable {
             if !armed.contains(.handshake) { actions += armHandshakeDeadline(after: Self.handshakeDeadline) }
             return actions
         case .handshakeFailed(let code, let authentication, let description):
+            if authentication { refusedByPhone = true }
             let reason =
                 authentication
                 ? "the phone refused this watch (status \(code)): its key is not paired with the phone"
@@ -720,6 +727,12 @@ public struct WatchNode: Sendable {
     /// without a word on this side, but so does a phone that is not there.
     private var handshakeTimeoutReason: String {
         let endpoint = configuration.endpoint
+        if refusedByPhone {
+            // The phone said why (ZAP 400): this watch's key is not paired; phone.key is not the cause.
+            let certificate = configuration.keysDirectory.map { "\($0)/watch.key" } ?? "watch.key"
+            return "connected to \(endpoint), but the phone refused this watch's key (not paired with it): "
+                + "copy \(certificate) into the phone's --keys directory and restart the phone"
+        }
         if connectionsMade == 0 {
             return "the phone is not reachable at \(endpoint): no connection could be made "
                 + "(\(attemptsFailed) attempts failed); is the phone running there?"

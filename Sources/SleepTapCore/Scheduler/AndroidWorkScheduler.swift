@@ -261,7 +261,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             [
                 ("identifier", .string(identifier)),
                 ("repeatInterval", .double(configuration.effectiveRepeatInterval)),
-                ("flex", .double(configuration.effectiveFlex)), ("initialDelay", .double(delay)),
+                ("flex", .double(configuration.effectiveFlex)),
+                ("initialDelay", .double((delay * 1000).rounded() / 1000)),
                 ("nextRunAt", .date(nextRunTime(work))),
             ])
     }

@@ -54,6 +54,10 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public private(set) var reboots = 0
     /// When the device last restarted, nil when never.
     public private(set) var lastReboot: Date?
+    /// The device's time zone as the user last set it (IANA identifier): travel (`time-zone`), or
+    /// a `--time-zone` given at a start; nil until either happened. It is the device's, so it
+    /// outlives the app like the rest of this value (docs/scheduler.md, "The OS outlives the app").
+    public private(set) var timeZoneIdentifier: String?
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
 
@@ -76,6 +80,15 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     }
 
     // MARK: The device
+
+    /// The device's zone changes (the user travels, or sets it): kept with the OS's state.
+    /// - Parameter zone: the new zone.
+    public mutating func setTimeZone(_ zone: TimeZone) {
+        timeZoneIdentifier = zone.identifier
+    }
+
+    /// The device's zone as stored, nil when none was set (or the stored name is not a zone).
+    public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) }
 
     /// The device restarts: the app process is gone; what each platform keeps and drops is in
     /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
@@ -158,7 +171,10 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// scheduler initialisers would have clamped.
     public var validationProblem: String? {
         guard version == Self.formatVersion else {
-            return "version \(version); this phone reads version \(Self.formatVersion)"
+            return "version \(version); this build reads \(Self.formatVersion)"
+        }
+        if let name = timeZoneIdentifier, WakeCalendar.zone(named: name) == nil {
+            return "timeZone \"\(name)\": not a known IANA time zone"
         }
         switch device {
         case .ios(let s):
@@ -409,17 +425,26 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     // MARK: Codable
 
     private enum CodingKeys: String, CodingKey {
-        case version, platform, seed, reboots, lastReboot, launchHistory, ios, android
+        case version, platform, seed, reboots, lastReboot, timeZone, launchHistory, ios, android
     }
 
-    /// Reads `platform` ("ios" or "android") and the scheduler under the key of that name.
-    /// - Throws: `DecodingError` for an unknown platform or a missing or malformed field.
+    /// Reads `version` first, then `platform` ("ios" or "android") and the scheduler under the
+    /// key of that name.
+    /// - Throws: `DecodingError` for a version this build does not read (before any other field),
+    ///   an unknown platform or a missing or malformed field.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = try container.decode(Int.self, forKey: .version)
+        // Another build's file: say so before any field it may lack or spell differently.
+        guard version == Self.formatVersion else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .version, in: container,
+                debugDescription: "this build reads version \(Self.formatVersion)")
+        }
         seed = try container.decode(UInt64.self, forKey: .seed)
         reboots = try container.decode(Int.self, forKey: .reboots)
         lastReboot = try container.decodeIfPresent(Date.self, forKey: .lastReboot)
+        timeZoneIdentifier = try container.decodeIfPresent(String.self, forKey: .timeZone)
         launchHistory = try container.decode([LaunchRecord].self, forKey: .launchHistory)
         let name = try container.decode(String.self, forKey: .platform)
         switch Platform(rawValue: name) {
@@ -431,7 +456,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `launchHistory` and the
+    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `timeZone` (when set), `launchHistory` and the
     /// scheduler under the platform's name.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -440,6 +465,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         try container.encode(seed, forKey: .seed)
         try container.encode(reboots, forKey: .reboots)
         try container.encodeIfPresent(lastReboot, forKey: .lastReboot)
+        try container.encodeIfPresent(timeZoneIdentifier, forKey: .timeZone)
         try container.encode(launchHistory, forKey: .launchHistory)
         switch device {
         case .ios(let s): try container.encode(s, forKey: .ios)
