@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import ZeroMQ
 
@@ -337,7 +338,8 @@ final class Bench {
         return Machine(
             cpu: Machine.cpuModel(), cores: ProcessInfo.processInfo.activeProcessorCount,
             kernel: Machine.kernelRelease(), loadAtStart: loadAtStart, loadAtEnd: Machine.loadAverage(),
-            libzmq: "\(version.major).\(version.minor).\(version.patch)", stateFileSystem: Machine.fileSystem(directory)
-        )
+            libzmq: "\(version.major).\(version.minor).\(version.patch)",
+            stateFileSystem: Machine.fileSystem(directory),
+            tzdata: ZoneDatabase.current.version)
     }
 }

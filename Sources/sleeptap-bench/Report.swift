@@ -85,6 +85,8 @@ struct Machine: Encodable {
     var libzmq: String
     /// The file system of the state dirs (`df -T`'s type), e.g. ext4.
     var stateFileSystem: String
+    /// The version of the tz database in use (`2026f`).
+    var tzdata: String
 
     static func loadAverage() -> Double {
         let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""

@@ -44,7 +44,7 @@ Reaper.shared.finish(.ok) {
     let machine = report.machine
     Reaper.shared.writeLine(
         "sleeptap-bench (\(options.mode.rawValue)): \(machine.cpu), \(machine.cores) cores, \(machine.kernel), "
-            + "libzmq \(machine.libzmq), state on \(machine.stateFileSystem); load \(Format.number(machine.loadAtStart)) "
+            + "libzmq \(machine.libzmq), state on \(machine.stateFileSystem), tz \(machine.tzdata); load \(Format.number(machine.loadAtStart)) "
             + "at start, \(Format.number(machine.loadAtEnd)) at end")
     Reaper.shared.writeLine("")
     for line in Format.measurements(report.measurements) { Reaper.shared.writeLine(line) }

@@ -314,6 +314,7 @@ final class Exhaustion {
             .soakSummary,
             [
                 ("mode", .string("exhaustion")), ("result", .string(result)),
+                ("tzdata", .string(ZoneDatabase.current.version)),
                 ("message", violation.map { .string($0.error.description) } ?? .null),
                 ("seed", .string(String(seed))), ("scenarios", int(options.scenarios)),
                 ("scenariosRun", int(scenariosRun)), ("nightsPerScenario", int(options.nights)),

@@ -728,6 +728,7 @@ final class Soak {
             ("watchKillsBeforeAck", int(counts.watchKillsBeforeAck)),
             ("tripwiresArmed", int(counts.tripwiresArmed)), ("tripwiresMissed", int(counts.tripwiresMissed)),
             ("pauses", int(counts.pauses)), ("handovers", int(counts.handovers)), ("restarts", int(counts.restarts)),
+            ("tzdata", .string(ZoneDatabase.current.version)),
         ]
         return Event(.soakSummary, fields)
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import Testing
 
@@ -25,6 +26,7 @@ struct BenchTests {
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let machine = try #require(object["machine"] as? [String: Any])
         #expect((machine["cores"] as? Int ?? 0) >= 1)
+        #expect(machine["tzdata"] as? String == ZoneDatabase.current.version)
         #expect(!(machine["cpu"] as? String ?? "").isEmpty)
         let cases = try #require(object["cases"] as? [[String: Any]])
         // One row per target of the table, in its order.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
 import SleepTapProcess
 import SleepTapScenario
 import Testing
@@ -26,6 +27,7 @@ struct SoakExhaustionTests {
         let line = try #require(result.lines.last?.text)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["event"] as? String == "soak.summary" && object["result"] as? String == "passed", "\(line)")
+        #expect(object["tzdata"] as? String == ZoneDatabase.current.version, "\(line)")
         #expect(object["scenariosRun"] as? Int == 3 && object["seed"] as? String == "3", "\(line)")
         let nights = try #require(object["nights"] as? Int)
         #expect(nights >= 3 * 7 && nights == (object["cached"] as? Int ?? -1) + (object["manualEntries"] as? Int ?? -1))
