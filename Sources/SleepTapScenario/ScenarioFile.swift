@@ -434,6 +434,11 @@ public struct ScenarioFile: Sendable {
                     guard let value = values[key], !(value is [Any]), !(value is [String: Any]) else {
                         throw fail("\(field).fields.\(key)", values[key], "expected a string, number, boolean or null")
                     }
+                    // Checked against the event catalogue now: a wrong type or a field the event
+                    // never has would otherwise match nothing, and `count: 0` would pass vacuously.
+                    if let problem = EventFieldCatalog.problem(event: event, key: key, value: value) {
+                        throw fail("\(field).fields.\(key)", value, problem)
+                    }
                     fields.append((key, render(value)))
                 }
             }
