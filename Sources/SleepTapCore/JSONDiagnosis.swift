@@ -238,6 +238,14 @@ public enum JSONDiagnosis {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
                 throw error(at: 0, "a byte-order mark; save the file as UTF-8 without one")
             }
+            // UTF-16 (with its byte-order mark FF FE or FE FF, or without: ASCII with NUL bytes
+            // between) and UTF-32 are not UTF-8, whatever the first bad byte is.
+            let head = Array(bytes.prefix(4))
+            if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF])
+                || (head.count >= 2 && head.contains(0) && head.contains { $0 != 0 })
+            {
+                throw error(at: 0, "not UTF-8 (it looks like UTF-16 or UTF-32); save the file as UTF-8")
+            }
             topIsArray = index < bytes.count && bytes[index] == UInt8(ascii: "[")
             try value(depth: 0)
             skipWhitespace()

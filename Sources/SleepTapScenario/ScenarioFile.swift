@@ -127,6 +127,10 @@ public struct ScenarioFile: Sendable {
         case S_IFDIR: throw ReadError(description: "is a directory, not a file")
         default: throw ReadError(description: "is not a regular file (a device, FIFO or socket)")
         }
+        // Its size from stat(2), not from the bytes read (those stop at the limit plus one).
+        guard info.st_size <= maxBytes else {
+            throw ReadError(description: "\(info.st_size) bytes; a scenario file is at most 1 MiB (\(maxBytes) bytes)")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ReadError(description: "cannot be opened (\(String(cString: strerror(errno))))")
         }

@@ -98,3 +98,23 @@ struct ExpectationScaleTests {
         #expect(checks[5].observed.hasPrefix("count 1"), "\(checks[5].observed)")
     }
 }
+
+/// A scenario file over the limit is reported with its own size and the limit.
+@Suite("scenario file size")
+struct ScenarioFileSizeTests {
+    @Test("a 100 MB scenario file: its size (104857600 bytes) and the 1 MiB limit, not 1048577")
+    func hundredMegabytes() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(getpid()).json").path
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 100 << 20)  // sparse: no 100 MB written
+        try handle.close()
+        #expect {
+            _ = try ScenarioFile.load(path)
+        } throws: { error in
+            let text = String(describing: error)
+            return text.contains("104857600 bytes") && text.contains("1 MiB") && !text.contains("1048577")
+        }
+    }
+}
