@@ -78,7 +78,7 @@ public enum EventFieldCatalog {
         | watch | `manual.wake_time` | wakeTime instant, localDate date, localTime time, timeZone zone (the typed time's), tapLocalDate date, tapLocalTime time, tapTimeZone zone (when it was typed) |
         | watch | `request.sent` | id int, nightsLeft int, coverageEnd instant? (a REQUEST left for the phone, `--request-dates`) |
         | watch | `coverage.low` | nightsLeft int (cached wake-ups strictly after the check), coverageEnd instant? (the last cached wake-up; null for an empty batch) |
-        | watch | `cache.status` | count int, remaining int, coverageEnd instant?, seq int, timeZone zone?, staleIgnored int, nightsLeft int (the same count as remaining), coverageLow bool (a batch is held and nightsLeft is at or below a `--warn-nights` that is not 0), requestsSent int (REQUESTs since start), rejectedMessages int, sendFailures int |
+        | watch | `cache.status` | count int, remaining int, coverageEnd instant?, seq int, timeZone zone?, staleIgnored int, nightsLeft int (the same count as remaining), coverageLow bool (a batch is held and nightsLeft is at or below a `--warn-nights` that is not 0), requestsSent int (REQUESTs since start), rejectedMessages int, sendFailures int, tapTimeZone zone (the zone the watch lives in, which its bed taps use; `timeZone` is the batch's), tapTimeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`) |
         | both | `message.received` | type str |
         | both | `message.rejected` | reason str; *limited* |
         | both | `peer.error` | reason str; *limited* |

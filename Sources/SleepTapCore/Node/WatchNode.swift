@@ -429,6 +429,10 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "requestsSent", value: .int(Int64(clamping: requestsSent))))
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
+            // The zone the watch lives in (its bed taps' zone), beside the batch's `timeZone`.
+            let living = zones.resolve(batch: core.state.batch)
+            status.fields.append((key: "tapTimeZone", value: .string(living.zone.identifier)))
+            status.fields.append((key: "tapTimeZoneSource", value: .string(living.source.rawValue)))
             return [.emit(status, at: now)]
         case .quit:
             return stopping([("reason", .string("quit"))], time)
