@@ -16,6 +16,9 @@ public struct ScenarioNight: Equatable, Sendable {
     /// The tap's local date and time in the zone the watch lives in.
     public var localDate: String
     public var tapTime: String
+    /// The zone the watch lived in at the tap (`tapTimeZone`): a travel night can show one local
+    /// time twice, in two zones.
+    public var tapTimeZone: String
     public var outcome: Outcome
     /// Cached wake-ups ahead of the tap, this one included (0 on a manual entry).
     public var nightsLeft: Int
@@ -27,10 +30,11 @@ public struct ScenarioNight: Equatable, Sendable {
 
     public init(
         localDate: String, tapTime: String, outcome: Outcome, nightsLeft: Int, backgroundRuns: Int,
-        stalenessHours: Double? = nil
+        stalenessHours: Double? = nil, tapTimeZone: String = ""
     ) {
         self.localDate = localDate
         self.tapTime = tapTime
+        self.tapTimeZone = tapTimeZone
         self.outcome = outcome
         self.nightsLeft = nightsLeft
         self.backgroundRuns = backgroundRuns
@@ -220,7 +224,8 @@ public struct ScenarioRun: Sendable {
                         tapTime: text(entry.event["tapLocalTime"]),
                         outcome: cached ? (warning ? .warned : .cachedWakeUp) : .manualEntry,
                         nightsLeft: cached ? left : 0, backgroundRuns: runs,
-                        stalenessHours: lastSuccess.map { max(0, entry.at.timeIntervalSince($0)) / 3_600 }))
+                        stalenessHours: lastSuccess.map { max(0, entry.at.timeIntervalSince($0)) / 3_600 },
+                        tapTimeZone: text(entry.event["tapTimeZone"])))
                 runs = 0
                 warning = false
                 lastTap = entry.at
@@ -360,10 +365,13 @@ public struct ScenarioRun: Sendable {
     public var report: String {
         func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
         var lines = ["scenario: \(scenario.name) (\(scenario.path)) in the \(mode == .twin ? "twin" : "processes")"]
-        lines.append("  local date  tap    outcome         nights left  background runs  staleness")
+        let zoneWidth = max(4, nights.map(\.tapTimeZone.count).max() ?? 0)
+        lines.append(
+            "  local date  tap    \(pad("zone", zoneWidth))  outcome         nights left  background runs  staleness")
         for night in nights {
             lines.append(
-                "  \(night.localDate)  \(night.tapTime)  \(pad(night.outcome.rawValue, 14))  "
+                "  \(night.localDate)  \(night.tapTime)  \(pad(night.tapTimeZone, zoneWidth))  "
+                    + "\(pad(night.outcome.rawValue, 14))  "
                     + "\(pad(String(night.nightsLeft), 11))  \(pad(String(night.backgroundRuns), 15))  \(night.stalenessText)"
             )
         }
@@ -410,7 +418,9 @@ extension ScenarioNight {
     /// The night as a JSON-ready object (`stalenessHours` null for never).
     public var summary: [String: Any] {
         [
-            "localDate": localDate, "tapTime": tapTime, "outcome": outcome.rawValue, "nightsLeft": nightsLeft,
+            // Named as the watch's events name them (`bed.wake_time`, `fallback.manual_entry`).
+            "tapLocalDate": localDate, "tapLocalTime": tapTime, "tapTimeZone": tapTimeZone,
+            "outcome": outcome.rawValue, "nightsLeft": nightsLeft,
             "backgroundRuns": backgroundRuns,
             "stalenessHours": stalenessHours.map { ($0 * 10).rounded() / 10 as Any } ?? NSNull(),
         ]

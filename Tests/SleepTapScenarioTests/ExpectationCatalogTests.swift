@@ -118,3 +118,21 @@ struct ScenarioFileSizeTests {
         }
     }
 }
+
+/// The night table and `--json` show the zone of each tap, under the names the events use.
+@Suite("scenario nights: zone and names")
+struct ScenarioNightZoneTests {
+    @Test("travel New York -> Tokyo: each night names its tap's zone, in the table and as tapTimeZone")
+    func travelZones() throws {
+        let path = ScenarioFileTests.root.appendingPathComponent("Examples/scenarios/travel-new-york-tokyo.json").path
+        let run = try ScenarioRun.twin(try ScenarioFile.load(path))
+        let zones = Set(run.nights.map(\.tapTimeZone))
+        #expect(zones == ["America/New_York", "Asia/Tokyo"], "\(zones)")
+        let night = try #require(run.nights.last?.summary)
+        #expect(night["tapTimeZone"] as? String == "Asia/Tokyo")
+        #expect(night["tapLocalDate"] is String && night["tapLocalTime"] is String)
+        #expect(night["localDate"] == nil && night["tapTime"] == nil, "the events' names only")
+        #expect(run.report.contains("  zone  ") || run.report.contains(" zone "), "the table has a zone column")
+        #expect(run.report.contains("Asia/Tokyo"))
+    }
+}
