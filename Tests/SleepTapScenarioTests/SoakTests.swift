@@ -82,6 +82,9 @@ struct SoakTests {
         }
         #expect(violation.invariant == 2 && violation.night >= 1, "\(violation)")
         #expect(violation.expectation["event"] == "bed.wake_time" && violation.expectation["fields.wakeTime"] != nil)
+        // The two instants an hour apart show two local times: "gave I (D T); ... is I' (D' T')".
+        let times = violation.message.matches(of: /\d{4}-\d{2}-\d{2} (\d{2}:\d{2})\)/).map { String($0.output.1) }
+        #expect(times.count == 2 && times[0] != times[1], "\(violation.message)")
         let data = timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
         let repro = try ScenarioFile.decode(data, path: "repro.json")
         #expect(repro.expectations.count == 1 && repro.expectations[0].event == .bedWakeTime)
