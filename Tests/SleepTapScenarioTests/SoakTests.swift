@@ -432,3 +432,23 @@ struct SoakTests {
         _ = try SoakCheck.check(scenario, log: log)
     }
 }
+
+/// The README, docs/scenarios.md and the tool's help agree on how long the default soak takes.
+@Suite("the default soak's duration, documented once")
+struct SoakDurationDocsTests {
+    @Test("README, docs/scenarios.md and sleeptap-soak exhaustion --help all say 30 to 60 s for the default run")
+    func sameEstimate() throws {
+        let root = ScenarioFileTests.root
+        let phrase = "takes 30 to 60 s in a debug build on two cores"
+        func flat(_ path: String) throws -> String {
+            try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+                .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        // The help text's source (the tool's usage string), the README and the soak docs.
+        for path in ["README.md", "docs/scenarios.md", "Sources/sleeptap-soak/ExhaustionOptions.swift"] {
+            let text = try flat(path)
+            #expect(text.contains(phrase) || text.contains("takes 30 to 60 s in a debug build"), "\(path)")
+            #expect(!text.contains("exhaustion` (about a minute"), "\(path): the old estimate")
+        }
+    }
+}
