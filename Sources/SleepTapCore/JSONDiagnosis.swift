@@ -534,6 +534,13 @@ public enum JSONDiagnosis {
                 }
                 guard digits() > 0 else { throw error(at: index, "expected a digit in the exponent, found \(found)") }
             }
+            // Valid grammar, but beyond what a double holds (1e999): say so here, with the place,
+            // rather than leave Foundation's parser to fail with no position.
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            if let value = Double(text), !value.isFinite {
+                throw error(
+                    at: start, "the number \(text.prefix(40)) is out of range (a double holds at most about 1.8e308)")
+            }
         }
 
         /// `true`, `false` or `null` at `index`; `""` for a word that is none of them (an error).
