@@ -238,6 +238,14 @@ public enum JSONDiagnosis {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
                 throw error(at: 0, "a byte-order mark; save the file as UTF-8 without one")
             }
+            // UTF-16 (with its byte-order mark FF FE or FE FF, or without: ASCII with NUL bytes
+            // between) and UTF-32 are not UTF-8, whatever the first bad byte is.
+            let head = Array(bytes.prefix(4))
+            if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF])
+                || (head.count >= 2 && head.contains(0) && head.contains { $0 != 0 })
+            {
+                throw error(at: 0, "not UTF-8 (it looks like UTF-16 or UTF-32); save the file as UTF-8")
+            }
             topIsArray = index < bytes.count && bytes[index] == UInt8(ascii: "[")
             try value(depth: 0)
             skipWhitespace()
@@ -525,6 +533,13 @@ public enum JSONDiagnosis {
                     index += 1
                 }
                 guard digits() > 0 else { throw error(at: index, "expected a digit in the exponent, found \(found)") }
+            }
+            // Valid grammar, but beyond what a double holds (1e999): say so here, with the place,
+            // rather than leave Foundation's parser to fail with no position.
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            if let value = Double(text), !value.isFinite {
+                throw error(
+                    at: start, "the number \(text.prefix(40)) is out of range (a double holds at most about 1.8e308)")
             }
         }
 

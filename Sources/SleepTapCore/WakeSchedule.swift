@@ -351,6 +351,13 @@ public enum ScheduleFile {
         _ object: [String: Any], _ key: String, in range: ClosedRange<Int>, default value: Int
     ) throws(ScheduleError) -> Int {
         guard let raw = object[key] else { return value }
+        if let number = raw as? NSNumber, !isBool(number), !isInteger(number),
+            number.doubleValue.rounded() == number.doubleValue
+        {
+            throw ScheduleError(
+                field: key, value: render(raw),
+                reason: "must be a whole number of minutes written without a fraction, e.g. \(Int(number.doubleValue))")
+        }
         guard let number = raw as? NSNumber, isInteger(number),
             let whole = Int(exactly: number.doubleValue), range.contains(whole)
         else {

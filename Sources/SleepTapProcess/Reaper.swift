@@ -25,6 +25,8 @@ public final class Reaper: @unchecked Sendable {
     private let lock = NSLock()
     private var children: [Tracked] = []
     private var directories: Set<String> = []
+    /// Dirs kept on purpose (`--keep`), named on stderr when a signal ends the process.
+    private var kept: [String] = []
     private var position: String?
     private var exiting = false
     private var handlersInstalled = false
@@ -56,6 +58,14 @@ public final class Reaper: @unchecked Sendable {
     public func forget(directory: String) {
         lock.lock()
         directories.remove(directory)
+        lock.unlock()
+    }
+
+    /// Notes a dir kept on purpose (`sleeptap-demo --keep`): when a signal ends the process, the
+    /// message on stderr says where it is, as the normal end does on stdout.
+    public func noteKept(directory: String) {
+        lock.lock()
+        kept.append(directory)
         lock.unlock()
     }
 
@@ -149,10 +159,12 @@ public final class Reaper: @unchecked Sendable {
         guard claimExit() else { return }  // another thread is already ending the process
         lock.lock()
         let current = position
+        let keptDirectories = kept
         lock.unlock()
         let name = String(cString: strsignal(signal))
         writeError("\(program): \(name) (signal \(signal))\(current.map { " during \($0)" } ?? ""); cleaning up")
         cleanUp()
+        for directory in keptDirectories { writeError("\(program): state and sockets kept in \(directory)") }
         exit(128 + signal)
     }
 

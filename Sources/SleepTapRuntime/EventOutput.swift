@@ -24,7 +24,11 @@ public final class EventOutput: @unchecked Sendable {
     private let handle: FileHandle
     private let clock: any SleepTapCore.Clock
     private let process: EventSource
-    private let closure = Mutex<(closed: Bool, action: (@Sendable () -> Void)?)>((false, nil))
+    /// Whether the output is closed, and the action to run when it is found so. The action is
+    /// boxed in a class: a closure kept directly in a `Mutex`'s generic value is re-abstracted
+    /// (wrapped in one more thunk) by every `withLock` of an unoptimised build, so each emitted
+    /// event grew a chain of nested closure contexts whose release at exit overflowed the stack.
+    private let closure = Mutex<(closed: Bool, action: CloseAction?)>((false, nil))
     private let writeFailure = Mutex<String?>(nil)
 
     /// - Parameters:
@@ -82,7 +86,7 @@ public final class EventOutput: @unchecked Sendable {
     public func whenClosed(_ action: @escaping @Sendable () -> Void) {
         let runNow = closure.withLock { state in
             if state.closed { return true }
-            state.action = action
+            state.action = CloseAction(action)
             return false
         }
         if runNow { action() }
@@ -90,13 +94,13 @@ public final class EventOutput: @unchecked Sendable {
 
     /// Marks the output closed and runs the `whenClosed` action, the first time only.
     func noteClosed() {
-        let action = closure.withLock { state -> (@Sendable () -> Void)? in
+        let action = closure.withLock { state -> CloseAction? in
             if state.closed { return nil }
             state.closed = true
             defer { state.action = nil }
             return state.action
         }
-        action?()
+        action?.run()
     }
 
     /// The descriptor to poll for the reader's going away (POLLERR on a pipe without a reader,
@@ -117,6 +121,12 @@ public func invokedName(_ fallback: String) -> String {
     guard let first = CommandLine.arguments.first, !first.isEmpty else { return fallback }
     let name = (first as NSString).lastPathComponent
     return name.isEmpty ? fallback : name
+}
+
+/// The `whenClosed` action, in a box that a `Mutex` holds by reference (see `EventOutput.closure`).
+private final class CloseAction: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }
 
 /// Prints a diagnostic line on stderr, prefixed with the program name.

@@ -163,6 +163,9 @@ public final class PhoneRuntime {
     /// - Returns: the schedule, or the message naming the file, field and value.
     static func loadSchedule(_ path: String) -> Result<WakeSchedule, ScheduleLoadError> {
         var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return .failure(ScheduleLoadError("schedule file \(path): is a directory, not a file"))
+        }
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
             let data = FileManager.default.contents(atPath: path)
         else {

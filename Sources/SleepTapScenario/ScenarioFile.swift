@@ -127,6 +127,10 @@ public struct ScenarioFile: Sendable {
         case S_IFDIR: throw ReadError(description: "is a directory, not a file")
         default: throw ReadError(description: "is not a regular file (a device, FIFO or socket)")
         }
+        // Its size from stat(2), not from the bytes read (those stop at the limit plus one).
+        guard info.st_size <= maxBytes else {
+            throw ReadError(description: "\(info.st_size) bytes; a scenario file is at most 1 MiB (\(maxBytes) bytes)")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ReadError(description: "cannot be opened (\(String(cString: strerror(errno))))")
         }
@@ -433,6 +437,11 @@ public struct ScenarioFile: Sendable {
                 for key in values.keys.sorted() {
                     guard let value = values[key], !(value is [Any]), !(value is [String: Any]) else {
                         throw fail("\(field).fields.\(key)", values[key], "expected a string, number, boolean or null")
+                    }
+                    // Checked against the event catalogue now: a wrong type or a field the event
+                    // never has would otherwise match nothing, and `count: 0` would pass vacuously.
+                    if let problem = EventFieldCatalog.problem(event: event, key: key, value: value) {
+                        throw fail("\(field).fields.\(key)", value, problem)
                     }
                     fields.append((key, render(value)))
                 }

@@ -268,7 +268,7 @@ extension ScenarioRun {
         let twinNights = Self.nights(of: replayLog)
         var run = ScenarioRun(
             scenario: scenario, mode: .processes, speed: speed, nights: nights,
-            checks: scenario.expectations.map { check($0, against: log) }, log: log,
+            checks: checks(scenario.expectations, against: log), log: log,
             comparison: NightComparison.compare(
                 twin: twinNights, processes: nights, against: "the twin on the processes' instants"))
         run.twinNights = twinNights

@@ -16,6 +16,9 @@ public struct ScenarioNight: Equatable, Sendable {
     /// The tap's local date and time in the zone the watch lives in.
     public var localDate: String
     public var tapTime: String
+    /// The zone the watch lived in at the tap (`tapTimeZone`): a travel night can show one local
+    /// time twice, in two zones.
+    public var tapTimeZone: String
     public var outcome: Outcome
     /// Cached wake-ups ahead of the tap, this one included (0 on a manual entry).
     public var nightsLeft: Int
@@ -27,10 +30,11 @@ public struct ScenarioNight: Equatable, Sendable {
 
     public init(
         localDate: String, tapTime: String, outcome: Outcome, nightsLeft: Int, backgroundRuns: Int,
-        stalenessHours: Double? = nil
+        stalenessHours: Double? = nil, tapTimeZone: String = ""
     ) {
         self.localDate = localDate
         self.tapTime = tapTime
+        self.tapTimeZone = tapTimeZone
         self.outcome = outcome
         self.nightsLeft = nightsLeft
         self.backgroundRuns = backgroundRuns
@@ -184,7 +188,7 @@ public struct ScenarioRun: Sendable {
         let log = twin.log.map { LogEntry(at: $0.at, source: $0.source, event: $0.event) }
         return ScenarioRun(
             scenario: scenario, mode: .twin, speed: speed, nights: nights(of: log),
-            checks: scenario.expectations.map { check($0, against: log) }, log: log)
+            checks: checks(scenario.expectations, against: log), log: log)
     }
 
     /// The nights of a log: one per bed tap (`bed.wake_time` or `fallback.manual_entry`); a
@@ -220,7 +224,8 @@ public struct ScenarioRun: Sendable {
                         tapTime: text(entry.event["tapLocalTime"]),
                         outcome: cached ? (warning ? .warned : .cachedWakeUp) : .manualEntry,
                         nightsLeft: cached ? left : 0, backgroundRuns: runs,
-                        stalenessHours: lastSuccess.map { max(0, entry.at.timeIntervalSince($0)) / 3_600 }))
+                        stalenessHours: lastSuccess.map { max(0, entry.at.timeIntervalSince($0)) / 3_600 },
+                        tapTimeZone: text(entry.event["tapTimeZone"])))
                 runs = 0
                 warning = false
                 lastTap = entry.at
@@ -252,13 +257,58 @@ public struct ScenarioRun: Sendable {
         }
     }
 
+    /// Checks every expectation against the log in one pass over it: the entries are grouped by
+    /// event name (in time order) once, and each expectation reads only its event's entries inside
+    /// its window, found by binary search.
+    /// - Complexity: O(n log n + e log n + m) for n entries, e expectations and m matches.
+    static func checks(_ expectations: [ScenarioExpectation], against log: [LogEntry]) -> [ScenarioCheck] {
+        var byName: [EventName: [LogEntry]] = [:]
+        for entry in log { byName[entry.event.name, default: []].append(entry) }
+        // The field names each event carries, per source: a field no such event has fails.
+        var keys: [EventName: [EventSource: Set<String>]] = [:]
+        for (name, entries) in byName {
+            byName[name] = entries.sorted { $0.at < $1.at }
+            for entry in entries {
+                keys[name, default: [:]][entry.source, default: []].formUnion(entry.event.fields.map(\.key))
+            }
+        }
+        return expectations.map { expectation in
+            let bySource = keys[expectation.event] ?? [:]
+            let carried =
+                expectation.source.map { bySource[$0] }
+                ?? bySource.values.reduce(Set<String>?.none) {
+                    ($0 ?? []).union($1)
+                }
+            return check(expectation, named: byName[expectation.event] ?? [], carried: carried)
+        }
+    }
+
     /// Checks one expectation against the log.
     static func check(_ expectation: ScenarioExpectation, against log: [LogEntry]) -> ScenarioCheck {
-        let matches = log.filter { entry in
-            guard entry.event.name == expectation.event else { return false }
+        checks([expectation], against: log)[0]
+    }
+
+    /// The first index in `entries` (in time order) whose second is not before `instant`'s.
+    private static func lowerBound(_ entries: [LogEntry], _ instant: Date) -> Int {
+        var (low, high) = (0, entries.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if second(entries[middle].at) < second(instant) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Checks one expectation against the entries of its event, in time order.
+    /// - Parameter carried: the field names the events of its name (and source) carry; nil when
+    ///   there are none.
+    private static func check(
+        _ expectation: ScenarioExpectation, named all: [LogEntry], carried: Set<String>?
+    ) -> ScenarioCheck {
+        let start = expectation.from.map { lowerBound(all, $0) } ?? 0
+        let end = expectation.to.map { lowerBound(all, $0) } ?? all.count
+        let window = start < end ? all[start..<end] : []
+        let matches = window.filter { entry in
             if let source = expectation.source, entry.source != source { return false }
-            if let from = expectation.from, second(entry.at) < second(from) { return false }
-            if let to = expectation.to, second(entry.at) >= second(to) { return false }
             return expectation.fields.allSatisfy { field in
                 entry.event[field.key].flatMap(json) == field.json
             }
@@ -297,11 +347,8 @@ public struct ScenarioRun: Sendable {
         }
         // A field name that no event of this name (and source) in the run carries is most likely
         // misspelt: it fails, so that `"count": 0` cannot pass vacuously on a typo.
-        let named = log.filter { entry in
-            entry.event.name == expectation.event && (expectation.source == nil || entry.source == expectation.source)
-        }
-        if !named.isEmpty {
-            for field in expectation.fields where !named.contains(where: { $0.event[field.key] != nil }) {
+        if let carried {
+            for field in expectation.fields where !carried.contains(field.key) {
                 passed = false
                 observed.append("no \(expectation.event.rawValue) event has a field \(field.key)")
             }
@@ -318,10 +365,13 @@ public struct ScenarioRun: Sendable {
     public var report: String {
         func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
         var lines = ["scenario: \(scenario.name) (\(scenario.path)) in the \(mode == .twin ? "twin" : "processes")"]
-        lines.append("  local date  tap    outcome         nights left  background runs  staleness")
+        let zoneWidth = max(4, nights.map(\.tapTimeZone.count).max() ?? 0)
+        lines.append(
+            "  local date  tap    \(pad("zone", zoneWidth))  outcome         nights left  background runs  staleness")
         for night in nights {
             lines.append(
-                "  \(night.localDate)  \(night.tapTime)  \(pad(night.outcome.rawValue, 14))  "
+                "  \(night.localDate)  \(night.tapTime)  \(pad(night.tapTimeZone, zoneWidth))  "
+                    + "\(pad(night.outcome.rawValue, 14))  "
                     + "\(pad(String(night.nightsLeft), 11))  \(pad(String(night.backgroundRuns), 15))  \(night.stalenessText)"
             )
         }
@@ -368,7 +418,9 @@ extension ScenarioNight {
     /// The night as a JSON-ready object (`stalenessHours` null for never).
     public var summary: [String: Any] {
         [
-            "localDate": localDate, "tapTime": tapTime, "outcome": outcome.rawValue, "nightsLeft": nightsLeft,
+            // Named as the watch's events name them (`bed.wake_time`, `fallback.manual_entry`).
+            "tapLocalDate": localDate, "tapLocalTime": tapTime, "tapTimeZone": tapTimeZone,
+            "outcome": outcome.rawValue, "nightsLeft": nightsLeft,
             "backgroundRuns": backgroundRuns,
             "stalenessHours": stalenessHours.map { ($0 * 10).rounded() / 10 as Any } ?? NSNull(),
         ]

@@ -352,10 +352,19 @@ public enum SoakCheck {
         guard let index = log.firstIndex(where: { $0.event.name == .bedWakeTime }) else { return log }
         switch fault {
         case .wrongWake:
-            if case .date(let wake)? = log[index].event["wakeTime"],
-                let field = log[index].event.fields.firstIndex(where: { $0.key == "wakeTime" })
-            {
-                log[index].event.fields[field].value = .date(wake.addingTimeInterval(3600))
+            if case .date(let wake)? = log[index].event["wakeTime"] {
+                // The whole wake-up moves: its instant and its local date and time, so the
+                // message does not show one local time for two instants an hour apart.
+                let late = wake.addingTimeInterval(3600)
+                let zone = TimeZone(identifier: ScenarioRun.text(log[index].event["timeZone"])) ?? .gmt
+                for (key, value) in [
+                    ("wakeTime", EventValue.date(late)), ("localDate", .string(SoakOracle.localDate(late, zone))),
+                    ("localTime", .string(SoakOracle.wall(late, zone))),
+                ] {
+                    if let field = log[index].event.fields.firstIndex(where: { $0.key == key }) {
+                        log[index].event.fields[field].value = value
+                    }
+                }
             }
         case .earlyFallback:
             let tap = log[index].event.fields.filter { $0.key.hasPrefix("tap") }.map { ($0.key, $0.value) }

@@ -159,6 +159,7 @@ func runDemo() -> Never {
     } catch {
         fail("\(error)")
     }
+    if keep { Reaper.shared.noteKept(directory: dir) }  // Ctrl-C then says where it is, too
     let endpoint = "ipc://\(dir)/phone.sock"
     let schedulePath = "\(dir)/schedule.json"
     let schedule = """

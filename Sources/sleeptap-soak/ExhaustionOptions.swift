@@ -62,6 +62,8 @@ struct ExhaustionOptions: Equatable, Sendable {
                            scenario file does not reproduce it, the run does
           -h, --help       this text
 
+        The default run (100 timelines of 60 nights, twin only) takes 30 to 60 s in a debug
+        build on two cores (about 110 to 200 nights/s), a few seconds in release.
         Progress (timelines done, nights per second, ETA) goes to stderr when it is a terminal.
         A broken invariant prints the seeds, the scenario file that reproduces it (written to
         --out; `sleeptap-scenario FILE --twin` fails on the expectation it carries), the night and

@@ -363,3 +363,25 @@ struct BadInputTests {
         #expect(rate > speed / 2 && rate < speed * 2, "virtual time ran at \(Int(rate)) s per wall second")
     }
 }
+
+/// `sleeptap-demo --keep` ended by Ctrl-C still says where it kept its state.
+@Suite("demo --keep interrupted")
+struct DemoKeepInterruptTests {
+    @Test("SIGINT during sleeptap-demo --keep: stderr names the kept directory, which exists")
+    func interrupted() throws {
+        let child = try ChildProcess(
+            name: "sleeptap-demo", executable: Scenario.executable("sleeptap-demo"),
+            arguments: ["--speed", "3600", "--raw", "--keep"], standardInput: FileHandle.nullDevice)
+        let started = child.waitForLine(timeout: Scenario.deadline) { $0.contains("\"phone.started\"") }
+        let line = try #require(started, "the demo's phone never started")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let endpoint = try #require(object["endpoint"] as? String)
+        let dir = URL(fileURLWithPath: String(endpoint.dropFirst("ipc://".count))).deletingLastPathComponent().path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(child.stop(signal: SIGINT, timeout: 10) == 128 + SIGINT)
+        child.waitForOutputEnd(timeout: 5)
+        #expect(
+            child.standardError.contains("sleeptap-demo: state and sockets kept in \(dir)"), "\(child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: dir))
+    }
+}

@@ -21,6 +21,8 @@ struct JSONDiagnosisTests {
             ("{\"a\": \"x}", 1, 7, "not closed"),
             ("{} {}", 1, 4, "text after the end of the JSON value"),
             ("{\"a\": True}", 1, 7, "true, false and null are lowercase"),
+            ("{\"a\": 1,\n \"sleepTargetMinutes\": 1e999}", 2, 24, "the number 1e999 is out of range"),
+            ("[-2E+400]", 1, 2, "the number -2E+400 is out of range"),
         ])
     func syntax(text: String, line: Int, column: Int, reason: String) throws {
         let error = try #require(JSONDiagnosis.syntaxError(in: Data(text.utf8)))

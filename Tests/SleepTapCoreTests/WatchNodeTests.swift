@@ -430,6 +430,18 @@ struct WatchNodeTests {
         #expect(status["seq"] == .int(0) && status["count"] == .int(0))
     }
 
+    @Test("status names the zone the watch lives in and where it came from, beside the batch's zone")
+    func statusZone() throws {
+        var node = Self.node(flagZone: TimeZone(identifier: "Asia/Tokyo"))
+        var status = try Self.event(.cacheStatus, in: node.command(line: "status", at: Self.at(1)))
+        #expect(status["tapTimeZone"] == .string("Asia/Tokyo") && status["tapTimeZoneSource"] == .string("--time-zone"))
+        #expect(status["timeZone"] == .null, "no batch yet")
+        _ = node.command(line: "time-zone Europe/Berlin", at: Self.at(2))
+        status = try Self.event(.cacheStatus, in: node.command(line: "status", at: Self.at(3)))
+        #expect(
+            status["tapTimeZone"] == .string("Europe/Berlin") && status["tapTimeZoneSource"] == .string("time-zone"))
+    }
+
     @Test("quit and each stop cause: watch.stopping, then stop")
     func stopping() throws {
         var node = Self.node()

@@ -173,3 +173,22 @@ extension Parsed {
         return false
     }
 }
+
+/// `--schedule` naming a directory says so.
+@Suite("schedule file paths")
+struct ScheduleFilePathTests {
+    @Test("a directory as --schedule: 'is a directory', not 'missing or not a file'")
+    func directory() throws {
+        let directory = FileManager.default.temporaryDirectory.path
+        guard case .failure(let error) = PhoneRuntime.loadSchedule(directory) else {
+            Issue.record("a directory loaded as a schedule")
+            return
+        }
+        #expect(error.description.contains("is a directory"), "\(error.description)")
+        guard case .failure(let missing) = PhoneRuntime.loadSchedule(directory + "/no-such-schedule.json") else {
+            Issue.record("a missing file loaded as a schedule")
+            return
+        }
+        #expect(!missing.description.contains("is a directory"), "\(missing.description)")
+    }
+}

@@ -82,6 +82,9 @@ struct SoakTests {
         }
         #expect(violation.invariant == 2 && violation.night >= 1, "\(violation)")
         #expect(violation.expectation["event"] == "bed.wake_time" && violation.expectation["fields.wakeTime"] != nil)
+        // The two instants an hour apart show two local times: "gave I (D T); ... is I' (D' T')".
+        let times = violation.message.matches(of: /\d{4}-\d{2}-\d{2} (\d{2}:\d{2})\)/).map { String($0.output.1) }
+        #expect(times.count == 2 && times[0] != times[1], "\(violation.message)")
         let data = timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
         let repro = try ScenarioFile.decode(data, path: "repro.json")
         #expect(repro.expectations.count == 1 && repro.expectations[0].event == .bedWakeTime)
@@ -445,5 +448,25 @@ struct SoakTests {
             backwards == nil,
             "\(backwards.map { "\($0.0.event.name) at \($0.0.at), then \($0.1.event.name) at \($0.1.at)" } ?? "")")
         _ = try SoakCheck.check(scenario, log: log)
+    }
+}
+
+/// The README, docs/scenarios.md and the tool's help agree on how long the default soak takes.
+@Suite("the default soak's duration, documented once")
+struct SoakDurationDocsTests {
+    @Test("README, docs/scenarios.md and sleeptap-soak exhaustion --help all say 30 to 60 s for the default run")
+    func sameEstimate() throws {
+        let root = ScenarioFileTests.root
+        let phrase = "takes 30 to 60 s in a debug build on two cores"
+        func flat(_ path: String) throws -> String {
+            try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+                .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        // The help text's source (the tool's usage string), the README and the soak docs.
+        for path in ["README.md", "docs/scenarios.md", "Sources/sleeptap-soak/ExhaustionOptions.swift"] {
+            let text = try flat(path)
+            #expect(text.contains(phrase) || text.contains("takes 30 to 60 s in a debug build"), "\(path)")
+            #expect(!text.contains("exhaustion` (about a minute"), "\(path): the old estimate")
+        }
     }
 }

@@ -625,6 +625,10 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "alarmSet", value: alarm.set.first.map { .date($0) } ?? .null))
             status.fields.append(
                 (key: "alarmRinging", value: .bool(alarm.ringing.map { $0.snoozedUntil == nil } ?? false)))
+            // The zone the watch lives in (its bed taps' zone), beside the batch's `timeZone`.
+            let living = zones.resolve(batch: core.state.batch)
+            status.fields.append((key: "tapTimeZone", value: .string(living.zone.identifier)))
+            status.fields.append((key: "tapTimeZoneSource", value: .string(living.source.rawValue)))
             return [.emit(status, at: now)]
         case .quit:
             return stopping([("reason", .string("quit"))], time)

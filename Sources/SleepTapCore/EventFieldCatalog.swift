@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import Foundation
+
+/// The type of an event field, as docs/protocol.md's event table writes it.
+public enum EventFieldType: String, Sendable {
+    /// `str`: a JSON string.
+    case string = "str"
+    /// `int`: a whole JSON number.
+    case int
+    /// `num` or `double`: any JSON number.
+    case number = "num"
+    /// `bool`: true or false.
+    case bool
+    /// `instant`: an ISO 8601 UTC instant (`2026-07-20T07:00:00Z`, milliseconds allowed).
+    case instant
+    /// `date`: a local calendar date, `YYYY-MM-DD`.
+    case date
+    /// `time`: a local time of day, `HH:MM`.
+    case time
+    /// `zone`: an IANA time zone identifier.
+    case zone
+    /// `hex`: 16 lowercase hex digits (an epoch or a digest).
+    case hex
+    /// `object`: a nested JSON object (cannot be matched by a scenario's `fields`).
+    case object
+}
+
+/// One documented field of an event: its type, and whether it may be null (`?`).
+public struct EventField: Sendable, Equatable {
+    /// The field's JSON key.
+    public var name: String
+    /// Its type.
+    public var type: EventFieldType
+    /// Whether the field may be null.
+    public var optional: Bool
+}
+
+/// The fields each event carries, read from the event table of docs/protocol.md ("Events"),
+/// which is embedded here row for row (a test keeps the two equal): a scenario's expectation can
+/// then be checked when the file is read, not found vacuous after the run.
+///
+/// Every event also has `event`, `time` (instant) and `source` (str), and a held-back one
+/// `suppressed` (int). An event whose row describes some fields in prose (`soak.summary`'s "the
+/// batch and fault counts") is open: other fields are not refused for it.
+public enum EventFieldCatalog {
+    /// The event table's rows, as in docs/protocol.md.
+    public static let table = #"""
+        | phone | `phone.started` | endpoint str (an ipc path made absolute), timeZone zone, lastSeq int, pid int, platform str (`ios`, `android`), registration str, osState str (`new`: a new simulated OS; `stored`: the one in os.json), boundEndpoint str, security str |
+        | phone | `refresh.foreground` | reason str (`open`: a user launch, also at start; `time-zone`), timeZone zone, earliestBeginDate instant? |
+        | phone | `notification.added`, `notification.pending` | id str, fireDate instant, text str (each bedtime notice a refresh adds; stdin `notifications`) |
+        | phone | `notification.dropped` | id str, fireDate instant, text str, reason str (the 64-pending limit pushed it out; the OS would never show it) |
+        | phone | `schedule.changed`, `schedule.rejected` | path str; rejected: reason str, kept str |
+        | phone | `timezone.changed` | from zone, to zone |
+        | watch | `timezone.changed` | from zone, to zone, timeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`), nextBedTap instant?: the zone the watch lives in changed and `--bed-at` was planned again |
+        | phone | `batch.generated`, `batch.sent` | seq int, epoch hex, digest hex, count int, first instant?, last instant?, timeZone zone (`batch.sent`: each successful send, resends included) |
+        | phone | `ack.received` | seq int, epoch hex, digest hex, coverageEnd instant? |
+        | phone | `ack.duplicate`, `ack.stale` | seq int, epoch hex, digest hex; duplicate: coverageEnd instant?; stale: newest int |
+        | phone | `ack.mismatch` | seq int, epoch hex, digest hex (what the watch holds), expected hex (the phone's digest) |
+        | phone | `epoch.changed` | from hex, to hex, reason str (a new numbering: the watch held a batch this phone did not issue, or the seq space ran out) |
+        | phone | `up_to_date.sent` | seq int |
+        | both | `send.failed` | type str, reason str (e.g. watch not connected); *limited* |
+        | phone | `phone.status` | lastSeq int, acked bool, count int, coverageEnd instant?, timeZone zone, pendingNotifications int (not yet fired), earliestBeginDate instant?, nextBackgroundLaunch instant?, runs int, lastRunAt instant?, stalenessHours num? (hours since the last successful background run ended, ≥ 0; a user's open does not reset it; null before the first one), dataAgeHours num? (hours since the last successful run of either kind, background or foreground, ended; null before the first; docs/metrics.md), platform str, crashed str?, rejectedMessages int, refusedPeers int (clients ZAP refused), sendFailures int, receivedMessages int (messages from the paired watch that decoded, PINGs aside), receivedRequests int (its REQUESTs), os object (the simulated OS: platform, pendingIdentifier, nextLaunch, running, lowPowerMode, backgroundRefresh, forceQuit, reboots, …; iOS registrationMode, launchPhase, earliestBeginDate; Android bucket, quotaRemaining (seconds), charging, runAttemptCount, periodCount) |
+        | phone | `refresh.deferred` | reason str (travel while the app is not running: the zone applies at its next launch) |
+        | watch | `watch.started` | endpoint str (an ipc path made absolute), id str, lastSeq int, pid int, timeZone zone, timeZoneSource str |
+        | watch | `link.up`, `link.down` | endpoint str |
+        | watch | `link.handshake_failed`, `link.handshake_timeout` | endpoint str, code int (handshake_failed only), reason str (handshake_failed *limited*; the timeout 5 s after start or a lost link, then every 30 s until a handshake) |
+        | phone | `peer.refused` | mechanism str, address str, reason str (ZAP said no); *limited* |
+        | both | `state.recovered` | path str, reason str (`missing` when the file was not there), movedTo str?, from str (`previous copy` / `clean start`), previousReason str? and previousMovedTo str? (the previous copy `<path>.prev`, when it was bad too and moved aside); stderr says the same |
+        | watch | `hello.sent` | lastSeq int, epoch hex? |
+        | watch | `batch.applied` | seq int, epoch hex, count int, coverageEnd instant?, timeZone zone, zoneKnown bool, epochChanged bool |
+        | watch | `ack.sent` | seq int, epoch hex, digest hex, coverageEnd instant? |
+        | watch | `batch.duplicate`, `sync.up_to_date` | seq int |
+        | watch | `batch.stale` | seq int, applied int (the seq the watch holds) |
+        | watch | `batch.conflict` | seq int, held hex, received hex (the two digests) |
+        | watch | `bed.wake_time` | wakeTime instant, localDate date, localTime time, timeZone zone (the wake-up's, from the batch), utcOffset int (seconds east of UTC), zoneKnown bool, remaining int (this wake-up included), tapLocalDate date, tapLocalTime time, tapTimeZone zone (the tap, in the zone the watch lives in) |
+        | watch | `fallback.manual_entry` | reason str, tapLocalDate date, tapLocalTime time, tapTimeZone zone |
+        | watch | `manual.wake_time` | wakeTime instant, localDate date, localTime time, timeZone zone (the typed time's), tapLocalDate date, tapLocalTime time, tapTimeZone zone (when it was typed) |
+        | watch | `request.sent` | id int, nightsLeft int, coverageEnd instant? (a REQUEST left for the phone, `--request-dates`) |
+        | watch | `coverage.low` | nightsLeft int (cached wake-ups strictly after the check), coverageEnd instant? (the last cached wake-up; null for an empty batch) |
+        | watch | `cache.status` | count int, remaining int, coverageEnd instant?, seq int, timeZone zone?, staleIgnored int, nightsLeft int (the same count as remaining), coverageLow bool (a batch is held and nightsLeft is at or below a `--warn-nights` that is not 0), requestsSent int (REQUESTs since start), rejectedMessages int, sendFailures int, tapTimeZone zone (the zone the watch lives in, which its bed taps use; `timeZone` is the batch's), tapTimeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`) |
+        | both | `message.received` | type str |
+        | both | `message.rejected` | reason str; *limited* |
+        | both | `peer.error` | reason str; *limited* |
+        | both | `peer.online`, `peer.offline` | phone: id str; watch: endpoint str; offline: silentFor num (seconds) |
+        | both | `input.rejected` | input str, reason str (a bad stdin line) |
+        | both | `persist.failed` | path str, reason str (phone.json, watch.json: nothing is sent on the strength of it; the phone's os.json: the simulated OS goes on in memory and is written again at its next change; a run-record file of `--metrics-dir`: that record is lost, the phone goes on, and a file that is not a run-record file is never overwritten) |
+        | both | `phone.stopping`, `watch.stopping` | signal int (SIGINT, SIGTERM or SIGHUP) or reason str (`quit`, `end of input`: Ctrl-D on a terminal, `output closed`: stdout's reader is gone; this last one reaches no reader); always the process's last line: held-back repeats (`suppressed`) come before it |
+        | watch | `link.reconnect`, `link.reconnect_failed` | endpoint str; failed: reason str (the link stayed down, reconnecting by hand) |
+        | both | `error.sent` | reason str; *limited* |
+        | phone | `handler.registered` | identifier str, accepted bool, phase str (`didFinishLaunching` / `after launch`) |
+        | phone | `app.crashed` | message str (late-crash: the launch-handler error) |
+        | phone | `handler.entered` | identifier str, budget num? (seconds), simulated bool, runAttemptCount int |
+        | phone | `renew.submitted` | identifier str, earliestBeginDate instant |
+        | phone | `submit.failed` | reason str; when the OS refused: error str (`unavailable`, `tooManyPendingTaskRequests`, `notPermitted`), code int |
+        | phone | `weather.fetched` | reason str, provider str (`offline`, `open-meteo`), hours int (forecast hours), cost num (seconds) |
+        | phone | `weather.skipped` | reason str |
+        | phone | `weather.failed` | reason str, network bool |
+        | phone | `sunlight.skipped` | reason str |
+        | phone | `handler.expired` | step str, duration num (seconds into the run), budget num? (a background run's, or the OS's budget for a watch's REQUEST) |
+        | phone | `handler.completed` | success bool, outcome str (`success`, `failure`, `retry`), duration num |
+        | phone | `run.record` | at instant, scheduledAt instant? (a background run's scheduled time: the earliestBeginDate of the request it answered; null for a foreground run or a watch's REQUEST), success bool, lowPower bool, bucket str?, kind str (`background`, `foreground`, `watch-request`), duration num (stdin `history`) |
+        | phone | `request.received` | id int, nightsLeft int, coverageEnd instant? (a valid REQUEST from the paired watch) |
+        | phone | `request.served` | id int, success bool, duration num (seconds), seq int? (the batch the run published, null when none) |
+        | phone | `request.refused` | id int, reason str (the app did not run the job for it; an ERROR tells the watch); *limited* |
+        | phone | `location.changed` | latitude num, longitude num (degrees), moved num (metres) |
+        | os | `os.launch` | identifier str, budget num?, simulated bool; iOS earliestBeginDate instant?, plannedLaunch instant?; Android runAttemptCount int, bucket str, charging bool, due instant (the OS launches the app for its background work) |
+        | os | `os.launch.dropped` | identifier str, reason str (iOS: launched, but no handler was registered in time; or the app crashed while launching, which spends the request too) |
+        | os | `os.opportunity.missed` | identifier str, reason str (iOS: a launch opportunity the system did not take) |
+        | os | `os.request.submitted` | identifier str, earliestBeginDate instant?, plannedLaunch instant? |
+        | os | `os.request.replaced` | identifier str, previousEarliestBeginDate instant? (a new request for the same identifier) |
+        | os | `os.request.rejected` | identifier str, code int, error str, reason str |
+        | os | `os.register` | identifier str, inTime bool |
+        | os | `os.register.refused` | identifier str, reason str |
+        | os | `os.app.launched` | byUser bool |
+        | os | `os.app.killed` | identifier str, reason str; Android duration num, runAttemptCount int, nextRunAt instant |
+        | os | `os.app.crashed` | message str |
+        | os | `os.app.updated` | registration str (the update applies at the app's next launch) |
+        | os | `os.task.completed` | identifier str, success bool, duration num |
+        | os | `os.task.expired` | identifier str |
+        | os | `os.complete.ignored`, `os.simulate.failed` | identifier str, reason str; `os.simulate.failed` on Android: nextRunAt instant |
+        | os | `os.conditions.changed` | backgroundRefresh bool, lowPowerMode bool, forceQuit bool; Android charging bool |
+        | os | `os.rebooted` | pendingIdentifier str?; iOS forceQuitCleared bool, Android forceStopped bool |
+        | os | `os.work.enqueued` | identifier str, repeatInterval num, flex num, initialDelay num (seconds), nextRunAt instant |
+        | os | `os.work.kept` | identifier str |
+        | os | `os.work.rescheduled` | reason str |
+        | os | `os.work.completed` | identifier str, result str, duration num, runAttemptCount int, backoff num (seconds, after a retry), nextRunAt instant |
+        | os | `os.work.stopped` | identifier str, reason str, duration num, runAttemptCount int, nextRunAt instant |
+        | os | `os.bucket.changed` | bucket str |
+        | os | `os.low_power`, `os.background_refresh`, `os.charging` | on bool (stdin `low-power`, `background-refresh`, `charging`) |
+        | os | `os.force_quit`, `os.reboot` | none (stdin `force-quit`, `reboot`) |
+        | os | `os.standby_bucket` | bucket str (stdin `bucket`) |
+        | os | `os.watch_message` | channel str (`WatchConnectivity` on iOS, `MessageClient` on Android), woken bool, appRunning bool, budget num? (seconds; null: no limit), reason str? (why the app was not woken) (a REQUEST reached the phone) |
+        | os | `os.registration` | registration str, appliesAt str (stdin `registration`) |
+        | soak | `soak.summary` | result str, message str?, seed str, steps int, stepsRun int, stepsByKind object (int per kind of step), the batch and fault counts int (`sleeptap-soak --json`; `time` is wall time); with `mode` "exhaustion" (`sleeptap-soak exhaustion --json`): result str (passed, failed, interrupted), message str?, seed str, scenarios int, scenariosRun int, nightsPerScenario int, nights int, cached int, manualEntries int, foreseeable int, noBatchYet int, coverageLow int, batchesGenerated int, batchesApplied int, backgroundRuns int, seconds double, nightsPerSecond int, processes int, processNights int, racedNights int (process nights that differed from the twin only by a batch's wall-clock lag, docs/scenarios.md invariant 3), rssKiB object (phoneStart, phoneEnd, watchStart, watchEnd int?, largestEnd int), repro str?, signal int? |
+        """#
+
+    /// The documented fields of each event, and whether the row leaves some unnamed (open).
+    public static let events: [EventName: (fields: [String: EventField], open: Bool)] = parse(table)
+
+    /// The fields every event line has.
+    public static let common: [String: EventField] = [
+        "event": EventField(name: "event", type: .string, optional: false),
+        "time": EventField(name: "time", type: .instant, optional: false),
+        "source": EventField(name: "source", type: .string, optional: false),
+        "suppressed": EventField(name: "suppressed", type: .int, optional: false),
+    ]
+
+    /// Parses event table rows: `| side | `name`, `name` | field type, field type? (note); ... |`.
+    /// - Returns: the fields per event name the catalogue knows (rows of other names are skipped).
+    public static func parse(_ text: String) -> [EventName: (fields: [String: EventField], open: Bool)] {
+        var result: [EventName: (fields: [String: EventField], open: Bool)] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard cells.count >= 4 else { continue }
+            let names = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
+            var fields: [String: EventField] = [:]
+            var open = false
+            for item in topLevelItems(withoutNotes(cells[3...].dropLast().joined(separator: "|"))) {
+                var words = item.split(separator: " ").map(String.init)
+                // `phone: id str`, `iOS forceQuitCleared bool`: a qualifier before the field.
+                while let first = words.first, first.hasSuffix(":") || first == "iOS" || first == "Android" {
+                    words.removeFirst()
+                }
+                let typeName = words.count == 2 ? words[1] : ""
+                let optional = typeName.hasSuffix("?")
+                let bare = optional ? String(typeName.dropLast()) : typeName
+                guard let type = bare == "double" ? .number : EventFieldType(rawValue: bare) else {
+                    open = true
+                    continue
+                }
+                fields[words[0]] = EventField(name: words[0], type: type, optional: optional)
+            }
+            for name in names {
+                guard let event = EventName(rawValue: name) else { continue }
+                result[event] = (fields, open)
+            }
+        }
+        return result
+    }
+
+    /// The text with every parenthesised note removed (parentheses inside backticks are text).
+    private static func withoutNotes(_ text: String) -> String {
+        var out = ""
+        var depth = 0
+        var quoted = false
+        for character in text {
+            if character == "`" { quoted.toggle() }
+            if !quoted && character == "(" { depth += 1 }
+            if depth == 0 { out.append(character) }
+            if !quoted && character == ")" { depth = max(0, depth - 1) }
+        }
+        return out
+    }
+
+    /// The items of a field list, split at commas and semicolons outside backticks.
+    private static func topLevelItems(_ text: String) -> [String] {
+        var items: [String] = []
+        var current = ""
+        var quoted = false
+        for character in text {
+            if character == "`" { quoted.toggle() }
+            if !quoted && (character == "," || character == ";") {
+                items.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        items.append(current)
+        return items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Why `value` (a JSON value as `JSONSerialization` gives it) cannot be field `key` of
+    /// `event`, or nil when it can.
+    /// - Returns: a reason naming the field, its documented type and the event's fields.
+    public static func problem(event: EventName, key: String, value: Any) -> String? {
+        guard let entry = events[event] else { return nil }
+        guard let field = entry.fields[key] ?? common[key] else {
+            if entry.open { return nil }
+            let known = entry.fields.keys.sorted().joined(separator: ", ")
+            return "\(event.rawValue) has no field \(key) (its fields: \(known.isEmpty ? "none" : known))"
+        }
+        let expected = "\(event.rawValue).\(key) is \(field.type.rawValue)\(field.optional ? " or null" : "")"
+        if value is NSNull { return field.optional ? nil : "\(event.rawValue).\(key) is never null" }
+        if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
+            return field.type == .bool ? nil : "\(expected), not a boolean"
+        }
+        if let number = value as? NSNumber {
+            switch field.type {
+            case .number: return nil
+            case .int: return number.doubleValue.rounded() == number.doubleValue ? nil : "\(expected), not a fraction"
+            default: return "\(expected), not a number"
+            }
+        }
+        guard let text = value as? String else { return "\(expected)" }
+        switch field.type {
+        case .string: return nil
+        case .instant:
+            return ISO8601.date(text) != nil ? nil : "\(expected): an ISO 8601 instant such as 2026-07-20T07:00:00Z"
+        case .date: return isLocal(text, "dddd-dd-dd") ? nil : "\(expected): a local date YYYY-MM-DD"
+        case .time: return isLocal(text, "dd:dd") ? nil : "\(expected): a local time HH:MM"
+        case .zone: return TimeZone(identifier: text) != nil ? nil : "\(expected): an IANA zone such as Europe/Berlin"
+        case .hex:
+            return text.utf8.count == 16 && text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+                ? nil : "\(expected): 16 lowercase hex digits"
+        case .object: return "\(expected), which a scenario cannot match"
+        default: return "\(expected), not a string"
+        }
+    }
+
+    /// Whether `text` has exactly the shape `pattern` (`d` a digit, anything else itself).
+    private static func isLocal(_ text: String, _ pattern: String) -> Bool {
+        let characters = Array(text.utf8)
+        let shape = Array(pattern.utf8)
+        guard characters.count == shape.count else { return false }
+        return zip(characters, shape).allSatisfy { character, expected in
+            expected == UInt8(ascii: "d") ? (48...57).contains(character) : character == expected
+        }
+    }
+}
