@@ -7,7 +7,7 @@ public import Foundation
 /// counted.
 ///
 /// Occurrences are grouped into streams by event name and the class of their `reason` field
-/// (`reasonClass(_:)`), or of their `type` field when they have no reason (`message.received`). The first occurrence of a stream is let through at once. Repeats within
+/// (`reasonClass(_:)`). The first occurrence of a stream is let through at once. Repeats within
 /// the stream's window (`interval` seconds after the last line let through) are held back and
 /// counted. The next line of the stream, whether a new occurrence after the window or the summary
 /// `flush(at:)` writes when the window ends with repeats held back, carries
@@ -69,13 +69,7 @@ public struct EventRateLimiter: Sendable {
     /// The stream `event` belongs to.
     public func key(for event: Event) -> Key {
         let reason: String
-        if case .string(let text) = event["reason"] {
-            reason = Self.reasonClass(text)
-        } else if case .string(let type) = event["type"] {
-            reason = Self.reasonClass(type)  // `message.received`: one stream per message type
-        } else {
-            reason = ""
-        }
+        if case .string(let text) = event["reason"] { reason = Self.reasonClass(text) } else { reason = "" }
         let key = Key(event: event.name, reason: reason)
         if streams[key] == nil && streams.count >= maximumStreams {
             return Key(event: event.name, reason: Self.otherReasons)

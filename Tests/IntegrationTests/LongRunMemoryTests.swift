@@ -18,6 +18,9 @@ import ZeroMQ
 @Suite("Long runs: flat memory, clean exit", .serialized)
 struct LongRunMemoryTests {
     static let messages = 100_000
+    /// The phone handles about 1,000 messages a second in debug (each re-plans the OS launch and
+    /// compares os.json): 30,000, the count that used to crash it at exit, keeps the test short.
+    static let phoneMessages = 30_000
     /// RSS is measured after this many, then again after all of them.
     static let warmUp = 10_000
     /// Wall seconds to wait for a flood to be handled.
@@ -30,7 +33,7 @@ struct LongRunMemoryTests {
         return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
     }
 
-    @Test("phone: 100,000 messages from the watch's routing id, memory flat, exit 0 after quit")
+    @Test("phone: 30,000 messages from the watch's routing id, memory flat, exit 0 after quit")
     func phone() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -49,14 +52,14 @@ struct LongRunMemoryTests {
             try peer.send(WireCodec.encode(.error(reason: "warm-up done")))
             try #require(phone.waitFor(.peerError, timeout: Self.floodDeadline) != nil)
             let before = try Self.residentKiB(phone.pid)
-            for _ in Self.warmUp..<Self.messages { try peer.send(stale) }
+            for _ in Self.warmUp..<Self.phoneMessages { try peer.send(stale) }
             try peer.send(WireCodec.encode(.upToDate(seq: 1)))
             try #require(
                 phone.waitFor(.messageRejected, timeout: Self.floodDeadline) {
                     $0.string("reason") == "UP_TO_DATE is a phone-to-watch message"
                 } != nil)
             let after = try Self.residentKiB(phone.pid)
-            #expect(Double(after) < Double(before) * 1.15, "RSS \(before) KiB after 10,000, \(after) KiB after 100,000")
+            #expect(Double(after) < Double(before) * 1.1, "RSS \(before) KiB after 10,000, \(after) KiB after 30,000")
             phone.send(line: "quit")
             #expect(phone.waitForExit(timeout: 20))
             #expect(phone.exitStatus == 0)

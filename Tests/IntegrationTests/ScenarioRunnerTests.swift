@@ -48,9 +48,9 @@ struct ScenarioRunnerTests {
         let result = try CapturedRun.run("sleeptap-scenario", paths + ["--twin"], timeout: 60)
         #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
         let output = result.standardOutput
-        #expect(output.contains("2026-07-30  23:00  cached wake-up  3"), "\(output)")
-        #expect(output.contains("2026-07-31  23:00  warned          2"), "\(output)")
-        #expect(output.contains("2026-08-02  23:00  manual entry    0"), "\(output)")
+        #expect(output.contains("2026-07-30  23:00  Asia/Shanghai  cached wake-up  3"), "\(output)")
+        #expect(output.contains("2026-07-31  23:00  Asia/Shanghai  warned          2"), "\(output)")
+        #expect(output.contains("2026-08-02  23:00  Asia/Shanghai  manual entry    0"), "\(output)")
         #expect(output.contains("PASS fallback.manual_entry source watch first 2026-08-02T15:00:00Z"), "\(output)")
         #expect(!output.contains("FAIL"), "\(output)")
         #expect(output.hasSuffix("PASS: \(paths.count) of \(paths.count) scenarios hold"), "\(output)")

@@ -179,11 +179,6 @@ public struct PhoneNode: Sendable {
         public var refusedPeers = 0
         /// Sends that failed (no watch connected, or not accepting).
         public var sendFailures = 0
-        /// Messages from the paired watch that decoded (PINGs aside), each a `message.received`
-        /// whether its line was written or held back.
-        public var receivedMessages = 0
-        /// REQUESTs from the paired watch, each a `request.received` whether written or held back.
-        public var receivedRequests = 0
     }
 
     /// An input that may have to wait until the app is free.
@@ -230,9 +225,6 @@ public struct PhoneNode: Sendable {
     private var held: [(PhoneEffect, NodeTime)] = []
     private var afterSchedule: AfterSchedule?
     private var waiting: [Pending] = []
-    /// The sends that answer a peer's message (a HELLO's batch or UP_TO_DATE), not yet sent: their
-    /// `*.sent` lines go through the rate limiter, as a peer can ask for them at will.
-    private var peerAnswers: [WireMessage] = []
     /// True once `phone.stopping` was said: the last line; nothing waiting runs after it.
     public private(set) var isStopping = false
 
@@ -464,11 +456,8 @@ public struct PhoneNode: Sendable {
         guard let failure else {
             // The watch is there again: what was held back is said, the next failure at once.
             var actions = limiter.end(.sendFailed).map { PhoneAction.emit($0, at: time.now) }
-            // An answer to a peer's HELLO, like an ERROR, is something the peer can ask for again.
-            var answer = peerAnswers.firstIndex(of: message).map { peerAnswers.remove(at: $0) } != nil
-            if case .error = message { answer = true }
             guard let sent = WireEvents.sent(message) else { return actions }
-            if answer {
+            if case .error = message {
                 actions += limited(sent, time)
             } else {
                 actions.append(.emit(sent, at: time.now))
@@ -476,7 +465,6 @@ public struct PhoneNode: Sendable {
             return actions
         }
         counters.sendFailures += 1
-        if let index = peerAnswers.firstIndex(of: message) { peerAnswers.remove(at: index) }
         return limited(
             Event(.sendFailed, [("type", .string(message.typeName)), ("reason", .string(failure))]), time)
     }
@@ -634,28 +622,15 @@ public struct PhoneNode: Sendable {
             actions.append(.emit(Event(.peerOnline, [("id", .string(configuration.watchID))]), at: time.now))
         }
         if message == .ping { return actions }
-        // A peer can send any number of messages: their lines are held back and counted, one
-        // stream per message type (`EventRateLimiter`), like every other event it causes at will.
-        counters.receivedMessages += 1
-        actions += limited(Event(.messageReceived, [("type", .string(message.typeName))]), time)
+        actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
         if case .request(let request) = message {
             // The OS and the app decide, when the app is free: behind a job that waits for the
             // weather, a write, or commands and launches given before.
-            counters.receivedRequests += 1
-            actions += limited(Event(.requestReceived, WireEvents.requestFields(request)), time)
+            actions.append(.emit(Event(.requestReceived, WireEvents.requestFields(request)), at: time.now))
             waiting.append(.watchRequest(request))
             return actions
         }
-        // The sync state machine alone: a message never changes the OS, so the launch timer and
-        // os.json stay as they are (re-checking them per message made a flood cost a JSON
-        // encoding of the OS each).
-        let effects = release(app.receive(message).map { ($0, time) })
-        if case .hello = message {
-            // What a HELLO asks for (the newest batch again, or UP_TO_DATE) it can ask for again.
-            for case .send(let answer) in effects { peerAnswers.append(answer) }
-            if peerAnswers.count > 64 { peerAnswers.removeFirst(peerAnswers.count - 64) }
-        }
-        return actions + effects
+        return actions + step(time) { $0.receive(message) }
     }
 
     // MARK: commands
@@ -756,8 +731,6 @@ public struct PhoneNode: Sendable {
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
             ("refusedPeers", .int(Int64(counters.refusedPeers))),
             ("sendFailures", .int(Int64(counters.sendFailures))),
-            ("receivedMessages", .int(Int64(counters.receivedMessages))),
-            ("receivedRequests", .int(Int64(counters.receivedRequests))),
         ]
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
         return Event(.phoneStatus, fields)
@@ -849,9 +822,8 @@ public struct PhoneNode: Sendable {
             case .cancelResend:
                 actions.append(.cancel(.resend))
             case .emit(let event):
-                // What the watch can cause at will is rate-limited: its ERRORs, refused REQUESTs,
-                // ACKs that change nothing, messages of the phone's kind sent to it.
-                let peerCaused = Self.peerCaused.contains(event.name)
+                // What the watch can cause at will is rate-limited: its ERRORs, refused REQUESTs.
+                let peerCaused = event.name == .peerError || event.name == .requestRefused
                 actions += peerCaused ? limited(event, time) : [.emit(event, at: time.now)]
             case .fetchWeather(let location, let at):
                 actions.append(.fetchWeather(location: location, at: at))
@@ -861,11 +833,6 @@ public struct PhoneNode: Sendable {
         }
         return actions
     }
-
-    /// The app's events that a peer can cause at will by repeating a message.
-    static let peerCaused: Set<EventName> = [
-        .peerError, .requestRefused, .ackStale, .ackDuplicate, .messageRejected,
-    ]
 
     /// `event` through the rate limiter (events a peer can cause at will).
     private mutating func limited(_ event: Event, _ time: NodeTime) -> [PhoneAction] {
