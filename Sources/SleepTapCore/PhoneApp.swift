@@ -39,6 +39,9 @@ public struct PhoneAppConfiguration: Sendable {
     /// The device's name in its run records (`RunRecord.device`); nil = `phone-` and the device
     /// seed in 16 hex digits, stable for a state dir.
     public var deviceID: String?
+    /// The app's version in its run records (`RunRecord.appVersion`, `phone --app-version`);
+    /// nil = not recorded.
+    public var appVersion: String?
 
     /// The defaults: task `net.sleeptap.refresh`, a 7-day horizon, the default costs and policies.
     public init() {}
@@ -720,7 +723,8 @@ public struct PhoneApp: Sendable {
                 device: deviceName, platform: platform, kind: kind, at: at, earliestBeginDate: earliestBeginDate,
                 success: success, expired: expired, lowPower: lowPower,
                 bucket: platform == .android ? bucket.flatMap(StandbyBucket.init(rawValue:)) : nil,
-                attempt: attempt, stalenessHours: state.refreshLog.stalenessHours(at: at), reason: reason))
+                attempt: attempt, stalenessHours: state.refreshLog.stalenessHours(at: at), reason: reason,
+                appVersion: configuration.appVersion))
     }
 
     /// The OS launched for `grant` but no handler was registered in time.

@@ -186,6 +186,7 @@ public struct FleetDevice: Sendable {
         }
         var app = PhoneAppConfiguration()
         app.deviceID = name
+        app.appVersion = FleetOptions.appVersion
         let phone = TwinPhone(
             os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule, zone: zone,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
@@ -203,11 +204,23 @@ public struct FleetDevice: Sendable {
 
     /// Runs the device from 00:00 UTC of the fleet's first day to the end of its last one.
     /// - Parameter linkMode: the twin's link (`.messages`, the fleet's, unless given).
-    /// - Returns: the run records its phone made, in order.
+    /// - Returns: the run records its phone made, in order; those from the app update's moment
+    ///   (`lateFrom`) on carry the update's version (`FleetOptions.updatedAppVersion`).
     public func run(_ options: FleetOptions, linkMode: Twin.LinkMode = .messages) -> [RunRecord] {
         var twin = twin(start: options.startInstant, linkMode: linkMode)
         twin.boot()
         twin.run(until: options.endInstant)
-        return twin.runRecords
+        return stamped(twin.runRecords)
+    }
+
+    /// `records` of this device's twin with the app version of their moment: the update's
+    /// (`FleetOptions.updatedAppVersion`) from `lateFrom` on, else the one it was built with.
+    public func stamped(_ records: [RunRecord]) -> [RunRecord] {
+        guard let lateFrom else { return records }
+        return records.map { record in
+            var record = record
+            if record.at >= lateFrom { record.appVersion = FleetOptions.updatedAppVersion }
+            return record
+        }
     }
 }

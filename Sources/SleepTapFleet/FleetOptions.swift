@@ -31,6 +31,11 @@ public struct FleetOptions: Equatable, Sendable {
     public var shardIndex = 0
     public var shardCount = 1
 
+    /// The app version every simulated device starts with (`RunRecord.appVersion`).
+    public static let appVersion = "1.0"
+    /// The version of the app update `lateRegistrationFrom` installs (the one that registers late).
+    public static let updatedAppVersion = "1.1"
+
     /// The default standby-bucket mix (an engaged app's users: mostly active and working set).
     public static let defaultBuckets: [StandbyBucket: Double] = [
         .active: 0.3, .workingSet: 0.3, .frequent: 0.2, .rare: 0.15, .restricted: 0.05,

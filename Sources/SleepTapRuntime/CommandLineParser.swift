@@ -14,7 +14,7 @@ public enum CommandLineParser {
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
                      [--interval SECS] [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
-                     [--metrics-dir DIR]
+                     [--metrics-dir DIR] [--app-version V]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The phone half of SleepTap. Binds a ZeroMQ ROUTER on ENDPOINT, runs a foreground refresh
@@ -67,6 +67,8 @@ public enum CommandLineParser {
           --metrics-dir DIR     append run records (docs/metrics.md) to
                                 DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json, one file per
                                 UTC day; device = phone- and the device seed in hex
+          --app-version V       the app build's version written in each run record
+                                (appVersion; 1 to 64 printable ASCII characters; default: none)
 
           --clock-start ISO8601 virtual time at the anchor, e.g. 2025-03-06T17:00:00Z
           --clock-speed N       virtual seconds per wall second, up to 10000000 (default: 1)
@@ -279,6 +281,14 @@ public enum CommandLineParser {
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             case "--metrics-dir": metrics = try reader.nonEmpty(flag)
+            case "--app-version":
+                let text = try reader.value(flag)
+                guard RunRecord.isValidAppVersion(text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected 1 to 64 printable ASCII characters, e.g. 1.4.2"
+                    )
+                }
+                os.appVersion = text
             case "--low-power": os.lowPower = true
             case "--refresh-off": os.backgroundRefresh = false
             case "--charging": os.charging = true

@@ -41,6 +41,22 @@ public enum FreshnessReportFiles {
     /// so this bounds the report's memory.
     public static let maxFileBytes = 16 << 20
 
+    /// The last UTC day that has run records under `root`, from the files' names
+    /// (`<device>-<YYYY-MM-DD>.json`, the day of every record in the file): `sleeptap-report`'s
+    /// default `--date`, so that a fleet that ends yesterday, or a phone on a virtual clock, gets
+    /// its last full two weeks. Nil when the directory cannot be listed or no name holds a day.
+    public static func lastRecordDay(root: String) -> LocalDate? {
+        let directory = root + "/" + RunRecordFile.directory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        var last: String?
+        for name in names where name.hasSuffix(".json") && name.utf8.count >= 16 {
+            let day = String(name.dropLast(5).suffix(10))
+            // ISO dates sort as text; only a real calendar date counts.
+            if day > (last ?? ""), LocalDate(parsing: day) != nil { last = day }
+        }
+        return last.flatMap(LocalDate.init(parsing:))
+    }
+
     /// Reads the records under `root` into a report for `date` (no writing).
     /// - Throws: `Failure.noInput` when no file could be used, naming the directory and each
     ///   skipped file's reason.

@@ -34,6 +34,9 @@ public struct OSOptions: Equatable, Sendable {
     public var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
     public var stepCosts = StepCosts()
+    /// `--app-version`: the installed app build's version, written in its run records
+    /// (`RunRecord.appVersion`, docs/metrics.md); the app's, not stored with the OS; nil = none.
+    public var appVersion: String?
 
     /// The seed of a new OS when `--os-seed` is not given.
     public static let defaultSeed: UInt64 = 1
@@ -106,6 +109,7 @@ public struct OSOptions: Equatable, Sendable {
         var configuration = PhoneAppConfiguration()
         configuration.stepCosts = stepCosts
         configuration.horizonDays = horizonDays
+        configuration.appVersion = appVersion
         return configuration
     }
 }

@@ -68,7 +68,8 @@ case .run(let options, let out, let jobs, let json):
     let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
     if json {
         var object: [String: Any] = [
-            "devices": summary.devices, "days": options.days, "start": options.start.description,
+            "event": "fleet.summary", "fleetDevices": options.devices, "devices": summary.devices, "days": options.days,
+            "start": options.start.description,
             "seed": options.seed, "shard": "\(options.shardIndex)/\(options.shardCount)", "out": out,
             "deviceDays": summary.deviceDays, "records": summary.records, "files": summary.files,
             "submitted": summary.submitted, "submitFailed": summary.submitFailed, "background": summary.background,
@@ -80,10 +81,14 @@ case .run(let options, let out, let jobs, let json):
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         writeOut(String(decoding: data, as: UTF8.self))
     } else {
+        // "200 devices", or for one shard "shard 1/4: 50 of 200 devices".
+        let fleet =
+            options.shardCount == 1
+            ? "\(summary.devices) devices"
+            : "shard \(options.shardIndex)/\(options.shardCount): \(summary.devices) of \(options.devices) devices"
         writeOut(
             """
-            fleet: \(summary.devices) devices (shard \(options.shardIndex)/\(options.shardCount) of \(options.devices)) \
-            x \(options.days) days from \(options.start), seed \(options.seed)
+            fleet: \(fleet) x \(options.days) days from \(options.start), seed \(options.seed)
               records: \(summary.records) in \(summary.files) files under \(out)/\(RunRecordFile.directory)
               submitted \(summary.submitted), submit failed \(summary.submitFailed), background runs \
             \(summary.background) (\(summary.backgroundSucceeded) succeeded), dropped launches \(summary.dropped), \

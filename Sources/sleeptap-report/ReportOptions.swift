@@ -6,7 +6,7 @@ import SleepTapCore
 /// `sleeptap-report`'s command line.
 struct ReportOptions: Equatable, Sendable {
     var root: String
-    /// The report's UTC day; nil = today (UTC).
+    /// The report's UTC day; nil = the last UTC day with records (by the files' names), else today.
     var date: LocalDate?
     var json = false
 
@@ -17,15 +17,23 @@ struct ReportOptions: Equatable, Sendable {
         DIR/metrics/bg_runs/*.json (run records, one file per device per UTC day) and writes
         only DIR/reports/bg_freshness_<date>.md, atomically (a re-run on the same date replaces
         it). This week is the 7 UTC days ending with --date, last week the 7 before. The report
-        gives p50 and p90 staleness at app open (linear interpolation, type 7), the execution
-        rate (successful background runs / submitted requests), a breakdown by platform and
-        Android standby bucket, failures, a daily chart, and a heading marked ⚠ when this
-        week's p90 is more than 12 h worse than last week's. A file that is not a valid
-        run-record file is skipped and listed in the report with its reason.
+        gives p50 and p90 staleness at app open (linear interpolation, type 7; a device with no
+        background run yet counts as unbounded staleness, and a percentile that lands on such
+        samples reads "never"), the execution rate (successful background runs / submitted
+        requests), the devices with no successful background run, a breakdown by platform,
+        Android standby bucket and app version, failures with their usual causes, a daily
+        chart, and a heading marked ⚠ when this week's p90 is more than 12 h worse than last
+        week's, above the watch's 7-day cache horizon, when requests were submitted and none
+        ran, or when more than half the devices had no successful background run (each
+        condition printed under the heading). A file that is not a valid run-record file is
+        skipped and listed in the report with its reason.
 
         options:
           --root DIR         the metrics root (the directory holding metrics/bg_runs)
-          --date YYYY-MM-DD  the report's day, UTC, 1970-01-14 to 9999-12-31 (default: today)
+          --date YYYY-MM-DD  the report's day, UTC, 1970-01-14 to 9999-12-31 (default: the
+                             last UTC day that has run records, from the files' names
+                             <device>-<YYYY-MM-DD>.json, so it agrees with sleeptap-fleet,
+                             whose last day is yesterday; today when no name holds a day)
           --json             print the summary as one JSON object instead of lines
           --version          print the version and exit
           -h, --help         print this help and exit

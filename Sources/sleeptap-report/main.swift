@@ -19,11 +19,15 @@ let options = Reaper.commandLine(program: "sleeptap-report", usage: ReportOption
 
 var utc = Calendar(identifier: .gregorian)
 utc.timeZone = TimeZone(identifier: "UTC")!
-let date = options.date ?? LocalDate(Date(), in: utc)
-let report: FreshnessReport
+// The default date is the last UTC day that has records (a fleet ends yesterday; a phone on a
+// virtual clock may be years away), else today.
+let lastRecordDay = options.date == nil ? FreshnessReportFiles.lastRecordDay(root: options.root) : nil
+let date = options.date ?? lastRecordDay ?? LocalDate(Date(), in: utc)
+var report: FreshnessReport
 let path: String
 do {
     report = try FreshnessReportFiles.read(root: options.root, date: date)
+    report.dateSource = options.date != nil ? .given : lastRecordDay != nil ? .lastRecordDay : .today
     path = try FreshnessReportFiles.write(report, root: options.root)
 } catch {
     Reaper.shared.writeError("sleeptap-report: \(error)")

@@ -46,6 +46,7 @@ struct FlagCoverageTests {
         "phone --weather-cost": "IntegrationTests/FlagEffectTests.swift weatherCost",
         "phone --location": "IntegrationTests/FlagEffectTests.swift location",
         "phone --metrics-dir": "IntegrationTests/MetricsTests.swift metricsDirectory",
+        "phone --app-version": "IntegrationTests/MetricsTests.swift metricsDirectory",
         "phone --clock-start": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-speed": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-anchor": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",

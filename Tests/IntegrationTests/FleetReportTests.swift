@@ -44,6 +44,15 @@ struct FleetReportTests {
         let late = try Self.fleetAndReport(scenario, "late", ["--mix", "ios=1", "--late-registration", "1.0"])
         #expect(Self.rate(late.summary, "thisWeek") == 0 && Self.rate(late.summary, "lastWeek") == 0)
         #expect(late.report.contains("| execution rate | 0.0 %"), "\(late.report.prefix(1_500))")
+        // A fleet that never refreshes: ⚠, with the absolute conditions under the heading.
+        #expect(late.summary["warning"] as? Bool == true)
+        #expect(
+            (late.summary["conditions"] as? [[String: String]])?.map { $0["condition"] ?? "" }
+                == ["p90AboveCacheHorizon", "noneRan", "mostDevicesWithoutRun"], "\(late.summary)")
+        #expect(
+            late.report.hasPrefix(
+                "# ⚠ Background refresh freshness, \(Self.date)\n\n- ⚠ p90 staleness this week is never"))
+        #expect(late.report.contains("| p90 staleness (h) | never (n = "))
         let early = try Self.fleetAndReport(
             scenario, "early", ["--mix", "ios=1", "--late-registration", "0.0", "--opens", "0"])
         // This week, the report's headline; last week also holds each app's first request, made
@@ -63,6 +72,13 @@ struct FleetReportTests {
         #expect(
             updated.report.hasPrefix("# ⚠ Background refresh freshness, \(Self.date)"), "\(updated.report.prefix(300))")
         #expect(updated.summary["warning"] as? Bool == true)
+        // The update's version carries the drops; the version before it does not.
+        let versions = try #require(updated.summary["appVersions"] as? [[String: Any]])
+        #expect(versions.map { $0["appVersion"] as? String } == ["1.0", "1.1"], "\(versions)")
+        let after = try #require(versions[1]["thisWeek"] as? [String: Any])
+        #expect((after["dropped"] as? Int ?? 0) > 0 && (after["executionRate"] as? Double ?? 1) < 0.5, "\(after)")
+        #expect(updated.report.contains("| 1.1 | this |"))
+        #expect(updated.report.contains("The daily execution rate first fell on **2026-03-"), "\(updated.report)")
         let steady = try Self.fleetAndReport(scenario, "steady", ["--mix", "ios=1"])
         #expect(steady.report.hasPrefix("# Background refresh freshness, \(Self.date)"), "\(steady.report.prefix(300))")
         #expect(steady.summary["warning"] as? Bool == false)
@@ -103,9 +119,29 @@ struct FleetReportTests {
         #expect(Set(s0.keys).isDisjoint(with: s1.keys))
         #expect(s0.merging(s1) { first, _ in first } == whole)
         #expect(summaries.map { $0["devices"] as? Int } == [9, 9, 5, 4])
+        #expect(summaries.allSatisfy { $0["event"] as? String == "fleet.summary" && $0["fleetDevices"] as? Int == 9 })
         #expect(summaries[0]["files"] as? Int == whole.count && summaries[2]["shard"] as? String == "0/2")
         #expect(
             (summaries[0]["records"] as? Int) == (summaries[2]["records"] as! Int) + (summaries[3]["records"] as! Int))
+    }
+
+    @Test("The summary reads \"9 devices\" for a whole fleet and \"shard 1/2: 4 of 9 devices\" for a shard")
+    func summaryLine() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        for (extra, expected) in [
+            ([String](), "fleet: 9 devices x 1 days from \(Self.start), seed 5"),
+            (["--shard", "1/2"], "fleet: shard 1/2: 4 of 9 devices x 1 days from \(Self.start), seed 5"),
+        ] {
+            let child = try scenario.spawn(
+                "sleeptap-fleet",
+                ["--devices", "9", "--days", "1", "--start", Self.start, "--seed", "5", "--out", scenario.dir + "/f"]
+                    + extra)
+            #expect(child.waitForExit(timeout: 120) && child.waitForOutputEnd(timeout: 5))
+            #expect(child.exitStatus == 0, "\(child.standardError)")
+            let first = child.otherOutputLines.first ?? child.outputLines.first?.text ?? ""
+            #expect(first == expected, "\(child.otherOutputLines)")
+        }
     }
 
     @Test("--bench runs the speed workload at --speed and writes nothing")

@@ -12,7 +12,8 @@ struct MetricsTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let root = "\(scenario.dir)/fleet"
-        let phone = try FlagEffectTests.phone(scenario, ["--metrics-dir", root, "--device-seed", "255"])
+        let phone = try FlagEffectTests.phone(
+            scenario, ["--metrics-dir", root, "--device-seed", "255", "--app-version", "2.3.1"])
         try phone.expect(.refreshForeground)
         phone.send(line: "simulate-launch")
         try phone.expect(.handlerCompleted)
@@ -29,6 +30,7 @@ struct MetricsTests {
         let records = try RunRecordFile.decode(data)
         #expect(records.map(\.kind) == [.foreground, .submitted, .submitted, .background], "\(records)")
         #expect(records.allSatisfy { $0.device == "phone-00000000000000ff" && $0.platform == .ios })
+        #expect(records.allSatisfy { $0.appVersion == "2.3.1" }, "--app-version reaches every record")
         #expect(records[0].stalenessHours == nil, "no background run before the open")
         #expect(records[3].success == true && records[3].stalenessHours == 0)
         // The simulated launch answered the foreground's request.
@@ -46,5 +48,9 @@ struct MetricsTests {
             "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/p", "--metrics-dir", file])
         #expect(result.status == 73)
         #expect(result.stderr.contains("--metrics-dir: \(file)"), "stderr: \(result.stderr)")
+        let bad = try scenario.runToExit(
+            "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/p", "--app-version", ""])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--app-version \"\": expected 1 to 64 printable ASCII characters"), "\(bad.stderr)")
     }
 }

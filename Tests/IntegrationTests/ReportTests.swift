@@ -73,7 +73,7 @@ struct ReportTests {
             FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) })
         #expect(report.hasPrefix("# Background refresh freshness, 2026-03-14\n"))
         #expect(report.contains("- `b-2026-03-10.json`: not valid JSON: line 1, column 21: text after the end"))
-        #expect(report.contains("| p90 staleness (h) | 10 | 3 |"), "\(report)")
+        #expect(report.contains("| p90 staleness (h) | 10.0 (n = 1) | 3.0 (n = 1) |"), "\(report)")
         #expect(report.contains("| execution rate | 100.0 % (1 / 1) | 100.0 % (1 / 1) |"))
         #expect(try Self.fingerprint(root + "/metrics") == before, "the report changed an input")
         #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["metrics", "reports"])
@@ -112,7 +112,8 @@ struct ReportTests {
         try RunRecordFile.encode(records).write(to: URL(fileURLWithPath: directory + "/f-2026-03-12.json"))
         let text = String(decoding: Self.goodFile("g", day: 12), as: UTF8.self)
         let unknown = text.replacingOccurrences(
-            of: "{\"at\":\"2026-03-12T11:00", with: "{\"colour\":1,\"at\":\"2026-03-12T11:00")
+            of: "{\"appVersion\":null,\"at\":\"2026-03-12T11:00",
+            with: "{\"colour\":1,\"appVersion\":null,\"at\":\"2026-03-12T11:00")
         #expect(unknown != text)
         try Data(unknown.utf8).write(to: URL(fileURLWithPath: directory + "/g-2026-03-12.json"))
         // Over 16 MiB: skipped unread (a sparse file, so the test writes nothing of it).
@@ -132,12 +133,38 @@ struct ReportTests {
                 "sleeptap-report: skipped d-2026-03-12.json: not a regular file",
                 "sleeptap-report: skipped e-2026-03-12.json: cannot be read: No such file or directory",
                 "sleeptap-report: skipped f-2026-03-12.json: record 1, field device: must be 1 to 64 of A-Z a-z 0-9 . _ - and not start with '.'",
-                "sleeptap-report: skipped g-2026-03-12.json: record 2, field colour: unknown key (expected at, attempt, bucket, device, earliestBeginDate, expired, kind, lowPower, platform, reason, stalenessHours, success)",
+                "sleeptap-report: skipped g-2026-03-12.json: record 2, field colour: unknown key (expected appVersion, at, attempt, bucket, device, earliestBeginDate, expired, kind, lowPower, platform, reason, stalenessHours, success)",
                 "sleeptap-report: skipped h-2026-03-12.json: 16777217 bytes; at most 16777216 bytes are read",
                 "sleeptap-report: skipped i-\\u{1b}[2J.json: not valid JSON: line 1, column 1: expected a value, found 'x' (strings need double quotes; true, false and null are lowercase)",
             ], "\(run.standardError)")
         #expect(!run.standardError.contains("\u{1B}"), "a raw escape reached stderr")
         #expect(try Self.fingerprint(root + "/metrics") == before, "the report changed an input")
+    }
+
+    @Test(
+        "Without --date the report is dated the last UTC day with records and says so; most records outside the weeks is said on stdout"
+    )
+    func defaultDateAndOutside() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try Self.root(scenario)
+        let run = try CapturedRun.run("sleeptap-report", ["--root", root], timeout: 30)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(
+            run.standardOutput.hasPrefix("wrote \(root)/reports/bg_freshness_2026-03-10.md"), "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("report date: the last UTC day with run records (no --date given)"))
+        let report = try String(contentsOfFile: root + "/reports/bg_freshness_2026-03-10.md", encoding: .utf8)
+        #expect(report.contains("Report date: the last UTC day with run records (no --date given)."), "\(report)")
+        // A year off: every record is outside the two weeks, and stdout and the report say where they are.
+        let wrong = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", "2027-03-10"], timeout: 30)
+        #expect(wrong.status == 0)
+        let sentence =
+            "Most records (6 of 6) fall outside the two weeks: the records run from 2026-03-03 to 2026-03-10 (UTC)"
+        #expect(wrong.standardOutput.contains(sentence), "\(wrong.standardOutput)")
+        let text = try String(contentsOfFile: root + "/reports/bg_freshness_2027-03-10.md", encoding: .utf8)
+        #expect(text.contains(sentence))
+        let help = try CapturedRun.run("sleeptap-report", ["--help"], timeout: 30)
+        #expect(help.standardOutput.contains("last UTC day that has run records"))
     }
 
     @Test("No input gives 65 and writes nothing: no directory, no *.json file, or only bad files")

@@ -20,8 +20,19 @@ struct FreshnessReportTests {
             stalenessHours: hours)
     }
 
+    /// A successful background run of d1 on `day` at 06:00 UTC.
+    static func ran(_ day: Int) -> RunRecord {
+        let at = ISO8601.date(String(format: "2026-03-%02dT06:00:00Z", day))!
+        return RunRecord(
+            device: "d1", platform: .ios, kind: .background, at: at, earliestBeginDate: at, success: true,
+            expired: false, stalenessHours: 0)
+    }
+
+    /// The samples of device d1, which runs in the background once a week (so that only the
+    /// week-over-week rule can warn).
     static func report(lastWeek: [Double], thisWeek: [Double]) -> FreshnessReport {
         var report = FreshnessReport(date: date)
+        report.add(file: [ran(1), ran(8)])
         report.add(file: lastWeek.enumerated().map { open(1 + $0.offset % 7, $0.element) })
         report.add(file: thisWeek.enumerated().map { open(8 + $0.offset % 7, $0.element) })
         return report
@@ -37,10 +48,11 @@ struct FreshnessReportTests {
         #expect(Percentile.wholeSeconds(hours: p90) == 57_960)
         let report = Self.report(lastWeek: [], thisWeek: Self.sample)
         let week = report.figures(.all, days: FreshnessReport.thisWeek)
-        #expect(week.p50 == p50 && week.p90 == p90 && week.samples == 10)
+        #expect(week.p50 == .hours(p50) && week.p90 == .hours(p90) && week.samples == 10)
         let text = report.markdown()
-        #expect(text.contains("| p50 staleness (h) | 5.625 | n/a |"), "\(text)")
-        #expect(text.contains("| p90 staleness (h) | 16.1 | n/a |"))
+        // Hours to one decimal, with the sample count beside.
+        #expect(text.contains("| p50 staleness (h) | 5.6 (n = 10) | n/a (n = 0) |"), "\(text)")
+        #expect(text.contains("| p90 staleness (h) | 16.1 (n = 10) | n/a (n = 0) |"))
         #expect(text.contains("Hyndman and Fan type 7"))
     }
 
@@ -51,12 +63,12 @@ struct FreshnessReportTests {
         #expect(Percentile.linear([7.25], 0.9) == 7.25)
         let report = Self.report(lastWeek: [], thisWeek: [7.25])
         let text = report.markdown()
-        #expect(text.contains("| p50 staleness (h) | 7.25 | n/a |"), "\(text)")
-        #expect(text.contains("| p90 staleness (h) | 7.25 | n/a |"))
+        #expect(text.contains("| p50 staleness (h) | 7.2 (n = 1) | n/a (n = 0) |"), "\(text)")
+        #expect(text.contains("| p90 staleness (h) | 7.2 (n = 1) | n/a (n = 0) |"))
         // Last week has no samples: nothing to compare, no warning, and the report says so.
         #expect(report.trend == .notComparable("last week has no staleness samples"))
         #expect(text.hasPrefix("# Background refresh freshness, 2026-03-14\n"))
-        #expect(text.contains("No week-over-week comparison: last week has no staleness samples."))
+        #expect(text.contains("No week-over-week comparison: last week has no staleness samples (1 samples"))
     }
 
     @Test("Week over week: p90 16.1 h then 27.6 h is 11.5 h worse: no warning")
@@ -69,8 +81,8 @@ struct FreshnessReportTests {
     @Test("Exactly 12.0 h worse is no warning (floating point would say 12.000000000000002); 12.1 h is")
     func exactTwelveHours() throws {
         let twelve = Self.report(lastWeek: Self.sample, thisWeek: [1, 2, 3, 4, 5, 6, 7, 8, 28, 29])
-        let p90 = try #require(twelve.figures(.all, days: FreshnessReport.thisWeek).p90)
-        let before = try #require(twelve.figures(.all, days: FreshnessReport.lastWeek).p90)
+        let p90 = try #require(twelve.figures(.all, days: FreshnessReport.thisWeek).p90?.hours)
+        let before = try #require(twelve.figures(.all, days: FreshnessReport.lastWeek).p90?.hours)
         #expect(p90 - before > 12, "the trap: a naive comparison would warn")
         #expect(twelve.trend == .compared(changeSeconds: 43_200, warning: false))
         #expect(!twelve.markdown().hasPrefix("# ⚠"))
@@ -79,20 +91,212 @@ struct FreshnessReportTests {
         #expect(more.markdown().hasPrefix("# ⚠ Background refresh freshness, 2026-03-14\n"))
     }
 
-    @Test("A null staleness is \"never refreshed\": counted, not a number in the percentiles")
+    @Test(
+        "A null staleness is unbounded: it ranks above every number, and a percentile on or bracketing it reads never")
     func nullStaleness() throws {
         var report = FreshnessReport(date: Self.date)
         report.add(file: [Self.open(9, nil), Self.open(9, nil), Self.open(10, 2), Self.open(11, 4)])
         let week = report.figures(.all, days: FreshnessReport.thisWeek)
         #expect(week.samples == 4 && week.neverRefreshed == 2)
-        #expect(week.p50 == 3)
+        // Sorted [2, 4, never, never]: p50's bracket is 4..never, so never (it was 3 when nulls were dropped).
+        #expect(week.p50 == .never && week.p90 == .never)
+        // Nine samples, one null: p50 lands on x[4] = 5; p90 (h = 7.2) brackets 8 and never.
+        #expect(Percentile.staleness([1, 2, 3, 4, 5, 6, 7, 8], never: 1, 0.5) == .hours(5))
+        #expect(Percentile.staleness([1, 2, 3, 4, 5, 6, 7, 8], never: 1, 0.9) == .never)
+        // Ten numbers and one null: h = 9 for p90 lands exactly on x[9], a number.
+        #expect(Percentile.staleness(Array(1...10).map(Double.init), never: 1, 0.9) == .hours(10))
+        #expect(Percentile.staleness([], never: 1, 0.5) == .never && Percentile.staleness([], never: 0, 0.5) == nil)
         let text = report.markdown()
-        #expect(text.contains("| never refreshed (null, not in the percentiles) | 2 | 0 |"), "\(text)")
-        // A week of nothing but "never refreshed" after a week with a p90 is worse than any number.
+        #expect(text.contains("| never refreshed (no background run yet) | 2 | 0 |"), "\(text)")
+        #expect(text.contains("| p50 staleness (h) | never (n = 4) |"), "\(text)")
+        #expect(text.contains("reads `never`"))
+        // A p90 going from a number to never is worse by more than 12 h: ⚠, and the condition printed.
         var never = FreshnessReport(date: Self.date)
         never.add(file: [Self.open(2, 5), Self.open(9, nil)])
-        #expect(never.trend == .neverRefreshed)
+        #expect(never.trend == .becameNever)
+        #expect(never.conditions.first == .p90BecameNever(lastWeekHours: 5))
         #expect(never.heading.hasPrefix("# ⚠ "))
+        #expect(
+            never.markdown().contains("- ⚠ p90 staleness went from 5.0 h last week to never: more than 12 h worse."))
+    }
+
+    /// A week of `devices` iOS devices: each opens the app with `hours` staleness (nil: never
+    /// refreshed), submits once, and runs in the background when `ran`.
+    static func week(
+        _ firstDay: Int, devices: Int, days: Int = 7, hours: (Int) -> Double?, ran: (Int) -> Bool,
+        version: String? = nil
+    ) -> [RunRecord] {
+        (0..<devices).flatMap { index -> [RunRecord] in
+            let at = ISO8601.date(String(format: "2026-03-%02dT10:00:00Z", firstDay + index % days))!
+            var records = [
+                RunRecord(
+                    device: "d\(index)", platform: .ios, kind: .foreground, at: at, stalenessHours: hours(index),
+                    appVersion: version),
+                RunRecord(
+                    device: "d\(index)", platform: .ios, kind: .submitted, at: at, earliestBeginDate: at,
+                    appVersion: version),
+            ]
+            if ran(index) {
+                records.append(
+                    RunRecord(
+                        device: "d\(index)", platform: .ios, kind: .background, at: at.addingTimeInterval(60),
+                        earliestBeginDate: at, success: true, expired: false, stalenessHours: 0, appVersion: version))
+            } else {
+                records.append(
+                    RunRecord(
+                        device: "d\(index)", platform: .ios, kind: .dropped, at: at.addingTimeInterval(60),
+                        earliestBeginDate: at, appVersion: version))
+            }
+            return records
+        }
+    }
+
+    @Test(
+        "Absolute ⚠ conditions: p90 above the 168 h cache horizon (exactly 168 h is not), none ran, most devices without a run"
+    )
+    func absoluteConditions() throws {
+        // Both weeks alike (no week-over-week change), p90 exactly 168 h: no warning.
+        func report(p90Hours: Double, ranShare: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            for firstDay in [1, 8] {
+                report.add(
+                    file: Self.week(
+                        firstDay, devices: 30, hours: { $0 < 20 ? 1 : p90Hours }, ran: { $0 % 10 < ranShare }))
+            }
+            return report
+        }
+        let exact = report(p90Hours: 168, ranShare: 10)
+        #expect(exact.figures(.all, days: FreshnessReport.thisWeek).p90 == .hours(168))
+        #expect(exact.conditions == [] && !exact.heading.hasPrefix("# ⚠"))
+        let above = report(p90Hours: 168.1, ranShare: 10)
+        #expect(above.conditions == [.p90AboveCacheHorizon(.hours(168.1))])
+        #expect(
+            above.markdown().contains(
+                "- ⚠ p90 staleness this week is 168.1 h, above the watch's 168 h (7-day) cache horizon"))
+        // 4 devices in 10 ran: 18 of 30 without a run is more than half.
+        let most = report(p90Hours: 2, ranShare: 4)
+        #expect(most.conditions == [.mostDevicesWithoutRun(noRun: 18, devices: 30)])
+        let most5 = report(p90Hours: 2, ranShare: 5)
+        #expect(most5.conditions == [], "exactly half is not more than half")
+        #expect(most.figures(.all, days: FreshnessReport.thisWeek).noRunDevices == 18)
+        #expect(
+            most.markdown().contains(
+                "| devices without a successful background run | 18 of 30 (60.0 %) | 18 of 30 (60.0 %) |"))
+        // A fleet that never refreshes (every sample null, nothing ran, in both weeks): ⚠ with all three.
+        var dead = FreshnessReport(date: Self.date)
+        for firstDay in [1, 8] {
+            dead.add(file: Self.week(firstDay, devices: 30, hours: { _ in nil }, ran: { _ in false }))
+        }
+        #expect(
+            dead.conditions == [
+                .p90AboveCacheHorizon(.never), .noneRan(submitted: 30), .mostDevicesWithoutRun(noRun: 30, devices: 30),
+            ])
+        let text = dead.markdown()
+        #expect(
+            text.hasPrefix("# ⚠ Background refresh freshness, 2026-03-14\n\n- ⚠ p90 staleness this week is never"),
+            "\(text)")
+        #expect(text.contains("- ⚠ 30 requests were submitted this week and no background run succeeded"))
+        #expect(text.contains("- ⚠ 30 of 30 devices (100.0 %) had no successful background run this week"))
+        let summary = dead.summary(path: "r.md")
+        #expect(summary["warning"] as? Bool == true)
+        #expect(
+            (summary["conditions"] as? [[String: String]])?.map { $0["condition"] } == [
+                "p90AboveCacheHorizon", "noneRan", "mostDevicesWithoutRun",
+            ])
+        #expect((summary["thisWeek"] as? [String: Any])?["p90Hours"] as? String == "never")
+        #expect((summary["thisWeek"] as? [String: Any])?["noRunDevices"] as? Int == 30)
+    }
+
+    @Test("Each failure kind gets its usual cause; the first day the daily execution rate fell; a split by app version")
+    func causesFallAndVersions() throws {
+        var report = FreshnessReport(date: Self.date)
+        // Days 1...10: 30 devices a day, all run; from day 11 version 1.1 drops 20 of 30.
+        for day in 1...14 {
+            let late = day >= 11
+            report.add(
+                file: Self.week(
+                    day, devices: 30, days: 1, hours: { _ in 2 }, ran: { late ? $0 % 3 == 0 : true },
+                    version: late ? "1.1" : "1.0"))
+        }
+        let fall = try #require(report.firstExecutionRateFall)
+        #expect(fall.day == LocalDate(parsing: "2026-03-11")! && fall.bestRate == 1 && abs(fall.rate - 1.0 / 3) < 1e-12)
+        let text = report.markdown()
+        #expect(
+            text.contains("The daily execution rate first fell on **2026-03-11**: 33.3 %, after 100.0 % on 2026-03-01"),
+            "\(text)")
+        #expect(
+            text.contains(
+                "- `dropped` (80 this week, 0 last week): the OS launched the app for the task and no launch handler was registered in time"
+            ))
+        #expect(text.contains("didFinishLaunching"))
+        #expect(report.appVersions == ["1.0", "1.1"])
+        let updated = try #require(report.figures(appVersion: "1.1", days: FreshnessReport.thisWeek))
+        #expect(updated.dropped == 80 && updated.noRunDevices == 20 && updated.devices == 30)
+        #expect(
+            text.contains("| 1.1 | this | 30 | 20 of 30 (66.7 %) | 120 | 0 | 2.0 | 2.0 | 33.3 % (40 / 120) | 80 |"),
+            "\(text)")
+        // submit_failed by reason, expired, and App Standby for a rare bucket that rarely runs.
+        var other = FreshnessReport(date: Self.date)
+        let at = ISO8601.date("2026-03-10T06:00:00Z")!
+        other.add(file: [
+            RunRecord(device: "i", platform: .ios, kind: .submitFailed, at: at, reason: "unavailable"),
+            RunRecord(device: "i", platform: .ios, kind: .submitFailed, at: at, reason: "notPermitted"),
+            RunRecord(
+                device: "i", platform: .ios, kind: .background, at: at, earliestBeginDate: at, success: false,
+                expired: true),
+            RunRecord(device: "a", platform: .android, kind: .submitted, at: at, earliestBeginDate: at, bucket: .rare),
+            RunRecord(device: "a", platform: .android, kind: .submitted, at: at, earliestBeginDate: at, bucket: .rare),
+        ])
+        let causes = other.causes
+        #expect(causes.count == 4, "\(causes)")
+        #expect(
+            causes[0].hasPrefix(
+                "`submit_failed: notPermitted` (1 this week, 0 last week): the identifier is not permitted"))
+        #expect(causes[1].hasPrefix("`submit_failed: unavailable` (1 this week, 0 last week): the app cannot schedule"))
+        #expect(causes[2].hasPrefix("`expired` (1 this week, 0 last week): the job ran past its budget"))
+        #expect(
+            causes[3].hasPrefix("Low execution in `rare` (execution rate 0.0 % (0 / 2)")
+                && causes[3].contains("App Standby"))
+        #expect(other.firstExecutionRateFall == nil)
+        #expect(other.markdown().contains("did not fall by 5 points or more"))
+    }
+
+    @Test("A comparison with fewer than 20 samples a side is marked \"few samples\"; 20 a side is not")
+    func fewSamples() {
+        let few = Self.report(lastWeek: Self.sample, thisWeek: [1, 2, 3, 4, 5, 6, 7, 8, 27.5, 28.5])
+        #expect(few.markdown().contains("(10 samples this week, 10 last week) (few samples: fewer than 20 a side)"))
+        #expect(few.summary(path: "r")["fewSamples"] as? Bool == true)
+        let enough = Self.report(lastWeek: Self.sample + Self.sample, thisWeek: Self.sample + Self.sample)
+        #expect(!enough.markdown().contains("few samples:"))
+        #expect(enough.markdown().contains("| all | 1 | 0 of 1 (0.0 %) | 20 |"), "\(enough.markdown())")
+    }
+
+    @Test(
+        "A day without samples is a gap in the chart (left off the x axis), never 0; most records outside the weeks is said"
+    )
+    func gapsAndOutside() {
+        var report = FreshnessReport(date: Self.date)
+        report.add(file: [Self.open(2, 5), Self.open(9, 7)])
+        let text = report.markdown()
+        #expect(text.contains("    x-axis [\"03-02\", \"03-09\"]"), "\(text)")
+        #expect(text.contains("    line [5.0, 7.0]"))
+        #expect(text.contains("Not drawn: 2026-03-01 (no samples), 2026-03-03 (no samples)"))
+        #expect(!report.mostRecordsOutside)
+        // Records of 2025 in a 2026 report: most are outside, and the report says where they are.
+        var wrongYear = FreshnessReport(date: Self.date)
+        wrongYear.add(file: [Self.open(9, 7)])
+        wrongYear.add(
+            file: (1...3).map { _ in
+                RunRecord(
+                    device: "x", platform: .ios, kind: .foreground, at: ISO8601.date("2025-03-09T12:00:00Z")!,
+                    stalenessHours: 1)
+            })
+        #expect(wrongYear.mostRecordsOutside)
+        let sentence =
+            "Most records (3 of 4) fall outside the two weeks: the records run from 2025-03-09 to 2026-03-09 (UTC)"
+        #expect(wrongYear.markdown().contains("**" + sentence), "\(wrongYear.markdown())")
+        #expect(wrongYear.summaryLines(path: "r").contains(sentence))
+        #expect(wrongYear.summary(path: "r")["mostRecordsOutside"] as? Bool == true)
     }
 
     @Test("Execution rate, breakdown by platform and bucket, failures, windows in UTC days")
@@ -128,9 +332,12 @@ struct FreshnessReportTests {
         #expect(report.figures(.platform(.ios), days: FreshnessReport.thisWeek).executionRate == 0.5)
         #expect(report.figures(.bucket(.rare), days: FreshnessReport.thisWeek).executionRate == 1)
         let active = report.figures(.bucket(.active), days: FreshnessReport.thisWeek)
-        #expect(active.executionRate == 0 && active.p90 == 30 && active.devices == 1)
+        #expect(
+            active.executionRate == 0 && active.p90 == .hours(30) && active.devices == 1 && active.noRunDevices == 1)
         let text = report.markdown()
-        #expect(text.contains("| android, rare | 1 | 0 | 0 | n/a | n/a | 100.0 % (1 / 1) |"), "\(text)")
+        #expect(
+            text.contains("| android, rare | 1 | 0 of 1 (0.0 %) | 0 | 0 | n/a | n/a | 100.0 % (1 / 1) | n/a |"),
+            "\(text)")
         #expect(text.contains("| submit_failed: unavailable | 1 | 0 |"))
         #expect(text.contains("```mermaid\nxychart-beta\n"))
         #expect(text.contains("successful background runs") || text.contains("÷ `submitted` records"))

@@ -35,7 +35,9 @@ struct RunRecordTests {
         #expect(try RunRecordFile.decode(data) == records)
         #expect(RunRecordFile.encode(try RunRecordFile.decode(data)) == data)
         let text = String(decoding: data, as: UTF8.self)
-        #expect(text.hasPrefix("[\n{\"at\":\"2026-03-02T06:00:00.000Z\",\"attempt\":null,\"bucket\":null,"))
+        #expect(
+            text.hasPrefix(
+                "[\n{\"appVersion\":null,\"at\":\"2026-03-02T06:00:00.000Z\",\"attempt\":null,\"bucket\":null,"))
         #expect(text.contains("\"at\":\"2026-03-02T06:00:00.450Z\""))
         #expect(text.hasSuffix("}\n]\n"))
         #expect(text.split(separator: "\n").count == records.count + 2, "one record per line")
@@ -44,6 +46,45 @@ struct RunRecordTests {
         let decoded = try JSONDecoder().decode([RunRecord].self, from: data)
         #expect(decoded == records)
         #expect(try RunRecordFile.decode(JSONEncoder().encode(records)) == records)
+    }
+
+    @Test(
+        "appVersion: optional (absent reads as null), written and read back; a bad one and unknown keys are still refused"
+    )
+    func appVersion() throws {
+        var record = Self.sample()[0]
+        record.appVersion = "1.4.2 (312)"
+        let data = RunRecordFile.encode([record])
+        #expect(String(decoding: data, as: UTF8.self).contains("{\"appVersion\":\"1.4.2 (312)\",\"at\""))
+        #expect(try RunRecordFile.decode(data) == [record])
+        #expect(try JSONDecoder().decode([RunRecord].self, from: data) == [record])
+        let absent =
+            #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"}]"#
+        #expect(try RunRecordFile.decode(Data(absent.utf8)).first?.appVersion == nil)
+        let cases: [(String, String)] = [
+            (
+                #"[{"appVersion":"","at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field appVersion: must be 1 to 64 printable ASCII characters or null"
+            ),
+            (
+                #"[{"appVersion":2,"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field appVersion = 2: expected a string or null"
+            ),
+            (
+                #"[{"appversion":"1","at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field appversion: unknown key (expected appVersion, at,"
+            ),
+        ]
+        for (text, message) in cases {
+            #expect(throws: RunRecordFile.Problem.self) { try RunRecordFile.decode(Data(text.utf8)) }
+            do {
+                _ = try RunRecordFile.decode(Data(text.utf8))
+            } catch {
+                #expect(error.description.hasPrefix(message), "\(error.description)")
+            }
+        }
+        // The phone app stamps its configured version on every record.
+        #expect(RunRecord.isValidAppVersion("1.0") && !RunRecord.isValidAppVersion("1\n0"))
     }
 
     @Test("File names: the device and the UTC day of the record")

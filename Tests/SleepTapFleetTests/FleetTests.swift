@@ -138,7 +138,44 @@ struct FleetTests {
             let succeeded = records.filter { $0.kind == .background && $0.success == true }
             #expect(!succeeded.isEmpty && succeeded.allSatisfy { $0.at < device.lateFrom! })
             #expect(records.contains { $0.kind == .dropped && $0.at > device.lateFrom! })
+            // The update bumps the app's version in the records from its moment on.
+            #expect(records.allSatisfy { $0.appVersion == ($0.at < device.lateFrom! ? "1.0" : "1.1") })
         }
+    }
+
+    /// The weekly report (dated the last simulated day) of a 14-day fleet of `devices` iOS
+    /// devices, `late` of whose apps register their handler too late from the start.
+    static func report(late: Double, devices: Int = 8) -> FreshnessReport {
+        var options = FleetOptions(devices: devices, days: 14, start: start)
+        options.seed = 1
+        options.iosShare = 1
+        options.lateRegistration = late
+        var report = FreshnessReport(date: LocalDate(parsing: "2026-03-15")!)
+        for index in 0..<devices { report.add(file: FleetDevice(index: index, options: options).run(options)) }
+        return report
+    }
+
+    @Test(
+        "The report gets worse when more devices break: p90, the no-run share and ⚠ at late registration 0.0, 0.8, 1.0")
+    func reportGetsWorse() throws {
+        let reports = [0.0, 0.8, 1.0].map { Self.report(late: $0) }
+        let weeks = reports.map { $0.figures(.all, days: FreshnessReport.thisWeek) }
+        // Healthy: a p90 in hours, every device ran, no ⚠.
+        let healthy = try #require(weeks[0].p90?.hours)
+        #expect(healthy > 0 && healthy < 168, "\(weeks[0])")
+        #expect(weeks[0].noRunDevices == 0 && reports[0].conditions.isEmpty)
+        // 0.8: the broken devices' samples are the stalest of all, never; more devices without a run; ⚠.
+        #expect(weeks[1].p90 == .never, "\(weeks[1])")
+        #expect(weeks[1].noRunDevices > weeks[0].noRunDevices && weeks[1].noRunDevices < weeks[2].noRunDevices)
+        #expect(reports[1].conditions.contains(.p90AboveCacheHorizon(.never)))
+        // 1.0: nothing ever runs: every absolute condition.
+        #expect(weeks[2].p50 == .never && weeks[2].noRunDevices == weeks[2].devices)
+        #expect(
+            reports[2].conditions == [
+                .p90AboveCacheHorizon(.never), .noneRan(submitted: weeks[2].submitted),
+                .mostDevicesWithoutRun(noRun: weeks[2].devices, devices: weeks[2].devices),
+            ])
+        for report in reports.dropFirst() { #expect(report.heading.hasPrefix("# ⚠ ")) }
     }
 
     @Test("Poisson opens: the mean of many days is near --opens, never more than 10")

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+public import Foundation
 
 /// Exact sample percentiles.
 public enum Percentile {
@@ -20,11 +20,47 @@ public enum Percentile {
         return sorted[low] + fraction * (sorted[low + 1] - sorted[low])
     }
 
+    /// The `p` quantile of a staleness sample of `sorted` numbers (ascending) and `never` samples
+    /// of a device that has had no background run yet, which rank above every number (unbounded
+    /// staleness): type 7 as `linear(_:_:)` over the whole sample. A rank that lands on a `never`
+    /// sample, or a bracket that includes one, reads `.never`.
+    /// - Returns: nil for an empty sample.
+    public static func staleness(_ sorted: [Double], never: Int, _ p: Double) -> Staleness? {
+        let count = sorted.count + never
+        guard count > 0 else { return nil }
+        guard count > 1 else { return sorted.first.map(Staleness.hours) ?? .never }
+        let h = Double(count - 1) * p
+        let low = Int(h.rounded(.down))
+        let fraction = h - Double(low)
+        guard low < sorted.count else { return .never }
+        if fraction == 0 { return .hours(sorted[low]) }
+        guard low + 1 < sorted.count else { return .never }
+        return .hours(sorted[low] + fraction * (sorted[low + 1] - sorted[low]))
+    }
+
     /// Hours as whole seconds (rounded to the nearest), for exact comparisons: 12.0 h is
     /// 43,200 s, where floating point would make 28.1 − 16.1 = 12.000000000000002.
     public static func wholeSeconds(hours: Double) -> Int64 {
         Int64((hours * 3_600).rounded())
     }
+}
+
+/// A staleness percentile: a number of hours, or `never` (the rank fell on devices that have had
+/// no successful background run yet: unbounded staleness, worse than any number).
+public enum Staleness: Equatable, Sendable, CustomStringConvertible {
+    /// Hours since the last successful background run.
+    case hours(Double)
+    /// No successful background run yet.
+    case never
+
+    /// The hours, nil for `never`.
+    public var hours: Double? {
+        if case .hours(let value) = self { return value }
+        return nil
+    }
+
+    /// `5.6` (one decimal) or `never`.
+    public var description: String { hours.map(FreshnessReport.hours) ?? "never" }
 }
 
 /// The weekly background-refresh freshness report (`sleeptap-report`, docs/metrics.md), sans I/O:
@@ -34,7 +70,8 @@ public enum Percentile {
 /// before. Memory does not grow with the number of records beyond what exact percentiles need:
 /// per day, the staleness samples as `[Double]`s (each sample once: per iOS and per Android
 /// bucket, the groups above them are their unions) and per group a few counters; the devices seen
-/// per group and week as a set of names.
+/// (and those with a successful background run) per group and week as sets of names; per app
+/// version (records that carry one) the same for each week.
 public struct FreshnessReport: Sendable {
     /// What a row of the report is about.
     public enum Group: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -84,6 +121,39 @@ public struct FreshnessReport: Sendable {
             submitFailed.merge(other.submitFailed, uniquingKeysWith: +)
             records += other.records
         }
+
+        mutating func count(_ record: RunRecord) {
+            records += 1
+            switch record.kind {
+            case .foreground:
+                if record.stalenessHours == nil { neverRefreshed += 1 }
+            case .submitted:
+                submitted += 1
+            case .submitFailed:
+                submitFailed[record.reason ?? "", default: 0] += 1
+            case .background:
+                background += 1
+                if record.success == true { succeeded += 1 }
+                if record.expired == true { expired += 1 }
+            case .dropped:
+                dropped += 1
+            }
+        }
+    }
+
+    /// One week of the records of one app version.
+    struct VersionWeek: Sendable {
+        var cell = Cell()
+        var samples: [Double] = []
+        var devices: Set<String> = []
+        var refreshed: Set<String> = []
+
+        mutating func merge(_ other: VersionWeek) {
+            cell.merge(other.cell)
+            samples += other.samples
+            devices.formUnion(other.devices)
+            refreshed.formUnion(other.refreshed)
+        }
     }
 
     /// A group over a span of days, computed.
@@ -95,10 +165,11 @@ public struct FreshnessReport: Sendable {
         public var samples: Int
         /// Samples that were null: the device had never had a successful background run.
         public var neverRefreshed: Int
-        /// Type-7 percentiles of the numeric samples, hours; nil when there are none.
-        public var p50: Double?
-        /// The 90th percentile, hours; nil when there are no numeric samples.
-        public var p90: Double?
+        /// Type-7 percentiles of all the samples, a null one ranked as unbounded staleness
+        /// (`Percentile.staleness`); nil when there are none.
+        public var p50: Staleness?
+        /// The 90th percentile; nil when there are no samples.
+        public var p90: Staleness?
         /// `submitted` records.
         public var submitted: Int
         /// `background` records with success.
@@ -113,13 +184,20 @@ public struct FreshnessReport: Sendable {
         public var submitFailed: [String: Int]
         /// Records of every kind.
         public var records: Int
+        /// Of `devices`, those without a `background` record with success in the same window.
+        public var noRunDevices: Int
 
         /// succeeded ÷ submitted, nil when nothing was submitted.
         public var executionRate: Double? { submitted == 0 ? nil : Double(succeeded) / Double(submitted) }
+
+        /// noRunDevices ÷ devices, nil without devices.
+        public var noRunShare: Double? { devices == 0 ? nil : Double(noRunDevices) / Double(devices) }
     }
 
     /// The report date (UTC day).
     public let date: LocalDate
+    /// Where the date came from, for the report's text (`sleeptap-report` sets it).
+    public var dateSource = DateSource.given
     /// The 14 UTC days, oldest first: 0...6 last week, 7...13 this week.
     public let days: [LocalDate]
     /// Their starts and the end of the last one (15 instants).
@@ -133,17 +211,36 @@ public struct FreshnessReport: Sendable {
     private var samplesSorted = true
     /// [group][week (0 last, 1 this)]
     private var devices: [[Set<String>]]
+    /// [group][week]: the devices with a successful background run in the group and week.
+    private var refreshed: [[Set<String>]]
+    /// App version -> [week]: the records that carry an `appVersion`.
+    private var versions: [String: [VersionWeek]] = [:]
+    /// Records in the two weeks without an `appVersion`.
+    public private(set) var withoutVersion = 0
     /// Records outside the two weeks.
     public private(set) var outside = 0
     /// Records read.
     public private(set) var records = 0
+    /// The earliest and the latest `at` of every record read (in the two weeks or not).
+    public private(set) var firstRecordAt: Date?
+    public private(set) var lastRecordAt: Date?
     /// Good files read.
     public private(set) var files = 0
     /// Files not used, with why, in the order given.
     public private(set) var skipped: [(file: String, reason: String)] = []
 
     private var lastDevice = ""
-    private var lastDeviceSeen: UInt32 = 0
+    private var lastDeviceSeen: UInt64 = 0
+
+    /// Where the report's date came from.
+    public enum DateSource: Sendable, Equatable {
+        /// `--date`.
+        case given
+        /// The last UTC day that has run records (by the files' names).
+        case lastRecordDay
+        /// Today (UTC): no file name held a day.
+        case today
+    }
 
     /// - Parameter date: the report's day (UTC); this week ends with it.
     public init(date: LocalDate) {
@@ -157,6 +254,7 @@ public struct FreshnessReport: Sendable {
         days = starts.prefix(14).map { LocalDate($0, in: calendar) }
         cells = Array(repeating: Array(repeating: Cell(), count: 14), count: Group.ordered.count)
         devices = Array(repeating: [[], []], count: Group.ordered.count)
+        refreshed = Array(repeating: [[], []], count: Group.ordered.count)
         samples = Array(repeating: Array(repeating: [], count: 14), count: 1 + StandbyBucket.all.count)
     }
 
@@ -213,12 +311,23 @@ public struct FreshnessReport: Sendable {
         samplesSorted = bothSorted
         for group in cells.indices {
             for day in cells[group].indices { cells[group][day].merge(other.cells[group][day]) }
-            for week in devices[group].indices { devices[group][week].formUnion(other.devices[group][week]) }
+            for week in devices[group].indices {
+                devices[group][week].formUnion(other.devices[group][week])
+                refreshed[group][week].formUnion(other.refreshed[group][week])
+            }
         }
+        for (version, weeks) in other.versions {
+            var mine = versions[version] ?? [VersionWeek(), VersionWeek()]
+            for week in 0..<2 { mine[week].merge(weeks[week]) }
+            versions[version] = mine
+        }
+        withoutVersion += other.withoutVersion
         outside += other.outside
         records += other.records
         files += other.files
         skipped += other.skipped
+        if let first = other.firstRecordAt { firstRecordAt = min(firstRecordAt ?? first, first) }
+        if let last = other.lastRecordAt { lastRecordAt = max(lastRecordAt ?? last, last) }
         lastDevice = ""
         lastDeviceSeen = 0
     }
@@ -266,6 +375,8 @@ public struct FreshnessReport: Sendable {
     /// One record.
     public mutating func add(_ record: RunRecord) {
         records += 1
+        firstRecordAt = min(firstRecordAt ?? record.at, record.at)
+        lastRecordAt = max(lastRecordAt ?? record.at, record.at)
         guard let day = day(of: record.at) else {
             outside += 1
             return
@@ -279,33 +390,44 @@ public struct FreshnessReport: Sendable {
             samples[Self.leaf(record)][day].append(hours)
             samplesSorted = false
         }
+        let success = record.kind == .background && record.success == true
         // The groups: all, the platform, the bucket (-1: none); a fixed-size list, not grown.
         let bucketGroup = record.bucket.map { Group.bucket($0).index } ?? -1
         for group in [Group.all.index, Group.platform(record.platform).index, bucketGroup] where group >= 0 {
-            // Each (group, week) of a run of records of one device inserts its name once.
-            let bit = UInt32(1) << UInt32(group * 2 + week)
+            // Each (group, week) of a run of records of one device inserts its name once, in
+            // each set.
+            let bit = UInt64(1) << UInt64(group * 2 + week)
             if lastDeviceSeen & bit == 0 {
                 lastDeviceSeen |= bit
                 devices[group][week].insert(record.device)
             }
-            cells[group][day].records += 1
-            switch record.kind {
-            case .foreground:
-                if record.stalenessHours == nil {
-                    cells[group][day].neverRefreshed += 1
-                }
-            case .submitted:
-                cells[group][day].submitted += 1
-            case .submitFailed:
-                cells[group][day].submitFailed[record.reason ?? "", default: 0] += 1
-            case .background:
-                cells[group][day].background += 1
-                if record.success == true { cells[group][day].succeeded += 1 }
-                if record.expired == true { cells[group][day].expired += 1 }
-            case .dropped:
-                cells[group][day].dropped += 1
+            if success, lastDeviceSeen & (bit << 32) == 0 {
+                lastDeviceSeen |= bit << 32
+                refreshed[group][week].insert(record.device)
             }
+            cells[group][day].count(record)
         }
+        if let version = record.appVersion {
+            var weeks = versions[version] ?? [VersionWeek(), VersionWeek()]
+            weeks[week].cell.count(record)
+            if record.kind == .foreground, let hours = record.stalenessHours { weeks[week].samples.append(hours) }
+            weeks[week].devices.insert(record.device)
+            if success { weeks[week].refreshed.insert(record.device) }
+            versions[version] = weeks
+        } else {
+            withoutVersion += 1
+        }
+    }
+
+    /// The figures of a cell, its numeric samples (any order) and its devices.
+    private static func figures(_ cell: Cell, _ values: [Double], devices: Int, refreshed: Int) -> Figures {
+        let sorted = values.sorted()
+        return Figures(
+            devices: devices, samples: sorted.count + cell.neverRefreshed, neverRefreshed: cell.neverRefreshed,
+            p50: Percentile.staleness(sorted, never: cell.neverRefreshed, 0.5),
+            p90: Percentile.staleness(sorted, never: cell.neverRefreshed, 0.9), submitted: cell.submitted,
+            succeeded: cell.succeeded, background: cell.background, expired: cell.expired, dropped: cell.dropped,
+            submitFailed: cell.submitFailed, records: cell.records, noRunDevices: max(0, devices - refreshed))
     }
 
     /// A group's figures over days `range` (indexes into `days`).
@@ -316,20 +438,33 @@ public struct FreshnessReport: Sendable {
         for leaf in Self.leaves(group) {
             for day in range { values += samples[leaf][day] }
         }
-        let sorted = values.sorted()
-        let weekDevices: Int
-        if range == 0...6 {
-            weekDevices = devices[group.index][0].count
-        } else if range == 7...13 {
-            weekDevices = devices[group.index][1].count
+        let seen: Int
+        let ran: Int
+        if range == Self.lastWeek || range == Self.thisWeek {
+            let week = range == Self.lastWeek ? 0 : 1
+            seen = devices[group.index][week].count
+            ran = refreshed[group.index][week].count
         } else {
-            weekDevices = devices[group.index][0].union(devices[group.index][1]).count
+            seen = devices[group.index][0].union(devices[group.index][1]).count
+            ran = refreshed[group.index][0].union(refreshed[group.index][1]).count
         }
-        return Figures(
-            devices: weekDevices, samples: sorted.count + cell.neverRefreshed, neverRefreshed: cell.neverRefreshed,
-            p50: Percentile.linear(sorted, 0.5), p90: Percentile.linear(sorted, 0.9), submitted: cell.submitted,
-            succeeded: cell.succeeded, background: cell.background, expired: cell.expired, dropped: cell.dropped,
-            submitFailed: cell.submitFailed, records: cell.records)
+        return Self.figures(cell, values, devices: seen, refreshed: ran)
+    }
+
+    /// The app versions the records carry, in version order (`1.9` before `1.10`).
+    public var appVersions: [String] {
+        versions.keys.sorted {
+            let order = $0.compare($1, options: [.numeric, .literal])
+            return order == .orderedSame ? $0 < $1 : order == .orderedAscending
+        }
+    }
+
+    /// The figures of the records of app version `version` in week `range` (`lastWeek` or
+    /// `thisWeek`); nil for a version no record carries.
+    public func figures(appVersion version: String, days range: ClosedRange<Int>) -> Figures? {
+        guard let weeks = versions[version] else { return nil }
+        let week = weeks[range == Self.lastWeek ? 0 : 1]
+        return Self.figures(week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
     }
 
     /// Last week's day indexes into `days`.
@@ -339,19 +474,20 @@ public struct FreshnessReport: Sendable {
 
     /// The week-over-week verdict.
     public enum Trend: Equatable, Sendable {
-        /// Both weeks have a p90: the change in whole seconds; `warning` when more than 12 h.
+        /// Both weeks' p90 are numbers: the change in whole seconds; `warning` when more than 12 h.
         case compared(changeSeconds: Int64, warning: Bool)
-        /// This week's samples are all "never refreshed" while last week had a p90: worse than
-        /// any number, a warning.
-        case neverRefreshed
-        /// A week without samples at all (or last week's all null): nothing to compare, no warning.
+        /// This week's p90 is `never` while last week's was a number: worse by more than 12 h,
+        /// a warning.
+        case becameNever
+        /// No numbers to compare (a week without samples, or last week's p90 `never`): no
+        /// week-over-week warning.
         case notComparable(String)
 
-        /// Whether the heading gets ⚠.
+        /// Whether the week-over-week rule puts ⚠ in the heading.
         public var warning: Bool {
             switch self {
             case .compared(_, let warning): warning
-            case .neverRefreshed: true
+            case .becameNever: true
             case .notComparable: false
             }
         }
@@ -359,26 +495,214 @@ public struct FreshnessReport: Sendable {
 
     /// The warning threshold: 12 hours, in seconds.
     public static let thresholdSeconds: Int64 = 12 * 3_600
+    /// The watch's cache horizon: 7 days of wake dates (the phone's default `--horizon-days`), in
+    /// seconds. A p90 staleness above it means the watch of one user in ten can run out of dates.
+    public static let cacheHorizonSeconds: Int64 = Int64(BatchPlanner.defaultHorizonDays) * 24 * 3_600
+    /// Fewer staleness samples than this on a side of a comparison mark it "few samples".
+    public static let fewSamples = 20
 
     /// This week's p90 against last week's (all devices).
     public var trend: Trend {
         Self.trend(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
     }
 
-    /// The trend of this week's figures (all devices) against last week's.
+    /// The trend of this week's figures against last week's.
     static func trend(this: Figures, last: Figures) -> Trend {
         switch (this.p90, last.p90) {
-        case (let now?, let before?):
+        case (.hours(let now)?, .hours(let before)?):
             let change = Percentile.wholeSeconds(hours: now) - Percentile.wholeSeconds(hours: before)
             return .compared(changeSeconds: change, warning: change > Self.thresholdSeconds)
-        case (nil, _?) where this.samples > 0:
-            return .neverRefreshed
-        case (_, nil) where last.samples > 0:
-            return .notComparable("last week's samples are all \"never refreshed\": no p90 to compare with")
-        case (_, nil):
+        case (.never?, .hours?):
+            return .becameNever
+        case (.never?, .never?):
+            return .notComparable("both weeks' p90 is \"never\": no number to compare")
+        case (.hours?, .never?):
+            return .notComparable("last week's p90 is \"never\"; this week's is a number, better than never")
+        case (_?, nil):
             return .notComparable("last week has no staleness samples")
-        default:
+        case (nil, _):
             return .notComparable("this week has no staleness samples")
+        }
+    }
+
+    /// A reason for ⚠ in the heading. The week-over-week rule is one sufficient condition; the
+    /// others are absolute, about this week alone.
+    public enum Condition: Equatable, Sendable {
+        /// This week's p90 is more than 12 h above last week's (whole seconds).
+        case weekOverWeek(changeSeconds: Int64)
+        /// This week's p90 is `never`, last week's was a number of hours.
+        case p90BecameNever(lastWeekHours: Double)
+        /// This week's p90 is above the watch's 7-day cache horizon (`never` is above it).
+        case p90AboveCacheHorizon(Staleness)
+        /// Requests were submitted this week and no background run succeeded.
+        case noneRan(submitted: Int)
+        /// More than half the devices seen this week had no successful background run in it.
+        case mostDevicesWithoutRun(noRun: Int, devices: Int)
+
+        /// The condition's name in `--json` (`conditions[].condition`).
+        public var name: String {
+            switch self {
+            case .weekOverWeek: "p90WeekOverWeek"
+            case .p90BecameNever: "p90BecameNever"
+            case .p90AboveCacheHorizon: "p90AboveCacheHorizon"
+            case .noneRan: "noneRan"
+            case .mostDevicesWithoutRun: "mostDevicesWithoutRun"
+            }
+        }
+
+        /// One sentence with the numbers.
+        public var text: String {
+            switch self {
+            case .weekOverWeek(let seconds):
+                "p90 staleness is \(FreshnessReport.signedHours(seconds: seconds)) week over week: more than 12 h worse."
+            case .p90BecameNever(let before):
+                "p90 staleness went from \(FreshnessReport.hours(before)) h last week to never: more than 12 h worse."
+            case .p90AboveCacheHorizon(let p90):
+                "p90 staleness this week is \(p90 == .never ? "never" : "\(p90) h"), above the watch's "
+                    + "\(FreshnessReport.cacheHorizonSeconds / 3_600) h (7-day) cache horizon: "
+                    + "past it the watch runs out of wake dates."
+            case .noneRan(let submitted):
+                "\(submitted) requests were submitted this week and no background run succeeded "
+                    + "(execution rate 0.0 %)."
+            case .mostDevicesWithoutRun(let noRun, let devices):
+                "\(noRun) of \(devices) devices (\(FreshnessReport.percent(Double(noRun) / Double(devices)))) "
+                    + "had no successful background run this week: more than half."
+            }
+        }
+    }
+
+    /// The conditions that put ⚠ in the heading, in a fixed order; empty: no warning.
+    public var conditions: [Condition] {
+        Self.conditions(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
+    }
+
+    static func conditions(this: Figures, last: Figures) -> [Condition] {
+        var out: [Condition] = []
+        switch trend(this: this, last: last) {
+        case .compared(let change, true): out.append(.weekOverWeek(changeSeconds: change))
+        case .becameNever: out.append(.p90BecameNever(lastWeekHours: last.p90?.hours ?? 0))
+        default: break
+        }
+        switch this.p90 {
+        case .never?: out.append(.p90AboveCacheHorizon(.never))
+        case .hours(let hours)? where Percentile.wholeSeconds(hours: hours) > cacheHorizonSeconds:
+            out.append(.p90AboveCacheHorizon(.hours(hours)))
+        default: break
+        }
+        if this.submitted > 0, this.succeeded == 0 { out.append(.noneRan(submitted: this.submitted)) }
+        if this.noRunDevices * 2 > this.devices {
+            out.append(.mostDevicesWithoutRun(noRun: this.noRunDevices, devices: this.devices))
+        }
+        return out
+    }
+
+    /// A day whose execution rate fell: at least `fallPoints` percentage points below the best
+    /// rate of the days before it, and by more than two standard errors of the difference.
+    public struct Fall: Equatable, Sendable {
+        public var day: LocalDate
+        public var rate: Double
+        /// The best earlier day and its rate.
+        public var bestDay: LocalDate
+        public var bestRate: Double
+    }
+
+    /// A fall of the daily execution rate counts from this many percentage points.
+    public static let fallPoints = 5.0
+    /// Days with fewer `submitted` records than this are left out of the fall search.
+    public static let fallMinimumSubmitted = 10
+
+    /// The first of the 14 days whose execution rate (all devices) is `fallPoints` or more below
+    /// the best of the days before it and more than 2 standard errors below it (the difference
+    /// of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), n the days' `submitted`, so that a
+    /// small fleet's day-to-day noise is no fall); days with at least `fallMinimumSubmitted`
+    /// submitted. Nil when none fell.
+    public var firstExecutionRateFall: Fall? {
+        var best: (day: LocalDate, rate: Double, submitted: Int)?
+        for index in 0..<14 {
+            let f = figures(.all, days: index...index)
+            guard f.submitted >= Self.fallMinimumSubmitted, let rate = f.executionRate else { continue }
+            if let best {
+                // Rates above 100 % (a request run in another window) count as 100 % for the error.
+                let p1 = min(1, best.rate)
+                let p2 = min(1, rate)
+                let error = (p1 * (1 - p1) / Double(best.submitted) + p2 * (1 - p2) / Double(f.submitted)).squareRoot()
+                let drop = best.rate - rate
+                if drop * 100 >= Self.fallPoints - 1e-9, drop > 2 * error {
+                    return Fall(day: days[index], rate: rate, bestDay: best.day, bestRate: best.rate)
+                }
+            }
+            if best == nil || rate > best!.rate { best = (days[index], rate, f.submitted) }
+        }
+        return nil
+    }
+
+    /// Whether most records (more than half) fall outside the two weeks.
+    public var mostRecordsOutside: Bool { outside * 2 > records }
+
+    /// The usual cause of each failure kind the two weeks' records show, one sentence each
+    /// (sources in docs/metrics.md).
+    public var causes: [String] {
+        let this = figures(.all, days: Self.thisWeek)
+        let last = figures(.all, days: Self.lastWeek)
+        var out: [String] = []
+        if this.dropped + last.dropped > 0 {
+            out.append(
+                "`dropped` (\(this.dropped) this week, \(last.dropped) last week): the OS launched the app for the "
+                    + "task and no launch handler was registered in time; register it with "
+                    + "`BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)` before "
+                    + "`application(_:didFinishLaunchingWithOptions:)` returns (Apple: all launch handlers must be "
+                    + "registered before the end of app launch), not later (SwiftUI's `.backgroundTask` after the "
+                    + "first scene).")
+        }
+        let reasons = Set(this.submitFailed.keys).union(last.submitFailed.keys).sorted()
+        for reason in reasons {
+            let counts = "(\(this.submitFailed[reason] ?? 0) this week, \(last.submitFailed[reason] ?? 0) last week)"
+            out.append(
+                "`submit_failed: \(Self.cell(reason.isEmpty ? "(no reason)" : reason))` \(counts): "
+                    + Self.submitFailedCause(reason))
+        }
+        if this.expired + last.expired > 0 {
+            out.append(
+                "`expired` (\(this.expired) this week, \(last.expired) last week): the job ran past its budget and "
+                    + "the expiration handler ran (iOS gives an app refresh task about 30 s); shorten the job or "
+                    + "make it resumable, and call `setTaskCompleted(success:)` from the expiration handler.")
+        }
+        for bucket in [StandbyBucket.rare, .restricted] {
+            let f = figures(.bucket(bucket), days: Self.thisWeek)
+            guard f.records > 0 else { continue }
+            let low = f.executionRate.map { $0 < Self.lowExecutionRate } ?? false
+            let noRun = f.noRunDevices * 2 > f.devices
+            guard low || noRun else { continue }
+            out.append(
+                "Low execution in `\(bucket.name)` (execution rate \(Self.rate(f)), \(f.noRunDevices) of \(f.devices) "
+                    + "devices without a successful run this week): App Standby; Android defers and rations the "
+                    + "jobs of an app in the \(bucket.name) bucket (rare: jobs deferred up to 24 h; restricted: one "
+                    + "job a day); the bucket follows how recently the user used the app.")
+        }
+        return out
+    }
+
+    /// An Android bucket whose execution rate this week is below this gets the App Standby cause.
+    public static let lowExecutionRate = 0.8
+
+    /// The usual cause of a `submit_failed` reason (`BGTaskScheduler.Error.Code`, or this app's).
+    static func submitFailedCause(_ reason: String) -> String {
+        switch reason {
+        case "unavailable":
+            "the app cannot schedule background work: Background App Refresh is off for the app or the "
+                + "device (Settings), or the device is in Low Power Mode (`BGTaskScheduler.Error.Code.unavailable`)."
+        case "tooManyPendingTaskRequests":
+            "too many pending requests: an app has at most one pending app refresh request per identifier "
+                + "and a limited number in all (`tooManyPendingTaskRequests`); submit one consolidated request."
+        case "notPermitted":
+            "the identifier is not permitted: it is missing from `BGTaskSchedulerPermittedIdentifiers` in "
+                + "Info.plist, or the app lacks the `fetch` background mode (`notPermitted`)."
+        case let text where text.hasPrefix("crash"):
+            "the app crashed while submitting (a launch handler registered twice, or registered late)."
+        case let text where text.contains("no wake-up"):
+            "the schedule has no wake-up ahead, so there is no time to ask for a run; not a fault of the OS."
+        default:
+            "the submit was refused; see the reason."
         }
     }
 }
@@ -386,19 +710,31 @@ public struct FreshnessReport: Sendable {
 // MARK: - rendering
 
 extension FreshnessReport {
-    /// Hours to 3 decimals without trailing zeros (`5.625`, `16.1`, `0`), or `n/a`.
+    /// Hours to one decimal (`5.6`, `16.1`, `0.0`), or `n/a`.
     static func hours(_ value: Double?) -> String {
         guard let value else { return "n/a" }
-        var text = String(format: "%.3f", value)
-        while text.hasSuffix("0") { text.removeLast() }
-        if text.hasSuffix(".") { text.removeLast() }
-        return text == "-0" ? "0" : text
+        let text = String(format: "%.1f", value)
+        return text == "-0.0" ? "0.0" : text
     }
+
+    /// A percentile cell: hours to one decimal, `never`, or `n/a`.
+    static func staleness(_ value: Staleness?) -> String {
+        value.map(\.description) ?? "n/a"
+    }
+
+    /// `48.0 %`.
+    static func percent(_ value: Double) -> String { String(format: "%.1f %%", value * 100) }
 
     /// `93.1 % (1200 / 1289)`, or `n/a (0 submitted)`.
     static func rate(_ figures: Figures) -> String {
         guard let rate = figures.executionRate else { return "n/a (0 submitted)" }
-        return String(format: "%.1f %%", rate * 100) + " (\(figures.succeeded) / \(figures.submitted))"
+        return percent(rate) + " (\(figures.succeeded) / \(figures.submitted))"
+    }
+
+    /// `96 of 200 (48.0 %)`, or `0 of 0`.
+    static func noRun(_ figures: Figures) -> String {
+        guard let share = figures.noRunShare else { return "0 of 0" }
+        return "\(figures.noRunDevices) of \(figures.devices) (\(percent(share)))"
     }
 
     static func signedHours(seconds: Int64) -> String {
@@ -406,15 +742,47 @@ extension FreshnessReport {
         return (seconds >= 0 ? "+" : "−") + hours(value) + " h"
     }
 
-    /// The heading: `# Background refresh freshness, 2026-03-14`, with `⚠ ` in front on a warning.
-    public var heading: String { heading(trend) }
+    /// The change of a group's p90 from last week to this week: `+1.3 h`, `never` (a number
+    /// became never), `n/a`; ` (few samples)` when a side has fewer than 20 samples.
+    static func change(this: Figures, last: Figures) -> String {
+        let text: String
+        switch (this.p90, last.p90) {
+        case (.hours(let now)?, .hours(let before)?):
+            text = signedHours(seconds: Percentile.wholeSeconds(hours: now) - Percentile.wholeSeconds(hours: before))
+        case (.never?, .hours?): text = "to never"
+        case (.hours?, .never?): text = "from never"
+        default: text = "n/a"
+        }
+        guard text != "n/a", this.samples < fewSamples || last.samples < fewSamples else { return text }
+        return text + " (few samples)"
+    }
 
-    func heading(_ trend: Trend) -> String {
-        (trend.warning ? "# ⚠ " : "# ") + "Background refresh freshness, \(date)"
+    /// The heading: `# Background refresh freshness, 2026-03-14`, with `⚠ ` in front on a warning.
+    public var heading: String { heading(warning: !conditions.isEmpty) }
+
+    func heading(warning: Bool) -> String {
+        (warning ? "# ⚠ " : "# ") + "Background refresh freshness, \(date)"
     }
 
     /// The report's file name: `bg_freshness_<date>.md`.
     public var fileName: String { "bg_freshness_\(date).md" }
+
+    /// `Most records (N of M) fall outside the two weeks: ...`, nil when most are inside.
+    var outsideSentence: String? {
+        guard mostRecordsOutside, let first = firstRecordAt, let last = lastRecordAt else { return nil }
+        return "Most records (\(outside) of \(records)) fall outside the two weeks: the records run from "
+            + "\(RunRecordFile.utcDay(first)) to \(RunRecordFile.utcDay(last)) (UTC); "
+            + "a --date of \(RunRecordFile.utcDay(last)) covers their last two weeks."
+    }
+
+    /// The date's source in words.
+    var dateSentence: String {
+        switch dateSource {
+        case .given: "report date given with --date"
+        case .lastRecordDay: "report date: the last UTC day with run records (no --date given)"
+        case .today: "report date: today, UTC (no --date given, and no file name holds a day)"
+        }
+    }
 
     /// The whole report, Markdown (GitHub renders the Mermaid chart). Deterministic: the same
     /// records and skipped files give the same text.
@@ -422,46 +790,91 @@ extension FreshnessReport {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
-        var out = heading(trend) + "\n\n"
-        out += "This week: \(days[7]) to \(days[13]); last week: \(days[0]) to \(days[6]) (UTC days).  \n"
+        let conditions = Self.conditions(this: this, last: last)
+        var out = heading(warning: !conditions.isEmpty) + "\n\n"
+        for condition in conditions { out += "- ⚠ \(condition.text)\n" }
+        if !conditions.isEmpty { out += "\n" }
+        out +=
+            "This week: \(days[7]) to \(days[13]); last week: \(days[0]) to \(days[6]) (UTC days). \(dateSentence.prefix(1).uppercased() + dateSentence.dropFirst()).  \n"
         out +=
             "Input: \(files) file\(files == 1 ? "" : "s") of `metrics/bg_runs/*.json`, \(records) records "
             + "(\(outside) outside the two weeks)"
         out +=
             skipped.isEmpty
             ? ".\n\n" : "; \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (listed below).\n\n"
+        if let outsideSentence { out += "**\(outsideSentence)**\n\n" }
+        let counts = "(\(this.samples) samples this week, \(last.samples) last week)"
+        let few =
+            this.samples < Self.fewSamples || last.samples < Self.fewSamples
+            ? " (few samples: fewer than \(Self.fewSamples) a side)" : ""
         switch trend {
         case .compared(let change, let warning):
             out +=
-                "p90 staleness changed by \(Self.signedHours(seconds: change)) week over week"
+                "p90 staleness changed by \(Self.signedHours(seconds: change)) week over week \(counts)\(few)"
                 + (warning ? ": more than 12 h worse. ⚠\n\n" : " (a warning needs more than +12 h).\n\n")
-        case .neverRefreshed:
+        case .becameNever:
             out +=
-                "This week every staleness sample is \"never refreshed\" while last week had a p90: "
+                "p90 staleness went from \(Self.staleness(last.p90)) h to never week over week \(counts)\(few): "
                 + "worse than any number of hours. ⚠\n\n"
         case .notComparable(let why):
-            out += "No week-over-week comparison: \(why).\n\n"
+            out += "No week-over-week comparison: \(why) \(counts).\n\n"
         }
 
         out += "## Summary\n\n| | this week | last week |\n|---|---|---|\n"
         out += "| staleness samples (app opens) | \(this.samples) | \(last.samples) |\n"
-        out += "| never refreshed (null, not in the percentiles) | \(this.neverRefreshed) | \(last.neverRefreshed) |\n"
-        out += "| p50 staleness (h) | \(Self.hours(this.p50)) | \(Self.hours(last.p50)) |\n"
-        out += "| p90 staleness (h) | \(Self.hours(this.p90)) | \(Self.hours(last.p90)) |\n"
+        out += "| never refreshed (no background run yet) | \(this.neverRefreshed) | \(last.neverRefreshed) |\n"
+        out +=
+            "| p50 staleness (h) | \(Self.staleness(this.p50)) (n = \(this.samples)) | "
+            + "\(Self.staleness(last.p50)) (n = \(last.samples)) |\n"
+        out +=
+            "| p90 staleness (h) | \(Self.staleness(this.p90)) (n = \(this.samples)) | "
+            + "\(Self.staleness(last.p90)) (n = \(last.samples)) |\n"
         out += "| execution rate | \(Self.rate(this)) | \(Self.rate(last)) |\n"
+        out += "| devices without a successful background run | \(Self.noRun(this)) | \(Self.noRun(last)) |\n"
         out += "| devices | \(this.devices) | \(last.devices) |\n\n"
 
         for (title, range) in [("this week", Self.thisWeek), ("last week", Self.lastWeek)] {
             out += "## Breakdown, \(title)\n\n"
-            out += "By platform and by Android standby bucket (the bucket at each record).\n\n"
-            out += "| group | devices | samples | never refreshed | p50 (h) | p90 (h) | execution rate |\n"
-            out += "|---|---|---|---|---|---|---|\n"
+            out += "By platform and by Android standby bucket (the bucket at each record)"
+            out += range == Self.thisWeek ? "; p90 change against last week's p90 of the same group.\n\n" : ".\n\n"
+            out +=
+                "| group | devices | no successful run | samples | never refreshed | p50 (h) | p90 (h) | execution rate |"
+            out +=
+                range == Self.thisWeek
+                ? " p90 change |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n"
             for group in Group.ordered {
                 let f = figures(group, days: range)
                 if group != .all, f.records == 0 { continue }
                 out +=
-                    "| \(group) | \(f.devices) | \(f.samples) | \(f.neverRefreshed) | \(Self.hours(f.p50)) | "
-                    + "\(Self.hours(f.p90)) | \(Self.rate(f)) |\n"
+                    "| \(group) | \(f.devices) | \(Self.noRun(f)) | \(f.samples) | \(f.neverRefreshed) | "
+                    + "\(Self.staleness(f.p50)) | \(Self.staleness(f.p90)) | \(Self.rate(f)) |"
+                if range == Self.thisWeek {
+                    out += " \(Self.change(this: f, last: figures(group, days: Self.lastWeek))) |"
+                }
+                out += "\n"
+            }
+            out += "\n"
+        }
+
+        out += "## By app version\n\n"
+        let versions = appVersions
+        if versions.isEmpty {
+            out += "No record carries an `appVersion`.\n\n"
+        } else {
+            out += "The records that carry an `appVersion`"
+            out += withoutVersion > 0 ? " (\(withoutVersion) records in the two weeks carry none).\n\n" : ".\n\n"
+            out +=
+                "| app version | week | devices | no successful run | samples | never refreshed | p50 (h) | p90 (h) | execution rate | dropped |\n"
+            out += "|---|---|---|---|---|---|---|---|---|---|\n"
+            for version in versions {
+                for (title, range) in [("this", Self.thisWeek), ("last", Self.lastWeek)] {
+                    guard let f = figures(appVersion: version, days: range), f.records > 0 else { continue }
+                    let mark = f.samples < Self.fewSamples ? " (few samples)" : ""
+                    out +=
+                        "| \(Self.cell(version)) | \(title) | \(f.devices) | \(Self.noRun(f)) | \(f.samples) | "
+                        + "\(f.neverRefreshed) | \(Self.staleness(f.p50)) | \(Self.staleness(f.p90))\(mark) | "
+                        + "\(Self.rate(f)) | \(f.dropped) |\n"
+                }
             }
             out += "\n"
         }
@@ -477,24 +890,61 @@ extension FreshnessReport {
         out += "| dropped (launched, no handler) | \(this.dropped) | \(last.dropped) |\n"
         out += "| expired (budget ran out) | \(this.expired) | \(last.expired) |\n"
         out += "| background runs, all outcomes | \(this.background) | \(last.background) |\n\n"
+        let causes = causes
+        if causes.isEmpty {
+            out += "No failure kind in the records.\n\n"
+        } else {
+            out += "What they usually mean (sources in docs/metrics.md):\n\n"
+            for cause in causes { out += "- \(cause)\n" }
+            out += "\n"
+        }
+        if let fall = firstExecutionRateFall {
+            out +=
+                "The daily execution rate first fell on **\(fall.day)**: \(Self.percent(fall.rate)), after "
+                + "\(Self.percent(fall.bestRate)) on \(fall.bestDay) (a fall is \(Int(Self.fallPoints)) points or "
+                + "more, and more than 2 standard errors, below the best earlier day; days with at least "
+                + "\(Self.fallMinimumSubmitted) submitted).\n\n"
+        } else {
+            out +=
+                "The daily execution rate did not fall by \(Int(Self.fallPoints)) points or more (and more than 2 "
+                + "standard errors) below an earlier day in the two weeks (days with at least "
+                + "\(Self.fallMinimumSubmitted) submitted).\n\n"
+        }
 
         out += "## Daily staleness\n\n"
         let daily = (0..<14).map { figures(.all, days: $0...$0) }
-        let top = max(1, daily.compactMap(\.p90).max() ?? 1)
-        out += "p50 (first line) and p90 (second line) of the day's staleness samples, in hours; "
-        out += "a day without numeric samples is drawn at 0 (n/a in the table).\n\n"
-        out += "```mermaid\nxychart-beta\n"
-        out += "    title \"Staleness at app open, daily p50 and p90 (hours)\"\n"
-        out +=
-            "    x-axis [" + days.map { "\"\(String($0.description.dropFirst(5)))\"" }.joined(separator: ", ") + "]\n"
-        out += "    y-axis \"hours\" 0 --> \(String(format: "%.0f", (top * 1.1).rounded(.up)))\n"
-        out += "    line [" + daily.map { Self.hours($0.p50 ?? 0) }.joined(separator: ", ") + "]\n"
-        out += "    line [" + daily.map { Self.hours($0.p90 ?? 0) }.joined(separator: ", ") + "]\n"
-        out += "```\n\n"
+        let plotted = (0..<14).filter { daily[$0].p50?.hours != nil && daily[$0].p90?.hours != nil }
+        out += "p50 (first line) and p90 (second line) of the day's staleness samples, in hours. "
+        out += "A day without a number (no samples, or a percentile that is never) is a gap: it is left off "
+        out += "the x axis (Mermaid's chart has no missing values), never drawn at 0.\n\n"
+        let gaps = (0..<14).filter { !plotted.contains($0) }
+        if !gaps.isEmpty {
+            out +=
+                "Not drawn: "
+                + gaps.map { index in
+                    let f = daily[index]
+                    let why =
+                        f.samples == 0 ? "no samples" : "p90 \(Self.staleness(f.p90)), p50 \(Self.staleness(f.p50))"
+                    return "\(days[index]) (\(why))"
+                }.joined(separator: ", ") + ".\n\n"
+        }
+        if !plotted.isEmpty {
+            let top = max(1, plotted.compactMap { daily[$0].p90?.hours }.max() ?? 1)
+            out += "```mermaid\nxychart-beta\n"
+            out += "    title \"Staleness at app open, daily p50 and p90 (hours)\"\n"
+            out +=
+                "    x-axis ["
+                + plotted.map { "\"\(String(days[$0].description.dropFirst(5)))\"" }.joined(separator: ", ")
+                + "]\n"
+            out += "    y-axis \"hours\" 0 --> \(String(format: "%.0f", (top * 1.1).rounded(.up)))\n"
+            out += "    line [" + plotted.map { Self.hours(daily[$0].p50?.hours) }.joined(separator: ", ") + "]\n"
+            out += "    line [" + plotted.map { Self.hours(daily[$0].p90?.hours) }.joined(separator: ", ") + "]\n"
+            out += "```\n\n"
+        }
         out += "| day | samples | never refreshed | p50 (h) | p90 (h) | execution rate |\n|---|---|---|---|---|---|\n"
         for (day, f) in zip(days, daily) {
             out +=
-                "| \(day) | \(f.samples) | \(f.neverRefreshed) | \(Self.hours(f.p50)) | \(Self.hours(f.p90)) | "
+                "| \(day) | \(f.samples) | \(f.neverRefreshed) | \(Self.staleness(f.p50)) | \(Self.staleness(f.p90)) | "
                 + "\(Self.rate(f)) |\n"
         }
         out += "\n"
@@ -503,19 +953,31 @@ extension FreshnessReport {
         out +=
             "- **Staleness sample**: the `stalenessHours` of a `foreground` record: when the user opened the "
             + "app, the hours since the device's last successful background run. A null sample means the "
-            + "device had never refreshed in the background: it is counted as \"never refreshed\" and is not "
-            + "a number in the percentiles.\n"
+            + "device had had no successful background run yet (\"never refreshed\"): it is the stalest of all, "
+            + "unbounded staleness, ranked above every number in the percentiles.\n"
         out +=
             "- **Percentiles**: linear interpolation between closest ranks (Hyndman and Fan type 7, the default "
-            + "of R and numpy, Excel's PERCENTILE.INC): for the sorted numeric samples x[0..n−1] and h = (n−1)p, "
-            + "x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). n = 0 gives n/a; n = 1 gives that sample.\n"
+            + "of R and numpy, Excel's PERCENTILE.INC) over all n samples, never-refreshed ones last: for the "
+            + "sorted samples x[0..n−1] and h = (n−1)p, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). A percentile whose "
+            + "rank lands on a never-refreshed sample, or whose bracket includes one, reads `never`. n = 0 gives "
+            + "n/a; n = 1 gives that sample. Hours are shown to one decimal; n is the number of samples.\n"
         out +=
             "- **Execution rate**: `background` records with `success: true` ÷ `submitted` records, in the same "
-            + "window and group.\n"
+            + "window and group. A device whose handler never runs keeps its one request pending and writes few "
+            + "`submitted` records, so the rate hides it: see the devices without a successful background run.\n"
         out +=
-            "- **Warning** (⚠ in the heading): this week's p90 minus last week's p90 is more than 12 h, compared "
-            + "in whole seconds (an exact 12 h is no warning). A week with no samples gives no comparison and no "
-            + "warning; a week whose samples are all \"never refreshed\" after a week with a p90 is a warning.\n"
+            "- **Devices without a successful background run**: devices with any record in the week (and "
+            + "group) and no `background` record with `success: true` in it.\n"
+        out +=
+            "- **Warning** (⚠ in the heading), when any of these holds, each printed under the heading with "
+            + "its numbers: (1) this week's p90 minus last week's p90 is more than 12 h, compared in whole "
+            + "seconds (an exact 12 h is no warning), or the p90 went from a number to never; (2) this week's "
+            + "p90 is above the watch's cache horizon, \(Self.cacheHorizonSeconds / 3_600) h (7 days of wake "
+            + "dates; never is above it); (3) requests were submitted this week and no background run "
+            + "succeeded; (4) more than half the devices had no successful background run this week.\n"
+        out +=
+            "- **Few samples**: a comparison with fewer than \(Self.fewSamples) samples on a side is marked so; "
+            + "its change is noise as much as signal.\n"
         out +=
             "- Days and weeks are UTC days of each record's `at`. This report reads only `metrics/bg_runs/*.json` "
             + "and writes only this file; it changes no threshold, schedule or code.\n"
@@ -539,53 +1001,101 @@ extension FreshnessReport {
 // MARK: - summaries
 
 extension FreshnessReport {
-    /// A week's figures for `--json`: hours as numbers or null, the rate as a fraction or null.
+    /// A percentile for `--json`: hours as a number, `"never"`, or null (no samples).
+    static func json(_ value: Staleness?) -> Any {
+        switch value {
+        case .hours(let hours)?: hours
+        case .never?: "never"
+        case nil: NSNull()
+        }
+    }
+
+    /// A week's figures for `--json`: hours as numbers, `"never"` or null, rates and shares as
+    /// fractions or null.
     static func object(_ f: Figures) -> [String: Any] {
         [
             "devices": f.devices, "samples": f.samples, "neverRefreshed": f.neverRefreshed,
-            "p50Hours": f.p50 ?? NSNull(), "p90Hours": f.p90 ?? NSNull(),
+            "p50Hours": json(f.p50), "p90Hours": json(f.p90),
             "executionRate": f.executionRate ?? NSNull(), "submitted": f.submitted, "succeeded": f.succeeded,
             "dropped": f.dropped, "expired": f.expired, "submitFailed": f.submitFailed,
+            "noRunDevices": f.noRunDevices, "noRunShare": f.noRunShare ?? NSNull(),
         ]
     }
 
-    /// The summary as one JSON object (`sleeptap-report --json`): `event` `report.summary`,
-    /// `date`, `report` (the path), `warning`, `p90ChangeSeconds` (null when not compared),
-    /// `thisWeek` and `lastWeek` (devices, samples, neverRefreshed, p50Hours, p90Hours,
-    /// executionRate, submitted, succeeded, dropped, expired, submitFailed by reason), `files`,
-    /// `records`, `outside`, `skipped` ([{file, reason}]).
+    /// The summary as one JSON object (`sleeptap-report --json`, fields in docs/metrics.md).
     public func summary(path: String) -> [String: Any] {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
+        let conditions = Self.conditions(this: this, last: last)
         var change: Any = NSNull()
         if case .compared(let seconds, _) = trend { change = seconds }
+        var groups: [[String: Any]] = []
+        for group in Group.ordered {
+            let f = figures(group, days: Self.thisWeek)
+            if group != .all, f.records == 0 { continue }
+            var object = Self.object(f)
+            object["group"] = group.description
+            groups.append(object)
+        }
+        var versions: [[String: Any]] = []
+        for version in appVersions {
+            var entry: [String: Any] = ["appVersion": version]
+            if let f = figures(appVersion: version, days: Self.thisWeek) { entry["thisWeek"] = Self.object(f) }
+            if let f = figures(appVersion: version, days: Self.lastWeek) { entry["lastWeek"] = Self.object(f) }
+            versions.append(entry)
+        }
+        var fall: Any = NSNull()
+        if let f = firstExecutionRateFall {
+            fall = ["day": f.day.description, "rate": f.rate, "bestDay": f.bestDay.description, "bestRate": f.bestRate]
+        }
         return [
-            "event": "report.summary", "date": date.description, "report": path, "warning": trend.warning,
-            "p90ChangeSeconds": change, "thisWeek": Self.object(this), "lastWeek": Self.object(last),
-            "files": files, "records": records,
-            "outside": outside, "skipped": skipped.map { ["file": $0.file, "reason": $0.reason] },
+            "event": "report.summary", "date": date.description,
+            "dateSource": dateSource == .given ? "given" : dateSource == .lastRecordDay ? "lastRecordDay" : "today",
+            "report": path, "warning": !conditions.isEmpty,
+            "conditions": conditions.map { ["condition": $0.name, "text": $0.text] },
+            "p90ChangeSeconds": change,
+            "fewSamples": this.samples < Self.fewSamples || last.samples < Self.fewSamples,
+            "thisWeek": Self.object(this), "lastWeek": Self.object(last), "groups": groups, "appVersions": versions,
+            "causes": causes, "firstExecutionRateFall": fall, "files": files, "records": records,
+            "outside": outside, "mostRecordsOutside": mostRecordsOutside,
+            "firstRecordAt": firstRecordAt.map(RunRecordFile.instantString) ?? NSNull(),
+            "lastRecordAt": lastRecordAt.map(RunRecordFile.instantString) ?? NSNull(),
+            "skipped": skipped.map { ["file": $0.file, "reason": $0.reason] },
         ]
     }
 
-    /// A few readable lines: where the report is, the heading, this week against last week.
+    /// A few readable lines: where the report is, the heading and what fired it, this week
+    /// against last week.
     public func summaryLines(path: String) -> String {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
-        func withUnit(_ value: Double?) -> String { value.map { Self.hours($0) + " h" } ?? "n/a" }
-        var lines = [
-            "wrote \(path)",
-            String(heading(trend).dropFirst(2)),
-            "  this week \(days[7])..\(days[13]): p50 \(withUnit(this.p50)), p90 \(withUnit(this.p90)), "
-                + "execution rate \(Self.rate(this)), \(this.samples) samples",
-            "  last week \(days[0])..\(days[6]): p50 \(withUnit(last.p50)), p90 \(withUnit(last.p90)), "
-                + "execution rate \(Self.rate(last)), \(last.samples) samples",
-            "  \(files) files, \(records) records, \(skipped.count) files skipped",
-        ]
-        if case .compared(let seconds, _) = trend {
-            lines.insert("  p90 change: \(Self.signedHours(seconds: seconds))", at: 2)
+        let conditions = Self.conditions(this: this, last: last)
+        func withUnit(_ value: Staleness?) -> String {
+            switch value {
+            case .hours(let hours)?: Self.hours(hours) + " h"
+            case .never?: "never"
+            case nil: "n/a"
+            }
         }
+        var lines = ["wrote \(path)", String(heading(warning: !conditions.isEmpty).dropFirst(2))]
+        for condition in conditions { lines.append("  ⚠ \(condition.text)") }
+        if case .compared(let seconds, _) = trend {
+            let few = this.samples < Self.fewSamples || last.samples < Self.fewSamples ? " (few samples)" : ""
+            lines.append("  p90 change: \(Self.signedHours(seconds: seconds))\(few)")
+        }
+        lines += [
+            "  this week \(days[7])..\(days[13]): p50 \(withUnit(this.p50)), p90 \(withUnit(this.p90)) "
+                + "(\(this.samples) samples), execution rate \(Self.rate(this)), "
+                + "no successful background run: \(Self.noRun(this)) devices",
+            "  last week \(days[0])..\(days[6]): p50 \(withUnit(last.p50)), p90 \(withUnit(last.p90)) "
+                + "(\(last.samples) samples), execution rate \(Self.rate(last)), "
+                + "no successful background run: \(Self.noRun(last)) devices",
+            "  \(files) files, \(records) records (\(outside) outside the two weeks), \(skipped.count) files skipped; "
+                + dateSentence,
+        ]
+        if let outsideSentence { lines.append("  " + outsideSentence) }
         return lines.joined(separator: "\n")
     }
 }

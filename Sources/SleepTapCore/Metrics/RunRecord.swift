@@ -54,13 +54,16 @@ public struct RunRecord: Equatable, Hashable, Sendable {
     public var stalenessHours: Double?
     /// `submit_failed` only: why.
     public var reason: String?
+    /// The app's version that wrote the record (`phone --app-version`; a simulated fleet's build,
+    /// bumped by its app update); nil when not known. 1 to 64 printable ASCII characters.
+    public var appVersion: String?
 
     /// A record; `at` and `earliestBeginDate` are rounded to the millisecond. No rule is
     /// checked here: see `problem`.
     public init(
         device: String, platform: Platform, kind: Kind, at: Date, earliestBeginDate: Date? = nil,
         success: Bool? = nil, expired: Bool? = nil, lowPower: Bool = false, bucket: StandbyBucket? = nil,
-        attempt: Int? = nil, stalenessHours: Double? = nil, reason: String? = nil
+        attempt: Int? = nil, stalenessHours: Double? = nil, reason: String? = nil, appVersion: String? = nil
     ) {
         self.device = device
         self.platform = platform
@@ -74,6 +77,14 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         self.attempt = attempt
         self.stalenessHours = stalenessHours
         self.reason = reason
+        self.appVersion = appVersion
+    }
+
+    /// Whether `text` can be an app version: 1 to 64 printable ASCII characters (`1.4.2`,
+    /// `2026.11 (312)`), no control character.
+    public static func isValidAppVersion(_ text: String) -> Bool {
+        let bytes = text.utf8
+        return (1...64).contains(bytes.count) && bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
     /// `date` rounded to the nearest millisecond (the file's precision).
@@ -118,6 +129,9 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         case .android where bucket == nil: return ("bucket", "required on android: the standby bucket's name")
         default: break
         }
+        if let appVersion, !Self.isValidAppVersion(appVersion) {
+            return ("appVersion", "must be 1 to 64 printable ASCII characters or null")
+        }
         if let attempt, attempt < 0 { return ("attempt", "must not be negative") }
         if let stalenessHours, !(stalenessHours >= 0 && stalenessHours.isFinite) {
             return ("stalenessHours", "must be a finite number ≥ 0 or null")
@@ -135,7 +149,8 @@ public struct RunRecord: Equatable, Hashable, Sendable {
 extension RunRecord: Codable {
     /// The file's keys, in the (sorted) order they are written.
     public static let keys = [
-        "at", "attempt", "bucket", "device", "earliestBeginDate", "expired", "kind", "lowPower", "platform",
+        "appVersion", "at", "attempt", "bucket", "device", "earliestBeginDate", "expired", "kind", "lowPower",
+        "platform",
         "reason", "stalenessHours", "success",
     ]
 
@@ -199,7 +214,8 @@ extension RunRecord: Codable {
             lowPower: try container.decode(Bool.self, forKey: Key("lowPower")), bucket: bucket,
             attempt: try container.decodeIfPresent(Int.self, forKey: Key("attempt")),
             stalenessHours: try container.decodeIfPresent(Double.self, forKey: Key("stalenessHours")),
-            reason: try container.decodeIfPresent(String.self, forKey: Key("reason")))
+            reason: try container.decodeIfPresent(String.self, forKey: Key("reason")),
+            appVersion: try container.decodeIfPresent(String.self, forKey: Key("appVersion")))
         if let problem {
             throw DecodingError.dataCorruptedError(
                 forKey: Key(problem.field), in: container, debugDescription: problem.reason)
@@ -216,6 +232,7 @@ extension RunRecord: Codable {
                 try container.encodeNil(forKey: Key(name))
             }
         }
+        try put("appVersion", appVersion)
         try put("at", RunRecordFile.instantString(at))
         try put("attempt", attempt)
         try put("bucket", bucket?.name)

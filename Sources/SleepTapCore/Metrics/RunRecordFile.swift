@@ -279,6 +279,7 @@ public enum RunRecordFile {
     /// turned into a `RunRecord` (`record(index:days:)`). Unknown keys are found by the strict
     /// scan (`JSONDiagnosis.scan(_:elementKeys:)`).
     private struct Row: Decodable {
+        var appVersion: String?
         var at: String
         var attempt: Double?
         var bucket: String?
@@ -303,7 +304,7 @@ public enum RunRecordFile {
             case "attempt", "stalenessHours": "a number or null"
             case "lowPower": "true or false"
             case "expired", "success": "true, false or null"
-            case "bucket", "reason": "a string or null"
+            case "appVersion", "bucket", "reason": "a string or null"
             default: "a string"
             }
         }
@@ -347,7 +348,7 @@ public enum RunRecordFile {
             let record = RunRecord(
                 device: device, platform: platform, kind: kind, at: at, earliestBeginDate: earliest,
                 success: success, expired: expired, lowPower: lowPower, bucket: standby, attempt: attemptCount,
-                stalenessHours: stalenessHours, reason: reason)
+                stalenessHours: stalenessHours, reason: reason, appVersion: appVersion)
             if let (field, reason) = record.problem { throw Problem(index: index, field: field, reason: reason) }
             return record
         }
