@@ -214,6 +214,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osReboot = "os.reboot"
     /// `os.watch_message` (its fields: docs/protocol.md, "Events").
     case osWatchMessage = "os.watch_message"
+    /// `os.why` (its fields: docs/protocol.md, "Events").
+    case osWhy = "os.why"
 
     // MARK: The soak tool
 

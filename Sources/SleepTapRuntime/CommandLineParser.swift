@@ -87,7 +87,9 @@ public enum CommandLineParser {
                           (iOS: a force-quit is lifted; Android: a force stop is not)
           simulate-launch       the debugger's _simulateLaunchForTaskWithIdentifier
           simulate-expiration   launch, then expire right after renew
-          status          print a phone.status event (with the OS's view)
+          status          print a phone.status event (with the OS's view and its why)
+          why             print an os.why event: every condition holding the pending refresh
+                          back (reason codes as Android's PENDING_JOB_REASON_*), and when each lifts
           history         print a run.record event per run in the history (last 30)
           notifications   print a notification.pending event per pending notice
           quit            stop (as SIGINT/SIGTERM/SIGHUP and Ctrl-D on a terminal do)

@@ -285,6 +285,7 @@ extension ScenarioRun {
         switch PhoneCommand.words(line).words.first {
         case "open": [.handlerRegistered, .refreshForeground]
         case "status": [.phoneStatus]
+        case "why": [.osWhy]
         case "time-zone": [.timezoneChanged]
         case "move": [.locationChanged]
         case "low-power": [.osLowPower]

@@ -174,7 +174,7 @@ struct PhoneNodeTests {
     // MARK: the stdin language
 
     static let accepted: [(String, PhoneCommand)] = [
-        ("open", .open), ("status", .status), ("history", .history), ("notifications", .notifications),
+        ("open", .open), ("status", .status), ("why", .why), ("history", .history), ("notifications", .notifications),
         ("time-zone Asia/Tokyo", .timeZone(TimeZone(identifier: "Asia/Tokyo")!)),
         ("move 48.85,2.35", .move(Coordinate(latitude: 48.85, longitude: 2.35)!)),
         ("low-power on", .lowPower(true)), ("low-power off", .lowPower(false)),
@@ -255,6 +255,13 @@ struct PhoneNodeTests {
         #expect(status["timeZone"] == .string("America/New_York"))
         #expect(status["lastSeq"] == .int(Int64(bench.node.app.state.lastSeq)))
         #expect(status["nextBackgroundLaunch"] == bench.node.nextLaunch.map { .date($0) })
+        // The OS's why, in the status and on its own (`why`): the answer at the command's instant.
+        let why = bench.node.app.scheduler.why(at: bench.now)
+        #expect(status["why"] == .object(EventObject(why.fields)))
+        bench.clearEvents()
+        bench.type("why")
+        #expect(bench.events(.osWhy) == [why.event])
+        #expect(bench.events(.osWhy).first?["code"] == .string(why.code.rawValue))
         bench.type("history")
         #expect(bench.events(.runRecord).count == bench.node.app.state.refreshLog.history.count)
         bench.type("notifications")

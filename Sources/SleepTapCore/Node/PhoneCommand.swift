@@ -8,6 +8,8 @@ public enum PhoneCommand: Equatable, Sendable {
     case open
     /// One `phone.status` event.
     case status
+    /// One `os.why` event: every condition holding the pending refresh back, now.
+    case why
     /// One `run.record` event per run in the history.
     case history
     /// One `notification.pending` event per pending notification.
@@ -59,13 +61,13 @@ public enum PhoneCommand: Equatable, Sendable {
 
     /// The rejection reason for a line that names no command.
     public static let unknownCommandReason =
-        "unknown command; expected open, status, history, notifications, time-zone TZ, move LAT,LON, "
+        "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
     /// The words of each command after its name, as the usage shows them (nil: none).
     static let argumentUsage: [String: String?] = [
-        "open": nil, "status": nil, "history": nil, "notifications": nil,
+        "open": nil, "status": nil, "why": nil, "history": nil, "notifications": nil,
         "time-zone": "TZ (an IANA zone, e.g. Europe/Berlin)", "move": "LAT,LON (degrees, e.g. 52.52,13.405)",
         "low-power": "on|off", "background-refresh": "on|off", "charging": "on|off",
         "bucket": "active|working_set|frequent|rare|restricted", "force-quit": nil,
@@ -108,6 +110,7 @@ public enum PhoneCommand: Equatable, Sendable {
         case (nil, _): return nil
         case ("open", 1): return .open
         case ("status", 1): return .status
+        case ("why", 1): return .why
         case ("history", 1): return .history
         case ("notifications", 1): return .notifications
         case ("time-zone", 2):
@@ -164,7 +167,7 @@ public enum PhoneCommand: Equatable, Sendable {
     /// `quit` never wait.
     public var touchesApp: Bool {
         switch self {
-        case .status, .history, .notifications, .quit: false
+        case .status, .why, .history, .notifications, .quit: false
         default: true
         }
     }

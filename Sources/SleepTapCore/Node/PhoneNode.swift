@@ -561,6 +561,8 @@ public struct PhoneNode: Sendable {
             return readSchedule(then: .open, time)
         case .status:
             return [.emit(status(at: now), at: now)]
+        case .why:
+            return [.emit(app.scheduler.why(at: now).event, at: now)]
         case .history:
             return app.state.refreshLog.history.map { .emit($0.event, at: now) }
         case .notifications:
@@ -648,6 +650,7 @@ public struct PhoneNode: Sendable {
             ("sendFailures", .int(Int64(counters.sendFailures))),
         ]
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
+        fields.append(("why", .object(EventObject(app.scheduler.why(at: now).fields))))
         return Event(.phoneStatus, fields)
     }
 

@@ -492,6 +492,55 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// Whether Battery Saver is on.
     public var lowPowerMode: Bool { batterySaver }
 
+    /// Every condition holding the enqueued work back at `now`, as `adb shell dumpsys jobscheduler`
+    /// lists a job's unsatisfied constraints and Android 16's `JobScheduler.getPendingJobReasons`
+    /// returns its reasons (docs/scheduler.md, "Why hasn't it run?"); pure. In order: nothing
+    /// enqueued, a run in flight, Force stop, background off, Battery Saver (only the user lifts
+    /// them), the bucket's quota (until the instant quota returns), the next run time (initial
+    /// delay, period or back-off).
+    /// - Parameter now: virtual instant.
+    public func why(at now: Date) -> WhyAnswer {
+        guard let name = works.keys.sorted().first, let work = works[name] else {
+            return WhyAnswer(
+                identifier: nil,
+                reasons: [
+                    PendingReason(.invalidJobID, "request", "no work enqueued: the app enqueues it when it runs")
+                ],
+                nextLaunch: nil)
+        }
+        var reasons: [PendingReason] = []
+        if let run = work.running {
+            reasons.append(PendingReason(.executing, "running", "the worker is running", until: run.deadline))
+        }
+        if forceStopped {
+            reasons.append(
+                PendingReason(.user, "forceQuit", "the app was force-stopped: nothing runs until the user opens it"))
+        }
+        if !backgroundEnabled {
+            reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "background work is restricted"))
+        }
+        if batterySaver && !charging {
+            reasons.append(
+                PendingReason(.deviceState, "lowPower", "Battery Saver is on and the device is not charging"))
+        }
+        if quotaApplies && !inQuota(at: now) {
+            if currentQuota.maxSessions == 0 {
+                reasons.append(PendingReason(.appStandby, "bucket", "the \(bucket.name) bucket allows no job"))
+            } else {
+                reasons.append(
+                    PendingReason(
+                        .quota, "quota", "the \(bucket.name) bucket's job quota is used up",
+                        until: nextInQuota(from: now)))
+            }
+        }
+        let due = nextRunTime(work)
+        if work.running == nil && due > now {
+            let what = work.runAttemptCount > 0 ? "backing off after a retry" : "not yet eligible (next run time)"
+            reasons.append(PendingReason(.constraintMinimumLatency, "earliestBeginDate", what, until: due))
+        }
+        return WhyAnswer(identifier: name, reasons: reasons, nextLaunch: nextLaunch(after: now))
+    }
+
     /// Whether the app was force-stopped (Settings › Force stop) and not opened by the user since.
     public var isForceStopped: Bool { forceStopped }
 
