@@ -93,7 +93,8 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
 /// - on battery, runs obey the bucket's `StandbyQuota`; the launch's `budget` is the remaining
 ///   job time; a run past it is stopped (not success): the attempt still counts and it is tried
 ///   again, backed off from its enqueue time, when quota returns; a run may start only with at
-///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota;
+///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
+///   except in the restricted bucket, which stays limited on a charger;
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
 ///   or after Force stop until the user opens the app.
 ///
@@ -404,7 +405,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         trace.add(now, .osBucketChanged, [("bucket", .string(bucket.name))])
     }
 
-    /// Charging lifts the quota; runs started while charging do not use quota.
+    /// Charging lifts the quota of every bucket but restricted; runs started while it is lifted
+    /// do not use quota.
     public mutating func setCharging(_ on: Bool, at now: Date) {
         advance(to: now)
         guard charging != on else { return }
@@ -482,10 +484,11 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// androidx `calculateNextRunTime` for the named work, ignoring quota and conditions; nil if not enqueued.
     public func nextRunTime(of identifier: String) -> Date? { works[identifier].map(nextRunTime) }
 
-    /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging,
+    /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging
+    /// in any bucket but restricted,
     /// or a bucket without a time limit).
     public func quotaRemaining(at now: Date) -> TimeInterval? {
-        guard !charging, let allowed = currentQuota.allowedTime else { return nil }
+        guard !charging || bucket == .restricted, let allowed = currentQuota.allowedTime else { return nil }
         return max(0, allowed - used(at: now, window: currentQuota.window))
     }
 
@@ -550,7 +553,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     // MARK: Internals
 
     private var currentQuota: StandbyQuota { configuration.quotas[bucket] ?? .unlimited }
-    private var quotaApplies: Bool { !charging && currentQuota.isLimited }
+    /// Whether the bucket's quota limits runs now: on battery, or in the restricted bucket on a
+    /// charger too (AOSP `QuotaController.isQuotaFreeLocked`: charging frees every bucket but
+    /// restricted).
+    private var quotaApplies: Bool { currentQuota.isLimited && (!charging || bucket == .restricted) }
 
     /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
     private func nextRunTime(_ work: Work) -> Date {
@@ -576,7 +582,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             earliestBeginDate: due)
         work.runAttemptCount += 1
         work.running = grant
-        work.runCounted = !charging
+        work.runCounted = quotaApplies
         works[identifier] = work
         trace.add(
             now, .osLaunch,
@@ -598,6 +604,17 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         case forceStop = "force-stop"
         /// The device restarted.
         case reboot
+
+        /// `WorkInfo.getStopReason()` (the `JobParameters.STOP_REASON_*` values): QUOTA 10 for a
+        /// run past its quota, USER 13 for a Force stop, UNDEFINED 0 for a reboot (the process
+        /// dies with the device; no `onStopJob`, this model's reading).
+        var code: (value: Int, name: String) {
+            switch self {
+            case .quota: (10, "STOP_REASON_QUOTA")
+            case .forceStop: (13, "STOP_REASON_USER")
+            case .reboot: (0, "STOP_REASON_UNDEFINED")
+            }
+        }
     }
 
     private mutating func stop(_ work: inout Work, at instant: Date, reason: StopReason) {
@@ -610,6 +627,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             end, name,
             [
                 ("identifier", .string(run.identifier)), ("reason", .string(reason.rawValue)),
+                ("stopReason", .int(Int64(reason.code.value))), ("stopReasonName", .string(reason.code.name)),
                 ("duration", .double(end.timeIntervalSince(run.startedAt))),
                 ("runAttemptCount", .int(Int64(work.runAttemptCount))),
                 ("nextRunAt", .date(nextRunTime(work))),
