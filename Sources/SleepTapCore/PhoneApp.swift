@@ -777,6 +777,13 @@ public struct PhoneApp: Sendable {
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
+    /// A Doze input reaches the device at `now` (Android; `os.doze` says the phase).
+    /// - Returns: the effects to perform, in order.
+    public mutating func doze(_ input: DozeInput, at now: Date) -> [PhoneEffect] {
+        scheduler.doze(input, at: now)
+        return drainTrace()
+    }
+
     /// The OS-side trace (`os.*` events) since the last call, as emit effects.
     public mutating func drainTrace() -> [PhoneEffect] {
         scheduler.drainTrace().map { .emit($0.event) }

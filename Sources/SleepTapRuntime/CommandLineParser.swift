@@ -79,6 +79,9 @@ public enum CommandLineParser {
                           are kept (07:00 stays 07:00) and a refresh runs
           move LAT,LON    the phone moves (the weather refetches when it moved > 1 km)
           low-power on|off, background-refresh on|off, charging on|off, bucket NAME
+          screen on|off, motion, idle force|step|off
+                          Android Doze: the screen, the device picked up, and dumpsys deviceidle's
+                          force-idle, step and unforce (screen off, unplugged and still: Doze)
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the

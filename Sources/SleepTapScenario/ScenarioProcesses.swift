@@ -292,6 +292,7 @@ extension ScenarioRun {
         case "background-refresh": [.osBackgroundRefresh]
         case "charging": [.osCharging]
         case "bucket": [.osStandbyBucket]
+        case "screen", "motion", "idle": [.osDoze]
         case "force-quit": [.osForceQuit]
         case "registration": [.osRegistration]
         case "reboot": [.osReboot]

@@ -191,6 +191,11 @@ struct PhoneNodeTests {
         }
         #expect(try PhoneCommand.parse("charging on", platform: .android) == .charging(true))
         #expect(try PhoneCommand.parse("bucket rare", platform: .android) == .bucket(.rare))
+        #expect(try PhoneCommand.parse("screen off", platform: .android) == .doze(.screen(false)))
+        #expect(try PhoneCommand.parse("motion", platform: .android) == .doze(.motion))
+        #expect(try PhoneCommand.parse("idle force", platform: .android) == .doze(.force))
+        #expect(try PhoneCommand.parse("idle step", platform: .android) == .doze(.step))
+        #expect(try PhoneCommand.parse("idle off", platform: .android) == .doze(.unforce))
         #expect(try PhoneCommand.parse("   ", platform: .ios) == nil)
     }
 
@@ -213,6 +218,8 @@ struct PhoneNodeTests {
         ("background-refresh 1", .ios, "expected background-refresh on|off"),
         ("charging on", .ios, "charging is an Android setting; this phone runs --platform ios"),
         ("bucket rare", .ios, "bucket is an Android setting; this phone runs --platform ios"),
+        ("screen off", .ios, "screen is an Android setting; this phone runs --platform ios"),
+        ("idle sideways", .android, "expected idle force|step|off"),
         ("charging yes", .android, "expected charging on|off"),
         ("bucket sometimes", .android, "expected bucket active|working_set|frequent|rare|restricted"),
         (
@@ -261,7 +268,7 @@ struct PhoneNodeTests {
         bench.clearEvents()
         bench.type("why")
         #expect(bench.events(.osWhy) == [why.event])
-        #expect(bench.events(.osWhy).first?["code"] == .string(why.code.rawValue))
+        #expect(bench.events(.osWhy).first?["reason"] == .string(why.code.rawValue))
         bench.type("history")
         #expect(bench.events(.runRecord).count == bench.node.app.state.refreshLog.history.count)
         bench.type("notifications")

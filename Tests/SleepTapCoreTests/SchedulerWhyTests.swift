@@ -173,14 +173,14 @@ struct SchedulerWhyTests {
         try os.submit(identifier: id, earliestBeginDate: t0.addingTimeInterval(3600), at: t0)
         let first = os.drainTrace().filter { $0.event.name == .osWhy }
         #expect(first.count == 1)
-        #expect(first.first?.event["code"] == .string(PendingReasonCode.constraintMinimumLatency.rawValue))
+        #expect(first.first?.event["reason"] == .string(PendingReasonCode.constraintMinimumLatency.rawValue))
         // The same request again: the answer is unchanged, nothing is said.
         try os.submit(identifier: id, earliestBeginDate: t0.addingTimeInterval(3600), at: t0)
         #expect(os.drainTrace().filter { $0.event.name == .osWhy }.isEmpty)
         os.setLowPowerMode(true, at: t0)
         let changed = os.drainTrace().filter { $0.event.name == .osWhy }
         #expect(changed.count == 1)
-        guard case .string(let all) = changed.first?.event["codes"] else {
+        guard case .string(let all) = changed.first?.event["reasonCodes"] else {
             Issue.record("os.why without codes")
             return
         }

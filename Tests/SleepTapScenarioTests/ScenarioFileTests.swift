@@ -65,7 +65,7 @@ struct ScenarioFileTests {
         let first = try #require(run.log.first { $0.event.name == .osWhy && $0.event["launchedAt"] != .null })
         // 08:46 EST on Friday 7 March 2025, the demo's first morning.
         #expect(first.event["launchedAt"] == .date(try #require(ISO8601.date("2025-03-07T13:46:00Z"))))
-        #expect(first.event["code"] == .string("HANDLER_NOT_REGISTERED_IN_TIME"))
+        #expect(first.event["reason"] == .string("HANDLER_NOT_REGISTERED_IN_TIME"))
         guard case .string(let summary) = first.event["summary"] else {
             Issue.record("os.why without a summary")
             return

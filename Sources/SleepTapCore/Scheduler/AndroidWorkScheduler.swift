@@ -126,6 +126,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         public var quotas: [StandbyBucket: StandbyQuota]
         /// The bucket at start (default active).
         public var initialBucket: StandbyBucket
+        /// Doze timings; nil = `DozeSettings()` (the AOSP defaults; optional in `os.json`).
+        public var doze: DozeSettings?
 
         /// - Parameters:
         ///   - repeatInterval: seconds; below 900 it is raised to 900.
@@ -149,6 +151,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             self.quotaBuffer = max(0, quotaBuffer)
             self.quotas = quotas
             self.initialBucket = initialBucket
+            self.doze = nil
         }
 
         /// The interval WorkManager uses: `max(repeatInterval, 900)` seconds (a 10 s request runs every 15 min).
@@ -203,9 +206,12 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var backgroundEnabled = true
     private var batterySaver = false
     private var forceStopped = false
+    /// The Doze inputs; nil until one is given (an older `os.json` has none: screen on).
+    private var doze: DozeState?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
+        case doze
     }
 
     /// - Parameter configuration: the periodic request and device limits. Nothing here is random.
@@ -276,7 +282,17 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         guard runsAllowed else { return nil }
         let due = works.values.filter { $0.running == nil }.map { max(nextRunTime($0), now) }.min()
         guard let due else { return nil }
-        return quotaApplies ? nextInQuota(from: due) : due
+        // Quota and Doze both defer: alternate until an instant satisfies both.
+        var t: Date? = due
+        for _ in 0..<64 {
+            guard let candidate = t else { return nil }
+            if quotaApplies { t = nextInQuota(from: candidate) }
+            guard let inQuota = t else { return nil }
+            let (phase, _, end) = dozePhase(at: inQuota)
+            guard phase == .idle, let end else { return inQuota }
+            t = end
+        }
+        return t
     }
 
     /// No crash at launch is modelled on Android (registration is an iOS matter): nothing to do.
@@ -288,7 +304,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now) else { return nil }
+        guard runsAllowed, !quotaApplies || inQuota(at: now), dozePhase(at: now).0 != .idle else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
             .min { (nextRunTime($0), $0.identifier) < (nextRunTime($1), $1.identifier) }
         guard let work = due else { return nil }
@@ -411,6 +427,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard charging != on else { return }
         charging = on
+        var state = doze ?? DozeState()
+        state.unpluggedAt = on ? nil : now
+        if on { state.stepShift = 0 }
+        doze = state
         conditionsChanged(at: now)
     }
 
@@ -450,6 +470,86 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         configuration.repeatInterval = seconds
     }
 
+    // MARK: Doze
+
+    /// The Doze timings in use (`Configuration.doze`, else the AOSP defaults).
+    public var dozeSettings: DozeSettings { configuration.doze ?? DozeSettings() }
+
+    /// Where the device is in Doze at `now`, with the phase's start and end (nil: it lasts while
+    /// the inputs stay as they are); pure.
+    /// - Parameter now: virtual instant.
+    public func dozePhase(at now: Date) -> (DozePhase, start: Date?, end: Date?) {
+        (doze ?? DozeState()).phase(at: now, charging: charging, settings: dozeSettings)
+    }
+
+    /// The screen goes on or off. On: Doze ends (`DeviceIdleController` becomes active); off on
+    /// battery: the inactive timeout starts.
+    public mutating func setScreen(_ on: Bool, at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        guard state.screenOn != on || doze == nil else { return }
+        state.screenOn = on
+        state.screenOffAt = on ? nil : now
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// The user picks the device up: Doze ends and the timeline starts again from now (the
+    /// significant-motion sensor).
+    public mutating func motion(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        state.lastMotion = now
+        state.forcedAt = nil
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// `adb shell dumpsys deviceidle force-idle`: deep idle from now, whatever the screen and the
+    /// charger, until `unforceIdle`.
+    public mutating func forceIdle(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        state.forcedAt = now
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// `adb shell dumpsys deviceidle step`: moves Doze to its next phase now (inactive → sensing
+    /// → idle → maintenance → idle …); a device that is not quiet is forced idle as by `force-idle`.
+    public mutating func stepIdle(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        let (_, _, end) = state.phase(at: now, charging: charging, settings: dozeSettings)
+        if let end {
+            state.stepShift += end.timeIntervalSince(now)
+        } else {
+            state.forcedAt = now
+            state.stepShift = 0
+        }
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// `adb shell dumpsys deviceidle unforce`: a forced idle ends; Doze follows the device again
+    /// (screen, charger, motion).
+    public mutating func unforceIdle(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        state.forcedAt = nil
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    private mutating func dozeChanged(at now: Date) {
+        let (phase, _, end) = dozePhase(at: now)
+        trace.add(now, .osDoze, [("phase", .string(phase.rawValue)), ("until", .schedulerDate(end))])
+    }
+
     // MARK: Observation
 
     /// The OS trace since the last call, in time order.
@@ -475,6 +575,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             ("lowPowerMode", .bool(batterySaver)),
             ("backgroundRefresh", .bool(backgroundEnabled)),
             ("forceQuit", .bool(forceStopped)),
+            ("doze", .string(dozePhase(at: now).0.rawValue)),
         ]
     }
 
@@ -525,6 +626,12 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         if batterySaver && !charging {
             reasons.append(
                 PendingReason(.deviceState, "lowPower", "Battery Saver is on and the device is not charging"))
+        }
+        let (phase, _, dozeEnd) = dozePhase(at: now)
+        if phase == .idle {
+            reasons.append(
+                PendingReason(
+                    .deviceState, "doze", "in Doze until the next maintenance window", until: dozeEnd))
         }
         if quotaApplies && !inQuota(at: now) {
             if currentQuota.maxSessions == 0 {

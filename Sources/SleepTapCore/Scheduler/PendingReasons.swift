@@ -105,10 +105,10 @@ public struct PendingReason: Equatable, Sendable {
         self.launchedAt = launchedAt
     }
 
-    /// The reason as an event object: `code`, `state`, `until` and, for `handler`, `launchedAt`.
+    /// The reason as an event object: `reason` (the code), `state`, `until` and, for `handler`, `launchedAt`.
     public var object: EventObject {
         var fields: [(String, EventValue)] = [
-            ("code", .string(code.rawValue)), ("state", .string(state)), ("until", .schedulerDate(until)),
+            ("reason", .string(code.rawValue)), ("state", .string(state)), ("until", .schedulerDate(until)),
         ]
         if condition == "handler" { fields.append(("launchedAt", .schedulerDate(launchedAt))) }
         return EventObject(fields)
@@ -159,15 +159,15 @@ public struct WhyAnswer: Equatable, Sendable {
         }.joined(separator: "; ")
     }
 
-    /// The fields of `os.why` and of `phone.status`'s `why`: `identifier`, `code` (the first
-    /// reason's), `codes` (all, comma-separated), `summary`, `until` (the first reason's),
+    /// The fields of `os.why` and of `phone.status`'s `why`: `identifier`, `reason` (the first
+    /// reason's code), `reasonCodes` (all, comma-separated), `summary`, `until` (the first reason's),
     /// `launchedAt` (the launch that did not enter the handler, else null), `nextLaunch`, and
     /// `reasons`, an object with one entry per condition (`PendingReason.object`).
     public var fields: [(String, EventValue)] {
         [
             ("identifier", identifier.map { .string($0) } ?? .null),
-            ("code", .string(code.rawValue)),
-            ("codes", .string(reasons.map(\.code.rawValue).joined(separator: ","))),
+            ("reason", .string(code.rawValue)),
+            ("reasonCodes", .string(reasons.map(\.code.rawValue).joined(separator: ","))),
             ("summary", .string(summary)),
             ("until", .schedulerDate(reasons[0].until)),
             ("launchedAt", .schedulerDate(reason("handler")?.launchedAt)),

@@ -118,6 +118,24 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .ios(s)
     }
 
+    /// A Doze input (Android: `AndroidWorkScheduler.setScreen`, `motion`, `forceIdle`,
+    /// `stepIdle`, `unforceIdle`); ignored on iOS.
+    /// - Parameters:
+    ///   - input: the screen, a motion, or a `dumpsys deviceidle` control.
+    ///   - now: virtual instant.
+    public mutating func doze(_ input: DozeInput, at now: Date) {
+        seen(now)
+        guard case .android(var s) = device else { return }
+        switch input {
+        case .screen(let on): s.setScreen(on, at: now)
+        case .motion: s.motion(at: now)
+        case .force: s.forceIdle(at: now)
+        case .step: s.stepIdle(at: now)
+        case .unforce: s.unforceIdle(at: now)
+        }
+        device = .android(s)
+    }
+
     /// Sets the Android periodic interval; ignored on iOS.
     /// - Parameter seconds: the requested interval (raised to 900).
     public mutating func setRepeatInterval(_ seconds: TimeInterval) {
