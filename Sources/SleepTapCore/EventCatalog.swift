@@ -224,6 +224,10 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osReboot = "os.reboot"
     /// `os.watch_message` (its fields: docs/protocol.md, "Events").
     case osWatchMessage = "os.watch_message"
+    /// `os.why` (its fields: docs/protocol.md, "Events").
+    case osWhy = "os.why"
+    /// `os.doze` (its fields: docs/protocol.md, "Events").
+    case osDoze = "os.doze"
 
     // MARK: The soak tool
 

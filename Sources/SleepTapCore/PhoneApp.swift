@@ -818,6 +818,13 @@ public struct PhoneApp: Sendable {
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
+    /// A Doze input reaches the device at `now` (Android; `os.doze` says the phase).
+    /// - Returns: the effects to perform, in order.
+    public mutating func doze(_ input: DozeInput, at now: Date) -> [PhoneEffect] {
+        scheduler.doze(input, at: now)
+        return drainTrace()
+    }
+
     /// The OS-side trace (`os.*` events) since the last call, as emit effects. The app drains it
     /// right after every call into the OS, so each entry is written in the step that caused it,
     /// in order with the app's own events and stamped with that step's instant (a completion's

@@ -84,6 +84,9 @@ public enum CommandLineParser {
                           are kept (07:00 stays 07:00) and a refresh runs
           move LAT,LON    the phone moves (the weather refetches when it moved > 1 km)
           low-power on|off, background-refresh on|off, charging on|off, bucket NAME
+          screen on|off, motion, idle force|step|off
+                          Android Doze: the screen, the device picked up, and dumpsys deviceidle's
+                          force-idle, step and unforce (screen off, unplugged and still: Doze)
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the
@@ -92,7 +95,9 @@ public enum CommandLineParser {
                           (iOS: a force-quit is lifted; Android: a force stop is not)
           simulate-launch       the debugger's _simulateLaunchForTaskWithIdentifier
           simulate-expiration   launch, then expire right after renew
-          status          print a phone.status event (with the OS's view)
+          status          print a phone.status event (with the OS's view and its why)
+          why             print an os.why event: every condition holding the pending refresh
+                          back (reason codes as Android's PENDING_JOB_REASON_*), and when each lifts
           history         print a run.record event per run in the history (last 30)
           notifications   print a notification.pending event per pending notice
           quit            stop (as SIGINT/SIGTERM/SIGHUP and Ctrl-D on a terminal do)

@@ -232,7 +232,7 @@ struct PhoneNodeTests {
     // MARK: the stdin language
 
     static let accepted: [(String, PhoneCommand)] = [
-        ("open", .open), ("status", .status), ("history", .history), ("notifications", .notifications),
+        ("open", .open), ("status", .status), ("why", .why), ("history", .history), ("notifications", .notifications),
         ("time-zone Asia/Tokyo", .timeZone(TimeZone(identifier: "Asia/Tokyo")!)),
         ("move 48.85,2.35", .move(Coordinate(latitude: 48.85, longitude: 2.35)!)),
         ("low-power on", .lowPower(true)), ("low-power off", .lowPower(false)),
@@ -249,6 +249,11 @@ struct PhoneNodeTests {
         }
         #expect(try PhoneCommand.parse("charging on", platform: .android) == .charging(true))
         #expect(try PhoneCommand.parse("bucket rare", platform: .android) == .bucket(.rare))
+        #expect(try PhoneCommand.parse("screen off", platform: .android) == .doze(.screen(false)))
+        #expect(try PhoneCommand.parse("motion", platform: .android) == .doze(.motion))
+        #expect(try PhoneCommand.parse("idle force", platform: .android) == .doze(.force))
+        #expect(try PhoneCommand.parse("idle step", platform: .android) == .doze(.step))
+        #expect(try PhoneCommand.parse("idle off", platform: .android) == .doze(.unforce))
         #expect(try PhoneCommand.parse("   ", platform: .ios) == nil)
     }
 
@@ -271,6 +276,8 @@ struct PhoneNodeTests {
         ("background-refresh 1", .ios, "expected background-refresh on|off"),
         ("charging on", .ios, "charging is an Android setting; this phone runs --platform ios"),
         ("bucket rare", .ios, "bucket is an Android setting; this phone runs --platform ios"),
+        ("screen off", .ios, "screen is an Android setting; this phone runs --platform ios"),
+        ("idle sideways", .android, "expected idle force|step|off"),
         ("charging yes", .android, "expected charging on|off"),
         ("bucket sometimes", .android, "expected bucket active|working_set|frequent|rare|restricted"),
         (
@@ -313,6 +320,13 @@ struct PhoneNodeTests {
         #expect(status["timeZone"] == .string("America/New_York"))
         #expect(status["lastSeq"] == .int(Int64(bench.node.app.state.lastSeq)))
         #expect(status["nextBackgroundLaunch"] == bench.node.nextLaunch.map { .date($0) })
+        // The OS's why, in the status and on its own (`why`): the answer at the command's instant.
+        let why = bench.node.app.scheduler.why(at: bench.now)
+        #expect(status["why"] == .object(EventObject(why.fields)))
+        bench.clearEvents()
+        bench.type("why")
+        #expect(bench.events(.osWhy) == [why.event])
+        #expect(bench.events(.osWhy).first?["reason"] == .string(why.code.rawValue))
         bench.type("history")
         #expect(bench.events(.runRecord).count == bench.node.app.state.refreshLog.history.count)
         bench.type("notifications")

@@ -171,6 +171,9 @@ struct SchedulerAndroidTests {
         let stopped = trace.filter { $0.event.name == .osWorkStopped }
         #expect(!stopped.isEmpty)
         #expect(stopped.allSatisfy { $0.event["reason"] == .string("quota") })
+        // WorkInfo.getStopReason(): STOP_REASON_QUOTA.
+        #expect(stopped.allSatisfy { $0.event["stopReason"] == .int(10) })
+        #expect(stopped.allSatisfy { $0.event["stopReasonName"] == .string("STOP_REASON_QUOTA") })
     }
 
     @Test("Scenario: the same rare bucket while charging has no limit")
@@ -185,6 +188,25 @@ struct SchedulerAndroidTests {
         let unplugged = t0.addingTimeInterval(F.day)
         s.setCharging(false, at: unplugged)
         #expect(s.quotaRemaining(at: unplugged) == 600)
+    }
+
+    @Test("Restricted bucket on a charger: still one run per rolling day, and the run uses quota")
+    func restrictedOnCharger() throws {
+        var s = F.android(bucket: .restricted)
+        s.setCharging(true, at: t0)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        var launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(3600)) { _, _ in (60, .success) }
+        #expect(launches.count == 1)
+        #expect(s.quotaRemaining(at: t0.addingTimeInterval(3600)) == 540)
+        #expect(s.why(at: t0.addingTimeInterval(3600)).reason("quota")?.until == t0.addingTimeInterval(F.day + 60))
+        launches += F.drive(&s, from: t0.addingTimeInterval(3600), to: t0.addingTimeInterval(3 * F.day)) { _, _ in
+            (60, .success)
+        }
+        #expect(launches.map { $0.startedAt.timeIntervalSince(t0) } == [0, F.day + 60, 2 * F.day + 120])
+        #expect(launches.allSatisfy { $0.budget == 600 })
+        // The other buckets are free on the charger (rareBucketCharging): rare runs every 19 min.
+        s.setStandbyBucket(.rare, at: t0.addingTimeInterval(3 * F.day))
+        #expect(s.quotaRemaining(at: t0.addingTimeInterval(3 * F.day)) == nil)
     }
 
     @Test("Restricted bucket: one run per rolling day")

@@ -171,7 +171,9 @@ struct SimulatedOSTests {
         _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
         #expect(app.registered && app.running)
         let update = app.installUpdate(registration: .lateSilent, at: t0.addingTimeInterval(60))
-        #expect(Self.names(update) == [.osRegistration, .osAppUpdated])
+        // os.why says it at once: from now on the handler is not registered in time.
+        #expect(Self.names(update) == [.osRegistration, .osAppUpdated, .osWhy])
+        #expect(app.scheduler.why(at: t0.addingTimeInterval(60)).code == .handlerNotRegisteredInTime)
         #expect(!app.running && !app.registersEarly)
         // The setting is the OS's record of the installed app: it survives a restart.
         app.scheduler = try Self.restarted(app.scheduler)

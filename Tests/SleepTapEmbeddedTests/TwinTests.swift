@@ -94,6 +94,42 @@ struct TwinTests {
         #expect(platform == "ios" || !twin.events(.osStandbyBucket).isEmpty)
     }
 
+    @Test("A Doze night (Android, screen off and still, unplugged): at most one background run per maintenance window")
+    func dozeNight() throws {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)), seed: 4)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        // The phone goes on the nightstand at 23:00 EST and is picked up at 07:30.
+        let down = try #require(ISO8601.date("2025-03-07T04:00:00Z"))
+        let up = try #require(ISO8601.date("2025-03-07T12:30:00Z"))
+        twin.schedule(.phone("screen off"), at: down)
+        twin.schedule(.phone("motion"), at: up)
+        twin.schedule(.phone("screen on"), at: up)
+        twin.run(until: up.addingTimeInterval(3_600))
+        let night = twin.events(.handlerEntered).map(\.at).filter { $0 >= down && $0 < up }
+        // The AOSP timeline from 23:00: idle from 00:00; windows at 01:00 (5 min), 03:05 (10 min),
+        // 07:15 (10 min); runs may come only in them.
+        let offsets: [(TimeInterval, TimeInterval)] = [(7_200, 300), (14_700, 600), (29_700, 600)]
+        var windows: [(start: Date, end: Date)] = []
+        for (offset, length) in offsets {
+            windows.append((down.addingTimeInterval(offset), down.addingTimeInterval(offset + length)))
+        }
+        let inIdle = night.filter { at in
+            at >= down.addingTimeInterval(3_600) && !windows.contains { at >= $0.start && at < $0.end }
+        }
+        #expect(inIdle.isEmpty, "background runs in deep idle: \(inIdle)")
+        for window in windows {
+            #expect(night.filter { $0 >= window.start && $0 < window.end }.count <= 1)
+        }
+        // Hourly work without Doze would run about 8 times between 23:00 and 07:30.
+        #expect(night.count <= 4, "\(night)")
+        #expect(!twin.events(.osDoze).isEmpty)
+        let after = twin.events(.handlerEntered).map(\.at).filter { $0 >= up }
+        #expect(!after.isEmpty, "the phone picked up runs its work again")
+    }
+
     /// Each night's outcome: the local date of the tap and whether it fell back to manual entry.
     static func nights(_ twin: Twin) -> [(date: String, fallback: Bool)] {
         let calendar = WakeCalendar.calendar(in: zone)

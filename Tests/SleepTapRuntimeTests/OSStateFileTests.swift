@@ -105,7 +105,7 @@ struct OSStateFileTests {
         var os = try Self.options(["--registration", "late-silent", "--budget", "2"]).resolve(
             stored: stored, taskIdentifier: Self.task, at: Self.t0)
         #expect(os.registrationMode == .lateSilent)
-        #expect(os.drainTrace().map(\.event.name) == [.osAppUpdated])
+        #expect(os.drainTrace().map(\.event.name) == [.osAppUpdated, .osWhy])
         #expect(os.nextLaunch(after: Self.t0) == stored.nextLaunch(after: Self.t0), "the request is kept")
         guard case .ios(let scheduler) = os.device else { throw CancellationError() }
         #expect(scheduler.configuration.runtimeBudget == 2)

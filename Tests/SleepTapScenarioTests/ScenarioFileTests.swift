@@ -54,6 +54,25 @@ struct ScenarioFileTests {
         #expect(fix.steps.map(\.text) == ["phone: registration early", "phone: open"])
     }
 
+    @Test(
+        "the demo's timeline in the twin: os.why answers 'launched at 08:46, handler not registered in time' on its first night"
+    )
+    func demoWhy() throws {
+        let path = Self.root.appendingPathComponent("Examples/scenarios/demo-late-silent-new-york.json").path
+        let run = try ScenarioRun.twin(try ScenarioFile.load(path))
+        let whys = run.checks.filter { $0.expectation.event == .osWhy }
+        #expect(whys.count == 2 && whys.allSatisfy(\.passed), "\(run.checks.map(\.observed))")
+        let first = try #require(run.log.first { $0.event.name == .osWhy && $0.event["launchedAt"] != .null })
+        // 08:46 EST on Friday 7 March 2025, the demo's first morning.
+        #expect(first.event["launchedAt"] == .date(try #require(ISO8601.date("2025-03-07T13:46:00Z"))))
+        #expect(first.event["reason"] == .string("HANDLER_NOT_REGISTERED_IN_TIME"))
+        guard case .string(let summary) = first.event["summary"] else {
+            Issue.record("os.why without a summary")
+            return
+        }
+        #expect(summary.hasPrefix("launched at 2025-03-07T13:46:00Z, handler not registered in time"))
+    }
+
     @Test("a phone step is checked against the phone's own --platform: bucket on Android")
     func androidStep() throws {
         let data = try Self.scenario {

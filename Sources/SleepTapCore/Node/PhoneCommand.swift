@@ -8,6 +8,8 @@ public enum PhoneCommand: Equatable, Sendable {
     case open
     /// One `phone.status` event.
     case status
+    /// One `os.why` event: every condition holding the pending refresh back, now.
+    case why
     /// One `run.record` event per run in the history.
     case history
     /// One `notification.pending` event per pending notification.
@@ -24,6 +26,8 @@ public enum PhoneCommand: Equatable, Sendable {
     case charging(Bool)
     /// Android: the App Standby bucket.
     case bucket(StandbyBucket)
+    /// Android: a Doze input (`screen on|off`, `motion`, `idle force|step|off`).
+    case doze(DozeInput)
     /// The user swipes the app away.
     case forceQuit
     /// iOS: the user installs an app update that registers its handler this way (from the app's
@@ -59,16 +63,18 @@ public enum PhoneCommand: Equatable, Sendable {
 
     /// The rejection reason for a line that names no command.
     public static let unknownCommandReason =
-        "unknown command; expected open, status, history, notifications, time-zone TZ, move LAT,LON, "
-        + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, force-quit, "
+        "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
+        + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
+        + "idle force|step|off, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
     /// The words of each command after its name, as the usage shows them (nil: none).
     static let argumentUsage: [String: String?] = [
-        "open": nil, "status": nil, "history": nil, "notifications": nil,
+        "open": nil, "status": nil, "why": nil, "history": nil, "notifications": nil,
         "time-zone": "TZ (an IANA zone, e.g. Europe/Berlin)", "move": "LAT,LON (degrees, e.g. 52.52,13.405)",
         "low-power": "on|off", "background-refresh": "on|off", "charging": "on|off",
-        "bucket": "active|working_set|frequent|rare|restricted", "force-quit": nil,
+        "bucket": "active|working_set|frequent|rare|restricted", "screen": "on|off", "motion": nil,
+        "idle": "force|step|off", "force-quit": nil,
         "registration": "early|late-silent|late-crash", "reboot": nil, "simulate-launch": nil,
         "simulate-expiration": nil, "quit": nil,
     ]
@@ -108,6 +114,7 @@ public enum PhoneCommand: Equatable, Sendable {
         case (nil, _): return nil
         case ("open", 1): return .open
         case ("status", 1): return .status
+        case ("why", 1): return .why
         case ("history", 1): return .history
         case ("notifications", 1): return .notifications
         case ("time-zone", 2):
@@ -122,7 +129,9 @@ public enum PhoneCommand: Equatable, Sendable {
             return .move(location)
         case ("low-power", 2): return .lowPower(try onOff("low-power"))
         case ("background-refresh", 2): return .backgroundRefresh(try onOff("background-refresh"))
-        case ("charging", 2) where platform != .android, ("bucket", 2) where platform != .android:
+        case ("charging", 2) where platform != .android, ("bucket", 2) where platform != .android,
+            ("screen", 2) where platform != .android, ("motion", 1) where platform != .android,
+            ("idle", 2) where platform != .android:
             throw reject("\(words[0]) is an Android setting; this phone runs --platform \(platform)")
         case ("charging", 2): return .charging(try onOff("charging"))
         case ("bucket", 2):
@@ -130,6 +139,15 @@ public enum PhoneCommand: Equatable, Sendable {
                 throw reject("expected bucket active|working_set|frequent|rare|restricted")
             }
             return .bucket(bucket)
+        case ("screen", 2): return .doze(.screen(try onOff("screen")))
+        case ("motion", 1): return .doze(.motion)
+        case ("idle", 2):
+            switch words[1] {
+            case "force": return .doze(.force)
+            case "step": return .doze(.step)
+            case "off": return .doze(.unforce)
+            default: throw reject("expected idle force|step|off")
+            }
         case ("force-quit", 1): return .forceQuit
         case ("registration", 2) where platform != .ios:
             throw reject(
@@ -164,7 +182,7 @@ public enum PhoneCommand: Equatable, Sendable {
     /// `quit` never wait.
     public var touchesApp: Bool {
         switch self {
-        case .status, .history, .notifications, .quit: false
+        case .status, .why, .history, .notifications, .quit: false
         default: true
         }
     }

@@ -642,6 +642,8 @@ public struct PhoneNode: Sendable {
             return readSchedule(then: .open, time)
         case .status:
             return [.emit(status(at: now), at: now)]
+        case .why:
+            return [.emit(app.scheduler.why(at: now).event, at: now)]
         case .history:
             return app.state.refreshLog.history.map { .emit($0.event, at: now) }
         case .notifications:
@@ -672,8 +674,8 @@ public struct PhoneNode: Sendable {
                             ("moved", .double(moved.rounded())),
                         ]), at: now)
             ]
-        case .lowPower, .backgroundRefresh, .charging, .bucket, .forceQuit, .registration, .reboot, .simulateLaunch,
-            .simulateExpiration:
+        case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
+            .simulateLaunch, .simulateExpiration:
             return apply(command, time)
         case .quit:
             return stopping([("reason", .string("quit"))], time)
@@ -688,6 +690,7 @@ public struct PhoneNode: Sendable {
         case .backgroundRefresh(let on): return step(time) { $0.setBackgroundRefreshEnabled(on, at: now) }
         case .charging(let on): return step(time) { $0.setCharging(on, at: now) }
         case .bucket(let bucket): return step(time) { $0.setStandbyBucket(bucket, at: now) }
+        case .doze(let input): return step(time) { $0.doze(input, at: now) }
         case .forceQuit: return step(time) { $0.forceQuit(at: now) }
         case .registration(let mode): return step(time) { $0.installUpdate(registration: mode, at: now) }
         case .reboot: return step(time) { $0.reboot(at: now) }
@@ -733,6 +736,7 @@ public struct PhoneNode: Sendable {
             ("sendFailures", .int(Int64(counters.sendFailures))),
         ]
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
+        fields.append(("why", .object(EventObject(app.scheduler.why(at: now).fields))))
         return Event(.phoneStatus, fields)
     }
 

@@ -93,7 +93,8 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
 /// - on battery, runs obey the bucket's `StandbyQuota`; the launch's `budget` is the remaining
 ///   job time; a run past it is stopped (not success): the attempt still counts and it is tried
 ///   again, backed off from its enqueue time, when quota returns; a run may start only with at
-///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota;
+///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
+///   except in the restricted bucket, which stays limited on a charger;
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
 ///   or after Force stop until the user opens the app.
 ///
@@ -125,6 +126,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         public var quotas: [StandbyBucket: StandbyQuota]
         /// The bucket at start (default active).
         public var initialBucket: StandbyBucket
+        /// Doze timings; nil = `DozeSettings()` (the AOSP defaults; optional in `os.json`).
+        public var doze: DozeSettings?
 
         /// - Parameters:
         ///   - repeatInterval: seconds; below 900 it is raised to 900.
@@ -148,6 +151,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             self.quotaBuffer = max(0, quotaBuffer)
             self.quotas = quotas
             self.initialBucket = initialBucket
+            self.doze = nil
         }
 
         /// The interval WorkManager uses: `max(repeatInterval, 900)` seconds (a 10 s request runs every 15 min).
@@ -202,9 +206,12 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var backgroundEnabled = true
     private var batterySaver = false
     private var forceStopped = false
+    /// The Doze inputs; nil until one is given (an older `os.json` has none: screen on).
+    private var doze: DozeState?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
+        case doze
     }
 
     /// - Parameter configuration: the periodic request and device limits. Nothing here is random.
@@ -276,7 +283,17 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         guard runsAllowed else { return nil }
         let due = works.values.filter { $0.running == nil }.map { max(nextRunTime($0), now) }.min()
         guard let due else { return nil }
-        return quotaApplies ? nextInQuota(from: due) : due
+        // Quota and Doze both defer: alternate until an instant satisfies both.
+        var t: Date? = due
+        for _ in 0..<64 {
+            guard let candidate = t else { return nil }
+            if quotaApplies { t = nextInQuota(from: candidate) }
+            guard let inQuota = t else { return nil }
+            let (phase, _, end) = dozePhase(at: inQuota)
+            guard phase == .idle, let end else { return inQuota }
+            t = end
+        }
+        return t
     }
 
     /// No crash at launch is modelled on Android (registration is an iOS matter): nothing to do.
@@ -288,7 +305,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now) else { return nil }
+        guard runsAllowed, !quotaApplies || inQuota(at: now), dozePhase(at: now).0 != .idle else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
             .min { (nextRunTime($0), $0.identifier) < (nextRunTime($1), $1.identifier) }
         guard let work = due else { return nil }
@@ -405,11 +422,16 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         trace.add(now, .osBucketChanged, [("bucket", .string(bucket.name))])
     }
 
-    /// Charging lifts the quota; runs started while charging do not use quota.
+    /// Charging lifts the quota of every bucket but restricted; runs started while it is lifted
+    /// do not use quota.
     public mutating func setCharging(_ on: Bool, at now: Date) {
         advance(to: now)
         guard charging != on else { return }
         charging = on
+        var state = doze ?? DozeState()
+        state.unpluggedAt = on ? nil : now
+        if on { state.stepShift = 0 }
+        doze = state
         conditionsChanged(at: now)
     }
 
@@ -449,6 +471,86 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         configuration.repeatInterval = seconds
     }
 
+    // MARK: Doze
+
+    /// The Doze timings in use (`Configuration.doze`, else the AOSP defaults).
+    public var dozeSettings: DozeSettings { configuration.doze ?? DozeSettings() }
+
+    /// Where the device is in Doze at `now`, with the phase's start and end (nil: it lasts while
+    /// the inputs stay as they are); pure.
+    /// - Parameter now: virtual instant.
+    public func dozePhase(at now: Date) -> (DozePhase, start: Date?, end: Date?) {
+        (doze ?? DozeState()).phase(at: now, charging: charging, settings: dozeSettings)
+    }
+
+    /// The screen goes on or off. On: Doze ends (`DeviceIdleController` becomes active); off on
+    /// battery: the inactive timeout starts.
+    public mutating func setScreen(_ on: Bool, at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        guard state.screenOn != on || doze == nil else { return }
+        state.screenOn = on
+        state.screenOffAt = on ? nil : now
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// The user picks the device up: Doze ends and the timeline starts again from now (the
+    /// significant-motion sensor).
+    public mutating func motion(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        state.lastMotion = now
+        state.forcedAt = nil
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// `adb shell dumpsys deviceidle force-idle`: deep idle from now, whatever the screen and the
+    /// charger, until `unforceIdle`.
+    public mutating func forceIdle(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        state.forcedAt = now
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// `adb shell dumpsys deviceidle step`: moves Doze to its next phase now (inactive → sensing
+    /// → idle → maintenance → idle …); a device that is not quiet is forced idle as by `force-idle`.
+    public mutating func stepIdle(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        let (_, _, end) = state.phase(at: now, charging: charging, settings: dozeSettings)
+        if let end {
+            state.stepShift += end.timeIntervalSince(now)
+        } else {
+            state.forcedAt = now
+            state.stepShift = 0
+        }
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    /// `adb shell dumpsys deviceidle unforce`: a forced idle ends; Doze follows the device again
+    /// (screen, charger, motion).
+    public mutating func unforceIdle(at now: Date) {
+        advance(to: now)
+        var state = doze ?? DozeState()
+        state.forcedAt = nil
+        state.stepShift = 0
+        doze = state
+        dozeChanged(at: now)
+    }
+
+    private mutating func dozeChanged(at now: Date) {
+        let (phase, _, end) = dozePhase(at: now)
+        trace.add(now, .osDoze, [("phase", .string(phase.rawValue)), ("until", .schedulerDate(end))])
+    }
+
     // MARK: Observation
 
     /// The OS trace since the last call, in time order.
@@ -474,6 +576,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             ("lowPowerMode", .bool(batterySaver)),
             ("backgroundRefresh", .bool(backgroundEnabled)),
             ("forceQuit", .bool(forceStopped)),
+            ("doze", .string(dozePhase(at: now).0.rawValue)),
         ]
     }
 
@@ -483,15 +586,71 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// androidx `calculateNextRunTime` for the named work, ignoring quota and conditions; nil if not enqueued.
     public func nextRunTime(of identifier: String) -> Date? { works[identifier].map(nextRunTime) }
 
-    /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging,
+    /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging
+    /// in any bucket but restricted,
     /// or a bucket without a time limit).
     public func quotaRemaining(at now: Date) -> TimeInterval? {
-        guard !charging, let allowed = currentQuota.allowedTime else { return nil }
+        guard !charging || bucket == .restricted, let allowed = currentQuota.allowedTime else { return nil }
         return max(0, allowed - used(at: now, window: currentQuota.window))
     }
 
     /// Whether Battery Saver is on.
     public var lowPowerMode: Bool { batterySaver }
+
+    /// Every condition holding the enqueued work back at `now`, as `adb shell dumpsys jobscheduler`
+    /// lists a job's unsatisfied constraints and Android 16's `JobScheduler.getPendingJobReasons`
+    /// returns its reasons (docs/scheduler.md, "Why hasn't it run?"); pure. In order: nothing
+    /// enqueued, a run in flight, Force stop, background off, Battery Saver (only the user lifts
+    /// them), the bucket's quota (until the instant quota returns), the next run time (initial
+    /// delay, period or back-off).
+    /// - Parameter now: virtual instant.
+    public func why(at now: Date) -> WhyAnswer {
+        guard let name = works.keys.sorted().first, let work = works[name] else {
+            return WhyAnswer(
+                identifier: nil,
+                reasons: [
+                    PendingReason(.invalidJobID, "request", "no work enqueued: the app enqueues it when it runs")
+                ],
+                nextLaunch: nil)
+        }
+        var reasons: [PendingReason] = []
+        if let run = work.running {
+            reasons.append(PendingReason(.executing, "running", "the worker is running", until: run.deadline))
+        }
+        if forceStopped {
+            reasons.append(
+                PendingReason(.user, "forceQuit", "the app was force-stopped: nothing runs until the user opens it"))
+        }
+        if !backgroundEnabled {
+            reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "background work is restricted"))
+        }
+        if batterySaver && !charging {
+            reasons.append(
+                PendingReason(.deviceState, "lowPower", "Battery Saver is on and the device is not charging"))
+        }
+        let (phase, _, dozeEnd) = dozePhase(at: now)
+        if phase == .idle {
+            reasons.append(
+                PendingReason(
+                    .deviceState, "doze", "in Doze until the next maintenance window", until: dozeEnd))
+        }
+        if quotaApplies && !inQuota(at: now) {
+            if currentQuota.maxSessions == 0 {
+                reasons.append(PendingReason(.appStandby, "bucket", "the \(bucket.name) bucket allows no job"))
+            } else {
+                reasons.append(
+                    PendingReason(
+                        .quota, "quota", "the \(bucket.name) bucket's job quota is used up",
+                        until: nextInQuota(from: now)))
+            }
+        }
+        let due = nextRunTime(work)
+        if work.running == nil && due > now {
+            let what = work.runAttemptCount > 0 ? "backing off after a retry" : "not yet eligible (next run time)"
+            reasons.append(PendingReason(.constraintMinimumLatency, "earliestBeginDate", what, until: due))
+        }
+        return WhyAnswer(identifier: name, reasons: reasons, nextLaunch: nextLaunch(after: now))
+    }
 
     /// Whether the app was force-stopped (Settings › Force stop) and not opened by the user since.
     public var isForceStopped: Bool { forceStopped }
@@ -502,7 +661,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     // MARK: Internals
 
     private var currentQuota: StandbyQuota { configuration.quotas[bucket] ?? .unlimited }
-    private var quotaApplies: Bool { !charging && currentQuota.isLimited }
+    /// Whether the bucket's quota limits runs now: on battery, or in the restricted bucket on a
+    /// charger too (AOSP `QuotaController.isQuotaFreeLocked`: charging frees every bucket but
+    /// restricted).
+    private var quotaApplies: Bool { currentQuota.isLimited && (!charging || bucket == .restricted) }
 
     /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
     private func nextRunTime(_ work: Work) -> Date {
@@ -528,7 +690,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             earliestBeginDate: due)
         work.runAttemptCount += 1
         work.running = grant
-        work.runCounted = !charging
+        work.runCounted = quotaApplies
         works[identifier] = work
         trace.add(
             now, .osLaunch,
@@ -550,6 +712,17 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         case forceStop = "force-stop"
         /// The device restarted.
         case reboot
+
+        /// `WorkInfo.getStopReason()` (the `JobParameters.STOP_REASON_*` values): QUOTA 10 for a
+        /// run past its quota, USER 13 for a Force stop, UNDEFINED 0 for a reboot (the process
+        /// dies with the device; no `onStopJob`, this model's reading).
+        var code: (value: Int, name: String) {
+            switch self {
+            case .quota: (10, "STOP_REASON_QUOTA")
+            case .forceStop: (13, "STOP_REASON_USER")
+            case .reboot: (0, "STOP_REASON_UNDEFINED")
+            }
+        }
     }
 
     private mutating func stop(_ work: inout Work, at instant: Date, reason: StopReason) {
@@ -562,6 +735,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             end, name,
             [
                 ("identifier", .string(run.identifier)), ("reason", .string(reason.rawValue)),
+                ("stopReason", .int(Int64(reason.code.value))), ("stopReasonName", .string(reason.code.name)),
                 ("duration", .double(end.timeIntervalSince(run.startedAt))),
                 ("runAttemptCount", .int(Int64(work.runAttemptCount))),
                 ("nextRunAt", .date(nextRunTime(work))),

@@ -137,10 +137,13 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     private var refreshEnabled = true
     private var lowPower = false
     private var forceQuitted = false
+    /// The last launch that did not reach the handler (not registered in time, or the app crashed
+    /// registering), nil once a launch enters it. Optional in the encoding (older os.json lacks it).
+    private var lastDroppedLaunch: Date?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
-        case refreshEnabled, lowPower, forceQuitted
+        case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
     }
 
     /// - Parameters:
@@ -314,6 +317,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             return
         }
         pending = nil
+        lastDroppedLaunch = now
         trace.add(
             now, .osLaunchDropped,
             [("identifier", .string(request.identifier)), ("reason", .string("the app crashed while launching"))])
@@ -505,6 +509,73 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Whether Low Power Mode is on.
     public var lowPowerMode: Bool { lowPower }
 
+    /// Every condition holding the app-refresh request back at `now` (docs/scheduler.md, "Why
+    /// hasn't it run?"); pure. In order: the launch handler not registered in time (nothing but an
+    /// app update lifts it), a run in flight, no pending request, force-quit, Background App
+    /// Refresh off, Low Power Mode (only the user lifts them), then `earliestBeginDate` and the
+    /// drawn opportunity (they lift at a known instant).
+    /// - Parameter now: virtual instant.
+    public func why(at now: Date) -> WhyAnswer {
+        var reasons: [PendingReason] = []
+        switch configuration.registrationMode {
+        case .early: break
+        case .lateSilent:
+            let state =
+                lastDroppedLaunch.map {
+                    "launched at \(ISO8601.string($0)), handler not registered in time: it is never entered"
+                }
+                ?? "the launch handler is registered after launch finished: the OS will launch, the handler is never entered"
+            reasons.append(PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch))
+        case .lateCrash:
+            let state =
+                lastDroppedLaunch.map {
+                    "launched at \(ISO8601.string($0)), the app crashed registering its handler after launch finished"
+                } ?? "the launch handler is registered after launch finished: the app crashes at each launch"
+            reasons.append(PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch))
+        }
+        if let run = running {
+            reasons.append(PendingReason(.executing, "running", "a run is in flight", until: run.deadline))
+        }
+        guard let request = pending else {
+            let state =
+                configuration.registrationMode == .early
+                ? "no pending request: the app submits one when it runs (open it)"
+                : "no pending request: the handler, which submits the next one, never ran"
+            reasons.append(PendingReason(.invalidJobID, "request", state))
+            return WhyAnswer(identifier: nil, reasons: reasons, nextLaunch: nil)
+        }
+        if forceQuitted {
+            reasons.append(
+                PendingReason(
+                    .user, "forceQuit", "the user force-quit the app: nothing launches until the user opens it"))
+        }
+        if !refreshEnabled {
+            reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "Background App Refresh is off"))
+        }
+        if lowPower { reasons.append(PendingReason(.deviceState, "lowPower", "Low Power Mode is on")) }
+        if let earliest = request.earliestBeginDate, earliest > now {
+            reasons.append(
+                PendingReason(
+                    .constraintMinimumLatency, "earliestBeginDate", "not yet eligible (earliestBeginDate)",
+                    until: earliest))
+        }
+        if launchesAllowed {
+            if let opportunity = request.opportunity, opportunity > now {
+                let missed = request.missed.filter { $0 > now }.count
+                let passing =
+                    missed == 0 ? "" : " (the system lets \(missed) earlier one\(missed == 1 ? "" : "s") pass)"
+                reasons.append(
+                    PendingReason(
+                        .jobSchedulerOptimization, "opportunity",
+                        "waiting for the opportunity the system drew\(passing)", until: opportunity))
+            } else if request.opportunity == nil {
+                reasons.append(
+                    PendingReason(.jobSchedulerOptimization, "opportunity", "the system chooses no opportunity"))
+            }
+        }
+        return WhyAnswer(identifier: request.identifier, reasons: reasons, nextLaunch: nextLaunch(after: now))
+    }
+
     /// The identifier of the pending app-refresh request, nil when none.
     public var pendingIdentifier: String? { pending?.identifier }
 
@@ -591,6 +662,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                 ("simulated", .bool(simulated)), ("earliestBeginDate", .schedulerDate(request.earliestBeginDate)),
                 ("plannedLaunch", .schedulerDate(request.opportunity)),
             ])
+        lastDroppedLaunch = entered ? nil : now
         if entered {
             running = grant
         } else {

@@ -60,6 +60,10 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public private(set) var timeZoneIdentifier: String?
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
+    /// The latest instant a call gave (what `drainTrace` asks `why` at); not encoded.
+    private var lastNow: Date?
+    /// The answer the last `os.why` said; not encoded (a restarted phone says it again).
+    private var lastWhy: WhyAnswer?
 
     /// A new iOS device.
     /// - Parameter scheduler: a fresh (or already driven) iOS scheduler; its seed is recorded.
@@ -94,6 +98,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
     /// - Parameter now: virtual instant.
     public mutating func reboot(at now: Date) {
+        seen(now)
         reboots += 1
         lastReboot = now
         switch device {
@@ -112,6 +117,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - registration: the updated app's behaviour.
     ///   - now: virtual instant.
     public mutating func installUpdate(registration: RegistrationMode, at now: Date) {
+        seen(now)
         guard case .ios(var s) = device else { return }
         s.installUpdate(registration: registration, at: now)
         device = .ios(s)
@@ -123,6 +129,24 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         guard case .ios(var s) = device else { return }
         s.setRuntimeBudget(seconds)
         device = .ios(s)
+    }
+
+    /// A Doze input (Android: `AndroidWorkScheduler.setScreen`, `motion`, `forceIdle`,
+    /// `stepIdle`, `unforceIdle`); ignored on iOS.
+    /// - Parameters:
+    ///   - input: the screen, a motion, or a `dumpsys deviceidle` control.
+    ///   - now: virtual instant.
+    public mutating func doze(_ input: DozeInput, at now: Date) {
+        seen(now)
+        guard case .android(var s) = device else { return }
+        switch input {
+        case .screen(let on): s.setScreen(on, at: now)
+        case .motion: s.motion(at: now)
+        case .force: s.forceIdle(at: now)
+        case .step: s.stepIdle(at: now)
+        case .unforce: s.unforceIdle(at: now)
+        }
+        device = .android(s)
     }
 
     /// Sets the Android periodic interval; ignored on iOS.
@@ -238,11 +262,13 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// See `BackgroundScheduler.appLaunched(at:byUser:)`.
     public mutating func appLaunched(at now: Date, byUser: Bool) {
+        seen(now)
         update { $0.appLaunched(at: now, byUser: byUser) }
     }
 
     /// See `BackgroundScheduler.register(identifier:at:)`.
     public mutating func register(identifier: String, at now: Date) throws(LaunchHandlerCrash) -> Bool {
+        seen(now)
         let result: Result<Bool, LaunchHandlerCrash> = update { scheduler in
             do throws(LaunchHandlerCrash) {
                 return .success(try scheduler.register(identifier: identifier, at: now))
@@ -254,10 +280,14 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     }
 
     /// See `BackgroundScheduler.finishLaunching(at:)`.
-    public mutating func finishLaunching(at now: Date) { update { $0.finishLaunching(at: now) } }
+    public mutating func finishLaunching(at now: Date) {
+        seen(now)
+        update { $0.finishLaunching(at: now) }
+    }
 
     /// See `BackgroundScheduler.submit(identifier:earliestBeginDate:at:)`.
     public mutating func submit(identifier: String, earliestBeginDate: Date?, at now: Date) throws(SchedulerFailure) {
+        seen(now)
         let result: Result<Void, SchedulerFailure> = update { scheduler in
             do throws(SchedulerFailure) {
                 try scheduler.submit(identifier: identifier, earliestBeginDate: earliestBeginDate, at: now)
@@ -274,6 +304,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// See `BackgroundScheduler.takeLaunch(at:)`; the launch is recorded in `launchHistory`.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
+        seen(now)
         let launch = update { $0.takeLaunch(at: now) }
         if let launch { record(launch) }
         return launch
@@ -281,36 +312,50 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// See `BackgroundScheduler.launchCrashed(at:)`.
     public mutating func launchCrashed(at now: Date) {
+        seen(now)
         update { $0.launchCrashed(at: now) }
     }
 
     /// See `BackgroundScheduler.complete(_:outcome:duration:at:)`.
     public mutating func complete(_ launch: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date)
     {
+        seen(now)
         update { $0.complete(launch, outcome: outcome, duration: duration, at: now) }
     }
 
     /// See `BackgroundScheduler.setBackgroundRefreshEnabled(_:at:)`.
     public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) {
+        seen(now)
         update { $0.setBackgroundRefreshEnabled(on, at: now) }
     }
 
     /// See `BackgroundScheduler.setLowPowerMode(_:at:)`.
-    public mutating func setLowPowerMode(_ on: Bool, at now: Date) { update { $0.setLowPowerMode(on, at: now) } }
+    public mutating func setLowPowerMode(_ on: Bool, at now: Date) {
+        seen(now)
+        update { $0.setLowPowerMode(on, at: now) }
+    }
 
     /// See `BackgroundScheduler.forceQuit(at:)`.
-    public mutating func forceQuit(at now: Date) { update { $0.forceQuit(at: now) } }
+    public mutating func forceQuit(at now: Date) {
+        seen(now)
+        update { $0.forceQuit(at: now) }
+    }
 
     /// See `BackgroundScheduler.setStandbyBucket(_:at:)`.
     public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) {
+        seen(now)
         update { $0.setStandbyBucket(bucket, at: now) }
     }
 
     /// See `BackgroundScheduler.setCharging(_:at:)`.
-    public mutating func setCharging(_ on: Bool, at now: Date) { update { $0.setCharging(on, at: now) } }
+    public mutating func setCharging(_ on: Bool, at now: Date) {
+        seen(now)
+        update { $0.setCharging(on, at: now) }
+    }
 
     /// See `BackgroundScheduler.simulateLaunch(identifier:at:)`; the launch is recorded in `launchHistory`.
     public mutating func simulateLaunch(identifier: String, at now: Date) -> BackgroundLaunch? {
+        seen(now)
         let launch = update { $0.simulateLaunch(identifier: identifier, at: now) }
         if let launch { record(launch) }
         return launch
@@ -320,6 +365,13 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// merged in time order.
     public mutating func drainTrace() -> [(at: Date, event: Event)] {
         let scheduler = update { $0.drainTrace() }
+        if let now = lastNow {
+            let answer = why(at: now)
+            if answer != lastWhy {
+                lastWhy = answer
+                ownTrace.add(now, .osWhy, answer.fields)
+            }
+        }
         let own = ownTrace.drain()
         guard !own.isEmpty else { return scheduler }
         // A stable merge: at one instant, the scheduler's entries first.
@@ -374,6 +426,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - appRunning: whether the app process runs (the message is handed to it without a launch).
     /// - Returns: whether the app gets the message, and its budget.
     public mutating func watchMessage(at now: Date, appRunning: Bool) -> WatchMessageDelivery {
+        seen(now)
         var delivery: WatchMessageDelivery
         switch device {
         case .ios(let s):
@@ -405,12 +458,26 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return delivery
     }
 
+    /// Every condition holding the pending refresh request back at `now` (docs/scheduler.md,
+    /// "Why hasn't it run?"): `IOSBackgroundScheduler.why(at:)` or `AndroidWorkScheduler.why(at:)`.
+    /// Pure: a function of the stored state and `now` only.
+    /// - Parameter now: virtual instant.
+    public func why(at now: Date) -> WhyAnswer {
+        switch device {
+        case .ios(let s): s.why(at: now)
+        case .android(let s): s.why(at: now)
+        }
+    }
+
     /// The scheduler's status, then `reboots` and `launches` (how many `launchHistory` holds).
     public func status() -> [(String, EventValue)] {
         scheduler.status() + [
             ("reboots", .int(Int64(reboots))), ("launches", .int(Int64(launchHistory.count))),
         ]
     }
+
+    /// Notes the instant of a call (the latest is what `drainTrace` asks `why` at).
+    private mutating func seen(_ now: Date) { lastNow = max(lastNow ?? now, now) }
 
     private mutating func record(_ launch: BackgroundLaunch) {
         launchHistory.append(
