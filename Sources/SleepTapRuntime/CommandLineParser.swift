@@ -162,6 +162,8 @@ public enum CommandLineParser {
         stdin commands, one per line:
           bed           tap bed: bed.wake_time, or fallback.manual_entry then a typed HH:MM line
           HH:MM         the wake time, when asked for it
+          stop          stop the ringing alarm (alarm.stopped)
+          snooze        silence the ringing alarm for --snooze-minutes (alarm.snoozed)
           time-zone TZ  the watch travels: its zone becomes TZ (IANA) until it stops, whatever
                         --time-zone or the batch say; --bed-at is planned again in TZ
           status        print a cache.status event

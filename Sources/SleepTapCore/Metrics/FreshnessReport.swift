@@ -223,6 +223,7 @@ public struct FreshnessReport: Sendable {
     public private(set) var records = 0
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
     public private(set) var firstRecordAt: Date?
+    /// The latest `at` of every record read (UTC instant).
     public private(set) var lastRecordAt: Date?
     /// Good files read.
     public private(set) var files = 0
@@ -599,10 +600,13 @@ public struct FreshnessReport: Sendable {
     /// A day whose execution rate fell: at least `fallPoints` percentage points below the best
     /// rate of the days before it, and by more than two standard errors of the difference.
     public struct Fall: Equatable, Sendable {
+        /// The UTC day the rate fell on.
         public var day: LocalDate
+        /// That day's execution rate, a fraction from 0 to 1.
         public var rate: Double
         /// The best earlier day and its rate.
         public var bestDay: LocalDate
+        /// The best earlier day's execution rate, a fraction from 0 to 1.
         public var bestRate: Double
     }
 

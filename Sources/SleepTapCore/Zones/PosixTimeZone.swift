@@ -33,6 +33,7 @@ public struct PosixTimeZone: Sendable, Equatable {
             case monthWeekDay(month: Int, week: Int, weekday: Int)
         }
 
+        /// Which day of the year the transition falls on.
         public let day: Day
         /// Seconds after local midnight of that day (default 02:00).
         public let time: Int64
