@@ -206,8 +206,6 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osWorkCompleted = "os.work.completed"
     /// `os.work.stopped` (its fields: docs/protocol.md, "Events").
     case osWorkStopped = "os.work.stopped"
-    /// `os.bucket.changed` (its fields: docs/protocol.md, "Events").
-    case osBucketChanged = "os.bucket.changed"
     /// `os.low_power` (its fields: docs/protocol.md, "Events").
     case osLowPower = "os.low_power"
     /// `os.background_refresh` (its fields: docs/protocol.md, "Events").

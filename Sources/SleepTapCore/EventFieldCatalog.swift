@@ -124,17 +124,16 @@ public enum EventFieldCatalog {
         | os | `os.task.completed` | identifier str, success bool, duration num |
         | os | `os.task.expired` | identifier str |
         | os | `os.complete.ignored`, `os.simulate.failed` | identifier str, reason str; `os.simulate.failed` on Android: nextRunAt instant |
-        | os | `os.conditions.changed` | backgroundRefresh bool, lowPowerMode bool, forceQuit bool; Android charging bool |
+        | os | `os.conditions.changed` | backgroundRefresh bool, lowPowerMode bool, forceQuit bool; Android charging bool (a change no stdin input names: a user's open or a reboot lifting force quit; an input's change is its own event below, one event per change) |
         | os | `os.rebooted` | pendingIdentifier str?; iOS forceQuitCleared bool, Android forceStopped bool |
         | os | `os.work.enqueued` | identifier str, repeatInterval num, flex num, initialDelay num (seconds, to the millisecond), nextRunAt instant |
         | os | `os.work.kept` | identifier str |
         | os | `os.work.rescheduled` | reason str |
         | os | `os.work.completed` | identifier str, result str, duration num, runAttemptCount int, backoff num (seconds, after a retry), nextRunAt instant |
         | os | `os.work.stopped` | identifier str, reason str, stopReason int and stopReasonName str (`WorkInfo.getStopReason()`: 10 `STOP_REASON_QUOTA`, 13 `STOP_REASON_USER`, 0 `STOP_REASON_UNDEFINED` at a reboot), duration num, runAttemptCount int, nextRunAt instant |
-        | os | `os.bucket.changed` | bucket str |
         | os | `os.low_power`, `os.background_refresh`, `os.charging` | on bool (stdin `low-power`, `background-refresh`, `charging`) |
         | os | `os.force_quit`, `os.reboot` | none (stdin `force-quit`, `reboot`) |
-        | os | `os.standby_bucket` | bucket str (stdin `bucket`) |
+        | os | `os.standby_bucket` | bucket str (stdin `bucket`; Android's App Standby bucket, the one event for the move) |
         | os | `os.watch_message` | channel str (`WatchConnectivity` on iOS, `MessageClient` on Android), woken bool, appRunning bool, budget num? (seconds; null: no limit), reason str? (why the app was not woken) (a REQUEST reached the phone) |
         | os | `os.registration` | registration str, appliesAt str (stdin `registration`) |
         | os | `os.doze` | phase str (`active`, `inactive`, `sensing`, `idle`, `maintenance`), until instant? (when the phase ends; null: while the inputs stay) (Android: stdin `screen`, `motion`, `idle`; docs/scheduler.md, "Doze") |

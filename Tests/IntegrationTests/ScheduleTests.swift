@@ -147,7 +147,7 @@ struct ScheduleTests {
         #expect(submitted.count == 1, "os.request.submitted comes with the travel refresh")
         #expect(submitted.first?.string("time") == travel.event.string("time"))
         phone.send(line: "low-power on")
-        let lowPower = try phone.expect(.osConditionsChanged, from: generated.index)
+        let lowPower = try phone.expect(.osLowPower, from: generated.index)
         phone.send(line: "quit")
         try phone.expect(.phoneStopping)
         #expect(!phone.events[lowPower.index...].contains { $0.name == .osRequestSubmitted })

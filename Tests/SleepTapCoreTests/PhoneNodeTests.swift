@@ -27,6 +27,36 @@ struct PhoneNodeTests {
     // MARK: the OS trace
 
     @Test(
+        "One change gives one event: bucket rare is os.standby_bucket alone, low-power, background-refresh, charging and force-quit their own event without os.conditions.changed"
+    )
+    func oneChangeOneEvent() throws {
+        var android = NodeBench(app: NodeBench.app(platform: .android))
+        android.start()
+        android.advance(60)
+        let inputs: [(String, EventName)] = [
+            ("bucket rare", .osStandbyBucket), ("low-power on", .osLowPower), ("charging on", .osCharging),
+            ("background-refresh off", .osBackgroundRefresh), ("force-quit", .osForceQuit),
+        ]
+        for (line, name) in inputs {
+            android.clearEvents()
+            android.type(line)
+            let conditions: Set<EventName> = [
+                .osStandbyBucket, .osLowPower, .osCharging, .osBackgroundRefresh, .osForceQuit, .osConditionsChanged,
+            ]
+            #expect(android.names().filter(conditions.contains) == [name], "\(line): \(android.names())")
+        }
+        var ios = NodeBench()
+        ios.start()
+        ios.advance(60)
+        for (line, name) in [("low-power on", EventName.osLowPower), ("background-refresh off", .osBackgroundRefresh)] {
+            ios.clearEvents()
+            ios.type(line)
+            #expect(
+                ios.names().filter { $0 == name || $0 == .osConditionsChanged } == [name], "\(line): \(ios.names())")
+        }
+    }
+
+    @Test(
         "The OS trace is written in the step that caused it, at its instant, in time order: travel's os.request.* at the travel, none left for low-power on"
     )
     func traceInItsOwnStep() throws {
@@ -47,7 +77,7 @@ struct PhoneNodeTests {
         bench.clearEvents()
         bench.type("low-power on")
         #expect(
-            bench.names() == [.osLowPower, .osConditionsChanged, .osWhy], "no launch planned while Low Power is on")
+            bench.names() == [.osLowPower, .osWhy], "no launch planned while Low Power is on")
         bench.advance(3_600)
         bench.type("open")
         let times = bench.stamped.map(\.at)

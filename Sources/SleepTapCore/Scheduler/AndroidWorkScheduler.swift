@@ -390,7 +390,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard backgroundEnabled != on else { return }
         backgroundEnabled = on
-        conditionsChanged(at: now)
+        conditionsChanged(at: now, announced: true)
     }
 
     /// Battery Saver: jobs are deferred (no runs) while it is on and the device is not charging.
@@ -398,7 +398,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard batterySaver != on else { return }
         batterySaver = on
-        conditionsChanged(at: now)
+        conditionsChanged(at: now, announced: true)
     }
 
     /// Settings › Force stop: a running worker is killed (the attempt counts), and nothing runs
@@ -411,7 +411,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         }
         guard !forceStopped else { return }
         forceStopped = true
-        conditionsChanged(at: now)
+        conditionsChanged(at: now, announced: true)
     }
 
     /// Moves the app to `bucket`; a run in flight keeps the budget it started with.
@@ -419,7 +419,6 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         guard self.bucket != bucket else { return }
         self.bucket = bucket
-        trace.add(now, .osBucketChanged, [("bucket", .string(bucket.name))])
     }
 
     /// Charging lifts the quota of every bucket but restricted; runs started while it is lifted
@@ -432,7 +431,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         state.unpluggedAt = on ? nil : now
         if on { state.stepShift = 0 }
         doze = state
-        conditionsChanged(at: now)
+        conditionsChanged(at: now, announced: true)
     }
 
     /// The device restarts.
@@ -756,7 +755,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         sessions.removeAll { $0.end <= horizon }
     }
 
-    private mutating func conditionsChanged(at now: Date) {
+    /// `announced`: the user's own input changed them, and the app writes that input's event
+    /// (`os.low_power`, `os.charging`, …), so the trace adds none: one change, one event.
+    private mutating func conditionsChanged(at now: Date, announced: Bool = false) {
+        guard !announced else { return }
         trace.add(
             now, .osConditionsChanged,
             [

@@ -398,7 +398,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard refreshEnabled != on else { return }
         let wasAllowed = launchesAllowed
         refreshEnabled = on
-        conditionsChanged(at: now, wasAllowed: wasAllowed)
+        conditionsChanged(at: now, wasAllowed: wasAllowed, announced: true)
     }
 
     /// Low Power Mode: no launches while on; a pending request gets a fresh opportunity when it goes off.
@@ -407,7 +407,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard lowPower != on else { return }
         let wasAllowed = launchesAllowed
         lowPower = on
-        conditionsChanged(at: now, wasAllowed: wasAllowed)
+        conditionsChanged(at: now, wasAllowed: wasAllowed, announced: true)
     }
 
     /// The user swipes the app away: the process dies (a run in flight is killed), and nothing
@@ -421,7 +421,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard !forceQuitted else { return }
         let wasAllowed = launchesAllowed
         forceQuitted = true
-        conditionsChanged(at: now, wasAllowed: wasAllowed)
+        conditionsChanged(at: now, wasAllowed: wasAllowed, announced: true)
     }
 
     /// The user installs an update of the app whose code registers per `registration`.
@@ -624,13 +624,17 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         }
     }
 
-    private mutating func conditionsChanged(at now: Date, wasAllowed: Bool) {
-        trace.add(
-            now, .osConditionsChanged,
-            [
-                ("backgroundRefresh", .bool(refreshEnabled)), ("lowPowerMode", .bool(lowPower)),
-                ("forceQuit", .bool(forceQuitted)),
-            ])
+    /// `announced`: the user's own input changed them, and the app writes that input's event
+    /// (`os.low_power`, `os.force_quit`, …), so the trace adds none: one change, one event.
+    private mutating func conditionsChanged(at now: Date, wasAllowed: Bool, announced: Bool = false) {
+        if !announced {
+            trace.add(
+                now, .osConditionsChanged,
+                [
+                    ("backgroundRefresh", .bool(refreshEnabled)), ("lowPowerMode", .bool(lowPower)),
+                    ("forceQuit", .bool(forceQuitted)),
+                ])
+        }
         guard var request = pending, wasAllowed != launchesAllowed else { return }
         if launchesAllowed {
             drawOpportunities(&request, from: now)
