@@ -75,14 +75,30 @@ public struct PhoneSyncState: Codable, Equatable, Sendable {
     /// files: a missing epoch is 0, and the phone starts a new one).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        epoch = try container.decodeIfPresent(UInt64.self, forKey: .epoch) ?? 0
+        epoch = try container.decodeHex64IfPresent(forKey: .epoch) ?? 0
         lastSeq = try container.decode(UInt64.self, forKey: .lastSeq)
         outbox = try container.decodeIfPresent(WakeBatch.self, forKey: .outbox)
         acked = try container.decode(Bool.self, forKey: .acked)
         notifications = try container.decodeIfPresent(PendingNotifications.self, forKey: .notifications) ?? .init()
-        deviceSeed = try container.decodeIfPresent(UInt64.self, forKey: .deviceSeed) ?? 0
+        deviceSeed = try container.decodeHex64IfPresent(forKey: .deviceSeed) ?? 0
         refreshLog = try container.decodeIfPresent(RefreshLog.self, forKey: .refreshLog) ?? RefreshLog()
         weather = try container.decodeIfPresent(Forecast.self, forKey: .weather)
+    }
+
+    /// Writes `epoch` and `deviceSeed` as 16 hex digits (`Hex64`, as the wire writes an epoch),
+    /// never as JSON numbers: a number above 2^53 is not exact in every JSON reader (RFC 8259,
+    /// section 6; I-JSON, RFC 7493, section 2.2). The decoder reads both forms.
+    /// - Throws: the encoder's errors.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Hex64.string(epoch), forKey: .epoch)
+        try container.encode(lastSeq, forKey: .lastSeq)
+        try container.encodeIfPresent(outbox, forKey: .outbox)
+        try container.encode(acked, forKey: .acked)
+        try container.encode(notifications, forKey: .notifications)
+        try container.encode(Hex64.string(deviceSeed), forKey: .deviceSeed)
+        try container.encode(refreshLog, forKey: .refreshLog)
+        try container.encodeIfPresent(weather, forKey: .weather)
     }
 }
 

@@ -90,11 +90,24 @@ public struct WakeBatch: Codable, Equatable, Sendable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            epoch: try container.decodeIfPresent(UInt64.self, forKey: .epoch) ?? 0,
+            epoch: try container.decodeHex64IfPresent(forKey: .epoch) ?? 0,
             seq: try container.decode(UInt64.self, forKey: .seq),
             generatedAt: try container.decode(Date.self, forKey: .generatedAt),
             timeZone: try container.decode(String.self, forKey: .timeZone),
             entries: try container.decode([WakeEntry].self, forKey: .entries))
+    }
+
+    /// Writes `epoch` as the 16 hex digits the wire uses (`Hex64`), not as a JSON number: a
+    /// number above 2^53 is not exact in every JSON reader (RFC 8259, section 6; I-JSON, RFC 7493,
+    /// section 2.2).
+    /// - Throws: the encoder's errors.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Hex64.string(epoch), forKey: .epoch)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(generatedAt, forKey: .generatedAt)
+        try container.encode(timeZone, forKey: .timeZone)
+        try container.encode(entries, forKey: .entries)
     }
 
     /// The last wake-up instant the batch covers, or nil for an empty batch.
@@ -182,6 +195,24 @@ public enum Hex64 {
         guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
         else { return nil }
         return UInt64(text, radix: 16)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A 64-bit value stored as `Hex64`'s 16 hex digits, or as a JSON number (files written
+    /// before it was stored as hex; Foundation's decoder reads the number's digits exactly).
+    /// - Throws: `DecodingError.dataCorrupted` naming the key for a string that is not 16
+    ///   lower-case hex digits; the decoder's errors for anything else.
+    func decodeHex64IfPresent(forKey key: Key) throws -> UInt64? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let text = try? decode(String.self, forKey: key) {
+            guard let value = Hex64.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: self, debugDescription: "\"\(text)\" is not 16 lower-case hex digits")
+            }
+            return value
+        }
+        return try decode(UInt64.self, forKey: key)
     }
 }
 

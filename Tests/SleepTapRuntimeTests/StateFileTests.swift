@@ -33,6 +33,42 @@ struct StateFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["watch.json"])
     }
 
+    @Test(
+        "phone.json stores the epoch (and the device seed, and the outbox's epoch) as the wire's 16 hex digits: 11730342539650865640 round-trips, as read by a double-based reader too; an old file with a number is read exactly"
+    )
+    func epochAsHex() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        let epoch: UInt64 = 11_730_342_539_650_865_640
+        let batch = WakeBatch(
+            epoch: epoch, seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!, timeZone: "UTC", entries: [])
+        let state = PhoneSyncState(epoch: epoch, lastSeq: 3, outbox: batch, deviceSeed: epoch - 1)
+        try file.save(state)
+        #expect(try file.load() == state)
+        // What JSONSerialization (doubles, as JavaScript and jq read numbers) sees in the file.
+        let data = try #require(FileManager.default.contents(atPath: file.path))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["epoch"] as? String == "a2ca8c63c98b19e8")
+        #expect(object["deviceSeed"] as? String == Hex64.string(epoch - 1))
+        let outbox = try #require(object["outbox"] as? [String: Any])
+        #expect(outbox["epoch"] as? String == "a2ca8c63c98b19e8")
+        // A file from before: numbers, read from their digits.
+        let old = "{\"epoch\":11730342539650865640,\"lastSeq\":3,\"acked\":false,\"deviceSeed\":11730342539650865639}"
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data(old.utf8)))
+        let loaded = try #require(try file.load())
+        #expect(loaded.epoch == epoch)
+        #expect(loaded.deviceSeed == epoch - 1)
+        // A hex string that is not 16 lower-case digits is refused, naming the value.
+        let bad = "{\"epoch\":\"A2CA\",\"lastSeq\":3,\"acked\":false}"
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data(bad.utf8)))
+        #expect {
+            _ = try file.load()
+        } throws: { error in
+            (error as? FileError)?.reason.contains("A2CA") == true
+        }
+    }
+
     @Test("A corrupt state file is reported with its path and left untouched")
     func corrupt() throws {
         let dir = try Self.tempDir()
