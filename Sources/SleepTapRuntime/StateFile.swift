@@ -236,7 +236,11 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
             let staging = previous + ".tmp-\(getpid())"
             unlink(staging)
             if link(path, staging) == 0 {
-                if rename(staging, previous) != 0 { unlink(staging) }
+                // rename(2) does nothing when both names are links to one file (POSIX), which
+                // they are after a failed write (`.prev` already is the current file): the
+                // staging name would stay. It is removed whatever rename did.
+                _ = rename(staging, previous)
+                unlink(staging)
             }
         }
         try AtomicFile.write(data, to: path)

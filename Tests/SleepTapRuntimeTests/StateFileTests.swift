@@ -69,6 +69,29 @@ struct StateFileTests {
         }
     }
 
+    @Test(
+        "A failed write leaves no staging file (.prev.tmp-PID) behind, nor does the next successful one: only the file and its .prev"
+    )
+    func noStagingAfterFailedWrite() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<PhoneSyncState>(path: dir + "/phone.json")
+        try file.save(PhoneSyncState(lastSeq: 1))
+        // The temp name of the next write is taken by a directory: open(2) fails (EISDIR), as a
+        // write fails on a full disk.
+        let blocker = file.path + ".tmp-\(getpid())"
+        try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: false)
+        for seq in [2, 3] as [UInt64] {
+            #expect(throws: FileError.self) { try file.save(PhoneSyncState(lastSeq: seq)) }
+            let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+            #expect(names == ["phone.json", "phone.json.prev", "phone.json.tmp-\(getpid())"], "after write \(seq)")
+        }
+        try FileManager.default.removeItem(atPath: blocker)
+        try file.save(PhoneSyncState(lastSeq: 4))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["phone.json", "phone.json.prev"])
+        #expect(try file.load()?.lastSeq == 4)
+    }
+
     @Test("A corrupt state file is reported with its path and left untouched")
     func corrupt() throws {
         let dir = try Self.tempDir()
