@@ -81,6 +81,20 @@ public enum WakeCalendar {
         return TimeZone(identifier: identifier == "UTC" ? "Etc/UTC" : identifier)
     }
 
+    /// Why `value` is not a zone this build can use, in the one wording the phone and the watch
+    /// give wherever a zone comes in (the `--time-zone` flag, stdin `time-zone`, a schedule file,
+    /// os.json, a BATCH's `timeZone`): `unknown time zone "Mars/Base": not in the tz database
+    /// 2026b at /usr/share/zoneinfo`, or `unknown time zone "EST": not an IANA name
+    /// (Area/Location, UTC or GMT, e.g. Europe/Berlin)` for an abbreviation or an offset. The value
+    /// is clipped to 120 characters. Names: the tz database Theory file, "Names of timezones".
+    public static func unknownZoneReason(_ value: String) -> String {
+        let shown = "unknown time zone \"\(clipped(value))\": "
+        guard isZoneName(value) else {
+            return shown + "not an IANA name (Area/Location, UTC or GMT, e.g. Europe/Berlin)"
+        }
+        return shown + "not in the \(ZoneDatabase.current)"
+    }
+
     /// Whether `identifier` has the form of an IANA time-zone name, known here or not: `UTC`,
     /// `GMT`, or `Area/Location[/More]`, each part a letter followed by letters, digits, `_`, `+`
     /// or `-`, at most 64 bytes in all. Abbreviations and offsets (`EST`, `GMT+5`, `+09:00`) are

@@ -278,7 +278,8 @@ public enum ScheduleFile {
             guard let text = zone as? String, WakeCalendar.zone(named: text) != nil else {
                 throw ScheduleError(
                     field: "timeZone", value: render(zone),
-                    reason: "not a known IANA time zone identifier (e.g. \"Europe/Berlin\")")
+                    reason: (zone as? String).map(WakeCalendar.unknownZoneReason)
+                        ?? "not a string; expected an IANA zone name, e.g. \"Europe/Berlin\"")
             }
             zoneIdentifier = text
         }

@@ -320,8 +320,7 @@ public enum WireCodec {
         let generatedAt = try fields.date("generatedAt")
         let zone = try fields.string("timeZone")
         guard WakeCalendar.isZoneName(zone) else {
-            throw ProtocolError(
-                "timeZone \"\(clipped(zone))\" is not an IANA zone name (Area/Location, UTC or GMT)")
+            throw ProtocolError("timeZone: \(WakeCalendar.unknownZoneReason(zone))")
         }
         let utc = utcCalendar
         guard let raw = fields.object["entries"] else { throw ProtocolError("missing field entries") }

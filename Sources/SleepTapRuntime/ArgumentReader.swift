@@ -17,13 +17,7 @@ extension ArgumentReader {
     mutating func timeZone(_ flag: String) throws(UsageError) -> TimeZone {
         let text = try nonEmpty(flag)
         guard let zone = WakeCalendar.zone(named: text) else {
-            if WakeCalendar.isZoneName(text) {
-                throw UsageError(
-                    "\(flag) \"\(Self.clip(text))\": not a known IANA time zone identifier in the \(ZoneDatabase.current)"
-                )
-            }
-            throw UsageError(
-                "\(flag) \"\(Self.clip(text))\": not a known IANA time zone identifier (e.g. Europe/Berlin)")
+            throw UsageError("\(flag): \(WakeCalendar.unknownZoneReason(text))")
         }
         return zone
     }

@@ -115,7 +115,9 @@ struct WatchZoneTests {
         watch.send(line: "time-zone Mars/Olympus_Mons")
         let refused = try watch.expect(.inputRejected).event
         #expect(refused.string("input") == "time-zone Mars/Olympus_Mons")
-        #expect(refused.string("reason")?.contains("\"Mars/Olympus_Mons\" is not a known IANA time zone") == true)
+        #expect(
+            refused.string("reason")?.contains("unknown time zone \"Mars/Olympus_Mons\": not in the tz database")
+                == true)
 
         watch.send(line: "time-zone Asia/Tokyo")
         let travelled = try watch.expect(.timezoneChanged).event

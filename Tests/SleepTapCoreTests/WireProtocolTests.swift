@@ -110,11 +110,11 @@ struct WireProtocolTests {
             (batchText(entries: "[\(e1),\(e1)]"), "entries[1].wake is not after entries[0].wake"),
             (
                 batchText(entries: "[\(e1)]", zone: "\"EST\""),
-                "timeZone \"EST\" is not an IANA zone name (Area/Location, UTC or GMT)"
+                "timeZone: unknown time zone \"EST\": not an IANA name (Area/Location, UTC or GMT, e.g. Europe/Berlin)"
             ),
             (
                 batchText(entries: "[\(e1)]", zone: "\"GMT+5\""),
-                "timeZone \"GMT+5\" is not an IANA zone name (Area/Location, UTC or GMT)"
+                "timeZone: unknown time zone \"GMT+5\": not an IANA name (Area/Location, UTC or GMT, e.g. Europe/Berlin)"
             ),
             (batchText(entries: "[\(e1)]", epoch: "7"), "field epoch must be a string"),
             (batchText(entries: "[\(e1)]", epoch: "\"123\""), "field epoch must be 16 lower-case hexadecimal digits"),

@@ -119,7 +119,7 @@ public enum PhoneCommand: Equatable, Sendable {
         case ("notifications", 1): return .notifications
         case ("time-zone", 2):
             guard let zone = WakeCalendar.zone(named: words[1]) else {
-                throw reject("not a known IANA time zone identifier")
+                throw reject(WakeCalendar.unknownZoneReason(words[1]))
             }
             return .timeZone(zone)
         case ("move", 2):

@@ -64,7 +64,7 @@ public enum WatchCommand: Equatable, Sendable {
             } else {
                 let reason =
                     words.count == 2
-                    ? "\"\(clipped(words[1]))\" is not a known IANA time zone identifier (e.g. Asia/Tokyo)"
+                    ? WakeCalendar.unknownZoneReason(words[1])
                     : "expected time-zone TZ with one IANA zone, e.g. time-zone Asia/Tokyo"
                 self = .invalid(input: clipped(text), reason: reason)
             }

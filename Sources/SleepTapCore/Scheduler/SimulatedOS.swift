@@ -198,7 +198,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             return "version \(version); this build reads \(Self.formatVersion)"
         }
         if let name = timeZoneIdentifier, WakeCalendar.zone(named: name) == nil {
-            return "timeZone \"\(name)\": not a known IANA time zone"
+            return "timeZone: \(WakeCalendar.unknownZoneReason(name))"
         }
         switch device {
         case .ios(let s):
