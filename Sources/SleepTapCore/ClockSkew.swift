@@ -39,4 +39,27 @@ public enum ClockSkew {
                 ("reason", .string(reason)),
             ])
     }
+
+    /// `clock.skew` {message, sentAt, skewHours, reason} when a message stamped with its sender's
+    /// virtual now (a HELLO's `sentAt`) is more than `aheadLimit` (1 h) away from `now` in either
+    /// direction, nil otherwise. Such a message is sent at once and never resent old, so unlike a
+    /// BATCH it has no 8-day allowance in the past.
+    /// - Parameters:
+    ///   - sentAt: the message's `sentAt` (the sender's virtual instant, UTC).
+    ///   - now: the receiver's virtual now.
+    ///   - message: the message type (`HELLO`).
+    public static func check(sentAt: Date, now: Date, message: String) -> Event? {
+        let skew = sentAt.timeIntervalSince(now)
+        guard abs(skew) > aheadLimit else { return nil }
+        let hours = (skew / 360).rounded() / 10
+        let reason =
+            "the \(message) was sent \(abs(hours)) h \(skew > 0 ? "after" : "before") this side's now: the two "
+            + "clocks disagree (give both the same --clock-start, --clock-speed and --clock-anchor)"
+        return Event(
+            .clockSkew,
+            [
+                ("message", .string(message)), ("sentAt", .date(sentAt)), ("skewHours", .double(hours)),
+                ("reason", .string(reason)),
+            ])
+    }
 }

@@ -151,6 +151,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case peerOnline = "peer.online"
     /// `peer.offline` (its fields: docs/protocol.md, "Events").
     case peerOffline = "peer.offline"
+    /// `peer.replaced` (its fields: docs/protocol.md, "Events").
+    case peerReplaced = "peer.replaced"
     /// `input.rejected` (its fields: docs/protocol.md, "Events").
     case inputRejected = "input.rejected"
     /// `persist.failed` (its fields: docs/protocol.md, "Events").

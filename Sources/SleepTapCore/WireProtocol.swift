@@ -100,20 +100,68 @@ public enum WireCodec {
     /// `coverageEnd` of ACK and REQUEST is written `null` when there is none, and HELLO without
     /// a batch carries `lastSeq` 0 and no `epoch` or `digest`. Instants are `ISO8601.string`.
     /// PING, sent every second each way and always the same, is encoded once and kept.
-    public static func encode(_ message: WireMessage) -> [UInt8] {
+    ///
+    /// - Parameters:
+    ///   - sentAt: HELLO only: the sender's virtual now (UTC), written as the optional `sentAt`
+    ///     (ISO-8601) for the receiver's clock check; nil writes none (as a peer from before it).
+    ///   - instance: HELLO only: the sending process's instance (`WireCodec.Hello.instance`),
+    ///     written as the optional `instance` (16 hex digits); nil writes none.
+    public static func encode(_ message: WireMessage, sentAt: Date?, instance: UInt64?) -> [UInt8] {
         if case .ping = message { return pingFrame }
-        return encoded(message)
+        return encoded(message, sentAt: sentAt, instance: instance)
+    }
+
+    /// `message` as its v1 frame without a HELLO's optional fields (see
+    /// `encode(_:sentAt:instance:)`).
+    public static func encode(_ message: WireMessage) -> [UInt8] {
+        encode(message, sentAt: nil, instance: nil)
+    }
+
+    /// A HELLO's optional fields beside the held batch (docs/protocol.md, "HELLO"): peers from
+    /// before them send neither, and every peer ignores fields it does not know.
+    public struct Hello: Equatable, Sendable {
+        /// The watch's virtual now when it sent the HELLO (UTC), nil when not given.
+        public var sentAt: Date?
+        /// A random 64-bit value the watch process chose at its start: another value behind the
+        /// same routing id is another process (a restart, or a second watch taking the id).
+        public var instance: UInt64?
+
+        /// The fields as given.
+        public init(sentAt: Date? = nil, instance: UInt64? = nil) {
+            self.sentAt = sentAt
+            self.instance = instance
+        }
+    }
+
+    /// Decodes one frame as `decode` does, and for a HELLO also its optional `sentAt` and
+    /// `instance` (nil for other messages).
+    /// - Throws: `ProtocolError` as `decode`, and for a `sentAt` that is not an ISO-8601 instant
+    ///   or an `instance` that is not 16 lower-case hex digits (each named).
+    public static func decodeWithHello(_ frame: [UInt8]) throws(ProtocolError) -> (WireMessage, Hello?) {
+        let message = try decode(frame)
+        guard case .hello = message else { return (message, nil) }
+        let object: [String: Any]
+        do {
+            object = try JSONDiagnosis.object(from: Data(frame))
+        } catch {
+            return (message, Hello())
+        }
+        let fields = Fields(object: object)
+        let instance: UInt64? =
+            object["instance"] == nil || object["instance"] is NSNull ? nil : try fields.hex64("instance")
+        return (message, Hello(sentAt: try fields.optionalDate("sentAt"), instance: instance))
     }
 
     /// `message` encoded by `JSONEncoder`.
-    private static func encoded(_ message: WireMessage) -> [UInt8] {
+    private static func encoded(_ message: WireMessage, sentAt: Date? = nil, instance: UInt64? = nil) -> [UInt8] {
         let frame: Wire.Frame
         switch message {
         case .hello(let held):
             frame = .hello(
                 Wire.Hello(
                     lastSeq: held?.seq ?? 0, epoch: held.map { Hex64.string($0.epoch) },
-                    digest: held.map { Hex64.string($0.digest) }))
+                    digest: held.map { Hex64.string($0.digest) }, sentAt: sentAt.map(ISO8601.string),
+                    instance: instance.map(Hex64.string)))
         case .batch(let batch):
             frame = .batch(
                 Wire.Batch(
@@ -159,6 +207,8 @@ public enum WireCodec {
             var lastSeq: UInt64
             var epoch: String?
             var digest: String?
+            var sentAt: String?
+            var instance: String?
         }
 
         struct Entry: Encodable {

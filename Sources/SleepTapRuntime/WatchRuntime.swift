@@ -91,6 +91,8 @@ final class WatchDriver {
     private var node: WatchNode
     private let dealer: Socket
     private let monitor: Socket
+    /// This process's HELLO `instance`: 64 random bits chosen at start.
+    private let instance = UInt64.random(in: 1...UInt64.max)
     private let stateFile: StateFile<WatchSyncState>
     private let clock: any SleepTapCore.Clock
     private let output: EventOutput
@@ -159,7 +161,8 @@ final class WatchDriver {
         switch action {
         case .send(let message):
             do {
-                try dealer.send(WireCodec.encode(message), dontWait: true)
+                // A HELLO says when (this side's virtual now) and which process sent it.
+                try dealer.send(WireCodec.encode(message, sentAt: time.now, instance: instance), dontWait: true)
                 run(node.sent(message, .sent, at: time))
             } catch {
                 run(node.sent(message, .failed(reason: String(describing: error)), at: time))

@@ -26,6 +26,66 @@ struct PhoneNodeTests {
 
     // MARK: the OS trace
 
+    static func hello(sentAt: Date?, instance: UInt64?) -> [[UInt8]] {
+        [Array(NodeBench.watchID.utf8), WireCodec.encode(.hello(nil), sentAt: sentAt, instance: instance)]
+    }
+
+    @Test(
+        "Clock skew, phone side: a HELLO whose sentAt is 24 h from the phone's virtual now gives clock.skew naming HELLO; 30 min or no sentAt gives none"
+    )
+    func helloClockSkew() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.clearEvents()
+        bench.receive(Self.hello(sentAt: nil, instance: nil))
+        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(1_800), instance: nil))
+        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(-1_800), instance: nil))
+        #expect(bench.events(.clockSkew).isEmpty, "\(bench.names())")
+        bench.advance(5)
+        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(86_400), instance: nil))
+        let skew = try #require(bench.events(.clockSkew).first)
+        #expect(skew["message"] == .string("HELLO"))
+        #expect(skew["skewHours"] == .double(24))
+        #expect(skew["sentAt"] == .date(bench.now.addingTimeInterval(86_400)))
+        bench.advance(5)
+        bench.clearEvents()
+        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(-10 * 3_600), instance: nil))
+        #expect(bench.events(.clockSkew).first?["skewHours"] == .double(-10))
+        #expect(bench.sent.contains { if case .batch = $0 { true } else { false } }, "the HELLO is still answered")
+    }
+
+    @Test(
+        "A second watch taking the paired routing id: peer.replaced names the id and both instances; the first change may be a restart, the old instance speaking again is a second watch"
+    )
+    func peerReplaced() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.clearEvents()
+        bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
+        bench.advance(1)
+        bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
+        #expect(bench.events(.peerReplaced).isEmpty, "the same process says HELLO again")
+        bench.advance(1)
+        bench.receive(Self.hello(sentAt: bench.now, instance: 0xb))
+        let first = try #require(bench.events(.peerReplaced).first)
+        #expect(first["id"] == .string(NodeBench.watchID))
+        #expect(first["instance"] == .string("000000000000000b"))
+        #expect(first["previousInstance"] == .string("000000000000000a"))
+        #expect(first["previousSilentFor"] == .double(1))
+        #expect(first["secondWatch"] == .bool(false))
+        bench.advance(1)
+        bench.clearEvents()
+        bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
+        let back = try #require(bench.events(.peerReplaced).first)
+        #expect(back["instance"] == .string("000000000000000a"))
+        #expect(back["secondWatch"] == .bool(true))
+        guard case .string(let reason) = back["reason"] else {
+            Issue.record("peer.replaced without a reason")
+            return
+        }
+        #expect(reason.contains("give each watch its own --id"))
+    }
+
     @Test(
         "One change gives one event: bucket rare is os.standby_bucket alone, low-power, background-refresh, charging and force-quit their own event without os.conditions.changed"
     )

@@ -7,6 +7,29 @@ import Testing
 
 @Suite("Wire protocol v1")
 struct WireProtocolTests {
+    @Test(
+        "HELLO's optional sentAt and instance: written when given, read back; a HELLO without them (an older watch) decodes as before"
+    )
+    func helloSentAtAndInstance() throws {
+        let at = try #require(ISO8601.date("2025-03-06T17:00:01Z"))
+        let ref = BatchRef(epoch: 0xa1, seq: 3, digest: 0xb2)
+        let frame = WireCodec.encode(.hello(ref), sentAt: at, instance: 0x5d1e)
+        let text = String(decoding: frame, as: UTF8.self)
+        #expect(text.contains("\"sentAt\":\"2025-03-06T17:00:01Z\""), "\(text)")
+        #expect(text.contains("\"instance\":\"0000000000005d1e\""), "\(text)")
+        let (message, hello) = try WireCodec.decodeWithHello(frame)
+        #expect(message == .hello(ref))
+        #expect(hello == WireCodec.Hello(sentAt: at, instance: 0x5d1e))
+        #expect(try WireCodec.decode(frame) == .hello(ref))
+        let old = try WireCodec.decodeWithHello(Array("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":0}".utf8))
+        #expect(old.0 == .hello(nil) && old.1 == WireCodec.Hello())
+        #expect(throws: ProtocolError("field sentAt \"soon\" is not an ISO-8601 instant")) {
+            try WireCodec.decodeWithHello(Array("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":0,\"sentAt\":\"soon\"}".utf8))
+        }
+        #expect(WireCodec.encode(.hello(ref)) == WireCodec.encode(.hello(ref), sentAt: nil, instance: nil))
+        #expect(!String(decoding: WireCodec.encode(.hello(ref)), as: UTF8.self).contains("sentAt"))
+    }
+
     static let batch = WakeBatch(
         epoch: 0x9f86_d081_884c_7d65, seq: 3, generatedAt: ISO8601.date("2025-03-06T17:00:00Z")!,
         timeZone: "America/New_York",

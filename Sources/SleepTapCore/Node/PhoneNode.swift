@@ -219,6 +219,12 @@ public struct PhoneNode: Sendable {
     public private(set) var nextLaunch: Date?
     private var limiter = EventRateLimiter()
     private var liveness = LinkLiveness()
+    /// The paired routing id's process as its last HELLO named it, and the wall seconds of the
+    /// last message from that routing id.
+    private var watchInstance: UInt64?
+    /// The instances replaced behind the routing id, newest last (at most 16).
+    private var replacedInstances: [UInt64] = []
+    private var lastHeardWall: TimeInterval?
     private let watchID: [UInt8]
     /// The write the driver is doing, and what waits behind it (with the time of its step).
     private var writing: PhoneSyncState?
@@ -603,8 +609,9 @@ public struct PhoneNode: Sendable {
             ]
         }
         let message: WireMessage
+        let hello: WireCodec.Hello?
         do throws(ProtocolError) {
-            message = try WireCodec.decode(frames[1])
+            (message, hello) = try WireCodec.decodeWithHello(frames[1])
         } catch {
             counters.rejectedMessages += 1
             var actions = limited(Event(.messageRejected, [("reason", .string(error.reason))]), time)
@@ -612,12 +619,55 @@ public struct PhoneNode: Sendable {
             if !WireCodec.claimsToBeError(frames[1]) { actions.append(.send(.error(reason: error.reason))) }
             return actions
         }
-        return received(message, time)
+        var notes: [PhoneAction] = []
+        if let hello { notes = checked(hello, time) }
+        return notes + received(message, time)
+    }
+
+    /// The clock check of a HELLO's `sentAt` (`clock.skew`), and `peer.replaced` when its
+    /// `instance` is not the process that spoke behind the routing id before.
+    private mutating func checked(_ hello: WireCodec.Hello, _ time: NodeTime) -> [PhoneAction] {
+        var actions: [PhoneAction] = []
+        if let sentAt = hello.sentAt, let skew = ClockSkew.check(sentAt: sentAt, now: time.now, message: "HELLO") {
+            actions += limited(skew, time)
+        }
+        if let instance = hello.instance {
+            if let previous = watchInstance, previous != instance {
+                let silent = lastHeardWall.map { max(0, time.wall - $0) }
+                // A process that was replaced and speaks again: two watches share the routing id
+                // (ROUTER_HANDOVER gives it to the newest connection, and the other reconnects
+                // and takes it back). A restart never brings back an instance (64 random bits).
+                let secondWatch = replacedInstances.contains(instance)
+                replacedInstances.removeAll { $0 == previous }
+                replacedInstances.append(previous)
+                if replacedInstances.count > 16 { replacedInstances.removeFirst() }
+                actions += limited(
+                    Event(
+                        .peerReplaced,
+                        [
+                            ("id", .string(configuration.watchID)), ("instance", .string(Hex64.string(instance))),
+                            ("previousInstance", .string(Hex64.string(previous))),
+                            ("previousSilentFor", silent.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+                            ("secondWatch", .bool(secondWatch)),
+                            (
+                                "reason",
+                                .string(
+                                    secondWatch
+                                        ? "two watch processes use this routing id and take it from each other "
+                                            + "(ROUTER_HANDOVER): give each watch its own --id"
+                                        : "another watch process took this routing id: a restart, or a second watch")
+                            ),
+                        ]), time)
+            }
+            watchInstance = instance
+        }
+        return actions
     }
 
     /// A message from the paired watch that `WireCodec.decode` accepted.
     private mutating func received(_ message: WireMessage, _ time: NodeTime) -> [PhoneAction] {
         var actions: [PhoneAction] = []
+        lastHeardWall = time.wall
         if liveness.heard(at: time.wall) {
             actions.append(.emit(Event(.peerOnline, [("id", .string(configuration.watchID))]), at: time.now))
         }
