@@ -6,8 +6,11 @@ public import SleepTapCore
 /// nights of cached dates the watch holds over the run's virtual time, with the fallbacks,
 /// warnings, opens and background runs marked.
 ///
-/// - x: virtual time from `start` to `end`, with a tick at each local midnight of the scenario's
-///   zone (Foundation `Calendar`), labelled `MM-dd` every few days.
+/// - x: virtual time from `start` to `end`, with a tick at each local midnight of the zone the
+///   watch lives in at that instant (the scenario's zone, then each watch `timezone.changed`'s
+///   `to`; Foundation `Calendar`), labelled `MM-dd` every few days; each tick's `<title>` gives
+///   the midnight's instant and zone, and each move is labelled with its zone
+///   (`class="zone"`).
 /// - y: nights of cached dates left (0 at the bottom).
 /// - The line (`class="coverage"`): a step line through each batch the watch applied
 ///   (`batch.applied`: its `count`) and each bed tap (`bed.wake_time`: `remaining`;
@@ -81,27 +84,39 @@ public enum CoverageChart {
             svg.append("<text x=\"\(number(left - 6))\" y=\"\(number(y(nights) + 4))\">\(nights)</text>")
         }
         svg.append("</g>")
-        let calendar = WakeCalendar.calendar(in: scenario.timeZone)
-        var midnight = WakeCalendar.startOfDay(scenario.start, in: calendar)
-        if midnight < scenario.start, let next = WakeCalendar.adding(.day, 1, to: midnight, in: calendar) {
-            midnight = next
-        }
         let days = max(1, Int((scenario.end.timeIntervalSince(scenario.start) / 86_400).rounded()))
         let labelEvery = max(1, days / 10)
         svg.append("<g class=\"days\" stroke=\"#ddd\" fill=\"#444\" text-anchor=\"middle\">")
         var index = 0
-        while midnight < scenario.end {
-            let at = x(midnight)
-            svg.append(
-                "<line x1=\"\(number(at))\" y1=\"\(number(Self.top))\" x2=\"\(number(at))\" y2=\"\(number(y(0)))\"/>")
-            if index % labelEvery == 0 {
-                let parts = WakeCalendar.wallClock(midnight, in: calendar).date
-                let label = String(format: "%02d-%02d", parts.month, parts.day)
-                svg.append("<text x=\"\(number(at))\" y=\"\(number(y(0) + 16))\" stroke=\"none\">\(label)</text>")
+        let segments = zoneSegments(run)
+        for (position, segment) in segments.enumerated() {
+            let until = position + 1 < segments.count ? segments[position + 1].from : scenario.end
+            let calendar = WakeCalendar.calendar(in: segment.zone)
+            if position > 0 {
+                svg.append(
+                    "<text class=\"zone\" x=\"\(number(x(segment.from)))\" y=\"\(number(Self.top - 4))\" stroke=\"none\" "
+                        + "text-anchor=\"start\">\(escape(segment.zone.identifier))"
+                        + title("from \(ISO8601.string(segment.from)), local days in \(segment.zone.identifier)")
+                        + "</text>")
             }
-            index += 1
-            guard let next = WakeCalendar.adding(.day, 1, to: midnight, in: calendar) else { break }
-            midnight = next
+            var midnight = WakeCalendar.startOfDay(segment.from, in: calendar)
+            if midnight < segment.from, let next = WakeCalendar.adding(.day, 1, to: midnight, in: calendar) {
+                midnight = next
+            }
+            while midnight < until {
+                let at = x(midnight)
+                svg.append(
+                    "<line x1=\"\(number(at))\" y1=\"\(number(Self.top))\" x2=\"\(number(at))\" y2=\"\(number(y(0)))\">"
+                        + title("midnight in \(segment.zone.identifier), \(ISO8601.string(midnight))") + "</line>")
+                if index % labelEvery == 0 {
+                    let parts = WakeCalendar.wallClock(midnight, in: calendar).date
+                    let label = String(format: "%02d-%02d", parts.month, parts.day)
+                    svg.append("<text x=\"\(number(at))\" y=\"\(number(y(0) + 16))\" stroke=\"none\">\(label)</text>")
+                }
+                index += 1
+                guard let next = WakeCalendar.adding(.day, 1, to: midnight, in: calendar) else { break }
+                midnight = next
+            }
         }
         svg.append("</g>")
         // The coverage: a step line.
@@ -152,6 +167,21 @@ public enum CoverageChart {
         svg.append("</g>")
         svg.append("</svg>")
         return svg.joined(separator: "\n") + "\n"
+    }
+
+    /// The zones the watch lives in over the run, each from its instant: the scenario's zone from
+    /// the start, then the `to` of each of the watch's `timezone.changed` (a move to a zone this
+    /// machine does not know is skipped).
+    static func zoneSegments(_ run: ScenarioRun) -> [(from: Date, zone: TimeZone)] {
+        var segments: [(from: Date, zone: TimeZone)] = [(run.scenario.start, run.scenario.timeZone)]
+        for entry in run.log where entry.source == .watch && entry.event.name == .timezoneChanged {
+            guard case .string(let name)? = entry.event["to"], let zone = WakeCalendar.zone(named: name),
+                zone.identifier != segments.last?.zone.identifier, entry.at < run.scenario.end
+            else { continue }
+            if let last = segments.last, last.from >= entry.at { segments.removeLast() }
+            segments.append((max(entry.at, run.scenario.start), zone))
+        }
+        return segments
     }
 
     /// `&`, `<`, `>` and `"` as XML entities.

@@ -136,3 +136,29 @@ struct ScenarioNightZoneTests {
         #expect(run.report.contains("Asia/Tokyo"))
     }
 }
+
+/// The `--svg` chart's day ticks follow the zone in effect at each instant.
+@Suite("scenario chart: zones")
+struct CoverageChartZoneTests {
+    @Test(
+        "travel New York -> Tokyo: ticks at New York midnights before the watch's move and at Tokyo midnights after it, the move labelled"
+    )
+    func ticksFollowTheMove() throws {
+        let path = ScenarioFileTests.root.appendingPathComponent("Examples/scenarios/travel-new-york-tokyo.json").path
+        let run = try ScenarioRun.twin(try ScenarioFile.load(path))
+        let svg = CoverageChart.svg(run)
+        // Ticks carry their midnight: "midnight in ZONE, INSTANT".
+        let ticks = svg.components(separatedBy: "<title>midnight in ").dropFirst().compactMap {
+            $0.components(separatedBy: "</title>").first
+        }
+        #expect(ticks.contains("America/New_York, 2026-05-12T04:00:00Z"), "\(ticks)")
+        #expect(ticks.contains("Asia/Tokyo, 2026-05-14T15:00:00Z"), "\(ticks)")
+        #expect(ticks.contains("Asia/Tokyo, 2026-05-18T15:00:00Z"), "\(ticks)")
+        // The watch moved at 06:00Z on 14 May: no New York midnight after it (the old chart drew
+        // 2026-05-15T04:00:00Z and on, in the old zone).
+        #expect(!ticks.contains { $0.hasPrefix("America/New_York, 2026-05-15") }, "\(ticks)")
+        #expect(ticks.filter { $0.hasPrefix("America/New_York") }.count == 5, "10 to 14 May")
+        #expect(svg.contains("<text class=\"zone\""), "the move is labelled with its zone")
+        #expect(svg.contains(">Asia/Tokyo<title>"))
+    }
+}
