@@ -22,8 +22,16 @@ struct CaseResult: Encodable {
     var met: Bool?
     /// What limits it, or why it is missing.
     var note: String?
+    /// The number `met` compares with (the ratio's or the value's bound), for `verdict`.
+    var threshold: Double? = nil
+    /// The spread of the rounds behind the figure, in percent (`Summary.spreadPercent`).
+    var spreadPercent: Double? = nil
+    /// `Verdict.text` for this row, set by the bench once the mode is known.
+    var verdict: String? = nil
 
-    enum CodingKeys: String, CodingKey { case name, value, unit, baseline, ratio, target, met, note }
+    enum CodingKeys: String, CodingKey {
+        case name, value, unit, baseline, ratio, target, met, note, spreadPercent, verdict
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -35,9 +43,40 @@ struct CaseResult: Encodable {
         try container.encode(target, forKey: .target)
         try container.encode(met, forKey: .met)
         try container.encode(note, forKey: .note)
+        try container.encode(spreadPercent.flatMap(Self.finite), forKey: .spreadPercent)
+        try container.encode(verdict, forKey: .verdict)
     }
 
     static func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+}
+
+/// What a row's figure can say about its target.
+enum Verdict {
+    /// `yes`, `NO`, or `n/a` when not measured; in quick mode, `n/a (quick: spread 37 %, margin
+    /// 4 %)` when the rounds' spread is larger than the distance between the figure and its
+    /// threshold (both in percent of the threshold): so few samples cannot tell which side of the
+    /// target the figure is on.
+    /// - Parameters:
+    ///   - met: whether the figure met its target; nil when not measured.
+    ///   - figure: what `met` compared (the ratio, else the value).
+    ///   - threshold: the target's bound.
+    ///   - spreadPercent: the spread of the rounds, in percent.
+    ///   - quick: a `--quick` run.
+    static func text(met: Bool?, figure: Double?, threshold: Double?, spreadPercent: Double?, quick: Bool) -> String {
+        guard let met else { return "n/a" }
+        if quick, let margin = marginPercent(figure: figure, threshold: threshold), let spreadPercent,
+            spreadPercent > margin
+        {
+            return String(format: "n/a (quick: spread %.0f %%, margin %.0f %%)", spreadPercent, margin)
+        }
+        return met ? "yes" : "NO"
+    }
+
+    /// |figure − threshold| in percent of the threshold; nil when either is missing or zero.
+    static func marginPercent(figure: Double?, threshold: Double?) -> Double? {
+        guard let figure, let threshold, threshold != 0, figure.isFinite else { return nil }
+        return abs(figure - threshold) / abs(threshold) * 100
+    }
 }
 
 /// One measurement behind the rows: a Swift side and, where there is one, its C baseline.
@@ -171,7 +210,7 @@ enum Format {
                 + pad("  target", 24) + "met"
         ]
         for row in rows {
-            let met = row.met.map { $0 ? "yes" : "NO" } ?? "n/a"
+            let met = row.verdict ?? row.met.map { $0 ? "yes" : "NO" } ?? "n/a"
             lines.append(
                 pad(row.name, 44) + padLeft(number(row.value), 12) + pad(" " + row.unit, 16)
                     + padLeft(number(row.baseline), 10) + padLeft(number(row.ratio), 7) + pad("  " + row.target, 24)

@@ -4,10 +4,32 @@ import SleepTapCore
 import SleepTapProcess
 import Testing
 
+@testable import sleeptap_bench
+
 /// `sleeptap-bench --smoke` runs every case once with tiny counts; this keeps the bench from
 /// rotting: each case runs and the JSON has the documented shape. Speed is not checked here.
 @Suite("sleeptap-bench")
 struct BenchTests {
+    @Test(
+        "Quick mode says which verdicts its sample size cannot support: n/a with the spread and the margin instead of NO (or yes); a full run keeps yes/NO"
+    )
+    func quickVerdicts() {
+        // A ratio of 1.20 against <= 1.05 (margin 14 %) with a 37 % spread: quick cannot tell.
+        #expect(
+            Verdict.text(met: false, figure: 1.20, threshold: 1.05, spreadPercent: 37, quick: true)
+                == "n/a (quick: spread 37 %, margin 14 %)")
+        #expect(Verdict.text(met: false, figure: 1.20, threshold: 1.05, spreadPercent: 37, quick: false) == "NO")
+        // A spread inside the margin supports the verdict, in quick mode too.
+        #expect(Verdict.text(met: false, figure: 2.1, threshold: 1.05, spreadPercent: 37, quick: true) == "NO")
+        #expect(Verdict.text(met: true, figure: 50, threshold: 100, spreadPercent: 10, quick: true) == "yes")
+        #expect(
+            Verdict.text(met: true, figure: 95, threshold: 100, spreadPercent: 174, quick: true).hasPrefix("n/a (quick")
+        )
+        #expect(Verdict.text(met: nil, figure: nil, threshold: 5, spreadPercent: 3, quick: true) == "n/a")
+        #expect(Verdict.text(met: true, figure: 0.2, threshold: nil, spreadPercent: 90, quick: true) == "yes")
+        #expect(Bench.grouped(99_960) == "99,960" && Bench.grouped(1_000_000) == "1,000,000" && Bench.grouped(7) == "7")
+    }
+
     @Test("--smoke runs every case and writes {machine, cases: [{name, value, unit, baseline, ratio, target, met}]}")
     func smokeWritesTheDocumentedJSON() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
@@ -30,12 +52,18 @@ struct BenchTests {
         #expect(!(machine["cpu"] as? String ?? "").isEmpty)
         let cases = try #require(object["cases"] as? [[String: Any]])
         // One row per target of the table, in its order.
+        let names = cases.compactMap { $0["name"] as? String }
         #expect(
-            cases.compactMap { $0["name"] as? String } == [
+            names.dropLast() == [
                 "wrapper RTT ÷ raw C RTT, 1 KB ipc", "wrapper throughput ÷ raw C",
                 "durable round trip ÷ its physical limit", "watch restart → newest batch", "idle CPU", "twin speed",
-                "report over 1 M records",
             ])
+        // The report row names the count it measured (--smoke writes far fewer than a million).
+        let reportRow = try #require(cases.last)
+        let note = reportRow["note"] as? String ?? ""
+        let count = note.split(separator: " ").first.map(String.init) ?? "?"
+        #expect(names.last == "report over \(sleeptap_bench.Bench.grouped(Int(count) ?? -1)) records", "\(note)")
+        #expect(names.last != "report over 1 M records")
         for row in cases {
             let name = row["name"] as? String ?? "?"
             for key in ["name", "value", "unit", "baseline", "ratio", "target", "met"] {
