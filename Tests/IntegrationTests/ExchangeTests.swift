@@ -34,6 +34,39 @@ struct ExchangeTests {
         #expect(state.lastAppliedSeq == 1 && state.batch?.entries.count == 7)
     }
 
+    @Test(
+        "A second watch with the paired routing id: the phone writes peer.replaced naming the id, and secondWatch once the two take the id from each other (ROUTER_HANDOVER)"
+    )
+    func secondWatchTakesTheRoutingID() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags)
+        _ = try scenario.watch()
+        try phone.expect(.ackReceived) { $0.int("seq") == 1 }
+        #expect(phone.events.filter { $0.name == .peerReplaced }.isEmpty)
+        _ = try scenario.watch(stateDir: "watch2")
+        let (first, index) = try phone.expect(.peerReplaced)
+        #expect(first.string("id") == "watch")
+        #expect(first.string("instance") != first.string("previousInstance"))
+        // The first watch's connection was handed over; it reconnects and takes the id back.
+        let (again, _) = try phone.expect(.peerReplaced, from: index + 1) { $0.fields["secondWatch"] as? Bool == true }
+        #expect(again.string("reason")?.contains("its own --id") == true)
+    }
+
+    @Test(
+        "Clock skew, phone side: a watch whose virtual clock is a year ahead makes the phone write clock.skew for its HELLO"
+    )
+    func helloClockSkew() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(Self.zoneFlags)
+        try phone.expect(.phoneStarted)
+        let ahead = ISO8601.string(Date().addingTimeInterval(365 * 86_400))
+        _ = try scenario.watch(["--clock-start", ahead, "--clock-speed", "1"])
+        let (skew, _) = try phone.expect(.clockSkew) { $0.string("message") == "HELLO" }
+        #expect(((skew.fields["skewHours"] as? NSNumber)?.doubleValue ?? 0) > 8_000, "\(skew.line)")
+    }
+
     @Test("The same with the start order reversed (watch first)")
     func watchFirst() throws {
         let scenario = try Scenario()
