@@ -95,9 +95,13 @@ public enum TwinStep: Sendable {
 /// per wall second, as in the processes run with `--clock-speed`. Everything is deterministic:
 /// the same configuration and steps give the same log.
 public struct Twin: Sendable {
-    /// The tz database the phone and the watch run on (`--tzdata`); nil = the one in use where
-    /// the twin runs (`ZoneDatabase.current`).
+    /// The tz database the phone runs on (`phone --tzdata`), and the watch too unless
+    /// `watchZones` names its own; nil = the one in use where the twin runs (`ZoneDatabase.current`).
     public var zones: ZoneDatabase?
+    /// The watch's own tz database (`watch --tzdata`): every input the watch node handles runs
+    /// with it as `ZoneDatabase.current` (its local-time planning, bed taps, manual fallback), as
+    /// a watch whose OS ships older tzdata than the phone's; nil = `zones`.
+    public var watchZones: ZoneDatabase?
     /// The timers of both nodes, on one heap.
     public enum Timer: Hashable, Sendable {
         /// A timer of the phone node (resend, heartbeat, the OS's launch, …).
@@ -273,8 +277,8 @@ public struct Twin: Sendable {
     private mutating func connectWatch() {
         guard toWatch.isUp, phoneRunning, watchRunning else { return }
         connected = true
-        watchRun(watch.link(.connected, at: time()))
-        watchRun(watch.link(.handshakeSucceeded, at: time()))
+        watchInput { $0.link(.connected, at: $1) }
+        watchInput { $0.link(.handshakeSucceeded, at: $1) }
     }
 
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
@@ -299,9 +303,9 @@ public struct Twin: Sendable {
                 advance(to: next)
                 for message in toWatch.receive(upTo: next) where watchRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
-                        watchRun(watch.received(message: value, at: time()))
+                        watchInput { $0.received(message: value, at: $1) }
                     } else {
-                        watchRun(watch.received(frames: [WireCodec.encode(message)], at: time()))
+                        watchInput { $0.received(frames: [WireCodec.encode(message)], at: $1) }
                     }
                 }
                 continue
@@ -334,7 +338,7 @@ public struct Twin: Sendable {
             case .phone(let timer) where phoneRunning:
                 phoneRun(phone.timerFired(timer, at: time()))
             case .watch(let timer) where watchRunning:
-                watchRun(watch.timerFired(timer, at: time()))
+                watchInput { $0.timerFired(timer, at: $1) }
             default:
                 break
             }
@@ -350,7 +354,7 @@ public struct Twin: Sendable {
         case .phone(let line):
             if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
         case .watch(let line):
-            if watchRunning { watchRun(watch.command(line: line, at: time())) }
+            if watchRunning { watchInput { $0.command(line: line, at: $1) } }
         case .link(let up):
             if up {
                 toWatch.reconnect()
@@ -361,7 +365,7 @@ public struct Twin: Sendable {
                 toPhone.disconnect()
                 if connected {
                     connected = false
-                    watchRun(watch.link(.disconnected, at: time()))
+                    watchInput { $0.link(.disconnected, at: $1) }
                 }
             }
         case .restartPhone(let keepState):
@@ -372,7 +376,9 @@ public struct Twin: Sendable {
         case .restartWatch(let keepState):
             for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
             if !keepState { watchStore.wipe() }
-            watch = WatchNode(configuration: watchSetup, state: watchStore.held)
+            watch = ZoneDatabase.$scoped.withValue(watchDatabase) {
+                WatchNode(configuration: watchSetup, state: watchStore.held)
+            }
             connected = false
             startWatch()
         case .failPhoneWrites(let writes, let errno):
@@ -410,14 +416,14 @@ public struct Twin: Sendable {
         }
         if connected {
             connected = false
-            watchRun(watch.link(.disconnected, at: time()))
+            watchInput { $0.link(.disconnected, at: $1) }
         }
     }
 
     /// The watch process starts (with the node as built) and connects when the phone runs.
     private mutating func startWatch() {
         watchRunning = true
-        watchRun(watch.start(processID: 2, at: time()))
+        watchInput { $0.start(processID: 2, at: $1) }
         connectWatch()
     }
 
@@ -481,6 +487,17 @@ public struct Twin: Sendable {
         }
     }
 
+    /// The database the watch's inputs run with: its own, else the twin's, else the one in use.
+    private var watchDatabase: ZoneDatabase { watchZones ?? zones ?? ZoneDatabase.current }
+
+    /// Hands the watch node one input at the current virtual instant, with the watch's own tz
+    /// database in use (`watchZones`), and performs the actions it returns.
+    private mutating func watchInput(_ input: (inout WatchNode, NodeTime) -> [WatchAction]) {
+        let now = time()
+        let actions = ZoneDatabase.$scoped.withValue(watchDatabase) { input(&watch, now) }
+        watchRun(actions)
+    }
+
     private mutating func watchRun(_ actions: [WatchAction]) {
         for action in actions {
             guard watchRunning else { return }
@@ -488,12 +505,12 @@ public struct Twin: Sendable {
             case .send(let message):
                 let delivered = connected && toPhone.send(message, at: scheduler.now)
                 let result: WatchNode.SendResult = delivered ? .sent : .failed(reason: "no connection (EAGAIN)")
-                watchRun(watch.sent(message, result, at: time()))
+                watchInput { $0.sent(message, result, at: $1) }
             case .persist(let state):
                 let result: PersistResult =
                     watchStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
                     ?? .succeeded
-                watchRun(watch.persisted(result, at: time()))
+                watchInput { $0.persisted(result, at: $1) }
             case .arm(let timer, let at):
                 scheduler.arm(.watch(timer), at: deadline(at))
             case .cancel(let timer):
@@ -503,7 +520,7 @@ public struct Twin: Sendable {
             case .diagnose(let line):
                 watchStandardError.append((scheduler.now, line))
             case .reconnect:
-                watchRun(watch.reconnected(.succeeded, at: time()))
+                watchInput { $0.reconnected(.succeeded, at: $1) }
                 connectWatch()
             case .stop:
                 watchRunning = false
