@@ -228,8 +228,9 @@ public struct ScenarioFile: Sendable {
         case (_?, _?):
             throw fail("scheduleFile", object["scheduleFile"], "give schedule or scheduleFile, not both")
         }
-        let phone = try flags(object["phone"], "phone", fail)
-        let watch = try flags(object["watch"], "watch", fail)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        let phone = resolvingTzdata(try flags(object["phone"], "phone", fail), against: directory)
+        let watch = resolvingTzdata(try flags(object["watch"], "watch", fail), against: directory)
         let platform = try platform(of: phone, fail)
         let steps = try decodeSteps(object["steps"], start: start, end: end, platform: platform, fail)
         let expectations = try decodeExpectations(object["expect"], fail)
@@ -308,6 +309,23 @@ public struct ScenarioFile: Sendable {
                         : "set by the scenario itself (start, schedule, the runner's transport); leave it out")
             }
             result.append(text)
+        }
+        return result
+    }
+
+    /// The flags with a relative `--tzdata DIR` (or `--tzdata=DIR`) resolved against the
+    /// scenario file's directory, as `scheduleFile` is: a scenario names its databases beside it.
+    static func resolvingTzdata(_ flags: [String], against directory: URL) -> [String] {
+        func resolved(_ path: String) -> String {
+            path.isEmpty || path.hasPrefix("/") ? path : directory.appendingPathComponent(path).standardizedFileURL.path
+        }
+        var result = flags
+        for index in result.indices {
+            if result[index] == "--tzdata", index + 1 < result.count {
+                result[index + 1] = resolved(result[index + 1])
+            } else if result[index].hasPrefix("--tzdata=") {
+                result[index] = "--tzdata=" + resolved(String(result[index].dropFirst("--tzdata=".count)))
+            }
         }
         return result
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
 import Testing
 
 /// `sleeptap-scenario` with the real phone and watch (`--both`, the default; `--processes`):
@@ -97,5 +98,67 @@ struct ScenarioProcessTests {
             #expect(output.contains("PASS the processes and the twin on the processes' instants agree on"), "\(output)")
             #expect(output.hasSuffix("PASS: 1 of 1 scenarios hold"), "\(output)")
         }
+    }
+}
+
+/// A watch on an older tz database than the phone's, as real processes and in the twin.
+@Suite("sleeptap-scenario: a watch on 2025b beside a phone on the machine's tz database")
+struct ScenarioTzdataProcessTests {
+    @Test(
+        "--both --json: the phone on the machine's database keeps Vancouver's 07:00 at 14:00Z after 2026-11-01, the watch on a zic-built 2025b-like one taps at 23:00 PST and its manual fallback's 07:00 is 15:00Z; each run names both databases",
+        .enabled(if: ZoneDatabase.process.version >= "2026b" && ZoneDatabase.process.version != "unknown"))
+    func olderWatchBothModes() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // The database beside the scenario file, named by a relative --tzdata.
+        let old = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        try FileManager.default.moveItem(atPath: old, toPath: scenario.dir + "/tz-2025b")
+        let week = Dictionary(
+            uniqueKeysWithValues: ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map {
+                ($0, "07:00")
+            })
+        let object: [String: Any] = [
+            "schemaVersion": 1, "name": "a watch on 2025b beside a phone on the machine's database",
+            "start": "2026-10-28T07:00:00Z", "end": "2026-11-09T08:00:00Z", "timeZone": "America/Vancouver",
+            "schedule": ["schemaVersion": 1, "timeZone": "America/Vancouver", "wake": week] as [String: Any],
+            "phone": ["--platform", "ios", "--os-seed", "7"],
+            "watch": ["--tzdata", "tz-2025b", "--bed-at", "23:00", "--manual-wake", "07:00"],
+            "steps": [["at": "2026-10-29T12:00:00Z", "link": "down"]],
+            "expect": [
+                [
+                    "event": "bed.wake_time", "source": "watch",
+                    "fields": ["localDate": "2026-11-03", "wakeTime": "2026-11-03T14:00:00Z", "tapLocalTime": "23:00"],
+                    "first": "2026-11-03T07:00:00Z",
+                ] as [String: Any],
+                [
+                    "event": "manual.wake_time", "source": "watch",
+                    "fields": ["localTime": "07:00", "wakeTime": "2026-11-08T15:00:00Z"], "count": 1,
+                ],
+                ["event": "phone.started", "fields": ["tzdata": ZoneDatabase.process.version], "count": 1],
+                ["event": "watch.started", "fields": ["tzdata": "2025b"], "count": 1],
+            ],
+        ]
+        let path = scenario.dir + "/watch-on-older-tzdata.json"
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+        let result = try CapturedRun.run(
+            "sleeptap-scenario", [path, "--both", "--json", "--speed", ScenarioProcessTests.speed], timeout: 120)
+        #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(summary["tzdata"] as? String == ZoneDatabase.process.version)
+        let runs = try #require(summary["scenarios"] as? [[String: Any]])
+        #expect(runs.map { $0["mode"] as? String } == ["twin", "processes"])
+        for run in runs {
+            #expect(run["pass"] as? Bool == true, "\(run)")
+            let tzdata = try #require(run["tzdata"] as? [String: Any])
+            #expect(tzdata["phone"] as? String == ZoneDatabase.process.version)
+            #expect(tzdata["watch"] as? String == "2025b")
+        }
+        let text = try CapturedRun.run("sleeptap-scenario", [path, "--twin"], timeout: 60)
+        #expect(text.status == 0, "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains("  tz database: phone \(ZoneDatabase.process.version), watch 2025b"),
+            "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("\n\(ZoneDatabase.process) (the runner's"), "\(text.standardOutput)")
     }
 }
