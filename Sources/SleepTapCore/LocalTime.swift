@@ -81,6 +81,20 @@ public enum WakeCalendar {
         return TimeZone(identifier: identifier == "UTC" ? "Etc/UTC" : identifier)
     }
 
+    /// Why the tz database in use (`ZoneDatabase.current`) cannot give the rules of
+    /// `identifier`: `.missing` (not in the database at DIR), `.corrupt` (its file
+    /// DIR/Area/Location is empty or not TZif, RFC 8536) or `.badName`; nil when it can, and for
+    /// `UTC` and `GMT` (known without a file).
+    public static func zoneError(named identifier: String) -> ZoneError? {
+        if identifier == "UTC" || identifier == "GMT" { return nil }
+        do {
+            _ = try ZoneDatabase.current.rules(for: identifier)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Whether `identifier` has the form of an IANA time-zone name, known here or not: `UTC`,
     /// `GMT`, or `Area/Location[/More]`, each part a letter followed by letters, digits, `_`, `+`
     /// or `-`, at most 64 bytes in all. Abbreviations and offsets (`EST`, `GMT+5`, `+09:00`) are

@@ -457,16 +457,23 @@ public enum CommandLineParser {
     }
 }
 
-/// The database `--tzdata DIR` names (the last one given), read before the other flags so that
-/// `--time-zone` is checked against it; nil without the flag.
-/// - Throws: `UsageError` when DIR is missing, not a directory, or holds no TZif file of UTC
-///   (`Etc/UTC` or `UTC`: a database `zic` wrote has one).
+/// The database `--tzdata DIR` (or `--tzdata=DIR`) names (the last one given), read before the
+/// other flags so that `--time-zone` is checked against it (and `--version` prints its version);
+/// nil without the flag.
+/// - Throws: `UsageError` when DIR is not given, does not exist or is not a directory.
 public func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> ZoneDatabase? {
-    guard let index = arguments.lastIndex(of: "--tzdata") else { return nil }
-    guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
-        throw UsageError("--tzdata needs a directory of TZif files")
+    // `--tzdata DIR` or `--tzdata=DIR`, as the flag parsers read every flag.
+    guard
+        let index = arguments.lastIndex(where: { $0 == "--tzdata" || $0.hasPrefix("--tzdata=") })
+    else { return nil }
+    let path: String
+    if arguments[index] == "--tzdata" {
+        guard index + 1 < arguments.count else { throw UsageError("--tzdata needs a directory of TZif files") }
+        path = arguments[index + 1]
+    } else {
+        path = String(arguments[index].dropFirst("--tzdata=".count))
     }
-    let path = arguments[index + 1]
+    guard !path.isEmpty else { throw UsageError("--tzdata needs a directory of TZif files") }
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
         throw UsageError("--tzdata \"\(ArgumentReader.clip(path))\": no such directory")
