@@ -61,7 +61,8 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
 ///
 /// A `Calendar` given here only names the zone (`calendar.timeZone.identifier`); Foundation's
 /// `TimeZone` rules (the ICU data bundled with the toolchain) are never asked for an offset,
-/// except for a zone the database lacks (a machine zone `TZ` names, say), which keeps them.
+/// except for a zone the database lacks (a machine zone read from `/etc/localtime`, say; `phone`
+/// and `watch` refuse a `TZ` that names one), which keeps them.
 ///
 /// The rule (Foundation's `Calendar.nextDate(after:matching:matchingPolicy:
 /// .nextTimePreservingSmallerComponents, repeatedTimePolicy: .first)`): a local time inside a

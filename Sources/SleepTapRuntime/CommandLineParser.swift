@@ -31,6 +31,7 @@ public enum CommandLineParser {
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
           --tzdata DIR          the IANA tz database (TZif files, as zic writes them) whose rules
                                 every wake-up uses; default: $TZDIR, else /usr/share/zoneinfo
+                                (a TZ, or TZ=:Zone, naming a zone it lacks is an error)
           --watch-id ID         routing id of the watch to deliver to (default: watch)
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
           --device-seed N       seed of the daily notice-text rotation (default: random at first
@@ -133,6 +134,7 @@ public enum CommandLineParser {
                                 batch's zone, else the system zone; stdin time-zone wins over it)
           --tzdata DIR          the IANA tz database (TZif files) of the watch's own local times
                                 (bed taps, manual entry); default: $TZDIR, else /usr/share/zoneinfo
+                                (a TZ, or TZ=:Zone, naming a zone it lacks is an error)
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
