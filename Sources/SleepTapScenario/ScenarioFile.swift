@@ -245,8 +245,10 @@ public struct ScenarioFile: Sendable {
             watchEndpoint: "ipc:///scenario-check/phone.sock", directory: "/scenario-check",
             schedulePath: schedulePath)
         let phoneParsed: Bool
+        var phoneZones: ZoneDatabase?
         do {
-            if case .run = try CommandLineParser.parsePhone(lines.phone, workingDirectory: "/") {
+            if case .run(let options) = try CommandLineParser.parsePhone(lines.phone, workingDirectory: "/") {
+                phoneZones = options.zoneDatabase
                 phoneParsed = true
             } else {
                 phoneParsed = false
@@ -258,8 +260,10 @@ public struct ScenarioFile: Sendable {
             throw fail("phone", phone.joined(separator: " "), "-h, --help and --version do not run anything")
         }
         let watchParsed: Bool
+        var watchZones: ZoneDatabase?
         do {
-            if case .run = try CommandLineParser.parseWatch(lines.watch, workingDirectory: "/") {
+            if case .run(let options) = try CommandLineParser.parseWatch(lines.watch, workingDirectory: "/") {
+                watchZones = options.zoneDatabase
                 watchParsed = true
             } else {
                 watchParsed = false
@@ -270,10 +274,25 @@ public struct ScenarioFile: Sendable {
         guard watchParsed else {
             throw fail("watch", watch.joined(separator: " "), "-h, --help and --version do not run anything")
         }
+        try requireZone(timeZone, in: phoneZones, field: "phone", flags: phone, fail)
+        try requireZone(timeZone, in: watchZones, field: "watch", flags: watch, fail)
         return file
     }
 
     typealias Fail = (String, Any?, String) -> ScenarioError
+
+    /// The scenario's `timeZone` is the devices' `TZ`: a device's own `--tzdata` must have it, as
+    /// the process refuses to start otherwise (and the twin would fall back to Foundation's rules).
+    static func requireZone(
+        _ zone: TimeZone, in database: ZoneDatabase?, field: String, flags: [String], _ fail: Fail
+    ) throws(ScenarioError) {
+        guard let database, zone.identifier != "GMT", zone.identifier != "UTC" else { return }
+        guard
+            let error = ZoneDatabase.$scoped.withValue(
+                database, operation: { WakeCalendar.zoneError(named: zone.identifier) })
+        else { return }
+        throw fail(field, flags.joined(separator: " "), "timeZone \(zone.identifier) (the devices' TZ): \(error)")
+    }
 
     static func checkKeys(_ object: [String: Any], _ known: [String], at prefix: String, _ fail: Fail)
         throws(ScenarioError)

@@ -137,4 +137,30 @@ struct ZoneScenarioTests {
                 ISO8601.string(wake).hasSuffix("T14:00:00Z"), "\(tap.event.jsonLine(time: tap.at, process: .watch))")
         }
     }
+
+    @Test(
+        "a device's --tzdata without the scenario's timeZone (the devices' TZ) is refused at load, naming the array, the zone and the database"
+    )
+    func tzdataLacksZone() throws {
+        let old = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        defer { try? FileManager.default.removeItem(atPath: old) }
+        let object: [String: Any] = [
+            "schemaVersion": 1, "name": "lacking", "start": "2026-10-28T07:00:00Z", "end": "2026-10-30T07:00:00Z",
+            "timeZone": "Europe/Berlin",
+            "schedule": ["schemaVersion": 1, "wake": ScenarioFileTests.week("07:00")] as [String: Any],
+            "watch": ["--tzdata", old],
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object)
+        do {
+            _ = try ScenarioFile.decode(data, path: "/tmp/lacking.json")
+            Issue.record("a --tzdata without the scenario's zone was accepted")
+        } catch {
+            #expect(error.field == "watch", "\(error)")
+            #expect(
+                error.reason.contains(
+                    "timeZone Europe/Berlin (the devices' TZ): time zone \"Europe/Berlin\" is not in the tz database at \(old)"
+                ),
+                "\(error)")
+        }
+    }
 }
