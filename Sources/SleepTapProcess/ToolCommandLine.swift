@@ -35,8 +35,9 @@ extension Reaper {
                 shared.writeLine(SleepTapVersion.line(versionName ?? program))
                 exit(ExitCode.ok.rawValue)
             case .run(let options):
-                // Every tool reads zone rules (its twins, oracles or report days): a TZDIR that
-                // cannot be a tz database is said before anything runs.
+                // A TZDIR that cannot be a tz database is said before anything runs (the tools
+                // read zone rules through their twins and oracles; sleeptap-report reads none but
+                // judges the same environment the same way).
                 if let problem = ZoneDatabase.systemDirectoryProblem() {
                     shared.writeError("\(program): \(problem)")
                     exit(ExitCode.usage.rawValue)
