@@ -73,6 +73,7 @@ struct TzdataTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let tzdata = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
+        defer { try? FileManager.default.removeItem(atPath: tzdata) }
         let path = "\(scenario.dir)/schedule.json"
         let plain = Self.schedule.replacingOccurrences(of: #""timeZone": "America/Vancouver", "#, with: "")
         #expect(FileManager.default.createFile(atPath: path, contents: Data(plain.utf8)))
@@ -95,6 +96,7 @@ struct TzdataTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let tzdata = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
+        defer { try? FileManager.default.removeItem(atPath: tzdata) }
         for program in ["phone", "watch"] {
             let lacking = try scenario.spawn(
                 program,
@@ -125,6 +127,7 @@ struct TzdataTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let tzdata = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        defer { try? FileManager.default.removeItem(atPath: tzdata) }
         for program in ["phone", "watch"] {
             let version = try scenario.spawn(program, ["--version", "--tzdata=\(tzdata)"])
             #expect(version.waitForExit(timeout: 10) && version.waitForOutputEnd(timeout: 5))

@@ -37,6 +37,10 @@ struct ZoneScenarioTests {
     func oracleVancouver() throws {
         let new = try ZoneFixture.database(ZoneFixture.vancouverNew, version: "2026b")
         let old = try ZoneFixture.database(ZoneFixture.vancouverOld, version: "2025b")
+        defer {
+            try? FileManager.default.removeItem(atPath: new.directory)
+            try? FileManager.default.removeItem(atPath: old.directory)
+        }
         #expect(try Self.oracleWake("2026-12-02", on: new) == "2026-12-02T14:00:00Z")
         #expect(try Self.oracleWake("2026-12-02", on: old) == "2026-12-02T15:00:00Z")
         #expect(try Self.oracleWake("2026-10-31", on: new) == "2026-10-31T14:00:00Z")
