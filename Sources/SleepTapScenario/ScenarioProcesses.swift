@@ -267,12 +267,16 @@ extension ScenarioRun {
         func start(_ side: EventSource, fresh: Bool) throws(ScenarioProcessError) -> Date {
             let name = side == .phone ? "phone" : "watch"
             if fresh {
-                let file = "\(directory)/\(name)/\(name).json"
-                if FileManager.default.fileExists(atPath: file) {
+                // The state file and its previous copy (`NAME.json.prev`, which a missing file
+                // would be recovered from), and any copy moved aside as corrupt.
+                let stateDirectory = "\(directory)/\(name)"
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
+                for file in names where file.hasPrefix("\(name).json") {
                     do {
-                        try FileManager.default.removeItem(atPath: file)
+                        try FileManager.default.removeItem(atPath: "\(stateDirectory)/\(file)")
                     } catch {
-                        throw failure("cannot remove \(file): \(error.localizedDescription)", .cantCreate)
+                        throw failure(
+                            "cannot remove \(stateDirectory)/\(file): \(error.localizedDescription)", .cantCreate)
                     }
                 }
             }
