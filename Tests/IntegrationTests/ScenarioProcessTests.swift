@@ -98,4 +98,42 @@ struct ScenarioProcessTests {
             #expect(output.hasSuffix("PASS: 1 of 1 scenarios hold"), "\(output)")
         }
     }
+
+    @Test(
+        "kill, start with fresh and restart with fresh as processes: the watch is SIGKILLed (no watch.stopping), starts with no batch, the phone starts a new epoch; the twin agrees; exit 0"
+    )
+    func killAndFreshStarts() throws {
+        let steps: (inout [String: Any]) -> Void = { object in
+            object["end"] = "2026-07-25T00:00:00Z"
+            object["steps"] = [
+                ["at": "2026-07-21T18:00:00Z", "kill": "watch"],
+                ["at": "2026-07-21T21:00:00Z", "start": "watch", "fresh": true],
+                ["at": "2026-07-22T18:00:00Z", "restart": "phone", "fresh": true],
+            ]
+        }
+        let expect: [[String: Any]] = [
+            ["event": "watch.stopping", "count": 0],
+            ["event": "watch.started", "from": "2026-07-21T18:00:00Z", "fields": ["lastSeq": 0], "count": 1],
+            ["event": "phone.started", "from": "2026-07-22T18:00:00Z", "fields": ["lastSeq": 0], "count": 1],
+            ["event": "batch.applied", "from": "2026-07-22T18:00:00Z", "fields": ["epochChanged": true], "count": 1],
+            // The killed watch's alarm for 07:00 was in its memory only (docs/protocol.md, "Rules").
+            ["event": "alarm.fired", "from": "2026-07-21T18:00:00Z", "to": "2026-07-22T12:00:00Z", "count": 0],
+            ["event": "fallback.manual_entry", "count": 0],
+        ]
+        try ScenarioRunnerTests.withScenario(expect: expect, edit: steps) { path in
+            let result = try CapturedRun.run(
+                "sleeptap-scenario", [path, "--both", "--json", "--speed", Self.speed], timeout: 120)
+            #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            let runs = try #require(object["scenarios"] as? [[String: Any]])
+            #expect(runs.map { $0["mode"] as? String } == ["twin", "processes"])
+            for run in runs {
+                let checks = try #require(run["expectations"] as? [[String: Any]])
+                #expect(checks.count == expect.count && checks.allSatisfy { $0["pass"] as? Bool == true }, "\(checks)")
+            }
+            let comparison = try #require(runs.last?["comparison"] as? [String: Any])
+            #expect(comparison["equal"] as? Bool == true, "\(comparison)")
+        }
+    }
 }
