@@ -287,6 +287,11 @@ extension ScenarioRun {
             watches.append(try spawn(name, executables.watch, watchArguments))
             return try started(watches[watches.count - 1], .watchStarted)
         }
+        /// A watch start as the twin's inputs: the new watch's link is down until its own
+        /// handshake (its `link.up`, read back from its log), as at the first start.
+        func watchStart(_ at: Date, keepState: Bool) -> [(at: Date, step: TwinStep)] {
+            [(at, .link(up: false)), (at, .startWatch(keepState: keepState))]
+        }
 
         // The link is down until the transport's first handshake (the watch's link.up).
         var inputs: [(at: Date, step: TwinStep)] = [(scenario.start, .link(up: false))]
@@ -321,7 +326,7 @@ extension ScenarioRun {
                 inputs.append((try start(.phone, fresh: !keepState), .startPhone(keepState: keepState)))
             case .restartWatch(let keepState):
                 inputs.append((try quit(try running(.watch, index, step), .watch), .watch("quit")))
-                inputs.append((try start(.watch, fresh: !keepState), .startWatch(keepState: keepState)))
+                inputs += watchStart(try start(.watch, fresh: !keepState), keepState: keepState)
             case .startPhone(let keepState):
                 guard !current(.phone).isRunning else {
                     throw failure("steps[\(index)] (\(step.text)): the phone is running")
@@ -331,7 +336,7 @@ extension ScenarioRun {
                 guard !current(.watch).isRunning else {
                     throw failure("steps[\(index)] (\(step.text)): the watch is running")
                 }
-                inputs.append((try start(.watch, fresh: !keepState), .startWatch(keepState: keepState)))
+                inputs += watchStart(try start(.watch, fresh: !keepState), keepState: keepState)
             case .killPhone:
                 inputs.append((kill(try running(.phone, index, step)), .killPhone))
             case .killWatch:
