@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
+import SleepTapEmbedded
+import SleepTapScenario
 import Testing
 
 /// `sleeptap-scenario` with the real phone and watch (`--both`, the default; `--processes`):
@@ -134,6 +137,38 @@ struct ScenarioProcessTests {
             }
             let comparison = try #require(runs.last?["comparison"] as? [String: Any])
             #expect(comparison["equal"] as? Bool == true, "\(comparison)")
+        }
+    }
+
+    @Test(
+        "as processes, a step for a phone that is no longer running ends the run with 70 naming the step (the file's own quit is refused at load; here the steps were edited after it)"
+    )
+    func stepForStoppedPhone() throws {
+        let object: [String: Any] = [
+            "schemaVersion": 1, "name": "quit, then a line", "start": "2026-07-19T16:00:00Z",
+            "end": "2026-07-21T16:00:00Z", "timeZone": "Asia/Shanghai",
+            "schedule": [
+                "schemaVersion": 1,
+                "wake": Dictionary(
+                    uniqueKeysWithValues: [
+                        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                    ]
+                    .map { ($0, "07:00") }),
+            ] as [String: Any],
+            "steps": [["at": "2026-07-20T04:00:00Z", "phone": "quit"]],
+        ]
+        var file = try ScenarioFile.decode(try JSONSerialization.data(withJSONObject: object), path: "q.json")
+        var later = try #require(file.steps.first)
+        later.at = try #require(ISO8601DateFormatter().date(from: "2026-07-20T16:00:00Z"))
+        later.step = .phone("open")
+        later.text = "phone: open"
+        file.steps.append(later)
+        do {
+            _ = try ScenarioRun.processes(file, speed: Double(Self.speed)!, executables: ScenarioExecutables.locate())
+            Issue.record("a line for a phone that had quit was written and the run went on")
+        } catch let error as ScenarioProcessError {
+            #expect(error.exitCode.rawValue == 70)
+            #expect(error.reason.hasPrefix("steps[1] (phone: open): the phone is not running"), "\(error)")
         }
     }
 }
