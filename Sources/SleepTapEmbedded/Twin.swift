@@ -88,9 +88,8 @@ public enum TwinStep: Sendable {
     /// alarms, kept in memory, are gone.
     case startWatch(keepState: Bool)
     /// The phone process is killed (SIGKILL): no `phone.stopping`, no held-back event counts said,
-    /// a forecast it was waiting for and whatever was in flight on its connection lost; the state
-    /// dir keeps what the last write left (each write is whole, by rename(2)). Ignored when no
-    /// phone runs.
+    /// its timers and whatever was in flight on its connection lost; the state dir keeps what the
+    /// last write left (each write is whole, by rename(2)). Ignored when no phone runs.
     case killPhone
     /// The watch process is killed (SIGKILL): no `watch.stopping`, its timers and what was in
     /// flight lost, the state file as last written. Ignored when no watch runs.
