@@ -80,8 +80,20 @@ public enum TwinStep: Sendable {
     /// runs), on the state dir as it is or, with `keepState: false`, an empty one. The watch's
     /// link comes up with it.
     case startPhone(keepState: Bool)
-    /// The watch process restarts, with or without its state file.
+    /// The watch process restarts, with or without its state file: a clean stop (`watch.stopping`,
+    /// as `.watch("quit")`) when one runs, then `.startWatch(keepState:)` at the same instant.
     case restartWatch(keepState: Bool)
+    /// A watch process starts (after `.watch("quit")` or `.killWatch` ended the last one; ignored
+    /// while one runs), on its state file as it is or, with `keepState: false`, without one; its
+    /// alarms, kept in memory, are gone.
+    case startWatch(keepState: Bool)
+    /// The phone process is killed (SIGKILL): no `phone.stopping`, no held-back event counts said,
+    /// its timers and whatever was in flight on its connection lost; the state dir keeps what the
+    /// last write left (each write is whole, by rename(2)). Ignored when no phone runs.
+    case killPhone
+    /// The watch process is killed (SIGKILL): no `watch.stopping`, its timers and what was in
+    /// flight lost, the state file as last written. Ignored when no watch runs.
+    case killWatch
     /// The phone's next writes fail: the 1-based numbers of the coming writes, with this errno.
     case failPhoneWrites(Set<Int>, errno: Int32)
 }
@@ -150,6 +162,11 @@ public struct Twin: Sendable {
     public private(set) var runRecords: [RunRecord] = []
     /// The steps performed (link changes, restarts, commands), with their virtual instants.
     public private(set) var performed: [(at: Date, step: TwinStep)] = []
+    /// The steps that found their process in the wrong state and did nothing (a line or a kill
+    /// for a process that is not running, a start of one that runs; a restart of a stopped one
+    /// starts it and is listed too): the index in `performed`, and which process (`phone` or
+    /// `watch`) and whether it ran.
+    public private(set) var misdirected: [(index: Int, process: EventSource, running: Bool)] = []
     /// What the watch wrote on stderr, with the virtual instants.
     public private(set) var watchStandardError: [(at: Date, line: String)] = []
     /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
@@ -350,6 +367,16 @@ public struct Twin: Sendable {
 
     private mutating func perform(_ step: TwinStep) {
         performed.append((scheduler.now, step))
+        func misdirect(_ process: EventSource, running: Bool) {
+            misdirected.append((performed.count - 1, process, running))
+        }
+        switch step {
+        case .phone, .killPhone, .restartPhone: if !phoneRunning { misdirect(.phone, running: false) }
+        case .watch, .killWatch, .restartWatch: if !watchRunning { misdirect(.watch, running: false) }
+        case .startPhone: if phoneRunning { misdirect(.phone, running: true) }
+        case .startWatch: if watchRunning { misdirect(.watch, running: true) }
+        case .link, .failPhoneWrites: break
+        }
         switch step {
         case .phone(let line):
             if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
@@ -374,13 +401,18 @@ public struct Twin: Sendable {
         case .startPhone(let keepState):
             if !phoneRunning { startPhone(keepState: keepState) }
         case .restartWatch(let keepState):
-            for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
-            if !keepState { watchStore.wipe() }
-            watch = ZoneDatabase.$scoped.withValue(watchDatabase) {
-                WatchNode(configuration: watchSetup, state: watchStore.held)
+            if watchRunning { watchRun(watch.command(line: "quit", at: time())) }
+            if watchRunning { killWatch() }  // a watch that did not stop on quit
+            restartWatch(keepState: keepState)
+        case .startWatch(let keepState):
+            if !watchRunning { restartWatch(keepState: keepState) }
+        case .killPhone:
+            if phoneRunning {
+                phoneRunning = false
+                phoneStopped()
             }
-            connected = false
-            startWatch()
+        case .killWatch:
+            if watchRunning { killWatch() }
         case .failPhoneWrites(let writes, let errno):
             phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
             phoneStore.errno = errno
@@ -417,6 +449,32 @@ public struct Twin: Sendable {
         if connected {
             connected = false
             watchInput { $0.link(.disconnected, at: $1) }
+        }
+    }
+
+    /// A new watch process on what its state file holds (or none): a new node, no timers.
+    private mutating func restartWatch(keepState: Bool) {
+        for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
+        if !keepState { watchStore.wipe() }
+        watch = ZoneDatabase.$scoped.withValue(watchDatabase) {
+            WatchNode(configuration: watchSetup, state: watchStore.held)
+        }
+        connected = false
+        startWatch()
+    }
+
+    /// The watch process dies without a stop: its timers are gone, whatever was in flight on its
+    /// connection is lost, and the phone's sends fail (the ROUTER has lost the peer).
+    private mutating func killWatch() {
+        watchRunning = false
+        connected = false
+        for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
+        let up = toWatch.isUp
+        toWatch.disconnect()
+        toPhone.disconnect()
+        if up {
+            toWatch.reconnect()
+            toPhone.reconnect()
         }
     }
 

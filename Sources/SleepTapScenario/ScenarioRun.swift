@@ -198,6 +198,16 @@ public struct ScenarioRun: Sendable {
         twin.boot()
         for step in scenario.steps { twin.schedule(step.step, at: step.at) }
         twin.run(until: scenario.end.addingTimeInterval(-0.001))
+        // Every step of the scenario was performed, in order: `performed[i]` is `steps[i]`.
+        if let wrong = twin.misdirected.first, wrong.index < scenario.steps.count {
+            let step = scenario.steps[wrong.index]
+            throw ScenarioError(
+                file: scenario.path, field: "steps[\(wrong.index)]", value: step.text,
+                reason: wrong.running
+                    ? "the \(wrong.process.rawValue) was running in the twin at \(ISO8601.string(step.at))"
+                    : "the \(wrong.process.rawValue) was not running in the twin at \(ISO8601.string(step.at)); the step would do nothing"
+            )
+        }
         let log = twin.log.map { LogEntry(at: $0.at, source: $0.source, event: $0.event) }
         return ScenarioRun(
             scenario: scenario, mode: .twin, speed: speed, nights: nights(of: log),

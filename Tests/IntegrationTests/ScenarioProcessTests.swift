@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import SleepTapCore
+import SleepTapEmbedded
+import SleepTapScenario
 import Testing
 
 /// `sleeptap-scenario` with the real phone and watch (`--both`, the default; `--processes`):
@@ -97,6 +99,76 @@ struct ScenarioProcessTests {
             #expect(output.contains("  start-up (virtual, after start): phone +"), "\(output)")
             #expect(output.contains("PASS the processes and the twin on the processes' instants agree on"), "\(output)")
             #expect(output.hasSuffix("PASS: 1 of 1 scenarios hold"), "\(output)")
+        }
+    }
+
+    @Test(
+        "kill, start with fresh and restart with fresh as processes: the watch is SIGKILLed (no watch.stopping), starts with no batch, the phone starts a new epoch; the twin agrees; exit 0"
+    )
+    func killAndFreshStarts() throws {
+        let steps: (inout [String: Any]) -> Void = { object in
+            object["end"] = "2026-07-25T00:00:00Z"
+            object["steps"] = [
+                ["at": "2026-07-21T18:00:00Z", "kill": "watch"],
+                ["at": "2026-07-21T21:00:00Z", "start": "watch", "fresh": true],
+                ["at": "2026-07-22T18:00:00Z", "restart": "phone", "fresh": true],
+            ]
+        }
+        let expect: [[String: Any]] = [
+            ["event": "watch.stopping", "count": 0],
+            ["event": "watch.started", "from": "2026-07-21T18:00:00Z", "fields": ["lastSeq": 0], "count": 1],
+            ["event": "phone.started", "from": "2026-07-22T18:00:00Z", "fields": ["lastSeq": 0], "count": 1],
+            ["event": "batch.applied", "from": "2026-07-22T18:00:00Z", "fields": ["epochChanged": true], "count": 1],
+            // The killed watch's alarm for 07:00 was in its memory only (docs/protocol.md, "Rules").
+            ["event": "alarm.fired", "from": "2026-07-21T18:00:00Z", "to": "2026-07-22T12:00:00Z", "count": 0],
+            ["event": "fallback.manual_entry", "count": 0],
+        ]
+        try ScenarioRunnerTests.withScenario(expect: expect, edit: steps) { path in
+            let result = try CapturedRun.run(
+                "sleeptap-scenario", [path, "--both", "--json", "--speed", Self.speed], timeout: 120)
+            #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            let runs = try #require(object["scenarios"] as? [[String: Any]])
+            #expect(runs.map { $0["mode"] as? String } == ["twin", "processes"])
+            for run in runs {
+                let checks = try #require(run["expectations"] as? [[String: Any]])
+                #expect(checks.count == expect.count && checks.allSatisfy { $0["pass"] as? Bool == true }, "\(checks)")
+            }
+            let comparison = try #require(runs.last?["comparison"] as? [String: Any])
+            #expect(comparison["equal"] as? Bool == true, "\(comparison)")
+        }
+    }
+
+    @Test(
+        "as processes, a step for a phone that is no longer running ends the run with 70 naming the step (the file's own quit is refused at load; here the steps were edited after it)"
+    )
+    func stepForStoppedPhone() throws {
+        let object: [String: Any] = [
+            "schemaVersion": 1, "name": "quit, then a line", "start": "2026-07-19T16:00:00Z",
+            "end": "2026-07-21T16:00:00Z", "timeZone": "Asia/Shanghai",
+            "schedule": [
+                "schemaVersion": 1,
+                "wake": Dictionary(
+                    uniqueKeysWithValues: [
+                        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                    ]
+                    .map { ($0, "07:00") }),
+            ] as [String: Any],
+            "steps": [["at": "2026-07-20T04:00:00Z", "phone": "quit"]],
+        ]
+        var file = try ScenarioFile.decode(try JSONSerialization.data(withJSONObject: object), path: "q.json")
+        var later = try #require(file.steps.first)
+        later.at = try #require(ISO8601DateFormatter().date(from: "2026-07-20T16:00:00Z"))
+        later.step = .phone("open")
+        later.text = "phone: open"
+        file.steps.append(later)
+        do {
+            _ = try ScenarioRun.processes(file, speed: Double(Self.speed)!, executables: ScenarioExecutables.locate())
+            Issue.record("a line for a phone that had quit was written and the run went on")
+        } catch let error as ScenarioProcessError {
+            #expect(error.exitCode.rawValue == 70)
+            #expect(error.reason.hasPrefix("steps[1] (phone: open): the phone is not running"), "\(error)")
         }
     }
 }
