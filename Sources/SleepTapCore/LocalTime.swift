@@ -61,7 +61,8 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
 ///
 /// A `Calendar` given here only names the zone (`calendar.timeZone.identifier`); Foundation's
 /// `TimeZone` rules (the ICU data bundled with the toolchain) are never asked for an offset,
-/// except for a zone the database lacks (a machine zone `TZ` names, say), which keeps them.
+/// except for a zone the database lacks (a machine zone read from `/etc/localtime`, say; `phone`
+/// and `watch` refuse a `TZ` that names one), which keeps them.
 ///
 /// The rule (Foundation's `Calendar.nextDate(after:matching:matchingPolicy:
 /// .nextTimePreservingSmallerComponents, repeatedTimePolicy: .first)`): a local time inside a
@@ -86,13 +87,32 @@ public enum WakeCalendar {
     /// os.json, a BATCH's `timeZone`): `unknown time zone "Mars/Base": not in the tz database
     /// 2026b at /usr/share/zoneinfo`, or `unknown time zone "EST": not an IANA name
     /// (Area/Location, UTC or GMT, e.g. Europe/Berlin)` for an abbreviation or an offset. The value
-    /// is clipped to 120 characters. Names: the tz database Theory file, "Names of timezones".
+    /// is clipped to 120 characters. A zone whose file is there but empty or not TZif gets the
+    /// database's own words (`ZoneError.corrupt`, naming the file) and the database. Names: the
+    /// tz database Theory file, "Names of timezones".
     public static func unknownZoneReason(_ value: String) -> String {
         let shown = "unknown time zone \"\(clipped(value))\": "
         guard isZoneName(value) else {
             return shown + "not an IANA name (Area/Location, UTC or GMT, e.g. Europe/Berlin)"
         }
+        if let error = zoneError(named: value), case .corrupt = error {
+            return "\(error) (\(ZoneDatabase.current))"
+        }
         return shown + "not in the \(ZoneDatabase.current)"
+    }
+
+    /// Why the tz database in use (`ZoneDatabase.current`) cannot give the rules of
+    /// `identifier`: `.missing` (not in the database at DIR), `.corrupt` (its file
+    /// DIR/Area/Location is empty or not TZif, RFC 8536) or `.badName`; nil when it can, and for
+    /// `UTC` and `GMT` (known without a file).
+    public static func zoneError(named identifier: String) -> ZoneError? {
+        if identifier == "UTC" || identifier == "GMT" { return nil }
+        do {
+            _ = try ZoneDatabase.current.rules(for: identifier)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Whether `identifier` has the form of an IANA time-zone name, known here or not: `UTC`,
