@@ -491,6 +491,9 @@ class Watch:
         hello = {"v": VERSION, "type": "HELLO", "lastSeq": self.last_seq}
         if self.held:
             hello["epoch"], hello["digest"] = hex64(self.held["epoch"]), hex64(self.held["digest"])
+        # Optional (docs/protocol.md, HELLO): this client's now, which runs on the wall clock.
+        now = datetime.datetime.now(datetime.timezone.utc)
+        hello["sentAt"] = now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
         if self.send_json(hello):
             emit("hello.sent", lastSeq=self.last_seq)
 
