@@ -198,6 +198,10 @@ public struct Twin: Sendable {
     public private(set) var phoneRunning = false
     /// Whether the watch process runs.
     public private(set) var watchRunning = false
+    /// The running watch process's HELLO `instance`, drawn at each start from its own stream so
+    /// the twin's other draws stay as they were (`WireCodec.Hello.instance`).
+    private var watchInstance: UInt64 = 0
+    private var watchInstances: SplitMix64
     /// Whether the watch holds a connection to the running phone (made when both run and the
     /// link is up). Without one, sends fail as on the sockets: the phone's ROUTER says
     /// EHOSTUNREACH (ZMQ_ROUTER_MANDATORY), the watch's DEALER EAGAIN (ZMQ_IMMEDIATE).
@@ -232,6 +236,7 @@ public struct Twin: Sendable {
         self.speed = max(speed, 1e-9)
         self.linkMode = linkMode
         var random = SplitMix64(state: seed)
+        watchInstances = SplitMix64(state: seed ^ 0x5754_4348_494E_5354)
         toWatch = FaultyLink(faults: faults, seed: random.next())
         toPhone = FaultyLink(faults: faults, seed: random.next())
         scheduler = VirtualScheduler(start: start)
@@ -330,11 +335,16 @@ public struct Twin: Sendable {
             if let arrival = toPhoneArrival, arrival == next {
                 advance(to: next)
                 for message in toPhone.receive(upTo: next) where phoneRunning {
+                    // A HELLO carries the watch's now and process instance, as WatchRuntime sends it.
+                    let hello = WireCodec.Hello(sentAt: scheduler.now, instance: watchInstance)
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
-                        phoneRun(phone.messageReceived(value, at: time()))
+                        let isHello: Bool
+                        if case .hello = value { isHello = true } else { isHello = false }
+                        phoneRun(phone.messageReceived(value, hello: isHello ? hello : nil, at: time()))
                     } else {
                         let id = Array(phoneSetup.node.watchID.utf8)
-                        phoneRun(phone.messageReceived([id, WireCodec.encode(message)], at: time()))
+                        let frame = WireCodec.encode(message, sentAt: hello.sentAt, instance: hello.instance)
+                        phoneRun(phone.messageReceived([id, frame], at: time()))
                     }
                 }
                 continue
@@ -481,6 +491,7 @@ public struct Twin: Sendable {
     /// The watch process starts (with the node as built) and connects when the phone runs.
     private mutating func startWatch() {
         watchRunning = true
+        watchInstance = max(1, watchInstances.next())
         watchInput { $0.start(processID: 2, at: $1) }
         connectWatch()
     }

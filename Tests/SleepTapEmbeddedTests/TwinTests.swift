@@ -223,6 +223,21 @@ struct TwinTests {
         #expect(twin.watch.core.state.batch?.ref == outbox.ref)
     }
 
+    @Test(
+        "A restarted watch says hello as a new process: the phone emits peer.replaced (not a second watch), as it does for the processes"
+    )
+    func restartedWatchReplacesThePeer() throws {
+        var twin = Self.twin(.early)
+        twin.boot()
+        let restart = Self.start.addingTimeInterval(2 * Self.day)
+        twin.schedule(.restartWatch(keepState: true), at: restart)
+        twin.run(until: Self.start.addingTimeInterval(4 * Self.day))
+        let replaced = twin.events(.peerReplaced, from: .phone)
+        #expect(replaced.count == 1, "\(replaced)")
+        #expect(replaced.first.map { $0.at >= restart } == true)
+        #expect(replaced.first?.event.fields.first { $0.key == "secondWatch" }?.value == .bool(false))
+    }
+
     @Test("A link down longer than the cache: the watch falls back, and catches up when the link returns")
     func longOutage() throws {
         var twin = Self.twin(.early)

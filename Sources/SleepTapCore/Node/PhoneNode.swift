@@ -185,7 +185,7 @@ public struct PhoneNode: Sendable {
     enum Pending: Sendable {
         case frames([[UInt8]])
         /// A message from the paired watch, decoded (the twin's typed link).
-        case message(WireMessage)
+        case message(WireMessage, WireCodec.Hello?)
         case command(PhoneCommand)
         case timer(PhoneTimer)
         case weather(WeatherOutcome)
@@ -333,7 +333,16 @@ public struct PhoneNode: Sendable {
     /// accepted them. The embedded twin's typed link delivers messages this way
     /// (`WireCodec.delivered(_:)` gives the value the frame would decode to).
     public mutating func messageReceived(_ message: WireMessage, at time: NodeTime) -> [PhoneAction] {
-        offer(.message(message), at: time)
+        offer(.message(message, nil), at: time)
+    }
+
+    /// A decoded message from the paired watch with its HELLO's optional fields: what
+    /// `messageReceived(_:at:)` does, plus the `clock.skew` and `peer.replaced` checks that a
+    /// HELLO frame carrying `sentAt` and `instance` gets (`WireCodec.Hello`).
+    public mutating func messageReceived(
+        _ message: WireMessage, hello: WireCodec.Hello?, at time: NodeTime
+    ) -> [PhoneAction] {
+        offer(.message(message, hello), at: time)
     }
 
     /// A ZAP request (RFC 27): version, request id, domain, address, identity, mechanism,
@@ -565,7 +574,10 @@ public struct PhoneNode: Sendable {
     private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
         switch pending {
         case .frames(let frames): return received(frames, time)
-        case .message(let message): return received(message, time)
+        case .message(let message, let hello):
+            var notes: [PhoneAction] = []
+            if let hello, case .hello = message { notes = checked(hello, time) }
+            return notes + received(message, time)
         case .command(let command): return run(command, time)
         case .setting(let command): return apply(command, time)
         case .firstLaunch:
