@@ -152,7 +152,8 @@ public enum AndroidAPI {
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
 ///   or after Force stop until the user opens the app.
 ///
-/// Run times are deterministic (no random choice); doze maintenance windows are not modelled.
+/// Run times are deterministic (no random choice); deep and light Doze defer runs to their
+/// maintenance windows (`dozeHold(at:)`).
 /// Persistence: `Codable`; everything but the undrained trace is encoded (the enqueued work, the
 /// quota sessions, the settings), as WorkManager keeps its work in a database (`SimulatedOS`).
 /// Value type, `Sendable`; one owner mutates it.
@@ -371,8 +372,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             guard let candidate = t else { return nil }
             if quotaApplies { t = nextInQuota(from: candidate) }
             guard let inQuota = t else { return nil }
-            let (phase, _, end) = dozePhase(at: inQuota)
-            guard phase == .idle, let end else { return inQuota }
+            guard let end = dozeHold(at: inQuota) else { return inQuota }
             t = end
         }
         return t
@@ -387,7 +387,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now), dozePhase(at: now).0 != .idle else { return nil }
+        guard runsAllowed, !quotaApplies || inQuota(at: now), dozeHold(at: now) == nil else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
             .min { (nextRunTime($0), $0.identifier) < (nextRunTime($1), $1.identifier) }
         guard let work = due else { return nil }
@@ -574,6 +574,26 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         (doze ?? DozeState()).phase(at: now, charging: charging, settings: dozeSettings)
     }
 
+    /// Where the device is in light Doze at `now` (screen off and unplugged, motion allowed),
+    /// with the phase's start and end; pure. Deep idle and its maintenance windows take over from
+    /// it (`dozeHold(at:)`).
+    /// - Parameter now: virtual instant.
+    public func lightDozePhase(at now: Date) -> (LightDozePhase, start: Date?, end: Date?) {
+        (doze ?? DozeState()).lightPhase(at: now, charging: charging, settings: dozeSettings)
+    }
+
+    /// When Doze lets jobs start again, nil when it does not hold them at `now`: the end of a
+    /// deep idle period; outside deep idle and its maintenance windows, the end of a light idle
+    /// period (AOSP `DeviceIdleController`: deep idle supersedes light idle).
+    /// - Parameter now: virtual instant.
+    public func dozeHold(at now: Date) -> Date? {
+        let (deep, _, deepEnd) = dozePhase(at: now)
+        if deep == .idle { return deepEnd }
+        if deep == .maintenance { return nil }
+        let (light, _, lightEnd) = lightDozePhase(at: now)
+        return light == .idle ? lightEnd : nil
+    }
+
     /// The screen goes on or off. On: Doze ends (`DeviceIdleController` becomes active); off on
     /// battery: the inactive timeout starts.
     public mutating func setScreen(_ on: Bool, at now: Date) {
@@ -639,7 +659,13 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     private mutating func dozeChanged(at now: Date) {
         let (phase, _, end) = dozePhase(at: now)
-        trace.add(now, .osDoze, [("phase", .string(phase.rawValue)), ("until", .schedulerDate(end))])
+        let (light, _, lightEnd) = lightDozePhase(at: now)
+        trace.add(
+            now, .osDoze,
+            [
+                ("phase", .string(phase.rawValue)), ("until", .schedulerDate(end)), ("light", .string(light.rawValue)),
+                ("lightUntil", .schedulerDate(lightEnd)),
+            ])
     }
 
     // MARK: Observation
@@ -737,6 +763,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             reasons.append(
                 PendingReason(
                     .deviceState, "doze", "in Doze until the next maintenance window", until: dozeEnd))
+        } else if phase != .maintenance, case (.idle, _, let lightEnd) = lightDozePhase(at: now) {
+            reasons.append(
+                PendingReason(
+                    .deviceState, "doze", "in light Doze until the next light maintenance window", until: lightEnd))
         }
         if quotaApplies && !inQuota(at: now) {
             if currentQuota.maxSessions == 0 {
