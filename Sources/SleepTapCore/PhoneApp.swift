@@ -385,12 +385,15 @@ public struct PhoneApp: Sendable {
         var budget: TimeInterval?
         var elapsed: TimeInterval = 0
         var expiredAt: String?
+        /// The seconds the run would have taken had the step that expired it finished (> budget).
+        var attempted: TimeInterval?
 
         /// Charges `cost` if it fits the budget; otherwise marks the run expired at `step`.
         mutating func charge(_ cost: TimeInterval, step: String) -> Bool {
             guard expiredAt == nil else { return false }
             if let budget, elapsed + cost > budget {
                 expiredAt = step
+                attempted = elapsed + cost
                 elapsed = budget
                 return false
             }
@@ -557,7 +560,10 @@ public struct PhoneApp: Sendable {
                             ("budget", grant.budget.map { .double($0) } ?? .null),
                         ])))
         }
-        scheduler.complete(grant, outcome: outcome, duration: run.elapsed, at: run.now.addingTimeInterval(run.elapsed))
+        // Android: a Worker still working when its quota runs out is stopped by JobScheduler
+        // (`onStopJob`, STOP_REASON_QUOTA): the OS hears the run went past the budget.
+        let reported = scheduler.platform == .android ? (run.attempted ?? run.elapsed) : run.elapsed
+        scheduler.complete(grant, outcome: outcome, duration: reported, at: run.now.addingTimeInterval(run.elapsed))
         // The OS's completion (at the run's end instant) after the app's own handler.completed.
         return effects
             + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name, grant: grant)
@@ -689,7 +695,8 @@ public struct PhoneApp: Sendable {
             effects.append(
                 record(
                     .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: success,
-                    expired: run.expiredAt != nil, attempt: recordedAttempt(grant)))
+                    expired: run.expiredAt != nil, attempt: recordedAttempt(grant),
+                    stopReason: scheduler.stopReason(of: grant)))
         }
         if kind == .background {
             effects.append(
@@ -715,7 +722,7 @@ public struct PhoneApp: Sendable {
     /// bucket (Android), the staleness at `at`.
     private func record(
         _ kind: RunRecord.Kind, at: Date, earliestBeginDate: Date? = nil, success: Bool? = nil,
-        expired: Bool? = nil, attempt: Int? = nil, reason: String? = nil
+        expired: Bool? = nil, attempt: Int? = nil, reason: String? = nil, stopReason: Int? = nil
     ) -> PhoneEffect {
         let platform = scheduler.platform
         return .record(
@@ -724,7 +731,7 @@ public struct PhoneApp: Sendable {
                 success: success, expired: expired, lowPower: lowPower,
                 bucket: platform == .android ? bucket.flatMap(StandbyBucket.init(rawValue:)) : nil,
                 attempt: attempt, stalenessHours: state.refreshLog.stalenessHours(at: at), reason: reason,
-                appVersion: configuration.appVersion))
+                appVersion: configuration.appVersion, stopReason: stopReason))
     }
 
     /// The OS launched for `grant` but no handler was registered in time.

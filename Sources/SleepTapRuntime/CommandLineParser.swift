@@ -12,7 +12,8 @@ public enum CommandLineParser {
                      [--watch-id ID] [--horizon-days N] [--device-seed N]
                      [--platform ios|android] [--registration early|late-silent|late-crash]
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
-                     [--interval SECS] [--os-seed N] [--step-costs STEP=SECS,...]
+                     [--interval SECS] [--android-api N] [--android16-quotas on|off]
+                     [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
                      [--metrics-dir DIR] [--app-version V]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
@@ -59,6 +60,12 @@ public enum CommandLineParser {
           --charging            Android: charging, standby quotas lifted
           --bucket NAME         Android standby bucket: active, working_set, frequent, rare, restricted
           --interval SECS       Android periodic interval (raised to the 900 s minimum; default 21600)
+          --android-api N       Android API level 21-36; selects the job quota table: below 33
+                                the pre-Android 13 one (default), 33-35 Android 13-15 (adds a
+                                4 h per 24 h execution cap), 36 Android 16
+          --android16-quotas S  on (default) or off: Android 16's flagged quota values (active
+                                20 min per 1 h, working_set 10 min per 4 h, frequent 10 min per
+                                12 h); off keeps the Android 13-15 table; needs --android-api 36
           --os-seed N           seed of a new OS's launch-opportunity model (default: 1); a
                                 stored OS goes on with its own draws
           --step-costs LIST     virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2
@@ -311,6 +318,20 @@ public enum CommandLineParser {
                 os.bucket = bucket
             case "--interval":
                 os.interval = try reader.seconds(flag, in: 1...(30 * 86_400))
+            case "--android-api":
+                let text = try reader.value(flag)
+                guard let api = Int(text), (AndroidAPI.minimum...AndroidAPI.maximum).contains(api) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected an API level from \(AndroidAPI.minimum) to "
+                            + "\(AndroidAPI.maximum) (Android 13 is 33, Android 15 is 35, Android 16 is 36)")
+                }
+                os.androidAPI = api
+            case "--android16-quotas":
+                let text = try reader.value(flag)
+                guard text == "on" || text == "off" else {
+                    throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected on or off")
+                }
+                os.android16Flags = text == "on"
             case "--os-seed": os.seed = try reader.unsignedInteger(flag)
             case "--step-costs": os.stepCosts = try reader.stepCosts(flag)
             case "--weather":
@@ -359,6 +380,13 @@ public enum CommandLineParser {
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         if os.platform != .android && (os.bucket != nil || os.charging != nil || os.interval != nil) {
             throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")
+        }
+        if os.platform != .android && (os.androidAPI != nil || os.android16Flags != nil) {
+            throw UsageError("--android-api and --android16-quotas are Android settings: add --platform android")
+        }
+        if let api = os.androidAPI, api < AndroidAPI.android16, os.android16Flags != nil {
+            throw UsageError(
+                "--android16-quotas switches Android 16's flagged quota values: it needs --android-api 36, not \(api)")
         }
         if os.platform == .android, let registration = os.registration, registration != .early {
             throw UsageError(

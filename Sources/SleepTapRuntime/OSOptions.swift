@@ -30,6 +30,11 @@ public struct OSOptions: Equatable, Sendable {
     public var bucket: StandbyBucket?
     /// Android periodic interval, seconds (raised to 900); nil = stored, else 6 h.
     public var interval: TimeInterval?
+    /// `--android-api`: the Android API level (21...36), which selects the quota table
+    /// (`AndroidAPI.quotas(for:android16Flags:)`); nil = stored, else the pre-Android 13 table.
+    public var androidAPI: Int?
+    /// `--android16-quotas on|off`: Android 16's flagged quota values (API 36); nil = stored, else on.
+    public var android16Flags: Bool?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
     public var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
@@ -52,7 +57,10 @@ public struct OSOptions: Equatable, Sendable {
     /// applies them as events at start, the same way for a new and a stored OS.
     public func makeOS(taskIdentifier: String) -> SimulatedOS {
         if platform == .android {
-            let configuration = AndroidWorkScheduler.Configuration(repeatInterval: interval ?? Self.defaultInterval)
+            var configuration = AndroidWorkScheduler.Configuration(repeatInterval: interval ?? Self.defaultInterval)
+            if let androidAPI {
+                configuration.selectQuotas(androidAPI: androidAPI, android16Flags: android16Flags ?? true)
+            }
             return SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: seed ?? Self.defaultSeed)
         }
         var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
@@ -76,7 +84,7 @@ public struct OSOptions: Equatable, Sendable {
     /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
     ///
     /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--budget`,
-    /// `--interval`. `--os-seed` is ignored for it (its RNG continues).
+    /// `--interval`, `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
     /// - Parameters:
     ///   - stored: the OS read from the state dir, nil on the first start.
     ///   - taskIdentifier: the app's refresh task.
@@ -101,6 +109,10 @@ public struct OSOptions: Equatable, Sendable {
         }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }
+        if androidAPI != nil || android16Flags != nil, case .android(let s) = os.device {
+            let api = androidAPI ?? s.configuration.androidAPI ?? AndroidAPI.maximum
+            os.setAndroidAPI(api, android16Flags: android16Flags ?? s.configuration.android16Flags ?? true)
+        }
         return os
     }
 

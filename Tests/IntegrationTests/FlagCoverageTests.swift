@@ -40,6 +40,8 @@ struct FlagCoverageTests {
         "phone --charging": "IntegrationTests/FlagEffectTests.swift android",
         "phone --bucket": "IntegrationTests/FlagEffectTests.swift android",
         "phone --interval": "IntegrationTests/FlagEffectTests.swift android",
+        "phone --android-api": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
+        "phone --android16-quotas": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --os-seed": "IntegrationTests/FlagEffectTests.swift osSeed",
         "phone --step-costs": "IntegrationTests/FlagEffectTests.swift stepCosts",
         "phone --weather": "IntegrationTests/FlagEffectTests.swift weather",

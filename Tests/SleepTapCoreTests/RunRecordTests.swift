@@ -48,6 +48,46 @@ struct RunRecordTests {
         #expect(try RunRecordFile.decode(JSONEncoder().encode(records)) == records)
     }
 
+    @Test("stopReason: Android background only, 0 to 15, written and read back; absent (older files) reads as null")
+    func stopReason() throws {
+        let record = RunRecord(
+            device: "d", platform: .android, kind: .background, at: Date(timeIntervalSince1970: 1_780_000_000),
+            earliestBeginDate: Date(timeIntervalSince1970: 1_779_999_000), success: false, expired: true,
+            bucket: .rare, attempt: 0, stopReason: 10)
+        #expect(record.problem == nil)
+        let data = RunRecordFile.encode([record])
+        #expect(String(decoding: data, as: UTF8.self).contains(#""stalenessHours":null,"stopReason":10,"success""#))
+        #expect(try RunRecordFile.decode(data) == [record])
+        #expect(try JSONDecoder().decode([RunRecord].self, from: data) == [record])
+        let absent =
+            #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios"}]"#
+        #expect(try RunRecordFile.decode(Data(absent.utf8)).first?.stopReason == nil)
+        var ios = record
+        ios.platform = .ios
+        ios.bucket = nil
+        #expect(ios.problem?.field == "stopReason")
+        var foreground = record
+        foreground.kind = .foreground
+        foreground.success = nil
+        foreground.expired = nil
+        foreground.earliestBeginDate = nil
+        #expect(foreground.problem?.field == "stopReason")
+        let android =
+            #""device":"d","earliestBeginDate":"2026-03-02T05:00:00Z","expired":true,"kind":"background","lowPower":false,"platform":"android","success":false"#
+        for (value, message) in [
+            ("16", "record 0, field stopReason = 16.0: expected a STOP_REASON_* code from 0 to 15 or null"),
+            ("2.5", "record 0, field stopReason = 2.5: expected a STOP_REASON_* code from 0 to 15 or null"),
+        ] {
+            let text = #"[{"at":"2026-03-02T06:00:00Z","bucket":"rare","# + android + #","stopReason":"# + value + "}]"
+            do {
+                _ = try RunRecordFile.decode(Data(text.utf8))
+                Issue.record("\(value) accepted")
+            } catch {
+                #expect("\(error)".contains(message), "\(error)")
+            }
+        }
+    }
+
     @Test(
         "appVersion: optional (absent reads as null), written and read back; a bad one and unknown keys are still refused"
     )

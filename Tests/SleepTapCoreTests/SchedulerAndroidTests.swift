@@ -307,4 +307,77 @@ struct SchedulerAndroidTests {
         #expect(status["nextLaunch"] == .date(t0))
         #expect(status["runAttemptCount"] == .int(0))
     }
+
+    // MARK: Quotas by Android version (--android-api)
+
+    static func android(api: Int, flags: Bool = true, bucket: StandbyBucket = .active) -> AndroidWorkScheduler {
+        var configuration = AndroidWorkScheduler.Configuration(repeatInterval: 900, initialBucket: bucket)
+        configuration.selectQuotas(androidAPI: api, android16Flags: flags)
+        return AndroidWorkScheduler(configuration: configuration)
+    }
+
+    @Test("AndroidAPI: below 33 the pre-13 table with no cap; 33-35 the 4 h cap; 36 the flagged values, or 13-15 off")
+    func quotaTables() {
+        #expect(AndroidAPI.quotas(for: 32).buckets == StandbyQuota.preAndroid13)
+        #expect(AndroidAPI.quotas(for: 32).cap == nil)
+        for api in [33, 34, 35] {
+            #expect(AndroidAPI.quotas(for: api).buckets == StandbyQuota.android13to15)
+            #expect(AndroidAPI.quotas(for: api).cap == StandbyQuota.executionCap)
+        }
+        #expect(AndroidAPI.quotas(for: 36).buckets == StandbyQuota.android16Flagged)
+        #expect(AndroidAPI.quotas(for: 36, android16Flags: false).buckets == StandbyQuota.android13to15)
+        #expect(StandbyQuota.executionCap.allowedTime == 4 * 3600 && StandbyQuota.executionCap.window == 86_400)
+        #expect(StandbyQuota.android16Flagged[.active]?.allowedTime == 1200)
+        #expect(StandbyQuota.android16Flagged[.active]?.window == 3600)
+    }
+
+    @Test("Android 13-15, active bucket on battery: at most 4 h of job time per rolling 24 h; before 13 no cap")
+    func executionCap() throws {
+        let end = t0.addingTimeInterval(F.day)
+        var old = Self.android(api: 32)
+        try old.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let oldRuns = F.drive(&old, from: t0, to: end) { _, _ in (600, .success) }
+        #expect(oldRuns.count == 58)  // every 25 min: 10 min run + 15 min interval
+        #expect(oldRuns.allSatisfy { $0.budget == nil })
+
+        var new = Self.android(api: 34)
+        try new.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let newRuns = F.drive(&new, from: t0, to: end) { _, _ in (600, .success) }
+        let used = newRuns.map { (start: $0.startedAt, seconds: Self.ran($0, 600)) }
+        #expect(Self.maxUse(used, window: F.day) <= 4 * 3600 + 1e-6)
+        #expect(newRuns.count == 24, "\(newRuns.count) runs")
+        #expect(abs((newRuns.first?.budget ?? 0) - 4 * 3600) < 1e-6)
+        let why = new.why(at: end.addingTimeInterval(-60))
+        #expect(why.reasons.contains { $0.condition == "quota" && $0.state.contains("execution cap") })
+    }
+
+    @Test("Android 16 flagged: active 20 min per rolling hour, working_set 10 min per 4 h; flags off = 13-15")
+    func android16() throws {
+        let end = t0.addingTimeInterval(6 * 3600)
+        var flagged = Self.android(api: 36)
+        try flagged.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let runs = F.drive(&flagged, from: t0, to: end) { _, _ in (600, .success) }
+        let used = runs.map { (start: $0.startedAt, seconds: Self.ran($0, 600)) }
+        #expect(Self.maxUse(used, window: 3600) <= 1200 + 1e-6)
+        #expect(runs.first?.budget == 1200)
+
+        var off = Self.android(api: 36, flags: false)
+        try off.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let offRuns = F.drive(&off, from: t0, to: end) { _, _ in (600, .success) }
+        let offUsed = offRuns.map { (start: $0.startedAt, seconds: Self.ran($0, 600)) }
+        #expect(Self.maxUse(offUsed, window: 3600) > 1200)
+
+        var working = Self.android(api: 36, bucket: .workingSet)
+        try working.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let workingRuns = F.drive(&working, from: t0, to: t0.addingTimeInterval(F.day)) { _, _ in (60, .success) }
+        let workingUsed = workingRuns.map { (start: $0.startedAt, seconds: Self.ran($0, 60)) }
+        #expect(Self.maxUse(workingUsed, window: 4 * 3600) <= 600 + 1e-6)
+        var workingOld = Self.android(api: 34, bucket: .workingSet)
+        try workingOld.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let workingOldRuns = F.drive(&workingOld, from: t0, to: t0.addingTimeInterval(F.day)) { _, _ in
+            (60, .success)
+        }
+        let workingOldUsed = workingOldRuns.map { (start: $0.startedAt, seconds: Self.ran($0, 60)) }
+        #expect(Self.maxUse(workingOldUsed, window: 4 * 3600) > 600)
+    }
 }

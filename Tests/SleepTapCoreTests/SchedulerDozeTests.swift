@@ -85,6 +85,66 @@ struct SchedulerDozeTests {
         #expect(s.dozePhase(at: t0.addingTimeInterval(4_000)).0 == .inactive)
     }
 
+    @Test(
+        "Light Doze: screen off on battery, moved or not: 1 + 3 min, then light idle 5, 10, 15, 15 min with 1-min windows"
+    )
+    func lightTimeline() {
+        var s = F.android(interval: 900)
+        s.setScreen(false, at: t0)
+        // A motion ends deep Doze's timeline but not light Doze's.
+        s.motion(at: t0.addingTimeInterval(100))
+        func light(_ offset: TimeInterval) -> LightDozePhase { s.lightDozePhase(at: t0.addingTimeInterval(offset)).0 }
+        #expect(light(0) == .inactive && light(239) == .inactive)
+        #expect(light(240) == .idle && light(539) == .idle)
+        #expect(light(540) == .maintenance && light(599) == .maintenance)
+        #expect(light(600) == .idle && light(1_199) == .idle && light(1_200) == .maintenance)
+        #expect(light(1_260) == .idle && light(2_159) == .idle && light(2_160) == .maintenance)
+        #expect(light(2_220) == .idle && light(3_119) == .idle && light(3_120) == .maintenance)
+        #expect(light(3_120 + 960 * 10) == .maintenance && light(3_180 + 960 * 10) == .idle)
+        #expect(s.dozeHold(at: t0.addingTimeInterval(300)) == t0.addingTimeInterval(540))
+        // The screen on or a charger end it.
+        s.setCharging(true, at: t0.addingTimeInterval(4_000))
+        #expect(light(4_000) == .active)
+        #expect(s.dozeHold(at: t0.addingTimeInterval(4_000)) == nil)
+    }
+
+    @Test(
+        "Light Doze defers jobs to its 1-min windows while the phone is carried (deep Doze never starts); why says so")
+    func lightDefersJobs() throws {
+        var s = F.android(interval: 900)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        s.setScreen(false, at: t0)
+        let end = t0.addingTimeInterval(4 * 3600)
+        var starts: [Date] = []
+        var now = t0
+        var nextMotion = t0.addingTimeInterval(1_500)
+        while let t = s.nextLaunch(after: now), t < end {
+            while nextMotion <= t {
+                s.motion(at: nextMotion)
+                nextMotion = nextMotion.addingTimeInterval(1_500)
+            }
+            guard let due = s.nextLaunch(after: max(now, t)), due <= t, let launch = s.takeLaunch(at: t) else {
+                now = t
+                continue
+            }
+            starts.append(launch.startedAt)
+            s.complete(launch, outcome: .success, duration: 20, at: t.addingTimeInterval(20))
+            now = t.addingTimeInterval(20)
+        }
+        #expect(starts.first == t0)
+        #expect(starts.count >= 10, "\(starts)")
+        for start in starts.dropFirst() {
+            #expect(s.lightDozePhase(at: start).0 == .maintenance, "a run at \(start) outside a light window")
+            #expect(s.dozePhase(at: start).0 != .idle)
+        }
+        #expect(starts.dropFirst().first == t0.addingTimeInterval(1_200))
+        // In light idle, why names it until the window.
+        let at = t0.addingTimeInterval(1_300)
+        let held = try #require(s.why(at: at).reason("doze"))
+        #expect(held.code == .deviceState && held.state.contains("light Doze"))
+        #expect(held.until == t0.addingTimeInterval(2_160))
+    }
+
     @Test("An os.json written before Doze decodes: the screen is on, no Doze")
     func oldStateDecodes() throws {
         var s = F.android(interval: 900)

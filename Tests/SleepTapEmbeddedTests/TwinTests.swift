@@ -130,6 +130,35 @@ struct TwinTests {
         #expect(!after.isEmpty, "the phone picked up runs its work again")
     }
 
+    @Test("Android: a run past its quota is stopped by the OS; its run record says stopReason 10 (STOP_REASON_QUOTA)")
+    func stopReasonInRunRecords() {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        var configuration = AndroidWorkScheduler.Configuration(repeatInterval: 6 * 3_600, initialBucket: .rare)
+        configuration.selectQuotas(androidAPI: 34)
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: 4)
+        // The dates step takes 700 virtual seconds: more than the rare bucket's 10 minutes.
+        setup.appConfiguration.stepCosts = StepCosts(dates: 700)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(3 * Self.day))
+        let background = twin.runRecords.filter { $0.kind == .background }
+        #expect(!background.isEmpty)
+        let stopped = background.filter { $0.stopReason != nil }
+        #expect(!stopped.isEmpty, "\(background)")
+        #expect(stopped.allSatisfy { $0.stopReason == 10 && $0.expired == true && $0.success == false })
+        #expect(twin.events(.osWorkStopped).count == stopped.count)
+        #expect(twin.events(.osWorkStopped).allSatisfy { $0.event["stopReason"] == .int(10) })
+        // A run that finishes in its quota has none.
+        var quick = base.phoneSetup
+        quick.os = SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: 4)
+        var calm = Twin(start: Self.start, speed: 3_600, phone: quick, watch: base.watchSetup, seed: 7)
+        calm.boot()
+        calm.run(until: Self.start.addingTimeInterval(3 * Self.day))
+        let calmRuns = calm.runRecords.filter { $0.kind == .background }
+        #expect(!calmRuns.isEmpty && calmRuns.allSatisfy { $0.stopReason == nil })
+    }
+
     /// Each night's outcome: the local date of the tap and whether it fell back to manual entry.
     static func nights(_ twin: Twin) -> [(date: String, fallback: Bool)] {
         let calendar = WakeCalendar.calendar(in: zone)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import Testing
 
@@ -94,5 +95,35 @@ struct OptionEffectTests {
     func lowPower() throws {
         #expect(try Self.phoneOptions(["--low-power"]).os.lowPower == true)
         #expect(try Self.phoneOptions([]).os.lowPower == nil, "not given: a stored OS keeps its setting")
+    }
+
+    @Test("--android-api selects the quota table; --android16-quotas off keeps Android 13-15's at API 36")
+    func androidAPI() throws {
+        func configuration(_ extra: [String]) throws -> AndroidWorkScheduler.Configuration {
+            let os = try Self.phoneOptions(["--platform", "android"] + extra).os.makeOS(taskIdentifier: Self.task)
+            guard case .android(let s) = os.device else { throw CancellationError() }
+            return s.configuration
+        }
+        #expect(try configuration([]).quotas == StandbyQuota.preAndroid13)
+        #expect(try configuration([]).executionCap == nil)
+        #expect(try configuration(["--android-api", "34"]).quotas == StandbyQuota.android13to15)
+        #expect(try configuration(["--android-api", "34"]).executionCap == StandbyQuota.executionCap)
+        #expect(try configuration(["--android-api", "36"]).quotas == StandbyQuota.android16Flagged)
+        let off = try configuration(["--android-api", "36", "--android16-quotas", "off"])
+        #expect(off.quotas == StandbyQuota.android13to15 && off.androidAPI == 36)
+        // A stored OS takes the new version at a restart (an OS update).
+        var options = try Self.phoneOptions(["--platform", "android", "--android-api", "36"]).os
+        let stored = try Self.phoneOptions(["--platform", "android"]).os.makeOS(taskIdentifier: Self.task)
+        let updated = try options.resolve(stored: stored, taskIdentifier: Self.task, at: Self.t0)
+        #expect(updated.androidAPI == 36)
+        options.androidAPI = nil
+        #expect(try options.resolve(stored: updated, taskIdentifier: Self.task, at: Self.t0).androidAPI == 36)
+        for bad in [
+            ["--platform", "android", "--android-api", "16"], ["--platform", "android", "--android-api", "x"],
+            ["--android-api", "34"], ["--platform", "android", "--android-api", "34", "--android16-quotas", "on"],
+            ["--platform", "android", "--android-api", "36", "--android16-quotas", "maybe"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.phoneOptions(bad) }
+        }
     }
 }

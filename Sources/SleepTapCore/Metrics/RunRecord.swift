@@ -57,13 +57,22 @@ public struct RunRecord: Equatable, Hashable, Sendable {
     /// The app's version that wrote the record (`phone --app-version`; a simulated fleet's build,
     /// bumped by its app update); nil when not known. 1 to 64 printable ASCII characters.
     public var appVersion: String?
+    /// Android `background` only: `WorkInfo.getStopReason()` when the OS stopped the Worker
+    /// before it returned (the `JobParameters.STOP_REASON_*` codes, 0 to 15; this model gives 10
+    /// `STOP_REASON_QUOTA`); nil when the run returned its own result, and on every other kind.
+    public var stopReason: Int?
+
+    /// The `JobParameters.STOP_REASON_*` codes `stopReason` may hold (0 `UNDEFINED` to 15
+    /// `ESTIMATED_APP_LAUNCH_TIME_CHANGED`, Android 14).
+    public static let stopReasonRange = 0...15
 
     /// A record; `at` and `earliestBeginDate` are rounded to the millisecond. No rule is
     /// checked here: see `problem`.
     public init(
         device: String, platform: Platform, kind: Kind, at: Date, earliestBeginDate: Date? = nil,
         success: Bool? = nil, expired: Bool? = nil, lowPower: Bool = false, bucket: StandbyBucket? = nil,
-        attempt: Int? = nil, stalenessHours: Double? = nil, reason: String? = nil, appVersion: String? = nil
+        attempt: Int? = nil, stalenessHours: Double? = nil, reason: String? = nil, appVersion: String? = nil,
+        stopReason: Int? = nil
     ) {
         self.device = device
         self.platform = platform
@@ -78,6 +87,7 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         self.stalenessHours = stalenessHours
         self.reason = reason
         self.appVersion = appVersion
+        self.stopReason = stopReason
     }
 
     /// Whether `text` can be an app version: 1 to 64 printable ASCII characters (`1.4.2`,
@@ -133,6 +143,14 @@ public struct RunRecord: Equatable, Hashable, Sendable {
             return ("appVersion", "must be 1 to 64 printable ASCII characters or null")
         }
         if let attempt, attempt < 0 { return ("attempt", "must not be negative") }
+        if let stopReason {
+            if kind != .background || platform != .android {
+                return ("stopReason", "only an android background record has it (use null)")
+            }
+            if !Self.stopReasonRange.contains(stopReason) {
+                return ("stopReason", "must be a STOP_REASON_* code from 0 to 15 or null")
+            }
+        }
         if let stalenessHours, !(stalenessHours >= 0 && stalenessHours.isFinite) {
             return ("stalenessHours", "must be a finite number ≥ 0 or null")
         }
@@ -151,7 +169,7 @@ extension RunRecord: Codable {
     public static let keys = [
         "appVersion", "at", "attempt", "bucket", "device", "earliestBeginDate", "expired", "kind", "lowPower",
         "platform",
-        "reason", "stalenessHours", "success",
+        "reason", "stalenessHours", "stopReason", "success",
     ]
 
     private struct Key: CodingKey {
@@ -163,7 +181,8 @@ extension RunRecord: Codable {
     }
 
     /// Strict: every key known (an unknown key is an error naming it), `device`, `platform`,
-    /// `kind`, `at` and `lowPower` present, the others present or absent (absent = null), each of
+    /// `kind`, `at` and `lowPower` present, the others present or absent (absent = null; older
+    /// files have no `appVersion` or `stopReason`), each of
     /// its type, and the record's rules (`problem`).
     /// - Throws: `DecodingError.dataCorrupted` naming the field.
     public init(from decoder: any Decoder) throws {
@@ -215,7 +234,8 @@ extension RunRecord: Codable {
             attempt: try container.decodeIfPresent(Int.self, forKey: Key("attempt")),
             stalenessHours: try container.decodeIfPresent(Double.self, forKey: Key("stalenessHours")),
             reason: try container.decodeIfPresent(String.self, forKey: Key("reason")),
-            appVersion: try container.decodeIfPresent(String.self, forKey: Key("appVersion")))
+            appVersion: try container.decodeIfPresent(String.self, forKey: Key("appVersion")),
+            stopReason: try container.decodeIfPresent(Int.self, forKey: Key("stopReason")))
         if let problem {
             throw DecodingError.dataCorruptedError(
                 forKey: Key(problem.field), in: container, debugDescription: problem.reason)
@@ -244,6 +264,7 @@ extension RunRecord: Codable {
         try put("platform", platform.rawValue)
         try put("reason", reason)
         try put("stalenessHours", stalenessHours)
+        try put("stopReason", stopReason)
         try put("success", success)
     }
 }

@@ -291,6 +291,7 @@ public enum RunRecordFile {
         var platform: String
         var reason: String?
         var stalenessHours: Double?
+        var stopReason: Double?
         var success: Bool?
 
         static let unknownKeyReason = "unknown key (expected \(RunRecord.keys.joined(separator: ", ")))"
@@ -301,7 +302,7 @@ public enum RunRecordFile {
         static func expected(_ field: String) -> String {
             switch field {
             case "at", "earliestBeginDate": instantWords
-            case "attempt", "stalenessHours": "a number or null"
+            case "attempt", "stalenessHours", "stopReason": "a number or null"
             case "lowPower": "true or false"
             case "expired", "success": "true, false or null"
             case "appVersion", "bucket", "reason": "a string or null"
@@ -345,10 +346,19 @@ public enum RunRecordFile {
                 }
                 attemptCount = Int(attempt)
             }
+            var stopCode: Int?
+            if let stopReason {
+                guard let code = Int(exactly: stopReason), RunRecord.stopReasonRange.contains(code) else {
+                    throw Problem(
+                        index: index, field: "stopReason",
+                        reason: "= \(stopReason): expected a STOP_REASON_* code from 0 to 15 or null")
+                }
+                stopCode = code
+            }
             let record = RunRecord(
                 device: device, platform: platform, kind: kind, at: at, earliestBeginDate: earliest,
                 success: success, expired: expired, lowPower: lowPower, bucket: standby, attempt: attemptCount,
-                stalenessHours: stalenessHours, reason: reason, appVersion: appVersion)
+                stalenessHours: stalenessHours, reason: reason, appVersion: appVersion, stopReason: stopCode)
             if let (field, reason) = record.problem { throw Problem(index: index, field: field, reason: reason) }
             return record
         }

@@ -78,6 +78,60 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
     ]
 
     var isLimited: Bool { allowedTime != nil || maxSessions != nil }
+
+    /// The cap on job execution over every bucket from Android 13 in this model: 4 h per rolling
+    /// 24 h (AOSP `QuotaController` `MAX_EXECUTION_TIME_MS`).
+    public static let executionCap = StandbyQuota(window: 24 * 3600, allowedTime: 4 * 3600, maxSessions: nil)
+
+    /// The limits of Android 13 to 15 (AOSP `QuotaController` defaults; Android, "Power
+    /// management resource limits"): the same 10 min per window and sessions as
+    /// `preAndroid13` (working_set 10 per 2 h, frequent 8 per 8 h, rare 3 per 24 h,
+    /// restricted 1 per 24 h, active unlimited), with `executionCap` over them. The per-window
+    /// job counts (75/120/200/48/10) are not modelled: one enqueued work makes one job per
+    /// session, so the session count binds first.
+    public static let android13to15: [StandbyBucket: StandbyQuota] = preAndroid13
+
+    /// Android 16's flagged values (AOSP `QuotaController`, Android 16; the rollout is not
+    /// confirmed, so `Configuration.selectQuotas(androidAPI:android16Flags:)` has a switch):
+    /// active 20 min per 1 h, working_set 10 min per 4 h, frequent 10 min per 12 h; rare and
+    /// restricted as `android13to15`. Session counts as `android13to15` (active: none), this
+    /// model's assumption.
+    public static let android16Flagged: [StandbyBucket: StandbyQuota] = [
+        .active: StandbyQuota(window: 3600, allowedTime: 1200, maxSessions: nil),
+        .workingSet: StandbyQuota(window: 4 * 3600, allowedTime: 600, maxSessions: 10),
+        .frequent: StandbyQuota(window: 12 * 3600, allowedTime: 600, maxSessions: 8),
+        .rare: StandbyQuota(window: 24 * 3600, allowedTime: 600, maxSessions: 3),
+        .restricted: StandbyQuota(window: 24 * 3600, allowedTime: 600, maxSessions: 1),
+    ]
+}
+
+/// The Android API levels `--android-api` accepts and the quota table each selects.
+public enum AndroidAPI {
+    /// The lowest API level accepted (Android 5.0, the first with JobScheduler).
+    public static let minimum = 21
+    /// The highest API level modelled (Android 16).
+    public static let maximum = 36
+    /// Android 13 (`Build.VERSION_CODES.TIRAMISU`).
+    public static let android13 = 33
+    /// Android 14 (`Build.VERSION_CODES.UPSIDE_DOWN_CAKE`).
+    public static let android14 = 34
+    /// Android 16 (`Build.VERSION_CODES.BAKLAVA`).
+    public static let android16 = 36
+
+    /// The per-bucket limits and the cross-bucket execution cap for `api`: below 33
+    /// `StandbyQuota.preAndroid13` without a cap; 33 to 35 `android13to15` with
+    /// `executionCap`; 36 `android16Flagged` (or `android13to15` when `android16Flags` is
+    /// false) with `executionCap`.
+    /// - Parameters:
+    ///   - api: an API level (clamped to `minimum...maximum`).
+    ///   - android16Flags: whether Android 16's flagged quota values are on (default true).
+    public static func quotas(for api: Int, android16Flags: Bool = true) -> (
+        buckets: [StandbyBucket: StandbyQuota], cap: StandbyQuota?
+    ) {
+        if api < android13 { return (StandbyQuota.preAndroid13, nil) }
+        if api >= android16 && android16Flags { return (StandbyQuota.android16Flagged, StandbyQuota.executionCap) }
+        return (StandbyQuota.android13to15, StandbyQuota.executionCap)
+    }
 }
 
 /// A deterministic simulation of WorkManager unique periodic work on JobScheduler (docs/scheduler.md).
@@ -98,7 +152,8 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
 ///   or after Force stop until the user opens the app.
 ///
-/// Run times are deterministic (no random choice); doze maintenance windows are not modelled.
+/// Run times are deterministic (no random choice); deep and light Doze defer runs to their
+/// maintenance windows (`dozeHold(at:)`).
 /// Persistence: `Codable`; everything but the undrained trace is encoded (the enqueued work, the
 /// quota sessions, the settings), as WorkManager keeps its work in a database (`SimulatedOS`).
 /// Value type, `Sendable`; one owner mutates it.
@@ -128,6 +183,28 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         public var initialBucket: StandbyBucket
         /// Doze timings; nil = `DozeSettings()` (the AOSP defaults; optional in `os.json`).
         public var doze: DozeSettings?
+        /// A limit on job execution over every bucket (`StandbyQuota.executionCap` from
+        /// Android 13); nil = none (optional in `os.json`).
+        public var executionCap: StandbyQuota?
+        /// The API level `selectQuotas` chose the table for; nil = never chosen (the
+        /// pre-Android 13 table, optional in `os.json`).
+        public var androidAPI: Int?
+        /// Whether Android 16's flagged quota values are on (API 36); nil = on.
+        public var android16Flags: Bool?
+
+        /// Chooses the quota table of `androidAPI` (`AndroidAPI.quotas(for:android16Flags:)`):
+        /// sets `quotas`, `executionCap`, `androidAPI` and `android16Flags`.
+        /// - Parameters:
+        ///   - androidAPI: API level, clamped to 21...36.
+        ///   - android16Flags: Android 16's flagged values on (default true).
+        public mutating func selectQuotas(androidAPI: Int, android16Flags: Bool = true) {
+            let api = min(max(androidAPI, AndroidAPI.minimum), AndroidAPI.maximum)
+            let table = AndroidAPI.quotas(for: api, android16Flags: android16Flags)
+            quotas = table.buckets
+            executionCap = table.cap
+            self.androidAPI = api
+            self.android16Flags = android16Flags
+        }
 
         /// - Parameters:
         ///   - repeatInterval: seconds; below 900 it is raised to 900.
@@ -152,6 +229,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             self.quotas = quotas
             self.initialBucket = initialBucket
             self.doze = nil
+            self.executionCap = nil
+            self.androidAPI = nil
+            self.android16Flags = nil
         }
 
         /// The interval WorkManager uses: `max(repeatInterval, 900)` seconds (a 10 s request runs every 15 min).
@@ -208,6 +288,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var forceStopped = false
     /// The Doze inputs; nil until one is given (an older `os.json` has none: screen on).
     private var doze: DozeState?
+    /// The last run the OS stopped: its work, start and `WorkInfo.getStopReason()` code; not
+    /// encoded (the app reads it as the run ends).
+    private var lastStop: (identifier: String, startedAt: Date, code: Int)?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
@@ -289,8 +372,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             guard let candidate = t else { return nil }
             if quotaApplies { t = nextInQuota(from: candidate) }
             guard let inQuota = t else { return nil }
-            let (phase, _, end) = dozePhase(at: inQuota)
-            guard phase == .idle, let end else { return inQuota }
+            guard let end = dozeHold(at: inQuota) else { return inQuota }
             t = end
         }
         return t
@@ -305,7 +387,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now), dozePhase(at: now).0 != .idle else { return nil }
+        guard runsAllowed, !quotaApplies || inQuota(at: now), dozeHold(at: now) == nil else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
             .min { (nextRunTime($0), $0.identifier) < (nextRunTime($1), $1.identifier) }
         guard let work = due else { return nil }
@@ -463,6 +545,15 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         }
     }
 
+    /// The device's Android version changes (`--android-api`, an OS update): the quota table of
+    /// that API level applies from now (`Configuration.selectQuotas`); recorded sessions stay.
+    /// - Parameters:
+    ///   - api: API level, clamped to 21...36.
+    ///   - android16Flags: Android 16's flagged quota values on.
+    public mutating func setAndroidAPI(_ api: Int, android16Flags: Bool = true) {
+        configuration.selectQuotas(androidAPI: api, android16Flags: android16Flags)
+    }
+
     /// Sets the repeat interval of the periodic work (raised to 15 min as always); the enqueued
     /// work's next run follows it, as after `enqueueUniquePeriodicWork` with policy `UPDATE`.
     /// - Parameter seconds: the requested interval.
@@ -480,6 +571,26 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Parameter now: virtual instant.
     public func dozePhase(at now: Date) -> (DozePhase, start: Date?, end: Date?) {
         (doze ?? DozeState()).phase(at: now, charging: charging, settings: dozeSettings)
+    }
+
+    /// Where the device is in light Doze at `now` (screen off and unplugged, motion allowed),
+    /// with the phase's start and end; pure. Deep idle and its maintenance windows take over from
+    /// it (`dozeHold(at:)`).
+    /// - Parameter now: virtual instant.
+    public func lightDozePhase(at now: Date) -> (LightDozePhase, start: Date?, end: Date?) {
+        (doze ?? DozeState()).lightPhase(at: now, charging: charging, settings: dozeSettings)
+    }
+
+    /// When Doze lets jobs start again, nil when it does not hold them at `now`: the end of a
+    /// deep idle period; outside deep idle and its maintenance windows, the end of a light idle
+    /// period (AOSP `DeviceIdleController`: deep idle supersedes light idle).
+    /// - Parameter now: virtual instant.
+    public func dozeHold(at now: Date) -> Date? {
+        let (deep, _, deepEnd) = dozePhase(at: now)
+        if deep == .idle { return deepEnd }
+        if deep == .maintenance { return nil }
+        let (light, _, lightEnd) = lightDozePhase(at: now)
+        return light == .idle ? lightEnd : nil
     }
 
     /// The screen goes on or off. On: Doze ends (`DeviceIdleController` becomes active); off on
@@ -547,7 +658,13 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     private mutating func dozeChanged(at now: Date) {
         let (phase, _, end) = dozePhase(at: now)
-        trace.add(now, .osDoze, [("phase", .string(phase.rawValue)), ("until", .schedulerDate(end))])
+        let (light, _, lightEnd) = lightDozePhase(at: now)
+        trace.add(
+            now, .osDoze,
+            [
+                ("phase", .string(phase.rawValue)), ("until", .schedulerDate(end)), ("light", .string(light.rawValue)),
+                ("lightUntil", .schedulerDate(lightEnd)),
+            ])
     }
 
     // MARK: Observation
@@ -589,12 +706,25 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// in any bucket but restricted,
     /// or a bucket without a time limit).
     public func quotaRemaining(at now: Date) -> TimeInterval? {
-        guard !charging || bucket == .restricted, let allowed = currentQuota.allowedTime else { return nil }
-        return max(0, allowed - used(at: now, window: currentQuota.window))
+        guard !charging || bucket == .restricted else { return nil }
+        let left = limits.compactMap { quota in
+            quota.allowedTime.map { max(0, $0 - used(at: now, window: quota.window)) }
+        }
+        return left.min()
     }
 
     /// Whether Battery Saver is on.
     public var lowPowerMode: Bool { batterySaver }
+
+    /// `WorkInfo.getStopReason()` of `launch` when the OS stopped it (10 `STOP_REASON_QUOTA`,
+    /// 13 `STOP_REASON_USER`, 0 `STOP_REASON_UNDEFINED` at a reboot), nil when it was not
+    /// stopped (it returned its own result) or is another launch than the last one stopped.
+    /// - Parameter launch: a grant this scheduler made.
+    public func stopReason(of launch: BackgroundLaunch) -> Int? {
+        guard let lastStop, lastStop.identifier == launch.identifier, lastStop.startedAt == launch.startedAt
+        else { return nil }
+        return lastStop.code
+    }
 
     /// Every condition holding the enqueued work back at `now`, as `adb shell dumpsys jobscheduler`
     /// lists a job's unsatisfied constraints and Android 16's `JobScheduler.getPendingJobReasons`
@@ -632,15 +762,21 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             reasons.append(
                 PendingReason(
                     .deviceState, "doze", "in Doze until the next maintenance window", until: dozeEnd))
+        } else if phase != .maintenance, case (.idle, _, let lightEnd) = lightDozePhase(at: now) {
+            reasons.append(
+                PendingReason(
+                    .deviceState, "doze", "in light Doze until the next light maintenance window", until: lightEnd))
         }
         if quotaApplies && !inQuota(at: now) {
             if currentQuota.maxSessions == 0 {
                 reasons.append(PendingReason(.appStandby, "bucket", "the \(bucket.name) bucket allows no job"))
             } else {
-                reasons.append(
-                    PendingReason(
-                        .quota, "quota", "the \(bucket.name) bucket's job quota is used up",
-                        until: nextInQuota(from: now)))
+                let capped = currentQuota.isLimited ? inQuota(at: now, quota: currentQuota) : true
+                let what =
+                    capped
+                    ? "the execution cap over every bucket (4 h per 24 h by default) is used up"
+                    : "the \(bucket.name) bucket's job quota is used up"
+                reasons.append(PendingReason(.quota, "quota", what, until: nextInQuota(from: now)))
             }
         }
         let due = nextRunTime(work)
@@ -660,10 +796,14 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     // MARK: Internals
 
     private var currentQuota: StandbyQuota { configuration.quotas[bucket] ?? .unlimited }
+    /// The bucket's quota and the execution cap, those that limit anything.
+    private var limits: [StandbyQuota] {
+        [currentQuota, configuration.executionCap ?? .unlimited].filter(\.isLimited)
+    }
     /// Whether the bucket's quota limits runs now: on battery, or in the restricted bucket on a
     /// charger too (AOSP `QuotaController.isQuotaFreeLocked`: charging frees every bucket but
     /// restricted).
-    private var quotaApplies: Bool { currentQuota.isLimited && (!charging || bucket == .restricted) }
+    private var quotaApplies: Bool { !limits.isEmpty && (!charging || bucket == .restricted) }
 
     /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
     private func nextRunTime(_ work: Work) -> Date {
@@ -729,6 +869,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         let end = max(instant, run.startedAt)
         if work.runCounted { sessions.append(Session(start: run.startedAt, end: end)) }
         work.running = nil
+        lastStop = (run.identifier, run.startedAt, reason.code.value)
         let name: EventName = reason == .forceStop ? .osAppKilled : .osWorkStopped
         trace.add(
             end, name,
@@ -750,7 +891,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
                 works[identifier] = work
             }
         }
-        let longest = configuration.quotas.values.map(\.window).max() ?? 0
+        let longest = (configuration.quotas.values.map(\.window) + [configuration.executionCap?.window ?? 0]).max() ?? 0
         let horizon = now.addingTimeInterval(-longest)
         sessions.removeAll { $0.end <= horizon }
     }
@@ -782,8 +923,23 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     private static let epsilon: TimeInterval = 1e-6
 
-    private func inQuota(at now: Date) -> Bool {
-        let quota = currentQuota
+    private func inQuota(at now: Date) -> Bool { limits.allSatisfy { inQuota(at: now, quota: $0) } }
+
+    /// The first instant ≥ `from` at which every limit allows a run (each one's next instant,
+    /// alternated until they agree; every limit's is non-decreasing in `from`).
+    private func nextInQuota(from: Date) -> Date? {
+        var t = from
+        for _ in 0..<64 {
+            for quota in limits {
+                guard let next = nextInQuota(from: t, quota: quota) else { return nil }
+                t = next
+            }
+            if inQuota(at: t) { return t }
+        }
+        return nil
+    }
+
+    private func inQuota(at now: Date, quota: StandbyQuota) -> Bool {
         if let allowed = quota.allowedTime {
             let buffer = min(configuration.quotaBuffer, allowed)
             if allowed - used(at: now, window: quota.window) < buffer - Self.epsilon { return false }
@@ -799,12 +955,11 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// the sessions' starts and ends, so the crossing is found exactly between two breaks.
     /// - Returns: nil when the bucket allows no run at all (0 sessions).
     /// - Complexity: O(s²) for s recorded sessions (a few dozen at most).
-    private func nextInQuota(from: Date) -> Date? {
-        let quota = currentQuota
+    private func nextInQuota(from: Date, quota: StandbyQuota) -> Date? {
         if quota.maxSessions == 0 { return nil }
         let latestEnd = sessions.map(\.end).max() ?? from
         let t0 = max(from, latestEnd)
-        if inQuota(at: t0) { return t0 }
+        if inQuota(at: t0, quota: quota) { return t0 }
         let x0 = t0.timeIntervalSince1970 - quota.window
         var x = x0
         if let allowed = quota.allowedTime {
@@ -839,7 +994,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         var candidate = Date(timeIntervalSince1970: x + quota.window)
         // Guard against rounding at the crossing: step forward by a millisecond until in quota.
         var steps = 0
-        while !inQuota(at: candidate) {
+        while !inQuota(at: candidate, quota: quota) {
             guard steps < 1000 else { return nil }
             candidate = candidate.addingTimeInterval(0.001)
             steps += 1

@@ -2,7 +2,7 @@
 
 public import Foundation
 
-/// Android's deep Doze timings (AOSP `DeviceIdleController` constants), in virtual seconds.
+/// Android's deep and light Doze timings (AOSP `DeviceIdleController` constants), in virtual seconds.
 ///
 /// Defaults: `INACTIVE_TIMEOUT` 30 min after the screen goes off on battery, then 30 min of
 /// sensing (`IDLE_AFTER_INACTIVE_TIMEOUT`), then idle periods of 1 h (`IDLE_TIMEOUT`) growing by
@@ -26,6 +26,36 @@ public struct DozeSettings: Codable, Equatable, Sendable {
     public var maxMaintenance: TimeInterval
     /// Each window is this many times the previous one (default 2; this model's assumption).
     public var maintenanceFactor: Double
+    /// Light Doze: screen off and unplugged this long (motion allowed), the device goes light
+    /// idle after `lightPreIdleTimeout` (default 60 s, `LIGHT_IDLE_AFTER_INACTIVE_TIMEOUT`);
+    /// nil in an older `os.json` = the default.
+    public var lightAfterInactiveTimeout: TimeInterval?
+    /// Light pre-idle, waiting for running work, seconds (default 180, `LIGHT_PRE_IDLE_TIMEOUT`).
+    public var lightPreIdleTimeout: TimeInterval?
+    /// The first light idle period, seconds (default 300, `LIGHT_IDLE_TIMEOUT`); each next one
+    /// is twice as long (`LIGHT_IDLE_FACTOR` 2) up to `lightMaxIdleTimeout`.
+    public var lightIdleTimeout: TimeInterval?
+    /// The longest light idle period, seconds (default 900, `LIGHT_MAX_IDLE_TIMEOUT`).
+    public var lightMaxIdleTimeout: TimeInterval?
+    /// A light maintenance window, seconds (default 60, `LIGHT_IDLE_MAINTENANCE_MIN_BUDGET`; that
+    /// every window has the minimum budget is this model's assumption).
+    public var lightMaintenance: TimeInterval?
+
+    /// The light Doze timings with their defaults filled in, seconds: after-inactive, pre-idle,
+    /// first idle, longest idle, maintenance window (AOSP `DeviceIdleController` defaults 60,
+    /// 180, 300, 900, 60).
+    var light:
+        (
+            afterInactive: TimeInterval, preIdle: TimeInterval, idle: TimeInterval, maxIdle: TimeInterval,
+            maintenance: TimeInterval
+        )
+    {
+        let idle = max(1, lightIdleTimeout ?? 300)
+        return (
+            max(0, lightAfterInactiveTimeout ?? 60), max(0, lightPreIdleTimeout ?? 180), idle,
+            max(idle, lightMaxIdleTimeout ?? 900), max(1, lightMaintenance ?? 60)
+        )
+    }
 
     /// - Parameters: the timings in seconds and the factors; see the properties.
     public init(
@@ -55,6 +85,18 @@ public enum DozePhase: String, Sendable {
     /// Deep idle: jobs and regular alarms wait for the next maintenance window.
     case idle
     /// A maintenance window: deferred jobs run.
+    case maintenance
+}
+
+/// Where the device is in light Doze (AOSP `DeviceIdleController` light states) at an instant.
+public enum LightDozePhase: String, Sendable {
+    /// Screen on or charging: no light Doze.
+    case active
+    /// Screen off on battery, waiting out the after-inactive and pre-idle timeouts (work runs).
+    case inactive
+    /// Light idle: jobs wait for the next light maintenance window.
+    case idle
+    /// A light maintenance window: deferred jobs run.
     case maintenance
 }
 
@@ -104,6 +146,39 @@ struct DozeState: Codable, Equatable, Sendable {
             window = min(window * s.maintenanceFactor, s.maxMaintenance)
             if idle == s.maxIdleTimeout && window == s.maxMaintenance {
                 let cycle = idle + window
+                let skip = ((e - t) / cycle).rounded(.down)
+                if skip > 0 { t += skip * cycle }
+            }
+        }
+        return (.active, nil, nil)
+    }
+}
+
+extension DozeState {
+    /// The light Doze phase at `now`, with its start and end (nil: lasts while the inputs stay).
+    /// Light Doze follows the screen and the charger only: a motion does not end it (Android 7.0,
+    /// "Doze on the go"). Deep idle (forced or not) is not light Doze: callers check deep first.
+    func lightPhase(at now: Date, charging: Bool, settings: DozeSettings) -> (
+        LightDozePhase, start: Date?, end: Date?
+    ) {
+        guard !screenOn, !charging, let off = screenOffAt else { return (.active, nil, nil) }
+        let origin = [off, unpluggedAt].compactMap { $0 }.max() ?? off
+        guard now >= origin else { return (.active, nil, nil) }
+        let l = settings.light
+        let e = now.timeIntervalSince(origin)
+        func at(_ offset: TimeInterval) -> Date { origin.addingTimeInterval(offset) }
+        let idleStart = l.afterInactive + l.preIdle
+        if e < idleStart { return (.inactive, at(0), at(idleStart)) }
+        var t = idleStart
+        var idle = l.idle
+        for _ in 0..<10_000 {
+            if e < t + idle { return (.idle, at(t), at(t + idle)) }
+            t += idle
+            if e < t + l.maintenance { return (.maintenance, at(t), at(t + l.maintenance)) }
+            t += l.maintenance
+            idle = min(idle * 2, l.maxIdle)
+            if idle == l.maxIdle {
+                let cycle = idle + l.maintenance
                 let skip = ((e - t) / cycle).rounded(.down)
                 if skip > 0 { t += skip * cycle }
             }

@@ -157,6 +157,31 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .android(s)
     }
 
+    /// Sets the Android API level, which selects the quota table
+    /// (`AndroidWorkScheduler.setAndroidAPI`); ignored on iOS.
+    /// - Parameters:
+    ///   - api: API level (21...36).
+    ///   - android16Flags: Android 16's flagged quota values on.
+    public mutating func setAndroidAPI(_ api: Int, android16Flags: Bool = true) {
+        guard case .android(var s) = device else { return }
+        s.setAndroidAPI(api, android16Flags: android16Flags)
+        device = .android(s)
+    }
+
+    /// Android: `WorkInfo.getStopReason()` of `launch` when the OS stopped it
+    /// (`AndroidWorkScheduler.stopReason(of:)`); nil when it was not stopped, and on iOS.
+    /// - Parameter launch: a grant this OS made.
+    public func stopReason(of launch: BackgroundLaunch) -> Int? {
+        if case .android(let s) = device { return s.stopReason(of: launch) }
+        return nil
+    }
+
+    /// The Android API level the quota table was chosen for, nil on iOS or when never chosen.
+    public var androidAPI: Int? {
+        if case .android(let s) = device { return s.configuration.androidAPI }
+        return nil
+    }
+
     /// How the installed app registers its handler (always `early` on Android).
     public var registrationMode: RegistrationMode {
         if case .ios(let s) = device { return s.configuration.registrationMode }
