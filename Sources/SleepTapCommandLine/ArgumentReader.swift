@@ -133,6 +133,30 @@ public struct ArgumentReader {
         return number
     }
 
+    /// The value of `flag` as seconds written plainly (`plainDecimal(_:)`: digits with at most
+    /// one dot, no sign or exponent) within `range`.
+    /// - Throws: `UsageError` naming the flag, the text and the range.
+    public mutating func plainSeconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError)
+        -> TimeInterval
+    {
+        let text = try value(flag)
+        guard let number = Self.plainDecimal(text), range.contains(number) else {
+            throw UsageError(
+                "\(flag) \"\(Self.clip(text))\": expected seconds from \(range.lowerBound) to \(range.upperBound), "
+                    + "written as digits with at most one dot (e.g. 90 or 1.5)")
+        }
+        return number
+    }
+
+    /// A non-negative number written as digits with at most one dot (`90`, `1.5`, `.5`): no sign,
+    /// exponent, hex, inf or nan.
+    public static func plainDecimal(_ text: String) -> Double? {
+        let digits = text.filter { $0 != "." }
+        guard !digits.isEmpty, text.count - digits.count <= 1, digits.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        return Double(text)
+    }
+
     /// The error for an option the parser does not know, naming it.
     public static func unknown(_ flag: String) -> UsageError {
         UsageError("unknown option \(clip(flag))")

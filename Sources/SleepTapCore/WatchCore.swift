@@ -20,17 +20,23 @@ public enum WatchEffect: Equatable, Sendable {
     case setAlarm(Date)
 }
 
-/// The watch's durable state: the newest applied batch.
+/// The watch's durable state: the newest applied batch and the alarms set and not yet rung.
 public struct WatchSyncState: Codable, Equatable, Sendable {
     /// Seq of the applied batch (within its epoch), 0 before the first batch.
     public var lastAppliedSeq: UInt64
     /// The cached batch (the watch's wake dates).
     public var batch: WakeBatch?
+    /// The alarms set and not yet rung (instants, UTC), in time order without repeats; nil when
+    /// none is set. Optional in the file: a state file written before alarms were stored reads as
+    /// none (docs/protocol.md, "The alarm").
+    public var alarms: [Date]?
 
-    /// A state with the given fields; the defaults describe a watch that never stored a batch.
-    public init(lastAppliedSeq: UInt64 = 0, batch: WakeBatch? = nil) {
+    /// A state with the given fields; the defaults describe a watch that never stored a batch
+    /// and has no alarm set.
+    public init(lastAppliedSeq: UInt64 = 0, batch: WakeBatch? = nil, alarms: [Date]? = nil) {
         self.lastAppliedSeq = lastAppliedSeq
         self.batch = batch
+        self.alarms = alarms
     }
 }
 
@@ -119,7 +125,7 @@ public struct WatchCore: Sendable {
             }
         }
         let epochChanged = state.batch.map { $0.epoch != batch.epoch } ?? false
-        state = WatchSyncState(lastAppliedSeq: batch.seq, batch: batch)
+        state = WatchSyncState(lastAppliedSeq: batch.seq, batch: batch, alarms: state.alarms)
         return [
             .persist(state),
             .emit(
@@ -134,6 +140,12 @@ public struct WatchCore: Sendable {
                     ])),
             .send(.ack(batch.ref, coverageEnd: batch.coverageEnd)),
         ]
+    }
+
+    /// Records the alarms set and not yet rung in the durable state (nil when `alarms` is empty);
+    /// the node writes the state when they differ from what is on disk.
+    mutating func noteAlarms(_ alarms: [Date]) {
+        state.alarms = alarms.isEmpty ? nil : alarms
     }
 
     /// Looks up the wake-up for a bed tap at `now`: the first cached wake-up strictly after `now`.

@@ -601,9 +601,22 @@ extension WakeBatch {
 }
 
 extension WatchSyncState {
+    /// The most alarms a state file may hold (this model's own bound): a watch sets one per tap
+    /// or typed wake time, each for the coming morning, so a file with more is not one it wrote.
+    public static let maxAlarms = 1_000
+
     /// Why this state is not one the watch could have written, or nil.
     public var validationProblem: String? {
         guard lastAppliedSeq <= WireCodec.maxSeq else { return "lastAppliedSeq exceeds 2^53-1" }
+        if let alarms {
+            guard alarms.count <= Self.maxAlarms else {
+                return "alarms holds \(alarms.count) instants (at most \(Self.maxAlarms))"
+            }
+            for (earlier, later) in zip(alarms, alarms.dropFirst()) where earlier >= later {
+                return "alarms must be in time order without repeats (\(ISO8601.string(later)) follows "
+                    + "\(ISO8601.string(earlier)))"
+            }
+        }
         guard let batch else {
             // A seq names a stored batch: without one the watch has applied nothing.
             return lastAppliedSeq == 0 ? nil : "lastAppliedSeq \(lastAppliedSeq) with no batch (0 when none is stored)"

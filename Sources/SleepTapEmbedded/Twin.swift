@@ -84,8 +84,8 @@ public enum TwinStep: Sendable {
     /// as `.watch("quit")`) when one runs, then `.startWatch(keepState:)` at the same instant.
     case restartWatch(keepState: Bool)
     /// A watch process starts (after `.watch("quit")` or `.killWatch` ended the last one; ignored
-    /// while one runs), on its state file as it is or, with `keepState: false`, without one; its
-    /// alarms, kept in memory, are gone.
+    /// while one runs), on its state file as it is or, with `keepState: false`, without one. The
+    /// alarms the file holds are re-armed (one that came due while no watch ran rings at start).
     case startWatch(keepState: Bool)
     /// The phone process is killed (SIGKILL): no `phone.stopping`, no held-back event counts said,
     /// its timers and whatever was in flight on its connection lost; the state dir keeps what the

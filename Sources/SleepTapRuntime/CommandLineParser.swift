@@ -439,7 +439,7 @@ public enum CommandLineParser {
             case "--time-zone": zone = try reader.timeZone(flag)
             case "--tzdata": _ = try reader.nonEmpty(flag)
             case "--id": id = try reader.routingId(flag)
-            case "--stop-alarm-after": stopAlarmAfter = try reader.seconds(flag, in: 0...86_400)
+            case "--stop-alarm-after": stopAlarmAfter = try reader.plainSeconds(flag, in: 0...86_400)
             case "--snooze-minutes": snoozeMinutes = try reader.integer(flag, in: 1...60)
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)

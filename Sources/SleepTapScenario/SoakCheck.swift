@@ -40,8 +40,8 @@ public struct SoakTally: Sendable, Equatable {
     public var batchesApplied = 0
     public var backgroundRuns = 0
     /// Alarms that rang at an answered wake-up (`alarm.fired`, first rings only), and answered
-    /// wake-ups whose alarm was lost with a restarted watch process (not checked: the model
-    /// keeps alarms in memory).
+    /// wake-ups whose alarm was lost with a restarted watch process: answered before a start that
+    /// did not restore them (`watch.started` `alarms`: a fresh start has none), so not checked.
     public var alarmsFired = 0
     public var alarmsLostWithRestart = 0
 
@@ -385,6 +385,15 @@ public enum SoakCheck {
         var wakes: [SoakOracle.Wake]
     }
 
+    /// A number field, whole or not, as the twin logs it or a process wrote it.
+    static func number(_ value: EventValue?) -> Double? {
+        switch value {
+        case .int(let whole)?: Double(whole)
+        case .double(let fraction)?: fraction
+        default: nil
+        }
+    }
+
     /// An instant field as the twin logs it (a date) or as a process wrote it (ISO-8601 text).
     static func instant(_ value: EventValue?) -> Date? {
         switch value {
@@ -431,6 +440,8 @@ public enum SoakCheck {
         // Invariant 5: the wake-ups the watch answered (a cached one, checked by 1 and 2, or a
         // typed one) and not yet rung, with the line that answered each.
         var answered: [(wake: Date, line: String)] = []
+        // Between a clean `watch.stopping` and the next `watch.started` no watch runs to ring.
+        var watchDown = false
 
         func line(_ entry: ScenarioRun.LogEntry) -> String {
             entry.event.jsonLine(time: entry.at, process: entry.source)
@@ -469,8 +480,15 @@ public enum SoakCheck {
                 recent.append(text)
                 if recent.count > 12 { recent.removeFirst() }
             }
-            // Every answered wake-up before this entry must have rung at its instant.
-            if let due = answered.first, due.wake < entry.at {
+            // Every answered wake-up before this entry must have rung at its instant, unless no
+            // watch process ran then: a watch started on its state file rings it at start (late).
+            if entry.event.name == .watchStopping, entry.source == .watch { watchDown = true }
+            // A start and the late rings right after it (stamped at the start) come first.
+            let starting =
+                entry.source == .watch
+                && (entry.event.name == .watchStarted
+                    || (entry.event.name == .alarmFired && (Self.number(entry.event["late"]) ?? 0) > 0))
+            if !watchDown, !starting, let due = answered.first, due.wake < entry.at {
                 let (from, to) = window(due.wake)
                 throw SoakViolation(
                     invariant: 5, night: night, localDate: "",
@@ -481,15 +499,21 @@ public enum SoakCheck {
             }
             switch (entry.event.name, entry.source) {
             case (.watchStarted, .watch):
-                // A restarted watch process loses the alarms it had set (docs/protocol.md).
-                tally.alarmsLostWithRestart += answered.count
-                answered.removeAll()
+                // A watch started on its state file re-arms the alarms it holds (`alarms`); one
+                // started fresh has none (docs/protocol.md, "The alarm"). Those not restored are lost.
+                watchDown = false
+                let restored = Int(Self.number(entry.event["alarms"]) ?? 0)
+                tally.alarmsLostWithRestart += max(0, answered.count - restored)
+                answered = Array(answered.suffix(restored))
             case (.manualWakeTime, .watch):
                 if let wake = Self.instant(entry.event["wakeTime"]) { answered.append((wake, text)) }
                 answered.sort { $0.wake < $1.wake }
             case (.alarmFired, .watch):
                 guard case .int(0)? = entry.event["snoozes"] else { continue }
-                guard let index = answered.firstIndex(where: { $0.wake == entry.at }) else {
+                // A ring at start for an instant that passed while no watch ran is stamped late.
+                let late = Self.number(entry.event["late"]) ?? 0
+                let rang = late > 0 ? Self.instant(entry.event["alarmTime"]) ?? entry.at : entry.at
+                guard let index = answered.firstIndex(where: { $0.wake == rang }) else {
                     let (from, to) = window(entry.at)
                     throw SoakViolation(
                         invariant: 5, night: night, localDate: "",

@@ -286,7 +286,8 @@ final class Exhaustion {
                 + "\(tally.batchesApplied); background runs \(tally.backgroundRuns)",
             "alarms:    \(tally.alarmsFired) rang at the answered wake-up"
                 + (violation?.error.invariant == 5 ? "; one wrong or missed (invariant 5)" : "; 0 wrong, 0 missed")
-                + (tally.alarmsLostWithRestart > 0 ? "; \(tally.alarmsLostWithRestart) lost with a watch restart" : ""),
+                + (tally.alarmsLostWithRestart > 0
+                    ? "; \(tally.alarmsLostWithRestart) lost with a fresh watch start (no state file)" : ""),
             "time:      \(String(format: "%.1f", seconds)) s, \(Int(nightsPerSecond)) nights/s",
             "processes: \(processes)",
         ]

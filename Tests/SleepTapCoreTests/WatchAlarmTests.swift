@@ -125,4 +125,91 @@ struct WatchAlarmTests {
         #expect(fired == W.tokyoBatch().entries.prefix(fired.count).map(\.wake))
         #expect(fired.count == 7)
     }
+
+    // MARK: Alarms in the state file
+
+    /// The state of the last `.persist` in `actions`.
+    static func written(_ actions: [WatchAction]) -> WatchSyncState? {
+        actions.compactMap { if case .persist(let state) = $0 { state } else { nil } }.last
+    }
+
+    static func field(_ name: String, of event: Event) -> EventValue? {
+        event.fields.first { $0.key == name }?.value
+    }
+
+    @Test("A set alarm is written to the state file; a watch started on that file re-arms it and rings")
+    func survivesRestart() throws {
+        var node = Self.node()
+        let tapped = W.drive(&node, node.command(.bed, at: W.at(1)), at: W.at(1))
+        let state = try #require(Self.written(tapped))
+        #expect(state.alarms == [Self.wake])
+        #expect(state.batch == W.tokyoBatch())
+        // The process is killed; a new one starts on what the file holds, before the wake-up.
+        var restarted = WatchNode(configuration: node.configuration, state: state)
+        let started = restarted.start(processID: 2, at: W.at(0, W.t0.addingTimeInterval(3_600)))
+        #expect(try Self.field("alarms", of: W.event(.watchStarted, in: started)) == .int(1))
+        #expect(Self.armedAlarm(started) == Self.wake)
+        #expect(Self.written(started) == nil)  // nothing changed: no write
+        let fired = W.drive(&restarted, restarted.timerFired(.alarm, at: W.at(1, Self.wake)), at: W.at(1, Self.wake))
+        #expect(Self.stamped(.alarmFired, in: fired) == [Self.wake])
+        #expect(try Self.field("late", of: W.event(.alarmFired, in: fired)) == .double(0))
+        // Rung: the file no longer holds it, so a later restart does not ring it again.
+        let after = try #require(Self.written(fired))
+        #expect(after.alarms == nil)
+        var again = WatchNode(configuration: node.configuration, state: after)
+        let quiet = again.start(processID: 3, at: W.at(0, Self.wake.addingTimeInterval(600)))
+        #expect(!W.names(quiet).contains(.alarmFired))
+        #expect(try Self.field("alarms", of: W.event(.watchStarted, in: quiet)) == .int(0))
+    }
+
+    @Test("An alarm whose instant passed while the watch was down rings at start, stamped then, saying how late")
+    func ringsLateAtStart() throws {
+        let next = Self.wake.addingTimeInterval(86_400)
+        let state = WatchSyncState(lastAppliedSeq: 1, batch: W.tokyoBatch(), alarms: [Self.wake, next])
+        var node = WatchNode(configuration: Self.node().configuration, state: state)
+        let start = Self.wake.addingTimeInterval(2 * 3_600)
+        let started = W.drive(&node, node.start(processID: 2, at: W.at(0, start)), at: W.at(0, start))
+        #expect(W.names(started).prefix(2) == [.watchStarted, .alarmFired])
+        #expect(Self.stamped(.alarmFired, in: started) == [start])
+        let ring = try W.event(.alarmFired, in: started)
+        #expect(Self.field("alarmTime", of: ring) == .date(Self.wake))
+        #expect(Self.field("late", of: ring) == .double(7_200))
+        #expect(node.alarm.ringing?.since == start)
+        // The later alarm stays set and armed; the file drops the one that rang.
+        #expect(Self.armedAlarm(started) == next)
+        #expect(Self.written(started)?.alarms == [next])
+    }
+
+    @Test("A later alarm that comes due while one rings takes its place: the replaced one gets alarm.stopped")
+    func replacedGetsStopped() throws {
+        var node = Self.node(batch: false)
+        _ = node.command(.bed, at: W.at(1))
+        _ = node.command(.wakeTime(LocalTime(hour: 6, minute: 30)!), at: W.at(2))
+        let first = try #require(ISO8601.date("2026-06-20T21:30:00Z"))
+        _ = node.command(.bed, at: W.at(3, W.t0.addingTimeInterval(60)))
+        _ = node.command(.wakeTime(LocalTime(hour: 6, minute: 40)!), at: W.at(4, W.t0.addingTimeInterval(60)))
+        let second = first.addingTimeInterval(600)
+        _ = node.timerFired(.alarm, at: W.at(5, first))
+        let replaced = node.timerFired(.alarm, at: W.at(6, second))
+        #expect(W.names(replaced) == [.alarmStopped, .alarmFired])
+        let stopped = try W.event(.alarmStopped, in: replaced)
+        #expect(Self.field("by", of: stopped) == .string("replaced"))
+        #expect(Self.field("alarmTime", of: stopped) == .date(first))
+        #expect(Self.field("rangFor", of: stopped) == .double(600))
+        #expect(Self.stamped(.alarmStopped, in: replaced) == [second])
+        #expect(node.alarm.ringing?.alarmTime == second)
+    }
+
+    @Test("A failed alarm write says persist.failed once; the alarm still rings; the next change writes again")
+    func failedAlarmWrite() throws {
+        var node = Self.node()
+        let failure = PersistResult.failed(errno: 28, reason: "No space left on device")
+        let tapped = W.drive(&node, node.command(.bed, at: W.at(1)), persist: failure, at: W.at(1))
+        #expect(W.names(tapped).filter { $0 == .persistFailed }.count == 1)
+        #expect(Self.armedAlarm(tapped) == Self.wake)
+        let fired = W.drive(&node, node.timerFired(.alarm, at: W.at(2, Self.wake)), at: W.at(2, Self.wake))
+        #expect(W.names(fired).contains(.alarmFired))
+        // The file still holds no alarm (the write failed), and none is set now: nothing to write.
+        #expect(Self.written(fired) == nil)
+    }
 }

@@ -267,6 +267,35 @@ struct TwinTests {
         #expect(replaced.first?.event.fields.first { $0.key == "secondWatch" }?.value == .bool(false))
     }
 
+    @Test(
+        "A watch killed between the bed tap and the wake-up rings at the wake-up when started again on its file, late when started after it, and not at all when started fresh"
+    )
+    func alarmSurvivesKill() throws {
+        // The tap Thu 22:30 EST answers Fri 07:00 EST (2025-03-07T12:00Z).
+        let wake = try #require(ISO8601.date("2025-03-07T12:00:00Z"))
+        let kill = try #require(ISO8601.date("2025-03-07T05:00:00Z"))
+        for (startAt, keepState) in [
+            (wake.addingTimeInterval(-3_600), true), (wake.addingTimeInterval(5_400), true),
+            (wake.addingTimeInterval(-3_600), false),
+        ] {
+            var twin = Self.twin(.early)
+            twin.boot()
+            twin.schedule(.killWatch, at: kill)
+            twin.schedule(.startWatch(keepState: keepState), at: startAt)
+            twin.run(until: wake.addingTimeInterval(3 * 3_600))
+            let set = twin.events(.alarmSet, from: .watch).filter { $0.at < kill }
+            #expect(set.last?.event["alarmTime"] == .date(wake), "\(set)")
+            let rings = twin.events(.alarmFired, from: .watch).filter { $0.event["alarmTime"] == .date(wake) }
+            guard keepState else {
+                #expect(rings.isEmpty, "\(rings)")
+                continue
+            }
+            #expect(rings.count == 1, "\(rings)")
+            #expect(rings.first?.at == max(wake, startAt))
+            #expect(rings.first?.event["late"] == .double(max(0, startAt.timeIntervalSince(wake))))
+        }
+    }
+
     @Test("A link down longer than the cache: the watch falls back, and catches up when the link returns")
     func longOutage() throws {
         var twin = Self.twin(.early)

@@ -76,6 +76,27 @@ struct CommandLineTests {
         }
     }
 
+    @Test("--stop-alarm-after takes plain non-negative seconds only: no exponent, no sign")
+    func stopAlarmAfterPlain() throws {
+        let bed = Self.base + ["--bed-at", "22:30"]
+        for (text, seconds) in [("120", 120.0), ("0", 0), ("1.5", 1.5), (".5", 0.5)] {
+            guard case .run(let watch) = try CommandLineParser.parseWatch(bed + ["--stop-alarm-after", text]) else {
+                Issue.record("expected options for \(text)")
+                continue
+            }
+            #expect(watch.userStopsAlarmAfter == seconds)
+        }
+        for text in ["1e3", "+5", "-5", "1.2.3", ".", "", "0x10", "inf", " 5"] {
+            #expect(
+                throws: UsageError(
+                    "--stop-alarm-after \"\(text)\": expected seconds from 0.0 to 86400.0, written as digits with at "
+                        + "most one dot (e.g. 90 or 1.5)")
+            ) {
+                try CommandLineParser.parseWatch(bed + ["--stop-alarm-after", text])
+            }
+        }
+    }
+
     /// Command lines with `-h`/`--help` first, last, between a flag and its value, and after
     /// arguments that are wrong on their own (an unknown flag, a bad value, a stray word).
     static let helpPlacements: [[String]] = [

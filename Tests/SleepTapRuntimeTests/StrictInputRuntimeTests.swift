@@ -134,6 +134,12 @@ struct StrictInputRuntimeTests {
             ("{\"lastAppliedSeq\": 0,}", "not valid JSON: line 1, column 22"),
             ("{\"lastAppliedSeq\": 0, \"lastAppliedSeq\": 0}", "key lastAppliedSeq appears twice"),
             ("{\"lastAppliedSeq\": 5}", "lastAppliedSeq 5 with no batch"),
+            (
+                "{\"lastAppliedSeq\": 0, \"alarms\": [\"2026-06-21T22:00:00Z\", \"2026-06-20T22:00:00Z\"]}",
+                "alarms must be in time order without repeats (2026-06-20T22:00:00Z follows 2026-06-21T22:00:00Z)"
+            ),
+            ("{\"lastAppliedSeq\": 0, \"alarms\": [\"tomorrow\"]}", "alarms"),
+            ("{\"lastAppliedSeq\": 0, \"alarms\": \"2026-06-20T22:00:00Z\"}", "alarms"),
         ])
     func stateFileStrict(text: String, reason: String) throws {
         let dir = try StateFileTests.tempDir()
@@ -146,6 +152,23 @@ struct StrictInputRuntimeTests {
         let report = try #require(recovery)
         #expect(report.reason.contains(reason), "\(report.reason)")
         #expect(report.movedTo != nil && access(path, F_OK) != 0)
+    }
+
+    @Test("A watch state file with alarms reads them; one written before alarms were stored reads as none")
+    func stateFileAlarms() throws {
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/watch.json"
+        let file = StateFile<WatchSyncState>(path: path)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"lastAppliedSeq\": 0}".utf8)))
+        #expect(try file.loadRecovering(validate: \.validationProblem).value == WatchSyncState())
+        let wake = try #require(ISO8601.date("2026-06-20T22:00:00Z"))
+        try file.save(WatchSyncState(alarms: [wake]))
+        let (value, recovery) = try file.loadRecovering(validate: \.validationProblem)
+        #expect(recovery == nil && value?.alarms == [wake])
+        try file.save(WatchSyncState())
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!text.contains("alarms"), "\(text)")
     }
 
     @Test("A state file over 16 MiB is moved aside without being read")

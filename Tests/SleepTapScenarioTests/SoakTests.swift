@@ -163,6 +163,31 @@ struct SoakTests {
         #expect(tally.fallbacks == 1 && tally.foreseeable == 1 && tally.warnings == 1)
     }
 
+    @Test(
+        "invariant 5 across watch restarts: a restart on its state file keeps the alarm (0 lost), a quit past the wake-up rings late at start, a fresh start loses it",
+        arguments: [
+            ("{\"at\": \"2026-01-02T01:00:00Z\", \"restart\": \"watch\"}", 1, 0),
+            (
+                "{\"at\": \"2026-01-02T01:00:00Z\", \"watch\": \"quit\"}, {\"at\": \"2026-01-02T08:00:00Z\", \"start\": \"watch\"}",
+                1, 0
+            ),
+            ("{\"at\": \"2026-01-02T01:00:00Z\", \"restart\": \"watch\", \"fresh\": true}", 0, 1),
+        ])
+    func alarmsAcrossRestarts(steps: String, fired: Int, lost: Int) throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "restarts", "start": "2026-01-01T00:00:00Z",
+                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
+                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
+                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
+                   "sunday": "07:00"}},
+                 "watch": ["--bed-at", "23:00"], "steps": [\(steps)]}
+                """.utf8), path: "restarts.json")
+        let tally = try SoakCheck.twin(scenario)
+        #expect(tally.alarmsFired == fired && tally.alarmsLostWithRestart == lost, "\(tally)")
+    }
+
     /// Two nights in Berlin, wake-ups at 07:00, bed at 23:00: the scenario of the invariant-3 tests.
     static func twoNights(name: String) throws -> ScenarioFile {
         try ScenarioFile.decode(

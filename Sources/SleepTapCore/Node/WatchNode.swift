@@ -260,10 +260,18 @@ public struct WatchNode: Sendable {
     /// The actions waiting for a persist result, and the state to return to if it failed.
     private var pending: PendingPersist?
 
+    /// The alarms the state file holds (as far as this process knows: loaded, or last written).
+    private var writtenAlarms: [Date]?
+    /// The alarms whose write failed (`persist.failed`), nil when none did: not tried again
+    /// until they change (`.some(nil)`: a write of no alarms failed).
+    private var failedAlarms: [Date]??
+
     private struct PendingPersist: Sendable {
         var rest: [WatchEffect]
         var rollback: WatchCore
         var eventTime: Date
+        /// The alarms the state being written holds.
+        var alarms: [Date]?
     }
 
     /// - Parameters:
@@ -272,6 +280,8 @@ public struct WatchNode: Sendable {
     public init(configuration: Configuration, state: WatchSyncState? = nil) {
         self.configuration = configuration
         core = WatchCore(state: state ?? WatchSyncState())
+        for instant in state?.alarms ?? [] { alarm.add(instant) }
+        writtenAlarms = core.state.alarms
         zones = WatchZone(flag: configuration.flagZone, system: configuration.systemZone)
         plannedZone = zones.resolve(batch: core.state.batch).zone
     }
@@ -281,12 +291,17 @@ public struct WatchNode: Sendable {
 
     // MARK: Inputs
 
-    /// The process started: `watch.started`, the first bed tap, the handshake deadline and the
-    /// heartbeat.
+    /// The process started: `watch.started`, the alarms the state file held re-armed (one whose
+    /// instant passed while the watch was down rings now: `lateAlarms(at:)`), the first bed tap,
+    /// the handshake deadline and the heartbeat.
     /// - Parameters:
     ///   - processID: this process's pid, for `watch.started`.
     ///   - time: the moment of the start.
     public mutating func start(processID: Int32, at time: NodeTime) -> [WatchAction] {
+        storingAlarms(startNow(processID: processID, at: time), at: time.now)
+    }
+
+    private mutating func startNow(processID: Int32, at time: NodeTime) -> [WatchAction] {
         var actions: [WatchAction] = [
             .emit(
                 Event(
@@ -297,8 +312,10 @@ public struct WatchNode: Sendable {
                         ("pid", .int(Int64(processID))), ("timeZone", .string(plannedZone.identifier)),
                         ("timeZoneSource", .string(zones.resolve(batch: core.state.batch).source.rawValue)),
                         ("tzdata", .string(ZoneDatabase.current.version)),
+                        ("alarms", .int(Int64(alarm.set.count))),
                     ]), at: time.now)
         ]
+        actions += lateAlarms(at: time.now) + armAlarm()
         actions += armBed(after: time.now)
         actions += armHandshakeDeadline(after: Self.handshakeDeadline)
         actions += arm(.heartbeat, .after(LinkLiveness.interval))
@@ -311,7 +328,7 @@ public struct WatchNode: Sendable {
     /// `time.now` is taken first, at its own instant (`dueBedTaps(before:)`).
     public mutating func received(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
         let due = dueBedTaps(before: time)
-        return due + receivedNow(frames: frames, at: time)
+        return storingAlarms(due + receivedNow(frames: frames, at: time), at: time.now)
     }
 
     private mutating func receivedNow(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
@@ -324,13 +341,17 @@ public struct WatchNode: Sendable {
         } catch {
             return reject(error.reason, answer: !WireCodec.claimsToBeError(frames[0]), time)
         }
-        return received(message: message, at: time)
+        return receivedNow(message: message, at: time)
     }
 
     /// One message from the phone, already decoded: what `received(frames:at:)` does after
     /// `WireCodec.decode` accepted the frame. The embedded twin's typed link delivers messages
     /// this way (`WireCodec.delivered(_:)` gives the value the frame would decode to).
     public mutating func received(message: WireMessage, at time: NodeTime) -> [WatchAction] {
+        storingAlarms(receivedNow(message: message, at: time), at: time.now)
+    }
+
+    private mutating func receivedNow(message: WireMessage, at time: NodeTime) -> [WatchAction] {
         var actions = dueBedTaps(before: time)
         if liveness.heard(at: time.wall) {
             actions.append(.emit(Event(.peerOnline, [("endpoint", .string(configuration.endpoint))]), at: time.now))
@@ -347,7 +368,7 @@ public struct WatchNode: Sendable {
     /// `received(frames:at:)`).
     public mutating func link(_ event: WatchLinkEvent, at time: NodeTime) -> [WatchAction] {
         let due = dueBedTaps(before: time)
-        return due + linkNow(event, at: time)
+        return storingAlarms(due + linkNow(event, at: time), at: time.now)
     }
 
     private mutating func linkNow(_ event: WatchLinkEvent, at time: NodeTime) -> [WatchAction] {
@@ -402,6 +423,10 @@ public struct WatchNode: Sendable {
     /// planned virtual instant, whenever the driver woke. Before any other timer, a bed tap
     /// already due is taken first (`dueBedTaps(before:)`).
     public mutating func timerFired(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
+        storingAlarms(timerFiredNow(timer, at: time), at: time.now)
+    }
+
+    private mutating func timerFiredNow(_ timer: WatchTimer, at time: NodeTime) -> [WatchAction] {
         armed.remove(timer)
         switch timer {
         case .bed:
@@ -515,15 +540,22 @@ public struct WatchNode: Sendable {
         while let due = alarm.nextDue(userStop: userStop), due <= instant {
             if let first = alarm.set.first, first == due {
                 _ = alarm.removeFirst()
+                if let replaced = alarm.ringing {
+                    // One alarm rings at a time: the one it replaces ends here, said so.
+                    actions.append(.emit(stoppedEvent(replaced, at: first, by: "replaced"), at: first))
+                }
                 alarm.ringing = WatchAlarm.Ringing(alarmTime: first, since: first, snoozedUntil: nil, snoozes: 0)
-                actions.append(.emit(alarmEvent(.alarmFired, first, [("snoozes", .int(0))]), at: first))
+                actions.append(
+                    .emit(alarmEvent(.alarmFired, first, [("snoozes", .int(0)), ("late", .double(0))]), at: first))
             } else if var ringing = alarm.ringing, let until = ringing.snoozedUntil, until == due {
                 ringing.snoozedUntil = nil
                 ringing.since = until
                 alarm.ringing = ringing
                 actions.append(
                     .emit(
-                        alarmEvent(.alarmFired, ringing.alarmTime, [("snoozes", .int(Int64(ringing.snoozes)))]),
+                        alarmEvent(
+                            .alarmFired, ringing.alarmTime,
+                            [("snoozes", .int(Int64(ringing.snoozes))), ("late", .double(0))]),
                         at: until))
             } else if let ringing = alarm.ringing {
                 alarm.ringing = nil
@@ -535,6 +567,43 @@ public struct WatchNode: Sendable {
         return actions + armAlarm()
     }
 
+    /// At start, the alarms loaded from the state file whose instant is at or before `now` (they
+    /// came due while no watch process ran): each rings now, stamped `now`, with `late` the
+    /// seconds since its instant, in time order, each later one taking the place of the one
+    /// before (`alarm.stopped` by `replaced`), so the newest rings until someone stops it.
+    /// Apple documents no rule for an alarm whose time passed while the watch app was not
+    /// running; ringing it late and saying how late is this model's assumption (a late ring
+    /// wakes the user, a silent one does not; docs/protocol.md, "The alarm").
+    private mutating func lateAlarms(at now: Date) -> [WatchAction] {
+        var actions: [WatchAction] = []
+        while let first = alarm.set.first, first <= now {
+            _ = alarm.removeFirst()
+            if let replaced = alarm.ringing {
+                actions.append(.emit(stoppedEvent(replaced, at: now, by: "replaced"), at: now))
+            }
+            alarm.ringing = WatchAlarm.Ringing(alarmTime: first, since: now, snoozedUntil: nil, snoozes: 0)
+            let late = now.timeIntervalSince(first).rounded()
+            actions.append(
+                .emit(alarmEvent(.alarmFired, first, [("snoozes", .int(0)), ("late", .double(late))]), at: now))
+        }
+        return actions
+    }
+
+    /// After an input: when the alarms set differ from what the state file holds, write the
+    /// state (a `.persist` after `actions`), unless a write is already waiting for its result
+    /// (whose success checks again) or these very alarms failed to be written (tried again when
+    /// they change). A watch killed and started again re-arms what the file holds.
+    private mutating func storingAlarms(_ actions: [WatchAction], at eventTime: Date) -> [WatchAction] {
+        core.noteAlarms(alarm.set)
+        let alarms = core.state.alarms
+        guard pending == nil, alarms != writtenAlarms, failedAlarms != .some(alarms) else {
+            return actions
+        }
+        if actions.contains(.stop) { return actions }
+        pending = PendingPersist(rest: [], rollback: core, eventTime: eventTime, alarms: alarms)
+        return actions + [.persist(core.state)]
+    }
+
     /// Sets the alarm at `instant` (`alarm.set`, stamped `at`) and arms its timer.
     private mutating func setAlarm(_ instant: Date, at eventTime: Date) -> [WatchAction] {
         alarm.add(instant)
@@ -543,6 +612,7 @@ public struct WatchNode: Sendable {
 
     /// Arms the alarm timer at the alarm's next moment, or cancels it when there is none.
     private mutating func armAlarm() -> [WatchAction] {
+        core.noteAlarms(alarm.set)
         guard let due = alarm.nextDue(userStop: configuration.userStopsAlarmAfter) else {
             return armed.contains(.alarm) ? cancel(.alarm) : []
         }
@@ -602,7 +672,7 @@ public struct WatchNode: Sendable {
     /// One parsed stdin command (after any bed tap already due, as for `received(frames:at:)`).
     public mutating func command(_ command: WatchCommand, at time: NodeTime) -> [WatchAction] {
         let due = dueBedTaps(before: time)
-        return due + commandNow(command, at: time)
+        return storingAlarms(due + commandNow(command, at: time), at: time.now)
     }
 
     private mutating func commandNow(_ command: WatchCommand, at time: NodeTime) -> [WatchAction] {
@@ -664,12 +734,18 @@ public struct WatchNode: Sendable {
         self.pending = nil
         switch result {
         case .succeeded:
-            return perform(pending.rest, rollback: pending.rollback, time, eventTime: pending.eventTime)
+            writtenAlarms = pending.alarms
+            failedAlarms = nil
+            let actions = perform(pending.rest, rollback: pending.rollback, time, eventTime: pending.eventTime)
+            return storingAlarms(actions, at: pending.eventTime)
         case .failed(_, let reason):
             core = pending.rollback
+            // The alarms stay set in this process (they ring); the file keeps what it had.
+            failedAlarms = .some(pending.alarms)
             let failed = Event(
                 .persistFailed, [("path", .string(configuration.statePath)), ("reason", .string(reason))])
-            return [.emit(failed, at: pending.eventTime)] + replanIfZoneChanged(at: pending.eventTime)
+            let actions = [.emit(failed, at: pending.eventTime)] + replanIfZoneChanged(at: pending.eventTime)
+            return storingAlarms(actions, at: pending.eventTime)
         }
     }
 
@@ -781,7 +857,8 @@ public struct WatchNode: Sendable {
             switch effect {
             case .persist(let state):
                 pending = PendingPersist(
-                    rest: Array(effects[(index + 1)...]), rollback: rollback, eventTime: eventTime)
+                    rest: Array(effects[(index + 1)...]), rollback: rollback, eventTime: eventTime,
+                    alarms: state.alarms)
                 actions.append(.persist(state))
                 return actions
             case .send(let message):
