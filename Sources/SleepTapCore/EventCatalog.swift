@@ -29,6 +29,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case scheduleRejected = "schedule.rejected"
     /// `batch.generated` (its fields: docs/protocol.md, "Events").
     case batchGenerated = "batch.generated"
+    /// `batch.unchanged` (its fields: docs/protocol.md, "Events").
+    case batchUnchanged = "batch.unchanged"
     /// `batch.sent` (its fields: docs/protocol.md, "Events").
     case batchSent = "batch.sent"
     /// `ack.received` (its fields: docs/protocol.md, "Events").

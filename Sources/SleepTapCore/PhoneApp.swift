@@ -450,8 +450,11 @@ public struct PhoneApp: Sendable {
         }
         effects += change.events
         guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
-        effects += sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
-        job.published = sync.state.lastSeq
+        // No churn: a background run (an OS launch, a watch REQUEST) whose dates equal the
+        // acknowledged batch's sends none; a foreground open (the user asked) always publishes.
+        effects += sync.publish(
+            entries: plan.entries, generatedAt: now, timeZone: zone.identifier, unlessUnchanged: !job.foreground)
+        job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
         // 3. weather, then the sunlight notice.
         switch configuration.weatherPolicy.decide(
             now: now, zone: zone, location: location, cached: sync.state.weather, foreground: job.foreground)

@@ -263,8 +263,14 @@ public struct PhoneCore: Sendable {
     }
 
     /// Publishes a freshly generated set of wake-ups as the next batch (no notices change).
-    public mutating func publish(entries: [WakeEntry], generatedAt: Date, timeZone: String) -> [PhoneEffect] {
-        refresh(RefreshPlan(entries: entries, generatedAt: generatedAt, timeZone: timeZone), replacesNotices: false)
+    /// - Parameter unlessUnchanged: when the wake-ups and zone equal the acknowledged batch's
+    ///   (the same digest), publish nothing: `batch.unchanged` (`refresh(_:replacesNotices:unlessUnchanged:)`).
+    public mutating func publish(
+        entries: [WakeEntry], generatedAt: Date, timeZone: String, unlessUnchanged: Bool = false
+    ) -> [PhoneEffect] {
+        refresh(
+            RefreshPlan(entries: entries, generatedAt: generatedAt, timeZone: timeZone), replacesNotices: false,
+            unlessUnchanged: unlessUnchanged)
     }
 
     /// The next seq to issue, moving to a new epoch when the current one is used up.
@@ -294,15 +300,41 @@ public struct PhoneCore: Sendable {
     /// is a `notification.added` event, each one the 64-request cap pushes out a
     /// `notification.dropped`) and publishes the wake-ups as the next batch.
     ///
+    /// No churn: with `unlessUnchanged`, when the outbox is acknowledged and the plan's wake-ups
+    /// and zone hash to its digest (docs/protocol.md, "Digest"), no seq is issued and nothing is
+    /// sent: the watch already holds these dates. The effects are then the notices' (a write
+    /// only if they changed) and `batch.unchanged` {seq, epoch, digest, timeZone} naming the
+    /// acknowledged batch (docs/protocol.md, phone rule 7).
+    ///
     /// - Parameters:
     ///   - plan: from `RefreshPlan.make`.
     ///   - replacesNotices: false to leave notices alone.
+    ///   - unlessUnchanged: skip a batch equal to the acknowledged one (background refreshes).
     /// - Returns: persist (one write of batch and notices), events, send, arm the resend timer.
-    public mutating func refresh(_ plan: RefreshPlan, replacesNotices: Bool = true) -> [PhoneEffect] {
+    public mutating func refresh(
+        _ plan: RefreshPlan, replacesNotices: Bool = true, unlessUnchanged: Bool = false
+    ) -> [PhoneEffect] {
+        let before = state
         var change = NotificationChange()
         state.notifications.removeDelivered(before: plan.generatedAt)
         if replacesNotices {
             change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
+        }
+        if unlessUnchanged, let outbox = state.outbox, state.acked, outbox.timeZone == plan.timeZone,
+            WakeBatch(seq: 0, generatedAt: plan.generatedAt, timeZone: plan.timeZone, entries: plan.entries).digest
+                == outbox.digest
+        {
+            var effects: [PhoneEffect] = state == before ? [] : [.persist(state)]
+            effects += change.events
+            effects.append(
+                .emit(
+                    Event(
+                        .batchUnchanged,
+                        [
+                            ("seq", .int(Int64(clamping: outbox.seq))), ("epoch", .string(Hex64.string(outbox.epoch))),
+                            ("digest", .string(Hex64.string(outbox.digest))), ("timeZone", .string(outbox.timeZone)),
+                        ])))
+            return effects
         }
         let (seq, epochEvent) = issueSeq()
         let batch = WakeBatch(

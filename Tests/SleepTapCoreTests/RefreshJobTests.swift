@@ -123,6 +123,45 @@ struct RefreshJobTests {
         #expect(Self.names(again).contains(.batchGenerated))
     }
 
+    /// Acknowledges the phone's outbox as the watch would.
+    static func acknowledge(_ app: inout PhoneApp) throws {
+        let outbox = try #require(app.sync.state.outbox)
+        _ = app.receive(.ack(outbox.ref, coverageEnd: outbox.coverageEnd))
+        #expect(app.sync.state.acked)
+    }
+
+    @Test("No churn: a background run whose dates equal the acknowledged batch's sends none (batch.unchanged)")
+    func noChurn() throws {
+        var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 0.2))
+        _ = app.launch(at: Self.start, byUser: true, early: true)
+        let first = try #require(app.sync.state.outbox)
+        // 15 minutes on, before any wake-up passes: the same dates.
+        let same = Self.start.addingTimeInterval(15 * 60)
+        // Not acknowledged yet: published again, as before.
+        let unacked = app.simulateLaunch(at: same)
+        #expect(Self.names(unacked).contains(.batchGenerated))
+        let second = try #require(app.sync.state.outbox)
+        #expect(second.seq == first.seq + 1 && second.digest == first.digest)
+        try Self.acknowledge(&app)
+        let quiet = app.simulateLaunch(at: same.addingTimeInterval(15 * 60))
+        #expect(!Self.names(quiet).contains(.batchGenerated), "\(Self.names(quiet))")
+        #expect(!quiet.contains { if case .send(.batch) = $0 { true } else { false } })
+        let unchanged = try #require(Self.event(.batchUnchanged, in: quiet))
+        #expect(unchanged["seq"] == .int(Int64(second.seq)))
+        #expect(unchanged["digest"] == .string(Hex64.string(second.digest)))
+        #expect(app.sync.state.outbox == second && app.sync.state.lastSeq == second.seq)
+        // The run still succeeds, and names the batch that holds its dates.
+        #expect(Self.event(.handlerCompleted, in: quiet)?["outcome"] == .string("success"))
+        // A foreground open publishes anyway (the user asked).
+        let open = app.foregroundRefresh(at: same.addingTimeInterval(30 * 60), reason: "open")
+        #expect(Self.names(open).contains(.batchGenerated))
+        try Self.acknowledge(&app)
+        // Once the first wake-up (Fri 07:00 EST) has passed, the dates differ: a new batch.
+        let after = ISO8601.date("2025-03-07T13:00:00Z")!
+        let next = app.simulateLaunch(at: after)
+        #expect(Self.names(next).contains(.batchGenerated))
+    }
+
     @Test("Android: a network error in the weather step retries (the worker rule), other errors fail")
     func androidRetry() {
         for (error, outcome) in [

@@ -94,6 +94,34 @@ struct TwinTests {
         #expect(platform == "ios" || !twin.events(.osStandbyBucket).isEmpty)
     }
 
+    @Test(
+        "No churn: Android, active bucket, 15-minute work: the watch applies about one batch a day, not one per run; every wake-up still cached"
+    )
+    func noChurnAndroidActive() throws {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 15 * 60)), seed: 4)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        let end = Self.start.addingTimeInterval(4 * Self.day)
+        twin.run(until: end)
+        let runs = twin.events(.handlerEntered).count
+        let generated = twin.events(.batchGenerated, from: .phone).count
+        let unchanged = twin.events(.batchUnchanged, from: .phone)
+        let applied = twin.events(.batchApplied, from: .watch).count
+        #expect(runs > 4 * 40, "the OS ran the work \(runs) times in 4 days")
+        // One batch a day at most beside the first (the dates change when a wake-up passes).
+        #expect(generated <= 1 + 4 + 1, "\(generated) batches for \(runs) runs")
+        #expect(applied == generated)
+        #expect(unchanged.count >= runs - generated - 4, "\(unchanged.count) unchanged of \(runs) runs")
+        // Each batch.unchanged names the batch the watch holds at that moment.
+        for entry in unchanged {
+            let held = twin.events(.batchApplied, from: .watch).last { $0.at <= entry.at }
+            #expect(held?.event["seq"] == entry.event["seq"], "\(entry)")
+        }
+        #expect(Self.nights(twin).allSatisfy { !$0.fallback }, "\(Self.nights(twin))")
+    }
+
     @Test("A Doze night (Android, screen off and still, unplugged): at most one background run per maintenance window")
     func dozeNight() throws {
         let base = Self.twin(.early)
