@@ -54,7 +54,7 @@ public enum EventFieldCatalog {
         | phone | `timezone.changed` | from zone, to zone |
         | watch | `timezone.changed` | from zone, to zone, timeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`), nextBedTap instant?: the zone the watch lives in changed and `--bed-at` was planned again |
         | phone | `batch.generated`, `batch.sent` | seq int, epoch hex, digest hex, count int, first instant?, last instant?, timeZone zone (`batch.sent`: each successful send, resends included) |
-        | phone | `batch.unchanged` | seq int, epoch hex, digest hex, timeZone zone (the acknowledged batch whose dates a background refresh made again: nothing is generated or sent, phone rule 7) |
+        | phone | `batch.unchanged` | seq int, epoch hex, digest hex, timeZone zone (the acknowledged batch whose dates an OS-launched background refresh made again: nothing is generated or sent, phone rule 7) |
         | phone | `ack.received` | seq int, epoch hex, digest hex, coverageEnd instant? |
         | phone | `ack.duplicate`, `ack.stale` | seq int, epoch hex, digest hex; duplicate: coverageEnd instant?; stale: newest int |
         | phone | `ack.mismatch` | seq int, epoch hex, digest hex (what the watch holds), expected hex (the phone's digest) |

@@ -450,10 +450,12 @@ public struct PhoneApp: Sendable {
         }
         effects += change.events
         guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
-        // No churn: a background run (an OS launch, a watch REQUEST) whose dates equal the
-        // acknowledged batch's sends none; a foreground open (the user asked) always publishes.
+        // No churn: an OS-launched background run whose dates equal the acknowledged batch's
+        // sends none; a foreground open (the user asked) and a watch REQUEST (the watch asked,
+        // and a REQUEST is answered with a batch) always publish.
         effects += sync.publish(
-            entries: plan.entries, generatedAt: now, timeZone: zone.identifier, unlessUnchanged: !job.foreground)
+            entries: plan.entries, generatedAt: now, timeZone: zone.identifier,
+            unlessUnchanged: !job.foreground && job.request == nil)
         job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
         // 3. weather, then the sunlight notice.
         switch configuration.weatherPolicy.decide(

@@ -309,7 +309,7 @@ public struct PhoneCore: Sendable {
     /// - Parameters:
     ///   - plan: from `RefreshPlan.make`.
     ///   - replacesNotices: false to leave notices alone.
-    ///   - unlessUnchanged: skip a batch equal to the acknowledged one (background refreshes).
+    ///   - unlessUnchanged: skip a batch equal to the acknowledged one (OS-launched refreshes).
     /// - Returns: persist (one write of batch and notices), events, send, arm the resend timer.
     public mutating func refresh(
         _ plan: RefreshPlan, replacesNotices: Bool = true, unlessUnchanged: Bool = false
