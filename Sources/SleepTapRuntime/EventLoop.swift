@@ -11,12 +11,13 @@ import ZeroMQ
 ///
 /// Due timers come first: after each wait, every timer due by then fires (earliest first)
 /// before the sockets and the mailbox are read, and again before each socket and each mailbox
-/// item. A timer's due instant is earlier than anything read after it was due, and a driver
-/// stamps a virtual-time timer (the phone's OS launch, the watch's bed tap) at its planned
-/// instant but a message or a stdin line at the moment it is handled: handled the other way
-/// round, a line read in the same turn as a timer that fell due while the loop was busy (a
-/// write with fsync takes wall milliseconds, virtual minutes at high `--clock-speed`) would
-/// change the state the timer's step then reads at its earlier instant.
+/// item, and again while a timer fired in the pass armed another that is already due. A timer's
+/// due instant is earlier than anything read after it was due: handled the other way round, a
+/// line read in the same turn as a timer that fell due while the loop was busy (a write with
+/// fsync takes wall milliseconds, virtual minutes at high `--clock-speed`) would change the
+/// state the timer's step then reads. The watch stamps its bed tap at its planned instant; the
+/// phone stamps an OS launch handled late at the instant it is handled (`clock.behind` says how
+/// late), so its events never go back in time past an input.
 ///
 /// Timers run on the monotonic clock (`ContinuousClock`): a jump of the wall clock (NTP, a user
 /// setting the date) neither fires nor starves them. A timer armed for a wall `Date` (a virtual
@@ -111,15 +112,27 @@ final class EventLoop<Timer: Hashable> {
 
     /// Fires every timer due by now, earliest first (each disarmed before its call); a timer
     /// that an earlier one re-armed or cancelled in the same pass is left as that one left it.
+    /// A timer armed for an instant already passed while the pass ran (the phone's next OS
+    /// launch, planned when a slow step ended) is due too: passes repeat until none is due, so
+    /// an input read before it was armed is not handled before it (at most
+    /// `maximumPasses`, so that a timer re-armed into the past again and again cannot starve input).
     /// - Returns: whether the loop was stopped.
     private func fireDueTimers(_ timer: (Timer) -> Void) -> Bool {
-        let due = clock.now
-        for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
-            guard timers[name] == at else { continue }
-            timers[name] = nil
-            timer(name)
-            if stopping { return true }
+        for _ in 0..<Self.maximumPasses {
+            let due = clock.now
+            var fired = false
+            for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
+                guard timers[name] == at else { continue }
+                timers[name] = nil
+                fired = true
+                timer(name)
+                if stopping { return true }
+            }
+            if !fired || !timers.values.contains(where: { $0 <= clock.now }) { break }
         }
         return stopping
     }
+
+    /// Passes of `fireDueTimers` before input is read again.
+    static var maximumPasses: Int { 8 }
 }
