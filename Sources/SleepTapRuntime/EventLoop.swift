@@ -15,9 +15,10 @@ import ZeroMQ
 /// due instant is earlier than anything read after it was due: handled the other way round, a
 /// line read in the same turn as a timer that fell due while the loop was busy (a write with
 /// fsync takes wall milliseconds, virtual minutes at high `--clock-speed`) would change the
-/// state the timer's step then reads. The watch stamps its bed tap at its planned instant; the
-/// phone stamps an OS launch handled late at the instant it is handled (`clock.behind` says how
-/// late), so its events never go back in time past an input.
+/// state the timer's step then reads. A driver stamps a virtual-time timer (the phone's OS
+/// launch, the watch's bed tap) at its planned instant, which this order keeps from going back
+/// past an input (the phone's node also never stamps a launch before an input it handled, and
+/// says in `clock.behind` how late it was).
 ///
 /// Timers run on the monotonic clock (`ContinuousClock`): a jump of the wall clock (NTP, a user
 /// setting the date) neither fires nor starves them. A timer armed for a wall `Date` (a virtual

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import SleepTapCore
+import SleepTapEmbedded
 import Testing
 
 @testable import SleepTapScenario
@@ -88,6 +89,46 @@ struct SoakTests {
         let data = timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
         let repro = try ScenarioFile.decode(data, path: "repro.json")
         #expect(repro.expectations.count == 1 && repro.expectations[0].event == .bedWakeTime)
+    }
+
+    @Test(
+        "a process run's repro file has its phone and watch steps at the instants the processes handled them, and says what does not replay"
+    )
+    func reproAsHandled() throws {
+        // Seed 4242's timeline 2 (issue 19 item 6): Android, --bucket frequent --interval 900.
+        let timeline = try SoakTimeline.make(runSeed: 4242, index: 2, nights: 60)
+        #expect(timeline.scenario.phone.contains("900"), "\(timeline.scenario.phone)")
+        let lines = timeline.scenario.steps.filter {
+            if case .phone = $0.step { true } else if case .watch = $0.step { true } else { false }
+        }
+        #expect(!lines.isEmpty)
+        // Each line handled 90.25 virtual seconds after its step, as a lagging process would.
+        var handled: [(at: Date, step: TwinStep)] = [(timeline.scenario.start, .link(up: false))]
+        for step in lines { handled.append((step.at.addingTimeInterval(90.25), step.step)) }
+        let repro = try ScenarioFile.decode(timeline.asHandled(handled), path: "repro.json")
+        #expect(repro.name.contains("as the processes handled it"), "\(repro.name)")
+        #expect(repro.name.contains("does not replay"), "\(repro.name)")
+        let moved = repro.steps.filter {
+            if case .phone = $0.step { true } else if case .watch = $0.step { true } else { false }
+        }
+        let expected = lines.map { $0.at.addingTimeInterval(90.25) }.filter { $0 < repro.end }
+        #expect(moved.map(\.at) == expected)
+        let links = { (file: ScenarioFile) in
+            file.steps.compactMap { if case .link(let up) = $0.step { ($0.at, up) } else { nil } }.map { "\($0.0) \($0.1)" }
+        }
+        #expect(links(repro) == links(timeline.scenario), "link steps keep their instants")
+        #expect(repro.steps.map(\.at) == repro.steps.map(\.at).sorted())
+    }
+
+    @Test("a process run's falling behind is the largest count and lateness of its phone's clock.behind lines")
+    func processBehindFromEvents() {
+        let events = [
+            Event(.clockBehind, [("count", .int(1)), ("maxLateSeconds", .double(900))]),
+            Event(.batchGenerated, [("seq", .int(3))]),
+            Event(.clockBehind, [("count", .int(4)), ("maxLateSeconds", .double(15_674.5))]),
+        ]
+        #expect(ProcessBehind(events: events) == ProcessBehind(count: 4, maxLateSeconds: 15_674.5))
+        #expect(ProcessBehind(events: []) == ProcessBehind())
     }
 
     @Test("a manual entry on a covered night breaks invariant 1 (an early fallback)")

@@ -217,6 +217,9 @@ public struct PhoneNode: Sendable {
     private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
+    /// The latest virtual instant of an input handled so far (a stdin line, a message, a
+    /// setting, a result): no background launch is stamped before it.
+    private var handledUpTo: Date?
     private var limiter = EventRateLimiter()
     private var liveness = LinkLiveness()
     private let watchID: [UInt8]
@@ -578,6 +581,10 @@ public struct PhoneNode: Sendable {
     }
 
     private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
+        if case .timer(.osLaunch) = pending {
+        } else {
+            handledUpTo = max(handledUpTo ?? time.now, time.now)
+        }
         switch pending {
         case .frames(let frames): return received(frames, time)
         case .message(let message): return received(message, time)
@@ -799,17 +806,19 @@ public struct PhoneNode: Sendable {
         case .open:
             return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
         case .backgroundLaunch(let due):
-            // A launch handled after its planned instant (the driver woke late, or the launch
-            // waited behind other work) runs when it is handled, on the state of that instant,
-            // and is stamped with it: never before an input handled meanwhile (a `time-zone`
-            // line whose zone it carries). The OS is asked again from now, not from `due`.
+            // The run happens at its planned virtual instant, whenever the driver woke (as the
+            // twin runs it): the loop fires a due timer before any input read after it, so the
+            // state is that of its own instant. Should an input have been handled after that
+            // instant all the same, the run is at the input's instant instead: no event is
+            // stamped before an input whose effect it carries (a `time-zone` line's zone).
             let late = time.now.timeIntervalSince(due)
             var actions: [PhoneAction] = []
             if late > Self.behindThreshold { actions += noteBehind(plannedAt: due, late: late, time) }
-            nextLaunch = nil
+            let at = max(due, handledUpTo ?? due)
+            if at > due { nextLaunch = nil }  // moved: the OS is asked again from the run's instant
             return actions
-                + step(time) {
-                    $0.backgroundLaunchDue(at: time.now, early: $0.registersEarly)
+                + step(NodeTime(now: at, wall: time.wall)) {
+                    $0.backgroundLaunchDue(at: at, early: $0.registersEarly)
                 }
         case .watchRequest(let request):
             return step(time) { $0.watchRequest(request, at: time.now, early: $0.registersEarly) }
