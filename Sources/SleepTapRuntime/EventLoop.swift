@@ -35,6 +35,8 @@ final class EventLoop<Timer: Hashable> {
     /// The output's descriptor while it may still report its reader gone.
     private var outputDescriptor: Int32?
     private(set) var stopping = false
+    /// The `timer` handler of the `run` in progress.
+    private var firing: ((Timer) -> Void)?
 
     /// - Parameters:
     ///   - sockets: polled for input, in this order (`readable` gets the index).
@@ -70,6 +72,26 @@ final class EventLoop<Timer: Hashable> {
     func run(
         readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void,
         weather: (WeatherOutcome) -> Void = { _ in }
+    ) throws {
+        try withoutActuallyEscaping(timer) { timer in
+            firing = timer
+            defer { firing = nil }
+            try loop(readable: readable, input: input, timer: timer, weather: weather)
+        }
+    }
+
+    /// Fires the timers due by now, as the loop does before each input: for a driver between
+    /// the messages of one socket read (a batch of messages from `readable`), so that a timer
+    /// that fell due while one was handled comes before the next.
+    /// - Returns: whether the loop was stopped.
+    func fireDueTimersBeforeNextInput() -> Bool {
+        guard let firing else { return stopping }
+        return fireDueTimers(firing)
+    }
+
+    private func loop(
+        readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void,
+        weather: (WeatherOutcome) -> Void
     ) throws {
         while !stopping {
             var items = sockets.map { PollItem.socket($0, events: .readable) }

@@ -217,8 +217,8 @@ public struct PhoneNode: Sendable {
     private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
-    /// The latest virtual instant of an input handled so far (a stdin line, a message, a
-    /// setting, a result): no background launch is stamped before it.
+    /// The latest virtual instant of a step run so far (a stdin line, a message, a setting, a
+    /// result, a launch): no background launch is stamped before it.
     private var handledUpTo: Date?
     private var limiter = EventRateLimiter()
     private var liveness = LinkLiveness()
@@ -581,10 +581,6 @@ public struct PhoneNode: Sendable {
     }
 
     private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
-        if case .timer(.osLaunch) = pending {
-        } else {
-            handledUpTo = max(handledUpTo ?? time.now, time.now)
-        }
         switch pending {
         case .frames(let frames): return received(frames, time)
         case .message(let message): return received(message, time)
@@ -807,14 +803,16 @@ public struct PhoneNode: Sendable {
             return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
         case .backgroundLaunch(let due):
             // The run happens at its planned virtual instant, whenever the driver woke (as the
-            // twin runs it): the loop fires a due timer before any input read after it, so the
-            // state is that of its own instant. Should an input have been handled after that
-            // instant all the same, the run is at the input's instant instead: no event is
-            // stamped before an input whose effect it carries (a `time-zone` line's zone).
+            // twin runs it): the driver fires a due timer before any input read after it, so the
+            // state is that of its own instant. Should a step have run after that instant all
+            // the same (an input the driver handled first), the run is at that step's instant
+            // instead: no event is stamped before an input whose effect it carries.
             let late = time.now.timeIntervalSince(due)
             var actions: [PhoneAction] = []
-            if late > Self.behindThreshold { actions += noteBehind(plannedAt: due, late: late, time) }
             let at = max(due, handledUpTo ?? due)
+            if late > Self.behindThreshold {
+                actions += noteBehind(plannedAt: due, late: late, NodeTime(now: at, wall: time.wall))
+            }
             if at > due { nextLaunch = nil }  // moved: the OS is asked again from the run's instant
             return actions
                 + step(NodeTime(now: at, wall: time.wall)) {
@@ -862,6 +860,7 @@ public struct PhoneNode: Sendable {
     private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneEffect]) -> [PhoneAction] {
         // Whatever the OS traced in this step is written in it (the app drains after each call
         // into the OS; this catches the rest), never at the next OS activity.
+        handledUpTo = max(handledUpTo ?? time.now, time.now)
         let effects = body(&app) + app.drainTrace()
         return release(effects.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
     }
