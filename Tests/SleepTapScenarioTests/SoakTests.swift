@@ -204,6 +204,45 @@ struct SoakTests {
         #expect(tally.fallbacks == 1 && tally.foreseeable == 1 && tally.warnings == 1)
     }
 
+    @Test(
+        "invariant 2 on a process run: the phone's zone changes when its time-zone line was handled, not at the scenario's instant (seed 4242, timeline 2)"
+    )
+    func zoneAtHandledInstant() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "late travel", "start": "2026-01-01T00:00:00Z",
+                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
+                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
+                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
+                   "sunday": "07:00"}},
+                 "phone": ["--time-zone", "Pacific/Chatham"], "watch": ["--bed-at", "23:00"],
+                 "steps": [{"at": "2026-01-01T09:20:00Z", "phone": "time-zone UTC"}]}
+                """.utf8), path: "late-travel.json")
+        // The phone, behind virtual time, ran a launch at 09:27:58 and handled the line at 09:46:44.
+        let launch = try #require(ISO8601.date("2026-01-01T09:27:58Z"))
+        let handledAt = try #require(ISO8601.date("2026-01-01T09:46:44.994Z"))
+        let log: [ScenarioRun.LogEntry] = [
+            .init(
+                at: launch, source: .phone,
+                event: Event(
+                    .batchGenerated,
+                    [
+                        ("seq", .int(358)), ("epoch", .string("e1")), ("digest", .string("d1")),
+                        ("timeZone", .string("Pacific/Chatham")),
+                    ]))
+        ]
+        // At the scenario's instants the batch looks generated in the zone the phone had left.
+        let planned = try #require(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: log) }
+        #expect(planned.invariant == 2 && planned.message.contains("Etc/UTC"), "\(planned)")
+        // At the instants the processes handled their inputs, it is in the phone's zone then.
+        let handled: [(at: Date, step: TwinStep)] = [(handledAt, .phone("time-zone UTC"))]
+        #expect(try SoakCheck.check(scenario, log: log, handled: handled).batchesGenerated == 1)
+        // A batch after the handled line in the old zone still breaks it.
+        let after = log.map { ScenarioRun.LogEntry(at: handledAt.addingTimeInterval(60), source: $0.source, event: $0.event) }
+        #expect(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: after, handled: handled) }
+    }
+
     /// Two nights in Berlin, wake-ups at 07:00, bed at 23:00: the scenario of the invariant-3 tests.
     static func twoNights(name: String) throws -> ScenarioFile {
         try ScenarioFile.decode(
