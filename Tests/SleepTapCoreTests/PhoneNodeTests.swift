@@ -682,7 +682,9 @@ struct PhoneNodeTests {
         #expect(status["maxLateSeconds"] == .double(4 * 3_600 + 60))
     }
 
-    @Test("A launch on time says nothing of falling behind; repeats are said when the count doubles, the rest before phone.stopping")
+    @Test(
+        "A launch on time says nothing of falling behind; repeats are said when the count doubles, the rest before phone.stopping"
+    )
     func clockBehindIsRateLimited() throws {
         var bench = NodeBench(app: NodeBench.app(platform: .android))
         bench.start()

@@ -114,7 +114,9 @@ struct SoakTests {
         let expected = lines.map { $0.at.addingTimeInterval(90.25) }.filter { $0 < repro.end }
         #expect(moved.map(\.at) == expected)
         let links = { (file: ScenarioFile) in
-            file.steps.compactMap { if case .link(let up) = $0.step { ($0.at, up) } else { nil } }.map { "\($0.0) \($0.1)" }
+            file.steps.compactMap { if case .link(let up) = $0.step { ($0.at, up) } else { nil } }.map {
+                "\($0.0) \($0.1)"
+            }
         }
         #expect(links(repro) == links(timeline.scenario), "link steps keep their instants")
         #expect(repro.steps.map(\.at) == repro.steps.map(\.at).sorted())
@@ -239,7 +241,9 @@ struct SoakTests {
         let handled: [(at: Date, step: TwinStep)] = [(handledAt, .phone("time-zone UTC"))]
         #expect(try SoakCheck.check(scenario, log: log, handled: handled).batchesGenerated == 1)
         // A batch after the handled line in the old zone still breaks it.
-        let after = log.map { ScenarioRun.LogEntry(at: handledAt.addingTimeInterval(60), source: $0.source, event: $0.event) }
+        let after = log.map {
+            ScenarioRun.LogEntry(at: handledAt.addingTimeInterval(60), source: $0.source, event: $0.event)
+        }
         #expect(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: after, handled: handled) }
     }
 
