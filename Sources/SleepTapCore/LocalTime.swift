@@ -61,7 +61,8 @@ public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible
 ///
 /// A `Calendar` given here only names the zone (`calendar.timeZone.identifier`); Foundation's
 /// `TimeZone` rules (the ICU data bundled with the toolchain) are never asked for an offset,
-/// except for a zone the database lacks (a machine zone `TZ` names, say), which keeps them.
+/// except for a zone the database lacks (a machine zone read from `/etc/localtime`, say; `phone`
+/// and `watch` refuse a `TZ` that names one), which keeps them.
 ///
 /// The rule (Foundation's `Calendar.nextDate(after:matching:matchingPolicy:
 /// .nextTimePreservingSmallerComponents, repeatedTimePolicy: .first)`): a local time inside a
@@ -79,6 +80,20 @@ public enum WakeCalendar {
         // Foundation on Linux turns "UTC" into a zone named "GMT"; the tz database's canonical
         // name of UTC is Etc/UTC ("UTC" is a link to it, tz database file `backward`).
         return TimeZone(identifier: identifier == "UTC" ? "Etc/UTC" : identifier)
+    }
+
+    /// Why the tz database in use (`ZoneDatabase.current`) cannot give the rules of
+    /// `identifier`: `.missing` (not in the database at DIR), `.corrupt` (its file
+    /// DIR/Area/Location is empty or not TZif, RFC 8536) or `.badName`; nil when it can, and for
+    /// `UTC` and `GMT` (known without a file).
+    public static func zoneError(named identifier: String) -> ZoneError? {
+        if identifier == "UTC" || identifier == "GMT" { return nil }
+        do {
+            _ = try ZoneDatabase.current.rules(for: identifier)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Whether `identifier` has the form of an IANA time-zone name, known here or not: `UTC`,

@@ -276,6 +276,12 @@ public enum ScheduleFile {
         var zoneIdentifier: String?
         if let zone = object["timeZone"] {
             guard let text = zone as? String, WakeCalendar.zone(named: text) != nil else {
+                // A corrupt or empty file of a known zone is said as such, naming the file.
+                if let text = zone as? String, WakeCalendar.isZoneName(text),
+                    let error = WakeCalendar.zoneError(named: text), case .corrupt = error
+                {
+                    throw ScheduleError(field: "timeZone", value: render(zone), reason: error.description)
+                }
                 throw ScheduleError(
                     field: "timeZone", value: render(zone),
                     reason: "not a known IANA time zone identifier (e.g. \"Europe/Berlin\")")

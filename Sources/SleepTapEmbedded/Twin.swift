@@ -80,8 +80,20 @@ public enum TwinStep: Sendable {
     /// runs), on the state dir as it is or, with `keepState: false`, an empty one. The watch's
     /// link comes up with it.
     case startPhone(keepState: Bool)
-    /// The watch process restarts, with or without its state file.
+    /// The watch process restarts, with or without its state file: a clean stop (`watch.stopping`,
+    /// as `.watch("quit")`) when one runs, then `.startWatch(keepState:)` at the same instant.
     case restartWatch(keepState: Bool)
+    /// A watch process starts (after `.watch("quit")` or `.killWatch` ended the last one; ignored
+    /// while one runs), on its state file as it is or, with `keepState: false`, without one; its
+    /// alarms, kept in memory, are gone.
+    case startWatch(keepState: Bool)
+    /// The phone process is killed (SIGKILL): no `phone.stopping`, no held-back event counts said,
+    /// its timers and whatever was in flight on its connection lost; the state dir keeps what the
+    /// last write left (each write is whole, by rename(2)). Ignored when no phone runs.
+    case killPhone
+    /// The watch process is killed (SIGKILL): no `watch.stopping`, its timers and what was in
+    /// flight lost, the state file as last written. Ignored when no watch runs.
+    case killWatch
     /// The phone's next writes fail: the 1-based numbers of the coming writes, with this errno.
     case failPhoneWrites(Set<Int>, errno: Int32)
 }
@@ -95,9 +107,13 @@ public enum TwinStep: Sendable {
 /// per wall second, as in the processes run with `--clock-speed`. Everything is deterministic:
 /// the same configuration and steps give the same log.
 public struct Twin: Sendable {
-    /// The tz database the phone and the watch run on (`--tzdata`); nil = the one in use where
-    /// the twin runs (`ZoneDatabase.current`).
+    /// The tz database the phone runs on (`phone --tzdata`), and the watch too unless
+    /// `watchZones` names its own; nil = the one in use where the twin runs (`ZoneDatabase.current`).
     public var zones: ZoneDatabase?
+    /// The watch's own tz database (`watch --tzdata`): every input the watch node handles runs
+    /// with it as `ZoneDatabase.current` (its local-time planning, bed taps, manual fallback), as
+    /// a watch whose OS ships older tzdata than the phone's; nil = `zones`.
+    public var watchZones: ZoneDatabase?
     /// The timers of both nodes, on one heap.
     public enum Timer: Hashable, Sendable {
         /// A timer of the phone node (resend, heartbeat, the OS's launch, …).
@@ -146,6 +162,11 @@ public struct Twin: Sendable {
     public private(set) var runRecords: [RunRecord] = []
     /// The steps performed (link changes, restarts, commands), with their virtual instants.
     public private(set) var performed: [(at: Date, step: TwinStep)] = []
+    /// The steps that found their process in the wrong state and did nothing (a line or a kill
+    /// for a process that is not running, a start of one that runs; a restart of a stopped one
+    /// starts it and is listed too): the index in `performed`, and which process (`phone` or
+    /// `watch`) and whether it ran.
+    public private(set) var misdirected: [(index: Int, process: EventSource, running: Bool)] = []
     /// What the watch wrote on stderr, with the virtual instants.
     public private(set) var watchStandardError: [(at: Date, line: String)] = []
     /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
@@ -273,8 +294,8 @@ public struct Twin: Sendable {
     private mutating func connectWatch() {
         guard toWatch.isUp, phoneRunning, watchRunning else { return }
         connected = true
-        watchRun(watch.link(.connected, at: time()))
-        watchRun(watch.link(.handshakeSucceeded, at: time()))
+        watchInput { $0.link(.connected, at: $1) }
+        watchInput { $0.link(.handshakeSucceeded, at: $1) }
     }
 
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
@@ -299,9 +320,9 @@ public struct Twin: Sendable {
                 advance(to: next)
                 for message in toWatch.receive(upTo: next) where watchRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
-                        watchRun(watch.received(message: value, at: time()))
+                        watchInput { $0.received(message: value, at: $1) }
                     } else {
-                        watchRun(watch.received(frames: [WireCodec.encode(message)], at: time()))
+                        watchInput { $0.received(frames: [WireCodec.encode(message)], at: $1) }
                     }
                 }
                 continue
@@ -334,7 +355,7 @@ public struct Twin: Sendable {
             case .phone(let timer) where phoneRunning:
                 phoneRun(phone.timerFired(timer, at: time()))
             case .watch(let timer) where watchRunning:
-                watchRun(watch.timerFired(timer, at: time()))
+                watchInput { $0.timerFired(timer, at: $1) }
             default:
                 break
             }
@@ -346,11 +367,21 @@ public struct Twin: Sendable {
 
     private mutating func perform(_ step: TwinStep) {
         performed.append((scheduler.now, step))
+        func misdirect(_ process: EventSource, running: Bool) {
+            misdirected.append((performed.count - 1, process, running))
+        }
+        switch step {
+        case .phone, .killPhone, .restartPhone: if !phoneRunning { misdirect(.phone, running: false) }
+        case .watch, .killWatch, .restartWatch: if !watchRunning { misdirect(.watch, running: false) }
+        case .startPhone: if phoneRunning { misdirect(.phone, running: true) }
+        case .startWatch: if watchRunning { misdirect(.watch, running: true) }
+        case .link, .failPhoneWrites: break
+        }
         switch step {
         case .phone(let line):
             if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
         case .watch(let line):
-            if watchRunning { watchRun(watch.command(line: line, at: time())) }
+            if watchRunning { watchInput { $0.command(line: line, at: $1) } }
         case .link(let up):
             if up {
                 toWatch.reconnect()
@@ -361,7 +392,7 @@ public struct Twin: Sendable {
                 toPhone.disconnect()
                 if connected {
                     connected = false
-                    watchRun(watch.link(.disconnected, at: time()))
+                    watchInput { $0.link(.disconnected, at: $1) }
                 }
             }
         case .restartPhone(let keepState):
@@ -370,11 +401,18 @@ public struct Twin: Sendable {
         case .startPhone(let keepState):
             if !phoneRunning { startPhone(keepState: keepState) }
         case .restartWatch(let keepState):
-            for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
-            if !keepState { watchStore.wipe() }
-            watch = WatchNode(configuration: watchSetup, state: watchStore.held)
-            connected = false
-            startWatch()
+            if watchRunning { watchRun(watch.command(line: "quit", at: time())) }
+            if watchRunning { killWatch() }  // a watch that did not stop on quit
+            restartWatch(keepState: keepState)
+        case .startWatch(let keepState):
+            if !watchRunning { restartWatch(keepState: keepState) }
+        case .killPhone:
+            if phoneRunning {
+                phoneRunning = false
+                phoneStopped()
+            }
+        case .killWatch:
+            if watchRunning { killWatch() }
         case .failPhoneWrites(let writes, let errno):
             phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
             phoneStore.errno = errno
@@ -410,14 +448,40 @@ public struct Twin: Sendable {
         }
         if connected {
             connected = false
-            watchRun(watch.link(.disconnected, at: time()))
+            watchInput { $0.link(.disconnected, at: $1) }
+        }
+    }
+
+    /// A new watch process on what its state file holds (or none): a new node, no timers.
+    private mutating func restartWatch(keepState: Bool) {
+        for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
+        if !keepState { watchStore.wipe() }
+        watch = ZoneDatabase.$scoped.withValue(watchDatabase) {
+            WatchNode(configuration: watchSetup, state: watchStore.held)
+        }
+        connected = false
+        startWatch()
+    }
+
+    /// The watch process dies without a stop: its timers are gone, whatever was in flight on its
+    /// connection is lost, and the phone's sends fail (the ROUTER has lost the peer).
+    private mutating func killWatch() {
+        watchRunning = false
+        connected = false
+        for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
+        let up = toWatch.isUp
+        toWatch.disconnect()
+        toPhone.disconnect()
+        if up {
+            toWatch.reconnect()
+            toPhone.reconnect()
         }
     }
 
     /// The watch process starts (with the node as built) and connects when the phone runs.
     private mutating func startWatch() {
         watchRunning = true
-        watchRun(watch.start(processID: 2, at: time()))
+        watchInput { $0.start(processID: 2, at: $1) }
         connectWatch()
     }
 
@@ -481,6 +545,17 @@ public struct Twin: Sendable {
         }
     }
 
+    /// The database the watch's inputs run with: its own, else the twin's, else the one in use.
+    private var watchDatabase: ZoneDatabase { watchZones ?? zones ?? ZoneDatabase.current }
+
+    /// Hands the watch node one input at the current virtual instant, with the watch's own tz
+    /// database in use (`watchZones`), and performs the actions it returns.
+    private mutating func watchInput(_ input: (inout WatchNode, NodeTime) -> [WatchAction]) {
+        let now = time()
+        let actions = ZoneDatabase.$scoped.withValue(watchDatabase) { input(&watch, now) }
+        watchRun(actions)
+    }
+
     private mutating func watchRun(_ actions: [WatchAction]) {
         for action in actions {
             guard watchRunning else { return }
@@ -488,12 +563,12 @@ public struct Twin: Sendable {
             case .send(let message):
                 let delivered = connected && toPhone.send(message, at: scheduler.now)
                 let result: WatchNode.SendResult = delivered ? .sent : .failed(reason: "no connection (EAGAIN)")
-                watchRun(watch.sent(message, result, at: time()))
+                watchInput { $0.sent(message, result, at: $1) }
             case .persist(let state):
                 let result: PersistResult =
                     watchStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
                     ?? .succeeded
-                watchRun(watch.persisted(result, at: time()))
+                watchInput { $0.persisted(result, at: $1) }
             case .arm(let timer, let at):
                 scheduler.arm(.watch(timer), at: deadline(at))
             case .cancel(let timer):
@@ -503,7 +578,7 @@ public struct Twin: Sendable {
             case .diagnose(let line):
                 watchStandardError.append((scheduler.now, line))
             case .reconnect:
-                watchRun(watch.reconnected(.succeeded, at: time()))
+                watchInput { $0.reconnected(.succeeded, at: $1) }
                 connectWatch()
             case .stop:
                 watchRunning = false

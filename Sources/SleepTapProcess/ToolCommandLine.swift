@@ -12,7 +12,8 @@ extension Reaper {
     /// answer `--help` (the `usage` text on stdout, exit 0) and `--version`
     /// (`"<versionName> <version>"` on stdout, exit 0) itself. A bad command line ends the
     /// process with `"<program>: <what is wrong> (see <program> --help)"` on stderr and exit 64
-    /// (`EX_USAGE`, sysexits(3)). Output goes through `writeLine`, so a closed stdout ends the
+    /// (`EX_USAGE`, sysexits(3)), and so does a `TZDIR` that cannot be a tz database
+    /// (`ZoneDatabase.systemDirectoryProblem`). Output goes through `writeLine`, so a closed stdout ends the
     /// tool quietly instead of crashing it.
     ///
     /// - Parameters:
@@ -34,6 +35,13 @@ extension Reaper {
                 shared.writeLine(SleepTapVersion.line(versionName ?? program))
                 exit(ExitCode.ok.rawValue)
             case .run(let options):
+                // A TZDIR that cannot be a tz database is said before anything runs (the tools
+                // read zone rules through their twins and oracles; sleeptap-report reads none but
+                // judges the same environment the same way).
+                if let problem = ZoneDatabase.systemDirectoryProblem() {
+                    shared.writeError("\(program): \(problem)")
+                    exit(ExitCode.usage.rawValue)
+                }
                 return options
             }
         } catch {

@@ -18,6 +18,10 @@ extension ArgumentReader {
         let text = try nonEmpty(flag)
         guard let zone = WakeCalendar.zone(named: text) else {
             if WakeCalendar.isZoneName(text) {
+                // The database's own error for a file that is there but empty or not TZif.
+                if let error = WakeCalendar.zoneError(named: text), case .corrupt = error {
+                    throw UsageError("\(flag) \"\(Self.clip(text))\": \(error) (\(ZoneDatabase.current))")
+                }
                 throw UsageError(
                     "\(flag) \"\(Self.clip(text))\": not a known IANA time zone identifier in the \(ZoneDatabase.current)"
                 )

@@ -31,6 +31,7 @@ public enum CommandLineParser {
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
           --tzdata DIR          the IANA tz database (TZif files, as zic writes them) whose rules
                                 every wake-up uses; default: $TZDIR, else /usr/share/zoneinfo
+                                (a TZ, or TZ=:Zone, naming a zone it lacks is an error)
           --watch-id ID         routing id of the watch to deliver to (default: watch)
           --horizon-days N      local days of wake-ups per batch, 1-64 (default: 7)
           --device-seed N       seed of the daily notice-text rotation (default: random at first
@@ -133,6 +134,7 @@ public enum CommandLineParser {
                                 batch's zone, else the system zone; stdin time-zone wins over it)
           --tzdata DIR          the IANA tz database (TZif files) of the watch's own local times
                                 (bed taps, manual entry); default: $TZDIR, else /usr/share/zoneinfo
+                                (a TZ, or TZ=:Zone, naming a zone it lacks is an error)
           --id ID               routing id, 1-255 bytes (default: watch)
           --bed-at HH:MM        simulated user: tap bed every night at this local time
           --manual-wake HH:MM   simulated user: answer a manual-entry prompt with this time
@@ -457,16 +459,23 @@ public enum CommandLineParser {
     }
 }
 
-/// The database `--tzdata DIR` names (the last one given), read before the other flags so that
-/// `--time-zone` is checked against it; nil without the flag.
-/// - Throws: `UsageError` when DIR is missing, not a directory, or holds no TZif file of UTC
-///   (`Etc/UTC` or `UTC`: a database `zic` wrote has one).
+/// The database `--tzdata DIR` (or `--tzdata=DIR`) names (the last one given), read before the
+/// other flags so that `--time-zone` is checked against it (and `--version` prints its version);
+/// nil without the flag.
+/// - Throws: `UsageError` when DIR is not given, does not exist or is not a directory.
 public func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> ZoneDatabase? {
-    guard let index = arguments.lastIndex(of: "--tzdata") else { return nil }
-    guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
-        throw UsageError("--tzdata needs a directory of TZif files")
+    // `--tzdata DIR` or `--tzdata=DIR`, as the flag parsers read every flag.
+    guard
+        let index = arguments.lastIndex(where: { $0 == "--tzdata" || $0.hasPrefix("--tzdata=") })
+    else { return nil }
+    let path: String
+    if arguments[index] == "--tzdata" {
+        guard index + 1 < arguments.count else { throw UsageError("--tzdata needs a directory of TZif files") }
+        path = arguments[index + 1]
+    } else {
+        path = String(arguments[index].dropFirst("--tzdata=".count))
     }
-    let path = arguments[index + 1]
+    guard !path.isEmpty else { throw UsageError("--tzdata needs a directory of TZif files") }
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
         throw UsageError("--tzdata \"\(ArgumentReader.clip(path))\": no such directory")

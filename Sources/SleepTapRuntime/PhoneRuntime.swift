@@ -129,7 +129,7 @@ public final class PhoneRuntime {
 
         var initial = startUp.loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
         if let seed = options.deviceSeed { initial.deviceSeed = seed }
-        let machineZone = TimeZone.current
+        let machineZone = MachineZone.current
         let zone = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone
         let weather = options.weather.makeProvider(seed: initial.deviceSeed)
         let app = PhoneApp(

@@ -75,7 +75,8 @@ public final class WatchRuntime {
         let driver = WatchDriver(
             node: WatchNode(
                 configuration: options.nodeConfiguration(
-                    statePath: stateFile.path, keysDirectory: keys == nil ? nil : options.keysDirectory),
+                    statePath: stateFile.path, keysDirectory: keys == nil ? nil : options.keysDirectory,
+                    systemZone: MachineZone.current),
                 state: loaded),
             dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock, output: output)
         let status = driver.run()

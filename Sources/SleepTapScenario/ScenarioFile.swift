@@ -48,7 +48,8 @@ public struct ScenarioExpectation: Sendable {
     public var fields: [(key: String, json: String)]
 }
 
-/// A step of a scenario: at `at`, a stdin line for the phone or the watch, or the link.
+/// A step of a scenario: at `at`, a stdin line for the phone or the watch, the link, or a start,
+/// restart or kill of one of the two processes.
 public struct ScenarioStep: Sendable {
     public var at: Date
     public var step: TwinStep
@@ -88,7 +89,10 @@ public struct ScenarioFile: Sendable {
         "schemaVersion", "name", "start", "end", "timeZone", "schedule", "scheduleFile", "phone", "watch", "steps",
         "expect",
     ]
-    static let stepKeys = ["at", "phone", "watch", "link"]
+    static let stepKeys = ["at", "phone", "watch", "link", "start", "restart", "kill", "fresh"]
+    /// The step kinds that start, restart or kill a process (their value names it: `phone` or
+    /// `watch`).
+    static let lifecycleKinds = ["start", "restart", "kill"]
     static let expectKeys = ["event", "source", "from", "to", "first", "count", "min", "max", "fields"]
     /// Flags the scenario itself sets: the runner gives them from `start`, `schedule` and its own
     /// transport, so a scenario's flag arrays must leave them out.
@@ -228,8 +232,9 @@ public struct ScenarioFile: Sendable {
         case (_?, _?):
             throw fail("scheduleFile", object["scheduleFile"], "give schedule or scheduleFile, not both")
         }
-        let phone = try flags(object["phone"], "phone", fail)
-        let watch = try flags(object["watch"], "watch", fail)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        let phone = resolvingTzdata(try flags(object["phone"], "phone", fail), against: directory)
+        let watch = resolvingTzdata(try flags(object["watch"], "watch", fail), against: directory)
         let platform = try platform(of: phone, fail)
         let steps = try decodeSteps(object["steps"], start: start, end: end, platform: platform, fail)
         let expectations = try decodeExpectations(object["expect"], fail)
@@ -244,8 +249,10 @@ public struct ScenarioFile: Sendable {
             watchEndpoint: "ipc:///scenario-check/phone.sock", directory: "/scenario-check",
             schedulePath: schedulePath)
         let phoneParsed: Bool
+        var phoneZones: ZoneDatabase?
         do {
-            if case .run = try CommandLineParser.parsePhone(lines.phone, workingDirectory: "/") {
+            if case .run(let options) = try CommandLineParser.parsePhone(lines.phone, workingDirectory: "/") {
+                phoneZones = options.zoneDatabase
                 phoneParsed = true
             } else {
                 phoneParsed = false
@@ -257,8 +264,10 @@ public struct ScenarioFile: Sendable {
             throw fail("phone", phone.joined(separator: " "), "-h, --help and --version do not run anything")
         }
         let watchParsed: Bool
+        var watchZones: ZoneDatabase?
         do {
-            if case .run = try CommandLineParser.parseWatch(lines.watch, workingDirectory: "/") {
+            if case .run(let options) = try CommandLineParser.parseWatch(lines.watch, workingDirectory: "/") {
+                watchZones = options.zoneDatabase
                 watchParsed = true
             } else {
                 watchParsed = false
@@ -269,10 +278,25 @@ public struct ScenarioFile: Sendable {
         guard watchParsed else {
             throw fail("watch", watch.joined(separator: " "), "-h, --help and --version do not run anything")
         }
+        try requireZone(timeZone, in: phoneZones, field: "phone", flags: phone, fail)
+        try requireZone(timeZone, in: watchZones, field: "watch", flags: watch, fail)
         return file
     }
 
     typealias Fail = (String, Any?, String) -> ScenarioError
+
+    /// The scenario's `timeZone` is the devices' `TZ`: a device's own `--tzdata` must have it, as
+    /// the process refuses to start otherwise (and the twin would fall back to Foundation's rules).
+    static func requireZone(
+        _ zone: TimeZone, in database: ZoneDatabase?, field: String, flags: [String], _ fail: Fail
+    ) throws(ScenarioError) {
+        guard let database, zone.identifier != "GMT", zone.identifier != "UTC" else { return }
+        guard
+            let error = ZoneDatabase.$scoped.withValue(
+                database, operation: { WakeCalendar.zoneError(named: zone.identifier) })
+        else { return }
+        throw fail(field, flags.joined(separator: " "), "timeZone \(zone.identifier) (the devices' TZ): \(error)")
+    }
 
     static func checkKeys(_ object: [String: Any], _ known: [String], at prefix: String, _ fail: Fail)
         throws(ScenarioError)
@@ -312,6 +336,23 @@ public struct ScenarioFile: Sendable {
         return result
     }
 
+    /// The flags with a relative `--tzdata DIR` (or `--tzdata=DIR`) resolved against the
+    /// scenario file's directory, as `scheduleFile` is: a scenario names its databases beside it.
+    static func resolvingTzdata(_ flags: [String], against directory: URL) -> [String] {
+        func resolved(_ path: String) -> String {
+            path.isEmpty || path.hasPrefix("/") ? path : directory.appendingPathComponent(path).standardizedFileURL.path
+        }
+        var result = flags
+        for index in result.indices {
+            if result[index] == "--tzdata", index + 1 < result.count {
+                result[index + 1] = resolved(result[index + 1])
+            } else if result[index].hasPrefix("--tzdata=") {
+                result[index] = "--tzdata=" + resolved(String(result[index].dropFirst("--tzdata=".count)))
+            }
+        }
+        return result
+    }
+
     /// The phone's `--platform` (iOS without one, as a new device of the `phone` executable): a
     /// phone step is checked against the commands of that platform, as the process checks it.
     static func platform(of flags: [String], _ fail: Fail) throws(ScenarioError) -> Platform {
@@ -338,6 +379,9 @@ public struct ScenarioFile: Sendable {
         guard let value else { return [] }
         guard let array = value as? [Any] else { throw fail("steps", value, "expected an array of steps") }
         var steps: [ScenarioStep] = []
+        // Which processes run, followed through the steps (both start at `start`), and the step
+        // that stopped each one: a step for a stopped process would do nothing.
+        var stoppedBy: [String: String] = [:]
         for (index, item) in array.enumerated() {
             let field = "steps[\(index)]"
             guard let object = item as? [String: Any] else { throw fail(field, item, "expected an object") }
@@ -352,15 +396,53 @@ public struct ScenarioFile: Sendable {
             if let previous = steps.last, at < previous.at {
                 throw fail(field + ".at", object["at"], "before the previous step's \(ISO8601.string(previous.at))")
             }
-            let actions = ["phone", "watch", "link"].filter { object[$0] != nil }
+            let actions = (["phone", "watch", "link"] + lifecycleKinds).filter { object[$0] != nil }
             guard actions.count == 1, let kind = actions.first else {
-                throw fail(field, item, "give exactly one of phone, watch or link")
+                throw fail(field, item, "give exactly one of phone, watch, link, start, restart or kill")
             }
             guard let text = object[kind] as? String else {
                 throw fail("\(field).\(kind)", object[kind], "expected a string")
             }
+            var fresh = false
+            if let raw = object["fresh"] {
+                guard kind == "start" || kind == "restart" else {
+                    throw fail(field + ".fresh", raw, "only a start or restart step takes fresh")
+                }
+                guard let number = raw as? NSNumber, isBool(number) else {
+                    throw fail(field + ".fresh", raw, "expected true (start without the state file) or false")
+                }
+                fresh = number.boolValue
+            }
+            // The process the step is for, and whether it must run (every step but start) or
+            // be stopped (start).
+            let process = lifecycleKinds.contains(kind) ? text : kind
+            if lifecycleKinds.contains(kind), process != "phone", process != "watch" {
+                throw fail("\(field).\(kind)", text, "expected phone or watch")
+            }
+            if process != "link" {
+                if kind == "start", stoppedBy[process] == nil {
+                    throw fail(
+                        "\(field).start", text,
+                        "the \(process) is running; start is for a \(process) that a quit or kill step stopped (restart stops and starts it)"
+                    )
+                }
+                if kind != "start", let stop = stoppedBy[process] {
+                    throw fail(
+                        "\(field).\(kind)", text,
+                        "the \(process) is not running (\(stop) stopped it); add a start step for the \(process) before this one"
+                    )
+                }
+            }
             let step: TwinStep
             switch kind {
+            case "start":
+                step = process == "phone" ? .startPhone(keepState: !fresh) : .startWatch(keepState: !fresh)
+                stoppedBy[process] = nil
+            case "restart":
+                step = process == "phone" ? .restartPhone(keepState: !fresh) : .restartWatch(keepState: !fresh)
+            case "kill":
+                step = process == "phone" ? .killPhone : .killWatch
+                stoppedBy[process] = "\(field) (kill: \(process))"
             case "phone":
                 let command: PhoneCommand?
                 do {
@@ -368,20 +450,24 @@ public struct ScenarioFile: Sendable {
                 } catch {
                     throw fail("\(field).phone", text, error.reason)
                 }
-                guard command != nil else { throw fail("\(field).phone", text, "an empty line does nothing") }
+                guard let command else { throw fail("\(field).phone", text, "an empty line does nothing") }
+                if case .quit = command { stoppedBy["phone"] = "\(field) (phone: \(text))" }
                 step = .phone(text)
             case "watch":
                 switch WatchCommand(parsing: text) {
                 case .empty: throw fail("\(field).watch", text, "an empty line does nothing")
                 case .invalid(_, let reason): throw fail("\(field).watch", text, reason)
                 case .unrecognized: throw fail("\(field).watch", text, WatchCommand.unknownCommandReason)
+                case .quit:
+                    stoppedBy["watch"] = "\(field) (watch: \(text))"
+                    step = .watch(text)
                 default: step = .watch(text)
                 }
             default:
                 guard text == "up" || text == "down" else { throw fail("\(field).link", text, "expected up or down") }
                 step = .link(up: text == "up")
             }
-            steps.append(ScenarioStep(at: at, step: step, text: "\(kind): \(text)"))
+            steps.append(ScenarioStep(at: at, step: step, text: "\(kind): \(text)" + (fresh ? ", fresh" : "")))
         }
         return steps
     }

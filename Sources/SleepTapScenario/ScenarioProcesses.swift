@@ -212,22 +212,107 @@ extension ScenarioRun {
         }
 
         // Both at once: the relay holds the watch's connection until the phone has bound.
-        let phone = try spawn("phone", executables.phone, phoneArguments)
-        let watch = try spawn("watch", executables.watch, watchArguments)
-        let phoneStarted = try started(phone, .phoneStarted)
-        let watchStarted = try started(watch, .watchStarted)
+        var phones = [try spawn("phone", executables.phone, phoneArguments)]
+        var watches = [try spawn("watch", executables.watch, watchArguments)]
+        let phoneStarted = try started(phones[0], .phoneStarted)
+        let watchStarted = try started(watches[0], .watchStarted)
         var memory = ProcessMemory(
-            phoneStart: ProcessMemory.residentKiB(phone.pid), watchStart: ProcessMemory.residentKiB(watch.pid))
+            phoneStart: ProcessMemory.residentKiB(phones[0].pid), watchStart: ProcessMemory.residentKiB(watches[0].pid))
+        /// The process of a side now (the last one spawned).
+        func current(_ side: EventSource) -> ChildProcess {
+            side == .phone ? phones[phones.count - 1] : watches[watches.count - 1]
+        }
+        /// A step for a process that is not running is an error, not a step that does nothing
+        /// (the file's own quit and kill steps are refused when it is read: this one exited).
+        func running(_ side: EventSource, _ index: Int, _ step: ScenarioStep) throws(ScenarioProcessError)
+            -> ChildProcess
+        {
+            let child = current(side)
+            guard child.isRunning else {
+                child.waitForOutputEnd(timeout: 2)
+                throw failure(
+                    "steps[\(index)] (\(step.text)): the \(side.rawValue) is not running: it exited early, with status "
+                        + "\(child.exitStatus ?? -1); it wrote on stderr: "
+                        + child.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            return child
+        }
+        /// `quit` and its exit 0; the instant of its `phone.stopping` or `watch.stopping`.
+        func quit(_ child: ChildProcess, _ side: EventSource) throws(ScenarioProcessError) -> Date {
+            let from = child.events.count
+            child.send(line: "quit")
+            let at = echo(child, from: from, [side == .phone ? .phoneStopping : .watchStopping]) ?? clock.now
+            guard child.waitForExit(timeout: processDeadline) else {
+                throw failure("\(child.name) did not exit within \(Int(processDeadline)) s of quit")
+            }
+            child.waitForOutputEnd(timeout: 5)
+            guard child.exitStatus == 0 else {
+                throw failure(
+                    "\(child.name) exited with status \(child.exitStatus ?? -1) on quit; it wrote on stderr: "
+                        + child.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            return at
+        }
+        /// SIGKILL (signal(7)): the process ends at once, without its stop; the virtual instant
+        /// the signal was sent at.
+        func kill(_ child: ChildProcess) -> Date {
+            let at = clock.now
+            child.stop(signal: SIGKILL, timeout: processDeadline)
+            child.waitForOutputEnd(timeout: 5)
+            return at
+        }
+        /// A new process for the side, on its state dir as it is or without its state file
+        /// (`phone.json`, `watch.json`; the phone's `os.json` is the device's and stays); the
+        /// instant of its `phone.started` or `watch.started`.
+        func start(_ side: EventSource, fresh: Bool) throws(ScenarioProcessError) -> Date {
+            let name = side == .phone ? "phone" : "watch"
+            if fresh {
+                // The state file and its previous copy (`NAME.json.prev`, which a missing file
+                // would be recovered from), and any copy moved aside as corrupt.
+                let stateDirectory = "\(directory)/\(name)"
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
+                for file in names where file.hasPrefix("\(name).json") {
+                    do {
+                        try FileManager.default.removeItem(atPath: "\(stateDirectory)/\(file)")
+                    } catch {
+                        throw failure(
+                            "cannot remove \(stateDirectory)/\(file): \(error.localizedDescription)", .cantCreate)
+                    }
+                }
+            }
+            if side == .phone {
+                phones.append(try spawn(name, executables.phone, phoneArguments))
+                return try started(phones[phones.count - 1], .phoneStarted)
+            }
+            watches.append(try spawn(name, executables.watch, watchArguments))
+            return try started(watches[watches.count - 1], .watchStarted)
+        }
+        /// A watch start as the twin's inputs: the new watch's link is down until its own
+        /// handshake (its `link.up`, read back from its log), as at the first start.
+        func watchStart(_ at: Date, keepState: Bool) -> [(at: Date, step: TwinStep)] {
+            [(at, .link(up: false)), (at, .startWatch(keepState: keepState))]
+        }
+
         // The link is down until the transport's first handshake (the watch's link.up).
         var inputs: [(at: Date, step: TwinStep)] = [(scenario.start, .link(up: false))]
-        for step in scenario.steps {
+        for (index, step) in scenario.steps.enumerated() {
             Thread.sleep(until: clock.wallDate(for: step.at))
             switch step.step {
             case .phone(let line):
+                let phone = try running(.phone, index, step)
+                if case .quit? = try? PhoneCommand.parse(line, platform: .ios) {
+                    inputs.append((try quit(phone, .phone), .phone(line)))
+                    continue
+                }
                 let from = phone.events.count
                 phone.send(line: line)
                 inputs.append((echo(phone, from: from, Self.phoneEcho(line)) ?? clock.now, .phone(line)))
             case .watch(let line):
+                let watch = try running(.watch, index, step)
+                if case .quit = WatchCommand(parsing: line) {
+                    inputs.append((try quit(watch, .watch), .watch(line)))
+                    continue
+                }
                 let from = watch.events.count
                 watch.send(line: line)
                 inputs.append((echo(watch, from: from, Self.watchEcho(line)) ?? clock.now, .watch(line)))
@@ -235,15 +320,48 @@ extension ScenarioRun {
                 relay.setLink(up: up)
                 // The return is read back from the watch's link.up (the handshake).
                 if !up { inputs.append((clock.now, .link(up: false))) }
+            case .restartPhone(let keepState):
+                // The watch's link.down and link.up (read back from its log) frame the restart.
+                inputs.append((try quit(try running(.phone, index, step), .phone), .phone("quit")))
+                inputs.append((try start(.phone, fresh: !keepState), .startPhone(keepState: keepState)))
+            case .restartWatch(let keepState):
+                inputs.append((try quit(try running(.watch, index, step), .watch), .watch("quit")))
+                inputs += watchStart(try start(.watch, fresh: !keepState), keepState: keepState)
+            case .startPhone(let keepState):
+                guard !current(.phone).isRunning else {
+                    throw failure("steps[\(index)] (\(step.text)): the phone is running")
+                }
+                inputs.append((try start(.phone, fresh: !keepState), .startPhone(keepState: keepState)))
+            case .startWatch(let keepState):
+                guard !current(.watch).isRunning else {
+                    throw failure("steps[\(index)] (\(step.text)): the watch is running")
+                }
+                inputs += watchStart(try start(.watch, fresh: !keepState), keepState: keepState)
+            case .killPhone:
+                inputs.append((kill(try running(.phone, index, step)), .killPhone))
+            case .killWatch:
+                inputs.append((kill(try running(.watch, index, step)), .killWatch))
             default:
                 throw failure("step \(step.text) cannot be given to processes")
             }
         }
         Thread.sleep(until: clock.wallDate(for: scenario.end))
-        memory.phoneEnd = ProcessMemory.residentKiB(phone.pid)
-        memory.watchEnd = ProcessMemory.residentKiB(watch.pid)
+        let (phone, watch) = (current(.phone), current(.watch))
+        memory.phoneEnd = phone.isRunning ? ProcessMemory.residentKiB(phone.pid) : nil
+        memory.watchEnd = watch.isRunning ? ProcessMemory.residentKiB(watch.pid) : nil
+        // The file left running what runs now (its own quit and kill steps are checked when it is
+        // read): one that exited before `end` did so on its own, which is a failure.
+        let stoppedAtEnd = Self.stoppedAtEnd(scenario)
+        for (side, child) in [(EventSource.phone, phone), (.watch, watch)] where !stoppedAtEnd.contains(side) {
+            guard child.isRunning else {
+                child.waitForOutputEnd(timeout: 2)
+                throw failure(
+                    "the \(side.rawValue) exited before end, with status \(child.exitStatus ?? -1); it wrote on stderr: "
+                        + child.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
         for child in [phone, watch] where child.isRunning { child.send(line: "quit") }
-        for child in [phone, watch] {
+        for (side, child) in [(EventSource.phone, phone), (.watch, watch)] where !stoppedAtEnd.contains(side) {
             guard child.waitForExit(timeout: processDeadline) else {
                 throw failure("\(child.name) did not exit within \(Int(processDeadline)) s of quit")
             }
@@ -255,7 +373,7 @@ extension ScenarioRun {
             }
         }
 
-        let log = Self.log(of: [phone, watch], before: scenario.end)
+        let log = Self.log(of: phones + watches, before: scenario.end)
         for entry in log where entry.source == .watch {
             if entry.event.name == .linkUp { inputs.append((entry.at, .link(up: true))) }
             if entry.event.name == .linkDown { inputs.append((entry.at, .link(up: false))) }
@@ -287,6 +405,26 @@ extension ScenarioRun {
             })
         run.handledInputs = inputs
         return run
+    }
+
+    /// The processes a scenario's steps leave stopped at `end` (a quit or kill step and no start
+    /// after it).
+    static func stoppedAtEnd(_ scenario: ScenarioFile) -> Set<EventSource> {
+        var stopped: Set<EventSource> = []
+        for step in scenario.steps {
+            switch step.step {
+            case .phone(let line):
+                if case .quit? = try? PhoneCommand.parse(line, platform: .ios) { stopped.insert(.phone) }
+            case .watch(let line):
+                if case .quit = WatchCommand(parsing: line) { stopped.insert(.watch) }
+            case .killPhone: stopped.insert(.phone)
+            case .killWatch: stopped.insert(.watch)
+            case .startPhone, .restartPhone: stopped.remove(.phone)
+            case .startWatch, .restartWatch: stopped.remove(.watch)
+            default: break
+            }
+        }
+        return stopped
     }
 
     /// The events a phone writes when it acts on a stdin line (`PhoneCommand`); none for a line

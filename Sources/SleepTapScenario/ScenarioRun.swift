@@ -130,6 +130,19 @@ public struct ScenarioRun: Sendable {
     /// Processes only: the outside inputs at the virtual instants the processes handled them
     /// (what the twin replay was given), in order.
     public var handledInputs: [(at: Date, step: TwinStep)]?
+    /// The versions of the tz databases the phone and the watch ran on (`2026f`), as their
+    /// `phone.started` and `watch.started` say (`tzdata`, the first start of each); nil for a
+    /// side whose start is not in the log.
+    public var tzdata: (phone: String?, watch: String?) {
+        func version(_ name: EventName) -> String? {
+            guard let started = log.first(where: { $0.event.name == name }),
+                case .string(let version)? = started.event["tzdata"]
+            else { return nil }
+            return version
+        }
+        return (version(.phoneStarted), version(.watchStarted))
+    }
+
     /// Every expectation holds (and, for processes, the twin agrees night by night).
     public var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
 
@@ -192,6 +205,16 @@ public struct ScenarioRun: Sendable {
         twin.boot()
         for step in scenario.steps { twin.schedule(step.step, at: step.at) }
         twin.run(until: scenario.end.addingTimeInterval(-0.001))
+        // Every step of the scenario was performed, in order: `performed[i]` is `steps[i]`.
+        if let wrong = twin.misdirected.first, wrong.index < scenario.steps.count {
+            let step = scenario.steps[wrong.index]
+            throw ScenarioError(
+                file: scenario.path, field: "steps[\(wrong.index)]", value: step.text,
+                reason: wrong.running
+                    ? "the \(wrong.process.rawValue) was running in the twin at \(ISO8601.string(step.at))"
+                    : "the \(wrong.process.rawValue) was not running in the twin at \(ISO8601.string(step.at)); the step would do nothing"
+            )
+        }
         let log = twin.log.map { LogEntry(at: $0.at, source: $0.source, event: $0.event) }
         return ScenarioRun(
             scenario: scenario, mode: .twin, speed: speed, nights: nights(of: log),
@@ -394,6 +417,7 @@ public struct ScenarioRun: Sendable {
                     + "link up \(startUp.linkUp.map(hours) ?? "never")")
         }
         if let comparison { lines.append("  \(comparison.equal ? "PASS" : "FAIL") \(comparison.description)") }
+        lines.append("  tz database: phone \(tzdata.phone ?? "?"), watch \(tzdata.watch ?? "?")")
         lines.append(
             "  \(passed ? "PASS" : "FAIL"): \(checks.filter(\.passed).count) of \(checks.count) expectations hold"
                 + (comparison.map { $0.equal ? "; the twin agrees" : "; the twin disagrees" } ?? ""))
@@ -401,7 +425,8 @@ public struct ScenarioRun: Sendable {
     }
 
     /// The same as `report`, as a JSON-ready object: `file`, `name`, `mode`, `speed`, `pass`,
-    /// `nights`, `expectations` and, for processes, `comparison`.
+    /// `nights`, `expectations`, `tzdata` (`{"phone", "watch"}`: the versions of their tz
+    /// databases, null when not known) and, for processes, `comparison`.
     public var summary: [String: Any] {
         var object: [String: Any] = [
             "file": scenario.path, "name": scenario.name, "mode": mode.rawValue, "speed": speed, "pass": passed,
@@ -411,6 +436,9 @@ public struct ScenarioRun: Sendable {
             },
         ]
         if let comparison { object["comparison"] = comparison.summary }
+        object["tzdata"] = [
+            "phone": tzdata.phone.map { $0 as Any } ?? NSNull(), "watch": tzdata.watch.map { $0 as Any } ?? NSNull(),
+        ]
         if let startUp {
             object["startUp"] = [
                 "phoneStarted": ISO8601.string(startUp.phone), "watchStarted": ISO8601.string(startUp.watch),

@@ -76,12 +76,21 @@ public struct SoakTimeline: Sendable {
         guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any],
             var steps = object["steps"] as? [[String: Any]]
         else { return json }
-        var instants = handled.compactMap { input -> Date? in
-            switch input.step {
-            case .phone, .watch: input.at
-            default: nil
+        // The instants of the lines, in order; a `restart` step's own `quit` (followed by the
+        // start) is no line of the file.
+        var instants: ArraySlice<Date> = []
+        for (index, input) in handled.enumerated() {
+            let restarts: Bool
+            switch index + 1 < handled.count ? handled[index + 1].step : nil {
+            case .startPhone?, .startWatch?: restarts = true
+            default: restarts = false
             }
-        }[...]
+            switch input.step {
+            case .phone(let line), .watch(let line):
+                if !(restarts && line == "quit") { instants.append(input.at) }
+            default: break
+            }
+        }
         for index in steps.indices where steps[index]["phone"] != nil || steps[index]["watch"] != nil {
             guard let at = instants.popFirst() else { break }
             steps[index]["at"] = ISO8601.millisecondString(at)

@@ -31,16 +31,15 @@ public enum TwinBuilder {
         guard case .run(let phone) = try CommandLineParser.parsePhone(phoneArguments),
             case .run(let watch) = try CommandLineParser.parseWatch(watchArguments)
         else { throw Unsupported(description: "help or version asked for") }
-        // One process, one tz database: the twin runs phone and watch on the same rules.
-        guard phone.zoneDatabase == watch.zoneDatabase else {
-            throw Unsupported(
-                description: "the twin runs one tz database: give phone and watch the same --tzdata, or run processes")
-        }
+        // Each device on its own tz database, as a watch whose OS is behind the phone's: the
+        // phone's inputs run with the phone's, the watch's with the watch's (`Twin.watchZones`).
         let zones = phone.zoneDatabase ?? ZoneDatabase.current
+        let watchZones = watch.zoneDatabase ?? ZoneDatabase.current
         return try ZoneDatabase.$scoped.withValue(zones) {
             var twin = try make(
                 phone: phone, watch: watch, machineZone: machineZone, schedule: inlineSchedule)
             twin.zones = zones
+            twin.watchZones = watchZones
             return twin
         }
     }

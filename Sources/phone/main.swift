@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCommandLine
 import SleepTapCore
 import SleepTapRuntime
 
@@ -22,10 +23,17 @@ do {
     case .help:
         exit(StandardStreams.print(CommandLineParser.phoneUsage, program: "phone").rawValue)
     case .version:
-        let zones = (try? zoneDatabaseFlag(in: arguments)) ?? nil
+        // The database --tzdata names (either form), or the machine's; a bad DIR is an error.
+        let zones = try zoneDatabaseFlag(in: arguments)
         exit(StandardStreams.print(SleepTapVersion.line("phone", zones: zones ?? .current), program: "phone").rawValue)
     case .run(let options):
-        if let zones = options.zoneDatabase { ZoneDatabase.use(zones) }
+        if let zones = options.zoneDatabase {
+            ZoneDatabase.use(zones)
+        } else if let problem = ZoneDatabase.systemDirectoryProblem() {
+            throw UsageError(problem)
+        }
+        // A TZ the database lacks ends the start (never Foundation's rules in its place).
+        _ = try MachineZone.named(in: ProcessInfo.processInfo.environment)
         let code = PhoneRuntime(options: options).run()
         // _exit(2), not exit(3): a weather fetch may still be running on another thread (the
         // driver never waits for one), and exit(3)'s atexit teardown of FoundationNetworking

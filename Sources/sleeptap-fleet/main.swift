@@ -76,6 +76,8 @@ case .run(let options, let out, let jobs, let json):
             "backgroundSucceeded": summary.backgroundSucceeded, "dropped": summary.dropped,
             "foreground": summary.foreground, "seconds": summary.seconds,
             "deviceDaysPerSecond": summary.deviceDaysPerSecond,
+            // The tz database every simulated device's zone rules came from.
+            "tzdata": ZoneDatabase.current.version,
         ]
         object["executionRate"] = summary.executionRate ?? NSNull()
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
@@ -95,6 +97,7 @@ case .run(let options, let out, let jobs, let json):
             app opens \(summary.foreground)
               execution rate (successful background runs / submitted): \(rate)
               \(String(format: "%.1f s, %.0f device-days/s", summary.seconds, summary.deviceDaysPerSecond))
+              zone rules: \(ZoneDatabase.current)
             """)
     }
 }

@@ -35,7 +35,8 @@ struct ScenarioOptions: Equatable, Sendable {
           --processes   the real phone and watch only (found next to this binary)
           --speed N     virtual seconds per wall second, 1 to 10000000 (default 172800: 2 virtual
                         days per wall second, a 3-week scenario in about 11 s as processes)
-          --json        print one JSON object {"pass", "modes", "speed", "scenarios": [...]} instead
+          --json        print one JSON object {"pass", "modes", "speed", "tzdata", "scenarios": [...]}
+                        instead
           --svg FILE    write a coverage chart (nights of cached dates left over time, with
                         fallbacks, warnings, opens and background runs) as SVG to FILE; with several
                         scenarios, one file each: FILE with -NAME before its extension (NAME: the

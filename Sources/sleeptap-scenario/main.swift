@@ -123,10 +123,14 @@ if options.json {
     let modes = options.mode == .both ? ["twin", "processes"] : [options.mode.rawValue]
     let summary: [String: Any] = [
         "pass": passed, "modes": modes, "speed": options.speed, "scenarios": runs.map(\.summary),
+        // The runner's own database (its checks and the twin's default); each run names its
+        // phone's and watch's.
+        "tzdata": ZoneDatabase.current.version,
     ]
     let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]))
     Reaper.shared.writeLine(data.flatMap { String(data: $0, encoding: .utf8) } ?? "{}")
 } else {
+    Reaper.shared.writeLine("\(ZoneDatabase.current) (the runner's; each run names its phone's and watch's)")
     Reaper.shared.writeLine(
         "\(passed ? "PASS" : "FAIL"): \(held.filter { $0 }.count) of \(held.count) scenarios hold")
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
+import SleepTapEmbedded
+import SleepTapScenario
 import Testing
 
 /// `sleeptap-scenario` with the real phone and watch (`--both`, the default; `--processes`):
@@ -97,5 +100,137 @@ struct ScenarioProcessTests {
             #expect(output.contains("PASS the processes and the twin on the processes' instants agree on"), "\(output)")
             #expect(output.hasSuffix("PASS: 1 of 1 scenarios hold"), "\(output)")
         }
+    }
+
+    @Test(
+        "kill, start with fresh and restart with fresh as processes: the watch is SIGKILLed (no watch.stopping), starts with no batch, the phone starts a new epoch; the twin agrees; exit 0"
+    )
+    func killAndFreshStarts() throws {
+        let steps: (inout [String: Any]) -> Void = { object in
+            object["end"] = "2026-07-25T00:00:00Z"
+            object["steps"] = [
+                ["at": "2026-07-21T18:00:00Z", "kill": "watch"],
+                ["at": "2026-07-21T21:00:00Z", "start": "watch", "fresh": true],
+                ["at": "2026-07-22T18:00:00Z", "restart": "phone", "fresh": true],
+            ]
+        }
+        let expect: [[String: Any]] = [
+            ["event": "watch.stopping", "count": 0],
+            ["event": "watch.started", "from": "2026-07-21T18:00:00Z", "fields": ["lastSeq": 0], "count": 1],
+            ["event": "phone.started", "from": "2026-07-22T18:00:00Z", "fields": ["lastSeq": 0], "count": 1],
+            ["event": "batch.applied", "from": "2026-07-22T18:00:00Z", "fields": ["epochChanged": true], "count": 1],
+            // The killed watch's alarm for 07:00 was in its memory only (docs/protocol.md, "Rules").
+            ["event": "alarm.fired", "from": "2026-07-21T18:00:00Z", "to": "2026-07-22T12:00:00Z", "count": 0],
+            ["event": "fallback.manual_entry", "count": 0],
+        ]
+        try ScenarioRunnerTests.withScenario(expect: expect, edit: steps) { path in
+            let result = try CapturedRun.run(
+                "sleeptap-scenario", [path, "--both", "--json", "--speed", Self.speed], timeout: 120)
+            #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            let runs = try #require(object["scenarios"] as? [[String: Any]])
+            #expect(runs.map { $0["mode"] as? String } == ["twin", "processes"])
+            for run in runs {
+                let checks = try #require(run["expectations"] as? [[String: Any]])
+                #expect(checks.count == expect.count && checks.allSatisfy { $0["pass"] as? Bool == true }, "\(checks)")
+            }
+            let comparison = try #require(runs.last?["comparison"] as? [String: Any])
+            #expect(comparison["equal"] as? Bool == true, "\(comparison)")
+        }
+    }
+
+    @Test(
+        "as processes, a step for a phone that is no longer running ends the run with 70 naming the step (the file's own quit is refused at load; here the steps were edited after it)"
+    )
+    func stepForStoppedPhone() throws {
+        let object: [String: Any] = [
+            "schemaVersion": 1, "name": "quit, then a line", "start": "2026-07-19T16:00:00Z",
+            "end": "2026-07-21T16:00:00Z", "timeZone": "Asia/Shanghai",
+            "schedule": [
+                "schemaVersion": 1,
+                "wake": Dictionary(
+                    uniqueKeysWithValues: [
+                        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                    ]
+                    .map { ($0, "07:00") }),
+            ] as [String: Any],
+            "steps": [["at": "2026-07-20T04:00:00Z", "phone": "quit"]],
+        ]
+        var file = try ScenarioFile.decode(try JSONSerialization.data(withJSONObject: object), path: "q.json")
+        var later = try #require(file.steps.first)
+        later.at = try #require(ISO8601DateFormatter().date(from: "2026-07-20T16:00:00Z"))
+        later.step = .phone("open")
+        later.text = "phone: open"
+        file.steps.append(later)
+        do {
+            _ = try ScenarioRun.processes(file, speed: Double(Self.speed)!, executables: ScenarioExecutables.locate())
+            Issue.record("a line for a phone that had quit was written and the run went on")
+        } catch let error as ScenarioProcessError {
+            #expect(error.exitCode.rawValue == 70)
+            #expect(error.reason.hasPrefix("steps[1] (phone: open): the phone is not running"), "\(error)")
+        }
+    }
+}
+
+/// A watch on an older tz database than the phone's, as real processes and in the twin.
+@Suite("sleeptap-scenario: a watch on 2025b beside a phone on the machine's tz database")
+struct ScenarioTzdataProcessTests {
+    @Test(
+        "--both --json: the phone on the machine's database keeps Vancouver's 07:00 at 14:00Z after 2026-11-01, the watch on a zic-built 2025b-like one taps at 23:00 PST and its manual fallback's 07:00 is 15:00Z; each run names both databases",
+        .enabled(if: ZoneDatabase.process.version >= "2026b" && ZoneDatabase.process.version != "unknown"))
+    func olderWatchBothModes() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // The database beside the scenario file, named by a relative --tzdata.
+        let old = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        try FileManager.default.moveItem(atPath: old, toPath: scenario.dir + "/tz-2025b")
+        let week = Dictionary(
+            uniqueKeysWithValues: ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map {
+                ($0, "07:00")
+            })
+        let object: [String: Any] = [
+            "schemaVersion": 1, "name": "a watch on 2025b beside a phone on the machine's database",
+            "start": "2026-10-28T07:00:00Z", "end": "2026-11-09T08:00:00Z", "timeZone": "America/Vancouver",
+            "schedule": ["schemaVersion": 1, "timeZone": "America/Vancouver", "wake": week] as [String: Any],
+            "phone": ["--platform", "ios", "--os-seed", "7"],
+            "watch": ["--tzdata", "tz-2025b", "--bed-at", "23:00", "--manual-wake", "07:00"],
+            "steps": [["at": "2026-10-29T12:00:00Z", "link": "down"]],
+            "expect": [
+                [
+                    "event": "bed.wake_time", "source": "watch",
+                    "fields": ["localDate": "2026-11-03", "wakeTime": "2026-11-03T14:00:00Z", "tapLocalTime": "23:00"],
+                    "first": "2026-11-03T07:00:00Z",
+                ] as [String: Any],
+                [
+                    "event": "manual.wake_time", "source": "watch",
+                    "fields": ["localTime": "07:00", "wakeTime": "2026-11-08T15:00:00Z"], "count": 1,
+                ],
+                ["event": "phone.started", "fields": ["tzdata": ZoneDatabase.process.version], "count": 1],
+                ["event": "watch.started", "fields": ["tzdata": "2025b"], "count": 1],
+            ],
+        ]
+        let path = scenario.dir + "/watch-on-older-tzdata.json"
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+        let result = try CapturedRun.run(
+            "sleeptap-scenario", [path, "--both", "--json", "--speed", ScenarioProcessTests.speed], timeout: 120)
+        #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(summary["tzdata"] as? String == ZoneDatabase.process.version)
+        let runs = try #require(summary["scenarios"] as? [[String: Any]])
+        #expect(runs.map { $0["mode"] as? String } == ["twin", "processes"])
+        for run in runs {
+            #expect(run["pass"] as? Bool == true, "\(run)")
+            let tzdata = try #require(run["tzdata"] as? [String: Any])
+            #expect(tzdata["phone"] as? String == ZoneDatabase.process.version)
+            #expect(tzdata["watch"] as? String == "2025b")
+        }
+        let text = try CapturedRun.run("sleeptap-scenario", [path, "--twin"], timeout: 60)
+        #expect(text.status == 0, "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains("  tz database: phone \(ZoneDatabase.process.version), watch 2025b"),
+            "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("\n\(ZoneDatabase.process) (the runner's"), "\(text.standardOutput)")
     }
 }

@@ -65,4 +65,108 @@ struct TzdataTests {
         #expect(lacking.status == 64)
         #expect(lacking.stderr.contains("Europe/Berlin"), "\(lacking.stderr)")
     }
+
+    @Test(
+        "TZ=:America/Vancouver (POSIX's leading colon) is the machine's zone: a schedule without a zone plans 07:00 at 14:00Z on new rules"
+    )
+    func colonTZ() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let tzdata = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
+        defer { try? FileManager.default.removeItem(atPath: tzdata) }
+        let path = "\(scenario.dir)/schedule.json"
+        let plain = Self.schedule.replacingOccurrences(of: #""timeZone": "America/Vancouver", "#, with: "")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(plain.utf8)))
+        let phone = try scenario.spawn(
+            "phone",
+            [
+                "--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone", "--schedule", path, "--tzdata",
+                tzdata, "--device-seed", "5", "--clock-start", "2026-12-01T12:00:00Z",
+            ], environment: ["TZ": ":America/Vancouver"])
+        let started = try phone.expect(.phoneStarted).event
+        #expect(started.string("timeZone") == "America/Vancouver", "\(started)")
+        let batch = try phone.expect(.batchGenerated) { $0.int("seq") == 1 }
+        #expect(batch.event.string("first") == "2026-12-01T14:00:00Z")
+    }
+
+    @Test(
+        "TZ naming a zone --tzdata lacks, or a TZDIR that is no tz database, ends phone and watch with 64 naming it; the tools refuse such a TZDIR too"
+    )
+    func environmentErrors() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let tzdata = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
+        defer { try? FileManager.default.removeItem(atPath: tzdata) }
+        for program in ["phone", "watch"] {
+            let lacking = try scenario.spawn(
+                program,
+                ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/\(program)", "--tzdata", tzdata],
+                environment: ["TZ": "Europe/Berlin"])
+            #expect(lacking.waitForExit(timeout: 10) && lacking.waitForOutputEnd(timeout: 5))
+            #expect(lacking.exitStatus == 64, "\(lacking.standardError)")
+            #expect(
+                lacking.standardError.contains(
+                    "TZ \"Europe/Berlin\": time zone \"Europe/Berlin\" is not in the tz database at \(tzdata)"),
+                "\(lacking.standardError)")
+            let junk = try scenario.spawn(
+                program, ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/\(program)"],
+                environment: ["TZDIR": "/junk"])
+            #expect(junk.waitForExit(timeout: 10) && junk.waitForOutputEnd(timeout: 5))
+            #expect(junk.exitStatus == 64, "\(junk.standardError)")
+            #expect(junk.standardError.contains("TZDIR \"/junk\": no such directory"), "\(junk.standardError)")
+        }
+        let tool = try scenario.spawn(
+            "sleeptap-scenario", ["--twin", "/nonexistent.json"], environment: ["TZDIR": "/junk"])
+        #expect(tool.waitForExit(timeout: 10) && tool.waitForOutputEnd(timeout: 5))
+        #expect(tool.exitStatus == 64, "\(tool.standardError)")
+        #expect(tool.standardError.contains("sleeptap-scenario: TZDIR \"/junk\": no such directory"))
+    }
+
+    @Test("--version --tzdata=DIR names DIR's database; --version with a --tzdata that is no directory exits 64")
+    func versionEqualsForm() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let tzdata = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        defer { try? FileManager.default.removeItem(atPath: tzdata) }
+        for program in ["phone", "watch"] {
+            let version = try scenario.spawn(program, ["--version", "--tzdata=\(tzdata)"])
+            #expect(version.waitForExit(timeout: 10) && version.waitForOutputEnd(timeout: 5))
+            #expect(
+                version.otherOutputLines == ["\(program) \(SleepTapVersion.string) (tz database 2025b at \(tzdata))"])
+            let bad = try scenario.runToExit(program, ["--version", "--tzdata", "/nonexistent/tz"])
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("--tzdata \"/nonexistent/tz\": no such directory"), "\(bad.stderr)")
+        }
+    }
+
+    @Test("sleeptap-fleet's summary names the tz database its devices' rules came from, in text and --json")
+    func fleetSummary() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // The machine's zones under a database whose version line says 2099z: the summary reads it.
+        let tzdir = scenario.dir + "/tz"
+        try FileManager.default.createDirectory(atPath: tzdir, withIntermediateDirectories: true)
+        let machine = ZoneDatabase.process.directory
+        for entry in try FileManager.default.contentsOfDirectory(atPath: machine) where entry != "tzdata.zi" {
+            try FileManager.default.createSymbolicLink(
+                atPath: tzdir + "/" + entry, withDestinationPath: machine + "/" + entry)
+        }
+        try "# version 2099z\n".write(toFile: tzdir + "/tzdata.zi", atomically: true, encoding: .utf8)
+        for json in [false, true] {
+            let child = try scenario.spawn(
+                "sleeptap-fleet",
+                ["--devices", "2", "--days", "1", "--seed", "5", "--out", scenario.dir + "/f\(json)"]
+                    + (json ? ["--json"] : []), environment: ["TZDIR": tzdir])
+            #expect(child.waitForExit(timeout: 120) && child.waitForOutputEnd(timeout: 5))
+            #expect(child.exitStatus == 0, "\(child.standardError)")
+            let output = (child.otherOutputLines + child.outputLines.map(\.text)).joined(separator: "\n")
+            if json {
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+                #expect(object["tzdata"] as? String == "2099z", "\(object)")
+            } else {
+                #expect(output.contains("  zone rules: tz database 2099z at \(tzdir)"), "\(output)")
+            }
+        }
+    }
 }

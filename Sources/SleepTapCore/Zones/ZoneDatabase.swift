@@ -53,18 +53,28 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
     /// The rules of zone `name` (an IANA name: `Area/Location`, `UTC`, `GMT`).
     ///
     /// - Throws: `ZoneError.badName` for a name of another form (never read as a path),
-    ///   `.missing` naming the zone and the directory when it has no file, `.corrupt` when the
-    ///   file is not TZif.
+    ///   `.missing` naming the zone and the directory when it has no file, `.corrupt` naming the
+    ///   file (`DIR/Area/Location`) and what is wrong when it is empty or not TZif.
     public func rules(for name: String) throws(ZoneError) -> ZoneRules {
         if let known = zones.withLock({ $0[name] }) { return try known.get() }
         let result: Result<ZoneRules, ZoneError>
         if !WakeCalendar.isZoneName(name) && !name.hasPrefix("Etc/") {
             result = .failure(.badName(name))
         } else if let bytes = load(name) {
-            do throws(ZoneError) {
-                result = .success(try ZoneRules(tzif: bytes, name: name))
-            } catch {
-                result = .failure(error)
+            // The file is named in the error: `DIR/Area/Location is empty`, or what is wrong.
+            let file = directory + "/" + name
+            if bytes.isEmpty {
+                result = .failure(.corrupt(zone: name, reason: "\(file) is empty (0 bytes)"))
+            } else {
+                do throws(ZoneError) {
+                    result = .success(try ZoneRules(tzif: bytes, name: name))
+                } catch {
+                    if case .corrupt(_, let reason) = error {
+                        result = .failure(.corrupt(zone: name, reason: "\(file): \(reason)"))
+                    } else {
+                        result = .failure(error)
+                    }
+                }
             }
         } else {
             result = .failure(.missing(zone: name, directory: directory))
@@ -88,6 +98,28 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
     public static var systemDirectory: String {
         let tzdir = ProcessInfo.processInfo.environment["TZDIR"] ?? ""
         return tzdir.isEmpty ? "/usr/share/zoneinfo" : tzdir
+    }
+
+    /// What is wrong with `TZDIR` when it is set but cannot be the machine's database: not a
+    /// directory, or a directory with none of `tzdata.zi`, `UTC`, `Etc/UTC` (every database `zic`
+    /// builds from the IANA release has them); nil when it is unset, empty, or looks right.
+    /// - Parameter environment: the process's environment (`TZDIR` is read).
+    public static func systemDirectoryProblem(
+        in environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        guard let tzdir = environment["TZDIR"], !tzdir.isEmpty else { return nil }
+        var isDirectory: ObjCBool = false
+        let fix =
+            "the tz database is read from TZDIR; point it at a directory of TZif files, or unset it for /usr/share/zoneinfo"
+        guard FileManager.default.fileExists(atPath: tzdir, isDirectory: &isDirectory) else {
+            return "TZDIR \"\(tzdir)\": no such directory (\(fix))"
+        }
+        guard isDirectory.boolValue else { return "TZDIR \"\(tzdir)\": not a directory (\(fix))" }
+        let markers = ["tzdata.zi", "UTC", "Etc/UTC"]
+        guard markers.contains(where: { FileManager.default.fileExists(atPath: tzdir + "/" + $0) }) else {
+            return "TZDIR \"\(tzdir)\": holds no tz database (none of tzdata.zi, UTC, Etc/UTC) (\(fix))"
+        }
+        return nil
     }
 
     private static let processDefault = Mutex<ZoneDatabase?>(nil)

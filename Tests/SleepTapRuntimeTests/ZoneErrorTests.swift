@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+import Testing
+
+@testable import SleepTapRuntime
+
+/// What is wrong with a tz database, a zone's file, `TZ` or `TZDIR` is said, naming it, never
+/// read as an unknown zone or left to Foundation's own rules.
+@Suite("Command-line zone errors")
+struct ZoneErrorTests {
+    static let base = ["--endpoint", "ipc:///tmp/s.sock", "--state-dir", "/tmp/st"]
+
+    /// A database with Vancouver's new rules, an empty `America/Empty` and a garbage `America/Broken`.
+    static func damaged() throws -> String {
+        let directory = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
+        #expect(FileManager.default.createFile(atPath: directory + "/America/Empty", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: directory + "/America/Broken", contents: Data("TZif2 no".utf8)))
+        return directory
+    }
+
+    static func message(_ arguments: [String], watch: Bool = false) -> String? {
+        do throws(UsageError) {
+            if watch {
+                _ = try CommandLineParser.parseWatch(arguments)
+            } else {
+                _ = try CommandLineParser.parsePhone(arguments)
+            }
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test(
+        "--time-zone of a zone whose file is empty or not TZif names the file and what is wrong, not 'unknown zone'; a zone the database lacks still says so"
+    )
+    func corruptZoneFile() throws {
+        let directory = try Self.damaged()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let empty = try #require(Self.message(Self.base + ["--tzdata", directory, "--time-zone", "America/Empty"]))
+        #expect(empty.contains("\(directory)/America/Empty is empty (0 bytes)"), "\(empty)")
+        #expect(!empty.contains("not a known"), "\(empty)")
+        let broken = try #require(
+            Self.message(Self.base + ["--tzdata", directory, "--time-zone", "America/Broken"], watch: true))
+        #expect(broken.contains("not a valid TZif file (RFC 8536): \(directory)/America/Broken:"), "\(broken)")
+        let lacking = try #require(Self.message(Self.base + ["--tzdata", directory, "--time-zone", "Europe/Berlin"]))
+        #expect(lacking.contains("not a known IANA time zone identifier in the tz database 2026b at \(directory)"))
+        // The schedule file's timeZone says the same.
+        let database = ZoneDatabase.directory(directory)
+        ZoneDatabase.$scoped.withValue(database) {
+            do {
+                _ = try ScheduleFile.decode(
+                    Data(#"{"schemaVersion": 1, "timeZone": "America/Empty", "wake": {"monday": "07:00"}}"#.utf8))
+                Issue.record("an empty zone file was accepted")
+            } catch {
+                #expect("\(error)".contains("\(directory)/America/Empty is empty"), "\(error)")
+            }
+        }
+    }
+
+    @Test("TZ naming a zone the database lacks is an error naming TZ, the zone and the database; TZ=:Zone is read")
+    func machineZone() throws {
+        let directory = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = ZoneDatabase.directory(directory)
+        #expect(throws: UsageError.self) { try MachineZone.named(in: ["TZ": "Europe/Berlin"], database: database) }
+        do {
+            _ = try MachineZone.named(in: ["TZ": ":Europe/Berlin"], database: database)
+            Issue.record("a TZ the database lacks was accepted")
+        } catch {
+            #expect(error.message.contains("TZ \":Europe/Berlin\""), "\(error.message)")
+            #expect(error.message.contains("\"Europe/Berlin\" is not in the tz database at \(directory)"))
+        }
+        // POSIX's leading colon: the name after it.
+        let colon = try MachineZone.named(in: ["TZ": ":America/Vancouver"], database: database)
+        #expect(colon?.identifier == "America/Vancouver")
+        let file = try MachineZone.named(in: ["TZ": ":\(directory)/America/Vancouver"], database: database)
+        #expect(file?.identifier == "America/Vancouver")
+        // Foundation's own reading stands for a plain known zone, no TZ, and a POSIX rule string.
+        #expect(try MachineZone.named(in: ["TZ": "America/Vancouver"], database: database) == nil)
+        #expect(try MachineZone.named(in: [:], database: database) == nil)
+        #expect(try MachineZone.named(in: ["TZ": "UTC"], database: database) == nil)
+        #expect(try MachineZone.named(in: ["TZ": "EST5EDT"], database: database) == nil)
+    }
+
+    @Test("--tzdata=DIR is read as --tzdata DIR (the database, and so --version's, is DIR's)")
+    func equalsForm() throws {
+        let directory = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try zoneDatabaseFlag(in: ["--tzdata=\(directory)"])?.version == "2025b")
+        #expect(try zoneDatabaseFlag(in: ["--tzdata=/elsewhere", "--tzdata", directory])?.directory == directory)
+        #expect(throws: UsageError.self) { try zoneDatabaseFlag(in: ["--tzdata="]) }
+        guard case .run(let options) = try CommandLineParser.parsePhone(Self.base + ["--tzdata=\(directory)"]) else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(options.zoneDatabase?.version == "2025b")
+    }
+
+    @Test("TZDIR that is not a directory, or a directory without a tz database, is said; unset or a real one is not")
+    func tzdir() throws {
+        let junk = try #require(ZoneDatabase.systemDirectoryProblem(in: ["TZDIR": "/junk/nowhere"]))
+        #expect(junk.hasPrefix("TZDIR \"/junk/nowhere\": no such directory"), "\(junk)")
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("tzdir-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        let hollow = try #require(ZoneDatabase.systemDirectoryProblem(in: ["TZDIR": empty]))
+        #expect(hollow.contains("holds no tz database"), "\(hollow)")
+        let good = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        defer { try? FileManager.default.removeItem(atPath: good) }
+        #expect(ZoneDatabase.systemDirectoryProblem(in: ["TZDIR": good]) == nil)
+        #expect(ZoneDatabase.systemDirectoryProblem(in: [:]) == nil)
+        #expect(ZoneDatabase.systemDirectoryProblem(in: ["TZDIR": ""]) == nil)
+    }
+}
