@@ -217,9 +217,14 @@ public struct PhoneNode: Sendable {
     private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
-    /// The latest virtual instant of a step run so far (a stdin line, a message, a setting, a
-    /// result, a launch): no background launch is stamped before it.
+    /// The latest virtual instant of an outside input handled so far (a stdin line, a message,
+    /// a setting; not the node's own timers, nor a running job's forecast): no background
+    /// launch is stamped before it.
     private var handledUpTo: Date?
+
+    private mutating func noteInput(at instant: Date) {
+        handledUpTo = max(handledUpTo ?? instant, instant)
+    }
     private var limiter = EventRateLimiter()
     private var liveness = LinkLiveness()
     private let watchID: [UInt8]
@@ -524,6 +529,10 @@ public struct PhoneNode: Sendable {
                         ]), at: time.now))
         }
         app.zone = currentZone
+        if case .backgroundLaunch = next {
+        } else {
+            noteInput(at: time.now)  // the open or REQUEST runs now, with what it carries
+        }
         actions += launch(after: next, at: time)
         return actions + drain(time)
     }
@@ -581,6 +590,15 @@ public struct PhoneNode: Sendable {
     }
 
     private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
+        switch pending {
+        case .timer, .weather:
+            // The node's own timers (a launch, a resend, a write retry) and the forecast a
+            // running job waits for (its own step, late only because the driver is) are no
+            // outside input.
+            break
+        default:
+            noteInput(at: time.now)
+        }
         switch pending {
         case .frames(let frames): return received(frames, time)
         case .message(let message): return received(message, time)
@@ -860,7 +878,6 @@ public struct PhoneNode: Sendable {
     private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneEffect]) -> [PhoneAction] {
         // Whatever the OS traced in this step is written in it (the app drains after each call
         // into the OS; this catches the rest), never at the next OS activity.
-        handledUpTo = max(handledUpTo ?? time.now, time.now)
         let effects = body(&app) + app.drainTrace()
         return release(effects.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
     }
