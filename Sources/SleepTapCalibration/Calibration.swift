@@ -337,7 +337,8 @@ public struct EmpiricalDistribution: Equatable, Sendable {
     /// Crowley): from the first event time where Ŝ − zσ ≤ 1 − p to the first where Ŝ + zσ ≤ 1 − p,
     /// σ² Greenwood's variance Ŝ² Σ d/(r(r − d)), z the normal quantile of 1 − α/2; without
     /// censoring σ² is the binomial p(1 − p)/n, so this is the normal form of the order-statistic
-    /// interval. An end is nil (open) when no event time meets it (the band never reaches 1 − p).
+    /// interval. An end is nil (open) when no event time meets it (the band never reaches 1 − p;
+    /// for the upper end, before Ŝ reaches 0, where Greenwood's σ is 0).
     /// The mean is the area under Ŝ up to the last event (the restricted mean). Sources: E. L.
     /// Kaplan and P. Meier, JASA 53 (1958); R. Brookmeyer and J. Crowley, Biometrics 38 (1982);
     /// M. Greenwood, 1926 (in Kalbfleisch and Prentice, The Statistical Analysis of Failure Time
@@ -383,7 +384,8 @@ public struct EmpiricalDistribution: Equatable, Sendable {
             return Quantile(
                 p: p, value: steps.first { $0.s <= target }?.t,
                 lower: steps.first { $0.s - z * $0.sigma <= target }?.t,
-                upper: steps.first { $0.s + z * $0.sigma <= target }?.t)
+                // Where Ŝ reaches 0 Greenwood's σ is 0, not small: no upper end from there.
+                upper: steps.first { $0.s > 0 && $0.s + z * $0.sigma <= target }?.t)
         }
     }
 
