@@ -138,7 +138,9 @@ public struct Calibration: Sendable {
                 } else {
                     tally.replaced += 1
                     // Replaced before it could run: never at risk of a launch, no observation.
-                    if let nextSubmit, nextSubmit > eligible { tally.censored.append(nextSubmit.timeIntervalSince(eligible)) }
+                    if let nextSubmit, nextSubmit > eligible {
+                        tally.censored.append(nextSubmit.timeIntervalSince(eligible))
+                    }
                 }
                 groups[key] = tally
             }
@@ -251,7 +253,9 @@ public struct Calibration: Sendable {
             group.executionRate = ratio(succeeded, submitted)
             var censoredAll = censored
             if let end {
-                for eligible in pendingEligible where end > eligible { censoredAll.append(end.timeIntervalSince(eligible)) }
+                for eligible in pendingEligible where end > eligible {
+                    censoredAll.append(end.timeIntervalSince(eligible))
+                }
             }
             group.delay = EmpiricalDistribution(events: delays, censored: censoredAll, confidence: confidence)
             group.spacing = EmpiricalDistribution(spacing, confidence: confidence)

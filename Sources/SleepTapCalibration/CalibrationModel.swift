@@ -173,7 +173,9 @@ public struct CalibrationModel: Equatable, Sendable {
                     "p\(Int((q.p * 100).rounded())) \(hours(q.value)) [\(hours(q.lower)), \(hours(q.upper))]"
                 }
                 let censored = d.method == .kaplanMeier ? ", censored \(d.censored)" : ""
-                lines.append("  \(label) (h), n = \(d.n)\(censored): " + (d.n == 0 ? "no samples" : quantiles.joined(separator: ", ")))
+                lines.append(
+                    "  \(label) (h), n = \(d.n)\(censored): "
+                        + (d.n == 0 ? "no samples" : quantiles.joined(separator: ", ")))
             }
         }
         lines.append("")

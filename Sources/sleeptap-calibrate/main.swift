@@ -42,7 +42,9 @@ do {
         for record in records { byDevice[record.device, default: []].append(record) }
     }
 } catch {
-    Reaper.shared.writeError("sleeptap-calibrate: \(printable(error.description))")
+    // One line each: the reason, then each skipped file (names made printable).
+    let lines = error.description.split(separator: "\n", omittingEmptySubsequences: false)
+    Reaper.shared.writeError("sleeptap-calibrate: " + lines.map { printable(String($0)) }.joined(separator: "\n"))
     exit(error.exitCode.rawValue)
 }
 for (file, reason) in input.skipped {
