@@ -276,6 +276,7 @@ public struct EmpiricalDistribution: Equatable, Sendable {
         /// The interval's ends, seconds: order statistics x(l) and x(u) (below); nil where the
         /// sample is too small for a bound at the confidence (the interval is open on that side).
         public var lower: Double?
+        /// The interval's upper end, seconds; nil where it is open.
         public var upper: Double?
     }
 
@@ -288,6 +289,7 @@ public struct EmpiricalDistribution: Equatable, Sendable {
         case kaplanMeier = "Kaplan-Meier, Brookmeyer-Crowley"
     }
 
+    /// How `quantiles` were computed (`orderStatistic` unless made with `init(events:censored:confidence:)`).
     public var method: Method = .orderStatistic
     /// Samples (with `kaplanMeier`: the observed events, the answered requests).
     public var n: Int

@@ -19,7 +19,9 @@ public struct CalibrationModel: Equatable, Sendable {
 
     /// An input file that was skipped, and why.
     public struct Skipped: Equatable, Sendable {
+        /// The file's name in `metrics/bg_runs`.
         public var file: String
+        /// Why it was skipped (the strict reader's first problem).
         public var reason: String
     }
 
@@ -64,6 +66,7 @@ public struct CalibrationModel: Equatable, Sendable {
         /// Seconds between a device's consecutive background runs.
         public var spacing = EmpiricalDistribution([], confidence: 0.95)
 
+        /// An empty group called `name`.
         public init(name: String) { self.name = name }
     }
 
