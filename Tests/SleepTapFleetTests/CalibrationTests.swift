@@ -127,6 +127,12 @@ struct CalibrationTests {
         let buckets = model.groups.filter { $0.platform == .android && $0.bucket != nil }
         #expect(!buckets.isEmpty && buckets.reduce(0) { $0 + $1.devices } == 20)
         #expect(android.spacing.n > 0 && android.delay.n > 0)
+        // Android's periodic work: every run answers a request (WorkManager schedules each next
+        // period itself, so the renewals' earliestBeginDate is not the next run's); only each
+        // device's last request is left, and nothing is replaced.
+        #expect(android.unmatchedLaunches == 0 && android.answeredByRun == android.background)
+        #expect(android.replaced == 0 && android.pendingAtEnd <= 20, "\(android.replaced), \(android.pendingAtEnd)")
+        #expect(try #require(android.neverAnsweredShare) < 0.05)
         // Ranks for n = 100, p = 0.5, 95 %: the textbook 40 and 61 (Conover, table A3 gives
         // x(40), x(61) with coverage 0.9648).
         let (l, u) = EmpiricalDistribution.ranks(n: 100, p: 0.5, alpha: 0.05)
