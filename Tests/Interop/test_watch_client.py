@@ -313,9 +313,14 @@ class WatchRuleTests(unittest.TestCase):
 
     def start(self, *args):
         self.phone = FakePhone(*args)
-        hello = self.phone.receive()
-        self.assertEqual(hello, {"v": 1, "type": "HELLO", "lastSeq": 0})
+        self.assertEqual(self.hello(self.phone.receive()), {"v": 1, "type": "HELLO", "lastSeq": 0})
         return self.phone
+
+    def hello(self, message):
+        """A HELLO without its sentAt (the watch's wall clock, optional on the wire), whose form is checked."""
+        message = dict(message)
+        self.assertRegex(message.pop("sentAt", ""), r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+        return message
 
     def test_apply_duplicate_stale_up_to_date(self):
         phone = self.start("--batches", "2")
@@ -349,7 +354,7 @@ class WatchRuleTests(unittest.TestCase):
         phone.send(batch(seq=4))
         self.assertEqual(phone.receive_type("ACK")["seq"], 4)
         phone.send(batch(seq=2))
-        self.assertEqual(phone.receive(),
+        self.assertEqual(self.hello(phone.receive()),
                          {"v": 1, "type": "HELLO", "lastSeq": 4, "epoch": "9f86d081884c7d65", "digest": DOC_DIGEST})
 
     def test_epochs_and_conflicts(self):
@@ -426,7 +431,7 @@ class WatchRuleTests(unittest.TestCase):
                 self.assertEqual(json.load(handle)["lastSeq"], 2)
             phone.close()
             self.phone = FakePhone("--state", state, "--batches", "0")
-            self.assertEqual(self.phone.receive(),
+            self.assertEqual(self.hello(self.phone.receive()),
                              {"v": 1, "type": "HELLO", "lastSeq": 2, "epoch": "9f86d081884c7d65", "digest": DOC_DIGEST})
             self.phone.send(batch(seq=2))  # the stored batch again: ACKed with the stored coverage
             self.assertEqual(self.phone.receive_type("ACK")["coverageEnd"], "2025-03-08T11:30:00Z")
