@@ -311,16 +311,17 @@ class WatchRuleTests(unittest.TestCase):
         if self.phone is not None:
             self.phone.close()
 
+    def hello(self, message):
+        """A HELLO without its optional sentAt, after checking that sentAt is an ISO-8601 UTC instant."""
+        self.assertEqual(message.get("type"), "HELLO", message)
+        self.assertRegex(message.get("sentAt", ""), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$", message)
+        return {key: value for key, value in message.items() if key != "sentAt"}
+
     def start(self, *args):
         self.phone = FakePhone(*args)
-        self.assertEqual(self.hello(self.phone.receive()), {"v": 1, "type": "HELLO", "lastSeq": 0})
+        hello = self.hello(self.phone.receive())
+        self.assertEqual(hello, {"v": 1, "type": "HELLO", "lastSeq": 0})
         return self.phone
-
-    def hello(self, message):
-        """A HELLO without its sentAt (the watch's wall clock, optional on the wire), whose form is checked."""
-        message = dict(message)
-        self.assertRegex(message.pop("sentAt", ""), r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-        return message
 
     def test_apply_duplicate_stale_up_to_date(self):
         phone = self.start("--batches", "2")
