@@ -228,6 +228,14 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osWhy = "os.why"
     /// `os.doze` (its fields: docs/protocol.md, "Events").
     case osDoze = "os.doze"
+    /// `os.network` (its fields: docs/protocol.md, "Events").
+    case osNetwork = "os.network"
+    /// `os.battery_low` (its fields: docs/protocol.md, "Events").
+    case osBatteryLow = "os.battery_low"
+    /// `os.storage_low` (its fields: docs/protocol.md, "Events").
+    case osStorageLow = "os.storage_low"
+    /// `os.test_driver` (its fields: docs/protocol.md, "Events").
+    case osTestDriver = "os.test_driver"
 
     // MARK: The soak tool
 

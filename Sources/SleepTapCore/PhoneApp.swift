@@ -825,6 +825,42 @@ public struct PhoneApp: Sendable {
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
+    /// Android: the network connection comes or goes at `now` (`os.network`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setNetwork(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setNetwork(on, at: now)
+        return [.emit(Event(.osNetwork, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// Android: the battery becomes low or not at `now` (`os.battery_low`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setBatteryLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setBatteryLow(on, at: now)
+        return [.emit(Event(.osBatteryLow, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// Android: storage becomes low or not at `now` (`os.storage_low`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setStorageLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setStorageLow(on, at: now)
+        return [.emit(Event(.osStorageLow, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// Android: a TestDriver control at `now` (`os.test_driver`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) -> [PhoneEffect] {
+        scheduler.testDriver(control, at: now)
+        return drainTrace()
+    }
+
+    /// Android: the OS stops the worker with `reason` at `now` (`os.work.stopped`, or armed for
+    /// the next run: `os.test_driver`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func stopWork(reason: WorkStopReason, at now: Date) -> [PhoneEffect] {
+        scheduler.stopWork(reason: reason, at: now)
+        return drainTrace()
+    }
+
     /// A Doze input reaches the device at `now` (Android; `os.doze` says the phase).
     /// - Returns: the effects to perform, in order.
     public mutating func doze(_ input: DozeInput, at now: Date) -> [PhoneEffect] {

@@ -87,6 +87,34 @@ struct PhoneNodeTests {
     }
 
     @Test(
+        "Android constraints through the node: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
+    )
+    func constraintsThroughNode() throws {
+        var app = NodeBench.app(platform: .android)
+        app.scheduler.setConstraints([.network])
+        var android = NodeBench(app: app)
+        android.start()
+        android.advance(60)
+        android.clearEvents()
+        android.type("network off")
+        #expect(android.names().contains(.osNetwork))
+        android.type("why")
+        let why = try #require(android.events.last { $0.name == .osWhy })
+        let codes = why.fields.first { $0.0 == "reasonCodes" }?.1
+        guard case .string(let text)? = codes else { throw CancellationError() }
+        #expect(text.contains("PENDING_JOB_REASON_CONSTRAINT_CONNECTIVITY"))
+        android.type("network on")
+        android.type("stop USER")
+        #expect(android.names().contains(.osTestDriver))
+        android.clearEvents()
+        android.type("initial-delay-met")
+        #expect(android.node.nextLaunch == android.now)
+        android.fire(.osLaunch)
+        #expect(android.names().contains(.osWorkStopped), "\(android.names())")
+        #expect(android.records.last?.stopReason == 13)
+    }
+
+    @Test(
         "One change gives one event: bucket rare is os.standby_bucket alone, low-power, background-refresh, charging and force-quit their own event without os.conditions.changed"
     )
     func oneChangeOneEvent() throws {

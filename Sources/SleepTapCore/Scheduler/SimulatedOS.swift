@@ -168,6 +168,64 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .android(s)
     }
 
+    /// Applies `body` to the Android scheduler; nil on iOS (nothing changes).
+    private mutating func android<R>(_ now: Date, _ body: (inout AndroidWorkScheduler) -> R) -> R? {
+        seen(now)
+        guard case .android(var s) = device else { return nil }
+        let result = body(&s)
+        device = .android(s)
+        return result
+    }
+
+    /// Sets the Android work request's constraints (`AndroidWorkScheduler.setConstraints`);
+    /// ignored on iOS.
+    /// - Parameter constraints: the requirements.
+    public mutating func setConstraints(_ constraints: [WorkConstraint]) {
+        guard case .android(var s) = device else { return }
+        s.setConstraints(constraints)
+        device = .android(s)
+    }
+
+    /// The Android work request's constraints; empty on iOS.
+    public var constraints: [WorkConstraint] {
+        if case .android(let s) = device { return s.constraints }
+        return []
+    }
+
+    /// Android: network on or off (`AndroidWorkScheduler.setNetwork`); ignored on iOS.
+    /// - Parameters:
+    ///   - on: connected.
+    ///   - now: virtual instant.
+    public mutating func setNetwork(_ on: Bool, at now: Date) { android(now) { $0.setNetwork(on, at: now) } }
+
+    /// Android: battery low or not (`AndroidWorkScheduler.setBatteryLow`); ignored on iOS.
+    /// - Parameters:
+    ///   - on: low.
+    ///   - now: virtual instant.
+    public mutating func setBatteryLow(_ on: Bool, at now: Date) { android(now) { $0.setBatteryLow(on, at: now) } }
+
+    /// Android: storage low or not (`AndroidWorkScheduler.setStorageLow`); ignored on iOS.
+    /// - Parameters:
+    ///   - on: low.
+    ///   - now: virtual instant.
+    public mutating func setStorageLow(_ on: Bool, at now: Date) { android(now) { $0.setStorageLow(on, at: now) } }
+
+    /// Android: a TestDriver control (`AndroidWorkScheduler.testDriver`); ignored on iOS.
+    /// - Parameters:
+    ///   - control: the control.
+    ///   - now: virtual instant.
+    public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) {
+        android(now) { $0.testDriver(control, at: now) }
+    }
+
+    /// Android: `cmd jobscheduler stop -s REASON` (`AndroidWorkScheduler.stopWork`); ignored on iOS.
+    /// - Parameters:
+    ///   - reason: the stop reason.
+    ///   - now: virtual instant.
+    public mutating func stopWork(reason: WorkStopReason, at now: Date) {
+        android(now) { $0.stopWork(reason: reason, at: now) }
+    }
+
     /// Android: `WorkInfo.getStopReason()` of `launch` when the OS stopped it
     /// (`AndroidWorkScheduler.stopReason(of:)`); nil when it was not stopped, and on iOS.
     /// - Parameter launch: a grant this OS made.
