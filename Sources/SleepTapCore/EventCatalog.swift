@@ -86,6 +86,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case watchStopping = "watch.stopping"
     /// `clock.skew` (its fields: docs/protocol.md, "Events").
     case clockSkew = "clock.skew"
+    /// `clock.behind` (its fields: docs/protocol.md, "Events").
+    case clockBehind = "clock.behind"
     /// `link.up` (its fields: docs/protocol.md, "Events").
     case linkUp = "link.up"
     /// `link.down` (its fields: docs/protocol.md, "Events").

@@ -11,12 +11,14 @@ import ZeroMQ
 ///
 /// Due timers come first: after each wait, every timer due by then fires (earliest first)
 /// before the sockets and the mailbox are read, and again before each socket and each mailbox
-/// item. A timer's due instant is earlier than anything read after it was due, and a driver
-/// stamps a virtual-time timer (the phone's OS launch, the watch's bed tap) at its planned
-/// instant but a message or a stdin line at the moment it is handled: handled the other way
-/// round, a line read in the same turn as a timer that fell due while the loop was busy (a
-/// write with fsync takes wall milliseconds, virtual minutes at high `--clock-speed`) would
-/// change the state the timer's step then reads at its earlier instant.
+/// item, and again while a timer fired in the pass armed another that is already due. A timer's
+/// due instant is earlier than anything read after it was due: handled the other way round, a
+/// line read in the same turn as a timer that fell due while the loop was busy (a write with
+/// fsync takes wall milliseconds, virtual minutes at high `--clock-speed`) would change the
+/// state the timer's step then reads. A driver stamps a virtual-time timer (the phone's OS
+/// launch, the watch's bed tap) at its planned instant, which this order keeps from going back
+/// past an input (the phone's node also never stamps a launch before an input it handled, and
+/// says in `clock.behind` how late it was).
 ///
 /// Timers run on the monotonic clock (`ContinuousClock`): a jump of the wall clock (NTP, a user
 /// setting the date) neither fires nor starves them. A timer armed for a wall `Date` (a virtual
@@ -33,6 +35,8 @@ final class EventLoop<Timer: Hashable> {
     /// The output's descriptor while it may still report its reader gone.
     private var outputDescriptor: Int32?
     private(set) var stopping = false
+    /// The `timer` handler of the `run` in progress.
+    private var firing: ((Timer) -> Void)?
 
     /// - Parameters:
     ///   - sockets: polled for input, in this order (`readable` gets the index).
@@ -68,6 +72,26 @@ final class EventLoop<Timer: Hashable> {
     func run(
         readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void,
         weather: (WeatherOutcome) -> Void = { _ in }
+    ) throws {
+        try withoutActuallyEscaping(timer) { timer in
+            firing = timer
+            defer { firing = nil }
+            try loop(readable: readable, input: input, timer: timer, weather: weather)
+        }
+    }
+
+    /// Fires the timers due by now, as the loop does before each input: for a driver between
+    /// the messages of one socket read (a batch of messages from `readable`), so that a timer
+    /// that fell due while one was handled comes before the next.
+    /// - Returns: whether the loop was stopped.
+    func fireDueTimersBeforeNextInput() -> Bool {
+        guard let firing else { return stopping }
+        return fireDueTimers(firing)
+    }
+
+    private func loop(
+        readable: (Int) -> Void, input: (LoopInput) -> Void, timer: (Timer) -> Void,
+        weather: (WeatherOutcome) -> Void
     ) throws {
         while !stopping {
             var items = sockets.map { PollItem.socket($0, events: .readable) }
@@ -111,15 +135,27 @@ final class EventLoop<Timer: Hashable> {
 
     /// Fires every timer due by now, earliest first (each disarmed before its call); a timer
     /// that an earlier one re-armed or cancelled in the same pass is left as that one left it.
+    /// A timer armed for an instant already passed while the pass ran (the phone's next OS
+    /// launch, planned when a slow step ended) is due too: passes repeat until none is due, so
+    /// an input read before it was armed is not handled before it (at most
+    /// `maximumPasses`, so that a timer re-armed into the past again and again cannot starve input).
     /// - Returns: whether the loop was stopped.
     private func fireDueTimers(_ timer: (Timer) -> Void) -> Bool {
-        let due = clock.now
-        for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
-            guard timers[name] == at else { continue }
-            timers[name] = nil
-            timer(name)
-            if stopping { return true }
+        for _ in 0..<Self.maximumPasses {
+            let due = clock.now
+            var fired = false
+            for (name, at) in timers.sorted(by: { $0.value < $1.value }) where at <= due {
+                guard timers[name] == at else { continue }
+                timers[name] = nil
+                fired = true
+                timer(name)
+                if stopping { return true }
+            }
+            if !fired || !timers.values.contains(where: { $0 <= clock.now }) { break }
         }
         return stopping
     }
+
+    /// Passes of `fireDueTimers` before input is read again.
+    static var maximumPasses: Int { 8 }
 }

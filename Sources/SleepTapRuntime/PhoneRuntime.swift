@@ -248,7 +248,11 @@ final class PhoneDriver {
                 if index == 1, let zap {
                     for frames in drainMessages(zap) { run(node.zapRequest(frames, at: now())) }
                 } else {
-                    for frames in drainMessages(router) { run(node.messageReceived(frames, at: now())) }
+                    for frames in drainMessages(router) {
+                        // A timer that fell due while the previous message was handled first.
+                        if loop.fireDueTimersBeforeNextInput() { return }
+                        run(node.messageReceived(frames, at: now()))
+                    }
                 }
             },
             input: { item in

@@ -394,6 +394,16 @@ extension ScenarioRun {
         let linkUp = log.first { $0.source == .watch && $0.event.name == .linkUp }?.at
         run.startUp = (phoneStarted, watchStarted, linkUp)
         run.memory = memory
+        // Every line the phone wrote, those after `end` too (the totals said before phone.stopping).
+        run.behind = ProcessBehind(
+            events: phone.events.compactMap { event in
+                guard event.name == .clockBehind else { return nil }
+                let fields = event.fields.filter { !Event.lineKeys.contains($0.key) }.map {
+                    ($0.key, eventValue($0.value))
+                }
+                return Event(.clockBehind, fields)
+            })
+        run.handledInputs = inputs
         return run
     }
 

@@ -123,6 +123,13 @@ public struct ScenarioRun: Sendable {
     public var twinNights: [ScenarioNight]?
     /// Processes only: the log of that twin (`TwinReplay`), in time order.
     public var twinLog: [LogEntry]?
+    /// Processes only: how far behind virtual time the phone fell, from its last `clock.behind`
+    /// (launches handled more than its threshold after their planned instant, and the largest
+    /// lateness, virtual seconds); zero counts when it never did.
+    public var behind: ProcessBehind?
+    /// Processes only: the outside inputs at the virtual instants the processes handled them
+    /// (what the twin replay was given), in order.
+    public var handledInputs: [(at: Date, step: TwinStep)]?
     /// The versions of the tz databases the phone and the watch ran on (`2026f`), as their
     /// `phone.started` and `watch.started` say (`tzdata`, the first start of each); nil for a
     /// side whose start is not in the log.
@@ -452,5 +459,32 @@ extension ScenarioNight {
             "backgroundRuns": backgroundRuns,
             "stalenessHours": stalenessHours.map { ($0 * 10).rounded() / 10 as Any } ?? NSNull(),
         ]
+    }
+}
+
+/// How far behind virtual time a process fell in a run: its last `clock.behind`.
+public struct ProcessBehind: Equatable, Sendable {
+    /// Launches handled more than the threshold after their planned instant.
+    public var count: Int
+    /// The largest such lateness, virtual seconds.
+    public var maxLateSeconds: Double
+
+    /// Counts `count` and `maxLateSeconds` (virtual seconds).
+    public init(count: Int = 0, maxLateSeconds: Double = 0) {
+        self.count = count
+        self.maxLateSeconds = maxLateSeconds
+    }
+
+    /// The totals of the last `clock.behind` among `events` (each carries the totals so far).
+    public init(events: [Event]) {
+        self.init()
+        for event in events where event.name == .clockBehind {
+            if case .int(let count)? = event["count"] { self.count = max(self.count, Int(count)) }
+            switch event["maxLateSeconds"] {
+            case .double(let value)?: maxLateSeconds = max(maxLateSeconds, value)
+            case .int(let value)?: maxLateSeconds = max(maxLateSeconds, Double(value))
+            default: break
+            }
+        }
     }
 }

@@ -101,7 +101,7 @@ public enum SoakCheck {
     /// - Returns: the tally of the processes' events, and the raced nights (0-based) that differed.
     /// - Throws: `SoakViolation` at the first broken invariant.
     public static func processes(_ run: ScenarioRun) throws(SoakViolation) -> (tally: SoakTally, raced: [Int]) {
-        let tally = try check(run.scenario, log: run.log)
+        let tally = try check(run.scenario, log: run.log, handled: run.handledInputs)
         guard let twin = run.twinNights else { return (tally, []) }
         let nights = run.nights
         guard let twinLog = run.twinLog else {
@@ -395,8 +395,14 @@ public enum SoakCheck {
     }
 
     /// Checks invariants 1, 2, 4 and 5 over a run's log, night by night.
+    /// - Parameter handled: a process run's inputs at the virtual instants the processes handled
+    ///   them (`ScenarioRun.handledInputs`): the phone's zone changes at its `time-zone` lines as
+    ///   handled, not at the scenario's instants (a phone behind virtual time handles a line
+    ///   later, and its launches before then are still in the old zone). nil: the scenario's.
     /// - Throws: `SoakViolation` at the first broken one.
-    static func check(_ scenario: ScenarioFile, log: [ScenarioRun.LogEntry]) throws(SoakViolation) -> SoakTally {
+    static func check(
+        _ scenario: ScenarioFile, log: [ScenarioRun.LogEntry], handled: [(at: Date, step: TwinStep)]? = nil
+    ) throws(SoakViolation) -> SoakTally {
         var oracle = SoakOracle(schedule: scenario.schedule)
         let horizon = flag("--horizon-days", in: scenario.phone).flatMap(Int.init) ?? BatchPlanner.defaultHorizonDays
         let warnNights =
@@ -406,7 +412,7 @@ public enum SoakCheck {
             flag("--time-zone", in: scenario.phone).flatMap(WakeCalendar.zone(named:))
             ?? scenario.schedule.timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) ?? scenario.timeZone
         var travels: [(at: Date, zone: String)] = []
-        for step in scenario.steps {
+        for step in handled ?? scenario.steps.map({ (at: $0.at, step: $0.step) }) {
             if case .phone(let line) = step.step {
                 let words = PhoneCommand.words(line).words
                 if words.count == 2, words[0] == "time-zone" { travels.append((step.at, words[1])) }

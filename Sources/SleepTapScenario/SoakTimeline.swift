@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 public import SleepTapCore
+public import SleepTapEmbedded
 
 /// A random timeline for the date-exhaustion soak, as a scenario file (docs/scenarios.md): the
 /// JSON object that is written to disk when an invariant breaks, and the `ScenarioFile` decoded
@@ -60,6 +61,53 @@ public struct SoakTimeline: Sendable {
     public func adding(expectations: [[String: Any]]) -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else { return json }
         object["expect"] = ((object["expect"] as? [Any]) ?? []) + expectations
+        return
+            (try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? json
+    }
+
+    /// The JSON text with its phone and watch steps at the instants the processes handled them
+    /// (`handled`: the inputs of a process run, `ScenarioRun.handledInputs`, in the file's step
+    /// order, to the millisecond; link steps keep their instants), and a name that says so: a
+    /// process run's repro file replays the processes' inputs as they were handled, but not how
+    /// late the processes handled their own timers (`clock.behind`) or started, which the twin
+    /// does on time. The event logs written beside the file are the record of those.
+    public func asHandled(_ handled: [(at: Date, step: TwinStep)]) -> Data {
+        guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any],
+            var steps = object["steps"] as? [[String: Any]]
+        else { return json }
+        // The instants of the lines, in order; a `restart` step's own `quit` (followed by the
+        // start) is no line of the file.
+        var instants: ArraySlice<Date> = []
+        for (index, input) in handled.enumerated() {
+            let restarts: Bool
+            switch index + 1 < handled.count ? handled[index + 1].step : nil {
+            case .startPhone?, .startWatch?: restarts = true
+            default: restarts = false
+            }
+            switch input.step {
+            case .phone(let line), .watch(let line):
+                if !(restarts && line == "quit") { instants.append(input.at) }
+            default: break
+            }
+        }
+        for index in steps.indices where steps[index]["phone"] != nil || steps[index]["watch"] != nil {
+            guard let at = instants.popFirst() else { break }
+            steps[index]["at"] = ISO8601.millisecondString(at)
+        }
+        let end = (object["end"] as? String).flatMap(ISO8601.date) ?? .distantFuture
+        steps = steps.filter { ((($0["at"] as? String).flatMap(ISO8601.date)) ?? end) < end }
+        steps = steps.enumerated().sorted { first, second in
+            let a = (first.element["at"] as? String).flatMap(ISO8601.date) ?? .distantPast
+            let b = (second.element["at"] as? String).flatMap(ISO8601.date) ?? .distantPast
+            return (a, first.offset) < (b, second.offset)
+        }.map(\.element)
+        object["steps"] = steps
+        object["name"] =
+            "\(object["name"] as? String ?? "soak"), as the processes handled it: its phone and watch steps "
+            + "at the virtual instants the processes acted on them; how late the processes handled their own "
+            + "timers (clock.behind) and started does not replay (the twin is on time): the event logs beside "
+            + "this file are the record"
         return
             (try? JSONSerialization.data(
                 withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? json

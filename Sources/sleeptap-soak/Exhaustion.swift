@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCommandLine
 import SleepTapCore
+import SleepTapEmbedded
 import SleepTapProcess
 import SleepTapScenario
 import Synchronization
@@ -166,6 +167,9 @@ final class Exhaustion {
     var memoryFirst: ProcessMemory?
     var memoryLast: ProcessMemory?
     var largestEndKiB = 0
+    /// Per process run (its timeline's index): how far behind virtual time its phone fell
+    /// (`clock.behind`: launches handled more than 600 virtual seconds late, and the largest lateness).
+    var behind: [(timeline: Int, behind: ProcessBehind)] = []
     private var executables: ScenarioExecutables?
 
     /// Runs a timeline as the real phone and watch and checks invariants 1 to 4 on them.
@@ -182,6 +186,7 @@ final class Exhaustion {
             if stopSignal.load(ordering: .sequentiallyConsistent) != 0 { return }
             throw SetupError(message: "timeline \(timeline.index) as processes: \(error)", status: .software)
         }
+        lock.withLock { behind.append((timeline.index, run.behind ?? ProcessBehind())) }
         do {
             let (_, raced) = try SoakCheck.processes(run)
             lock.withLock {
@@ -193,7 +198,7 @@ final class Exhaustion {
                 largestEndKiB = max(largestEndKiB, run.memory?.phoneEnd ?? 0, run.memory?.watchEnd ?? 0)
             }
         } catch {
-            let file = try writeRepro(timeline, error)
+            let file = try writeRepro(timeline, error, handled: run.handledInputs)
             let logs = try writeLogs(run, besides: file)
             lock.withLock {
                 processRuns += 1
@@ -208,7 +213,14 @@ final class Exhaustion {
     }
 
     /// Writes the timeline, with the expectation that fails on the broken night, to `--out`.
-    private func writeRepro(_ timeline: SoakTimeline, _ violation: SoakViolation) throws(SetupError) -> String {
+    /// - Parameter handled: for a process run, its inputs at the virtual instants the processes
+    ///   handled them: the file's phone and watch steps are moved to those instants, and its
+    ///   name says what the twin cannot replay (`SoakTimeline.asHandled(_:)`).
+    private func writeRepro(
+        _ timeline: SoakTimeline, _ violation: SoakViolation, handled: [(at: Date, step: TwinStep)]? = nil
+    ) throws(SetupError) -> String {
+        var timeline = timeline
+        if let handled { timeline.json = timeline.asHandled(handled) }
         let data =
             violation.expectation.isEmpty
             ? timeline.json : timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
@@ -263,6 +275,21 @@ final class Exhaustion {
         return "passed"
     }
 
+    /// Per process run, how often and how far its phone fell behind virtual time, in words.
+    var behindText: String {
+        guard !behind.isEmpty else { return "no process run" }
+        let threshold = Int(PhoneNode.behindThreshold)
+        return "the phone handled OS launches more than \(threshold) virtual s late: "
+            + behind.map { run in
+                run.behind.count == 0
+                    ? "timeline \(run.timeline) never"
+                    : "timeline \(run.timeline) \(run.behind.count) times, at most "
+                        + "\(String(format: "%.0f", run.behind.maxLateSeconds)) s "
+                        + "(\(String(format: "%.1f", run.behind.maxLateSeconds / 3600)) h; "
+                        + "\(String(format: "%.0f", run.behind.maxLateSeconds / options.speed * 1000)) wall ms)"
+            }.joined(separator: "; ")
+    }
+
     /// The readable summary.
     func summary() -> String {
         func kib(_ value: Int?) -> String { value.map { "\($0) KiB" } ?? "?" }
@@ -290,6 +317,7 @@ final class Exhaustion {
             "time:      \(String(format: "%.1f", seconds)) s, \(Int(nightsPerSecond)) nights/s",
             "processes: \(processes)",
         ]
+        if options.processes > 0 { lines.append("behind:    \(behindText)") }
         switch result {
         case "failed": lines.append("sleeptap-soak: INVARIANT BROKEN (details on stderr)")
         case "interrupted": lines.append("sleeptap-soak: interrupted; invariants held on every night run")
@@ -306,7 +334,8 @@ final class Exhaustion {
     /// or null), `seed`, `scenarios` (asked), `scenariosRun`, `nightsPerScenario`, `nights`,
     /// `cached`, `manualEntries`, `foreseeable`, `noBatchYet`, `coverageLow`, `batchesGenerated`,
     /// `batchesApplied`, `backgroundRuns`, `alarmsFired`, `alarmsLostWithRestart`, `seconds`,
-    /// `nightsPerSecond`, `processes`, `repro`
+    /// `nightsPerSecond`, `processes`, `behind` (per process run, keyed by its timeline's index:
+    /// `count` and `maxLateSeconds` of the phone's OS launches handled more than 600 virtual seconds late), `repro`
     /// (the scenario file written, or null), `signal` (or null).
     func summaryEvent() -> Event {
         func int(_ value: Int) -> EventValue { .int(Int64(value)) }
@@ -336,6 +365,21 @@ final class Exhaustion {
                             ("watchEnd", memoryLast?.watchEnd.map(int) ?? .null),
                             ("largestEnd", int(largestEndKiB)),
                         ]))
+                ),
+                (
+                    "behind",
+                    .object(
+                        EventObject(
+                            behind.map { run in
+                                (
+                                    String(run.timeline),
+                                    .object(
+                                        EventObject([
+                                            ("count", int(run.behind.count)),
+                                            ("maxLateSeconds", .double(run.behind.maxLateSeconds)),
+                                        ]))
+                                )
+                            }))
                 ),
                 ("repro", violation.map { .string($0.file) } ?? .null),
                 ("signal", interruptedBy != 0 ? int(Int(interruptedBy)) : .null),

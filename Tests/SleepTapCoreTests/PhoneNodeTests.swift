@@ -761,6 +761,76 @@ struct PhoneNodeTests {
         #expect(bench.node.nextLaunch.map { $0 > due } ?? true, "\(platform): the next launch comes after this one")
     }
 
+    @Test(
+        "An overdue Android launch handled after a later time-zone line runs on the new zone at the line's instant, never stamped before it (issue 19 item 6)"
+    )
+    func lateLaunchAfterTravelIsNotStampedBeforeIt() throws {
+        let utc = try #require(TimeZone(identifier: "Etc/UTC"))
+        var bench = NodeBench(
+            app: NodeBench.app(platform: .android, zone: utc), configuration: NodeBench.configuration(timeZone: utc))
+        bench.start()
+        let due = try #require(bench.node.nextLaunch)
+        // The driver fell 4 virtual hours behind and handled the line before the launch's timer.
+        bench.now = due.addingTimeInterval(4 * 3_600)
+        bench.clearEvents()
+        bench.type("time-zone America/New_York")
+        let travelled = try #require(bench.stamped.first { $0.name == .timezoneChanged }?.at)
+        #expect(bench.node.nextLaunch == due, "the travel keeps the overdue launch's instant")
+        bench.advance(60)
+        bench.clearEvents()
+        bench.fire(.osLaunch)
+        #expect(bench.names().contains(.handlerEntered), "\(bench.names())")
+        #expect(bench.stamped.allSatisfy { $0.at >= travelled }, "stamped before the line: \(bench.stamped)")
+        let batch = try #require(bench.events(.batchGenerated).last)
+        #expect(batch["timeZone"] == .string("America/New_York"))
+        #expect(bench.stamped.first { $0.name == .batchGenerated }?.at == travelled, "at the line's instant")
+        let behind = try #require(bench.events(.clockBehind).first)
+        #expect(behind["plannedAt"] == .date(due))
+        #expect(behind["lateSeconds"] == .double(4 * 3_600 + 60))
+        #expect(behind["count"] == .int(1))
+        #expect(bench.node.behind.count == 1)
+        #expect(bench.node.nextLaunch.map { $0 >= travelled } ?? true, "the OS is asked again from the run's instant")
+        bench.clearEvents()
+        bench.type("status")
+        guard case .object(let status)? = bench.events(.phoneStatus).first?["behind"] else {
+            Issue.record("phone.status has no behind object")
+            return
+        }
+        #expect(status["count"] == .int(1))
+        #expect(status["maxLateSeconds"] == .double(4 * 3_600 + 60))
+    }
+
+    @Test(
+        "A launch on time says nothing of falling behind; repeats are said when the count doubles, the rest before phone.stopping"
+    )
+    func clockBehindIsRateLimited() throws {
+        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        bench.start()
+        let onTime = try #require(bench.node.nextLaunch)
+        bench.now = onTime
+        bench.fire(.osLaunch)
+        #expect(bench.events(.clockBehind).isEmpty)
+        #expect(bench.node.behind.count == 0)
+        var said: [EventValue?] = []
+        for _ in 0..<3 {
+            let due = try #require(bench.node.nextLaunch)
+            bench.now = due.addingTimeInterval(1_000)
+            bench.clearEvents()
+            bench.fire(.osLaunch)
+            // No input came between: the run is at its own instant, as the twin runs it.
+            #expect(bench.stamped.first { $0.name == .handlerEntered }?.at == due)
+            said += bench.events(.clockBehind).map { $0["count"] }
+        }
+        #expect(said == [.int(1), .int(2)], "the third is counted, not said")
+        #expect(bench.node.behind.count == 3)
+        bench.type("quit")
+        #expect(bench.node.behind.count == 3)
+        let last = try #require(bench.events(.clockBehind).last)
+        #expect(last["count"] == .int(3))
+        #expect(last["plannedAt"] == .null)
+        #expect(bench.names().last == .phoneStopping)
+    }
+
     @Test("The resend timer sends the unacknowledged batch again with backoff; an ACK cancels it")
     func resendTimer() throws {
         var bench = NodeBench()

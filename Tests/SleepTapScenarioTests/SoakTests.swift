@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import SleepTapCore
+import SleepTapEmbedded
 import Testing
 
 @testable import SleepTapScenario
@@ -90,6 +91,48 @@ struct SoakTests {
         #expect(repro.expectations.count == 1 && repro.expectations[0].event == .bedWakeTime)
     }
 
+    @Test(
+        "a process run's repro file has its phone and watch steps at the instants the processes handled them, and says what does not replay"
+    )
+    func reproAsHandled() throws {
+        // Seed 4242's timeline 2 (issue 19 item 6): Android, --bucket frequent --interval 900.
+        let timeline = try SoakTimeline.make(runSeed: 4242, index: 2, nights: 60)
+        #expect(timeline.scenario.phone.contains("900"), "\(timeline.scenario.phone)")
+        let lines = timeline.scenario.steps.filter {
+            if case .phone = $0.step { true } else if case .watch = $0.step { true } else { false }
+        }
+        #expect(!lines.isEmpty)
+        // Each line handled 90.25 virtual seconds after its step, as a lagging process would.
+        var handled: [(at: Date, step: TwinStep)] = [(timeline.scenario.start, .link(up: false))]
+        for step in lines { handled.append((step.at.addingTimeInterval(90.25), step.step)) }
+        let repro = try ScenarioFile.decode(timeline.asHandled(handled), path: "repro.json")
+        #expect(repro.name.contains("as the processes handled it"), "\(repro.name)")
+        #expect(repro.name.contains("does not replay"), "\(repro.name)")
+        let moved = repro.steps.filter {
+            if case .phone = $0.step { true } else if case .watch = $0.step { true } else { false }
+        }
+        let expected = lines.map { $0.at.addingTimeInterval(90.25) }.filter { $0 < repro.end }
+        #expect(moved.map(\.at) == expected)
+        let links = { (file: ScenarioFile) in
+            file.steps.compactMap { if case .link(let up) = $0.step { ($0.at, up) } else { nil } }.map {
+                "\($0.0) \($0.1)"
+            }
+        }
+        #expect(links(repro) == links(timeline.scenario), "link steps keep their instants")
+        #expect(repro.steps.map(\.at) == repro.steps.map(\.at).sorted())
+    }
+
+    @Test("a process run's falling behind is the largest count and lateness of its phone's clock.behind lines")
+    func processBehindFromEvents() {
+        let events = [
+            Event(.clockBehind, [("count", .int(1)), ("maxLateSeconds", .double(900))]),
+            Event(.batchGenerated, [("seq", .int(3))]),
+            Event(.clockBehind, [("count", .int(4)), ("maxLateSeconds", .double(15_674.5))]),
+        ]
+        #expect(ProcessBehind(events: events) == ProcessBehind(count: 4, maxLateSeconds: 15_674.5))
+        #expect(ProcessBehind(events: []) == ProcessBehind())
+    }
+
     @Test("a manual entry on a covered night breaks invariant 1 (an early fallback)")
     func earlyFallback() throws {
         let timeline = try SoakTimeline.make(runSeed: 11, index: 0, nights: 10)
@@ -161,6 +204,47 @@ struct SoakTests {
             at: 2)
         let tally = try SoakCheck.check(scenario, log: log)
         #expect(tally.fallbacks == 1 && tally.foreseeable == 1 && tally.warnings == 1)
+    }
+
+    @Test(
+        "invariant 2 on a process run: the phone's zone changes when its time-zone line was handled, not at the scenario's instant (seed 4242, timeline 2)"
+    )
+    func zoneAtHandledInstant() throws {
+        let scenario = try ScenarioFile.decode(
+            Data(
+                """
+                {"schemaVersion": 1, "name": "late travel", "start": "2026-01-01T00:00:00Z",
+                 "end": "2026-01-03T00:00:00Z", "timeZone": "Europe/Berlin",
+                 "schedule": {"schemaVersion": 1, "wake": {"monday": "07:00", "tuesday": "07:00",
+                   "wednesday": "07:00", "thursday": "07:00", "friday": "07:00", "saturday": "07:00",
+                   "sunday": "07:00"}},
+                 "phone": ["--time-zone", "Pacific/Chatham"], "watch": ["--bed-at", "23:00"],
+                 "steps": [{"at": "2026-01-01T09:20:00Z", "phone": "time-zone UTC"}]}
+                """.utf8), path: "late-travel.json")
+        // The phone, behind virtual time, ran a launch at 09:27:58 and handled the line at 09:46:44.
+        let launch = try #require(ISO8601.date("2026-01-01T09:27:58Z"))
+        let handledAt = try #require(ISO8601.date("2026-01-01T09:46:44.994Z"))
+        let log: [ScenarioRun.LogEntry] = [
+            .init(
+                at: launch, source: .phone,
+                event: Event(
+                    .batchGenerated,
+                    [
+                        ("seq", .int(358)), ("epoch", .string("e1")), ("digest", .string("d1")),
+                        ("timeZone", .string("Pacific/Chatham")),
+                    ]))
+        ]
+        // At the scenario's instants the batch looks generated in the zone the phone had left.
+        let planned = try #require(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: log) }
+        #expect(planned.invariant == 2 && planned.message.contains("Etc/UTC"), "\(planned)")
+        // At the instants the processes handled their inputs, it is in the phone's zone then.
+        let handled: [(at: Date, step: TwinStep)] = [(handledAt, .phone("time-zone UTC"))]
+        #expect(try SoakCheck.check(scenario, log: log, handled: handled).batchesGenerated == 1)
+        // A batch after the handled line in the old zone still breaks it.
+        let after = log.map {
+            ScenarioRun.LogEntry(at: handledAt.addingTimeInterval(60), source: $0.source, event: $0.event)
+        }
+        #expect(throws: SoakViolation.self) { try SoakCheck.check(scenario, log: after, handled: handled) }
     }
 
     /// Two nights in Berlin, wake-ups at 07:00, bed at 23:00: the scenario of the invariant-3 tests.

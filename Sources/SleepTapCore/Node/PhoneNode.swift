@@ -217,6 +217,14 @@ public struct PhoneNode: Sendable {
     private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
+    /// The latest virtual instant of an outside input handled so far (a stdin line, a message,
+    /// a setting; not the node's own timers, nor a running job's forecast): no background
+    /// launch is stamped before it.
+    private var handledUpTo: Date?
+
+    private mutating func noteInput(at instant: Date) {
+        handledUpTo = max(handledUpTo ?? instant, instant)
+    }
     private var limiter = EventRateLimiter()
     private var liveness = LinkLiveness()
     /// The paired routing id's process as its last HELLO named it, and the wall seconds of the
@@ -251,6 +259,27 @@ public struct PhoneNode: Sendable {
 
     /// The newest batch that is not on disk (and so not on the watch), nil when there is none.
     public private(set) var unsaved: UnsavedBatch?
+
+    /// How far behind virtual time the phone handled its OS launches: a process whose loop is
+    /// busy (writes with fsync take wall milliseconds, virtual minutes at a high `--clock-speed`)
+    /// handles a launch after its planned instant.
+    public struct Behind: Equatable, Sendable {
+        /// Launches handled more than `PhoneNode.behindThreshold` virtual seconds late.
+        public var count = 0
+        /// The largest lateness of those, virtual seconds (0 when none).
+        public var maxLateSeconds: TimeInterval = 0
+        /// `count` when `clock.behind` was last said.
+        var saidCount = 0
+        /// `maxLateSeconds` when `clock.behind` was last said.
+        var saidMax: TimeInterval = 0
+    }
+
+    /// How far behind virtual time the phone fell (`clock.behind`, `phone.status`).
+    public private(set) var behind = Behind()
+
+    /// Virtual seconds after its planned instant beyond which a handled launch counts as the
+    /// phone falling behind virtual time (`clock.behind`): 10 minutes.
+    public static let behindThreshold: TimeInterval = 600
 
     /// Wall seconds before write retry number `attempt` (1-based): 1 s doubling to 60 s.
     public static func writeRetryDelay(attempt: Int) -> TimeInterval {
@@ -515,6 +544,10 @@ public struct PhoneNode: Sendable {
                         ]), at: time.now))
         }
         app.zone = currentZone
+        if case .backgroundLaunch = next {
+        } else {
+            noteInput(at: time.now)  // the open or REQUEST runs now, with what it carries
+        }
         actions += launch(after: next, at: time)
         return actions + drain(time)
     }
@@ -572,6 +605,15 @@ public struct PhoneNode: Sendable {
     }
 
     private mutating func handle(_ pending: Pending, at time: NodeTime) -> [PhoneAction] {
+        switch pending {
+        case .timer, .weather:
+            // The node's own timers (a launch, a resend, a write retry) and the forecast a
+            // running job waits for (its own step, late only because the driver is) are no
+            // outside input.
+            break
+        default:
+            noteInput(at: time.now)
+        }
         switch pending {
         case .frames(let frames): return received(frames, time)
         case .message(let message, let hello):
@@ -771,8 +813,12 @@ public struct PhoneNode: Sendable {
     /// (the counts add up to every occurrence), and nothing runs after it.
     private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [PhoneAction] {
         isStopping = true
-        return limiter.endAll().map { .emit($0, at: time.now) } + [.emit(Event(.phoneStopping, fields), at: time.now)]
-            + [.stop]
+        var actions = limiter.endAll().map { PhoneAction.emit($0, at: time.now) }
+        // Falling behind counted since the last `clock.behind`: the totals, before the last line.
+        if behind.count > behind.saidCount {
+            actions.append(.emit(behindEvent(plannedAt: nil, late: nil), at: time.now))
+        }
+        return actions + [.emit(Event(.phoneStopping, fields), at: time.now), .stop]
     }
 
     private func status(at now: Date) -> Event {
@@ -801,6 +847,15 @@ public struct PhoneNode: Sendable {
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
             ("refusedPeers", .int(Int64(counters.refusedPeers))),
             ("sendFailures", .int(Int64(counters.sendFailures))),
+            (
+                "behind",
+                .object(
+                    EventObject([
+                        ("count", .int(Int64(behind.count))),
+                        ("maxLateSeconds", .double(Self.tenths(behind.maxLateSeconds))),
+                        ("thresholdSeconds", .double(Self.behindThreshold)),
+                    ]))
+            ),
         ]
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
         fields.append(("why", .object(EventObject(app.scheduler.why(at: now).fields))))
@@ -832,14 +887,56 @@ public struct PhoneNode: Sendable {
         case .open:
             return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
         case .backgroundLaunch(let due):
-            // The run happens at its scheduled virtual instant, whenever the driver woke.
-            return step(NodeTime(now: due, wall: time.wall)) {
-                $0.backgroundLaunchDue(at: due, early: $0.registersEarly)
+            // The run happens at its planned virtual instant, whenever the driver woke (as the
+            // twin runs it): the driver fires a due timer before any input read after it, so the
+            // state is that of its own instant. Should a step have run after that instant all
+            // the same (an input the driver handled first), the run is at that step's instant
+            // instead: no event is stamped before an input whose effect it carries.
+            let late = time.now.timeIntervalSince(due)
+            var actions: [PhoneAction] = []
+            let at = max(due, handledUpTo ?? due)
+            if late > Self.behindThreshold {
+                actions += noteBehind(plannedAt: due, late: late, NodeTime(now: at, wall: time.wall))
             }
+            if at > due { nextLaunch = nil }  // moved: the OS is asked again from the run's instant
+            return actions
+                + step(NodeTime(now: at, wall: time.wall)) {
+                    $0.backgroundLaunchDue(at: at, early: $0.registersEarly)
+                }
         case .watchRequest(let request):
             return step(time) { $0.watchRequest(request, at: time.now, early: $0.registersEarly) }
         }
     }
+
+    /// Counts a launch handled `late` virtual seconds after `plannedAt` and says so
+    /// (`clock.behind`): the first time, then each time the count doubles or the lateness is
+    /// more than twice the largest said, so a phone that stays behind writes a few lines, not
+    /// one per launch (the rest are counted, and said before `phone.stopping`).
+    private mutating func noteBehind(plannedAt: Date, late: TimeInterval, _ time: NodeTime) -> [PhoneAction] {
+        behind.count += 1
+        behind.maxLateSeconds = max(behind.maxLateSeconds, late)
+        let count = behind.count
+        guard count == 1 || count & (count - 1) == 0 || late > 2 * behind.saidMax else { return [] }
+        return [.emit(behindEvent(plannedAt: plannedAt, late: late), at: time.now)]
+    }
+
+    /// `clock.behind` for a launch planned at `plannedAt` (nil: the summary before stopping)
+    /// and handled `late` seconds after it; marks the counts as said.
+    private mutating func behindEvent(plannedAt: Date?, late: TimeInterval?) -> Event {
+        behind.saidCount = behind.count
+        behind.saidMax = behind.maxLateSeconds
+        return Event(
+            .clockBehind,
+            [
+                ("timer", .string("osLaunch")), ("plannedAt", plannedAt.map { .date($0) } ?? .null),
+                ("lateSeconds", late.map { .double(Self.tenths($0)) } ?? .null),
+                ("count", .int(Int64(behind.count))), ("maxLateSeconds", .double(Self.tenths(behind.maxLateSeconds))),
+                ("thresholdSeconds", .double(Self.behindThreshold)),
+            ])
+    }
+
+    /// `value` rounded to one decimal.
+    private static func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 
     // MARK: effects to actions
 
