@@ -150,7 +150,10 @@ public enum AndroidAPI {
 ///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
 ///   except in the restricted bucket, which stays limited on a charger;
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
-///   or after Force stop until the user opens the app.
+///   or after Force stop until the user opens the app;
+/// - no runs while a constraint of the request (`Configuration.constraints`) is unmet; a run
+///   whose constraint is lost is stopped (`STOP_REASON_CONSTRAINT_*`; Android, "Work
+///   constraints", `JobParameters`).
 ///
 /// Run times are deterministic (no random choice); deep and light Doze defer runs to their
 /// maintenance windows (`dozeHold(at:)`).
@@ -557,7 +560,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// Force stop the app stays stopped: a stopped app receives no broadcasts, `BOOT_COMPLETED`
     /// included (Android 3.1, "Launch controls on stopped applications"), so nothing runs until
     /// the user opens it (WorkManager's `ForceStopRunnable`). The bucket, Battery Saver,
-    /// charging and the quota sessions are unchanged (this model's assumption).
+    /// charging and the quota sessions are unchanged (this model's assumption); TestDriver's
+    /// `constraints-met` ends.
     /// - Parameter now: virtual instant.
     public mutating func reboot(at now: Date) {
         advance(to: now)
@@ -955,7 +959,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// lists a job's unsatisfied constraints and Android 16's `JobScheduler.getPendingJobReasons`
     /// returns its reasons (docs/scheduler.md, "Why hasn't it run?"); pure. In order: nothing
     /// enqueued, a run in flight, Force stop, background off, Battery Saver (only the user lifts
-    /// them), the bucket's quota (until the instant quota returns), the next run time (initial
+    /// them), Doze, each unmet constraint (`PENDING_JOB_REASON_CONSTRAINT_*`), the bucket's quota (until the instant quota returns), the next run time (initial
     /// delay, period or back-off).
     /// - Parameter now: virtual instant.
     public func why(at now: Date) -> WhyAnswer {
