@@ -358,7 +358,7 @@ public struct PhoneApp: Sendable {
             state.notifications.removeDelivered(before: now)
             change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
-        effects += change.events
+        effects += noticeEvents(change)
         return effects + sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
     }
 
@@ -448,7 +448,7 @@ public struct PhoneApp: Sendable {
             state.notifications.removeDelivered(before: now)
             change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
-        effects += change.events
+        effects += noticeEvents(change)
         guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
         effects += sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
         job.published = sync.state.lastSeq
@@ -668,7 +668,7 @@ public struct PhoneApp: Sendable {
             var effects = sync.update { state in
                 change = state.notifications.update(prefix: SunlightPlanner.idPrefix, with: [record])
             }
-            effects += change.events
+            effects += noticeEvents(change)
             return effects
         case .none(let reason):
             var effects = sync.update { state in
@@ -823,6 +823,34 @@ public struct PhoneApp: Sendable {
     public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setCharging(on, at: now)
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// The events of a change of the pending notices: `NotificationChange.events`, then, while
+    /// the OS does not show the app's notifications (Android, permission revoked), one
+    /// `notification.hidden` {id, fireDate, text, reason} per added notice: posted, never shown,
+    /// no error.
+    private func noticeEvents(_ change: NotificationChange) -> [PhoneEffect] {
+        guard !scheduler.notificationsShown else { return change.events }
+        let reason = "the notification permission (POST_NOTIFICATIONS) is revoked: posted, never shown, no error"
+        return change.events
+            + change.added.map { record in
+                .emit(
+                    Event(
+                        .notificationHidden,
+                        [
+                            ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
+                            ("text", .string(record.text)), ("reason", .string(reason)),
+                        ]))
+            }
+    }
+
+    /// Android: the user grants or revokes a permission at `now` (`os.permission`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setNotificationPermission(_ granted: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setNotificationPermission(granted)
+        return [
+            .emit(Event(.osPermission, [("permission", .string("notifications")), ("granted", .bool(granted))]))
+        ] + drainTrace()
     }
 
     /// Android: the network connection comes or goes at `now` (`os.network`).

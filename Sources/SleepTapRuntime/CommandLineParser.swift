@@ -108,6 +108,9 @@ public enum CommandLineParser {
           stop REASON     Android: cmd jobscheduler stop -s REASON: the running worker is stopped
                           (or, with none running, the next run as it starts) with that WorkInfo
                           stop reason (STOP_REASON_USER, USER or 13)
+          permission notifications grant|revoke
+                          Android: POST_NOTIFICATIONS; revoked, bedtime notices are posted and
+                          never shown, with no error (notification.hidden)
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the

@@ -446,6 +446,7 @@ extension ScenarioRun {
         case "storage-low": [.osStorageLow]
         case "initial-delay-met", "period-delay-met", "constraints-met": [.osTestDriver]
         case "stop": [.osWorkStopped, .osTestDriver]
+        case "permission": [.osPermission]
         case "force-quit": [.osForceQuit]
         case "registration": [.osRegistration]
         case "reboot": [.osReboot]

@@ -87,6 +87,37 @@ struct PhoneNodeTests {
     }
 
     @Test(
+        "Android: with the notification permission revoked every bedtime notice added is also notification.hidden; granted, none; kept in os.json; refused on iOS"
+    )
+    func notificationPermission() throws {
+        var android = NodeBench(app: NodeBench.app(platform: .android))
+        android.start()
+        android.advance(60)
+        android.type("permission notifications revoke")
+        #expect(android.names().contains(.osPermission))
+        #expect(!android.node.app.scheduler.notificationsShown)
+        let stored = try JSONDecoder().decode(
+            SimulatedOS.self, from: JSONEncoder().encode(android.node.app.scheduler))
+        #expect(!stored.notificationsShown)
+        android.clearEvents()
+        android.type("open")
+        let added = android.names().filter { $0 == .notificationAdded }.count
+        #expect(added > 0)
+        #expect(android.names().filter { $0 == .notificationHidden }.count == added)
+        android.type("permission notifications grant")
+        android.clearEvents()
+        android.type("open")
+        #expect(android.names().contains(.notificationAdded))
+        #expect(!android.names().contains(.notificationHidden))
+        for (line, platform) in [
+            ("permission notifications revoke", Platform.ios), ("permission exact-alarm revoke", .android),
+            ("permission notifications maybe", .android), ("permission notifications", .android),
+        ] {
+            #expect(throws: PhoneCommand.Rejection.self, "\(line)") { try PhoneCommand.parse(line, platform: platform) }
+        }
+    }
+
+    @Test(
         "Android constraints through the node: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
     )
     func constraintsThroughNode() throws {

@@ -779,7 +779,8 @@ public struct PhoneNode: Sendable {
                         ]), at: now)
             ]
         case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
-            .simulateLaunch, .simulateExpiration, .network, .batteryLow, .storageLow, .testDriver, .stop:
+            .simulateLaunch, .simulateExpiration, .network, .batteryLow, .storageLow, .testDriver, .stop,
+            .notificationPermission:
             return apply(command, time)
         case .quit:
             return stopping([("reason", .string("quit"))], time)
@@ -800,6 +801,8 @@ public struct PhoneNode: Sendable {
         case .storageLow(let on): return step(time) { $0.setStorageLow(on, at: now) }
         case .testDriver(let control): return step(time) { $0.testDriver(control, at: now) }
         case .stop(let reason): return step(time) { $0.stopWork(reason: reason, at: now) }
+        case .notificationPermission(let granted):
+            return step(time) { $0.setNotificationPermission(granted, at: now) }
         case .forceQuit: return step(time) { $0.forceQuit(at: now) }
         case .registration(let mode): return step(time) { $0.installUpdate(registration: mode, at: now) }
         case .reboot: return step(time) { $0.reboot(at: now) }

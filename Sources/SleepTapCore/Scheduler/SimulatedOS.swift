@@ -58,6 +58,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// a `--time-zone` given at a start; nil until either happened. It is the device's, so it
     /// outlives the app like the rest of this value (docs/scheduler.md, "The OS outlives the app").
     public private(set) var timeZoneIdentifier: String?
+    /// Android: the user revoked the app's notification permission (`POST_NOTIFICATIONS`,
+    /// Android 13+; before 13 the app's notifications switched off in Settings); nil = granted.
+    public private(set) var notificationsDenied: Bool?
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
     /// The latest instant a call gave (what `drainTrace` asks `why` at); not encoded.
@@ -93,6 +96,20 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// The device's zone as stored, nil when none was set (or the stored name is not a zone).
     public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) }
+
+    /// Android: the user grants or revokes the app's notification permission (stdin
+    /// `permission notifications grant|revoke`). While denied, notifications the app posts are
+    /// never shown and the app gets no error (Android, "Notification runtime permission":
+    /// `notify()` without `POST_NOTIFICATIONS` shows nothing); ignored on iOS.
+    /// - Parameter granted: the permission's new state.
+    public mutating func setNotificationPermission(_ granted: Bool) {
+        guard case .android = device else { return }
+        notificationsDenied = granted ? nil : true
+    }
+
+    /// Whether notifications the app posts are shown (false only on Android with the permission
+    /// revoked).
+    public var notificationsShown: Bool { notificationsDenied != true }
 
     /// The device restarts: the app process is gone; what each platform keeps and drops is in
     /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
@@ -576,6 +593,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case version, platform, seed, reboots, lastReboot, timeZone, launchHistory, ios, android
+        case notificationsDenied
     }
 
     /// Reads `version` first, then `platform` ("ios" or "android") and the scheduler under the
@@ -596,6 +614,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         lastReboot = try container.decodeIfPresent(Date.self, forKey: .lastReboot)
         timeZoneIdentifier = try container.decodeIfPresent(String.self, forKey: .timeZone)
         launchHistory = try container.decode([LaunchRecord].self, forKey: .launchHistory)
+        notificationsDenied = try container.decodeIfPresent(Bool.self, forKey: .notificationsDenied)
         let name = try container.decode(String.self, forKey: .platform)
         switch Platform(rawValue: name) {
         case .ios: device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
@@ -617,6 +636,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         try container.encodeIfPresent(lastReboot, forKey: .lastReboot)
         try container.encodeIfPresent(timeZoneIdentifier, forKey: .timeZone)
         try container.encode(launchHistory, forKey: .launchHistory)
+        try container.encodeIfPresent(notificationsDenied, forKey: .notificationsDenied)
         switch device {
         case .ios(let s): try container.encode(s, forKey: .ios)
         case .android(let s): try container.encode(s, forKey: .android)
