@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "sleeptap-bench", targets: ["sleeptap-bench"]),
         .executable(name: "sleeptap-report", targets: ["sleeptap-report"]),
         .executable(name: "sleeptap-fleet", targets: ["sleeptap-fleet"]),
+        .executable(name: "sleeptap-calibrate", targets: ["sleeptap-calibrate"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
@@ -86,6 +87,14 @@ let package = Package(
             dependencies: [
                 "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapProcess", "SleepTapRuntime",
             ]),
+        // Fits the simulated OS to run records (docs/calibration.md): the fit, sans-I/O, and its
+        // executable, which reads metrics/bg_runs as the report does.
+        .target(name: "SleepTapCalibration", dependencies: ["SleepTapCore"]),
+        .executableTarget(
+            name: "sleeptap-calibrate",
+            dependencies: [
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime",
+            ]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
@@ -98,13 +107,15 @@ let package = Package(
         .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
             name: "SleepTapFleetTests",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapRuntime"]),
+            dependencies: [
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapRuntime",
+            ]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
-                "sleeptap-report", "sleeptap-fleet",
+                "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate",
             ],
             exclude: ["Fixtures"]
         ),

@@ -166,32 +166,92 @@ public enum FreshnessReportFiles {
     private static func add(
         file name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data, to report: inout FreshnessReport
     ) {
-        func skip(_ reason: String) { report.skip(file: String(cString: name), reason: reason) }
+        switch load(file: name, in: directory, buffer: &buffer) {
+        case .success(let records): report.add(file: records)
+        case .failure(let skip): report.skip(file: String(cString: name), reason: skip.reason)
+        }
+    }
+
+    /// Why a file was skipped.
+    struct SkipReason: Error {
+        var reason: String
+    }
+
+    /// Reads and decodes the file `name` of the directory open at `directory` (a regular file of
+    /// at most `maxFileBytes`, strict `RunRecordFile.decode`).
+    /// - Returns: its records, or why the file is skipped.
+    static func load(
+        file name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data
+    ) -> Result<[RunRecord], SkipReason> {
+        func skip(_ reason: String) -> Result<[RunRecord], SkipReason> { .failure(SkipReason(reason: reason)) }
         var info = stat()
         guard fstatat(directory, name, &info, 0) == 0 else {
-            skip("cannot be read: \(String(cString: strerror(errno)))")
-            return
+            return skip("cannot be read: \(String(cString: strerror(errno)))")
         }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            skip("not a regular file")
-            return
-        }
+        guard info.st_mode & S_IFMT == S_IFREG else { return skip("not a regular file") }
         guard Int(info.st_size) <= maxFileBytes else {
-            skip("\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
-            return
+            return skip("\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
         }
         let fd = openat(directory, name, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, let count = readAll(fd, size: Int(info.st_size), into: &buffer) else {
-            skip("cannot be read: \(String(cString: strerror(errno)))")
+            let why = skip("cannot be read: \(String(cString: strerror(errno)))")
             if fd >= 0 { close(fd) }
-            return
+            return why
         }
         close(fd)
         do {
-            report.add(file: try RunRecordFile.decode(buffer.prefix(count)))
+            return .success(try RunRecordFile.decode(buffer.prefix(count)))
         } catch {
-            skip(error.description)
+            return skip(error.description)
         }
+    }
+
+    /// Reads every `ROOT/metrics/bg_runs/*.json` file in name order, one at a time, with the
+    /// report's checks (a regular file of at most `maxFileBytes`, strict `RunRecordFile.decode`),
+    /// and hands each good file's records to `body` (`sleeptap-calibrate`, docs/calibration.md).
+    /// Nothing is written.
+    /// - Returns: the number of good files and the skipped ones with their reasons, in name order.
+    /// - Throws: `Failure.noInput` when there is no directory, no `*.json` file, or no good file
+    ///   (naming each skipped file's reason).
+    public static func eachFile(
+        root: String, _ body: (_ file: String, _ records: [RunRecord]) -> Void
+    ) throws(Failure) -> (files: Int, skipped: [(file: String, reason: String)]) {
+        let directory = root + "/" + RunRecordFile.directory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw .noInput("no input: \(directory) is not a directory")
+        }
+        var names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw .noInput("no input: \(directory) cannot be listed (\(error.localizedDescription))")
+        }
+        names.removeAll { !$0.hasSuffix(".json") }
+        names.sort()
+        guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else {
+            throw .noInput("no input: \(directory) cannot be opened (\(String(cString: strerror(errno))))")
+        }
+        defer { close(directoryFD) }
+        var buffer = Data()
+        var files = 0
+        var skipped: [(file: String, reason: String)] = []
+        for name in names {
+            switch load(file: name, in: directoryFD, buffer: &buffer) {
+            case .success(let records):
+                files += 1
+                body(name, records)
+            case .failure(let skip): skipped.append((name, skip.reason))
+            }
+        }
+        guard files > 0 else {
+            let reasons = skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
+            throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")
+        }
+        return (files, skipped)
     }
 
     /// Writes `report` to `root/reports/bg_freshness_<date>.md` atomically (a re-run on the same

@@ -127,6 +127,10 @@ public struct ScenarioRun: Sendable {
     /// (launches handled more than its threshold after their planned instant, and the largest
     /// lateness, virtual seconds); zero counts when it never did.
     public var behind: ProcessBehind?
+    /// Processes only: the earlier runs of this scenario that failed while the phone fell behind
+    /// virtual time, and so could not be judged (`slowerSpeed(after:attempt:)`), oldest first:
+    /// the speed each ran at and what it said.
+    public var slowerReruns: [(speed: Double, reason: String)] = []
     /// Processes only: the outside inputs at the virtual instants the processes handled them
     /// (what the twin replay was given), in order.
     public var handledInputs: [(at: Date, step: TwinStep)]?
@@ -417,6 +421,14 @@ public struct ScenarioRun: Sendable {
                     + "link up \(startUp.linkUp.map(hours) ?? "never")")
         }
         if let comparison { lines.append("  \(comparison.equal ? "PASS" : "FAIL") \(comparison.description)") }
+        for rerun in slowerReruns {
+            lines.append("  earlier run at \(Self.speedText(rerun.speed))x not judged: \(rerun.reason)")
+        }
+        if let behind, behind.count > 0 {
+            lines.append(
+                "  the phone fell behind virtual time: \(behind.count) launches handled more than 10 min late, "
+                    + "at most \(String(format: "%.1f", behind.maxLateSeconds / 3_600)) h (clock.behind)")
+        }
         lines.append("  tz database: phone \(tzdata.phone ?? "?"), watch \(tzdata.watch ?? "?")")
         lines.append(
             "  \(passed ? "PASS" : "FAIL"): \(checks.filter(\.passed).count) of \(checks.count) expectations hold"
@@ -436,6 +448,10 @@ public struct ScenarioRun: Sendable {
             },
         ]
         if let comparison { object["comparison"] = comparison.summary }
+        if let behind { object["behind"] = ["count": behind.count, "maxLateSeconds": behind.maxLateSeconds] }
+        if !slowerReruns.isEmpty {
+            object["slowerReruns"] = slowerReruns.map { ["speed": $0.speed, "reason": $0.reason] as [String: Any] }
+        }
         object["tzdata"] = [
             "phone": tzdata.phone.map { $0 as Any } ?? NSNull(), "watch": tzdata.watch.map { $0 as Any } ?? NSNull(),
         ]
@@ -459,6 +475,41 @@ extension ScenarioNight {
             "backgroundRuns": backgroundRuns,
             "stalenessHours": stalenessHours.map { ($0 * 10).rounded() / 10 as Any } ?? NSNull(),
         ]
+    }
+}
+
+extension ScenarioRun {
+    /// How many times a failed processes run is run again, each at half the speed, when its
+    /// phone fell behind virtual time (`slowerSpeed(after:attempt:)`).
+    public static let slowerRerunLimit = 2
+
+    /// The speed to run a processes run again at, and why, or nil when its verdict stands.
+    ///
+    /// A run whose phone fell behind virtual time (`clock.behind`: OS launches handled more than
+    /// 600 virtual seconds after their planned instant, docs/protocol.md) tested the machine's
+    /// load as much as the code: at 172,800x a wall stall of 4 ms is 10 virtual minutes. Such a
+    /// run that failed is not judged; it is run again at half the speed, at most
+    /// `slowerRerunLimit` times. A run that passed, or that failed without falling behind, stands.
+    /// - Parameters:
+    ///   - passed: whether the run held (every expectation, and the twin agreed).
+    ///   - behind: its phone's `clock.behind` totals (nil or a zero count: never behind).
+    ///   - speed: the speed it ran at (virtual seconds per wall second).
+    ///   - attempt: how many slower runs came before it (0 for the first run).
+    public static func slowerSpeed(passed: Bool, behind: ProcessBehind?, speed: Double, attempt: Int) -> (
+        speed: Double, reason: String
+    )? {
+        guard !passed, let behind, behind.count > 0, attempt < slowerRerunLimit, speed >= 2 else { return nil }
+        let hours = String(format: "%.1f", behind.maxLateSeconds / 3_600)
+        return (
+            speed / 2,
+            "it failed while the phone fell behind virtual time (\(behind.count) launches handled more than "
+                + "10 min late, at most \(hours) h): run again at \(speedText(speed / 2))x"
+        )
+    }
+
+    /// A speed as people write it: `172800`, `86400`, `1.5`.
+    static func speedText(_ speed: Double) -> String {
+        speed == speed.rounded() && abs(speed) < 1e15 ? String(Int64(speed)) : String(speed)
     }
 }
 

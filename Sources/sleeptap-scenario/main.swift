@@ -108,7 +108,21 @@ for (index, scenario) in scenarios.enumerated() {
                 Reaper.shared.writeError(
                     "sleeptap-scenario: running \(scenario.path) as processes (about \(Int(seconds.rounded(.up))) s)")
             }
-            let run = try ScenarioRun.processes(scenario, speed: options.speed, executables: executables)
+            var speed = options.speed
+            var run = try ScenarioRun.processes(scenario, speed: speed, executables: executables)
+            var reruns: [(speed: Double, reason: String)] = []
+            // A failed run whose phone fell behind virtual time is not judged: again, slower.
+            while let slower = ScenarioRun.slowerSpeed(
+                passed: run.passed, behind: run.behind, speed: speed, attempt: reruns.count)
+            {
+                reruns.append((speed, slower.reason))
+                if progress || !options.json {
+                    Reaper.shared.writeError("sleeptap-scenario: \(scenario.path) as processes: \(slower.reason)")
+                }
+                speed = slower.speed
+                run = try ScenarioRun.processes(scenario, speed: speed, executables: executables)
+            }
+            run.slowerReruns = reruns
             runs.append(run)
             if !options.json { Reaper.shared.writeLine(run.report) }
         }

@@ -14,7 +14,7 @@ struct FlagCoverageTests {
         ("watch keygen", "watch", ["keygen"]),
         ("sleeptap-demo", "sleeptap-demo", []), ("sleeptap-soak", "sleeptap-soak", []),
         ("sleeptap-scenario", "sleeptap-scenario", []), ("sleeptap-report", "sleeptap-report", []),
-        ("sleeptap-fleet", "sleeptap-fleet", []),
+        ("sleeptap-fleet", "sleeptap-fleet", []), ("sleeptap-calibrate", "sleeptap-calibrate", []),
     ]
 
     /// "executable flag" -> "Target/File.swift function": the test that fails when the flag is
@@ -104,6 +104,12 @@ struct FlagCoverageTests {
         "sleeptap-report --root": "IntegrationTests/ReportTests.swift garbageAmongGood",
         "sleeptap-report --date": "IntegrationTests/ReportTests.swift garbageAmongGood",
         "sleeptap-report --json": "IntegrationTests/ReportTests.swift garbageAmongGood",
+        "sleeptap-calibrate -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-calibrate --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-calibrate --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
+        "sleeptap-calibrate --root": "IntegrationTests/CalibrateTests.swift garbageAmongGood",
+        "sleeptap-calibrate --out": "IntegrationTests/CalibrateTests.swift garbageAmongGood",
+        "sleeptap-calibrate --json": "IntegrationTests/CalibrateTests.swift garbageAmongGood",
         "sleeptap-fleet -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-fleet --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-fleet --version": "IntegrationTests/BadInputTests.swift versionAndHelp",

@@ -311,9 +311,15 @@ class WatchRuleTests(unittest.TestCase):
         if self.phone is not None:
             self.phone.close()
 
+    def hello(self, message):
+        """A HELLO without its optional sentAt, after checking that sentAt is an ISO-8601 UTC instant."""
+        self.assertEqual(message.get("type"), "HELLO", message)
+        self.assertRegex(message.get("sentAt", ""), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$", message)
+        return {key: value for key, value in message.items() if key != "sentAt"}
+
     def start(self, *args):
         self.phone = FakePhone(*args)
-        hello = self.phone.receive()
+        hello = self.hello(self.phone.receive())
         self.assertEqual(hello, {"v": 1, "type": "HELLO", "lastSeq": 0})
         return self.phone
 
@@ -349,7 +355,7 @@ class WatchRuleTests(unittest.TestCase):
         phone.send(batch(seq=4))
         self.assertEqual(phone.receive_type("ACK")["seq"], 4)
         phone.send(batch(seq=2))
-        self.assertEqual(phone.receive(),
+        self.assertEqual(self.hello(phone.receive()),
                          {"v": 1, "type": "HELLO", "lastSeq": 4, "epoch": "9f86d081884c7d65", "digest": DOC_DIGEST})
 
     def test_epochs_and_conflicts(self):
@@ -426,7 +432,7 @@ class WatchRuleTests(unittest.TestCase):
                 self.assertEqual(json.load(handle)["lastSeq"], 2)
             phone.close()
             self.phone = FakePhone("--state", state, "--batches", "0")
-            self.assertEqual(self.phone.receive(),
+            self.assertEqual(self.hello(self.phone.receive()),
                              {"v": 1, "type": "HELLO", "lastSeq": 2, "epoch": "9f86d081884c7d65", "digest": DOC_DIGEST})
             self.phone.send(batch(seq=2))  # the stored batch again: ACKed with the stored coverage
             self.assertEqual(self.phone.receive_type("ACK")["coverageEnd"], "2025-03-08T11:30:00Z")

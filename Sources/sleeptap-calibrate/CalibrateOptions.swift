@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+
+/// `sleeptap-calibrate`'s command line.
+struct CalibrateOptions: Equatable, Sendable {
+    var root: String
+    /// Where to write the model file; nil: none written.
+    var out: String?
+    var json = false
+
+    static let usage = """
+        usage: sleeptap-calibrate --root DIR [--out MODEL.json] [--json]
+
+        Fits the simulated OS to a fleet's run records (docs/calibration.md). Reads only
+        DIR/metrics/bg_runs/*.json, the weekly report's input, with the report's checks (a file
+        that is not a valid run-record file is skipped and named on stderr), and changes no
+        input. Per group (all, each platform, each Android standby bucket, each app version) it
+        gives the delay from a request's earliestBeginDate (or its submit, when later) to the
+        launch that answered it as an empirical distribution (p10, p25, p50, p75, p90, p99 of a
+        Kaplan-Meier fit in which a request replaced or still pending is censored, each with a
+        95 % Brookmeyer-Crowley interval, and a histogram), the share of requests never
+        answered, the rates of dropped launches, expirations and quota stops, and the spacing
+        of background runs (quantiles with order-statistic (binomial) intervals). Doze, standby quotas and conditions are not
+        identified by the records; the simulated OS keeps the platforms' documented rules there.
+
+        options:
+          --root DIR         the metrics root (the directory holding metrics/bg_runs)
+          --out MODEL.json   also write the model there, atomically (schemaVersion 1)
+          --json             print the model as JSON instead of the text summary
+          --version          print the version and exit
+          -h, --help         print this help and exit
+
+        exit status: 0 fitted (also with files skipped, as long as one was good); 64 a bad
+        command line; 65 no input (no metrics/bg_runs, no *.json file in it, or no file that is
+        a run-record file); 73 the model file cannot be written; 74 stdout cannot be written.
+        """
+
+    /// Parses the arguments (without the program name).
+    /// - Throws: `UsageError` naming the option and the value.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<CalibrateOptions> {
+        if let request = Parsed<CalibrateOptions>.informationRequest(in: arguments) { return request }
+        var reader = ArgumentReader(arguments)
+        var root: String?
+        var out: String?
+        var json = false
+        while let flag = try reader.nextFlag() {
+            switch flag {
+            case "--root": root = try reader.nonEmpty(flag)
+            case "--out": out = try reader.nonEmpty(flag)
+            case "--json": json = true
+            default: throw ArgumentReader.unknown(flag)
+            }
+        }
+        guard let root else { throw UsageError("--root is required") }
+        var options = CalibrateOptions(root: root)
+        options.out = out
+        options.json = json
+        return .run(options)
+    }
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCalibration
+import SleepTapCommandLine
+import SleepTapCore
+import SleepTapProcess
+import SleepTapRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// sleeptap-calibrate: fits the simulated OS to a fleet's run records (docs/calibration.md).
+
+Reaper.requireStandardStreams()
+signal(SIGPIPE, SIG_IGN)
+let options = Reaper.commandLine(program: "sleeptap-calibrate", usage: CalibrateOptions.usage) {
+    () throws(UsageError) in
+    try CalibrateOptions.parse(Array(CommandLine.arguments.dropFirst()))
+}
+
+/// `text` with control characters written as `\u{…}` (as sleeptap-report does), so that no file
+/// name can move the terminal's cursor or forge a line.
+func printable(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
+            out += "\\u{" + String(scalar.value, radix: 16) + "}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+// Records are gathered per device (a device's files are adjacent in name order, but its records
+// are paired across days), then fitted one device at a time.
+var byDevice: [String: [RunRecord]] = [:]
+let input: (files: Int, skipped: [(file: String, reason: String)])
+do {
+    input = try FreshnessReportFiles.eachFile(root: options.root) { _, records in
+        for record in records { byDevice[record.device, default: []].append(record) }
+    }
+} catch {
+    // One line each: the reason, then each skipped file (names made printable).
+    let lines = error.description.split(separator: "\n", omittingEmptySubsequences: false)
+    Reaper.shared.writeError("sleeptap-calibrate: " + lines.map { printable(String($0)) }.joined(separator: "\n"))
+    exit(error.exitCode.rawValue)
+}
+for (file, reason) in input.skipped {
+    Reaper.shared.writeError("sleeptap-calibrate: skipped \(printable(file)): \(printable(reason))")
+}
+var calibration = Calibration()
+for device in byDevice.keys.sorted() { calibration.add(device: byDevice[device]!) }
+byDevice = [:]
+let model = calibration.model(files: input.files, skipped: input.skipped)
+if let out = options.out {
+    do throws(FileError) {
+        try AtomicFile.write(model.json(), to: out)
+    } catch {
+        Reaper.shared.writeError("sleeptap-calibrate: cannot write the model: \(error)")
+        exit(ExitCode.cantCreate.rawValue)
+    }
+}
+if options.json {
+    Reaper.shared.writeLine(String(decoding: model.json().dropLast(), as: UTF8.self))
+} else {
+    Reaper.shared.writeLine(model.summary() + (options.out.map { "\n\nwrote \($0)" } ?? ""))
+}
+exit(ExitCode.ok.rawValue)

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+/// `sleeptap-calibrate`: reads only metrics/bg_runs/*.json with the report's checks; bad files
+/// are skipped and named, no usable input is exit 65, and no input is changed.
+@Suite("sleeptap-calibrate")
+struct CalibrateTests {
+    @Test(
+        "A corrupt file among good ones is skipped and named; the model is written with --out and printed with --json")
+    func garbageAmongGood() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try ReportTests.root(scenario)
+        let before = try ReportTests.fingerprint(root + "/metrics")
+        let out = scenario.dir + "/model.json"
+        let run = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--out", out], timeout: 30)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("skipped b-2026-03-10.json: not valid JSON: line 1, column 21"))
+        #expect(run.standardOutput.contains("calibration: 1 devices, 6 records in 2 files, 1 skipped"))
+        // Two requests, each answered one hour after its earliestBeginDate.
+        #expect(
+            run.standardOutput.contains("ios: 1 devices, 2 requests, never answered 0.0 %"), "\(run.standardOutput)")
+        #expect(
+            run.standardOutput.contains("delay (h), n = 2, censored 0: p10 1.00 [1.00, open]"), "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("not identified by the records"))
+        #expect(run.standardOutput.hasSuffix("wrote \(out)"))
+        let file = try #require(FileManager.default.contents(atPath: out))
+        let model = try #require(try JSONSerialization.jsonObject(with: file) as? [String: Any])
+        #expect(model["schemaVersion"] as? Int == 1)
+        let input = try #require(model["input"] as? [String: Any])
+        #expect((input["skipped"] as? [[String: String]])?.first?["file"] == "b-2026-03-10.json")
+        let groups = try #require(model["groups"] as? [[String: Any]])
+        let ios = try #require(groups.first { $0["group"] as? String == "ios" })
+        let delay = try #require(ios["delay"] as? [String: Any])
+        #expect(delay["n"] as? Int == 2)
+        #expect(try Self.median(delay) == 3_600)
+        #expect(try ReportTests.fingerprint(root + "/metrics") == before, "calibration changed an input")
+        // --json prints the same model.
+        let json = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--json"], timeout: 30)
+        #expect(json.status == 0)
+        #expect(json.standardOutput + "\n" == String(decoding: file, as: UTF8.self))
+        #expect(try ReportTests.fingerprint(root + "/metrics") == before)
+    }
+
+    static func median(_ delay: [String: Any]) throws -> Double? {
+        let quantiles = try #require(delay["quantiles"] as? [[String: Any]])
+        return quantiles.first { $0["p"] as? Double == 0.5 }?["seconds"] as? Double
+    }
+
+    @Test("No usable input is exit 65 naming the directory or the files; a bad flag is exit 64 naming it")
+    func noInput() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let empty = try CapturedRun.run("sleeptap-calibrate", ["--root", scenario.dir], timeout: 30)
+        #expect(empty.status == 65)
+        #expect(empty.standardError.contains("metrics/bg_runs is not a directory"), "\(empty.standardError)")
+        let directory = scenario.dir + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let none = try CapturedRun.run("sleeptap-calibrate", ["--root", scenario.dir], timeout: 30)
+        #expect(none.status == 65)
+        #expect(none.standardError.contains("no *.json file in"), "\(none.standardError)")
+        try Data("[{\"kind\": 1}]\n".utf8).write(to: URL(fileURLWithPath: directory + "/x-2026-03-01.json"))
+        let out = scenario.dir + "/model.json"
+        let bad = try CapturedRun.run("sleeptap-calibrate", ["--root", scenario.dir, "--out", out], timeout: 30)
+        #expect(bad.status == 65)
+        #expect(
+            bad.standardError.contains("\n  x-2026-03-01.json: record 0, field at: missing"), "\(bad.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: out), "no model from no input")
+        let flag = try CapturedRun.run("sleeptap-calibrate", ["--root", scenario.dir, "--frob"], timeout: 30)
+        #expect(flag.status == 64)
+        #expect(flag.standardError.contains("--frob"), "\(flag.standardError)")
+        let missing = try CapturedRun.run("sleeptap-calibrate", ["--json"], timeout: 30)
+        #expect(missing.status == 64 && missing.standardError.contains("--root is required"))
+    }
+}
