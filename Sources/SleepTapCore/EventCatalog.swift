@@ -23,6 +23,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case notificationPending = "notification.pending"
     /// `notification.dropped` (its fields: docs/protocol.md, "Events").
     case notificationDropped = "notification.dropped"
+    /// `notification.hidden` (its fields: docs/protocol.md, "Events").
+    case notificationHidden = "notification.hidden"
     /// `schedule.changed` (its fields: docs/protocol.md, "Events").
     case scheduleChanged = "schedule.changed"
     /// `schedule.rejected` (its fields: docs/protocol.md, "Events").
@@ -232,6 +234,16 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osWhy = "os.why"
     /// `os.doze` (its fields: docs/protocol.md, "Events").
     case osDoze = "os.doze"
+    /// `os.network` (its fields: docs/protocol.md, "Events").
+    case osNetwork = "os.network"
+    /// `os.battery_low` (its fields: docs/protocol.md, "Events").
+    case osBatteryLow = "os.battery_low"
+    /// `os.storage_low` (its fields: docs/protocol.md, "Events").
+    case osStorageLow = "os.storage_low"
+    /// `os.test_driver` (its fields: docs/protocol.md, "Events").
+    case osTestDriver = "os.test_driver"
+    /// `os.permission` (its fields: docs/protocol.md, "Events").
+    case osPermission = "os.permission"
 
     // MARK: The soak tool
 

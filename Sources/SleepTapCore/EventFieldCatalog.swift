@@ -50,6 +50,7 @@ public enum EventFieldCatalog {
         | phone | `refresh.foreground` | reason str (`open`: a user launch, also at start; `time-zone`), timeZone zone, earliestBeginDate instant? |
         | phone | `notification.added`, `notification.pending` | id str, fireDate instant, text str (each bedtime notice a refresh adds; stdin `notifications`) |
         | phone | `notification.dropped` | id str, fireDate instant, text str, reason str (the 64-pending limit pushed it out; the OS would never show it) |
+        | phone | `notification.hidden` | id str, fireDate instant, text str, reason str (Android: the notice was posted with the notification permission revoked; it is never shown and the app gets no error; docs/scheduler.md, "Permissions") |
         | phone | `schedule.changed`, `schedule.rejected` | path str; rejected: reason str, kept str |
         | phone | `timezone.changed` | from zone, to zone |
         | watch | `timezone.changed` | from zone, to zone, timeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`), nextBedTap instant?: the zone the watch lives in changed and `--bed-at` was planned again |
@@ -133,8 +134,11 @@ public enum EventFieldCatalog {
         | os | `os.work.kept` | identifier str |
         | os | `os.work.rescheduled` | reason str |
         | os | `os.work.completed` | identifier str, result str, duration num, runAttemptCount int, backoff num (seconds, after a retry), nextRunAt instant |
-        | os | `os.work.stopped` | identifier str, reason str, stopReason int and stopReasonName str (`WorkInfo.getStopReason()`: 10 `STOP_REASON_QUOTA`, 13 `STOP_REASON_USER`, 0 `STOP_REASON_UNDEFINED` at a reboot), duration num, runAttemptCount int, nextRunAt instant |
+        | os | `os.work.stopped` | identifier str, reason str, stopReason int and stopReasonName str (`WorkInfo.getStopReason()`: 10 `STOP_REASON_QUOTA`, 13 `STOP_REASON_USER`, 0 `STOP_REASON_UNDEFINED` at a reboot, 5 to 9 `STOP_REASON_CONSTRAINT_*` when a constraint is lost (reason `constraint`), the code stdin `stop REASON` names (reason `stop`)), duration num, runAttemptCount int, nextRunAt instant |
         | os | `os.low_power`, `os.background_refresh`, `os.charging` | on bool (stdin `low-power`, `background-refresh`, `charging`) |
+        | os | `os.network`, `os.battery_low`, `os.storage_low` | on bool (Android: stdin `network`, `battery-low`, `storage-low`, the conditions `--constraints` waits for) |
+        | os | `os.permission` | permission str (`notifications`), granted bool (Android: stdin `permission notifications grant\|revoke`) |
+        | os | `os.test_driver` | control str (`initial-delay-met`, `period-delay-met`, `constraints-met`, or `stop` armed for the next run), identifier str?, applied bool, reason str? (why it did not apply, or what the armed stop does), nextRunAt instant? (Android: TestDriver-style stdin controls; docs/scheduler.md, "Constraints and test controls") |
         | os | `os.force_quit`, `os.reboot` | none (stdin `force-quit`, `reboot`) |
         | os | `os.standby_bucket` | bucket str (stdin `bucket`; Android's App Standby bucket, the one event for the move) |
         | os | `os.watch_message` | channel str (`WatchConnectivity` on iOS, `MessageClient` on Android), woken bool, appRunning bool, budget num? (seconds; null: no limit), reason str? (why the app was not woken) (a REQUEST reached the phone) |

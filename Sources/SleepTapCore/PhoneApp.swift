@@ -358,7 +358,7 @@ public struct PhoneApp: Sendable {
             state.notifications.removeDelivered(before: now)
             change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
-        effects += change.events
+        effects += noticeEvents(change)
         return effects + sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
     }
 
@@ -448,7 +448,7 @@ public struct PhoneApp: Sendable {
             state.notifications.removeDelivered(before: now)
             change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
         }
-        effects += change.events
+        effects += noticeEvents(change)
         guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
         // No churn: an OS-launched background run whose dates equal the acknowledged batch's
         // sends none; a foreground open (the user asked) and a watch REQUEST (the watch asked,
@@ -673,7 +673,7 @@ public struct PhoneApp: Sendable {
             var effects = sync.update { state in
                 change = state.notifications.update(prefix: SunlightPlanner.idPrefix, with: [record])
             }
-            effects += change.events
+            effects += noticeEvents(change)
             return effects
         case .none(let reason):
             var effects = sync.update { state in
@@ -828,6 +828,70 @@ public struct PhoneApp: Sendable {
     public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setCharging(on, at: now)
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// The events of a change of the pending notices: `NotificationChange.events`, then, while
+    /// the OS does not show the app's notifications (Android, permission revoked), one
+    /// `notification.hidden` {id, fireDate, text, reason} per added notice: posted, never shown,
+    /// no error.
+    private func noticeEvents(_ change: NotificationChange) -> [PhoneEffect] {
+        guard !scheduler.notificationsShown else { return change.events }
+        let reason = "the notification permission (POST_NOTIFICATIONS) is revoked: posted, never shown, no error"
+        return change.events
+            + change.added.map { record in
+                .emit(
+                    Event(
+                        .notificationHidden,
+                        [
+                            ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
+                            ("text", .string(record.text)), ("reason", .string(reason)),
+                        ]))
+            }
+    }
+
+    /// Android: the user grants or revokes a permission at `now` (`os.permission`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setNotificationPermission(_ granted: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setNotificationPermission(granted)
+        return [
+            .emit(Event(.osPermission, [("permission", .string("notifications")), ("granted", .bool(granted))]))
+        ] + drainTrace()
+    }
+
+    /// Android: the network connection comes or goes at `now` (`os.network`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setNetwork(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setNetwork(on, at: now)
+        return [.emit(Event(.osNetwork, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// Android: the battery becomes low or not at `now` (`os.battery_low`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setBatteryLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setBatteryLow(on, at: now)
+        return [.emit(Event(.osBatteryLow, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// Android: storage becomes low or not at `now` (`os.storage_low`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setStorageLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
+        scheduler.setStorageLow(on, at: now)
+        return [.emit(Event(.osStorageLow, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// Android: a TestDriver control at `now` (`os.test_driver`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) -> [PhoneEffect] {
+        scheduler.testDriver(control, at: now)
+        return drainTrace()
+    }
+
+    /// Android: the OS stops the worker with `reason` at `now` (`os.work.stopped`, or armed for
+    /// the next run: `os.test_driver`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func stopWork(reason: WorkStopReason, at now: Date) -> [PhoneEffect] {
+        scheduler.stopWork(reason: reason, at: now)
+        return drainTrace()
     }
 
     /// A Doze input reaches the device at `now` (Android; `os.doze` says the phase).

@@ -13,6 +13,7 @@ public enum CommandLineParser {
                      [--platform ios|android] [--registration early|late-silent|late-crash]
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
                      [--interval SECS] [--android-api N] [--android16-quotas on|off]
+                     [--constraints LIST]
                      [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
                      [--metrics-dir DIR] [--app-version V]
@@ -66,6 +67,10 @@ public enum CommandLineParser {
           --android16-quotas S  on (default) or off: Android 16's flagged quota values (active
                                 20 min per 1 h, working_set 10 min per 4 h, frequent 10 min per
                                 12 h); off keeps the Android 13-15 table; needs --android-api 36
+          --constraints LIST    Android: the refresh work request's Constraints, comma-separated:
+                                network, charging, device-idle, battery-not-low, storage-not-low
+                                (or none, the default); the work waits while one is unmet and
+                                `why` names it (PENDING_JOB_REASON_CONSTRAINT_*)
           --os-seed N           seed of a new OS's launch-opportunity model (default: 1); a
                                 stored OS goes on with its own draws
           --step-costs LIST     virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2
@@ -95,6 +100,17 @@ public enum CommandLineParser {
           screen on|off, motion, idle force|step|off
                           Android Doze: the screen, the device picked up, and dumpsys deviceidle's
                           force-idle, step and unforce (screen off, unplugged and still: Doze)
+          network on|off, battery-low on|off, storage-low on|off
+                          Android: the device conditions --constraints waits for
+          initial-delay-met, period-delay-met, constraints-met
+                          Android: androidx.work.testing TestDriver's setInitialDelayMet,
+                          setPeriodDelayMet and setAllConstraintsMet for the refresh work
+          stop REASON     Android: cmd jobscheduler stop -s REASON: the running worker is stopped
+                          (or, with none running, the next run as it starts) with that WorkInfo
+                          stop reason (STOP_REASON_USER, USER or 13)
+          permission notifications grant|revoke
+                          Android: POST_NOTIFICATIONS; revoked, bedtime notices are posted and
+                          never shown, with no error (notification.hidden)
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the
@@ -332,6 +348,15 @@ public enum CommandLineParser {
                     throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected on or off")
                 }
                 os.android16Flags = text == "on"
+            case "--constraints":
+                let text = try reader.value(flag)
+                switch WorkConstraint.parseList(text) {
+                case .success(let list): os.constraints = list
+                case .failure(let error):
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is not a "
+                            + "constraint; expected a comma-separated list of \(WorkConstraint.names), or none")
+                }
             case "--os-seed": os.seed = try reader.unsignedInteger(flag)
             case "--step-costs": os.stepCosts = try reader.stepCosts(flag)
             case "--weather":
@@ -380,6 +405,11 @@ public enum CommandLineParser {
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         if os.platform != .android && (os.bucket != nil || os.charging != nil || os.interval != nil) {
             throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")
+        }
+        if os.platform != .android && os.constraints != nil {
+            throw UsageError(
+                "--constraints is an Android setting (WorkManager Constraints); iOS BGAppRefreshTask has no "
+                    + "constraints in this model: add --platform android")
         }
         if os.platform != .android && (os.androidAPI != nil || os.android16Flags != nil) {
             throw UsageError("--android-api and --android16-quotas are Android settings: add --platform android")

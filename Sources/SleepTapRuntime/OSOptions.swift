@@ -35,6 +35,9 @@ public struct OSOptions: Equatable, Sendable {
     public var androidAPI: Int?
     /// `--android16-quotas on|off`: Android 16's flagged quota values (API 36); nil = stored, else on.
     public var android16Flags: Bool?
+    /// `--constraints`: the Android work request's `Constraints` (empty: `none`); nil = stored,
+    /// else none.
+    public var constraints: [WorkConstraint]?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
     public var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
@@ -61,6 +64,7 @@ public struct OSOptions: Equatable, Sendable {
             if let androidAPI {
                 configuration.selectQuotas(androidAPI: androidAPI, android16Flags: android16Flags ?? true)
             }
+            if let constraints, !constraints.isEmpty { configuration.constraints = constraints }
             return SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: seed ?? Self.defaultSeed)
         }
         var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
@@ -84,7 +88,7 @@ public struct OSOptions: Equatable, Sendable {
     /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
     ///
     /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--budget`,
-    /// `--interval`, `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
+    /// `--interval`, `--constraints` (an app build whose request has them), `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
     /// - Parameters:
     ///   - stored: the OS read from the state dir, nil on the first start.
     ///   - taskIdentifier: the app's refresh task.
@@ -109,6 +113,7 @@ public struct OSOptions: Equatable, Sendable {
         }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }
+        if let constraints { os.setConstraints(constraints) }
         if androidAPI != nil || android16Flags != nil, case .android(let s) = os.device {
             let api = androidAPI ?? s.configuration.androidAPI ?? AndroidAPI.maximum
             os.setAndroidAPI(api, android16Flags: android16Flags ?? s.configuration.android16Flags ?? true)

@@ -42,6 +42,7 @@ struct FlagCoverageTests {
         "phone --interval": "IntegrationTests/FlagEffectTests.swift android",
         "phone --android-api": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --android16-quotas": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
+        "phone --constraints": "SleepTapRuntimeTests/OptionEffectTests.swift constraints",
         "phone --os-seed": "IntegrationTests/FlagEffectTests.swift osSeed",
         "phone --step-costs": "IntegrationTests/FlagEffectTests.swift stepCosts",
         "phone --weather": "IntegrationTests/FlagEffectTests.swift weather",

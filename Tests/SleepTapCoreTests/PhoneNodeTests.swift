@@ -87,6 +87,65 @@ struct PhoneNodeTests {
     }
 
     @Test(
+        "Android: with the notification permission revoked every bedtime notice added is also notification.hidden; granted, none; kept in os.json; refused on iOS"
+    )
+    func notificationPermission() throws {
+        var android = NodeBench(app: NodeBench.app(platform: .android))
+        android.start()
+        android.advance(60)
+        android.type("permission notifications revoke")
+        #expect(android.names().contains(.osPermission))
+        #expect(!android.node.app.scheduler.notificationsShown)
+        let stored = try JSONDecoder().decode(
+            SimulatedOS.self, from: JSONEncoder().encode(android.node.app.scheduler))
+        #expect(!stored.notificationsShown)
+        android.clearEvents()
+        android.type("open")
+        let added = android.names().filter { $0 == .notificationAdded }.count
+        #expect(added > 0)
+        #expect(android.names().filter { $0 == .notificationHidden }.count == added)
+        android.type("permission notifications grant")
+        android.clearEvents()
+        android.type("open")
+        #expect(android.names().contains(.notificationAdded))
+        #expect(!android.names().contains(.notificationHidden))
+        for (line, platform) in [
+            ("permission notifications revoke", Platform.ios), ("permission exact-alarm revoke", .android),
+            ("permission notifications maybe", .android), ("permission notifications", .android),
+        ] {
+            #expect(throws: PhoneCommand.Rejection.self, "\(line)") { try PhoneCommand.parse(line, platform: platform) }
+        }
+    }
+
+    @Test(
+        "Android constraints through the node: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
+    )
+    func constraintsThroughNode() throws {
+        var app = NodeBench.app(platform: .android)
+        app.scheduler.setConstraints([.network])
+        var android = NodeBench(app: app)
+        android.start()
+        android.advance(60)
+        android.clearEvents()
+        android.type("network off")
+        #expect(android.names().contains(.osNetwork))
+        android.type("why")
+        let why = try #require(android.events.last { $0.name == .osWhy })
+        let codes = why.fields.first { $0.0 == "reasonCodes" }?.1
+        guard case .string(let text)? = codes else { throw CancellationError() }
+        #expect(text.contains("PENDING_JOB_REASON_CONSTRAINT_CONNECTIVITY"))
+        android.type("network on")
+        android.type("stop USER")
+        #expect(android.names().contains(.osTestDriver))
+        android.clearEvents()
+        android.type("initial-delay-met")
+        #expect(android.node.nextLaunch == android.now)
+        android.fire(.osLaunch)
+        #expect(android.names().contains(.osWorkStopped), "\(android.names())")
+        #expect(android.records.last?.stopReason == 13)
+    }
+
+    @Test(
         "One change gives one event: bucket rare is os.standby_bucket alone, low-power, background-refresh, charging and force-quit their own event without os.conditions.changed"
     )
     func oneChangeOneEvent() throws {

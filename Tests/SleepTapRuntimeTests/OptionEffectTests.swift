@@ -126,4 +126,32 @@ struct OptionEffectTests {
             #expect(throws: UsageError.self, "\(bad)") { try Self.phoneOptions(bad) }
         }
     }
+
+    @Test("--constraints sets the work request's constraints, kept by a stored OS; bad items and iOS are refused")
+    func constraints() throws {
+        let os = try Self.phoneOptions(["--platform", "android", "--constraints", "charging,network"]).os
+            .makeOS(taskIdentifier: Self.task)
+        #expect(os.constraints == [.network, .charging])
+        #expect(
+            try Self.phoneOptions(["--platform", "android"]).os.makeOS(taskIdentifier: Self.task).constraints == [])
+        // A restart without the flag keeps them; --constraints none clears them.
+        let kept = try Self.phoneOptions(["--platform", "android"]).os.resolve(
+            stored: os, taskIdentifier: Self.task, at: Self.t0)
+        #expect(kept.constraints == [.network, .charging])
+        let cleared = try Self.phoneOptions(["--platform", "android", "--constraints", "none"]).os.resolve(
+            stored: os, taskIdentifier: Self.task, at: Self.t0)
+        #expect(cleared.constraints == [])
+        do {
+            _ = try Self.phoneOptions(["--platform", "android", "--constraints", "network,wifi"])
+            Issue.record("--constraints wifi accepted")
+        } catch {
+            #expect((error as? UsageError)?.message.contains("\"wifi\" is not a constraint") == true)
+        }
+        do {
+            _ = try Self.phoneOptions(["--constraints", "network"])
+            Issue.record("--constraints accepted on iOS")
+        } catch {
+            #expect((error as? UsageError)?.message.contains("Android setting") == true)
+        }
+    }
 }

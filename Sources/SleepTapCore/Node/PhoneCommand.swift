@@ -28,6 +28,18 @@ public enum PhoneCommand: Equatable, Sendable {
     case bucket(StandbyBucket)
     /// Android: a Doze input (`screen on|off`, `motion`, `idle force|step|off`).
     case doze(DozeInput)
+    /// Android: the network connection on or off.
+    case network(Bool)
+    /// Android: the battery low (`ACTION_BATTERY_LOW`) or not.
+    case batteryLow(Bool)
+    /// Android: storage low (`ACTION_DEVICE_STORAGE_LOW`) or not.
+    case storageLow(Bool)
+    /// Android: a control of androidx.work.testing's TestDriver.
+    case testDriver(AndroidWorkScheduler.TestDriverControl)
+    /// Android: `cmd jobscheduler stop -s REASON`, the worker stopped with that reason.
+    case stop(WorkStopReason)
+    /// Android: the user grants (true) or revokes the notification permission.
+    case notificationPermission(Bool)
     /// The user swipes the app away.
     case forceQuit
     /// iOS: the user installs an app update that registers its handler this way (from the app's
@@ -65,7 +77,8 @@ public enum PhoneCommand: Equatable, Sendable {
     public static let unknownCommandReason =
         "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
-        + "idle force|step|off, force-quit, "
+        + "idle force|step|off, network on|off, battery-low on|off, storage-low on|off, period-delay-met, "
+        + "initial-delay-met, constraints-met, stop REASON, permission notifications grant|revoke, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
     /// The words of each command after its name, as the usage shows them (nil: none).
@@ -74,7 +87,10 @@ public enum PhoneCommand: Equatable, Sendable {
         "time-zone": "TZ (an IANA zone, e.g. Europe/Berlin)", "move": "LAT,LON (degrees, e.g. 52.52,13.405)",
         "low-power": "on|off", "background-refresh": "on|off", "charging": "on|off",
         "bucket": "active|working_set|frequent|rare|restricted", "screen": "on|off", "motion": nil,
-        "idle": "force|step|off", "force-quit": nil,
+        "idle": "force|step|off", "network": "on|off", "battery-low": "on|off", "storage-low": "on|off",
+        "period-delay-met": nil, "initial-delay-met": nil, "constraints-met": nil,
+        "stop": "REASON (a WorkInfo STOP_REASON_* name or code, e.g. STOP_REASON_USER or 13)",
+        "permission": "notifications grant|revoke", "force-quit": nil,
         "registration": "early|late-silent|late-crash", "reboot": nil, "simulate-launch": nil,
         "simulate-expiration": nil, "quit": nil,
     ]
@@ -100,7 +116,9 @@ public enum PhoneCommand: Equatable, Sendable {
         func reject(_ reason: String) -> Rejection {
             Rejection(input: text, reason: reason)
         }
-        if let name = words.first, let usage = argumentUsage[name], words.count != (usage == nil ? 1 : 2) {
+        if let name = words.first, let usage = argumentUsage[name],
+            words.count != (usage == nil ? 1 : name == "permission" ? 3 : 2)
+        {
             throw reject(usage.map { "expected \(name) \($0)" } ?? "\(name) takes no argument")
         }
         func onOff(_ name: String) throws(Rejection) -> Bool {
@@ -131,8 +149,43 @@ public enum PhoneCommand: Equatable, Sendable {
         case ("background-refresh", 2): return .backgroundRefresh(try onOff("background-refresh"))
         case ("charging", 2) where platform != .android, ("bucket", 2) where platform != .android,
             ("screen", 2) where platform != .android, ("motion", 1) where platform != .android,
-            ("idle", 2) where platform != .android:
+            ("idle", 2) where platform != .android, ("network", 2) where platform != .android,
+            ("battery-low", 2) where platform != .android, ("storage-low", 2) where platform != .android:
             throw reject("\(words[0]) is an Android setting; this phone runs --platform \(platform)")
+        case ("period-delay-met", 1) where platform != .android, ("initial-delay-met", 1) where platform != .android,
+            ("constraints-met", 1) where platform != .android, ("stop", 2) where platform != .android:
+            throw reject(
+                "\(words[0]) is an Android control (androidx.work.testing TestDriver, cmd jobscheduler); this phone "
+                    + "runs --platform \(platform), where simulate-launch and simulate-expiration are the debugger's controls"
+            )
+        case ("permission", 3) where platform != .android:
+            throw reject("permission is an Android setting; this phone runs --platform \(platform)")
+        case ("permission", 3):
+            guard words[1] == "notifications" else {
+                throw reject(
+                    words[1] == "exact-alarm"
+                        ? "permission exact-alarm is not modelled: the phone sets no exact alarm (the wake-up alarm "
+                            + "rings on the watch); expected permission notifications grant|revoke"
+                        : "expected permission notifications grant|revoke")
+            }
+            switch words[2] {
+            case "grant": return .notificationPermission(true)
+            case "revoke": return .notificationPermission(false)
+            default: throw reject("expected permission notifications grant|revoke")
+            }
+        case ("network", 2): return .network(try onOff("network"))
+        case ("battery-low", 2): return .batteryLow(try onOff("battery-low"))
+        case ("storage-low", 2): return .storageLow(try onOff("storage-low"))
+        case ("period-delay-met", 1): return .testDriver(.periodDelayMet)
+        case ("initial-delay-met", 1): return .testDriver(.initialDelayMet)
+        case ("constraints-met", 1): return .testDriver(.constraintsMet)
+        case ("stop", 2):
+            guard let reason = WorkStopReason(parsing: words[1]) else {
+                throw reject(
+                    "expected stop REASON: a WorkInfo STOP_REASON_* name (e.g. STOP_REASON_USER, or USER) or its "
+                        + "code 0 to 15; not \"\(clipped(words[1]))\"")
+            }
+            return .stop(reason)
         case ("charging", 2): return .charging(try onOff("charging"))
         case ("bucket", 2):
             guard let bucket = StandbyBucket(name: words[1]) else {

@@ -779,7 +779,8 @@ public struct PhoneNode: Sendable {
                         ]), at: now)
             ]
         case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
-            .simulateLaunch, .simulateExpiration:
+            .simulateLaunch, .simulateExpiration, .network, .batteryLow, .storageLow, .testDriver, .stop,
+            .notificationPermission:
             return apply(command, time)
         case .quit:
             return stopping([("reason", .string("quit"))], time)
@@ -795,6 +796,13 @@ public struct PhoneNode: Sendable {
         case .charging(let on): return step(time) { $0.setCharging(on, at: now) }
         case .bucket(let bucket): return step(time) { $0.setStandbyBucket(bucket, at: now) }
         case .doze(let input): return step(time) { $0.doze(input, at: now) }
+        case .network(let on): return step(time) { $0.setNetwork(on, at: now) }
+        case .batteryLow(let on): return step(time) { $0.setBatteryLow(on, at: now) }
+        case .storageLow(let on): return step(time) { $0.setStorageLow(on, at: now) }
+        case .testDriver(let control): return step(time) { $0.testDriver(control, at: now) }
+        case .stop(let reason): return step(time) { $0.stopWork(reason: reason, at: now) }
+        case .notificationPermission(let granted):
+            return step(time) { $0.setNotificationPermission(granted, at: now) }
         case .forceQuit: return step(time) { $0.forceQuit(at: now) }
         case .registration(let mode): return step(time) { $0.installUpdate(registration: mode, at: now) }
         case .reboot: return step(time) { $0.reboot(at: now) }

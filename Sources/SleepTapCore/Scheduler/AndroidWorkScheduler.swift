@@ -150,7 +150,10 @@ public enum AndroidAPI {
 ///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
 ///   except in the restricted bucket, which stays limited on a charger;
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
-///   or after Force stop until the user opens the app.
+///   or after Force stop until the user opens the app;
+/// - no runs while a constraint of the request (`Configuration.constraints`) is unmet; a run
+///   whose constraint is lost is stopped (`STOP_REASON_CONSTRAINT_*`; Android, "Work
+///   constraints", `JobParameters`).
 ///
 /// Run times are deterministic (no random choice); deep and light Doze defer runs to their
 /// maintenance windows (`dozeHold(at:)`).
@@ -191,6 +194,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         public var androidAPI: Int?
         /// Whether Android 16's flagged quota values are on (API 36); nil = on.
         public var android16Flags: Bool?
+        /// The work request's `Constraints` (`--constraints`), in declaration order; nil = none
+        /// (optional in `os.json`).
+        public var constraints: [WorkConstraint]?
 
         /// Chooses the quota table of `androidAPI` (`AndroidAPI.quotas(for:android16Flags:)`):
         /// sets `quotas`, `executionCap`, `androidAPI` and `android16Flags`.
@@ -232,6 +238,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             self.executionCap = nil
             self.androidAPI = nil
             self.android16Flags = nil
+            self.constraints = nil
         }
 
         /// The interval WorkManager uses: `max(repeatInterval, 900)` seconds (a 10 s request runs every 15 min).
@@ -263,6 +270,11 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         var running: BackgroundLaunch?
         /// The running attempt uses quota (it started on battery).
         var runCounted = false
+        /// TestDriver's `setInitialDelayMet`/`setPeriodDelayMet`: the next run is due from this
+        /// instant; cleared when a run starts.
+        var delayMetAt: Date?
+        /// `stop REASON` armed for the running attempt: its `WorkInfo.getStopReason()` code.
+        var stopCode: Int?
     }
 
     private struct Session: Codable, Sendable {
@@ -291,10 +303,20 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// The last run the OS stopped: its work, start and `WorkInfo.getStopReason()` code; not
     /// encoded (the app reads it as the run ends).
     private var lastStop: (identifier: String, startedAt: Date, code: Int)?
+    /// The device has no network connection (stdin `network off`); nil = connected.
+    private var offline: Bool?
+    /// The battery is low (stdin `battery-low on`); nil = not low.
+    private var batteryLow: Bool?
+    /// Storage is low (stdin `storage-low on`); nil = not low.
+    private var storageLow: Bool?
+    /// TestDriver's `setAllConstraintsMet`: the constraints count as met from now on; nil = no.
+    private var constraintsForced: Bool?
+    /// `stop REASON` given while nothing ran: the next run is stopped at once with this code.
+    private var armedStop: Int?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
-        case doze
+        case doze, offline, batteryLow, storageLow, constraintsForced, armedStop
     }
 
     /// - Parameter configuration: the periodic request and device limits. Nothing here is random.
@@ -370,9 +392,18 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         var t: Date? = due
         for _ in 0..<64 {
             guard let candidate = t else { return nil }
+            // Constraints: met now, met from a known instant (device idle), or never by themselves.
+            guard let met = constraintsMet(from: candidate) else { return nil }
+            if met > candidate {
+                t = met
+                continue
+            }
             if quotaApplies { t = nextInQuota(from: candidate) }
             guard let inQuota = t else { return nil }
-            guard let end = dozeHold(at: inQuota) else { return inQuota }
+            guard let end = dozeHold(at: inQuota) else {
+                if constraintsMet(from: inQuota) == inQuota { return inQuota }
+                continue
+            }
             t = end
         }
         return t
@@ -387,7 +418,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now), dozeHold(at: now) == nil else { return nil }
+        guard runsAllowed, !quotaApplies || inQuota(at: now), dozeHold(at: now) == nil,
+            unmetConstraints(at: now).isEmpty
+        else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
             .min { (nextRunTime($0), $0.identifier) < (nextRunTime($1), $1.identifier) }
         guard let work = due else { return nil }
@@ -439,7 +472,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             return
         }
         if let budget = launch.budget, duration > budget {
-            stop(&work, at: launch.startedAt.addingTimeInterval(budget), reason: .quota)
+            stop(&work, at: launch.startedAt.addingTimeInterval(budget), reason: overBudgetReason(work))
             works[launch.identifier] = work
             advance(to: now)
             return
@@ -513,6 +546,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         state.unpluggedAt = on ? nil : now
         if on { state.stepShift = 0 }
         doze = state
+        stopRunsMissingConstraints(at: now)
         conditionsChanged(at: now, announced: true)
     }
 
@@ -526,7 +560,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// Force stop the app stays stopped: a stopped app receives no broadcasts, `BOOT_COMPLETED`
     /// included (Android 3.1, "Launch controls on stopped applications"), so nothing runs until
     /// the user opens it (WorkManager's `ForceStopRunnable`). The bucket, Battery Saver,
-    /// charging and the quota sessions are unchanged (this model's assumption).
+    /// charging and the quota sessions are unchanged (this model's assumption); TestDriver's
+    /// `constraints-met` ends.
     /// - Parameter now: virtual instant.
     public mutating func reboot(at now: Date) {
         advance(to: now)
@@ -534,6 +569,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             stop(&work, at: now, reason: .reboot)
             works[identifier] = work
         }
+        constraintsForced = nil
         trace.add(
             now, .osRebooted,
             [
@@ -559,6 +595,195 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Parameter seconds: the requested interval.
     public mutating func setRepeatInterval(_ seconds: TimeInterval) {
         configuration.repeatInterval = seconds
+    }
+
+    // MARK: Constraints and TestDriver
+
+    /// Sets the work request's `Constraints` (`--constraints`); a running attempt keeps running.
+    /// - Parameter constraints: the requirements, any order; stored sorted, each once.
+    public mutating func setConstraints(_ constraints: [WorkConstraint]) {
+        let sorted = Array(Set(constraints)).sorted()
+        configuration.constraints = sorted.isEmpty ? nil : sorted
+    }
+
+    /// The work request's constraints (empty: none).
+    public var constraints: [WorkConstraint] { configuration.constraints ?? [] }
+
+    /// Whether the device has a network connection (default: yes).
+    public var networkConnected: Bool { offline != true }
+    /// Whether the battery is low (default: no).
+    public var isBatteryLow: Bool { batteryLow == true }
+    /// Whether storage is low (default: no).
+    public var isStorageLow: Bool { storageLow == true }
+
+    /// The device gains or loses its network connection (stdin `network on|off`). A run that
+    /// requires the network is stopped when it is lost (`STOP_REASON_CONSTRAINT_CONNECTIVITY`).
+    public mutating func setNetwork(_ on: Bool, at now: Date) {
+        advance(to: now)
+        offline = on ? nil : true
+        stopRunsMissingConstraints(at: now)
+    }
+
+    /// The battery becomes low or not (stdin `battery-low on|off`; Android's
+    /// `ACTION_BATTERY_LOW`/`OKAY`). A run that requires battery-not-low is stopped when it
+    /// becomes low (`STOP_REASON_CONSTRAINT_BATTERY_NOT_LOW`).
+    public mutating func setBatteryLow(_ on: Bool, at now: Date) {
+        advance(to: now)
+        batteryLow = on ? true : nil
+        stopRunsMissingConstraints(at: now)
+    }
+
+    /// Storage becomes low or not (stdin `storage-low on|off`; Android's
+    /// `ACTION_DEVICE_STORAGE_LOW`/`OK`). A run that requires storage-not-low is stopped when it
+    /// becomes low (`STOP_REASON_CONSTRAINT_STORAGE_NOT_LOW`).
+    public mutating func setStorageLow(_ on: Bool, at now: Date) {
+        advance(to: now)
+        storageLow = on ? true : nil
+        stopRunsMissingConstraints(at: now)
+    }
+
+    /// Whether the device counts as idle for `setRequiresDeviceIdle` at `now`. This model's
+    /// choice (JobScheduler's idle controller is an AOSP detail, not documented API): idle while
+    /// Doze is forced (`idle force`), or once the screen has been off and the device still for
+    /// `DozeSettings.inactiveTimeout` (30 min by default), on a charger too.
+    /// - Parameter now: virtual instant.
+    public func deviceIdle(at now: Date) -> Bool {
+        if (doze ?? DozeState()).forcedAt != nil { return true }
+        guard let from = deviceIdleFrom(at: now) else { return false }
+        return from <= now
+    }
+
+    /// When the device becomes idle (`deviceIdle(at:)`) if nothing changes: nil while the screen
+    /// is on (only a user action lifts it).
+    private func deviceIdleFrom(at now: Date) -> Date? {
+        let state = doze ?? DozeState()
+        if let forced = state.forcedAt { return min(forced, now) }
+        guard !state.screenOn, let off = state.screenOffAt else { return nil }
+        let quiet = [off, state.lastMotion].compactMap { $0 }.max() ?? off
+        return quiet.addingTimeInterval(dozeSettings.inactiveTimeout)
+    }
+
+    /// The constraints unmet at `now`, in declaration order; empty when TestDriver's
+    /// `constraints-met` was given.
+    /// - Parameter now: virtual instant.
+    public func unmetConstraints(at now: Date) -> [WorkConstraint] {
+        guard constraintsForced != true else { return [] }
+        return constraints.filter { constraint in
+            switch constraint {
+            case .network: !networkConnected
+            case .charging: !charging
+            case .deviceIdle: !deviceIdle(at: now)
+            case .batteryNotLow: isBatteryLow
+            case .storageNotLow: isStorageLow
+            }
+        }
+    }
+
+    /// The first instant ≥ `from` at which every constraint is met if the inputs stay as they
+    /// are: `from` itself, the instant the device becomes idle, or nil (only a change of input
+    /// lifts them).
+    private func constraintsMet(from: Date) -> Date? {
+        let unmet = unmetConstraints(at: from)
+        if unmet.isEmpty { return from }
+        guard unmet == [.deviceIdle], let idle = deviceIdleFrom(at: from), idle > from else { return nil }
+        return idle
+    }
+
+    /// JobScheduler stops a running job whose constraint became unmet (`onStopJob` with
+    /// `STOP_REASON_CONSTRAINT_*`; Android, `JobParameters` reference); the attempt counts.
+    private mutating func stopRunsMissingConstraints(at now: Date) {
+        guard let lost = unmetConstraints(at: now).first else { return }
+        for (identifier, var work) in works where work.running != nil {
+            stop(&work, at: now, reason: StopReason(word: "constraint", code: lost.stopReason))
+            works[identifier] = work
+        }
+    }
+
+    /// A control of androidx.work.testing's `TestDriver`.
+    public enum TestDriverControl: String, CaseIterable, Sendable {
+        /// `setInitialDelayMet`: the first run's initial delay counts as elapsed.
+        case initialDelayMet = "initial-delay-met"
+        /// `setPeriodDelayMet`: the current period counts as elapsed.
+        case periodDelayMet = "period-delay-met"
+        /// `setAllConstraintsMet`: the constraints count as met from now on.
+        case constraintsMet = "constraints-met"
+    }
+
+    /// Applies a `TestDriver` control to the enqueued work (androidx.work.testing; Android,
+    /// "Testing Worker implementation", TestDriver): `initial-delay-met` makes a first run due
+    /// now (before the first period ends); `period-delay-met` makes the next period's run due
+    /// now (after a run); `constraints-met` makes the constraints count as met until the device's
+    /// next reboot (this model's choice: TestDriver's state lives in the test process). A delay
+    /// control does not lift quota, Doze or Battery Saver. Traces `os.test_driver`
+    /// {control, identifier, applied, reason, nextRunAt}.
+    /// - Parameters:
+    ///   - control: the control.
+    ///   - now: virtual instant.
+    /// - Returns: whether it applied (false: no work, it is running, backing off, or the delay it
+    ///   names is not the one the work waits for).
+    @discardableResult
+    public mutating func testDriver(_ control: TestDriverControl, at now: Date) -> Bool {
+        advance(to: now)
+        let name = works.keys.sorted().first
+        var refusal: String?
+        if control == .constraintsMet {
+            constraintsForced = true
+        } else if let name, var work = works[name] {
+            if work.running != nil {
+                refusal = "the worker is running"
+            } else if work.runAttemptCount > 0 {
+                refusal = "the work is backing off after a retry, not waiting for a delay"
+            } else if control == .initialDelayMet && work.periodCount > 0 {
+                refusal = "the first run is done: no initial delay is left (period-delay-met)"
+            } else if control == .periodDelayMet && work.periodCount == 0 {
+                refusal = "no run yet: the first run waits for its initial delay (initial-delay-met)"
+            } else {
+                work.delayMetAt = now
+                works[name] = work
+            }
+        } else {
+            refusal = "no work enqueued"
+        }
+        trace.add(
+            now, .osTestDriver,
+            [
+                ("control", .string(control.rawValue)), ("identifier", name.map { .string($0) } ?? .null),
+                ("applied", .bool(refusal == nil)), ("reason", refusal.map { .string($0) } ?? .null),
+                ("nextRunAt", .schedulerDate(name.flatMap { works[$0] }.map(nextRunTime))),
+            ])
+        return refusal == nil
+    }
+
+    /// `adb shell cmd jobscheduler stop -s REASON`: the OS stops the running worker now with
+    /// `reason` (`os.work.stopped` reason "stop"; the attempt counts, it is tried again as after
+    /// any stop). With no run in flight the stop is armed: the next run is stopped as it starts
+    /// (its budget is 0), this model's way to make the stop observable between runs.
+    /// - Parameters:
+    ///   - reason: the `WorkInfo.getStopReason()` to give.
+    ///   - now: virtual instant.
+    /// - Returns: true when a running worker was stopped now, false when the stop was armed.
+    @discardableResult
+    public mutating func stopWork(reason: WorkStopReason, at now: Date) -> Bool {
+        advance(to: now)
+        var stopped = false
+        for (identifier, var work) in works where work.running != nil {
+            stop(&work, at: now, reason: StopReason(word: "stop", code: reason))
+            works[identifier] = work
+            stopped = true
+        }
+        armedStop = stopped ? nil : reason.rawValue
+        if !stopped {
+            trace.add(
+                now, .osTestDriver,
+                [
+                    ("control", .string("stop")),
+                    ("identifier", works.keys.sorted().first.map { .string($0) } ?? .null),
+                    ("applied", .bool(true)),
+                    ("reason", .string("no run in flight: the next run is stopped as it starts (\(reason.name))")),
+                    ("nextRunAt", .schedulerDate(works.keys.sorted().first.flatMap { works[$0] }.map(nextRunTime))),
+                ])
+        }
+        return stopped
     }
 
     // MARK: Doze
@@ -657,6 +882,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     }
 
     private mutating func dozeChanged(at now: Date) {
+        stopRunsMissingConstraints(at: now)
         let (phase, _, end) = dozePhase(at: now)
         let (light, _, lightEnd) = lightDozePhase(at: now)
         trace.add(
@@ -693,6 +919,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             ("backgroundRefresh", .bool(backgroundEnabled)),
             ("forceQuit", .bool(forceStopped)),
             ("doze", .string(dozePhase(at: now).0.rawValue)),
+            ("constraints", constraints.isEmpty ? .null : .string(constraints.map(\.rawValue).joined(separator: ","))),
+            ("network", .bool(networkConnected)), ("batteryLow", .bool(isBatteryLow)),
+            ("storageLow", .bool(isStorageLow)),
         ]
     }
 
@@ -730,7 +959,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// lists a job's unsatisfied constraints and Android 16's `JobScheduler.getPendingJobReasons`
     /// returns its reasons (docs/scheduler.md, "Why hasn't it run?"); pure. In order: nothing
     /// enqueued, a run in flight, Force stop, background off, Battery Saver (only the user lifts
-    /// them), the bucket's quota (until the instant quota returns), the next run time (initial
+    /// them), Doze, each unmet constraint (`PENDING_JOB_REASON_CONSTRAINT_*`), the bucket's quota (until the instant quota returns), the next run time (initial
     /// delay, period or back-off).
     /// - Parameter now: virtual instant.
     public func why(at now: Date) -> WhyAnswer {
@@ -766,6 +995,11 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             reasons.append(
                 PendingReason(
                     .deviceState, "doze", "in light Doze until the next light maintenance window", until: lightEnd))
+        }
+        for constraint in unmetConstraints(at: now) {
+            let until = constraint == .deviceIdle ? deviceIdleFrom(at: now) : nil
+            reasons.append(
+                PendingReason(constraint.pendingReason, constraint.condition, constraint.unmetState, until: until))
         }
         if quotaApplies && !inQuota(at: now) {
             if currentQuota.maxSessions == 0 {
@@ -807,6 +1041,12 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
     private func nextRunTime(_ work: Work) -> Date {
+        if let met = work.delayMetAt { return min(met, scheduledRunTime(work)) }
+        return scheduledRunTime(work)
+    }
+
+    /// androidx `WorkSpec.calculateNextRunTime` without TestDriver's overrides.
+    private func scheduledRunTime(_ work: Work) -> Date {
         if work.runAttemptCount > 0 {
             return work.lastEnqueueTime.addingTimeInterval(configuration.backoff(afterRetry: work.runAttemptCount))
         }
@@ -823,8 +1063,14 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private mutating func start(_ identifier: String, at now: Date, simulated: Bool) -> BackgroundLaunch? {
         guard var work = works[identifier] else { return nil }
         let due = nextRunTime(work)
+        // `stop REASON` armed while nothing ran: this run is stopped as it starts (budget 0).
+        let armed = armedStop
+        armedStop = nil
+        work.stopCode = armed
+        work.delayMetAt = nil
         let grant = BackgroundLaunch(
-            identifier: identifier, startedAt: now, budget: quotaRemaining(at: now), expirationWarning: 0,
+            identifier: identifier, startedAt: now, budget: armed == nil ? quotaRemaining(at: now) : 0,
+            expirationWarning: 0,
             handlerRegistered: true, runAttemptCount: work.runAttemptCount, simulated: simulated,
             earliestBeginDate: due)
         work.runAttemptCount += 1
@@ -841,27 +1087,26 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         return grant
     }
 
-    /// The OS ends a running attempt (quota or force stop): the time ran counts against quota, the
-    /// attempt count stays incremented, the enqueue time is kept (androidx `WorkerWrapper.resolve(true)`).
-    /// Why the OS ended a running attempt; the raw value is the event's `reason`.
-    private enum StopReason: String {
-        /// The attempt used up its execution window.
-        case quota
-        /// The user force-stopped the app.
-        case forceStop = "force-stop"
-        /// The device restarted.
-        case reboot
+    /// Why the OS ended a running attempt: the event's `reason` word and the
+    /// `WorkInfo.getStopReason()` code.
+    ///
+    /// QUOTA 10 for a run past its quota, USER 13 for a Force stop, UNDEFINED 0 for a reboot
+    /// (the process dies with the device; no `onStopJob`, this model's reading), a
+    /// `STOP_REASON_CONSTRAINT_*` code when a constraint becomes unmet, and the code `stop REASON`
+    /// names (`adb shell cmd jobscheduler stop -s REASON`).
+    private struct StopReason {
+        var word: String
+        var code: WorkStopReason
 
-        /// `WorkInfo.getStopReason()` (the `JobParameters.STOP_REASON_*` values): QUOTA 10 for a
-        /// run past its quota, USER 13 for a Force stop, UNDEFINED 0 for a reboot (the process
-        /// dies with the device; no `onStopJob`, this model's reading).
-        var code: (value: Int, name: String) {
-            switch self {
-            case .quota: (10, "STOP_REASON_QUOTA")
-            case .forceStop: (13, "STOP_REASON_USER")
-            case .reboot: (0, "STOP_REASON_UNDEFINED")
-            }
-        }
+        static let quota = StopReason(word: "quota", code: .quota)
+        static let forceStop = StopReason(word: "force-stop", code: .user)
+        static let reboot = StopReason(word: "reboot", code: .undefined)
+    }
+
+    /// The reason of a run stopped at its budget: the armed `stop REASON`, else quota.
+    private func overBudgetReason(_ work: Work) -> StopReason {
+        guard let code = work.stopCode, let reason = WorkStopReason(rawValue: code) else { return .quota }
+        return StopReason(word: "stop", code: reason)
     }
 
     private mutating func stop(_ work: inout Work, at instant: Date, reason: StopReason) {
@@ -869,13 +1114,14 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         let end = max(instant, run.startedAt)
         if work.runCounted { sessions.append(Session(start: run.startedAt, end: end)) }
         work.running = nil
-        lastStop = (run.identifier, run.startedAt, reason.code.value)
-        let name: EventName = reason == .forceStop ? .osAppKilled : .osWorkStopped
+        work.stopCode = nil
+        lastStop = (run.identifier, run.startedAt, reason.code.rawValue)
+        let name: EventName = reason.word == StopReason.forceStop.word ? .osAppKilled : .osWorkStopped
         trace.add(
             end, name,
             [
-                ("identifier", .string(run.identifier)), ("reason", .string(reason.rawValue)),
-                ("stopReason", .int(Int64(reason.code.value))), ("stopReasonName", .string(reason.code.name)),
+                ("identifier", .string(run.identifier)), ("reason", .string(reason.word)),
+                ("stopReason", .int(Int64(reason.code.rawValue))), ("stopReasonName", .string(reason.code.name)),
                 ("duration", .double(end.timeIntervalSince(run.startedAt))),
                 ("runAttemptCount", .int(Int64(work.runAttemptCount))),
                 ("nextRunAt", .date(nextRunTime(work))),
@@ -887,7 +1133,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         lastNow = max(lastNow ?? now, now)
         for (identifier, var work) in works {
             if let run = work.running, let deadline = run.deadline, deadline <= now {
-                stop(&work, at: deadline, reason: .quota)
+                stop(&work, at: deadline, reason: overBudgetReason(work))
                 works[identifier] = work
             }
         }

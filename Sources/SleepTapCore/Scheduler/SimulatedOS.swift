@@ -58,6 +58,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// a `--time-zone` given at a start; nil until either happened. It is the device's, so it
     /// outlives the app like the rest of this value (docs/scheduler.md, "The OS outlives the app").
     public private(set) var timeZoneIdentifier: String?
+    /// Android: the user revoked the app's notification permission (`POST_NOTIFICATIONS`,
+    /// Android 13+; before 13 the app's notifications switched off in Settings); nil = granted.
+    public private(set) var notificationsDenied: Bool?
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
     /// The latest instant a call gave (what `drainTrace` asks `why` at); not encoded.
@@ -93,6 +96,20 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// The device's zone as stored, nil when none was set (or the stored name is not a zone).
     public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) }
+
+    /// Android: the user grants or revokes the app's notification permission (stdin
+    /// `permission notifications grant|revoke`). While denied, notifications the app posts are
+    /// never shown and the app gets no error (Android, "Notification runtime permission":
+    /// `notify()` without `POST_NOTIFICATIONS` shows nothing); ignored on iOS.
+    /// - Parameter granted: the permission's new state.
+    public mutating func setNotificationPermission(_ granted: Bool) {
+        guard case .android = device else { return }
+        notificationsDenied = granted ? nil : true
+    }
+
+    /// Whether notifications the app posts are shown (false only on Android with the permission
+    /// revoked).
+    public var notificationsShown: Bool { notificationsDenied != true }
 
     /// The device restarts: the app process is gone; what each platform keeps and drops is in
     /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
@@ -166,6 +183,64 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         guard case .android(var s) = device else { return }
         s.setAndroidAPI(api, android16Flags: android16Flags)
         device = .android(s)
+    }
+
+    /// Applies `body` to the Android scheduler; nil on iOS (nothing changes).
+    private mutating func android<R>(_ now: Date, _ body: (inout AndroidWorkScheduler) -> R) -> R? {
+        seen(now)
+        guard case .android(var s) = device else { return nil }
+        let result = body(&s)
+        device = .android(s)
+        return result
+    }
+
+    /// Sets the Android work request's constraints (`AndroidWorkScheduler.setConstraints`);
+    /// ignored on iOS.
+    /// - Parameter constraints: the requirements.
+    public mutating func setConstraints(_ constraints: [WorkConstraint]) {
+        guard case .android(var s) = device else { return }
+        s.setConstraints(constraints)
+        device = .android(s)
+    }
+
+    /// The Android work request's constraints; empty on iOS.
+    public var constraints: [WorkConstraint] {
+        if case .android(let s) = device { return s.constraints }
+        return []
+    }
+
+    /// Android: network on or off (`AndroidWorkScheduler.setNetwork`); ignored on iOS.
+    /// - Parameters:
+    ///   - on: connected.
+    ///   - now: virtual instant.
+    public mutating func setNetwork(_ on: Bool, at now: Date) { android(now) { $0.setNetwork(on, at: now) } }
+
+    /// Android: battery low or not (`AndroidWorkScheduler.setBatteryLow`); ignored on iOS.
+    /// - Parameters:
+    ///   - on: low.
+    ///   - now: virtual instant.
+    public mutating func setBatteryLow(_ on: Bool, at now: Date) { android(now) { $0.setBatteryLow(on, at: now) } }
+
+    /// Android: storage low or not (`AndroidWorkScheduler.setStorageLow`); ignored on iOS.
+    /// - Parameters:
+    ///   - on: low.
+    ///   - now: virtual instant.
+    public mutating func setStorageLow(_ on: Bool, at now: Date) { android(now) { $0.setStorageLow(on, at: now) } }
+
+    /// Android: a TestDriver control (`AndroidWorkScheduler.testDriver`); ignored on iOS.
+    /// - Parameters:
+    ///   - control: the control.
+    ///   - now: virtual instant.
+    public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) {
+        android(now) { $0.testDriver(control, at: now) }
+    }
+
+    /// Android: `cmd jobscheduler stop -s REASON` (`AndroidWorkScheduler.stopWork`); ignored on iOS.
+    /// - Parameters:
+    ///   - reason: the stop reason.
+    ///   - now: virtual instant.
+    public mutating func stopWork(reason: WorkStopReason, at now: Date) {
+        android(now) { $0.stopWork(reason: reason, at: now) }
     }
 
     /// Android: `WorkInfo.getStopReason()` of `launch` when the OS stopped it
@@ -518,6 +593,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case version, platform, seed, reboots, lastReboot, timeZone, launchHistory, ios, android
+        case notificationsDenied
     }
 
     /// Reads `version` first, then `platform` ("ios" or "android") and the scheduler under the
@@ -538,6 +614,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         lastReboot = try container.decodeIfPresent(Date.self, forKey: .lastReboot)
         timeZoneIdentifier = try container.decodeIfPresent(String.self, forKey: .timeZone)
         launchHistory = try container.decode([LaunchRecord].self, forKey: .launchHistory)
+        notificationsDenied = try container.decodeIfPresent(Bool.self, forKey: .notificationsDenied)
         let name = try container.decode(String.self, forKey: .platform)
         switch Platform(rawValue: name) {
         case .ios: device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
@@ -559,6 +636,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         try container.encodeIfPresent(lastReboot, forKey: .lastReboot)
         try container.encodeIfPresent(timeZoneIdentifier, forKey: .timeZone)
         try container.encode(launchHistory, forKey: .launchHistory)
+        try container.encodeIfPresent(notificationsDenied, forKey: .notificationsDenied)
         switch device {
         case .ios(let s): try container.encode(s, forKey: .ios)
         case .android(let s): try container.encode(s, forKey: .android)
