@@ -102,6 +102,7 @@ public enum WireCodec {
     /// PING, sent every second each way and always the same, is encoded once and kept.
     ///
     /// - Parameters:
+    ///   - message: the message to encode.
     ///   - sentAt: HELLO only: the sender's virtual now (UTC), written as the optional `sentAt`
     ///     (ISO-8601) for the receiver's clock check; nil writes none (as a peer from before it).
     ///   - instance: HELLO only: the sending process's instance (`WireCodec.Hello.instance`),
