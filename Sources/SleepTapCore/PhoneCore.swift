@@ -263,8 +263,12 @@ public struct PhoneCore: Sendable {
     }
 
     /// Publishes a freshly generated set of wake-ups as the next batch (no notices change).
-    /// - Parameter unlessUnchanged: when the wake-ups and zone equal the acknowledged batch's
-    ///   (the same digest), publish nothing: `batch.unchanged` (`refresh(_:replacesNotices:unlessUnchanged:)`).
+    /// - Parameters:
+    ///   - entries: the wake-ups, in time order.
+    ///   - generatedAt: the batch's `generatedAt` (virtual now, UTC).
+    ///   - timeZone: the IANA zone the wake-ups were planned in.
+    ///   - unlessUnchanged: when the wake-ups and zone equal the acknowledged batch's
+    ///     (the same digest), publish nothing: `batch.unchanged` (`refresh(_:replacesNotices:unlessUnchanged:)`).
     public mutating func publish(
         entries: [WakeEntry], generatedAt: Date, timeZone: String, unlessUnchanged: Bool = false
     ) -> [PhoneEffect] {
