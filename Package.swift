@@ -96,14 +96,19 @@ let package = Package(
                 "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime",
             ]),
 
+        // Test support shared by the test targets: tz databases built with zic.
+        .target(name: "SleepTapTestFixtures", dependencies: ["SleepTapCore"], path: "Tests/SleepTapTestFixtures"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore"]),
-        .testTarget(name: "SleepTapRuntimeTests", dependencies: ["SleepTapCommandLine", "SleepTapRuntime"]),
+        .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore", "SleepTapTestFixtures"]),
+        .testTarget(
+            name: "SleepTapRuntimeTests",
+            dependencies: ["SleepTapCommandLine", "SleepTapRuntime", "SleepTapTestFixtures"]),
         // The argument reader, and the demo's and the soak's parsers (in their executables).
         .testTarget(
             name: "SleepTapCommandLineTests",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "sleeptap-demo", "sleeptap-soak"]),
-        .testTarget(name: "SleepTapScenarioTests", dependencies: ["SleepTapCore", "SleepTapScenario"]),
+        .testTarget(
+            name: "SleepTapScenarioTests", dependencies: ["SleepTapCore", "SleepTapScenario", "SleepTapTestFixtures"]),
         .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
         .testTarget(
             name: "SleepTapFleetTests",
@@ -115,7 +120,7 @@ let package = Package(
             dependencies: [
                 "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
-                "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate",
+                "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate", "SleepTapTestFixtures",
             ],
             exclude: ["Fixtures"]
         ),

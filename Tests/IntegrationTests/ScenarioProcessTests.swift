@@ -3,6 +3,7 @@ import Foundation
 import SleepTapCore
 import SleepTapEmbedded
 import SleepTapScenario
+import SleepTapTestFixtures
 import Testing
 
 /// `sleeptap-scenario` with the real phone and watch (`--both`, the default; `--processes`):

@@ -3,6 +3,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapProcess
+import SleepTapTestFixtures
 import Testing
 
 /// The zone rules come from a tz database (`--tzdata DIR`, else the machine's), end to end:

@@ -3,6 +3,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapProcess
+import SleepTapTestFixtures
 import Testing
 
 /// `watch --tzdata`: the watch's own local-time planning (here a typed wake time) uses the

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import Foundation
-import SleepTapCore
+public import Foundation
+public import SleepTapCore
 
-/// tz databases built in the test with `zic` (Debian's libc-bin) from a few lines of tz source,
+/// tz databases built in the tests of every test target with `zic` (Debian's libc-bin) from a few lines of tz source,
 /// so no test depends on the machine's tzdata.
-enum ZoneFixture {
+package enum ZoneFixture {
     /// British Columbia's rules as tz 2026b and later model them: Canada's DST until
     /// 2026-11-01 02:00, then UTC-07 all year (`MST`).
-    static let vancouverNew = """
+    package static let vancouverNew = """
         Rule Canada 2007 max - Mar Sun>=8 2:00 1:00 D
         Rule Canada 2007 max - Nov Sun>=1 2:00 0 S
         Zone America/Vancouver -8:00 Canada P%sT 2026 Nov 1 2:00
@@ -16,14 +16,14 @@ enum ZoneFixture {
         """
 
     /// British Columbia's rules before tz 2026b (2025b): Canada's DST for ever.
-    static let vancouverOld = """
+    package static let vancouverOld = """
         Rule Canada 2007 max - Mar Sun>=8 2:00 1:00 D
         Rule Canada 2007 max - Nov Sun>=1 2:00 0 S
         Zone America/Vancouver -8:00 Canada P%sT
         """
 
     /// New York (US rules since 2007) and UTC, for the calendar's cases.
-    static let newYork = """
+    package static let newYork = """
         Rule US 2007 max - Mar Sun>=8 2:00 1:00 D
         Rule US 2007 max - Nov Sun>=1 2:00 0 S
         Zone America/New_York -5:00 US E%sT
@@ -33,7 +33,7 @@ enum ZoneFixture {
 
     /// Builds `source` with `zic` into a new temp directory with a `tzdata.zi` whose first line
     /// is `# version VERSION`, and returns the directory.
-    static func build(_ source: String, version: String) throws -> String {
+    package static func build(_ source: String, version: String) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sleeptap-tz-\(UUID().uuidString)"
         ).path
@@ -51,9 +51,9 @@ enum ZoneFixture {
     }
 
     /// A database built from `source` (see `build`).
-    static func database(_ source: String, version: String) throws -> ZoneDatabase {
+    package static func database(_ source: String, version: String) throws -> ZoneDatabase {
         ZoneDatabase.directory(try build(source, version: version))
     }
 
-    enum FixtureError: Error { case zic(Int32) }
+    package enum FixtureError: Error { case zic(Int32) }
 }
