@@ -19,20 +19,6 @@ let options = Reaper.commandLine(program: "sleeptap-calibrate", usage: Calibrate
     try CalibrateOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 
-/// `text` with control characters written as `\u{…}` (as sleeptap-report does), so that no file
-/// name can move the terminal's cursor or forge a line.
-func printable(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-        if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
-            out += "\\u{" + String(scalar.value, radix: 16) + "}"
-        } else {
-            out.unicodeScalars.append(scalar)
-        }
-    }
-    return out
-}
-
 // Records are gathered per device (a device's files are adjacent in name order, but its records
 // are paired across days), then fitted one device at a time.
 var byDevice: [String: [RunRecord]] = [:]

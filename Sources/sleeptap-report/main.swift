@@ -33,19 +33,6 @@ do {
     Reaper.shared.writeError("sleeptap-report: \(error)")
     exit(error.exitCode.rawValue)
 }
-/// `text` with control characters (a newline, an escape sequence in a file name) written as
-/// `\u{…}`, so that no input can move the terminal's cursor or forge a line.
-func printable(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-        if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
-            out += "\\u{" + String(scalar.value, radix: 16) + "}"
-        } else {
-            out.unicodeScalars.append(scalar)
-        }
-    }
-    return out
-}
 for (file, reason) in report.skipped {
     Reaper.shared.writeError("sleeptap-report: skipped \(printable(file)): \(printable(reason))")
 }
