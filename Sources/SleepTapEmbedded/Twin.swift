@@ -448,14 +448,7 @@ public struct Twin: Sendable {
     private mutating func phoneStopped() {
         weatherInFlight.removeAll()  // a forecast for a process that is gone
         for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
-        // Both directions go up and down together (`.link(up:)`): lose what is in flight only.
-        let up = toWatch.isUp
-        toWatch.disconnect()
-        toPhone.disconnect()
-        if up {
-            toWatch.reconnect()
-            toPhone.reconnect()
-        }
+        dropInFlight()
         if connected {
             connected = false
             watchInput { $0.link(.disconnected, at: $1) }
@@ -479,6 +472,12 @@ public struct Twin: Sendable {
         watchRunning = false
         connected = false
         for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
+        dropInFlight()
+    }
+
+    /// A process at one end went away: whatever was in flight on the link is lost, and the link
+    /// stays as it was (both directions go up and down together, `.link(up:)`).
+    private mutating func dropInFlight() {
         let up = toWatch.isUp
         toWatch.disconnect()
         toPhone.disconnect()

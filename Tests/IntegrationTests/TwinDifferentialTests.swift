@@ -229,6 +229,21 @@ struct RunFailure: Error, CustomStringConvertible {
 }
 
 enum DifferentialRun {
+    /// The night findings every differential test shares: too few nights ran in the processes,
+    /// or their nights differ from the twin's (`difference`).
+    static func nightFindings(_ scenario: TwinScenario, _ observed: ObservedRun, _ twin: Twin) -> [String] {
+        var found: [String] = []
+        let processNights = observed.nights(before: scenario.end)
+        if processNights.count < scenario.nights - 2 {
+            found.append("\(scenario): only \(processNights.count) nights ran")
+        }
+        let twinNights = nights(twin, before: scenario.end)
+        if let differing = difference(scenario, observed, process: processNights, twin: twinNights) {
+            found.append(differing)
+        }
+        return found
+    }
+
     /// The differences `check` finds between a scenario's processes and its twin, from a run at
     /// the scenario's speed and, when that one differs, from a second run at half the speed.
     ///
@@ -424,16 +439,7 @@ struct TwinDifferentialTests {
         arguments: Array(UInt64(1)...20))
     func sameNights(seed: UInt64) async throws {
         let findings = try await DifferentialRun.judged(TwinScenario(seed: seed)) { scenario, observed, twin in
-            var found: [String] = []
-            let processNights = observed.nights(before: scenario.end)
-            if processNights.count < scenario.nights - 2 {
-                found.append("\(scenario): only \(processNights.count) nights ran")
-            }
-            if let nights = DifferentialRun.difference(
-                scenario, observed, process: processNights, twin: DifferentialRun.nights(twin, before: scenario.end))
-            {
-                found.append(nights)
-            }
+            var found = DifferentialRun.nightFindings(scenario, observed, twin)
             if let launches = DifferentialRun.launchDifference(
                 scenario, observed, process: observed.launches(before: scenario.end),
                 twin: DifferentialRun.launches(twin, before: scenario.end))
@@ -466,16 +472,8 @@ struct TwinDifferentialTests {
             scenario.registration = .lateSilent
         }
         let findings = try await DifferentialRun.judged(scenario) { scenario, observed, twin in
-            var found: [String] = []
+            var found = DifferentialRun.nightFindings(scenario, observed, twin)
             let processNights = observed.nights(before: scenario.end)
-            if processNights.count < scenario.nights - 2 {
-                found.append("\(scenario): only \(processNights.count) nights ran")
-            }
-            if let nights = DifferentialRun.difference(
-                scenario, observed, process: processNights, twin: DifferentialRun.nights(twin, before: scenario.end))
-            {
-                found.append(nights)
-            }
             if processNights.contains(where: { $0.outcome == "fallback" }) { found.append("\(processNights)") }
             let served = observed.phoneEvents.filter { $0.name == .requestServed }.count
             let twinServed = twin.events(.requestServed, from: .phone).count
