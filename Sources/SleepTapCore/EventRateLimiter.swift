@@ -6,9 +6,10 @@ public import Foundation
 /// connect loop or a stream of garbage cannot flood the output, while every occurrence is still
 /// counted.
 ///
-/// Occurrences are grouped into streams by event name and the class of their `reason` field
-/// (`reasonClass(_:)`). The first occurrence of a stream is let through at once. Repeats within
-/// the stream's window (`interval` seconds after the last line let through) are held back and
+/// Occurrences are grouped into streams by event name and the class of one field, `reason` unless
+/// told otherwise (`reasonClass(_:)`). The first `burst` occurrences of a stream's window
+/// (`interval` seconds from the first line let through; one occurrence unless told otherwise)
+/// are let through at once. Later repeats within the window are held back and
 /// counted. The next line of the stream, whether a new occurrence after the window or the summary
 /// `flush(at:)` writes when the window ends with repeats held back, carries
 /// `suppressed` = how many were held back since the previous line, so the lines plus their
@@ -37,6 +38,8 @@ public struct EventRateLimiter: Sendable {
         var windowEnd: Date
         /// The current window length, seconds.
         var window: TimeInterval
+        /// Lines let through in this window.
+        var written = 1
         /// Repeats held back since the last line.
         var held = 0
         /// The last repeat held back, for the summary line.
@@ -49,6 +52,10 @@ public struct EventRateLimiter: Sendable {
     public let maximumInterval: TimeInterval
     /// The most streams tracked at once; occurrences beyond them share one stream per event name.
     public let maximumStreams: Int
+    /// How many lines a stream lets through in one window before it holds repeats back.
+    public let burst: Int
+    /// The field whose class (`reasonClass(_:)`) splits an event's occurrences into streams.
+    public let keyField: String
     private var streams: [Key: Stream] = [:]
 
     /// The reason class that collects occurrences once `maximumStreams` streams are tracked.
@@ -60,16 +67,25 @@ public struct EventRateLimiter: Sendable {
     ///     doubled five times).
     ///   - maximumStreams: how many streams to track at once (default 64), so a peer that invents
     ///     reasons cannot make this grow.
-    public init(interval: TimeInterval = 30, maximumInterval: TimeInterval = 960, maximumStreams: Int = 64) {
+    ///   - burst: how many lines a stream lets through per window before holding back (default 1:
+    ///     only the first), so traffic that is normal at a low rate passes untouched.
+    ///   - keyField: the field that splits an event into streams (default `reason`; `type` for
+    ///     `message.received`).
+    public init(
+        interval: TimeInterval = 30, maximumInterval: TimeInterval = 960, maximumStreams: Int = 64, burst: Int = 1,
+        keyField: String = "reason"
+    ) {
         self.interval = interval
         self.maximumInterval = max(interval, maximumInterval)
         self.maximumStreams = max(1, maximumStreams)
+        self.burst = max(1, burst)
+        self.keyField = keyField
     }
 
     /// The stream `event` belongs to.
     public func key(for event: Event) -> Key {
         let reason: String
-        if case .string(let text) = event["reason"] { reason = Self.reasonClass(text) } else { reason = "" }
+        if case .string(let text) = event[keyField] { reason = Self.reasonClass(text) } else { reason = "" }
         let key = Key(event: event.name, reason: reason)
         if streams[key] == nil && streams.count >= maximumStreams {
             return Key(event: event.name, reason: Self.otherReasons)
@@ -90,6 +106,11 @@ public struct EventRateLimiter: Sendable {
             streams[key] = Stream(windowEnd: now.addingTimeInterval(interval), window: interval)
             return event
         }
+        if now < stream.windowEnd && stream.held == 0 && stream.written < burst {
+            stream.written += 1
+            streams[key] = stream
+            return event
+        }
         if now < stream.windowEnd {
             stream.held += 1
             stream.lastHeld = event
@@ -100,6 +121,7 @@ public struct EventRateLimiter: Sendable {
         let line = Self.with(event, suppressed: stream.held)
         stream.window = min(stream.window * 2, maximumInterval)
         stream.windowEnd = now.addingTimeInterval(stream.window)
+        stream.written = 1
         stream.held = 0
         stream.lastHeld = nil
         streams[key] = stream
@@ -121,6 +143,7 @@ public struct EventRateLimiter: Sendable {
             lines.append((stream.windowEnd, Self.with(last, suppressed: stream.held - 1)))
             stream.window = min(stream.window * 2, maximumInterval)
             stream.windowEnd = now.addingTimeInterval(stream.window)
+            stream.written = 1
             stream.held = 0
             stream.lastHeld = nil
             streams[key] = stream

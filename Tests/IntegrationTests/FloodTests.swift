@@ -73,6 +73,35 @@ struct FloodTests {
         #expect(Self.lines(phone, .errorSent).occurrences == 400)
     }
 
+    @Test("A forged watch sends 2,000 valid REQUESTs and 2,000 HELLOs: a few dozen lines, every one counted")
+    func validFlood() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone()
+        try phone.expect(.phoneStarted)
+        let context = try Context()
+        defer { context.terminate() }
+        try context.withSocket(.dealer) { rogue in
+            try rogue.setLinger(milliseconds: 0)
+            try rogue.setRoutingId(Array("watch".utf8))
+            try rogue.connect(scenario.endpoint)
+            for index in 0..<2_000 {
+                try rogue.send(Array("{\"v\":1,\"type\":\"REQUEST\",\"id\":\(index + 1),\"nightsLeft\":1}".utf8))
+                try rogue.send(Array("{\"v\":1,\"type\":\"HELLO\",\"lastSeq\":0}".utf8))
+            }
+            let status = try Self.status(phone, until: "receivedMessages", atLeast: 4_000)
+            #expect(status.int("receivedMessages") == 4_000)
+            #expect(status.int("receivedRequests") == 2_000)
+        }
+        // 30 lines a minute per stream, at --clock-speed 1 (the flood takes a few seconds).
+        #expect(Self.lines(phone, .requestReceived).lines <= 62, "\(Self.lines(phone, .requestReceived))")
+        #expect(Self.lines(phone, .messageReceived).lines <= 124, "\(Self.lines(phone, .messageReceived))")
+        #expect(phone.events.count < 600, "\(phone.events.count) lines for 4,000 messages")
+        Self.quit(phone)
+        #expect(Self.lines(phone, .requestReceived).occurrences == 2_000)
+        #expect(Self.lines(phone, .messageReceived).occurrences == 4_000)
+    }
+
     @Test("60 unpaired CURVE clients: peer.refused written once, refusedPeers counts every one")
     func refusedClients() throws {
         let scenario = try Scenario()

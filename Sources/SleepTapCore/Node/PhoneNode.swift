@@ -179,6 +179,11 @@ public struct PhoneNode: Sendable {
         public var refusedPeers = 0
         /// Sends that failed (no watch connected, or not accepting).
         public var sendFailures = 0
+        /// Messages from the paired watch that decoded (PINGs aside): one `message.received` each,
+        /// written or held back.
+        public var receivedMessages = 0
+        /// REQUESTs from the paired watch: one `request.received` each, written or held back.
+        public var receivedRequests = 0
     }
 
     /// An input that may have to wait until the app is free.
@@ -226,6 +231,10 @@ public struct PhoneNode: Sendable {
         handledUpTo = max(handledUpTo ?? instant, instant)
     }
     private var limiter = EventRateLimiter()
+    /// The valid traffic a peer can send at will and what answers it (`message.received`,
+    /// `request.received`, `ack.duplicate`, `ack.stale`, `batch.sent`, `up_to_date.sent`), limited
+    /// on virtual time: `PhoneNode.trafficLimiter`.
+    private var traffic = PhoneNode.trafficLimiter()
     private var liveness = LinkLiveness()
     /// The paired routing id's process as its last HELLO named it, and the wall seconds of the
     /// last message from that routing id.
@@ -422,6 +431,7 @@ public struct PhoneNode: Sendable {
         var actions: [PhoneAction] = [.send(.ping)]
         actions.reserveCapacity(2)
         for line in limiter.flush(at: Self.wallDate(time)) { actions.append(.emit(line, at: time.now)) }
+        for line in traffic.flush(at: time.now) { actions.append(.emit(line, at: time.now)) }
         if let silence = liveness.check(at: time.wall) {
             actions.append(
                 .emit(
@@ -501,10 +511,11 @@ public struct PhoneNode: Sendable {
             // The watch is there again: what was held back is said, the next failure at once.
             var actions = limiter.end(.sendFailed).map { PhoneAction.emit($0, at: time.now) }
             guard let sent = WireEvents.sent(message) else { return actions }
-            if case .error = message {
-                actions += limited(sent, time)
-            } else {
-                actions.append(.emit(sent, at: time.now))
+            switch message {
+            case .error: actions += limited(sent, time)
+            // A HELLO, which a peer can send at will, is answered with one of these.
+            case .batch, .upToDate: actions += trafficLimited(sent, time)
+            default: actions.append(.emit(sent, at: time.now))
             }
             return actions
         }
@@ -726,11 +737,13 @@ public struct PhoneNode: Sendable {
             actions.append(.emit(Event(.peerOnline, [("id", .string(configuration.watchID))]), at: time.now))
         }
         if message == .ping { return actions }
-        actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
+        counters.receivedMessages += 1
+        actions += trafficLimited(Event(.messageReceived, [("type", .string(message.typeName))]), time)
         if case .request(let request) = message {
             // The OS and the app decide, when the app is free: behind a job that waits for the
             // weather, a write, or commands and launches given before.
-            actions.append(.emit(Event(.requestReceived, WireEvents.requestFields(request)), at: time.now))
+            counters.receivedRequests += 1
+            actions += trafficLimited(Event(.requestReceived, WireEvents.requestFields(request)), time)
             waiting.append(.watchRequest(request))
             return actions
         }
@@ -816,7 +829,7 @@ public struct PhoneNode: Sendable {
     /// (the counts add up to every occurrence), and nothing runs after it.
     private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [PhoneAction] {
         isStopping = true
-        var actions = limiter.endAll().map { PhoneAction.emit($0, at: time.now) }
+        var actions = (limiter.endAll() + traffic.endAll()).map { PhoneAction.emit($0, at: time.now) }
         // Falling behind counted since the last `clock.behind`: the totals, before the last line.
         if behind.count > behind.saidCount {
             actions.append(.emit(behindEvent(plannedAt: nil, late: nil), at: time.now))
@@ -850,6 +863,8 @@ public struct PhoneNode: Sendable {
             ("rejectedMessages", .int(Int64(counters.rejectedMessages))),
             ("refusedPeers", .int(Int64(counters.refusedPeers))),
             ("sendFailures", .int(Int64(counters.sendFailures))),
+            ("receivedMessages", .int(Int64(counters.receivedMessages))),
+            ("receivedRequests", .int(Int64(counters.receivedRequests))),
             (
                 "behind",
                 .object(
@@ -994,8 +1009,13 @@ public struct PhoneNode: Sendable {
                 actions.append(.cancel(.resend))
             case .emit(let event):
                 // What the watch can cause at will is rate-limited: its ERRORs, refused REQUESTs.
-                let peerCaused = event.name == .peerError || event.name == .requestRefused
-                actions += peerCaused ? limited(event, time) : [.emit(event, at: time.now)]
+                if event.name == .peerError || event.name == .requestRefused {
+                    actions += limited(event, time)
+                } else if event.name == .ackDuplicate || event.name == .ackStale {
+                    actions += trafficLimited(event, time)
+                } else {
+                    actions.append(.emit(event, at: time.now))
+                }
             case .fetchWeather(let location, let at):
                 actions.append(.fetchWeather(location: location, at: at))
             case .record(let record):
@@ -1008,6 +1028,22 @@ public struct PhoneNode: Sendable {
     /// `event` through the rate limiter (events a peer can cause at will).
     private mutating func limited(_ event: Event, _ time: NodeTime) -> [PhoneAction] {
         limiter.admit(event, at: Self.wallDate(time)).map { [.emit($0, at: time.now)] } ?? []
+    }
+
+    /// `event` through the traffic limiter (valid messages a peer can send at will).
+    private mutating func trafficLimited(_ event: Event, _ time: NodeTime) -> [PhoneAction] {
+        traffic.admit(event, at: time.now).map { [.emit($0, at: time.now)] } ?? []
+    }
+
+    /// The limiter for valid traffic a peer can send at will: 30 lines per event and message type
+    /// in a minute of virtual time (wall time at `--clock-speed 1`), then repeats held back and
+    /// counted until the minute ends (docs/protocol.md, "Events").
+    ///
+    /// Virtual time, not wall time as for refusals: a paired watch's normal traffic follows the
+    /// app's policy, in virtual time (a REQUEST a night, an ACK a batch), so it stays far below the
+    /// limit at any clock speed, and the twin and the processes write the same lines.
+    static func trafficLimiter() -> EventRateLimiter {
+        EventRateLimiter(interval: 60, maximumInterval: 60, burst: 30, keyField: "type")
     }
 
     /// The monotonic wall seconds as an instant for `EventRateLimiter` (which only compares them).

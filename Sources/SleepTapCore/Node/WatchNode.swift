@@ -255,6 +255,14 @@ public struct WatchNode: Sendable {
     /// the ERROR replies to them, the peer's ERRORs, failed sends) are held back and counted
     /// (docs/protocol.md, "Events").
     private var limiter = EventRateLimiter()
+    /// The valid traffic the phone can send at will and what answers it (`message.received`,
+    /// `batch.duplicate`, `batch.stale`, `sync.up_to_date`, `ack.sent`), limited as the phone
+    /// limits its own
+    /// (`PhoneNode.trafficLimiter`).
+    private var traffic = PhoneNode.trafficLimiter()
+    /// Messages from the phone that decoded (PINGs aside): one `message.received` each, written or
+    /// held back.
+    public private(set) var receivedMessages = 0
     /// Whether the phone refused this watch's CURVE key (ZAP status 400) since the last handshake.
     private var refusedByPhone = false
     /// The actions waiting for a persist result, and the state to return to if it failed.
@@ -357,7 +365,10 @@ public struct WatchNode: Sendable {
             actions.append(.emit(Event(.peerOnline, [("endpoint", .string(configuration.endpoint))]), at: time.now))
         }
         if message == .ping { return actions }
-        actions.append(.emit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now))
+        receivedMessages += 1
+        if let line = traffic.admit(Event(.messageReceived, [("type", .string(message.typeName))]), at: time.now) {
+            actions.append(.emit(line, at: time.now))
+        }
         if case .batch(let batch) = message, let skew = ClockSkew.check(generatedAt: batch.generatedAt, now: time.now) {
             actions += emitLimited(skew, time, eventTime: time.now)
         }
@@ -454,6 +465,7 @@ public struct WatchNode: Sendable {
             actions.reserveCapacity(2)
             if linkUp { actions.append(.send(.ping)) }
             for line in limiter.flush(at: Self.limiterInstant(time)) { actions.append(.emit(line, at: time.now)) }
+            for line in traffic.flush(at: time.now) { actions.append(.emit(line, at: time.now)) }
             if let silence = liveness.check(at: time.wall) {
                 actions.append(
                     .emit(
@@ -691,6 +703,7 @@ public struct WatchNode: Sendable {
             status.fields.append((key: "coverageLow", value: .bool(low)))
             status.fields.append((key: "requestsSent", value: .int(Int64(clamping: requestsSent))))
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
+            status.fields.append((key: "receivedMessages", value: .int(Int64(receivedMessages))))
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
             status.fields.append((key: "alarmSet", value: alarm.set.first.map { .date($0) } ?? .null))
             status.fields.append(
@@ -757,10 +770,11 @@ public struct WatchNode: Sendable {
         case .sent:
             var actions: [WatchAction] = limiter.end(.sendFailed).map { .emit($0, at: time.now) }
             guard let sent = WireEvents.sent(message) else { return actions }
-            if case .error = message {
-                actions += emitLimited(sent, time, eventTime: time.now)
-            } else {
-                actions.append(.emit(sent, at: time.now))
+            switch message {
+            case .error: actions += emitLimited(sent, time, eventTime: time.now)
+            // The answer to each BATCH, which the phone can send at will.
+            case .ack: if let line = traffic.admit(sent, at: time.now) { actions.append(.emit(line, at: time.now)) }
+            default: actions.append(.emit(sent, at: time.now))
             }
             return actions
         case .failed(let reason):
@@ -792,13 +806,15 @@ public struct WatchNode: Sendable {
     /// The process ends without a stop (the poll loop failed): what is still held back, so the
     /// counts add up to every occurrence. Nothing after a stop, which said it already.
     public mutating func finish(at time: NodeTime) -> [WatchAction] {
-        limiter.endAll().map { .emit($0, at: time.now) }
+        (limiter.endAll() + traffic.endAll()).map { .emit($0, at: time.now) }
     }
 
     /// `watch.stopping`, the last line: what the rate limit still holds back is said before it
     /// (the counts add up to every occurrence).
     private mutating func stopping(_ fields: [(String, EventValue)], _ time: NodeTime) -> [WatchAction] {
-        limiter.endAll().map { .emit($0, at: time.now) } + [.emit(Event(.watchStopping, fields), at: time.now), .stop]
+        (limiter.endAll() + traffic.endAll()).map { .emit($0, at: time.now) } + [
+            .emit(Event(.watchStopping, fields), at: time.now), .stop,
+        ]
     }
 
     // MARK: Decisions
@@ -869,6 +885,8 @@ public struct WatchNode: Sendable {
                 actions += cancel(.helloRetry)
             case .emit(let event) where event.name == .peerError:
                 actions += emitLimited(event, time, eventTime: eventTime)
+            case .emit(let event) where Self.trafficEvents.contains(event.name):
+                if let line = traffic.admit(event, at: eventTime) { actions.append(.emit(line, at: eventTime)) }
             case .emit(let event):
                 actions.append(.emit(event, at: eventTime))
             case .setAlarm(let instant):
@@ -977,6 +995,9 @@ public struct WatchNode: Sendable {
         guard let line = limiter.admit(event, at: Self.limiterInstant(time)) else { return [] }
         return [.emit(line, at: eventTime)]
     }
+
+    /// The answers to valid messages the phone can send at will, held back by `traffic`.
+    private static let trafficEvents: Set<EventName> = [.batchDuplicate, .batchStale, .syncUpToDate]
 
     /// The rate limiter's windows are wall time (transport timing): monotonic seconds as instants.
     private static func limiterInstant(_ time: NodeTime) -> Date {
