@@ -30,7 +30,8 @@ struct PeerTrafficTests {
             if let line = limiter.admit(Event(.messageReceived, [("type", .string("HELLO"))]), at: now) {
                 written.append(line)
             }
-            if index % 100 == 0, let line = limiter.admit(Event(.messageReceived, [("type", .string("ACK"))]), at: now) {
+            if index % 100 == 0, let line = limiter.admit(Event(.messageReceived, [("type", .string("ACK"))]), at: now)
+            {
                 written.append(line)
             }
         }
@@ -85,9 +86,13 @@ struct PeerTrafficTests {
         // …and at the end the held-back counts are said: they add up to every occurrence.
         bench.type("quit")
         #expect(Self.count(bench.events, .requestReceived).occurrences == 3_000)
-        let answers = Self.count(bench.events, .upToDateSent).occurrences + Self.count(bench.events, .batchSent).occurrences
+        let answers =
+            Self.count(bench.events, .upToDateSent).occurrences + Self.count(bench.events, .batchSent).occurrences
         // Every HELLO answered (and the batch a served REQUEST may publish).
-        #expect(answers >= 3_000 && answers <= 3_010, "up_to_date.sent \(Self.count(bench.events, .upToDateSent)), batch.sent \(Self.count(bench.events, .batchSent))")
+        #expect(
+            answers >= 3_000 && answers <= 3_010,
+            "up_to_date.sent \(Self.count(bench.events, .upToDateSent)), batch.sent \(Self.count(bench.events, .batchSent))"
+        )
         let received = bench.events.filter { $0.name == .messageReceived }
         for type in ["REQUEST", "HELLO", "ACK"] {
             let lines = received.filter { $0["type"] == .string(type) }
