@@ -204,11 +204,21 @@ extension ScenarioRun {
             return at
         }
 
+        /// The lines sent whose handled instant is read back from the log once the run is over:
+        /// the index in `inputs`, the process, its event count when the line was sent and the
+        /// events that answer the line.
+        var echoes: [(input: Int, child: ChildProcess, from: Int, names: Set<EventName>)] = []
         /// The virtual instant a process acted on a line: the first event it wrote for it (the
-        /// time in the event, not when this thread woke up).
+        /// time in the event, not when this thread woke up), waiting up to 2 s wall to pace the
+        /// steps. A process behind virtual time may answer later: `echoes` reads it back at the end.
         func echo(_ child: ChildProcess, from: Int, _ names: Set<EventName>) -> Date? {
             guard !names.isEmpty else { return nil }
             return child.waitFor(anyOf: names.union([.inputRejected]), from: from, timeout: 2)?.event.time
+        }
+        /// `echo`, and the line remembered in `echoes` as input `inputs.count` (the next appended).
+        func echoLater(_ child: ChildProcess, from: Int, _ names: Set<EventName>) -> Date? {
+            if !names.isEmpty { echoes.append((inputs.count, child, from, names)) }
+            return echo(child, from: from, names)
         }
 
         // Both at once: the relay holds the watch's connection until the phone has bound.
@@ -306,7 +316,7 @@ extension ScenarioRun {
                 }
                 let from = phone.events.count
                 phone.send(line: line)
-                inputs.append((echo(phone, from: from, Self.phoneEcho(line)) ?? clock.now, .phone(line)))
+                inputs.append((echoLater(phone, from: from, Self.phoneEcho(line)) ?? clock.now, .phone(line)))
             case .watch(let line):
                 let watch = try running(.watch, index, step)
                 if case .quit = WatchCommand(parsing: line) {
@@ -315,7 +325,7 @@ extension ScenarioRun {
                 }
                 let from = watch.events.count
                 watch.send(line: line)
-                inputs.append((echo(watch, from: from, Self.watchEcho(line)) ?? clock.now, .watch(line)))
+                inputs.append((echoLater(watch, from: from, Self.watchEcho(line)) ?? clock.now, .watch(line)))
             case .link(let up):
                 relay.setLink(up: up)
                 // The return is read back from the watch's link.up (the handshake).
@@ -373,6 +383,11 @@ extension ScenarioRun {
             }
         }
 
+        Self.resolve(
+            echoes.map { echo in
+                (echo.input, children.firstIndex { $0 === echo.child } ?? -1, echo.from, echo.names)
+            },
+            logs: children.map { $0.events.map { ($0.rawName, $0.time) } }, into: &inputs)
         let log = Self.log(of: phones + watches, before: scenario.end)
         for entry in log where entry.source == .watch {
             if entry.event.name == .linkUp { inputs.append((entry.at, .link(up: true))) }
@@ -405,6 +420,31 @@ extension ScenarioRun {
             })
         run.handledInputs = inputs
         return run
+    }
+
+    /// Sets each echoed input's instant to the event that answered it in its process's whole log:
+    /// a process reads its stdin in order, so the answer to a line is the first answering event
+    /// (or `input.rejected`) after the line was sent and after the answer to the line before it.
+    /// An input whose answer never came keeps the instant it had.
+    /// - Parameters:
+    ///   - echoes: per line sent, its index in `inputs`, its process (an index into `logs`), the
+    ///     process's event count when it was sent and the events that answer it.
+    ///   - logs: each process's events, as name and `time`, in the order written.
+    ///   - inputs: the run's inputs, changed in place.
+    static func resolve(
+        _ echoes: [(input: Int, process: Int, from: Int, names: Set<EventName>)],
+        logs: [[(name: String, time: Date?)]], into inputs: inout [(at: Date, step: TwinStep)]
+    ) {
+        var cursors = Array(repeating: 0, count: logs.count)
+        for echo in echoes where logs.indices.contains(echo.process) {
+            let events = logs[echo.process]
+            let names = Set(echo.names.union([.inputRejected]).map(\.rawValue))
+            var index = max(echo.from, cursors[echo.process])
+            while index < events.count && !names.contains(events[index].name) { index += 1 }
+            guard index < events.count, let at = events[index].time else { continue }
+            inputs[echo.input].at = at
+            cursors[echo.process] = index + 1
+        }
     }
 
     /// The processes a scenario's steps leave stopped at `end` (a quit or kill step and no start

@@ -427,6 +427,8 @@ public enum SoakCheck {
                 if words.count == 2, words[0] == "time-zone" { travels.append((step.at, words[1])) }
             }
         }
+        // In time order: a process's handled instants follow its stdin, the file's its steps.
+        travels = travels.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         /// The phone's zone just before `instant` and just after the steps at it.
         /// (Names as the tz database resolves them: `UTC` is `Etc/UTC`.)
         func zones(at instant: Date) -> [String] {
