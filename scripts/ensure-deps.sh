@@ -3,7 +3,7 @@
 # Installs what building and testing SleepTap needs on Debian, when it is missing or out of date:
 # libzmq3-dev and pkg-config (the ZeroMQ C library), tzdata at the newest version the package
 # registry serves (the zone rules SleepTap reads, docs/architecture.md "Zone rules"), and
-# python3 + python3-zmq (the interop client).
+# python3 + python3-zmq (the interop client) and GNU parallel (a fleet test) for the tests.
 # Needs root (or sudo) only when something must be installed. The Swift toolchain itself must
 # already be on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
@@ -13,6 +13,8 @@ pkg-config --exists libzmq 2>/dev/null || missing+=(libzmq3-dev pkg-config)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ "${SLEEPTAP_WITH_PYTHON:-0}" = 1 ]; then
   /usr/bin/python3 -c 'import zmq' >/dev/null 2>&1 || missing+=(python3 python3-zmq)
+  # GNU parallel: the test that runs fleet shards the way a team spreads them over hosts.
+  [ -x /usr/bin/parallel ] || missing+=(parallel)
 fi
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi

@@ -46,7 +46,11 @@ public enum FleetCommand: Equatable, Sendable {
           --buckets SHARES Android standby bucket shares, summing to 1 (default
                            active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
           --shard I/N      run only the devices whose index is I modulo N (0 <= I < N); the
-                           shards' files merge by copying them into one directory
+                           shards' files merge by copying them into one directory. Without it,
+                           the shard of a batch job: a Slurm job array (SLURM_ARRAY_TASK_ID,
+                           SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN/STEP), or a Kubernetes
+                           Indexed Job (JOB_COMPLETION_INDEX, with SLEEPTAP_SHARD_COUNT set to
+                           the Job's completions); docs/fleet.md
           --jobs J         devices simulated at once (default: the number of cores)
           --json           print the summary as one JSON object
           --bench          the twin's speed workload instead (docs/performance.md): no --out,
@@ -61,10 +65,12 @@ public enum FleetCommand: Equatable, Sendable {
     /// - Parameters:
     ///   - today: the UTC date `--start` counts back from.
     ///   - cores: the default of `--jobs`.
-    /// - Throws: `UsageError` naming the option and what is wrong.
-    public static func parse(_ arguments: [String], today: LocalDate, cores: Int) throws(UsageError) -> Parsed<
-        FleetCommand
-    > {
+    ///   - environment: the process's environment, for the shard of a batch job when `--shard`
+    ///     is not given (`shard(in:)`).
+    /// - Throws: `UsageError` naming the option or variable and what is wrong.
+    public static func parse(
+        _ arguments: [String], today: LocalDate, cores: Int, environment: [String: String] = [:]
+    ) throws(UsageError) -> Parsed<FleetCommand> {
         if let request = Parsed<FleetCommand>.informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments)
         var devices: Int?
@@ -186,11 +192,56 @@ public enum FleetCommand: Equatable, Sendable {
         if let lowPower { options.lowPower = lowPower }
         if let opens { options.opens = opens }
         if let buckets { options.buckets = buckets }
+        if shard == nil { shard = try Self.shard(in: environment) }
         if let (index, count) = shard {
             options.shardIndex = index
             options.shardCount = count
         }
         return .run(.run(options, out: out, jobs: jobs, json: json))
+    }
+
+    /// The shard a batch system gives this process, when `--shard` is not given: a Slurm job
+    /// array's task (https://slurm.schedmd.com/job_array.html: `SLURM_ARRAY_TASK_ID` among
+    /// `SLURM_ARRAY_TASK_COUNT` tasks, numbered from `SLURM_ARRAY_TASK_MIN` by
+    /// `SLURM_ARRAY_TASK_STEP`), else a Kubernetes Indexed Job's completion index
+    /// (https://kubernetes.io/docs/tasks/job/indexed-parallel-processing-static/:
+    /// `JOB_COMPLETION_INDEX`, 0-based). Kubernetes does not pass the completion count, so the
+    /// Job's manifest sets `SLEEPTAP_SHARD_COUNT` to its `completions`.
+    /// - Returns: (index, count), or nil when neither is set.
+    /// - Throws: `UsageError` naming the variable and what is wrong.
+    public static func shard(in environment: [String: String]) throws(UsageError) -> (Int, Int)? {
+        func number(_ name: String, atLeast minimum: Int) throws(UsageError) -> Int? {
+            guard let text = environment[name] else { return nil }
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= minimum else {
+                throw UsageError(
+                    "environment \(name)=\"\(ArgumentReader.clip(text))\": expected a whole number >= \(minimum)")
+            }
+            return value
+        }
+        if let id = try number("SLURM_ARRAY_TASK_ID", atLeast: 0) {
+            guard let count = try number("SLURM_ARRAY_TASK_COUNT", atLeast: 1) else {
+                throw UsageError("environment SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT")
+            }
+            let minimum = try number("SLURM_ARRAY_TASK_MIN", atLeast: 0) ?? 0
+            let step = try number("SLURM_ARRAY_TASK_STEP", atLeast: 1) ?? 1
+            let index = (id - minimum) / step
+            guard id >= minimum, (id - minimum) % step == 0, index < count, count <= 1_000_000 else {
+                throw UsageError(
+                    "environment SLURM_ARRAY_TASK_ID=\(id) is not one of \(count) tasks from \(minimum) by \(step)")
+            }
+            return (index, count)
+        }
+        if let index = try number("JOB_COMPLETION_INDEX", atLeast: 0) {
+            guard let count = try number("SLEEPTAP_SHARD_COUNT", atLeast: 1) else {
+                throw UsageError(
+                    "environment JOB_COMPLETION_INDEX is set without SLEEPTAP_SHARD_COUNT (the Job's completions)")
+            }
+            guard index < count, count <= 1_000_000 else {
+                throw UsageError("environment JOB_COMPLETION_INDEX=\(index) is not below SLEEPTAP_SHARD_COUNT=\(count)")
+            }
+            return (index, count)
+        }
+        return nil
     }
 
     /// `name=share,name=share`: known names, each once, shares from 0 to 1 summing to 1.

@@ -125,6 +125,56 @@ struct FleetReportTests {
             (summaries[0]["records"] as? Int) == (summaries[2]["records"] as! Int) + (summaries[3]["records"] as! Int))
     }
 
+    @Test(
+        "Four shards run by GNU parallel (--shard {}/4), and a Slurm array and a Kubernetes Indexed Job by environment, merge byte for byte into the unsharded run"
+    )
+    func batchSystems() throws {
+        let parallel = "/usr/bin/parallel"
+        try #require(FileManager.default.isExecutableFile(atPath: parallel), "GNU parallel (scripts/ensure-deps.sh)")
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let fleet = try Scenario.executable("sleeptap-fleet").path
+        let common = "--devices 9 --days 3 --start \(Self.start) --seed 5 --jobs 1"
+        let whole = try scenario.spawn(
+            "sleeptap-fleet", common.split(separator: " ").map(String.init) + ["--out", scenario.dir + "/whole"])
+        #expect(whole.waitForExit(timeout: 120) && whole.exitStatus == 0, "\(whole.standardError)")
+        // GNU parallel runs each job through the shell, so the environment forms work as a batch
+        // system would set them (Slurm numbers this array 1, 3, 5, 7).
+        let jobs: [(String, String)] = [
+            ("parallel", "\(fleet) \(common) --shard {}/4 --out \(scenario.dir)/parallel ::: 0 1 2 3"),
+            (
+                "slurm",
+                "SLURM_ARRAY_TASK_ID={} SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_STEP=2 "
+                    + "\(fleet) \(common) --out \(scenario.dir)/slurm ::: 1 3 5 7"
+            ),
+            (
+                "kubernetes",
+                "JOB_COMPLETION_INDEX={} SLEEPTAP_SHARD_COUNT=4 \(fleet) \(common) --out \(scenario.dir)/kubernetes "
+                    + "::: 0 1 2 3"
+            ),
+        ]
+        let expected = try Self.files(scenario.dir + "/whole")
+        #expect(expected.count > 9)
+        for (name, line) in jobs {
+            let child = try scenario.spawn(
+                "parallel",
+                ["--will-cite", "-j", "2", "--halt", "now,fail=1"] + line.split(separator: " ").map(String.init),
+                executable: URL(fileURLWithPath: parallel))
+            #expect(child.waitForExit(timeout: 240) && child.waitForOutputEnd(timeout: 5))
+            #expect(child.exitStatus == 0, "\(name): \(child.standardError)")
+            let summaries = child.outputLines.map(\.text).filter { $0.hasPrefix("fleet: shard ") }
+            #expect(summaries.count == 4, "\(name): \(child.outputLines.map(\.text))")
+            #expect(try Self.files(scenario.dir + "/" + name) == expected, "\(name)")
+        }
+        // A shard index with no count is refused, naming the variable.
+        let missing = try scenario.spawn(
+            "sleeptap-fleet", common.split(separator: " ").map(String.init) + ["--out", scenario.dir + "/x"],
+            environment: ["JOB_COMPLETION_INDEX": "2"])
+        #expect(missing.waitForExit(timeout: 30) && missing.waitForOutputEnd(timeout: 5))
+        #expect(missing.exitStatus == 64 && missing.standardError.contains("SLEEPTAP_SHARD_COUNT"))
+        #expect(!FileManager.default.fileExists(atPath: scenario.dir + "/x"))
+    }
+
     @Test("The summary reads \"9 devices\" for a whole fleet and \"shard 1/2: 4 of 9 devices\" for a shard")
     func summaryLine() throws {
         let scenario = try Scenario()

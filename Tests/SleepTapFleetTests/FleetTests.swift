@@ -228,6 +228,57 @@ struct FleetTests {
         #expect(defaults.start.description == "2026-01-01" && cores == 2 && defaults.iosShare == 0.6)
     }
 
+    @Test("Without --shard, the shard of a Slurm job array or a Kubernetes Indexed Job; --shard wins")
+    func batchShard() throws {
+        #expect(try FleetCommand.shard(in: [:]) == nil)
+        let slurm = [
+            "SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "1",
+            "SLURM_ARRAY_TASK_STEP": "2",
+        ]
+        #expect(try FleetCommand.shard(in: slurm).map { [$0.0, $0.1] } == [2, 4])
+        #expect(
+            try FleetCommand.shard(in: ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "8"]).map {
+                [$0.0, $0.1]
+            } == [3, 8])
+        let kubernetes = ["JOB_COMPLETION_INDEX": "0", "SLEEPTAP_SHARD_COUNT": "3"]
+        #expect(try FleetCommand.shard(in: kubernetes).map { [$0.0, $0.1] } == [0, 3])
+        guard
+            case .run(.run(let options, _, _, _)) = try FleetCommand.parse(
+                ["--devices", "9", "--days", "2", "--out", "F"], today: Self.today, cores: 2, environment: kubernetes)
+        else { throw UsageError("not a run") }
+        #expect(options.shardIndex == 0 && options.shardCount == 3)
+        guard
+            case .run(.run(let flagged, _, _, _)) = try FleetCommand.parse(
+                ["--devices", "9", "--days", "2", "--out", "F", "--shard", "2/5"], today: Self.today, cores: 2,
+                environment: kubernetes)
+        else { throw UsageError("not a run") }
+        #expect(flagged.shardIndex == 2 && flagged.shardCount == 5)
+    }
+
+    @Test(
+        "A bad batch-system shard names the variable and what is wrong",
+        arguments: [
+            (["JOB_COMPLETION_INDEX": "1"], "JOB_COMPLETION_INDEX is set without SLEEPTAP_SHARD_COUNT"),
+            (["JOB_COMPLETION_INDEX": "3", "SLEEPTAP_SHARD_COUNT": "3"], "JOB_COMPLETION_INDEX=3 is not below"),
+            (["JOB_COMPLETION_INDEX": "x", "SLEEPTAP_SHARD_COUNT": "3"], "JOB_COMPLETION_INDEX=\"x\""),
+            (["SLURM_ARRAY_TASK_ID": "2"], "without SLURM_ARRAY_TASK_COUNT"),
+            (["SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "4"], "is not one of 4 tasks"),
+            (
+                [
+                    "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "1",
+                    "SLURM_ARRAY_TASK_STEP": "2",
+                ], "is not one of 4 tasks from 1 by 2"
+            ),
+            (["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "0"], "SLURM_ARRAY_TASK_COUNT=\"0\""),
+        ])
+    func badBatchShard(environment: [String: String], message: String) {
+        #expect {
+            _ = try FleetCommand.shard(in: environment)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+
     @Test(
         "A bad command line names the option and what is wrong",
         arguments: [
