@@ -77,6 +77,14 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case locationChanged = "location.changed"
     /// `request.received` (its fields: docs/protocol.md, "Events").
     case requestReceived = "request.received"
+    /// `complication.reloaded` (its fields: docs/protocol.md, "Events").
+    case complicationReloaded = "complication.reloaded"
+    /// `complication.budget_exhausted` (its fields: docs/protocol.md, "Events").
+    case complicationBudgetExhausted = "complication.budget_exhausted"
+    /// `complication.timeline` (its fields: docs/protocol.md, "Events").
+    case complicationTimeline = "complication.timeline"
+    /// `complication.entry` (its fields: docs/protocol.md, "Events").
+    case complicationEntry = "complication.entry"
     /// `request.served` (its fields: docs/protocol.md, "Events").
     case requestServed = "request.served"
     /// `request.refused` (its fields: docs/protocol.md, "Events").

@@ -144,6 +144,7 @@ public enum CommandLineParser {
                      [--keys DIR | --insecure]
                      [--bed-at HH:MM [--manual-wake HH:MM] [--stop-alarm-after SECS]]
                      [--warn-nights N] [--request-dates] [--snooze-minutes N]
+                     [--complication-budget N]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
         The watch half of SleepTap. Connects a ZeroMQ DEALER (routing id ID) to ENDPOINT, says
@@ -166,6 +167,10 @@ public enum CommandLineParser {
                                 without a simulated user the alarm rings until stdin stop
           --snooze-minutes N    how long stdin snooze silences the ringing alarm, 1-60
                                 (default: 9, as the Clock app's snooze)
+          --complication-budget N  the watch face's complication may reload this many times in
+                                any 24 h of virtual time, 1-1000 (default: 40; WidgetKit gives a
+                                frequently viewed widget about 40 to 70 a day); it reloads only
+                                when the cached dates change
           --warn-nights N       print coverage.low once when the cached wake-ups still ahead fall
                                 to N or fewer (checked at each applied batch and bed tap),
                                 0-64, 0 never warns (default: 2)
@@ -192,6 +197,8 @@ public enum CommandLineParser {
           time-zone TZ  the watch travels: its zone becomes TZ (IANA) until it stops, whatever
                         --time-zone or the batch say; --bed-at is planned again in TZ
           status        print a cache.status event
+          complication  print the complication's timeline: complication.timeline, then one
+                        complication.entry per entry (the next alarm it shows from when on)
           quit          stop (as SIGINT/SIGTERM/SIGHUP and Ctrl-D on a terminal do)
         End of file on a stdin that is not a terminal (< /dev/null) ends only the command reader.
 
@@ -462,6 +469,7 @@ public enum CommandLineParser {
         var keys: String?
         var stopAlarmAfter: TimeInterval?
         var snoozeMinutes = Int(WatchNode.Configuration.defaultSnooze / 60)
+        var complicationBudget = Complication.defaultBudget
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
@@ -471,6 +479,7 @@ public enum CommandLineParser {
             case "--id": id = try reader.routingId(flag)
             case "--stop-alarm-after": stopAlarmAfter = try reader.plainSeconds(flag, in: 0...86_400)
             case "--snooze-minutes": snoozeMinutes = try reader.integer(flag, in: 1...60)
+            case "--complication-budget": complicationBudget = try reader.integer(flag, in: 1...1_000)
             case "--bed-at": bedAt = try reader.localTime(flag)
             case "--manual-wake": manualWake = try reader.localTime(flag)
             case "--warn-nights": warnNights = try reader.integer(flag, in: 0...WireCodec.maxEntries)
@@ -504,6 +513,7 @@ public enum CommandLineParser {
         options.warnNights = warnNights
         options.requestDates = requestDates
         options.snooze = TimeInterval(snoozeMinutes * 60)
+        options.complicationBudget = complicationBudget
         options.userStopsAlarmAfter =
             bedAt == nil ? nil : stopAlarmAfter ?? WatchNode.Configuration.defaultUserStop
         options.insecure = insecure

@@ -26,6 +26,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var requestDates = false
     /// `--snooze-minutes`, as seconds.
     public var snooze = WatchNode.Configuration.defaultSnooze
+    /// `--complication-budget`: the complication's reloads allowed in any 24 h.
+    public var complicationBudget = Complication.defaultBudget
     /// `--stop-alarm-after` (virtual seconds; 60 with `--bed-at` unless given, nil without a
     /// simulated user).
     public var userStopsAlarmAfter: TimeInterval?
@@ -48,6 +50,7 @@ extension WatchOptions {
         WatchNode.Configuration(
             endpoint: endpoint.description, id: id, statePath: statePath, keysDirectory: keysDirectory,
             flagZone: timeZone, systemZone: systemZone, bedAt: bedAt, manualWake: manualWake, warnNights: warnNights,
-            requestDates: requestDates, snooze: snooze, userStopsAlarmAfter: userStopsAlarmAfter)
+            requestDates: requestDates, snooze: snooze, userStopsAlarmAfter: userStopsAlarmAfter,
+            complicationBudget: complicationBudget)
     }
 }

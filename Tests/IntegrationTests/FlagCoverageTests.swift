@@ -79,6 +79,7 @@ struct FlagCoverageTests {
         "watch --warn-nights": "IntegrationTests/FlagEffectTests.swift warnNights",
         "watch --stop-alarm-after": "IntegrationTests/FlagEffectTests.swift stopAlarmAfter",
         "watch --snooze-minutes": "IntegrationTests/FlagEffectTests.swift snoozeMinutes",
+        "watch --complication-budget": "IntegrationTests/FlagEffectTests.swift complicationBudget",
         "watch --request-dates": "IntegrationTests/DateRequestIntegrationTests.swift requestOverIPC",
         "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",

@@ -229,6 +229,33 @@ struct FlagEffectTests {
         )
     }
 
+    @Test(
+        "watch --complication-budget 1: the first batch reloads the complication, the next dates wait; stdin complication prints it"
+    )
+    func complicationBudget() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let phone = try scenario.phone(["--time-zone", "Europe/Berlin"])
+        let watch = try scenario.watch(["--complication-budget", "1"])
+        let applied = try watch.expect(.batchApplied) { $0.int("seq") == 1 }
+        let reloaded = try watch.expect(.complicationReloaded, from: applied.index).event
+        #expect(reloaded.int("reloads") == 1 && reloaded.int("budget") == 1, "\(reloaded)")
+        let sent = try phone.expect(.batchSent) { $0.int("seq") == 1 }.event
+        #expect(reloaded.string("nextAlarm") == sent.string("first"), "\(reloaded) \(sent)")
+        try phone.expect(.ackReceived)
+        // New dates (another zone): over the budget, the face keeps its timeline for a day.
+        phone.send(line: "time-zone Asia/Tokyo")
+        let second = try watch.expect(.batchApplied, from: applied.index) { $0.int("seq") == 2 }
+        let exhausted = try watch.expect(.complicationBudgetExhausted, from: second.index).event
+        #expect(exhausted.int("reloads") == 1 && exhausted.string("retryAt") != nil, "\(exhausted)")
+        watch.send(line: "complication")
+        let timeline = try watch.expect(.complicationTimeline).event
+        #expect(
+            timeline.int("entries") == 8 && (timeline.fields["waiting"] as? NSNumber)?.boolValue == true, "\(timeline)")
+        let entries = try watch.expect(.complicationEntry, from: 0) { $0.string("text") == "no cached date" }
+        #expect(entries.event.string("start") == applied.event.string("coverageEnd"))
+    }
+
     @Test("watch --stop-alarm-after: the simulated user's alarm rings at the typed wake-up and stops 120 s later")
     func stopAlarmAfter() throws {
         let scenario = try Scenario()

@@ -15,6 +15,8 @@ public enum WatchCommand: Equatable, Sendable {
     case bed
     /// Write `cache.status`.
     case status
+    /// Write the complication's timeline (`complication.timeline` and its entries).
+    case complication
     /// The watch travels to this zone.
     case timeZone(TimeZone)
     /// A wake time `HH:MM`, the answer to a manual-entry prompt.
@@ -35,7 +37,7 @@ public enum WatchCommand: Equatable, Sendable {
 
     /// The reason given for an unknown command.
     public static let unknownCommandReason =
-        "unknown command; expected bed, status, stop, snooze, time-zone TZ, HH:MM or quit"
+        "unknown command; expected bed, status, complication, stop, snooze, time-zone TZ, HH:MM or quit"
 
     /// Parses one stdin line (without its newline).
     /// - Parameter line: the line as typed.
@@ -46,7 +48,7 @@ public enum WatchCommand: Equatable, Sendable {
             return
         }
         switch name {
-        case "bed", "status", "quit", "stop", "snooze":
+        case "bed", "status", "quit", "stop", "snooze", "complication":
             guard words.count == 1 else {
                 self = .invalid(input: clipped(text), reason: "\(name) takes no argument")
                 return
@@ -56,6 +58,7 @@ public enum WatchCommand: Equatable, Sendable {
             case "status": self = .status
             case "stop": self = .stopAlarm
             case "snooze": self = .snooze
+            case "complication": self = .complication
             default: self = .quit
             }
         case "time-zone":

@@ -150,6 +150,8 @@ public struct WatchNode: Sendable {
         /// `--stop-alarm-after`, virtual seconds: the simulated user stops a ringing alarm this
         /// long after it began (nil: only a `stop` line does).
         public var userStopsAlarmAfter: TimeInterval?
+        /// `--complication-budget`: the complication's reloads allowed in any 24 h (`Complication`).
+        public var complicationBudget: Int
 
         /// The default snooze, 9 minutes: the Clock app's on iPhone and Apple Watch ("Set an
         /// alarm on Apple Watch", support.apple.com/guide/watch/apd3a8a3f2e9).
@@ -167,7 +169,7 @@ public struct WatchNode: Sendable {
             flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
             manualWake: LocalTime? = nil, warnNights: Int = Configuration.defaultWarnNights,
             requestDates: Bool = false, snooze: TimeInterval = Configuration.defaultSnooze,
-            userStopsAlarmAfter: TimeInterval? = nil
+            userStopsAlarmAfter: TimeInterval? = nil, complicationBudget: Int = Complication.defaultBudget
         ) {
             self.endpoint = endpoint
             self.id = id
@@ -181,6 +183,7 @@ public struct WatchNode: Sendable {
             self.requestDates = requestDates
             self.snooze = snooze
             self.userStopsAlarmAfter = userStopsAlarmAfter
+            self.complicationBudget = complicationBudget
         }
     }
 
@@ -268,6 +271,9 @@ public struct WatchNode: Sendable {
     /// The actions waiting for a persist result, and the state to return to if it failed.
     private var pending: PendingPersist?
 
+    /// The watch face's complication: the next alarm, from the cached dates.
+    public private(set) var complication: Complication
+
     /// The alarms the state file holds (as far as this process knows: loaded, or last written).
     private var writtenAlarms: [Date]?
     /// The alarms whose write failed (`persist.failed`), nil when none did: not tried again
@@ -292,6 +298,7 @@ public struct WatchNode: Sendable {
         writtenAlarms = core.state.alarms
         zones = WatchZone(flag: configuration.flagZone, system: configuration.systemZone)
         plannedZone = zones.resolve(batch: core.state.batch).zone
+        complication = Complication(budget: configuration.complicationBudget)
     }
 
     /// The zone typed wake times and the simulated user's bed time are meant in.
@@ -324,6 +331,7 @@ public struct WatchNode: Sendable {
                     ]), at: time.now)
         ]
         actions += lateAlarms(at: time.now) + armAlarm()
+        actions += complicationOffer(at: time.now)
         actions += armBed(after: time.now)
         actions += armHandshakeDeadline(after: Self.handshakeDeadline)
         actions += arm(.heartbeat, .after(LinkLiveness.interval))
@@ -466,6 +474,7 @@ public struct WatchNode: Sendable {
             if linkUp { actions.append(.send(.ping)) }
             for line in limiter.flush(at: Self.limiterInstant(time)) { actions.append(.emit(line, at: time.now)) }
             for line in traffic.flush(at: time.now) { actions.append(.emit(line, at: time.now)) }
+            actions += complicationRetry(at: time.now)
             if let silence = liveness.check(at: time.wall) {
                 actions.append(
                     .emit(
@@ -695,6 +704,8 @@ public struct WatchNode: Sendable {
         case .bed:
             let zone = userZone
             return step(time, eventTime: now) { $0.bedTap(at: now, in: zone) }
+        case .complication:
+            return complicationTimeline(at: now)
         case .status:
             var status = core.status(at: now)
             let left = WatchCore.nightsLeft(at: now, in: core.state.batch)
@@ -866,9 +877,11 @@ public struct WatchNode: Sendable {
     ) -> [WatchAction] {
         var actions: [WatchAction] = []
         var checkCoverage = false
+        var applied = false
         for (index, effect) in effects.enumerated() {
             if case .emit(let event) = effect, Self.coverageCheckpoints.contains(event.name) {
                 checkCoverage = true
+                applied = applied || event.name == .batchApplied
             }
             switch effect {
             case .persist(let state):
@@ -893,11 +906,90 @@ public struct WatchNode: Sendable {
                 actions += setAlarm(instant, at: eventTime)
             }
         }
+        if applied { actions += complicationOffer(at: eventTime) }
         if checkCoverage {
             actions += coverageWarning(at: eventTime)
             actions += requestIfLow(at: eventTime)
         }
         return actions + replanIfZoneChanged(at: eventTime)
+    }
+
+    /// The complication offered the dates the watch holds now: `complication.reloaded` when they
+    /// changed and the budget allows it, `complication.budget_exhausted` when it does not.
+    private mutating func complicationOffer(at now: Date) -> [WatchAction] {
+        guard let batch = core.state.batch else { return [] }
+        let outcome = complication.offer(digest: batch.digest, wakes: batch.entries.map(\.wake), at: now)
+        return complicationEvents(outcome, at: now)
+    }
+
+    /// The waiting dates loaded once the budget allows it (each heartbeat asks).
+    private mutating func complicationRetry(at now: Date) -> [WatchAction] {
+        guard let outcome = complication.loadWaiting(at: now), case .reloaded = outcome else { return [] }
+        return complicationEvents(outcome, at: now)
+    }
+
+    private func complicationEvents(_ outcome: Complication.Outcome, at now: Date) -> [WatchAction] {
+        let budget: (String, EventValue) = ("budget", .int(Int64(complication.budget)))
+        switch outcome {
+        case .unchanged:
+            return []
+        case .reloaded(let reloads):
+            let next = complication.entry(at: now)?.wake
+            return [
+                .emit(
+                    Event(
+                        .complicationReloaded,
+                        [
+                            ("digest", .string(complication.digest.map(Hex64.string) ?? "")),
+                            ("entries", .int(Int64(complication.timeline.count))),
+                            ("nextAlarm", next.map { .date($0) } ?? .null), ("reloads", .int(Int64(reloads))), budget,
+                        ]), at: now)
+            ]
+        case .budgetExhausted(let reloads, let retryAt):
+            return [
+                .emit(
+                    Event(
+                        .complicationBudgetExhausted,
+                        [
+                            ("digest", .string(complication.waiting.map { Hex64.string($0.digest) } ?? "")),
+                            ("reloads", .int(Int64(reloads))), budget, ("retryAt", .date(retryAt)),
+                        ]), at: now)
+            ]
+        }
+    }
+
+    /// Stdin `complication`: `complication.timeline`, then one `complication.entry` per entry, in
+    /// the zone the watch lives in.
+    private func complicationTimeline(at now: Date) -> [WatchAction] {
+        let zone = userZone
+        let calendar = WakeCalendar.calendar(in: zone)
+        var actions: [WatchAction] = [
+            .emit(
+                Event(
+                    .complicationTimeline,
+                    [
+                        ("digest", complication.digest.map { .string(Hex64.string($0)) } ?? .null),
+                        ("entries", .int(Int64(complication.timeline.count))),
+                        ("showing", complication.entry(at: now)?.wake.map { .date($0) } ?? .null),
+                        ("reloads", .int(Int64(complication.reloadsInWindow(at: now)))),
+                        ("budget", .int(Int64(complication.budget))), ("waiting", .bool(complication.waiting != nil)),
+                    ]), at: now)
+        ]
+        for entry in complication.timeline {
+            var fields: [(String, EventValue)] = [("start", .date(entry.start))]
+            if let wake = entry.wake {
+                fields += [
+                    ("wake", .date(wake)), ("localDate", .string(WakeCalendar.localDateString(wake, in: calendar))),
+                    ("localTime", .string(WakeCalendar.localTimeString(wake, in: calendar))),
+                    ("text", .string("next alarm \(WakeCalendar.localTimeString(wake, in: calendar))")),
+                ]
+            } else {
+                fields += [("wake", .null), ("text", .string("no cached date"))]
+            }
+            fields.append(("timeZone", .string(zone.identifier)))
+            actions.append(.emit(Event(.complicationEntry, fields), at: now))
+        }
+        return actions
     }
 
     /// The events after which the nights left are checked: an applied batch (on disk: after its
