@@ -52,7 +52,8 @@ struct ComplicationTests {
         #expect(complication.offer(digest: 1, wakes: wakes, at: Self.t0) == .reloaded(reloads: 1))
         #expect(complication.offer(digest: 1, wakes: wakes, at: Self.t0.addingTimeInterval(60)) == .unchanged)
         #expect(
-            complication.offer(digest: 2, wakes: wakes, at: Self.t0.addingTimeInterval(Self.hour)) == .reloaded(reloads: 2))
+            complication.offer(digest: 2, wakes: wakes, at: Self.t0.addingTimeInterval(Self.hour))
+                == .reloaded(reloads: 2))
         #expect(
             complication.offer(digest: 3, wakes: wakes, at: Self.t0.addingTimeInterval(2 * Self.hour))
                 == .reloaded(reloads: 3))
