@@ -273,14 +273,14 @@ public enum Pairing {
 
     /// Reads and parses one certificate file.
     static func certificate(at path: String) throws(FileError) -> CurveCertificate {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            let data = FileManager.default.contents(atPath: path)
-        else {
-            throw FileError(path: path, reason: "cannot be read (missing, not a file, or no permission)")
-        }
-        guard data.count <= 65_536 else {
-            throw FileError(path: path, reason: "\(data.count) bytes; a certificate is a few hundred")
+        let data: Data
+        do throws(BoundedFile.Failure) {
+            data = try BoundedFile.read(path, limit: 65_536)
+        } catch .tooLarge(let size, let limit) {
+            let words = BoundedFile.Failure.tooLarge(size: size, limit: limit)
+            throw FileError(path: path, reason: "\(words); a certificate is a few hundred")
+        } catch {
+            throw FileError(path: path, reason: error.description, errno: error.errno)
         }
         guard let text = String(validating: data, as: UTF8.self) else {
             throw FileError(path: path, reason: "not text (invalid UTF-8); a certificate is ZPL text")
