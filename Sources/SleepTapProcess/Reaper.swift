@@ -197,7 +197,7 @@ public final class Reaper: @unchecked Sendable {
             } else {
                 // Any other error (`> /dev/full`, a full disk) loses the output just as surely:
                 // say why on stderr and end with 74 (EX_IOERR), never go on in silence.
-                let reason = String(cString: strerror(errno))
+                let reason = Errno.current
                 if isExiting { return }
                 finish(.ioError) { writeError("\(Self.program): cannot write to stdout: \(reason)") }
             }

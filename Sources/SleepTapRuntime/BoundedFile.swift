@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+public import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +19,7 @@ public enum BoundedFile {
     /// Why a file was not read.
     public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// open(2) failed with this errno (`ENOENT`: there is no such file).
-        case cannotOpen(errno: Int32)
+        case cannotOpen(Errno)
         /// The path names a directory.
         case isDirectory
         /// The path names a device, a FIFO or a socket.
@@ -27,11 +28,11 @@ public enum BoundedFile {
         /// or the bytes read when it grew while being read).
         case tooLarge(size: Int, limit: Int)
         /// read(2) failed with this errno.
-        case cannotRead(errno: Int32)
+        case cannotRead(Errno)
 
         public var description: String {
             switch self {
-            case .cannotOpen(let code), .cannotRead(let code): "cannot be read: \(String(cString: strerror(code)))"
+            case .cannotOpen(let code), .cannotRead(let code): "cannot be read: \(code)"
             case .isDirectory: "is a directory, not a file"
             case .notRegularFile: "is not a regular file (a device, FIFO or socket)"
             case .tooLarge(let size, let limit): "\(size) bytes, over the \(BoundedFile.words(limit)) limit"
@@ -40,7 +41,7 @@ public enum BoundedFile {
 
         /// The errno of the system call that failed, nil when the file was refused for its kind
         /// or its size.
-        public var errno: Int32? {
+        public var errno: Errno? {
             switch self {
             case .cannotOpen(let code), .cannotRead(let code): code
             case .isDirectory, .notRegularFile, .tooLarge: nil
@@ -75,10 +76,10 @@ public enum BoundedFile {
         _ name: UnsafePointer<CChar>, in directory: Int32, limit: Int, into buffer: inout Data
     ) throws(Failure) -> Int {
         let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw .cannotOpen(errno: errno) }
+        guard fd >= 0 else { throw .cannotOpen(.current) }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .cannotRead(errno: errno) }
+        guard fstat(fd, &info) == 0 else { throw .cannotRead(.current) }
         switch info.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR: throw .isDirectory
@@ -95,7 +96,7 @@ public enum BoundedFile {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw .cannotRead(errno: errno)
+                throw .cannotRead(.current)
             }
             if n == 0 { return count }
             count += n

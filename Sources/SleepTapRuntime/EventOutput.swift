@@ -58,7 +58,7 @@ public final class EventOutput: @unchecked Sendable {
                 continue
             } else {
                 // EPIPE: nobody reads any more. Other errors: the events are lost; say why.
-                if errno != EPIPE { noteFailed(String(cString: strerror(errno))) }
+                if errno != EPIPE { noteFailed(Errno.current.message) }
                 noteClosed()
                 return
             }

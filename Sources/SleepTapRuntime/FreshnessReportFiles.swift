@@ -81,7 +81,7 @@ public enum FreshnessReportFiles {
         // Names are looked up in the open directory (fstatat, openat), not from the root each time.
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
-            throw .noInput("no input: \(directory) cannot be opened (\(String(cString: strerror(errno))))")
+            throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
         }
         defer { close(directoryFD) }
         // Files are read on every core: contiguous runs of files, each into its own report,
@@ -205,7 +205,7 @@ public enum FreshnessReportFiles {
         guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
-            throw .noInput("no input: \(directory) cannot be opened (\(String(cString: strerror(errno))))")
+            throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
         }
         defer { close(directoryFD) }
         var buffer = Data()

@@ -298,8 +298,7 @@ public enum Pairing {
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else {
-            let code = errno
-            throw FileError(path: temp, reason: "open failed: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: temp, "open failed", errno: .current)
         }
         defer { unlink(temp) }
         let written = data.withUnsafeBytes { buffer in
@@ -313,14 +312,13 @@ public enum Pairing {
             return true
         }
         let synced = written && fchmod(fd, mode) == 0 && fsync(fd) == 0
-        let code = errno
+        let failure = Errno.current
         close(fd)
         guard synced else {
-            throw FileError(path: temp, reason: "write failed: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: temp, "write failed", errno: failure)
         }
         guard link(temp, path) == 0 else {
-            let code = errno
-            throw FileError(path: path, reason: "cannot create: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: path, "cannot create", errno: .current)
         }
     }
 }

@@ -296,13 +296,13 @@ final class PhoneDriver {
                 try stateFile.save(state)
                 run(node.persisted(.succeeded, at: now()))
             } catch {
-                run(node.persisted(.failed(errno: error.errno, reason: error.reason), at: now()))
+                run(node.persisted(.failed(errno: error.errno?.code, reason: error.reason), at: now()))
             }
         case .persistOS(let os):
             do throws(FileError) {
                 _ = try osFile.saveIfChanged(os, last: &savedOS)
             } catch {
-                run(node.osPersisted(.failed(errno: error.errno, reason: error.reason), at: now()))
+                run(node.osPersisted(.failed(errno: error.errno?.code, reason: error.reason), at: now()))
             }
         case .arm(let timer, .after(let seconds)):
             loop.arm(timer, after: seconds)

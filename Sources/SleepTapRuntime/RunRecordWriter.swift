@@ -41,7 +41,7 @@ public struct RunRecordWriter: Sendable {
             let data: Data?
             do throws(BoundedFile.Failure) {
                 data = try BoundedFile.read(path, limit: FreshnessReportFiles.maxFileBytes)
-            } catch .cannotOpen(errno: ENOENT) {
+            } catch .cannotOpen(Errno(ENOENT)) {
                 data = nil
             } catch {
                 throw FileError(path: path, reason: "\(error); not overwritten", errno: error.errno)

@@ -44,7 +44,7 @@ public enum StandardStreams {
             if result >= 0 {
                 written += result
             } else if errno != EINTR {
-                return String(cString: strerror(errno))
+                return Errno.current.message
             }
         }
         return nil

@@ -137,9 +137,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
             aside = "\(base)-\(number)"
         }
         guard rename(file, aside) == 0 else {
-            let code = errno
-            throw FileError(
-                path: file, reason: "\(reason); cannot move it aside: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: file, "\(reason); cannot move it aside", errno: .current)
         }
         return aside
     }

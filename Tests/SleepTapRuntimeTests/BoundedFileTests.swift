@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCore
 import Testing
 
 @testable import SleepTapRuntime
@@ -43,12 +44,12 @@ struct BoundedFileTests {
         for (path, failure, words) in [
             (dir, BoundedFile.Failure.isDirectory, "is a directory, not a file"),
             (dir + "/fifo", .notRegularFile, "is not a regular file (a device, FIFO or socket)"),
-            (dir + "/none", .cannotOpen(errno: ENOENT), "cannot be read: No such file or directory"),
+            (dir + "/none", .cannotOpen(Errno(ENOENT)), "cannot be read: No such file or directory"),
         ] {
             let error = try #require(throws: BoundedFile.Failure.self) { try BoundedFile.read(path, limit: 100) }
             #expect(error == failure && error.description == words, "\(path): \(error)")
         }
-        #expect(BoundedFile.Failure.cannotOpen(errno: ENOENT).errno == ENOENT)
+        #expect(BoundedFile.Failure.cannotOpen(Errno(ENOENT)).errno?.name == "ENOENT")
         #expect(BoundedFile.Failure.isDirectory.errno == nil)
     }
 
