@@ -509,7 +509,7 @@ public struct ScenarioFile: Sendable {
 
     /// JSON booleans arrive as NSNumber; tells them from numbers.
     static func isBool(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
+        JSONNumber(number).isBool
     }
 
     /// A JSON value as JSON text, at most 120 characters, for messages and field matching.
