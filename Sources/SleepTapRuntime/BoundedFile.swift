@@ -12,7 +12,8 @@ public import SleepTapCore
 /// Reads a regular file of at most a given number of bytes: the one reader of the package's
 /// input files (state, schedule, scenario, certificate and run-record files).
 ///
-/// The file is opened first, with `O_NONBLOCK` so that a FIFO never waits for a writer, and then
+/// The file is opened first, with `O_NONBLOCK` so that a FIFO never waits for a writer (and
+/// `O_NOCTTY`, so that a terminal never becomes the controlling one), and then
 /// checked with fstat(2), so the checks and the read are of the same file; symbolic links are
 /// followed (open(2), fstat(2)).
 public enum BoundedFile {
@@ -75,7 +76,7 @@ public enum BoundedFile {
     public static func read(
         _ name: UnsafePointer<CChar>, in directory: Int32, limit: Int, into buffer: inout Data
     ) throws(Failure) -> Int {
-        let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw .cannotOpen(.current) }
         defer { close(fd) }
         var info = stat()
