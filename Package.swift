@@ -55,7 +55,9 @@ let package = Package(
         // and the date-exhaustion soak: random scenario timelines in the twin, checked night by night.
         .executableTarget(
             name: "sleeptap-soak",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
+            dependencies: [
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime", "SleepTapScenario",
+            ]),
         // Scenario files and their runs in the twin, which is built from the executables' own flags.
         .target(
             name: "SleepTapScenario",

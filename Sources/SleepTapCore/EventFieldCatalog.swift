@@ -244,7 +244,7 @@ public enum EventFieldCatalog {
         }
         let expected = "\(event.rawValue).\(key) is \(field.type.rawValue)\(field.optional ? " or null" : "")"
         if value is NSNull { return field.optional ? nil : "\(event.rawValue).\(key) is never null" }
-        if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
+        if let number = value as? NSNumber, JSONNumber(number).isBool {
             return field.type == .bool ? nil : "\(expected), not a boolean"
         }
         if let number = value as? NSNumber {

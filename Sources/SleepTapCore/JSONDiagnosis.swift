@@ -141,7 +141,7 @@ public enum JSONDiagnosis {
         case is String: throw .notAnObject(found: "a string")
         case is NSNull: throw .notAnObject(found: "null")
         case let number as NSNumber:
-            throw .notAnObject(found: String(cString: number.objCType) == "c" ? "true or false" : "a number")
+            throw .notAnObject(found: JSONNumber(number).isBool ? "true or false" : "a number")
         default: throw .notAnObject(found: "a value of another kind")
         }
     }
@@ -675,5 +675,45 @@ public enum JSONDiagnosis {
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// A JSON number or boolean as `JSONSerialization` gives it (an `NSNumber` either way), told
+/// apart once: the one reading of Foundation's `objCType` marks ("c" a boolean, "d" or "f" a
+/// number written with a fraction or an exponent, "Q" an integer above `Int64.max`), so that no
+/// strict reader takes `true` for 1 or `7.0` for 7 (RFC 8259 section 6 leaves the kinds to the
+/// reader).
+public enum JSONNumber: Equatable, Sendable {
+    /// `true` or `false`.
+    case bool(Bool)
+    /// An integer written without fraction or exponent, in `Int64`'s range.
+    case integer(Int64)
+    /// An integer written without fraction or exponent, above `Int64.max`.
+    case unsignedInteger(UInt64)
+    /// A number written with a fraction or an exponent (`7.0`, `1e3`), or beyond `UInt64`.
+    case fraction(Double)
+
+    /// - Parameter number: a value `JSONSerialization` decoded.
+    public init(_ number: NSNumber) {
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"): self = .bool(number.boolValue)
+        case UInt8(ascii: "d"), UInt8(ascii: "f"): self = .fraction(number.doubleValue)
+        case UInt8(ascii: "Q"): self = .unsignedInteger(number.uint64Value)
+        default: self = .integer(number.int64Value)
+        }
+    }
+
+    /// Whether it is `true` or `false`.
+    public var isBool: Bool {
+        if case .bool = self { return true }
+        return false
+    }
+
+    /// Whether it is an integer written without fraction or exponent.
+    public var isInteger: Bool {
+        switch self {
+        case .integer, .unsignedInteger: true
+        case .bool, .fraction: false
+        }
     }
 }

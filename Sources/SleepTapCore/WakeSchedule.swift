@@ -375,14 +375,14 @@ public enum ScheduleFile {
         return whole
     }
 
-    /// JSON `true`/`false` arrive as NSNumber too; Foundation marks them with objCType "c".
+    /// JSON `true`/`false` arrive as NSNumber too (`JSONNumber`).
     private static func isBool(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
+        JSONNumber(number).isBool
     }
 
-    /// A JSON integer written without fraction or exponent (objCType "d"/"f" are refused).
+    /// A JSON integer written without fraction or exponent (`JSONNumber`).
     private static func isInteger(_ number: NSNumber) -> Bool {
-        !["c", "d", "f"].contains(String(cString: number.objCType))
+        JSONNumber(number).isInteger
     }
 
     private static func render(_ value: Any?) -> String {

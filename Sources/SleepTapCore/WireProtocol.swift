@@ -528,14 +528,14 @@ public enum WireCodec {
             let failure = ProtocolError("field \(prefix)\(key) must be a non-negative integer")
             guard let number = raw as? NSNumber else { throw failure }
             let value: UInt64
-            switch String(cString: number.objCType) {
-            case "c", "d", "f":  // JSON true/false, or a number written with a fraction or exponent
+            switch JSONNumber(number) {
+            case .bool, .fraction:  // JSON true/false, or a number written with a fraction or exponent
                 throw failure
-            case "Q":
-                value = number.uint64Value
-            default:
-                guard number.int64Value >= 0 else { throw failure }
-                value = UInt64(number.int64Value)
+            case .unsignedInteger(let unsigned):
+                value = unsigned
+            case .integer(let signed):
+                guard signed >= 0 else { throw failure }
+                value = UInt64(signed)
             }
             guard value <= WireCodec.maxSeq else {
                 throw ProtocolError("field \(prefix)\(key) exceeds 2^53-1 (\(WireCodec.maxSeq))")
@@ -548,11 +548,9 @@ public enum WireCodec {
             guard let raw = object[key] else { throw ProtocolError("missing field \(prefix)\(key)") }
             let failure = ProtocolError("field \(prefix)\(key) must be an integer from -\(bound) to \(bound)")
             guard let number = raw as? NSNumber else { throw failure }
-            switch String(cString: number.objCType) {
-            case "c", "d", "f": throw failure
-            case "Q": throw failure  // above Int64.max
-            default:
-                let value = number.int64Value
+            switch JSONNumber(number) {
+            case .bool, .fraction, .unsignedInteger: throw failure  // unsigned: above Int64.max
+            case .integer(let value):
                 guard value >= -Int64(bound), value <= Int64(bound) else { throw failure }
                 return Int(value)
             }

@@ -517,12 +517,12 @@ public struct Twin: Sendable {
                 break  // no strangers and no CURVE on the in-memory link
             case .persist(let state):
                 let result: PersistResult =
-                    phoneStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
+                    phoneStore.write(state).map { .failed(errno: $0, reason: Errno($0).message) }
                     ?? .succeeded
                 phoneRun(phone.persisted(result, at: time()))
             case .persistOS(let os):
                 let result: PersistResult =
-                    osStore.write(os).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
+                    osStore.write(os).map { .failed(errno: $0, reason: Errno($0).message) }
                     ?? .succeeded
                 phoneRun(phone.osPersisted(result, at: time()))
             case .arm(let timer, let at):
@@ -576,7 +576,7 @@ public struct Twin: Sendable {
                 watchInput { $0.sent(message, result, at: $1) }
             case .persist(let state):
                 let result: PersistResult =
-                    watchStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
+                    watchStore.write(state).map { .failed(errno: $0, reason: Errno($0).message) }
                     ?? .succeeded
                 watchInput { $0.persisted(result, at: $1) }
             case .arm(let timer, let at):

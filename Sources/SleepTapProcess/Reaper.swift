@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapCommandLine
 public import SleepTapCore
 
 #if canImport(Glibc)
@@ -181,26 +182,16 @@ public final class Reaper: @unchecked Sendable {
     /// one to talk to: it cleans up and exits 0. Any other write error: it cleans up, says why on
     /// stderr and exits 74.
     public func writeLine(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { buffer in
-                write(STDOUT_FILENO, buffer.baseAddress.map { $0 + written }, bytes.count - written)
-            }
-            if result >= 0 {
-                written += result
-            } else if errno == EINTR {
-                continue
-            } else if errno == EPIPE {
-                if isExiting { return }  // a line of the final report: the exit is under way
-                finish(.ok)
-            } else {
-                // Any other error (`> /dev/full`, a full disk) loses the output just as surely:
-                // say why on stderr and end with 74 (EX_IOERR), never go on in silence.
-                let reason = String(cString: strerror(errno))
-                if isExiting { return }
-                finish(.ioError) { writeError("\(Self.program): cannot write to stdout: \(reason)") }
-            }
+        switch OutputWriter.writeLine(line) {
+        case .written: break
+        case .readerGone:
+            if isExiting { return }  // a line of the final report: the exit is under way
+            finish(.ok)
+        case .failed(let code):
+            // Any other error (`> /dev/full`, a full disk) loses the output just as surely:
+            // say why on stderr and end with 74 (EX_IOERR), never go on in silence.
+            if isExiting { return }
+            finish(.ioError) { writeError("\(Self.program): cannot write to stdout: \(Errno(code))") }
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -12,7 +13,7 @@ public struct TemporaryDirectoryError: Error, CustomStringConvertible {
     public let template: String
     /// The errno mkdtemp(3) set.
     public let code: Int32
-    public var description: String { "cannot create a temp dir \(template): \(String(cString: strerror(code)))" }
+    public var description: String { "cannot create a temp dir \(template): \(Errno(code))" }
 }
 
 extension Reaper {

@@ -85,9 +85,9 @@ public enum AtomicFile {
 
     /// A failure with errno's words and, for permission errors, who owns what is in the way.
     private static func failure(_ path: String, _ what: String, call: String) -> FileError {
-        let code = errno
-        var reason = "\(what): \(String(cString: strerror(code)))"
-        if code == EACCES || code == EPERM {
+        let failure = Errno.current
+        var reason = "\(what): \(failure)"
+        if failure.code == EACCES || failure.code == EPERM {
             let parent = (path as NSString).deletingLastPathComponent
             let shown = call == "mkdir" ? (parent.isEmpty ? "." : parent) : path
             var info = stat()
@@ -97,11 +97,10 @@ public enum AtomicFile {
                     + "this process runs as \(EndpointDiagnosis.userName(geteuid())))"
             }
         }
-        return FileError(path: path, reason: reason, errno: code)
+        return FileError(path: path, reason: reason, errno: failure)
     }
 
     private static func failure(_ path: String, _ call: String) -> FileError {
-        let code = errno
-        return FileError(path: path, reason: "\(call) failed: \(String(cString: strerror(code)))", errno: code)
+        FileError(path: path, "\(call) failed", errno: .current)
     }
 }

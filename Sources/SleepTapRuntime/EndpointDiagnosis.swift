@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCore
 import ZeroMQ
 
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ enum EndpointDiagnosis {
         let status = getaddrinfo(host, nil, &hints, &result)
         if let result { freeaddrinfo(result) }
         guard status != 0, !permanentOnly || status == EAI_NONAME else { return nil }
-        let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+        let reason = status == EAI_SYSTEM ? Errno.current.message : String(cString: gai_strerror(status))
         return "the host name \(host) could not be resolved (\(reason))"
     }
 

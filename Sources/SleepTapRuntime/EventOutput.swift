@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapCommandLine
 public import SleepTapCore
 import Synchronization
 
@@ -46,22 +47,13 @@ public final class EventOutput: @unchecked Sendable {
     public func emit(_ event: Event, at time: Date? = nil) {
         guard !isClosed else { return }
         let line = Array((event.jsonLine(time: time ?? clock.now, process: process) + "\n").utf8)
-        let descriptor = handle.fileDescriptor
-        var written = 0
-        while written < line.count {
-            let result = line.withUnsafeBytes { bytes in
-                write(descriptor, bytes.baseAddress.map { $0 + written }, line.count - written)
-            }
-            if result >= 0 {
-                written += result
-            } else if errno == EINTR {
-                continue
-            } else {
-                // EPIPE: nobody reads any more. Other errors: the events are lost; say why.
-                if errno != EPIPE { noteFailed(String(cString: strerror(errno))) }
-                noteClosed()
-                return
-            }
+        switch OutputWriter.write(line, to: handle.fileDescriptor) {
+        case .written: break
+        case .readerGone: noteClosed()  // nobody reads any more
+        case .failed(let code):
+            // The events are lost: say why.
+            noteFailed(Errno(code).message)
+            noteClosed()
         }
     }
 

@@ -81,7 +81,7 @@ public enum FreshnessReportFiles {
         // Names are looked up in the open directory (fstatat, openat), not from the root each time.
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
-            throw .noInput("no input: \(directory) cannot be opened (\(String(cString: strerror(errno))))")
+            throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
         }
         defer { close(directoryFD) }
         // Files are read on every core: contiguous runs of files, each into its own report,
@@ -143,24 +143,6 @@ public enum FreshnessReportFiles {
         }
     }
 
-    /// Reads the whole file open at `fd` (about `size` bytes; a file that grew is read to its
-    /// end) into `buffer`, which grows as needed and is kept from file to file.
-    /// - Returns: the number of bytes read, nil on an error (errno set).
-    private static func readAll(_ fd: Int32, size: Int, into buffer: inout Data) -> Int? {
-        if buffer.count <= size { buffer.count = max(size + 1, 4_096) }
-        var count = 0
-        while true {
-            if count == buffer.count { buffer.count *= 2 }
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { return count }
-            count += n
-        }
-    }
-
     /// Reads the file `name` of the directory open at `directory` into `report`, or records in
     /// it why the file was skipped.
     private static func add(
@@ -183,26 +165,16 @@ public enum FreshnessReportFiles {
     static func load(
         file name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data
     ) -> Result<[RunRecord], SkipReason> {
-        func skip(_ reason: String) -> Result<[RunRecord], SkipReason> { .failure(SkipReason(reason: reason)) }
-        var info = stat()
-        guard fstatat(directory, name, &info, 0) == 0 else {
-            return skip("cannot be read: \(String(cString: strerror(errno)))")
+        let count: Int
+        do throws(BoundedFile.Failure) {
+            count = try BoundedFile.read(name, in: directory, limit: maxFileBytes, into: &buffer)
+        } catch {
+            return .failure(SkipReason(reason: error.description))
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { return skip("not a regular file") }
-        guard Int(info.st_size) <= maxFileBytes else {
-            return skip("\(info.st_size) bytes; at most \(maxFileBytes) bytes are read")
-        }
-        let fd = openat(directory, name, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0, let count = readAll(fd, size: Int(info.st_size), into: &buffer) else {
-            let why = skip("cannot be read: \(String(cString: strerror(errno)))")
-            if fd >= 0 { close(fd) }
-            return why
-        }
-        close(fd)
         do {
             return .success(try RunRecordFile.decode(buffer.prefix(count)))
         } catch {
-            return skip(error.description)
+            return .failure(SkipReason(reason: error.description))
         }
     }
 
@@ -233,7 +205,7 @@ public enum FreshnessReportFiles {
         guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
-            throw .noInput("no input: \(directory) cannot be opened (\(String(cString: strerror(errno))))")
+            throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
         }
         defer { close(directoryFD) }
         var buffer = Data()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -37,7 +38,7 @@ enum IPCDirectoryPolicy {
         if stat(directory, &info) != 0 {
             guard create else { return nil }  // the phone creates it; connecting retries meanwhile
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                return "cannot create the socket directory \(directory): \(String(cString: strerror(errno)))"
+                return "cannot create the socket directory \(directory): \(Errno.current)"
             }
             guard stat(directory, &info) == 0 else { return "cannot inspect \(directory)" }
         }

@@ -34,8 +34,8 @@ public final class Mailbox: Sendable {
     public init() throws(FileError) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
-            let code = errno
-            throw FileError(path: "pipe", reason: String(cString: strerror(code)), errno: code)
+            let failure = Errno.current
+            throw FileError(path: "pipe", reason: failure.message, errno: failure)
         }
         for fd in fds {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)

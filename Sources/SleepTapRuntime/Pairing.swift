@@ -273,14 +273,14 @@ public enum Pairing {
 
     /// Reads and parses one certificate file.
     static func certificate(at path: String) throws(FileError) -> CurveCertificate {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            let data = FileManager.default.contents(atPath: path)
-        else {
-            throw FileError(path: path, reason: "cannot be read (missing, not a file, or no permission)")
-        }
-        guard data.count <= 65_536 else {
-            throw FileError(path: path, reason: "\(data.count) bytes; a certificate is a few hundred")
+        let data: Data
+        do throws(BoundedFile.Failure) {
+            data = try BoundedFile.read(path, limit: 65_536)
+        } catch .tooLarge(let size, let limit) {
+            let words = BoundedFile.Failure.tooLarge(size: size, limit: limit)
+            throw FileError(path: path, reason: "\(words); a certificate is a few hundred")
+        } catch {
+            throw FileError(path: path, reason: error.description, errno: error.errno)
         }
         guard let text = String(validating: data, as: UTF8.self) else {
             throw FileError(path: path, reason: "not text (invalid UTF-8); a certificate is ZPL text")
@@ -298,8 +298,7 @@ public enum Pairing {
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else {
-            let code = errno
-            throw FileError(path: temp, reason: "open failed: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: temp, "open failed", errno: .current)
         }
         defer { unlink(temp) }
         let written = data.withUnsafeBytes { buffer in
@@ -313,14 +312,13 @@ public enum Pairing {
             return true
         }
         let synced = written && fchmod(fd, mode) == 0 && fsync(fd) == 0
-        let code = errno
+        let failure = Errno.current
         close(fd)
         guard synced else {
-            throw FileError(path: temp, reason: "write failed: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: temp, "write failed", errno: failure)
         }
         guard link(temp, path) == 0 else {
-            let code = errno
-            throw FileError(path: path, reason: "cannot create: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: path, "cannot create", errno: .current)
         }
     }
 }

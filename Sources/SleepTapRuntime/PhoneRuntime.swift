@@ -162,17 +162,11 @@ public final class PhoneRuntime {
     /// Reads and validates a schedule file.
     /// - Returns: the schedule, or the message naming the file, field and value.
     static func loadSchedule(_ path: String) -> Result<WakeSchedule, ScheduleLoadError> {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return .failure(ScheduleLoadError("schedule file \(path): is a directory, not a file"))
-        }
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            let data = FileManager.default.contents(atPath: path)
-        else {
-            return .failure(ScheduleLoadError("schedule file \(path): cannot be read (missing or not a file)"))
-        }
-        guard data.count <= 1 << 20 else {
-            return .failure(ScheduleLoadError("schedule file \(path): \(data.count) bytes; at most 1 MiB"))
+        let data: Data
+        do throws(BoundedFile.Failure) {
+            data = try BoundedFile.read(path, limit: ScheduleFile.maxBytes)
+        } catch {
+            return .failure(ScheduleLoadError("schedule file \(path): \(error)"))
         }
         do {
             return .success(try ScheduleFile.decode(data))
@@ -302,13 +296,13 @@ final class PhoneDriver {
                 try stateFile.save(state)
                 run(node.persisted(.succeeded, at: now()))
             } catch {
-                run(node.persisted(.failed(errno: error.errno, reason: error.reason), at: now()))
+                run(node.persisted(.failed(errno: error.errno?.code, reason: error.reason), at: now()))
             }
         case .persistOS(let os):
             do throws(FileError) {
                 _ = try osFile.saveIfChanged(os, last: &savedOS)
             } catch {
-                run(node.osPersisted(.failed(errno: error.errno, reason: error.reason), at: now()))
+                run(node.osPersisted(.failed(errno: error.errno?.code, reason: error.reason), at: now()))
             }
         case .arm(let timer, .after(let seconds)):
             loop.arm(timer, after: seconds)

@@ -38,10 +38,15 @@ public struct RunRecordWriter: Sendable {
     public func append(_ records: [RunRecord]) throws(FileError) {
         for (path, group) in grouped(records) {
             var existing: [RunRecord] = []
-            if FileManager.default.fileExists(atPath: path) {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw FileError(path: path, reason: "cannot be read; not overwritten")
-                }
+            let data: Data?
+            do throws(BoundedFile.Failure) {
+                data = try BoundedFile.read(path, limit: FreshnessReportFiles.maxFileBytes)
+            } catch .cannotOpen(Errno(ENOENT)) {
+                data = nil
+            } catch {
+                throw FileError(path: path, reason: "\(error); not overwritten", errno: error.errno)
+            }
+            if let data {
                 do {
                     existing = try RunRecordFile.decode(data)
                 } catch {

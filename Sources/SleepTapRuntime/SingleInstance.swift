@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -20,9 +21,7 @@ enum SingleInstance {
         let path = directory + "/.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            let code = errno
-            return .failure(
-                FileError(path: path, reason: "cannot open lock file: \(String(cString: strerror(code)))", errno: code))
+            return .failure(FileError(path: path, "cannot open lock file", errno: .current))
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 64)

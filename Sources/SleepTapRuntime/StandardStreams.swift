@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCommandLine
 public import SleepTapCore
 
 #if canImport(Glibc)
@@ -31,23 +32,15 @@ public enum StandardStreams {
         return stdoutClosed ? "stdout (file descriptor 1) is closed: the events have nowhere to go" : nil
     }
 
-    /// Writes `text` and a newline to stdout with write(2), retrying short writes and EINTR.
+    /// Writes `text` and a newline to stdout (`OutputWriter`).
     /// - Returns: nil when every byte was written; else why not (strerror(3) of the errno),
-    ///   e.g. `No space left on device` for `> /dev/full`.
+    ///   e.g. `No space left on device` for `> /dev/full`, `Broken pipe` when the reader is gone.
     public static func writeLine(_ text: String) -> String? {
-        let bytes = Array((text + "\n").utf8)
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { buffer in
-                write(STDOUT_FILENO, buffer.baseAddress.map { $0 + written }, bytes.count - written)
-            }
-            if result >= 0 {
-                written += result
-            } else if errno != EINTR {
-                return String(cString: strerror(errno))
-            }
+        switch OutputWriter.writeLine(text) {
+        case .written: nil
+        case .readerGone: Errno(EPIPE).message
+        case .failed(let code): Errno(code).message
         }
-        return nil
     }
 
     /// Prints `text` on stdout (usage, version, a tool's report) and tells how the process ends.

@@ -137,9 +137,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
             aside = "\(base)-\(number)"
         }
         guard rename(file, aside) == 0 else {
-            let code = errno
-            throw FileError(
-                path: file, reason: "\(reason); cannot move it aside: \(String(cString: strerror(code)))", errno: code)
+            throw FileError(path: file, "\(reason); cannot move it aside", errno: .current)
         }
         return aside
     }
@@ -178,13 +176,14 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     public static var maxBytes: Int { 16 << 20 }
 
     private func decode(_ file: String) throws(FileError) -> Value {
-        var info = stat()
-        if stat(file, &info) == 0, info.st_size > Self.maxBytes {
+        let data: Data
+        do throws(BoundedFile.Failure) {
+            data = try BoundedFile.read(file, limit: Self.maxBytes)
+        } catch .tooLarge(let size, let limit) {
             throw FileError(
-                path: file, reason: "not a valid state file: \(info.st_size) bytes; at most \(Self.maxBytes) are read")
-        }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw FileError(path: file, reason: "cannot be read")
+                path: file, reason: "not a valid state file: \(BoundedFile.Failure.tooLarge(size: size, limit: limit))")
+        } catch {
+            throw FileError(path: file, reason: error.description, errno: error.errno)
         }
         if let problem = JSONDiagnosis.problem(in: data) {
             throw FileError(path: file, reason: "not a valid state file: \(problem)")

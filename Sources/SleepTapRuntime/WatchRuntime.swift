@@ -173,7 +173,7 @@ final class WatchDriver {
                 try stateFile.save(state)
                 run(node.persisted(.succeeded, at: time))
             } catch {
-                run(node.persisted(.failed(errno: error.errno, reason: error.reason), at: time))
+                run(node.persisted(.failed(errno: error.errno?.code, reason: error.reason), at: time))
             }
         case .arm(let timer, .after(let seconds)):
             loop.arm(timer, after: seconds)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -64,7 +65,7 @@ final class LinkRelay: @unchecked Sendable {
         self.phonePath = phonePath
         self.up = up
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket(AF_UNIX): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw Failure(description: "socket(AF_UNIX): \(Errno.current)") }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         guard var address = Self.address(listenPath) else {
             Glibc.close(fd)
@@ -76,7 +77,7 @@ final class LinkRelay: @unchecked Sendable {
             }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = Errno.current
             Glibc.close(fd)
             throw Failure(description: "cannot listen on \(listenPath): \(reason)")
         }
@@ -84,7 +85,7 @@ final class LinkRelay: @unchecked Sendable {
         var control: [Int32] = [0, 0]
         guard pipe(&control) == 0 else {
             Glibc.close(fd)
-            throw Failure(description: "pipe: \(String(cString: strerror(errno)))")
+            throw Failure(description: "pipe: \(Errno.current)")
         }
         for end in control { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         controlRead = control[0]

@@ -106,44 +106,11 @@ public struct ScenarioFile: Sendable {
     public static func load(_ path: String) throws(ScenarioError) -> ScenarioFile {
         let data: Data
         do {
-            data = try readRegularFile(path)
+            data = try BoundedFile.read(path, limit: maxBytes)
         } catch {
             throw ScenarioError(file: path, field: "", value: "", reason: error.description)
         }
         return try decode(data, path: path)
-    }
-
-    /// Why a file cannot be read, in words.
-    struct ReadError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// The bytes of the regular file at `path` (symbolic links followed), at most `maxBytes`
-    /// plus one: a directory, a device, a FIFO or a socket is refused by its kind, not by
-    /// Foundation's error code.
-    static func readRegularFile(_ path: String) throws(ReadError) -> Data {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ReadError(description: "cannot be read (\(String(cString: strerror(errno))))")
-        }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: throw ReadError(description: "is a directory, not a file")
-        default: throw ReadError(description: "is not a regular file (a device, FIFO or socket)")
-        }
-        // Its size from stat(2), not from the bytes read (those stop at the limit plus one).
-        guard info.st_size <= maxBytes else {
-            throw ReadError(description: "\(info.st_size) bytes; a scenario file is at most 1 MiB (\(maxBytes) bytes)")
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ReadError(description: "cannot be opened (\(String(cString: strerror(errno))))")
-        }
-        defer { try? handle.close() }
-        do {
-            return try handle.read(upToCount: maxBytes + 1) ?? Data()
-        } catch {
-            throw ReadError(description: "cannot be read (\(error.localizedDescription))")
-        }
     }
 
     /// Decodes and validates a scenario file's bytes; `path` names it in errors and anchors a
@@ -217,9 +184,9 @@ public struct ScenarioFile: Sendable {
                 relative.hasPrefix("/") ? relative : base.appendingPathComponent(relative).standardizedFileURL.path
             let bytes: Data
             do {
-                bytes = try readRegularFile(resolved)
+                bytes = try BoundedFile.read(resolved, limit: ScheduleFile.maxBytes)
             } catch {
-                throw fail("scheduleFile", relative, "\(resolved) \(error.description)")
+                throw fail("scheduleFile", relative, "\(resolved): \(error.description)")
             }
             do {
                 schedule = try ScheduleFile.decode(bytes)
@@ -542,7 +509,7 @@ public struct ScenarioFile: Sendable {
 
     /// JSON booleans arrive as NSNumber; tells them from numbers.
     static func isBool(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
+        JSONNumber(number).isBool
     }
 
     /// A JSON value as JSON text, at most 120 characters, for messages and field matching.

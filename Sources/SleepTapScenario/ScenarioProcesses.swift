@@ -529,10 +529,12 @@ extension ScenarioRun {
         case let text as String:
             return .string(text)
         case let number as NSNumber:
-            let type = String(cString: number.objCType)
-            if type == "c" { return .bool(number.boolValue) }
-            if type == "d" || type == "f" { return .double(number.doubleValue) }
-            return .int(number.int64Value)
+            switch JSONNumber(number) {
+            case .bool(let value): return .bool(value)
+            case .fraction(let value): return .double(value)
+            case .integer(let value): return .int(value)
+            case .unsignedInteger: return .int(number.int64Value)
+            }
         case let object as [String: Any]:
             return .object(EventObject(object.sorted { $0.key < $1.key }.map { ($0.key, eventValue($0.value)) }))
         default:

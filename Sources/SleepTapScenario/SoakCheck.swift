@@ -412,58 +412,266 @@ public enum SoakCheck {
     static func check(
         _ scenario: ScenarioFile, log: [ScenarioRun.LogEntry], handled: [(at: Date, step: TwinStep)]? = nil
     ) throws(SoakViolation) -> SoakTally {
-        var oracle = SoakOracle(schedule: scenario.schedule)
-        let horizon = flag("--horizon-days", in: scenario.phone).flatMap(Int.init) ?? BatchPlanner.defaultHorizonDays
-        let warnNights =
-            flag("--warn-nights", in: scenario.watch).flatMap(Int.init) ?? WatchNode.Configuration.defaultWarnNights
-        // The phone's zone: --time-zone, else the schedule's, else the system's; then each travel.
-        let initialZone =
-            flag("--time-zone", in: scenario.phone).flatMap(WakeCalendar.zone(named:))
-            ?? scenario.schedule.timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) ?? scenario.timeZone
-        var travels: [(at: Date, zone: String)] = []
-        for step in handled ?? scenario.steps.map({ (at: $0.at, step: $0.step) }) {
-            if case .phone(let line) = step.step {
-                let words = PhoneCommand.words(line).words
-                if words.count == 2, words[0] == "time-zone" { travels.append((step.at, words[1])) }
-            }
-        }
-        // In time order: a process's handled instants follow its stdin, the file's its steps.
-        travels = travels.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
-        /// The phone's zone just before `instant` and just after the steps at it.
-        /// (Names as the tz database resolves them: `UTC` is `Etc/UTC`.)
-        func zones(at instant: Date) -> [String] {
-            let before = travels.last { $0.at < instant }?.zone ?? initialZone.identifier
-            let after = travels.last { $0.at <= instant }?.zone ?? initialZone.identifier
-            return [before, after].map { WakeCalendar.zone(named: $0)?.identifier ?? $0 }
-        }
+        var checker = Checker(scenario, handled: handled)
+        checker.tally.nights = ScenarioRun.nights(of: log)
+        for entry in log { try checker.check(entry) }
+        return checker.tally
+    }
 
+    /// The walk over one log: what the entries so far established, and one check per invariant.
+    struct Checker {
+        var oracle: SoakOracle
+        let horizon: Int
+        let warnNights: Int
+        /// The phone's zone at the start: --time-zone, else the schedule's, else the system's.
+        let initialZone: TimeZone
+        /// The phone's travels (`time-zone` lines), in order.
+        var travels: [(at: Date, zone: String)] = []
         var tally = SoakTally()
-        tally.nights = ScenarioRun.nights(of: log)
         var generated: [BatchKey: Generated] = [:]
         var held: (key: BatchKey, batch: Generated, line: String)?
         var spellStart: Date?
         var warnings: [Date] = []
         var night = 0
+        /// The evidence: the last lines, without the bedtime notices (many, and beside the point).
         var recent: [String] = []
-        // Invariant 5: the wake-ups the watch answered (a cached one, checked by 1 and 2, or a
-        // typed one) and not yet rung, with the line that answered each.
+        /// Invariant 5: the wake-ups the watch answered (a cached one, checked by 1 and 2, or a
+        /// typed one) and not yet rung, with the line that answered each.
         var answered: [(wake: Date, line: String)] = []
-        // Between a clean `watch.stopping` and the next `watch.started` no watch runs to ring.
+        /// Between a clean `watch.stopping` and the next `watch.started` no watch runs to ring.
         var watchDown = false
 
-        func line(_ entry: ScenarioRun.LogEntry) -> String {
-            entry.event.jsonLine(time: entry.at, process: entry.source)
+        init(_ scenario: ScenarioFile, handled: [(at: Date, step: TwinStep)]?) {
+            oracle = SoakOracle(schedule: scenario.schedule)
+            horizon = flag("--horizon-days", in: scenario.phone).flatMap(Int.init) ?? BatchPlanner.defaultHorizonDays
+            warnNights =
+                flag("--warn-nights", in: scenario.watch).flatMap(Int.init) ?? WatchNode.Configuration.defaultWarnNights
+            initialZone =
+                flag("--time-zone", in: scenario.phone).flatMap(WakeCalendar.zone(named:))
+                ?? scenario.schedule.timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) ?? scenario.timeZone
+            for step in handled ?? scenario.steps.map({ (at: $0.at, step: $0.step) }) {
+                if case .phone(let line) = step.step {
+                    let words = PhoneCommand.words(line).words
+                    if words.count == 2, words[0] == "time-zone" { travels.append((step.at, words[1])) }
+                }
+            }
+            // In time order: a process's handled instants follow its stdin, the file's its steps.
+            travels = travels.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(
+                \.element)
         }
-        func key(_ event: Event) -> BatchKey? {
-            guard case .string(let epoch)? = event["epoch"], case .int(let seq)? = event["seq"] else { return nil }
-            return BatchKey(epoch: epoch, seq: seq)
+
+        /// Checks one entry of the log, after the ones before it.
+        mutating func check(_ entry: ScenarioRun.LogEntry) throws(SoakViolation) {
+            let text = entry.event.jsonLine(time: entry.at, process: entry.source)
+            if !entry.event.name.rawValue.hasPrefix("notification.") {
+                recent.append(text)
+                if recent.count > 12 { recent.removeFirst() }
+            }
+            try noMissedAlarm(before: entry)
+            switch (entry.event.name, entry.source) {
+            case (.watchStarted, .watch):
+                // A watch started on its state file re-arms the alarms it holds (`alarms`); one
+                // started fresh has none (docs/protocol.md, "The alarm"). Those not restored are lost.
+                watchDown = false
+                let restored = Int(SoakCheck.number(entry.event["alarms"]) ?? 0)
+                tally.alarmsLostWithRestart += max(0, answered.count - restored)
+                answered = Array(answered.suffix(restored))
+            case (.manualWakeTime, .watch):
+                if let wake = SoakCheck.instant(entry.event["wakeTime"]) { answered.append((wake, text)) }
+                answered.sort { $0.wake < $1.wake }
+            case (.alarmFired, .watch):
+                try alarmAnswered(entry)
+            case (.handlerEntered, _):
+                tally.backgroundRuns += 1
+            case (.batchGenerated, .phone):
+                try batchInPhoneZone(entry, line: text)
+            case (.batchApplied, .watch):
+                try batchGeneratedBeforeApplied(entry, line: text)
+            case (.coverageLow, .watch):
+                tally.warnings += 1
+                warnings.append(entry.at)
+            case (.bedWakeTime, .watch):
+                night += 1
+                try cachedWakeUpIsTheSchedules(entry, line: text)
+                checkpoint(at: entry.at)
+            case (.fallbackManualEntry, .watch):
+                night += 1
+                try fallbackOnlyUncoveredAndWarned(entry)
+                checkpoint(at: entry.at)
+            default:
+                break
+            }
         }
-        func window(_ instant: Date) -> (from: String, to: String) {
-            let second = Date(timeIntervalSince1970: instant.timeIntervalSince1970.rounded(.down))
-            return (ISO8601.string(second), ISO8601.string(second.addingTimeInterval(1)))
+
+        /// Invariant 5, a missed alarm: every answered wake-up before `entry` has rung at its
+        /// instant, unless no watch process ran then (a watch started on its state file rings it
+        /// at start, late).
+        mutating func noMissedAlarm(before entry: ScenarioRun.LogEntry) throws(SoakViolation) {
+            if entry.event.name == .watchStopping, entry.source == .watch { watchDown = true }
+            // A start and the late rings right after it (stamped at the start) come first.
+            let starting =
+                entry.source == .watch
+                && (entry.event.name == .watchStarted
+                    || (entry.event.name == .alarmFired && (SoakCheck.number(entry.event["late"]) ?? 0) > 0))
+            guard !watchDown, !starting, let due = answered.first, due.wake < entry.at else { return }
+            let (from, to) = Self.window(due.wake)
+            throw SoakViolation(
+                invariant: 5, night: night, localDate: "",
+                message: "a missed alarm: the watch answered \(ISO8601.string(due.wake)), and no alarm.fired came then",
+                evidence: recent + [due.line],
+                expectation: ["event": "alarm.fired", "source": "watch", "from": from, "to": to, "min": "1"])
         }
-        /// The watch checks its nights left after an applied batch and a bed tap.
-        func checkpoint(at instant: Date) {
+
+        /// Invariant 5, a wrong alarm: an `alarm.fired` (not a snooze) rings a wake-up the watch
+        /// answered.
+        mutating func alarmAnswered(_ entry: ScenarioRun.LogEntry) throws(SoakViolation) {
+            guard case .int(0)? = entry.event["snoozes"] else { return }
+            // A ring at start for an instant that passed while no watch ran is stamped late.
+            let late = SoakCheck.number(entry.event["late"]) ?? 0
+            let rang = late > 0 ? SoakCheck.instant(entry.event["alarmTime"]) ?? entry.at : entry.at
+            guard let index = answered.firstIndex(where: { $0.wake == rang }) else {
+                let (from, to) = Self.window(entry.at)
+                throw SoakViolation(
+                    invariant: 5, night: night, localDate: "",
+                    message: "a wrong alarm: it rang at \(ISO8601.string(entry.at)), which is no wake-up the "
+                        + "watch answered (\(answered.map { ISO8601.string($0.wake) }.joined(separator: ", ")))",
+                    evidence: recent,
+                    expectation: ["event": "alarm.fired", "source": "watch", "from": from, "to": to, "count": "0"])
+            }
+            answered.remove(at: index)
+            tally.alarmsFired += 1
+        }
+
+        /// Invariant 2, the zone: a batch is generated in the phone's zone at that instant (just
+        /// before or just after the steps at it), and the oracle's batch is made in it.
+        mutating func batchInPhoneZone(_ entry: ScenarioRun.LogEntry, line text: String) throws(SoakViolation) {
+            tally.batchesGenerated += 1
+            guard let key = Self.key(entry.event), case .string(let zoneName)? = entry.event["timeZone"] else { return }
+            let expected = zones(at: entry.at)
+            // Names differ for one zone (`UTC`, `Etc/UTC`, `GMT`): the same offsets now and
+            // through the coming year make the same zone for this batch.
+            func same(_ zone: TimeZone, _ name: String) -> Bool {
+                guard let other = WakeCalendar.zone(named: name) else { return false }
+                return zone.identifier == other.identifier
+                    || stride(from: 0, to: 366, by: 61).allSatisfy { days in
+                        let at = entry.at.addingTimeInterval(TimeInterval(days) * 86_400)
+                        return WakeCalendar.utcOffset(of: zone, at: at) == WakeCalendar.utcOffset(of: other, at: at)
+                    }
+            }
+            guard let zone = WakeCalendar.zone(named: zoneName), expected.contains(where: { same(zone, $0) }) else {
+                let (from, to) = Self.window(entry.at)
+                throw SoakViolation(
+                    invariant: 2, night: 0, localDate: "",
+                    message: "batch \(key.seq) was generated in \(zoneName), but the phone's zone was \(expected[1])",
+                    evidence: recent,
+                    expectation: [
+                        "event": "batch.generated", "from": from, "to": to, "min": "1", "fields.timeZone": expected[1],
+                    ])
+            }
+            generated[key] = Generated(
+                line: text, wakes: oracle.batch(generatedAt: entry.at, in: zone, horizonDays: horizon))
+        }
+
+        /// Invariant 2, the batch: the watch applies only a batch the phone generated, which it
+        /// then holds.
+        mutating func batchGeneratedBeforeApplied(
+            _ entry: ScenarioRun.LogEntry, line text: String
+        ) throws(SoakViolation) {
+            tally.batchesApplied += 1
+            guard let key = Self.key(entry.event), let batch = generated[key] else {
+                let (from, to) = Self.window(entry.at)
+                throw SoakViolation(
+                    invariant: 2, night: 0, localDate: "",
+                    message: "the watch applied a batch the phone never generated", evidence: recent,
+                    expectation: ["event": "batch.applied", "from": from, "to": to, "count": "0"])
+            }
+            held = (key, batch, text)
+            checkpoint(at: entry.at)
+        }
+
+        /// Invariants 1 and 2 at a cached wake-up: a batch the watch holds covers the night, and
+        /// the wake-up given is the schedule's for it.
+        mutating func cachedWakeUpIsTheSchedules(
+            _ entry: ScenarioRun.LogEntry, line text: String
+        ) throws(SoakViolation) {
+            let tap = entry.at
+            let localDate = ScenarioRun.text(entry.event["tapLocalDate"])
+            let expected = held?.batch.wakes.first { $0.instant > tap }
+            let (from, to) = Self.window(tap)
+            tally.cached += 1
+            guard let expected else {
+                throw SoakViolation(
+                    invariant: 1, night: night, localDate: localDate,
+                    message: "a cached wake-up, but no batch the watch holds covers this night (a missed fallback)",
+                    evidence: recent + heldEvidence(),
+                    expectation: ["event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "0"])
+            }
+            var given = "?"
+            switch entry.event["wakeTime"] {
+            case .date(let wake)?: given = ISO8601.string(wake)
+            case .string(let text)?: given = ISO8601.date(text).map(ISO8601.string) ?? text
+            default: break
+            }
+            let localTime = ScenarioRun.text(entry.event["localTime"])
+            let wakeDate = ScenarioRun.text(entry.event["localDate"])
+            guard given == ISO8601.string(expected.instant), localTime == expected.localTime,
+                wakeDate == expected.localDate
+            else {
+                throw SoakViolation(
+                    invariant: 2, night: night, localDate: localDate,
+                    message: "the watch gave \(given) (\(wakeDate) \(localTime)); the schedule's wake-up for "
+                        + "this night, as of batch \(held?.key.seq ?? 0), is \(ISO8601.string(expected.instant)) "
+                        + "(\(expected.localDate) \(expected.localTime))",
+                    evidence: recent + heldEvidence(),
+                    expectation: [
+                        "event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "1",
+                        "fields.wakeTime": ISO8601.string(expected.instant),
+                    ])
+            }
+            if !answered.contains(where: { $0.wake == expected.instant }) {
+                answered.append((expected.instant, text))
+                answered.sort { $0.wake < $1.wake }
+            }
+        }
+
+        /// Invariants 1 and 4 at a manual entry: no batch the watch holds covers the night, and a
+        /// foreseeable fallback was warned (`coverage.low`) at least `warningLead` before the tap.
+        mutating func fallbackOnlyUncoveredAndWarned(_ entry: ScenarioRun.LogEntry) throws(SoakViolation) {
+            let tap = entry.at
+            let localDate = ScenarioRun.text(entry.event["tapLocalDate"])
+            let expected = held?.batch.wakes.first { $0.instant > tap }
+            let (from, to) = Self.window(tap)
+            tally.fallbacks += 1
+            if let expected {
+                throw SoakViolation(
+                    invariant: 1, night: night, localDate: localDate,
+                    message: "a manual entry, but batch \(held?.key.seq ?? 0) the watch holds covers this "
+                        + "night's wake-up \(ISO8601.string(expected.instant)) (an early fallback)",
+                    evidence: recent + heldEvidence(),
+                    expectation: [
+                        "event": "fallback.manual_entry", "source": "watch", "from": from, "to": to, "count": "0",
+                    ])
+            }
+            if held == nil { tally.neverHeld += 1 }
+            let latest = tap.addingTimeInterval(-warningLead)
+            guard let spellStart, spellStart <= latest else { return }
+            tally.foreseeable += 1
+            guard warnings.contains(where: { $0 >= spellStart && $0 <= latest }) else {
+                let (from, _) = Self.window(spellStart)
+                let (_, to) = Self.window(latest)
+                throw SoakViolation(
+                    invariant: 4, night: night, localDate: localDate,
+                    message: "a foreseeable fallback: the nights left were at or below --warn-nights "
+                        + "\(warnNights) from \(ISO8601.string(spellStart)) on, but no coverage.low came "
+                        + "between then and 24 h before the tap",
+                    evidence: recent + heldEvidence(),
+                    expectation: ["event": "coverage.low", "source": "watch", "from": from, "to": to, "min": "1"])
+            }
+        }
+
+        /// The watch checks its nights left after an applied batch and a bed tap: a spell at or
+        /// below --warn-nights starts then, or ends.
+        mutating func checkpoint(at instant: Date) {
             guard let held else { return }
             let left = held.batch.wakes.count { $0.instant > instant }
             if warnNights > 0, left <= warnNights {
@@ -472,6 +680,16 @@ public enum SoakCheck {
                 spellStart = nil
             }
         }
+
+        /// The phone's zone just before `instant` and just after the steps at it.
+        /// (Names as the tz database resolves them: `UTC` is `Etc/UTC`.)
+        func zones(at instant: Date) -> [String] {
+            let before = travels.last { $0.at < instant }?.zone ?? initialZone.identifier
+            let after = travels.last { $0.at <= instant }?.zone ?? initialZone.identifier
+            return [before, after].map { WakeCalendar.zone(named: $0)?.identifier ?? $0 }
+        }
+
+        /// The batch the watch holds, as evidence.
         func heldEvidence() -> [String] {
             guard let held else { return ["the watch holds no batch"] }
             return [held.batch.line, held.line]
@@ -481,186 +699,16 @@ public enum SoakCheck {
                 ]
         }
 
-        for entry in log {
-            let text = line(entry)
-            // The evidence: the last lines, without the bedtime notices (many, and beside the point).
-            if !entry.event.name.rawValue.hasPrefix("notification.") {
-                recent.append(text)
-                if recent.count > 12 { recent.removeFirst() }
-            }
-            // Every answered wake-up before this entry must have rung at its instant, unless no
-            // watch process ran then: a watch started on its state file rings it at start (late).
-            if entry.event.name == .watchStopping, entry.source == .watch { watchDown = true }
-            // A start and the late rings right after it (stamped at the start) come first.
-            let starting =
-                entry.source == .watch
-                && (entry.event.name == .watchStarted
-                    || (entry.event.name == .alarmFired && (Self.number(entry.event["late"]) ?? 0) > 0))
-            if !watchDown, !starting, let due = answered.first, due.wake < entry.at {
-                let (from, to) = window(due.wake)
-                throw SoakViolation(
-                    invariant: 5, night: night, localDate: "",
-                    message:
-                        "a missed alarm: the watch answered \(ISO8601.string(due.wake)), and no alarm.fired came then",
-                    evidence: recent + [due.line],
-                    expectation: ["event": "alarm.fired", "source": "watch", "from": from, "to": to, "min": "1"])
-            }
-            switch (entry.event.name, entry.source) {
-            case (.watchStarted, .watch):
-                // A watch started on its state file re-arms the alarms it holds (`alarms`); one
-                // started fresh has none (docs/protocol.md, "The alarm"). Those not restored are lost.
-                watchDown = false
-                let restored = Int(Self.number(entry.event["alarms"]) ?? 0)
-                tally.alarmsLostWithRestart += max(0, answered.count - restored)
-                answered = Array(answered.suffix(restored))
-            case (.manualWakeTime, .watch):
-                if let wake = Self.instant(entry.event["wakeTime"]) { answered.append((wake, text)) }
-                answered.sort { $0.wake < $1.wake }
-            case (.alarmFired, .watch):
-                guard case .int(0)? = entry.event["snoozes"] else { continue }
-                // A ring at start for an instant that passed while no watch ran is stamped late.
-                let late = Self.number(entry.event["late"]) ?? 0
-                let rang = late > 0 ? Self.instant(entry.event["alarmTime"]) ?? entry.at : entry.at
-                guard let index = answered.firstIndex(where: { $0.wake == rang }) else {
-                    let (from, to) = window(entry.at)
-                    throw SoakViolation(
-                        invariant: 5, night: night, localDate: "",
-                        message: "a wrong alarm: it rang at \(ISO8601.string(entry.at)), which is no wake-up the "
-                            + "watch answered (\(answered.map { ISO8601.string($0.wake) }.joined(separator: ", ")))",
-                        evidence: recent,
-                        expectation: ["event": "alarm.fired", "source": "watch", "from": from, "to": to, "count": "0"])
-                }
-                answered.remove(at: index)
-                tally.alarmsFired += 1
-            case (.handlerEntered, _):
-                tally.backgroundRuns += 1
-            case (.batchGenerated, .phone):
-                tally.batchesGenerated += 1
-                guard let key = key(entry.event), case .string(let zoneName)? = entry.event["timeZone"] else {
-                    continue
-                }
-                let expected = zones(at: entry.at)
-                // Names differ for one zone (`UTC`, `Etc/UTC`, `GMT`): the same offsets now and
-                // through the coming year make the same zone for this batch.
-                func same(_ zone: TimeZone, _ name: String) -> Bool {
-                    guard let other = WakeCalendar.zone(named: name) else { return false }
-                    return zone.identifier == other.identifier
-                        || stride(from: 0, to: 366, by: 61).allSatisfy { days in
-                            let at = entry.at.addingTimeInterval(TimeInterval(days) * 86_400)
-                            return WakeCalendar.utcOffset(of: zone, at: at) == WakeCalendar.utcOffset(of: other, at: at)
-                        }
-                }
-                guard let zone = WakeCalendar.zone(named: zoneName), expected.contains(where: { same(zone, $0) })
-                else {
-                    let (from, to) = window(entry.at)
-                    throw SoakViolation(
-                        invariant: 2, night: 0, localDate: "",
-                        message:
-                            "batch \(key.seq) was generated in \(zoneName), but the phone's zone was \(expected[1])",
-                        evidence: recent,
-                        expectation: [
-                            "event": "batch.generated", "from": from, "to": to, "min": "1",
-                            "fields.timeZone": expected[1],
-                        ])
-                }
-                generated[key] = Generated(
-                    line: text, wakes: oracle.batch(generatedAt: entry.at, in: zone, horizonDays: horizon))
-            case (.batchApplied, .watch):
-                tally.batchesApplied += 1
-                guard let key = key(entry.event), let batch = generated[key] else {
-                    let (from, to) = window(entry.at)
-                    throw SoakViolation(
-                        invariant: 2, night: 0, localDate: "",
-                        message: "the watch applied a batch the phone never generated", evidence: recent,
-                        expectation: ["event": "batch.applied", "from": from, "to": to, "count": "0"])
-                }
-                held = (key, batch, text)
-                checkpoint(at: entry.at)
-            case (.coverageLow, .watch):
-                tally.warnings += 1
-                warnings.append(entry.at)
-            case (.bedWakeTime, .watch), (.fallbackManualEntry, .watch):
-                night += 1
-                let tap = entry.at
-                let localDate = ScenarioRun.text(entry.event["tapLocalDate"])
-                let expected = held?.batch.wakes.first { $0.instant > tap }
-                let (from, to) = window(tap)
-                if entry.event.name == .bedWakeTime {
-                    tally.cached += 1
-                    guard let expected else {
-                        throw SoakViolation(
-                            invariant: 1, night: night, localDate: localDate,
-                            message:
-                                "a cached wake-up, but no batch the watch holds covers this night (a missed fallback)",
-                            evidence: recent + heldEvidence(),
-                            expectation: [
-                                "event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "0",
-                            ])
-                    }
-                    var given = "?"
-                    switch entry.event["wakeTime"] {
-                    case .date(let wake)?: given = ISO8601.string(wake)
-                    case .string(let text)?: given = ISO8601.date(text).map(ISO8601.string) ?? text
-                    default: break
-                    }
-                    let localTime = ScenarioRun.text(entry.event["localTime"])
-                    let wakeDate = ScenarioRun.text(entry.event["localDate"])
-                    guard given == ISO8601.string(expected.instant), localTime == expected.localTime,
-                        wakeDate == expected.localDate
-                    else {
-                        throw SoakViolation(
-                            invariant: 2, night: night, localDate: localDate,
-                            message: "the watch gave \(given) (\(wakeDate) \(localTime)); the schedule's wake-up for "
-                                + "this night, as of batch \(held?.key.seq ?? 0), is \(ISO8601.string(expected.instant)) "
-                                + "(\(expected.localDate) \(expected.localTime))",
-                            evidence: recent + heldEvidence(),
-                            expectation: [
-                                "event": "bed.wake_time", "source": "watch", "from": from, "to": to, "count": "1",
-                                "fields.wakeTime": ISO8601.string(expected.instant),
-                            ])
-                    }
-                    if !answered.contains(where: { $0.wake == expected.instant }) {
-                        answered.append((expected.instant, text))
-                        answered.sort { $0.wake < $1.wake }
-                    }
-                } else {
-                    tally.fallbacks += 1
-                    if let expected {
-                        throw SoakViolation(
-                            invariant: 1, night: night, localDate: localDate,
-                            message: "a manual entry, but batch \(held?.key.seq ?? 0) the watch holds covers this "
-                                + "night's wake-up \(ISO8601.string(expected.instant)) (an early fallback)",
-                            evidence: recent + heldEvidence(),
-                            expectation: [
-                                "event": "fallback.manual_entry", "source": "watch", "from": from, "to": to,
-                                "count": "0",
-                            ])
-                    }
-                    if held == nil { tally.neverHeld += 1 }
-                    let latest = tap.addingTimeInterval(-warningLead)
-                    if let spellStart, spellStart <= latest {
-                        tally.foreseeable += 1
-                        guard warnings.contains(where: { $0 >= spellStart && $0 <= latest }) else {
-                            let (from, _) = window(spellStart)
-                            let (_, to) = window(latest)
-                            throw SoakViolation(
-                                invariant: 4, night: night, localDate: localDate,
-                                message: "a foreseeable fallback: the nights left were at or below --warn-nights "
-                                    + "\(warnNights) from \(ISO8601.string(spellStart)) on, but no coverage.low came "
-                                    + "between then and 24 h before the tap",
-                                evidence: recent + heldEvidence(),
-                                expectation: [
-                                    "event": "coverage.low", "source": "watch", "from": from, "to": to, "min": "1",
-                                ])
-                        }
-                    }
-                }
-                checkpoint(at: tap)
-            default:
-                continue
-            }
+        static func key(_ event: Event) -> BatchKey? {
+            guard case .string(let epoch)? = event["epoch"], case .int(let seq)? = event["seq"] else { return nil }
+            return BatchKey(epoch: epoch, seq: seq)
         }
-        return tally
+
+        /// The whole second around `instant`, as an expectation's `from` and `to`.
+        static func window(_ instant: Date) -> (from: String, to: String) {
+            let second = Date(timeIntervalSince1970: instant.timeIntervalSince1970.rounded(.down))
+            return (ISO8601.string(second), ISO8601.string(second.addingTimeInterval(1)))
+        }
     }
 
     /// A violation's expectation as a scenario file's JSON object (`fields.X` keys go into

@@ -56,7 +56,13 @@ public enum TwinBuilder {
         }
         var schedule = inlineSchedule ?? WakeSchedule.everyDayAtSeven
         if inlineSchedule == nil, let path = phone.schedulePath {
-            schedule = try ScheduleFile.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+            let data: Data
+            do throws(BoundedFile.Failure) {
+                data = try BoundedFile.read(path, limit: ScheduleFile.maxBytes)
+            } catch {
+                throw FileError(path: path, reason: error.description, errno: error.errno)
+            }
+            schedule = try ScheduleFile.decode(data)
         }
         // As PhoneRuntime: --time-zone, else the schedule file's zone, else the machine's.
         let zone = phone.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone

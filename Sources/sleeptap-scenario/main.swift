@@ -56,7 +56,7 @@ for path in options.svgPaths() {
         refuse(.cantCreate, "its directory \(directory) does not exist")
     }
     guard access(directory, W_OK) == 0 else {
-        refuse(.cantCreate, "its directory \(directory) cannot be written (\(String(cString: strerror(errno))))")
+        refuse(.cantCreate, "its directory \(directory) cannot be written (\(Errno.current)))")
     }
 }
 let runTwin = options.mode != .processes

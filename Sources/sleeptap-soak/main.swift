@@ -4,6 +4,7 @@ import Foundation
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
+import SleepTapRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -86,7 +87,7 @@ struct WatchFile: Decodable {
 }
 
 func readState<T: Decodable>(_ type: T.Type, _ path: String) -> T? {
-    guard let data = FileManager.default.contents(atPath: path) else { return nil }
+    guard let data = try? BoundedFile.read(path, limit: StateFile<String>.maxBytes) else { return nil }
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .iso8601
     return try? decoder.decode(type, from: data)

@@ -129,12 +129,12 @@ struct ReportTests {
         #expect(
             skipped == [
                 "sleeptap-report: skipped b-2026-03-10.json: not valid JSON: line 1, column 21: text after the end of the JSON value: U+0000",
-                "sleeptap-report: skipped c-2026-03-11.json: not a regular file",
-                "sleeptap-report: skipped d-2026-03-12.json: not a regular file",
+                "sleeptap-report: skipped c-2026-03-11.json: is a directory, not a file",
+                "sleeptap-report: skipped d-2026-03-12.json: is not a regular file (a device, FIFO or socket)",
                 "sleeptap-report: skipped e-2026-03-12.json: cannot be read: No such file or directory",
                 "sleeptap-report: skipped f-2026-03-12.json: record 1, field device: must be 1 to 64 of A-Z a-z 0-9 . _ - and not start with '.'",
                 "sleeptap-report: skipped g-2026-03-12.json: record 2, field colour: unknown key (expected appVersion, at, attempt, bucket, device, earliestBeginDate, expired, kind, lowPower, platform, reason, stalenessHours, stopReason, success)",
-                "sleeptap-report: skipped h-2026-03-12.json: 16777217 bytes; at most 16777216 bytes are read",
+                "sleeptap-report: skipped h-2026-03-12.json: 16777217 bytes, over the 16 MiB (16777216-byte) limit",
                 "sleeptap-report: skipped i-\\u{1b}[2J.json: not valid JSON: line 1, column 1: expected a value, found 'x' (strings need double quotes; true, false and null are lowercase)",
             ], "\(run.standardError)")
         #expect(!run.standardError.contains("\u{1B}"), "a raw escape reached stderr")

@@ -134,3 +134,20 @@ struct StrictJSONTests {
         #expect(changed["to"] == .string("Etc/UTC"))
     }
 }
+
+/// Foundation gives JSON numbers and booleans alike as `NSNumber`; `JSONNumber` tells them apart.
+@Suite("Strict JSON: numbers and booleans told apart")
+struct JSONNumberTests {
+    @Test("true, an integer, a fraction, an exponent, a negative and an integer above Int64.max")
+    func kinds() throws {
+        let text = "{\"b\":true,\"i\":7,\"f\":7.0,\"e\":1e3,\"n\":-3,\"u\":18446744073709551615,\"z\":false}"
+        let object = try JSONDiagnosis.object(from: Data(text.utf8))
+        func kind(_ key: String) throws -> JSONNumber { JSONNumber(try #require(object[key] as? NSNumber)) }
+        #expect(try kind("b") == .bool(true) && kind("z") == .bool(false))
+        #expect(try kind("i") == .integer(7) && kind("n") == .integer(-3))
+        #expect(try kind("f") == .fraction(7) && kind("e") == .fraction(1_000))
+        #expect(try kind("u") == .unsignedInteger(UInt64.max))
+        #expect(try kind("i").isInteger && kind("u").isInteger && !kind("f").isInteger && !kind("b").isInteger)
+        #expect(try kind("b").isBool && !kind("i").isBool)
+    }
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapTestFixtures
 import Testing
 
 @testable import SleepTapCore
@@ -16,7 +17,7 @@ struct WeatherSunlightTests {
     /// The embedded Open-Meteo sample response (Berlin, 2026-06-21, 24 UTC hours).
     static func sample() throws -> Forecast {
         try OpenMeteo.decode(
-            Data(WeatherSample.json.utf8), fetchedAt: utc("2026-06-21T03:00:00Z"), location: berlin
+            Data(OpenMeteoSample.json.utf8), fetchedAt: utc("2026-06-21T03:00:00Z"), location: berlin
         ).get()
     }
 

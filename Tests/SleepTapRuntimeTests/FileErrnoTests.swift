@@ -32,7 +32,7 @@ struct FileErrnoTests {
         let error = try #require(throws: FileError.self) {
             try file.save(String(repeating: "x", count: 64 * 1024))
         }
-        #expect(error.errno == ENOSPC)
+        #expect(error.errno == Errno(ENOSPC) && error.errno?.name == "ENOSPC")
         #expect(FileManager.default.contents(atPath: file.path) == before)
     }
 
@@ -48,7 +48,7 @@ struct FileErrnoTests {
         }
         try #require(chmod(dir, 0o500) == 0)
         let error = try #require(throws: FileError.self) { try StateFile<String>(path: dir + "/phone.json").save("x") }
-        #expect(error.errno == EACCES)
+        #expect(error.errno == Errno(EACCES))
     }
 
     @Test("A missing directory gives errno ENOENT at the open of the temp file")
@@ -58,7 +58,7 @@ struct FileErrnoTests {
         let error = try #require(throws: FileError.self) {
             try AtomicFile.write(Data("x".utf8), to: dir + "/absent/phone.json")
         }
-        #expect(error.errno == ENOENT)
+        #expect(error.errno?.name == "ENOENT")
     }
 
     @Test("A state that cannot be encoded fails with no errno: no system call failed")
@@ -68,5 +68,17 @@ struct FileErrnoTests {
         let error = try #require(throws: FileError.self) { try StateFile<Double>(path: dir + "/x.json").save(.nan) }
         #expect(error.errno == nil)
         #expect(error.reason.hasPrefix("cannot encode state"))
+    }
+
+    @Test("An errno keeps its number, its name and the system's words; a failed call's reason is made of them")
+    func errnoValue() {
+        let full = Errno(ENOSPC)
+        #expect(full.code == 28 && full.name == "ENOSPC" && full.message == "No space left on device")
+        #expect(Errno(EDQUOT).name == "EDQUOT" && Errno(EPIPE).name == "EPIPE")
+        #expect(Errno(4_095).name == nil)
+        #expect(PersistResult.errnoName(EROFS) == "EROFS")
+        let error = FileError(path: "/s/phone.json", "open failed", errno: full)
+        #expect(error.description == "/s/phone.json: open failed: No space left on device")
+        #expect(error.errno == full)
     }
 }

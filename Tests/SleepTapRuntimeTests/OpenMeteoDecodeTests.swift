@@ -2,6 +2,7 @@
 
 import Foundation
 import SleepTapCore
+import SleepTapTestFixtures
 import Testing
 
 @Suite("Open-Meteo request and decoding")

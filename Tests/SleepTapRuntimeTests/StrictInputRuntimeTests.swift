@@ -184,7 +184,7 @@ struct StrictInputRuntimeTests {
             validate: \.validationProblem)
         #expect(value == nil)
         let report = try #require(recovery)
-        #expect(report.reason.contains("17825792 bytes; at most 16777216 are read"), "\(report.reason)")
+        #expect(report.reason.contains("17825792 bytes, over the 16 MiB (16777216-byte) limit"), "\(report.reason)")
         #expect(report.movedTo != nil)
     }
 }

@@ -237,7 +237,7 @@ struct ScenarioFileTests {
         #expect(mkfifo(fifo, 0o600) == 0)
         for (path, reason) in [
             (directory.path, "is a directory, not a file"), (fifo, "is not a regular file"),
-            (directory.appendingPathComponent("none.json").path, "cannot be read (No such file or directory)"),
+            (directory.appendingPathComponent("none.json").path, "cannot be read: No such file or directory"),
         ] {
             let error = try #require(throws: ScenarioError.self) { try ScenarioFile.load(path) }
             #expect(error.description.contains(reason), "\(error)")

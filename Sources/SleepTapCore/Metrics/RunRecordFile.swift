@@ -268,7 +268,7 @@ public enum RunRecordFile {
         switch value {
         case let text as String: return "\"" + clipped(text, to: 60) + "\""
         case let number as NSNumber:
-            if String(cString: number.objCType) == "c" { return number.boolValue ? "true" : "false" }
+            if case .bool(let value) = JSONNumber(number) { return value ? "true" : "false" }
             return number.description
         default: return "?"
         }

@@ -38,22 +38,9 @@ public enum PersistResult: Equatable, Sendable {
 }
 
 extension PersistResult {
-    /// The symbolic name of a Linux `errno` a write can fail with (`ENOSPC`, `EDQUOT`, `EIO`,
-    /// `EROFS`, `EACCES`, `EPERM`, `ENOENT`, `ENOTDIR`, `EISDIR`, `EMFILE`), nil for others
-    /// (errno(3); Linux's asm-generic/errno-base.h and errno.h numbers).
+    /// The symbolic name of a Linux `errno` (`ENOSPC`, `EIO`, …), nil for one `Errno` does not
+    /// name.
     public static func errnoName(_ errno: Int32) -> String? {
-        switch errno {
-        case 1: "EPERM"
-        case 2: "ENOENT"
-        case 5: "EIO"
-        case 13: "EACCES"
-        case 20: "ENOTDIR"
-        case 21: "EISDIR"
-        case 24: "EMFILE"
-        case 28: "ENOSPC"
-        case 30: "EROFS"
-        case 122: "EDQUOT"
-        default: nil
-        }
+        Errno(errno).name
     }
 }

@@ -3,9 +3,9 @@
 /// A sample Open-Meteo forecast response (api.open-meteo.com/v1/forecast): Berlin (52.52, 13.42),
 /// 2026-06-21, 24 hourly values requested with `timezone=GMT`; one `null`
 /// (precipitation_probability at 23:00 UTC) and an extra `uv_index` column the decoder ignores.
-/// Embedded so the tests need no files at run time.
-enum WeatherSample {
-    static let json = #"""
+/// Embedded so the tests need no files at run time; the one copy for every test target.
+package enum OpenMeteoSample {
+    package static let json = #"""
         {
          "latitude": 52.52,
          "longitude": 13.419998,
