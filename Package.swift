@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "sleeptap-fleet", targets: ["sleeptap-fleet"]),
         .executable(name: "sleeptap-calibrate", targets: ["sleeptap-calibrate"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
+        .library(name: "SleepTapOS", targets: ["SleepTapOS"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
     ],
@@ -34,7 +35,10 @@ let package = Package(
         // Thin Swift wrapper over libzmq: context, sockets, frames, poll, options, errors.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         // Pure domain: schedules, calendar maths, wire protocol, sync state machines. No I/O.
-        .target(name: "SleepTapCore"),
+        // The simulated phone OS: BGTaskScheduler and WorkManager rules in virtual time, seeded,
+        // sans-I/O, knowing nothing of the sleep app (docs/scheduler.md).
+        .target(name: "SleepTapOS"),
+        .target(name: "SleepTapCore", dependencies: ["SleepTapOS"]),
         // The embedded twin: the same nodes in one process, a virtual-time timer heap, an
         // in-memory link with seeded faults and stores that fail on demand. No I/O.
         .target(name: "SleepTapEmbedded", dependencies: ["SleepTapCore"]),

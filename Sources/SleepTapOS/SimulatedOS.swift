@@ -94,9 +94,6 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         timeZoneIdentifier = zone.identifier
     }
 
-    /// The device's zone as stored, nil when none was set (or the stored name is not a zone).
-    public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) }
-
     /// Android: the user grants or revokes the app's notification permission (stdin
     /// `permission notifications grant|revoke`). While denied, notifications the app posts are
     /// never shown and the app gets no error (Android, "Notification runtime permission":
@@ -291,14 +288,17 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// Why a decoded value cannot be used, nil when it can: the version, and the numbers the
-    /// scheduler initialisers would have clamped.
-    public var validationProblem: String? {
+    /// Why a decoded value cannot be used, nil when it can: the version, the stored zone (which
+    /// `zoneProblem` judges, for the tz database the caller uses) and the numbers the scheduler
+    /// initialisers would have clamped.
+    /// - Parameter zoneProblem: why an IANA zone name cannot be used, nil when it can.
+    /// - Returns: the problem in words, naming the field (`timeZone: …`, `configuration.…`).
+    public func validationProblem(zoneProblem: (String) -> String?) -> String? {
         guard version == Self.formatVersion else {
             return "version \(version); this build reads \(Self.formatVersion)"
         }
-        if let name = timeZoneIdentifier, WakeCalendar.zone(named: name) == nil {
-            return "timeZone: \(WakeCalendar.unknownZoneReason(name))"
+        if let name = timeZoneIdentifier, let problem = zoneProblem(name) {
+            return "timeZone: \(problem)"
         }
         switch device {
         case .ios(let s):
@@ -463,7 +463,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// See `BackgroundScheduler.drainTrace()`; the OS's own entries (`os.watch_message`) are
     /// merged in time order.
-    public mutating func drainTrace() -> [(at: Date, event: Event)] {
+    public mutating func drainTrace() -> [(at: Date, event: OSEvent)] {
         let scheduler = update { $0.drainTrace() }
         if let now = lastNow {
             let answer = why(at: now)

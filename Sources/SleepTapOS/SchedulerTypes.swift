@@ -360,39 +360,8 @@ public protocol BackgroundScheduler: Sendable {
     /// The OS-side trace since the last call, in time order (e.g. `os.launch`, `os.launch.dropped`,
     /// `os.opportunity.missed`, `os.request.replaced`, `os.app.killed`). Not app events: they show
     /// the developer what the OS did.
-    mutating func drainTrace() -> [(at: Date, event: Event)]
+    mutating func drainTrace() -> [(at: Date, event: OSEvent)]
 
     /// Status for display: pending request, its earliest date, next launch, bucket, flags.
     func status() -> [(String, EventValue)]
-}
-
-/// OS-side trace entries, kept in time order (stable for equal instants).
-struct SchedulerTrace: Sendable {
-    private var entries: [(at: Date, event: Event)] = []
-
-    mutating func add(_ at: Date, _ name: EventName, _ fields: [(String, EventValue)] = []) {
-        entries.append((at: at, event: Event(name, fields)))
-    }
-
-    mutating func drain() -> [(at: Date, event: Event)] {
-        let sorted = entries.enumerated().sorted {
-            $0.element.at != $1.element.at ? $0.element.at < $1.element.at : $0.offset < $1.offset
-        }
-        entries = []
-        return sorted.map(\.element)
-    }
-}
-
-extension SplitMix64 {
-    /// A uniform double in [0, 1) from the top 53 bits of the next output.
-    mutating func schedulerUnitInterval() -> Double {
-        Double(next() >> 11) * 0x1p-53
-    }
-}
-
-extension EventValue {
-    /// `.date` or `.null`.
-    static func schedulerDate(_ date: Date?) -> EventValue { date.map { .date($0) } ?? .null }
-    /// `.double` or `.null`.
-    static func schedulerSeconds(_ seconds: TimeInterval?) -> EventValue { seconds.map { .double($0) } ?? .null }
 }
