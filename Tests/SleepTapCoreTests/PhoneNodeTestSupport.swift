@@ -3,6 +3,7 @@
 import Foundation
 
 @testable import SleepTapCore
+import SleepTapOS
 
 #if canImport(Glibc)
     import Glibc
