@@ -13,33 +13,33 @@ extension EventName {
     package init(_ name: OSEventName) {
         self =
             switch name {
-        case .osLaunch: .osLaunch
-        case .osLaunchDropped: .osLaunchDropped
-        case .osOpportunityMissed: .osOpportunityMissed
-        case .osRequestSubmitted: .osRequestSubmitted
-        case .osRequestReplaced: .osRequestReplaced
-        case .osRequestRejected: .osRequestRejected
-        case .osRegister: .osRegister
-        case .osRegisterRefused: .osRegisterRefused
-        case .osAppLaunched: .osAppLaunched
-        case .osAppKilled: .osAppKilled
-        case .osAppCrashed: .osAppCrashed
-        case .osAppUpdated: .osAppUpdated
-        case .osTaskCompleted: .osTaskCompleted
-        case .osTaskExpired: .osTaskExpired
-        case .osCompleteIgnored: .osCompleteIgnored
-        case .osSimulateFailed: .osSimulateFailed
-        case .osConditionsChanged: .osConditionsChanged
-        case .osRebooted: .osRebooted
-        case .osWorkEnqueued: .osWorkEnqueued
-        case .osWorkKept: .osWorkKept
-        case .osWorkRescheduled: .osWorkRescheduled
-        case .osWorkCompleted: .osWorkCompleted
-        case .osWorkStopped: .osWorkStopped
-        case .osWatchMessage: .osWatchMessage
-        case .osWhy: .osWhy
-        case .osDoze: .osDoze
-        case .osTestDriver: .osTestDriver
+            case .osLaunch: .osLaunch
+            case .osLaunchDropped: .osLaunchDropped
+            case .osOpportunityMissed: .osOpportunityMissed
+            case .osRequestSubmitted: .osRequestSubmitted
+            case .osRequestReplaced: .osRequestReplaced
+            case .osRequestRejected: .osRequestRejected
+            case .osRegister: .osRegister
+            case .osRegisterRefused: .osRegisterRefused
+            case .osAppLaunched: .osAppLaunched
+            case .osAppKilled: .osAppKilled
+            case .osAppCrashed: .osAppCrashed
+            case .osAppUpdated: .osAppUpdated
+            case .osTaskCompleted: .osTaskCompleted
+            case .osTaskExpired: .osTaskExpired
+            case .osCompleteIgnored: .osCompleteIgnored
+            case .osSimulateFailed: .osSimulateFailed
+            case .osConditionsChanged: .osConditionsChanged
+            case .osRebooted: .osRebooted
+            case .osWorkEnqueued: .osWorkEnqueued
+            case .osWorkKept: .osWorkKept
+            case .osWorkRescheduled: .osWorkRescheduled
+            case .osWorkCompleted: .osWorkCompleted
+            case .osWorkStopped: .osWorkStopped
+            case .osWatchMessage: .osWatchMessage
+            case .osWhy: .osWhy
+            case .osDoze: .osDoze
+            case .osTestDriver: .osTestDriver
             }
     }
 }
@@ -50,7 +50,8 @@ extension Event {
     /// - Parameter event: the OS's trace entry.
     package init(_ event: OSEvent) {
         self.init(EventName(event.name))
-        assert(event.fields.allSatisfy { !Self.lineKeys.contains($0.key) }, "\(event.name): a field named like a line key")
+        assert(
+            event.fields.allSatisfy { !Self.lineKeys.contains($0.key) }, "\(event.name): a field named like a line key")
         fields = event.fields
     }
 }
@@ -63,6 +64,8 @@ extension SimulatedOS {
     /// Why a decoded `os.json` cannot be used, nil when it can: `validationProblem(zoneProblem:)`
     /// with the stored zone judged by the tz database in use (`WakeCalendar.unknownZoneReason`).
     package var validationProblem: String? {
-        validationProblem(zoneProblem: { WakeCalendar.zone(named: $0) == nil ? WakeCalendar.unknownZoneReason($0) : nil })
+        validationProblem(zoneProblem: {
+            WakeCalendar.zone(named: $0) == nil ? WakeCalendar.unknownZoneReason($0) : nil
+        })
     }
 }

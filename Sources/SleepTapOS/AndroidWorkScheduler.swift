@@ -105,7 +105,7 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
     ]
 }
 
-/// The Android API levels `--android-api` accepts and the quota table each selects.
+/// The Android API levels the simulator models (SleepTap's `--android-api`) and the quota table each selects.
 public enum AndroidAPI {
     /// The lowest API level accepted (Android 5.0, the first with JobScheduler).
     public static let minimum = 21

@@ -6,7 +6,8 @@ public import Foundation
 // with typed fields per entry, and the typed values of its `status()`. The phone writes these as
 // JSON Lines (`os.*` events, docs/protocol.md); this module only keeps them as values.
 
-/// A value in an observable event's fields.
+/// A typed value of an event's fields: an `OSEvent`'s, a `status()` entry's, and SleepTap's own
+/// events', each written as the JSON value named by its case.
 public enum EventValue: Equatable, Sendable {
     /// A JSON string.
     case string(String)
@@ -18,7 +19,7 @@ public enum EventValue: Equatable, Sendable {
     case bool(Bool)
     /// An instant, rendered ISO-8601 UTC (`2025-03-07T11:30:00Z`).
     case date(Date)
-    /// A nested JSON object (the simulated OS's part of `phone.status`).
+    /// A nested JSON object (for example the `reasons` of `WhyAnswer.fields`).
     case object(EventObject)
     /// JSON `null`: a field whose value is absent (for example a date not yet known).
     case null
@@ -168,6 +169,7 @@ extension EventValue {
 extension Date {
     /// The instant as ISO 8601 in UTC, whole seconds (`2025-03-07T13:46:00Z`): Foundation's
     /// `.iso8601` format style, for the OS's texts (`PendingReason.state`, `WhyAnswer.summary`),
-    /// which are built only when read.
+    /// which are built only when read. SleepTapCore's `ISO8601.string` writes the same text
+    /// (its `WireEncodingTests` keep the two equal), so the `os.why` lines are unchanged.
     var osText: String { formatted(.iso8601) }
 }

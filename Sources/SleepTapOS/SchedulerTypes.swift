@@ -107,8 +107,8 @@ public enum SchedulerFailure: Error, Equatable, Sendable, CustomStringConvertibl
 /// Forums thread "BGTaskScheduler crashes on iOS 18.4" Apple DTS names the timing of SwiftUI's
 /// registration as a problem and recommends registering early through `UIApplicationDelegateAdaptor`.
 ///
-/// The raw values ("early", "late-silent", "late-crash") are the flag's, the stdin command's and
-/// the state file's spelling.
+/// The raw values ("early", "late-silent", "late-crash") are the encoding's spelling (and that of
+/// SleepTap's `--registration` flag and stdin command).
 public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// "early": registered in `didFinishLaunching` (the fix); a late registration crashes as on iOS.
     case early
@@ -125,9 +125,10 @@ public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStr
     public var description: String { rawValue }
 }
 
-/// The mobile OS a simulated phone runs: which background scheduler its refresh job goes through.
+/// The mobile OS a simulated phone runs: which background scheduler the app's work goes through.
 ///
-/// The raw values ("ios", "android") are the `--platform` flag's, the events' and `os.json`'s spelling.
+/// The raw values ("ios", "android") are the spelling of the encoding and of SleepTap's
+/// `--platform` flag and events.
 public enum Platform: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// iOS: BGTaskScheduler (`IOSBackgroundScheduler`).
     case ios
@@ -269,7 +270,7 @@ public struct RunOutcome: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name }
 }
 
-/// The common face of both simulated platforms: everything a refresh job and the phone runtime call.
+/// The common face of both simulated platforms: everything an app's background work and its host call.
 ///
 /// Sans-I/O and deterministic: every instant is a virtual `Date` argument, every random choice comes
 /// from the seeded `SplitMix64` the scheduler was built with, so a seed replays. Calls should come

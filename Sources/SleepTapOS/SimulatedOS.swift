@@ -6,8 +6,8 @@ public import Foundation
 /// requests or enqueued work, its RNG position, its settings, the registration behaviour of the
 /// installed app) plus what the OS remembers about the device (launch history, reboots).
 ///
-/// The OS outlives the app: the phone process keeps this value in its own state file (`os.json`)
-/// and hands it back at the next start, so a restarted app finds its pending request and the OS's
+/// The OS outlives the app: its host keeps this value in a file of its own (SleepTap's phone:
+/// `os.json`) and hands it back at the next start, so a restarted app finds its pending request and the OS's
 /// random draws continue where they stopped instead of starting again from the seed
 /// (docs/scheduler.md, "The OS outlives the app"). Sans-I/O like the schedulers: every instant is
 /// an argument, every random choice comes from the stored `SplitMix64`; persisting is the

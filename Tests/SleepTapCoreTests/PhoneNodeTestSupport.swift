@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOS
 
 @testable import SleepTapCore
-import SleepTapOS
 
 #if canImport(Glibc)
     import Glibc
