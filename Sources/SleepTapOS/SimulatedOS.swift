@@ -229,7 +229,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - control: the control.
     ///   - now: virtual instant.
     public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) {
-        android(now) { $0.testDriver(control, at: now) }
+        _ = android(now) { $0.testDriver(control, at: now) }
     }
 
     /// Android: `cmd jobscheduler stop -s REASON` (`AndroidWorkScheduler.stopWork`); ignored on iOS.
@@ -237,7 +237,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - reason: the stop reason.
     ///   - now: virtual instant.
     public mutating func stopWork(reason: WorkStopReason, at now: Date) {
-        android(now) { $0.stopWork(reason: reason, at: now) }
+        _ = android(now) { $0.stopWork(reason: reason, at: now) }
     }
 
     /// Android: `WorkInfo.getStopReason()` of `launch` when the OS stopped it

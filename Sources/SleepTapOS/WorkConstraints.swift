@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 
 /// One requirement of WorkManager's `Constraints` on the work request (SleepTap's `--constraints`):
 /// the work waits while it is unmet (Android, "Define work requests", "Work constraints";
