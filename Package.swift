@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "sleeptap-fleet", targets: ["sleeptap-fleet"]),
         .executable(name: "sleeptap-calibrate", targets: ["sleeptap-calibrate"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
+        .library(name: "SleepTapOS", targets: ["SleepTapOS"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "SleepTapEmbedded", targets: ["SleepTapEmbedded"]),
     ],
@@ -34,17 +35,21 @@ let package = Package(
         // Thin Swift wrapper over libzmq: context, sockets, frames, poll, options, errors.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         // Pure domain: schedules, calendar maths, wire protocol, sync state machines. No I/O.
-        .target(name: "SleepTapCore"),
+        // The simulated phone OS: BGTaskScheduler and WorkManager rules in virtual time, seeded,
+        // sans-I/O, knowing nothing of the sleep app (docs/scheduler.md).
+        .target(name: "SleepTapOS"),
+        .target(name: "SleepTapCore", dependencies: ["SleepTapOS"]),
         // The embedded twin: the same nodes in one process, a virtual-time timer heap, an
         // in-memory link with seeded faults and stores that fail on demand. No I/O.
-        .target(name: "SleepTapEmbedded", dependencies: ["SleepTapCore"]),
+        .target(name: "SleepTapEmbedded", dependencies: ["SleepTapCore", "SleepTapOS"]),
         // Linux process calls Swift cannot import (prctl(2) is variadic), as static inline shims.
         .systemLibrary(name: "CLinuxProcess"),
         // The argument reader every executable parses its command line with (Foundation only).
         .target(name: "SleepTapCommandLine"),
         // Adapters at the edge: ZeroMQ transport, files, stdin, signals, phone and watch options.
         .target(
-            name: "SleepTapRuntime", dependencies: ["SleepTapCommandLine", "SleepTapCore", "ZeroMQ", "CLinuxProcess"]),
+            name: "SleepTapRuntime",
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapOS", "ZeroMQ", "CLinuxProcess"]),
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).
@@ -56,12 +61,13 @@ let package = Package(
         .executableTarget(
             name: "sleeptap-soak",
             dependencies: [
-                "SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime", "SleepTapScenario",
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapOS", "SleepTapProcess", "SleepTapRuntime",
+                "SleepTapScenario",
             ]),
         // Scenario files and their runs in the twin, which is built from the executables' own flags.
         .target(
             name: "SleepTapScenario",
-            dependencies: ["SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime"]),
+            dependencies: ["SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapProcess", "SleepTapRuntime"]),
         .executableTarget(
             name: "sleeptap-scenario",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
@@ -72,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "sleeptap-bench",
             dependencies: [
-                "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "ZeroMQ",
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapProcess", "ZeroMQ",
                 "sleeptap-bench-baseline", "phone", "watch", "sleeptap-report",
             ]),
         // The weekly freshness report over run records (docs/metrics.md): reads metrics/bg_runs,
@@ -83,7 +89,7 @@ let package = Package(
         // Simulated fleets of devices on the twin, and the twin's speed workload.
         .target(
             name: "SleepTapFleet",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapRuntime"]),
+            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapRuntime"]),
         .executableTarget(
             name: "sleeptap-fleet",
             dependencies: [
@@ -91,7 +97,7 @@ let package = Package(
             ]),
         // Fits the simulated OS to run records (docs/calibration.md): the fit, sans-I/O, and its
         // executable, which reads metrics/bg_runs as the report does.
-        .target(name: "SleepTapCalibration", dependencies: ["SleepTapCore"]),
+        .target(name: "SleepTapCalibration", dependencies: ["SleepTapCore", "SleepTapOS"]),
         .executableTarget(
             name: "sleeptap-calibrate",
             dependencies: [
@@ -101,26 +107,34 @@ let package = Package(
         // Test support shared by the test targets: tz databases built with zic.
         .target(name: "SleepTapTestFixtures", dependencies: ["SleepTapCore"], path: "Tests/SleepTapTestFixtures"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "SleepTapCoreTests", dependencies: ["SleepTapCore", "SleepTapTestFixtures"]),
+        // Test support for the simulated OS's tests (its own, so SleepTapOSTests need no SleepTapCore).
+        .target(name: "SleepTapOSTestFixtures", dependencies: ["SleepTapOS"], path: "Tests/SleepTapOSTestFixtures"),
+        .testTarget(name: "SleepTapOSTests", dependencies: ["SleepTapOS", "SleepTapOSTestFixtures"]),
+        .testTarget(
+            name: "SleepTapCoreTests",
+            dependencies: ["SleepTapCore", "SleepTapOS", "SleepTapOSTestFixtures", "SleepTapTestFixtures"]),
         .testTarget(
             name: "SleepTapRuntimeTests",
-            dependencies: ["SleepTapCommandLine", "SleepTapRuntime", "SleepTapTestFixtures"]),
+            dependencies: ["SleepTapCommandLine", "SleepTapOS", "SleepTapRuntime", "SleepTapTestFixtures"]),
         // The argument reader, and the demo's and the soak's parsers (in their executables).
         .testTarget(
             name: "SleepTapCommandLineTests",
             dependencies: ["SleepTapCommandLine", "SleepTapCore", "sleeptap-demo", "sleeptap-soak"]),
         .testTarget(
-            name: "SleepTapScenarioTests", dependencies: ["SleepTapCore", "SleepTapScenario", "SleepTapTestFixtures"]),
-        .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore"]),
+            name: "SleepTapScenarioTests",
+            dependencies: ["SleepTapCore", "SleepTapOS", "SleepTapScenario", "SleepTapTestFixtures"]),
+        .testTarget(name: "SleepTapEmbeddedTests", dependencies: ["SleepTapEmbedded", "SleepTapCore", "SleepTapOS"]),
         .testTarget(
             name: "SleepTapFleetTests",
             dependencies: [
-                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapRuntime",
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapOS",
+                "SleepTapRuntime",
             ]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "SleepTapCore", "SleepTapEmbedded", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
+                "SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ",
+                "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
                 "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate", "SleepTapTestFixtures",
             ],

@@ -54,7 +54,8 @@ browse() {  # browse OUTPUT_ARGUMENT URL: chromium headless, root-safe, bounded 
 
 status=0
 # module:article path:article title
-for entry in "ZeroMQ:gettingstarted:Getting Started" "SleepTapCore:gettingstarted:Getting Started" \
+for entry in "ZeroMQ:gettingstarted:Getting Started" "SleepTapOS:gettingstarted:Getting Started" \
+  "SleepTapCore:gettingstarted:Getting Started" \
   "SleepTapEmbedded:monthinthetwin:A Month of Nights"; do
   IFS=: read -r module page title <<<"$entry"
   lower="$(tr '[:upper:]' '[:lower:]' <<<"$module")"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Proves the library products usable from outside: builds two packages of their own that depend
 # on this one by path, as the README shows, and runs them: Examples/zeromq-roundtrip (the ZeroMQ
-# product, a ROUTER/DEALER round trip) and Examples/twin-month (the SleepTapEmbedded and
+# product, a ROUTER/DEALER round trip) and Examples/twin-month (the SleepTapEmbedded, SleepTapOS and
 # SleepTapCore products, a month of nights in the twin). Their builds go under .build/examples,
 # new each time: SwiftPM does not plan a path dependency again when only its files changed, so a
 # kept build can miss a new source file.

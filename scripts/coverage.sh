@@ -38,7 +38,7 @@ llvm_cov="$(dirname "$(readlink -f "$(command -v swift)")")/llvm-cov"
 [ -x "$llvm_cov" ] || llvm_cov="$(command -v llvm-cov || true)"
 [ -n "$llvm_cov" ] || { echo "coverage.sh: no llvm-cov next to swift or on PATH" >&2; exit 69; }
 
-modules=(ZeroMQ SleepTapCore SleepTapEmbedded SleepTapRuntime SleepTapCommandLine SleepTapProcess SleepTapScenario)
+modules=(ZeroMQ SleepTapOS SleepTapCore SleepTapEmbedded SleepTapRuntime SleepTapCommandLine SleepTapProcess SleepTapScenario)
 rows=()
 for module in "${modules[@]}"; do
   report="$("$llvm_cov" report "$tests" -instr-profile "$profdata" "$PWD/Sources/$module")"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the API documentation of the ZeroMQ, SleepTapCore and SleepTapEmbedded modules as a static site, with
+# Builds the API documentation of the ZeroMQ, SleepTapOS, SleepTapCore and SleepTapEmbedded modules as a static site, with
 # the toolchain's own tools only (no plugin package):
-#   1. swift build of the two modules, then swift-symbolgraph-extract (public symbols);
+#   1. swift build of the modules, then swift-symbolgraph-extract (public symbols);
 #   2. every public symbol must have a doc comment (scripts/check-doc-comments.py);
 #   3. every Swift block of the getting-started articles must be in the code that runs
-#      (scripts/check-doc-snippets.py: the Examples package, and GettingStartedTests);
+#      (scripts/check-doc-snippets.py: the Examples packages, and the GettingStartedTests);
 #   4. docc convert of Sources/<Module>/<Module>.docc with --warnings-as-errors (a broken symbol
 #      link fails the build) and --transform-for-static-hosting;
 #   5. scripts/check-docs-site.sh opens the site in headless Chromium and takes screenshots.
-# The site is .build/docs/site (index.html links both modules); serve that directory over HTTP
+# The site is .build/docs/site (index.html links every module); serve that directory over HTTP
 # (DocC's pages load their content with JavaScript), e.g.
 #   python3 -m http.server --directory .build/docs/site 8000
 # usage: scripts/docs.sh [--no-browser]   (--no-browser skips step 5)
@@ -26,7 +26,7 @@ done
 bash scripts/ensure-deps.sh
 command -v docc >/dev/null || { echo "docs.sh: no docc on PATH (it ships with the Swift toolchain)" >&2; exit 69; }
 
-modules=(ZeroMQ SleepTapCore SleepTapEmbedded)
+modules=(ZeroMQ SleepTapOS SleepTapCore SleepTapEmbedded)
 out=.build/docs
 rm -rf "$out/symbol-graphs" "$out/site" "$out/archives"
 mkdir -p "$out/symbol-graphs" "$out/site" "$out/archives"
@@ -48,6 +48,8 @@ done
 echo "== article code"
 python3 scripts/check-doc-snippets.py Sources/ZeroMQ/ZeroMQ.docc/GettingStarted.md \
   Examples/zeromq-roundtrip/Package.swift Examples/zeromq-roundtrip/Sources/zeromq-roundtrip/main.swift
+python3 scripts/check-doc-snippets.py Sources/SleepTapOS/SleepTapOS.docc/GettingStarted.md \
+  Tests/SleepTapOSTests/GettingStartedTests.swift
 python3 scripts/check-doc-snippets.py Sources/SleepTapCore/SleepTapCore.docc/GettingStarted.md \
   Tests/SleepTapEmbeddedTests/GettingStartedTests.swift
 python3 scripts/check-doc-snippets.py Sources/SleepTapEmbedded/SleepTapEmbedded.docc/MonthInTheTwin.md \
@@ -69,6 +71,7 @@ cat >"$out/site/index.html" <<HTML
 <html lang="en"><head><meta charset="utf-8"><title>SleepTap API documentation</title></head>
 <body><h1>SleepTap API documentation</h1><ul>
 <li><a href="ZeroMQ/documentation/$(lower ZeroMQ)/">ZeroMQ</a>: the libzmq wrapper</li>
+<li><a href="SleepTapOS/documentation/$(lower SleepTapOS)/">SleepTapOS</a>: the simulated phone OS</li>
 <li><a href="SleepTapCore/documentation/$(lower SleepTapCore)/">SleepTapCore</a>: the sans-I/O core</li>
 <li><a href="SleepTapEmbedded/documentation/$(lower SleepTapEmbedded)/">SleepTapEmbedded</a>: the embedded twin</li>
 </ul></body></html>

@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // SPDX-License-Identifier: Apache-2.0
-// A package of its own that uses SleepTap's SleepTapEmbedded and SleepTapCore library products,
+// A package of its own that uses SleepTap's SleepTapEmbedded, SleepTapCore and SleepTapOS library products,
 // as another project would: by path here; by URL and version in a project of yours.
 import PackageDescription
 
@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SleepTapEmbedded", package: "SleepTap"),
                 .product(name: "SleepTapCore", package: "SleepTap"),
+                .product(name: "SleepTapOS", package: "SleepTap"),
             ]
         )
     ]

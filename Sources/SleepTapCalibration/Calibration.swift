@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 public import SleepTapCore
+import SleepTapOS
 
 /// Fits the simulated OS to a fleet's run records (docs/calibration.md): per group (all, each
 /// platform, each Android standby bucket, each app version), the delay from a request's

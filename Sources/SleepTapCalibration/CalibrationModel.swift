@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 public import SleepTapCore
+public import SleepTapOS
 
 /// The model `sleeptap-calibrate` writes (schemaVersion 1, every field in docs/calibration.md):
 /// what a fleet's run records say about its OS, per group.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// A pending local notification, as the phone would hand it to the OS (UNNotificationRequest:
 /// identifier, trigger date, body).

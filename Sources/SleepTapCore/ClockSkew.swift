@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// The check of a peer's clock against this side's virtual now, from the instants a message
 /// carries (a BATCH's `generatedAt`).

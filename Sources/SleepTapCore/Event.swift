@@ -1,45 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
-
-/// A value in an observable event's fields.
-public enum EventValue: Equatable, Sendable {
-    /// A JSON string.
-    case string(String)
-    /// A JSON integer.
-    case int(Int64)
-    /// A JSON number with a fraction (durations in seconds, coordinates).
-    case double(Double)
-    /// A JSON `true` or `false`.
-    case bool(Bool)
-    /// An instant, rendered ISO-8601 UTC (`2025-03-07T11:30:00Z`).
-    case date(Date)
-    /// A nested JSON object (the simulated OS's part of `phone.status`).
-    case object(EventObject)
-    /// JSON `null`: a field whose value is absent (for example a date not yet known).
-    case null
-}
-
-/// The fields of a nested JSON object in an event, in the order they are written.
-public struct EventObject: Equatable, Sendable {
-    /// The object's keys and values, in the order they are written.
-    public var fields: [(key: String, value: EventValue)]
-
-    /// An object with `fields`, written in this order.
-    public init(_ fields: [(String, EventValue)]) {
-        self.fields = fields.map { (key: $0.0, value: $0.1) }
-    }
-
-    /// The value of `key`, if present.
-    public subscript(key: String) -> EventValue? {
-        fields.first(where: { $0.key == key })?.value
-    }
-
-    public static func == (lhs: EventObject, rhs: EventObject) -> Bool {
-        lhs.fields.count == rhs.fields.count
-            && zip(lhs.fields, rhs.fields).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-    }
-}
+public import SleepTapOS
 
 /// One observable event, written by the executables as one JSON object per line:
 /// `{"event": name, "time": <virtual ISO-8601 UTC, milliseconds>, "source": who, ...fields}`

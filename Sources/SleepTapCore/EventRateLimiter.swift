@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// Holds back repeats of an event that a peer (or an absent peer) can cause at will, so that a
 /// connect loop or a stream of garbage cannot flood the output, while every occurrence is still

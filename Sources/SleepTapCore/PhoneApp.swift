@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+public import SleepTapOS
 
 /// Virtual seconds each step of the consolidated refresh job costs, charged against the
 /// background task's budget. The weather step costs what the provider reports.
@@ -906,6 +907,6 @@ public struct PhoneApp: Sendable {
     /// in order with the app's own events and stamped with that step's instant (a completion's
     /// end is its `duration` later), never left for the next OS activity.
     public mutating func drainTrace() -> [PhoneEffect] {
-        scheduler.drainTrace().map { .emit($0.event) }
+        scheduler.drainTrace().map { .emit(Event($0.event)) }
     }
 }

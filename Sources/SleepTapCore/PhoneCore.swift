@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+public import SleepTapOS
 
 /// What the phone's sync state machine asks for. `PhoneNode` turns effects into actions in order;
 /// when a `persist` fails it drops the rest and restores the core's previous value

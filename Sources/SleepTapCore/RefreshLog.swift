@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// What started a refresh run; the raw value is the `run.record` event's and the state file's `kind`.
 public enum RunKind: String, Codable, CaseIterable, Sendable {

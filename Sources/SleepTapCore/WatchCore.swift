@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// What the watch's state machine asks its runtime to do, performed in order. A failed
 /// `persist` stops the list (no ACK for a batch that is not on disk: durable before acknowledged).

@@ -2,6 +2,7 @@
 
 public import Foundation
 public import SleepTapCore
+import SleepTapOS
 
 /// Faults an in-memory link injects, each a probability in 0...1 per message (seeded, so a
 /// failing seed replays).

@@ -2,6 +2,7 @@
 
 public import Foundation
 public import SleepTapCore
+public import SleepTapOS
 
 #if canImport(Glibc)
     import Glibc

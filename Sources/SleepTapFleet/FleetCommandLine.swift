@@ -2,6 +2,7 @@
 public import Foundation
 public import SleepTapCommandLine
 public import SleepTapCore
+import SleepTapOS
 
 /// `sleeptap-fleet`'s command line.
 public enum FleetCommand: Equatable, Sendable {

@@ -2,6 +2,7 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+public import SleepTapOS
 
 /// One simulated device of a fleet and its user, drawn from the fleet's seed and the device's
 /// index alone (so a device is the same in every run, shard and task order):

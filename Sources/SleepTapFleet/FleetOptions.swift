@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 public import SleepTapCore
+public import SleepTapOS
 
 /// What a simulated fleet is: how many devices, for how long, and the shares of its users'
 /// platforms, app builds and habits (`sleeptap-fleet`'s flags, docs/fleet.md).

@@ -2,6 +2,7 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+import SleepTapOS
 
 /// The twin as the speed measurements run it: one device, iOS, early registration, a watch
 /// that taps bed at 22:30 every night, no link faults (docs/performance.md, "Twin speed").

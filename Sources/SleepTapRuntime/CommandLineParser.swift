@@ -3,6 +3,7 @@
 public import Foundation
 public import SleepTapCommandLine
 public import SleepTapCore
+import SleepTapOS
 
 /// Command-line parsing for both executables, kept in the library so it is unit-tested.
 public enum CommandLineParser {

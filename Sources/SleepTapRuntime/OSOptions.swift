@@ -3,6 +3,7 @@
 public import Foundation
 public import SleepTapCommandLine
 public import SleepTapCore
+public import SleepTapOS
 
 /// The simulated OS the phone runs on (`--platform`, `--registration`, …).
 ///

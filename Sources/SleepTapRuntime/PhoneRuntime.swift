@@ -2,6 +2,7 @@
 
 import Foundation
 public import SleepTapCore
+import SleepTapOS
 import ZeroMQ
 
 /// The `phone` process: wires `PhoneApp` (the consolidated refresh job on a simulated OS

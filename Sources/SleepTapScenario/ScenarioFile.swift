@@ -3,6 +3,7 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+import SleepTapOS
 import SleepTapRuntime
 
 #if canImport(Glibc)

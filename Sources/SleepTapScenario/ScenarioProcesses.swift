@@ -2,6 +2,7 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+import SleepTapOS
 import SleepTapProcess
 
 #if canImport(Glibc)

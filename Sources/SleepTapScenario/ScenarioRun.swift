@@ -3,6 +3,7 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+import SleepTapOS
 
 /// One night of a run: the watch's bed tap and what it gave.
 public struct ScenarioNight: Equatable, Sendable {

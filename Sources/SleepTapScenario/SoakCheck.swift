@@ -2,6 +2,7 @@
 public import Foundation
 public import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 
 /// A broken invariant of the date-exhaustion soak: which one, on which night, what was seen,
 /// the log lines that show it, and the expectation a scenario file can carry to reproduce it.

@@ -2,6 +2,7 @@
 public import Foundation
 public import SleepTapCore
 public import SleepTapEmbedded
+import SleepTapOS
 
 /// A random timeline for the date-exhaustion soak, as a scenario file (docs/scenarios.md): the
 /// JSON object that is written to disk when an invariant breaks, and the `ScenarioFile` decoded

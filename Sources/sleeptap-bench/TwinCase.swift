@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 
 /// The twin's speed: whole twins (phone and watch nodes, every timer, virtual time), each run
 /// for `days` virtual days, as many as fit in the time given, on 1 thread or on several at once.

@@ -3,6 +3,7 @@ import Foundation
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 import SleepTapProcess
 import SleepTapScenario
 import Synchronization

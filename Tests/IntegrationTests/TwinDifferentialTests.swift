@@ -3,6 +3,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 import SleepTapProcess
 import SleepTapScenario
 import Testing

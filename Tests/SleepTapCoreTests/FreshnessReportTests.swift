@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import SleepTapCore
+import SleepTapOS
 import Testing
 
 /// The weekly freshness report's maths and text (docs/metrics.md), on worked examples.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOS
 import Testing
 
 @testable import SleepTapCore
@@ -475,7 +476,7 @@ struct PhoneNodeTests {
         #expect(status["why"] == .object(EventObject(why.fields)))
         bench.clearEvents()
         bench.type("why")
-        #expect(bench.events(.osWhy) == [why.event])
+        #expect(bench.events(.osWhy) == [Event(why.event)])
         #expect(bench.events(.osWhy).first?["reason"] == .string(why.code.rawValue))
         bench.type("history")
         #expect(bench.events(.runRecord).count == bench.node.app.state.refreshLog.history.count)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOS
+import SleepTapOSTestFixtures
 import Testing
 
 @testable import SleepTapCore
@@ -46,12 +48,12 @@ struct SimulatedOSTests {
     }
 
     /// The trace as comparable lines: instant, name, fields.
-    static func lines(_ trace: [(at: Date, event: Event)]) -> [String] {
-        trace.map { "\($0.at.timeIntervalSince1970) \($0.event.jsonLine(time: $0.at, process: .phone))" }
+    static func lines(_ trace: [(at: Date, event: OSEvent)]) -> [String] {
+        trace.map { "\($0.at.timeIntervalSince1970) \(Event($0.event).jsonLine(time: $0.at, process: .phone))" }
     }
 
     /// The delay the OS drew for each submitted request: plannedLaunch - earliestBeginDate, seconds.
-    static func delays(_ trace: [(at: Date, event: Event)]) -> [TimeInterval] {
+    static func delays(_ trace: [(at: Date, event: OSEvent)]) -> [TimeInterval] {
         trace.compactMap { entry in
             guard entry.event.name == .osRequestSubmitted, case .date(let planned)? = entry.event["plannedLaunch"],
                 case .date(let earliest)? = entry.event["earliestBeginDate"]
@@ -64,10 +66,10 @@ struct SimulatedOSTests {
     /// the OS's launches until the next life. `restart` is how the OS passes from one life to the
     /// next. - Returns: the whole trace.
     static func threeLives(seed: UInt64, restart: (SimulatedOS) throws -> SimulatedOS) throws -> [(
-        at: Date, event: Event
+        at: Date, event: OSEvent
     )] {
         var os = ios(seed: seed)
-        var trace: [(at: Date, event: Event)] = []
+        var trace: [(at: Date, event: OSEvent)] = []
         for life in 0..<3 {
             let start = F.start.addingTimeInterval(Double(life) * F.day)
             if life > 0 { os = try restart(os) }

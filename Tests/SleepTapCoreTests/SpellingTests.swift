@@ -2,6 +2,7 @@
 
 import Foundation
 import SleepTapCore
+import SleepTapOS
 import Testing
 
 /// The package's closed sets are enums; their raw values are the spellings of the flags, the

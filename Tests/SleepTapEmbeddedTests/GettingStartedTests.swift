@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 import Testing
 
 /// The code of SleepTapCore's getting-started article (Sources/SleepTapCore/SleepTapCore.docc),

@@ -2,6 +2,7 @@
 
 import Foundation
 import SleepTapCore
+import SleepTapOS
 import Testing
 
 @testable import SleepTapEmbedded

@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCalibration
 import SleepTapCore
+import SleepTapOS
 import Testing
 
 @testable import SleepTapFleet

@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCommandLine
 import SleepTapCore
+import SleepTapOS
 import SleepTapRuntime
 import Testing
 

@@ -3,6 +3,7 @@
 import Foundation
 import SleepTapCommandLine
 import SleepTapCore
+import SleepTapOS
 import Testing
 
 @testable import SleepTapRuntime

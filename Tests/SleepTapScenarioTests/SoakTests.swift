@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 import Testing
 
 @testable import SleepTapScenario

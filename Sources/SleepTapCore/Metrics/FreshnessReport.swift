@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+public import SleepTapOS
 
 /// Exact sample percentiles.
 public enum Percentile {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+public import SleepTapOS
 
 /// One background-refresh run record: a thing that matters for freshness, as a value. The phone
 /// app (`PhoneApp`) produces them as `PhoneEffect.record` (no I/O); the phone process appends them

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+import SleepTapOS
 
 /// The run-record file, `metrics/bg_runs/<device>-<YYYY-MM-DD>.json`: one JSON array (RFC 8259)
 /// of `RunRecord` objects, one per line, keys sorted, every key written (null where there is no

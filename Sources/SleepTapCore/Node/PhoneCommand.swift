@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+public import SleepTapOS
 
 /// One command of the phone's stdin language (docs/protocol.md, "Phone stdin"), parsed.
 public enum PhoneCommand: Equatable, Sendable {

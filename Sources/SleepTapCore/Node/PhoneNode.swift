@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+public import SleepTapOS
 
 /// The phone process's timers.
 public enum PhoneTimer: Hashable, Sendable, CaseIterable {
@@ -760,7 +761,7 @@ public struct PhoneNode: Sendable {
         case .status:
             return [.emit(status(at: now), at: now)]
         case .why:
-            return [.emit(app.scheduler.why(at: now).event, at: now)]
+            return [.emit(Event(app.scheduler.why(at: now).event), at: now)]
         case .history:
             return app.state.refreshLog.history.map { .emit($0.event, at: now) }
         case .notifications:

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+public import SleepTapOS
+
 /// Why a process stops cleanly, other than the `quit` command.
 public enum StopCause: Sendable, Equatable {
     /// SIGINT, SIGTERM or SIGHUP (the signal number).

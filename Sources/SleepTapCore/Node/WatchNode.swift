@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// The watch's timers. Transport timers run on wall time, the bed tap on virtual time.
 public enum WatchTimer: Hashable, Sendable, CaseIterable {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapOS
 
 /// The default provider: a deterministic, plausible 48-hour hourly forecast with no network.
 ///

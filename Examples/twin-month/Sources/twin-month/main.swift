@@ -4,6 +4,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapEmbedded
+import SleepTapOS
 
 func monthOfNights(registration: RegistrationMode) -> Twin {
     let zone = TimeZone(identifier: "America/New_York")!

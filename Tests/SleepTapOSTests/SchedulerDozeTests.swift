@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOSTestFixtures
 import Testing
 
-@testable import SleepTapCore
+@testable import SleepTapOS
 
 /// Doze on the simulated Android (docs/scheduler.md, "Doze"): AOSP `DeviceIdleController` timings.
 @Suite("Simulated Android Doze")

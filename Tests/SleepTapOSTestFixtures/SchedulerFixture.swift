@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import Foundation
+package import Foundation
+package import SleepTapOS
 import Testing
 
-@testable import SleepTapCore
-
-/// Shared fixtures for the simulated OS scheduler tests.
-enum SchedulerFixture {
-    static let refreshID = "net.example.sleeptap.refresh"
-    static let otherID = "net.example.sleeptap.cleanup"
+/// Shared fixtures of the simulated OS's tests (SleepTapOSTests, and SleepTapCoreTests'
+/// `SimulatedOSTests`).
+package enum SchedulerFixture {
+    package static let refreshID = "net.example.sleeptap.refresh"
+    package static let otherID = "net.example.sleeptap.cleanup"
     /// 2025-10-09T08:53:20Z, a fixed virtual start.
-    static let start = Date(timeIntervalSince1970: 1_760_000_000)
-    static let day: TimeInterval = 86_400
+    package static let start = Date(timeIntervalSince1970: 1_760_000_000)
+    package static let day: TimeInterval = 86_400
 
-    static func ios(
+    package static func ios(
         mode: RegistrationMode = .early, seed: UInt64 = 42, budget: TimeInterval = 30,
         permitted: Set<String> = [refreshID], fetchMode: Bool = true,
         opportunity: IOSBackgroundScheduler.OpportunityModel = .init()
@@ -26,7 +26,7 @@ enum SchedulerFixture {
     }
 
     /// An iOS app launched by the user that registered in the launch phase (the fix).
-    static func launchedIOS(seed: UInt64 = 42, budget: TimeInterval = 30, at now: Date = start) throws
+    package static func launchedIOS(seed: UInt64 = 42, budget: TimeInterval = 30, at now: Date = start) throws
         -> IOSBackgroundScheduler
     {
         var s = ios(seed: seed, budget: budget)
@@ -36,7 +36,7 @@ enum SchedulerFixture {
         return s
     }
 
-    static func android(
+    package static func android(
         interval: TimeInterval = 900, flex: TimeInterval? = nil, policy: BackoffPolicy = .exponential,
         bucket: StandbyBucket = .active
     ) -> AndroidWorkScheduler {
@@ -47,7 +47,7 @@ enum SchedulerFixture {
     /// Drives `scheduler` from `start` to `end`: takes every launch when due; for a launch whose
     /// handler is entered, `run` says how long it takes and how it ends (nil = never completes).
     /// - Returns: every launch granted, in order.
-    static func drive<S: BackgroundScheduler>(
+    package static func drive<S: BackgroundScheduler>(
         _ scheduler: inout S, from start: Date, to end: Date,
         run: (inout S, BackgroundLaunch) -> (duration: TimeInterval, outcome: RunOutcome)?
     ) -> [BackgroundLaunch] {
@@ -76,5 +76,5 @@ enum SchedulerFixture {
     }
 
     /// The names of the trace events, in order.
-    static func names(_ trace: [(at: Date, event: Event)]) -> [EventName] { trace.map(\.event.name) }
+    package static func names(_ trace: [(at: Date, event: OSEvent)]) -> [OSEventName] { trace.map(\.event.name) }
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOSTestFixtures
 import Testing
 
-@testable import SleepTapCore
+@testable import SleepTapOS
 
 /// WorkManager constraints, the device conditions they wait for, TestDriver's controls and
 /// `cmd jobscheduler stop` (docs/scheduler.md, "Constraints and test controls").
@@ -22,7 +23,7 @@ struct SchedulerConstraintTests {
         return s
     }
 
-    func stops(_ s: inout AndroidWorkScheduler) -> [Event] {
+    func stops(_ s: inout AndroidWorkScheduler) -> [OSEvent] {
         s.drainTrace().map(\.event).filter { $0.name == .osWorkStopped }
     }
 
@@ -196,32 +197,5 @@ struct SchedulerConstraintTests {
         #expect(WorkStopReason(parsing: "10") == .quota)
         #expect(WorkStopReason(parsing: "16") == nil)
         #expect(WorkStopReason(parsing: "STOP_REASON_NAP") == nil)
-    }
-
-    @Test("stdin: the Android commands parse on Android and are refused on iOS, naming the platform")
-    func commands() throws {
-        #expect(try PhoneCommand.parse("network off", platform: .android) == .network(false))
-        #expect(try PhoneCommand.parse("battery-low on", platform: .android) == .batteryLow(true))
-        #expect(try PhoneCommand.parse("storage-low on", platform: .android) == .storageLow(true))
-        #expect(try PhoneCommand.parse("period-delay-met", platform: .android) == .testDriver(.periodDelayMet))
-        #expect(try PhoneCommand.parse("initial-delay-met", platform: .android) == .testDriver(.initialDelayMet))
-        #expect(try PhoneCommand.parse("constraints-met", platform: .android) == .testDriver(.constraintsMet))
-        #expect(try PhoneCommand.parse("stop 13", platform: .android) == .stop(.user))
-        for line in ["network off", "battery-low on", "storage-low off", "period-delay-met", "stop USER"] {
-            #expect(throws: PhoneCommand.Rejection.self, "\(line)") { try PhoneCommand.parse(line, platform: .ios) }
-            do {
-                _ = try PhoneCommand.parse(line, platform: .ios)
-            } catch {
-                #expect(error.reason.contains("--platform ios"))
-            }
-        }
-        do {
-            _ = try PhoneCommand.parse("stop NAP", platform: .android)
-            Issue.record("stop NAP accepted")
-        } catch {
-            #expect(error.reason.contains("\"NAP\""))
-        }
-        #expect(throws: PhoneCommand.Rejection.self) { try PhoneCommand.parse("network maybe", platform: .android) }
-        #expect(throws: PhoneCommand.Rejection.self) { try PhoneCommand.parse("stop", platform: .android) }
     }
 }

@@ -5,7 +5,8 @@
 ///
 /// The state advances by the golden-gamma `0x9e3779b97f4a7c15` before mixing with
 /// `0xbf58476d1ce4e5b9` and `0x94d049bb133111eb` (shifts 30, 27, 31); all arithmetic wraps
-/// mod 2^64. Every random choice in SleepTap goes through one of these so a seed replays.
+/// mod 2^64. Every random choice of the simulated OS (and of SleepTap) goes through one of these
+/// so a seed replays.
 public struct SplitMix64: RandomNumberGenerator, Codable, Equatable, Sendable {
     /// The current state; the next output is derived from `state &+ 0x9e3779b97f4a7c15`.
     public private(set) var state: UInt64

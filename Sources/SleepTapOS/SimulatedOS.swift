@@ -6,8 +6,8 @@ public import Foundation
 /// requests or enqueued work, its RNG position, its settings, the registration behaviour of the
 /// installed app) plus what the OS remembers about the device (launch history, reboots).
 ///
-/// The OS outlives the app: the phone process keeps this value in its own state file (`os.json`)
-/// and hands it back at the next start, so a restarted app finds its pending request and the OS's
+/// The OS outlives the app: its host keeps this value in a file of its own (SleepTap's phone:
+/// `os.json`) and hands it back at the next start, so a restarted app finds its pending request and the OS's
 /// random draws continue where they stopped instead of starting again from the seed
 /// (docs/scheduler.md, "The OS outlives the app"). Sans-I/O like the schedulers: every instant is
 /// an argument, every random choice comes from the stored `SplitMix64`; persisting is the
@@ -93,9 +93,6 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public mutating func setTimeZone(_ zone: TimeZone) {
         timeZoneIdentifier = zone.identifier
     }
-
-    /// The device's zone as stored, nil when none was set (or the stored name is not a zone).
-    public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) }
 
     /// Android: the user grants or revokes the app's notification permission (stdin
     /// `permission notifications grant|revoke`). While denied, notifications the app posts are
@@ -232,7 +229,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - control: the control.
     ///   - now: virtual instant.
     public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) {
-        android(now) { $0.testDriver(control, at: now) }
+        _ = android(now) { $0.testDriver(control, at: now) }
     }
 
     /// Android: `cmd jobscheduler stop -s REASON` (`AndroidWorkScheduler.stopWork`); ignored on iOS.
@@ -240,7 +237,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - reason: the stop reason.
     ///   - now: virtual instant.
     public mutating func stopWork(reason: WorkStopReason, at now: Date) {
-        android(now) { $0.stopWork(reason: reason, at: now) }
+        _ = android(now) { $0.stopWork(reason: reason, at: now) }
     }
 
     /// Android: `WorkInfo.getStopReason()` of `launch` when the OS stopped it
@@ -291,14 +288,17 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// Why a decoded value cannot be used, nil when it can: the version, and the numbers the
-    /// scheduler initialisers would have clamped.
-    public var validationProblem: String? {
+    /// Why a decoded value cannot be used, nil when it can: the version, the stored zone (which
+    /// `zoneProblem` judges, for the tz database the caller uses) and the numbers the scheduler
+    /// initialisers would have clamped.
+    /// - Parameter zoneProblem: why an IANA zone name cannot be used, nil when it can.
+    /// - Returns: the problem in words, naming the field (`timeZone: …`, `configuration.…`).
+    public func validationProblem(zoneProblem: (String) -> String?) -> String? {
         guard version == Self.formatVersion else {
             return "version \(version); this build reads \(Self.formatVersion)"
         }
-        if let name = timeZoneIdentifier, WakeCalendar.zone(named: name) == nil {
-            return "timeZone: \(WakeCalendar.unknownZoneReason(name))"
+        if let name = timeZoneIdentifier, let problem = zoneProblem(name) {
+            return "timeZone: \(problem)"
         }
         switch device {
         case .ios(let s):
@@ -463,7 +463,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// See `BackgroundScheduler.drainTrace()`; the OS's own entries (`os.watch_message`) are
     /// merged in time order.
-    public mutating func drainTrace() -> [(at: Date, event: Event)] {
+    public mutating func drainTrace() -> [(at: Date, event: OSEvent)] {
         let scheduler = update { $0.drainTrace() }
         if let now = lastNow {
             let answer = why(at: now)

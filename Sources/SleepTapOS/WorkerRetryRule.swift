@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// The refresh job's Android worker: which `Result` it returns after a run.
+/// A Worker's retry rule for network errors: which `Result` it returns after a run.
 ///
 /// In Kotlin: success when the work returns; on `IOException` (a network error)
 /// `if (runAttemptCount < 3) Result.retry() else Result.failure()`; any other exception is not

@@ -107,8 +107,8 @@ public enum SchedulerFailure: Error, Equatable, Sendable, CustomStringConvertibl
 /// Forums thread "BGTaskScheduler crashes on iOS 18.4" Apple DTS names the timing of SwiftUI's
 /// registration as a problem and recommends registering early through `UIApplicationDelegateAdaptor`.
 ///
-/// The raw values ("early", "late-silent", "late-crash") are the flag's, the stdin command's and
-/// the state file's spelling.
+/// The raw values ("early", "late-silent", "late-crash") are the encoding's spelling (and that of
+/// SleepTap's `--registration` flag and stdin command).
 public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// "early": registered in `didFinishLaunching` (the fix); a late registration crashes as on iOS.
     case early
@@ -125,9 +125,10 @@ public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStr
     public var description: String { rawValue }
 }
 
-/// The mobile OS a simulated phone runs: which background scheduler its refresh job goes through.
+/// The mobile OS a simulated phone runs: which background scheduler the app's work goes through.
 ///
-/// The raw values ("ios", "android") are the `--platform` flag's, the events' and `os.json`'s spelling.
+/// The raw values ("ios", "android") are the spelling of the encoding and of SleepTap's
+/// `--platform` flag and events.
 public enum Platform: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// iOS: BGTaskScheduler (`IOSBackgroundScheduler`).
     case ios
@@ -269,7 +270,7 @@ public struct RunOutcome: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name }
 }
 
-/// The common face of both simulated platforms: everything a refresh job and the phone runtime call.
+/// The common face of both simulated platforms: everything an app's background work and its host call.
 ///
 /// Sans-I/O and deterministic: every instant is a virtual `Date` argument, every random choice comes
 /// from the seeded `SplitMix64` the scheduler was built with, so a seed replays. Calls should come
@@ -360,39 +361,8 @@ public protocol BackgroundScheduler: Sendable {
     /// The OS-side trace since the last call, in time order (e.g. `os.launch`, `os.launch.dropped`,
     /// `os.opportunity.missed`, `os.request.replaced`, `os.app.killed`). Not app events: they show
     /// the developer what the OS did.
-    mutating func drainTrace() -> [(at: Date, event: Event)]
+    mutating func drainTrace() -> [(at: Date, event: OSEvent)]
 
     /// Status for display: pending request, its earliest date, next launch, bucket, flags.
     func status() -> [(String, EventValue)]
-}
-
-/// OS-side trace entries, kept in time order (stable for equal instants).
-struct SchedulerTrace: Sendable {
-    private var entries: [(at: Date, event: Event)] = []
-
-    mutating func add(_ at: Date, _ name: EventName, _ fields: [(String, EventValue)] = []) {
-        entries.append((at: at, event: Event(name, fields)))
-    }
-
-    mutating func drain() -> [(at: Date, event: Event)] {
-        let sorted = entries.enumerated().sorted {
-            $0.element.at != $1.element.at ? $0.element.at < $1.element.at : $0.offset < $1.offset
-        }
-        entries = []
-        return sorted.map(\.element)
-    }
-}
-
-extension SplitMix64 {
-    /// A uniform double in [0, 1) from the top 53 bits of the next output.
-    mutating func schedulerUnitInterval() -> Double {
-        Double(next() >> 11) * 0x1p-53
-    }
-}
-
-extension EventValue {
-    /// `.date` or `.null`.
-    static func schedulerDate(_ date: Date?) -> EventValue { date.map { .date($0) } ?? .null }
-    /// `.double` or `.null`.
-    static func schedulerSeconds(_ seconds: TimeInterval?) -> EventValue { seconds.map { .double($0) } ?? .null }
 }

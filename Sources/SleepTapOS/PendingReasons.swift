@@ -81,8 +81,14 @@ public struct PendingReason: Equatable, Sendable {
     /// (`requiresCharging`, `requiresNetwork`, `requiresDeviceIdle`, `requiresBatteryNotLow`,
     /// `requiresStorageNotLow`), `handler`, `running`, `request`, `ready`.
     public var condition: String
-    /// The condition's state in words ("Battery Saver is on").
-    public var state: String
+    /// The condition's state in words ("Battery Saver is on"); for a `handler` reason with a
+    /// `launchedAt`, "launched at <ISO 8601 UTC>, " and then the words given.
+    public var state: String {
+        guard let launchedAt else { return words }
+        return "launched at \(launchedAt.osText), " + words
+    }
+    /// The words given, without the launch instant (built into `state` only when it is read).
+    private var words: String
     /// When the condition lifts by itself (virtual instant, UTC); nil when unknown or only a user
     /// action lifts it.
     public var until: Date?
@@ -92,7 +98,7 @@ public struct PendingReason: Equatable, Sendable {
     /// - Parameters:
     ///   - code: the reason code.
     ///   - condition: the condition's short name.
-    ///   - state: its state in words.
+    ///   - state: its state in words; with a `launchedAt`, the words after "launched at <instant>, ".
     ///   - until: when it lifts by itself, nil when unknown.
     ///   - launchedAt: the launch that did not enter the handler (`handler` only).
     public init(
@@ -100,7 +106,7 @@ public struct PendingReason: Equatable, Sendable {
     ) {
         self.code = code
         self.condition = condition
-        self.state = state
+        self.words = state
         self.until = until
         self.launchedAt = launchedAt
     }
@@ -154,7 +160,7 @@ public struct WhyAnswer: Equatable, Sendable {
     public var summary: String {
         reasons.map { reason in
             var text = reason.state
-            if let until = reason.until, reason.condition != "ready" { text += " (until \(ISO8601.string(until)))" }
+            if let until = reason.until, reason.condition != "ready" { text += " (until \(until.osText))" }
             return text
         }.joined(separator: "; ")
     }
@@ -177,5 +183,5 @@ public struct WhyAnswer: Equatable, Sendable {
     }
 
     /// The `os.why` event.
-    public var event: Event { Event(.osWhy, fields) }
+    public var event: OSEvent { OSEvent(.osWhy, fields) }
 }

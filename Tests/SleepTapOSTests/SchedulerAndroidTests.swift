@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOSTestFixtures
 import Testing
 
-@testable import SleepTapCore
+@testable import SleepTapOS
 
 /// The Android rules and scenarios of docs/scheduler.md (WorkManager on JobScheduler).
 @Suite("Simulated Android WorkManager")

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 
-/// One requirement of WorkManager's `Constraints` on the refresh work request (`--constraints`):
+/// One requirement of WorkManager's `Constraints` on the work request (SleepTap's `--constraints`):
 /// the work waits while it is unmet (Android, "Define work requests", "Work constraints";
 /// `androidx.work.Constraints`).
 ///

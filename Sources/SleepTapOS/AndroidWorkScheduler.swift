@@ -105,7 +105,7 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
     ]
 }
 
-/// The Android API levels `--android-api` accepts and the quota table each selects.
+/// The Android API levels the simulator models (SleepTap's `--android-api`) and the quota table each selects.
 public enum AndroidAPI {
     /// The lowest API level accepted (Android 5.0, the first with JobScheduler).
     public static let minimum = 21
@@ -896,7 +896,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     // MARK: Observation
 
     /// The OS trace since the last call, in time order.
-    public mutating func drainTrace() -> [(at: Date, event: Event)] { trace.drain() }
+    public mutating func drainTrace() -> [(at: Date, event: OSEvent)] { trace.drain() }
 
     /// `platform`, `pendingIdentifier` (the enqueued work names), `nextLaunch` and `quotaRemaining`
     /// (at the latest instant seen), `runAttemptCount`, `periodCount`, `running`, `bucket`,
@@ -1116,7 +1116,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         work.running = nil
         work.stopCode = nil
         lastStop = (run.identifier, run.startedAt, reason.code.rawValue)
-        let name: EventName = reason.word == StopReason.forceStop.word ? .osAppKilled : .osWorkStopped
+        let name: OSEventName = reason.word == StopReason.forceStop.word ? .osAppKilled : .osWorkStopped
         trace.add(
             end, name,
             [

@@ -486,7 +486,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     // MARK: Observation
 
     /// The OS trace since the last call, in time order.
-    public mutating func drainTrace() -> [(at: Date, event: Event)] { trace.drain() }
+    public mutating func drainTrace() -> [(at: Date, event: OSEvent)] { trace.drain() }
 
     /// `platform`, `registrationMode`, `processRunning`, `launchPhase`, `pendingIdentifier`,
     /// `earliestBeginDate`, `nextLaunch`, `running`, `backgroundRefresh`, `lowPowerMode`, `forceQuit`.
@@ -521,16 +521,15 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         case .early: break
         case .lateSilent:
             let state =
-                lastDroppedLaunch.map {
-                    "launched at \(ISO8601.string($0)), handler not registered in time: it is never entered"
-                }
-                ?? "the launch handler is registered after launch finished: the OS will launch, the handler is never entered"
+                lastDroppedLaunch == nil
+                ? "the launch handler is registered after launch finished: the OS will launch, the handler is never entered"
+                : "handler not registered in time: it is never entered"
             reasons.append(PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch))
         case .lateCrash:
             let state =
-                lastDroppedLaunch.map {
-                    "launched at \(ISO8601.string($0)), the app crashed registering its handler after launch finished"
-                } ?? "the launch handler is registered after launch finished: the app crashes at each launch"
+                lastDroppedLaunch == nil
+                ? "the launch handler is registered after launch finished: the app crashes at each launch"
+                : "the app crashed registering its handler after launch finished"
             reasons.append(PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch))
         }
         if let run = running {

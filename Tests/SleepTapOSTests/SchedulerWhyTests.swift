@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOSTestFixtures
 import Testing
 
-@testable import SleepTapCore
+@testable import SleepTapOS
 
 /// "Why hasn't it run?" (docs/scheduler.md): every state the answer names, on both platforms.
 @Suite("Scheduler why")
@@ -74,7 +75,7 @@ struct SchedulerWhyTests {
         let after = s.why(at: launchAt.addingTimeInterval(60))
         #expect(codes(after) == [.handlerNotRegisteredInTime, .invalidJobID])
         #expect(after.reason("handler")?.launchedAt == launchAt)
-        #expect(after.summary.hasPrefix("launched at \(ISO8601.string(launchAt)), handler not registered in time"))
+        #expect(after.summary.hasPrefix("launched at \(launchAt.formatted(.iso8601)), handler not registered in time"))
         #expect(after.nextLaunch == nil)
         // The same app with an early registration: the handler is not named.
         var fixed = try F.launchedIOS()

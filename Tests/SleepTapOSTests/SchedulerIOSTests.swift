@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOSTestFixtures
 import Testing
 
-@testable import SleepTapCore
+@testable import SleepTapOS
 
 /// The iOS scenarios and rules of docs/scheduler.md.
 /// Seeded tests name their seed in every failure; rerun with it to replay.

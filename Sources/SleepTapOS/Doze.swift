@@ -187,7 +187,8 @@ extension DozeState {
     }
 }
 
-/// A Doze input of the phone's stdin (Android): `screen on|off`, `motion`, `idle force|step|off`.
+/// A Doze input (Android): the screen, a significant motion, or a `dumpsys deviceidle` control
+/// (SleepTap's stdin `screen on|off`, `motion`, `idle force|step|off`).
 public enum DozeInput: Equatable, Sendable {
     /// `screen on|off`.
     case screen(Bool)
