@@ -168,7 +168,7 @@ public struct Twin: Sendable {
     /// `watch`) and whether it ran.
     public private(set) var misdirected: [(index: Int, process: EventSource, running: Bool)] = []
     /// What the watch wrote on stderr, with the virtual instants.
-    public private(set) var watchStandardError: [(at: Date, line: String)] = []
+    public var watchStandardError: [(at: Date, line: String)] { watchDriver.ports.standardError }
     /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
     public private(set) var fired: [Timer: Int] = [:]
     /// The event loop: every timer both nodes armed, and the virtual now.
@@ -176,17 +176,19 @@ public struct Twin: Sendable {
     /// The link from the phone to the watch.
     public private(set) var toWatch: FaultyLink<WireMessage>
     /// The link from the watch to the phone.
-    public private(set) var toPhone: FaultyLink<WireMessage>
+    public var toPhone: FaultyLink<WireMessage> { watchDriver.ports.link }
     /// The phone's state file (`phone.json`), as a restarted phone would read it.
     public private(set) var phoneStore = FlakyStore<PhoneSyncState>()
     /// The simulated OS's state file (`os.json`): the device's, it outlives the app.
     public private(set) var osStore = FlakyStore<SimulatedOS>()
     /// The watch's state file (`watch.json`).
-    public private(set) var watchStore = FlakyStore<WatchSyncState>()
+    public var watchStore: FlakyStore<WatchSyncState> { watchDriver.ports.store }
     /// The phone node of the running (or last) phone process.
     public private(set) var phone: PhoneNode
     /// The watch node.
-    public private(set) var watch: WatchNode
+    public var watch: WatchNode { watchDriver.node }
+    /// The watch node on the twin's ports: the driver the `watch` process runs, on embedded I/O.
+    private var watchDriver: WatchDriver<EmbeddedWatchPorts>
     /// How the phone is built at every start.
     public private(set) var phoneSetup: TwinPhone
     /// The watch's configuration.
@@ -197,7 +199,7 @@ public struct Twin: Sendable {
     /// Whether each process runs (both start at `boot`).
     public private(set) var phoneRunning = false
     /// Whether the watch process runs.
-    public private(set) var watchRunning = false
+    public var watchRunning: Bool { watchDriver.ports.running }
     /// The running watch process's HELLO `instance`, drawn at each start from its own stream so
     /// the twin's other draws stay as they were (`WireCodec.Hello.instance`).
     private var watchInstance: UInt64 = 0
@@ -205,7 +207,7 @@ public struct Twin: Sendable {
     /// Whether the watch holds a connection to the running phone (made when both run and the
     /// link is up). Without one, sends fail as on the sockets: the phone's ROUTER says
     /// EHOSTUNREACH (ZMQ_ROUTER_MANDATORY), the watch's DEALER EAGAIN (ZMQ_IMMEDIATE).
-    public private(set) var connected = false
+    public var connected: Bool { watchDriver.ports.connected }
     /// Phone processes started so far (the first one runs the node made at `init`).
     private var phoneStarts = 0
     /// Forecasts asked for by the phone's current action list, delivered when it is done.
@@ -238,12 +240,14 @@ public struct Twin: Sendable {
         var random = SplitMix64(state: seed)
         watchInstances = SplitMix64(state: seed ^ 0x5754_4348_494E_5354)
         toWatch = FaultyLink(faults: faults, seed: random.next())
-        toPhone = FaultyLink(faults: faults, seed: random.next())
+        let toPhone = FaultyLink<WireMessage>(faults: faults, seed: random.next())
         scheduler = VirtualScheduler(start: start)
         phoneSetup = phone
         watchSetup = watch
         self.phone = Self.makePhone(phone, state: nil, os: nil, random: &random)
-        self.watch = WatchNode(configuration: watch)
+        watchDriver = WatchDriver(
+            node: WatchNode(configuration: watch),
+            ports: EmbeddedWatchPorts(start: start, speed: self.speed, link: toPhone))
         self.random = random
     }
 
@@ -298,9 +302,9 @@ public struct Twin: Sendable {
 
     private mutating func connectWatch() {
         guard toWatch.isUp, phoneRunning, watchRunning else { return }
-        connected = true
-        watchInput { $0.link(.connected, at: $1) }
-        watchInput { $0.link(.handshakeSucceeded, at: $1) }
+        watchDriver.ports.connected = true
+        watchInput { $0.link(.connected) }
+        watchInput { $0.link(.handshakeSucceeded) }
     }
 
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
@@ -312,7 +316,7 @@ public struct Twin: Sendable {
     private mutating func runSteps(until end: Date) {
         while true {
             let toWatchArrival = toWatch.nextArrival
-            let toPhoneArrival = toPhone.nextArrival
+            let toPhoneArrival = watchDriver.ports.link.nextArrival
             func earlier(_ a: Date?, _ b: Date?) -> Date? {
                 guard let a else { return b }
                 guard let b else { return a }
@@ -325,16 +329,16 @@ public struct Twin: Sendable {
                 advance(to: next)
                 for message in toWatch.receive(upTo: next) where watchRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
-                        watchInput { $0.received(message: value, at: $1) }
+                        watchInput { $0.received(message: value) }
                     } else {
-                        watchInput { $0.received(frames: [WireCodec.encode(message)], at: $1) }
+                        watchInput { $0.received(frames: [WireCodec.encode(message)]) }
                     }
                 }
                 continue
             }
             if let arrival = toPhoneArrival, arrival == next {
                 advance(to: next)
-                for message in toPhone.receive(upTo: next) where phoneRunning {
+                for message in watchDriver.ports.link.receive(upTo: next) where phoneRunning {
                     // A HELLO carries the watch's now and process instance, as WatchRuntime sends it.
                     let hello = WireCodec.Hello(sentAt: scheduler.now, instance: watchInstance)
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
@@ -365,7 +369,7 @@ public struct Twin: Sendable {
             case .phone(let timer) where phoneRunning:
                 phoneRun(phone.timerFired(timer, at: time()))
             case .watch(let timer) where watchRunning:
-                watchInput { $0.timerFired(timer, at: $1) }
+                watchInput { $0.timerFired(timer) }
             default:
                 break
             }
@@ -391,18 +395,18 @@ public struct Twin: Sendable {
         case .phone(let line):
             if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
         case .watch(let line):
-            if watchRunning { watchInput { $0.command(line: line, at: $1) } }
+            if watchRunning { watchInput { $0.command(line: line) } }
         case .link(let up):
             if up {
                 toWatch.reconnect()
-                toPhone.reconnect()
+                watchDriver.ports.link.reconnect()
                 connectWatch()
             } else {
                 toWatch.disconnect()
-                toPhone.disconnect()
+                watchDriver.ports.link.disconnect()
                 if connected {
-                    connected = false
-                    watchInput { $0.link(.disconnected, at: $1) }
+                    watchDriver.ports.connected = false
+                    watchInput { $0.link(.disconnected) }
                 }
             }
         case .restartPhone(let keepState):
@@ -411,7 +415,7 @@ public struct Twin: Sendable {
         case .startPhone(let keepState):
             if !phoneRunning { startPhone(keepState: keepState) }
         case .restartWatch(let keepState):
-            if watchRunning { watchRun(watch.command(line: "quit", at: time())) }
+            if watchRunning { watchInput { $0.command(line: "quit") } }
             if watchRunning { killWatch() }  // a watch that did not stop on quit
             restartWatch(keepState: keepState)
         case .startWatch(let keepState):
@@ -450,27 +454,27 @@ public struct Twin: Sendable {
         for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
         dropInFlight()
         if connected {
-            connected = false
-            watchInput { $0.link(.disconnected, at: $1) }
+            watchDriver.ports.connected = false
+            watchInput { $0.link(.disconnected) }
         }
     }
 
     /// A new watch process on what its state file holds (or none): a new node, no timers.
     private mutating func restartWatch(keepState: Bool) {
         for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
-        if !keepState { watchStore.wipe() }
-        watch = ZoneDatabase.$scoped.withValue(watchDatabase) {
+        if !keepState { watchDriver.ports.store.wipe() }
+        watchDriver.node = ZoneDatabase.$scoped.withValue(watchDatabase) {
             WatchNode(configuration: watchSetup, state: watchStore.held)
         }
-        connected = false
+        watchDriver.ports.connected = false
         startWatch()
     }
 
     /// The watch process dies without a stop: its timers are gone, whatever was in flight on its
     /// connection is lost, and the phone's sends fail (the ROUTER has lost the peer).
     private mutating func killWatch() {
-        watchRunning = false
-        connected = false
+        watchDriver.ports.running = false
+        watchDriver.ports.connected = false
         for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
         dropInFlight()
     }
@@ -480,18 +484,18 @@ public struct Twin: Sendable {
     private mutating func dropInFlight() {
         let up = toWatch.isUp
         toWatch.disconnect()
-        toPhone.disconnect()
+        watchDriver.ports.link.disconnect()
         if up {
             toWatch.reconnect()
-            toPhone.reconnect()
+            watchDriver.ports.link.reconnect()
         }
     }
 
     /// The watch process starts (with the node as built) and connects when the phone runs.
     private mutating func startWatch() {
-        watchRunning = true
+        watchDriver.ports.running = true
         watchInstance = max(1, watchInstances.next())
-        watchInput { $0.start(processID: 2, at: $1) }
+        watchInput { $0.start(processID: 2) }
         connectWatch()
     }
 
@@ -558,42 +562,20 @@ public struct Twin: Sendable {
     /// The database the watch's inputs run with: its own, else the twin's, else the one in use.
     private var watchDatabase: ZoneDatabase { watchZones ?? zones ?? ZoneDatabase.current }
 
-    /// Hands the watch node one input at the current virtual instant, with the watch's own tz
-    /// database in use (`watchZones`), and performs the actions it returns.
-    private mutating func watchInput(_ input: (inout WatchNode, NodeTime) -> [WatchAction]) {
-        let now = time()
-        let actions = ZoneDatabase.$scoped.withValue(watchDatabase) { input(&watch, now) }
-        watchRun(actions)
-    }
-
-    private mutating func watchRun(_ actions: [WatchAction]) {
-        for action in actions {
-            guard watchRunning else { return }
-            switch action {
-            case .send(let message):
-                let delivered = connected && toPhone.send(message, at: scheduler.now)
-                let result: WatchNode.SendResult = delivered ? .sent : .failed(reason: "no connection (EAGAIN)")
-                watchInput { $0.sent(message, result, at: $1) }
-            case .persist(let state):
-                let result: PersistResult =
-                    watchStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
-                    ?? .succeeded
-                watchInput { $0.persisted(result, at: $1) }
-            case .arm(let timer, let at):
-                scheduler.arm(.watch(timer), at: deadline(at))
-            case .cancel(let timer):
-                scheduler.cancel(.watch(timer))
-            case .emit(let event, let at):
-                log.append(Entry(at: at, source: .watch, event: event))
-            case .diagnose(let line):
-                watchStandardError.append((scheduler.now, line))
-            case .reconnect:
-                watchInput { $0.reconnected(.succeeded, at: $1) }
-                connectWatch()
-            case .stop:
-                watchRunning = false
-                connected = false
-            }
+    /// Hands the watch's driver one input at the current virtual instant, with the watch's own
+    /// tz database in use (`watchZones`): the driver performs the node's actions on the twin's
+    /// watch ports, which hold the timer heap and the log for the length of the input. A
+    /// reconnect the node asked for connects after it, as the process's socket monitor reports.
+    private mutating func watchInput(_ input: (inout WatchDriver<EmbeddedWatchPorts>) -> Void) {
+        let database = watchDatabase
+        swap(&scheduler, &watchDriver.ports.scheduler)
+        swap(&log, &watchDriver.ports.log)
+        ZoneDatabase.$scoped.withValue(database) { input(&watchDriver) }
+        swap(&scheduler, &watchDriver.ports.scheduler)
+        swap(&log, &watchDriver.ports.log)
+        if watchDriver.ports.reconnectAsked {
+            watchDriver.ports.reconnectAsked = false
+            connectWatch()
         }
     }
 
