@@ -272,7 +272,8 @@ struct WatchNodeTests {
         // The watch runs a day behind the phone (--clock-anchor A and A + 86400, issue's case).
         let behind = Self.t0.addingTimeInterval(-86_400)
         let actions = Self.drive(
-            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1, behind)), at: Self.at(1))
+            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1, behind)),
+            at: Self.at(1))
         let skew = try Self.event(.clockSkew, in: actions)
         #expect(skew["skewHours"] == .double(24) && skew["message"] == .string("BATCH"))
         #expect(Self.names(actions).contains(.batchApplied))
@@ -323,7 +324,9 @@ struct WatchNodeTests {
         var lines = 0
         for index in 0..<100 {
             lines +=
-                Self.names(node.received(WatchInbound(frames: [Array("x\(index)".utf8)]), at: Self.at(Double(index) * 0.01)))
+                Self.names(
+                    node.received(WatchInbound(frames: [Array("x\(index)".utf8)]), at: Self.at(Double(index) * 0.01))
+                )
                 .count
         }
         #expect(lines == 1)
@@ -626,7 +629,8 @@ struct WatchNodeTests {
     func coverageLowOncePerCrossing() throws {
         var node = Self.node(flagZone: Self.tokyo)
         let applied = Self.drive(
-            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1)), at: Self.at(1))
+            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1)),
+            at: Self.at(1))
         #expect(!Self.names(applied).contains(.coverageLow))
         // Wake-ups 2026-06-20T22:00Z ... 06-26T22:00Z. At 06-24T13:00Z three are ahead.
         #expect(try Self.tap(&node, "2026-06-24T13:00:00Z").low == nil)
@@ -642,7 +646,8 @@ struct WatchNodeTests {
         let refill = Self.tokyoBatch(seq: 2, after: ISO8601.date("2026-06-27T14:00:00Z")!)
         let refilled = Self.drive(
             &node,
-            node.received(WatchInbound(frames: Self.frame(.batch(refill))), at: Self.at(2, ISO8601.date("2026-06-27T14:00:00Z")!)),
+            node.received(
+                WatchInbound(frames: Self.frame(.batch(refill))), at: Self.at(2, ISO8601.date("2026-06-27T14:00:00Z")!)),
             at: Self.at(2))
         #expect(!Self.names(refilled).contains(.coverageLow))
         #expect(try Self.tap(&node, "2026-07-01T13:00:00Z").low == nil)
