@@ -3,10 +3,6 @@
 public import Foundation
 public import SleepTapCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// How the twin builds the phone: what the `phone` executable would be given.
 public struct TwinPhone: Sendable {
     /// The simulated OS at first start (later starts read it back from the twin's OS store).
@@ -159,7 +155,7 @@ public struct Twin: Sendable {
     public private(set) var log: [Entry] = []
     /// The phone's run records (docs/metrics.md), in the order the phone made them: what
     /// `phone --metrics-dir` would have written.
-    public private(set) var runRecords: [RunRecord] = []
+    public var runRecords: [RunRecord] { phoneDriver.ports.runRecords }
     /// The steps performed (link changes, restarts, commands), with their virtual instants.
     public private(set) var performed: [(at: Date, step: TwinStep)] = []
     /// The steps that found their process in the wrong state and did nothing (a line or a kill
@@ -174,17 +170,19 @@ public struct Twin: Sendable {
     /// The event loop: every timer both nodes armed, and the virtual now.
     public private(set) var scheduler: VirtualScheduler<Timer>
     /// The link from the phone to the watch.
-    public private(set) var toWatch: FaultyLink<WireMessage>
+    public var toWatch: FaultyLink<WireMessage> { phoneDriver.ports.link }
     /// The link from the watch to the phone.
     public var toPhone: FaultyLink<WireMessage> { watchDriver.ports.link }
     /// The phone's state file (`phone.json`), as a restarted phone would read it.
-    public private(set) var phoneStore = FlakyStore<PhoneSyncState>()
+    public var phoneStore: FlakyStore<PhoneSyncState> { phoneDriver.ports.store }
     /// The simulated OS's state file (`os.json`): the device's, it outlives the app.
-    public private(set) var osStore = FlakyStore<SimulatedOS>()
+    public var osStore: FlakyStore<SimulatedOS> { phoneDriver.ports.osStore }
     /// The watch's state file (`watch.json`).
     public var watchStore: FlakyStore<WatchSyncState> { watchDriver.ports.store }
     /// The phone node of the running (or last) phone process.
-    public private(set) var phone: PhoneNode
+    public var phone: PhoneNode { phoneDriver.node }
+    /// The phone node on the twin's ports: the driver the `phone` process runs, on embedded I/O.
+    private var phoneDriver: PhoneDriver<EmbeddedPhonePorts>
     /// The watch node.
     public var watch: WatchNode { watchDriver.node }
     /// The watch node on the twin's ports: the driver the `watch` process runs, on embedded I/O.
@@ -197,7 +195,7 @@ public struct Twin: Sendable {
     private var steps: [(at: Date, order: Int, step: Scheduled)] = []
     private var stepOrder = 0
     /// Whether each process runs (both start at `boot`).
-    public private(set) var phoneRunning = false
+    public var phoneRunning: Bool { phoneDriver.ports.running }
     /// Whether the watch process runs.
     public var watchRunning: Bool { watchDriver.ports.running }
     /// The running watch process's HELLO `instance`, drawn at each start from its own stream so
@@ -210,10 +208,6 @@ public struct Twin: Sendable {
     public var connected: Bool { watchDriver.ports.connected }
     /// Phone processes started so far (the first one runs the node made at `init`).
     private var phoneStarts = 0
-    /// Forecasts asked for by the phone's current action list, delivered when it is done.
-    private var weatherInFlight: [WeatherOutcome] = []
-    /// How deep the phone's action lists are nested (a result fed back runs its own list).
-    private var phoneDepth = 0
 
     /// A step, or a process's first start at `boot`.
     private enum Scheduled: Sendable {
@@ -239,12 +233,15 @@ public struct Twin: Sendable {
         self.linkMode = linkMode
         var random = SplitMix64(state: seed)
         watchInstances = SplitMix64(state: seed ^ 0x5754_4348_494E_5354)
-        toWatch = FaultyLink(faults: faults, seed: random.next())
+        let toWatch = FaultyLink<WireMessage>(faults: faults, seed: random.next())
         let toPhone = FaultyLink<WireMessage>(faults: faults, seed: random.next())
         scheduler = VirtualScheduler(start: start)
         phoneSetup = phone
         watchSetup = watch
-        self.phone = Self.makePhone(phone, state: nil, os: nil, random: &random)
+        phoneDriver = PhoneDriver(
+            node: Self.makePhone(phone, state: nil, os: nil, random: &random),
+            ports: EmbeddedPhonePorts(
+                start: start, speed: self.speed, link: toWatch, weather: phone.weather, schedule: phone.schedule))
         watchDriver = WatchDriver(
             node: WatchNode(configuration: watch),
             ports: EmbeddedWatchPorts(start: start, speed: self.speed, link: toPhone))
@@ -259,12 +256,6 @@ public struct Twin: Sendable {
             weather: setup.weather, schedule: setup.schedule, zone: setup.zone, location: setup.location,
             configuration: setup.appConfiguration, randomSeed: random.next())
         return PhoneNode(app: app, configuration: setup.node)
-    }
-
-    /// The time both nodes see at the current virtual instant.
-    private func time() -> NodeTime {
-        let now = scheduler.now
-        return NodeTime(now: now, wall: now.timeIntervalSince(start) / speed)
     }
 
     /// Adds a step at the virtual instant `at` (steps at the same instant run in the order added).
@@ -315,7 +306,7 @@ public struct Twin: Sendable {
 
     private mutating func runSteps(until end: Date) {
         while true {
-            let toWatchArrival = toWatch.nextArrival
+            let toWatchArrival = phoneDriver.ports.link.nextArrival
             let toPhoneArrival = watchDriver.ports.link.nextArrival
             func earlier(_ a: Date?, _ b: Date?) -> Date? {
                 guard let a else { return b }
@@ -327,7 +318,7 @@ public struct Twin: Sendable {
             guard let next = soonest, next <= end else { break }
             if let arrival = toWatchArrival, arrival == next {
                 advance(to: next)
-                for message in toWatch.receive(upTo: next) where watchRunning {
+                for message in phoneDriver.ports.link.receive(upTo: next) where watchRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
                         watchInput { $0.received(message: value) }
                     } else {
@@ -344,11 +335,11 @@ public struct Twin: Sendable {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
                         let isHello: Bool
                         if case .hello = value { isHello = true } else { isHello = false }
-                        phoneRun(phone.messageReceived(value, hello: isHello ? hello : nil, at: time()))
+                        phoneInput { $0.messageReceived(value, hello: isHello ? hello : nil) }
                     } else {
                         let id = Array(phoneSetup.node.watchID.utf8)
                         let frame = WireCodec.encode(message, sentAt: hello.sentAt, instance: hello.instance)
-                        phoneRun(phone.messageReceived([id, frame], at: time()))
+                        phoneInput { $0.messageReceived([id, frame]) }
                     }
                 }
                 continue
@@ -367,7 +358,7 @@ public struct Twin: Sendable {
             fired[timer, default: 0] += 1
             switch timer {
             case .phone(let timer) where phoneRunning:
-                phoneRun(phone.timerFired(timer, at: time()))
+                phoneInput { $0.timerFired(timer) }
             case .watch(let timer) where watchRunning:
                 watchInput { $0.timerFired(timer) }
             default:
@@ -393,16 +384,16 @@ public struct Twin: Sendable {
         }
         switch step {
         case .phone(let line):
-            if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
+            if phoneRunning { phoneInput { $0.commandLine(line) } }
         case .watch(let line):
             if watchRunning { watchInput { $0.command(line: line) } }
         case .link(let up):
             if up {
-                toWatch.reconnect()
+                phoneDriver.ports.link.reconnect()
                 watchDriver.ports.link.reconnect()
                 connectWatch()
             } else {
-                toWatch.disconnect()
+                phoneDriver.ports.link.disconnect()
                 watchDriver.ports.link.disconnect()
                 if connected {
                     watchDriver.ports.connected = false
@@ -410,7 +401,7 @@ public struct Twin: Sendable {
                 }
             }
         case .restartPhone(let keepState):
-            if phoneRunning { phoneRun(phone.commandLine("quit", at: time())) }
+            if phoneRunning { phoneInput { $0.commandLine("quit") } }
             startPhone(keepState: keepState)
         case .startPhone(let keepState):
             if !phoneRunning { startPhone(keepState: keepState) }
@@ -422,14 +413,14 @@ public struct Twin: Sendable {
             if !watchRunning { restartWatch(keepState: keepState) }
         case .killPhone:
             if phoneRunning {
-                phoneRunning = false
+                phoneDriver.ports.running = false
                 phoneStopped()
             }
         case .killWatch:
             if watchRunning { killWatch() }
         case .failPhoneWrites(let writes, let errno):
-            phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
-            phoneStore.errno = errno
+            phoneDriver.ports.store.failing = Set(writes.map { $0 + phoneStore.writes })
+            phoneDriver.ports.store.errno = errno
         }
     }
 
@@ -437,20 +428,19 @@ public struct Twin: Sendable {
     /// empty one), on the OS as stored; then the watch's link comes up.
     private mutating func startPhone(keepState: Bool) {
         if phoneStarts > 0 {
-            phone = Self.makePhone(
+            phoneDriver.node = Self.makePhone(
                 phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random)
         }
-        if !keepState { phoneStore.wipe() }
+        if !keepState { phoneDriver.ports.store.wipe() }
         phoneStarts += 1
-        phoneRunning = true
-        phoneRun(phone.start(at: time()))
+        phoneDriver.ports.running = true
+        phoneInput { $0.start() }
         connectWatch()
     }
 
     /// The phone process ended: its timers are gone, whatever was in flight on its connection is
     /// lost, and the watch sees the connection drop.
     private mutating func phoneStopped() {
-        weatherInFlight.removeAll()  // a forecast for a process that is gone
         for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
         dropInFlight()
         if connected {
@@ -482,11 +472,11 @@ public struct Twin: Sendable {
     /// A process at one end went away: whatever was in flight on the link is lost, and the link
     /// stays as it was (both directions go up and down together, `.link(up:)`).
     private mutating func dropInFlight() {
-        let up = toWatch.isUp
-        toWatch.disconnect()
+        let up = phoneDriver.ports.link.isUp
+        phoneDriver.ports.link.disconnect()
         watchDriver.ports.link.disconnect()
         if up {
-            toWatch.reconnect()
+            phoneDriver.ports.link.reconnect()
             watchDriver.ports.link.reconnect()
         }
     }
@@ -499,63 +489,19 @@ public struct Twin: Sendable {
         connectWatch()
     }
 
-    private func deadline(_ deadline: TimerDeadline) -> Date {
-        switch deadline {
-        case .after(let seconds): scheduler.now.addingTimeInterval(seconds * speed)
-        case .at(let instant): instant
-        }
-    }
-
-    // The two interpreters: each action performed at once, its result fed back as an input.
-
-    private mutating func phoneRun(_ actions: [PhoneAction]) {
-        phoneDepth += 1
-        for action in actions {
-            guard phoneRunning else { break }
-            switch action {
-            case .send(let message):
-                let delivered = connected && toWatch.send(message, at: scheduler.now)
-                let failure = delivered ? nil : "watch not connected (EHOSTUNREACH)"
-                phoneRun(phone.sent(message, failure: failure, at: time()))
-            case .reply, .zapReply:
-                break  // no strangers and no CURVE on the in-memory link
-            case .persist(let state):
-                let result: PersistResult =
-                    phoneStore.write(state).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
-                    ?? .succeeded
-                phoneRun(phone.persisted(result, at: time()))
-            case .persistOS(let os):
-                let result: PersistResult =
-                    osStore.write(os).map { .failed(errno: $0, reason: String(cString: strerror($0))) }
-                    ?? .succeeded
-                phoneRun(phone.osPersisted(result, at: time()))
-            case .arm(let timer, let at):
-                scheduler.arm(.phone(timer), at: deadline(at))
-            case .cancel(let timer):
-                scheduler.cancel(.phone(timer))
-            case .emit(let event, let at):
-                log.append(Entry(at: at, source: event.name.source(in: .phone), event: event))
-            case .fetchWeather(let location, let at):
-                // The process fetches off its socket thread: the forecast is an input that comes
-                // after every action of this list (the OS launch timer the node re-arms after
-                // asking, say), never in the middle of them.
-                let (result, cost) = phoneSetup.weather.forecast(for: location, now: at)
-                weatherInFlight.append(WeatherOutcome(result: result, cost: cost))
-            case .record(let record):
-                runRecords.append(record)
-            case .loadSchedule:
-                phoneRun(phone.scheduleLoaded(.success(phoneSetup.schedule), at: time()))
-            case .stop:
-                phoneRunning = false
-                phoneStopped()
-            }
-        }
-        phoneDepth -= 1
-        guard phoneDepth == 0 else { return }
-        while !weatherInFlight.isEmpty {
-            let outcome = weatherInFlight.removeFirst()
-            guard phoneRunning else { continue }
-            phoneRun(phone.weatherArrived(outcome, at: time()))
+    /// Hands the phone's driver one input at the current virtual instant: the driver performs
+    /// the node's actions on the twin's phone ports, which hold the timer heap and the log for the
+    /// length of the input. A stop the node asked for ends the process after it.
+    private mutating func phoneInput(_ input: (inout PhoneDriver<EmbeddedPhonePorts>) -> Void) {
+        phoneDriver.ports.watchConnected = connected
+        swap(&scheduler, &phoneDriver.ports.scheduler)
+        swap(&log, &phoneDriver.ports.log)
+        input(&phoneDriver)
+        swap(&scheduler, &phoneDriver.ports.scheduler)
+        swap(&log, &phoneDriver.ports.log)
+        if phoneDriver.ports.stopAsked {
+            phoneDriver.ports.stopAsked = false
+            phoneStopped()
         }
     }
 
