@@ -72,14 +72,17 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// What the actions are performed on.
     public var ports: Ports
     /// Forecasts at hand, for the node once the current action list is done.
-    private var weatherInFlight: [WeatherOutcome] = []
+    @usableFromInline
+    var weatherInFlight: [WeatherOutcome] = []
     /// How deep the action lists are nested (a result fed back runs its own list).
-    private var depth = 0
+    @usableFromInline
+    var depth = 0
 
     /// A driver of `node` on `ports`; nothing runs until the first input (`start`).
     /// - Parameters:
     ///   - node: the phone node, built from its configuration and stored state.
     ///   - ports: the link, state files, timers, output, weather and stop of its host.
+    @inlinable
     public init(node: PhoneNode, ports: Ports) {
         self.node = node
         self.ports = ports
@@ -88,6 +91,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     // MARK: Inputs
 
     /// The process started (`PhoneNode.start(at:)`).
+    @inlinable
     public mutating func start() {
         let time = ports.now()
         run(node.start(at: time))
@@ -95,6 +99,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// A message on the ROUTER, its frames (routing id first).
     /// - Parameter frames: the message's frames.
+    @inlinable
     public mutating func messageReceived(_ frames: [[UInt8]]) {
         let time = ports.now()
         run(node.messageReceived(frames, at: time))
@@ -105,6 +110,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// - Parameters:
     ///   - message: the message.
     ///   - hello: the HELLO's `sentAt` and `instance`, nil for other messages.
+    @inlinable
     public mutating func messageReceived(_ message: WireMessage, hello: WireCodec.Hello?) {
         let time = ports.now()
         run(node.messageReceived(message, hello: hello, at: time))
@@ -112,6 +118,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// A ZAP request (RFC 27).
     /// - Parameter frames: the request's frames.
+    @inlinable
     public mutating func zapRequest(_ frames: [[UInt8]]) {
         let time = ports.now()
         run(node.zapRequest(frames, at: time))
@@ -119,6 +126,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// A line of the phone's stdin language.
     /// - Parameter line: the line, without its newline.
+    @inlinable
     public mutating func commandLine(_ line: String) {
         let time = ports.now()
         run(node.commandLine(line, at: time))
@@ -126,6 +134,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// An armed timer is due (already disarmed by the port).
     /// - Parameter timer: the timer.
+    @inlinable
     public mutating func timerFired(_ timer: PhoneTimer) {
         let time = ports.now()
         run(node.timerFired(timer, at: time))
@@ -133,6 +142,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// A forecast that came later than its `fetchWeather` (a fetch off the socket thread).
     /// - Parameter outcome: the forecast or the provider's error, and what it cost.
+    @inlinable
     public mutating func weatherArrived(_ outcome: WeatherOutcome) {
         let time = ports.now()
         run(node.weatherArrived(outcome, at: time))
@@ -140,6 +150,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// A signal, a closed output or Ctrl-D on a terminal.
     /// - Parameter cause: why the process stops.
+    @inlinable
     public mutating func stop(_ cause: StopCause) {
         let time = ports.now()
         run(node.stop(cause, at: time))
@@ -147,11 +158,45 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     // MARK: The interpreter
 
-    /// Performs `actions` in order; at the outermost list, then gives the node the forecasts at
-    /// hand, one at a time.
-    private mutating func run(_ actions: [PhoneAction]) {
+    /// Performs `actions` in order (one loop, so each action is copied once); at the outermost
+    /// list, then gives the node the forecasts at hand, one at a time.
+    @inlinable
+    mutating func run(_ actions: [PhoneAction]) {
         depth += 1
-        for action in actions { run(action) }
+        for action in actions {
+            // `phone.stopping` is the last line: once the process stops, nothing more is done.
+            guard !ports.isStopping else { break }
+            switch action {
+            case .send(let message):
+                let failure = ports.send(message)
+                run(node.sent(message, failure: failure, at: ports.now()))
+            case .reply(let routingID, let message):
+                ports.reply(to: routingID, message)
+            case .zapReply(let frames):
+                ports.zapReply(frames)
+            case .persist(let state):
+                let result = ports.save(state)
+                run(node.persisted(result, at: ports.now()))
+            case .persistOS(let os):
+                let result = ports.saveOS(os)
+                run(node.osPersisted(result, at: ports.now()))
+            case .arm(let timer, let deadline):
+                ports.arm(timer, deadline)
+            case .cancel(let timer):
+                ports.cancel(timer)
+            case .emit(let event, let instant):
+                ports.emit(event, at: instant)
+            case .fetchWeather(let location, let instant):
+                if let outcome = ports.fetchWeather(for: location, at: instant) { weatherInFlight.append(outcome) }
+            case .record(let record):
+                ports.record(record)
+            case .loadSchedule(let path):
+                let result = ports.loadSchedule(path)
+                run(node.scheduleLoaded(result, at: ports.now()))
+            case .stop:
+                ports.stop()
+            }
+        }
         depth -= 1
         guard depth == 0 else { return }
         while !weatherInFlight.isEmpty {
@@ -159,41 +204,6 @@ public struct PhoneDriver<Ports: PhonePorts> {
             guard !ports.isStopping else { continue }
             let time = ports.now()
             run(node.weatherArrived(outcome, at: time))
-        }
-    }
-
-    private mutating func run(_ action: PhoneAction) {
-        // `phone.stopping` is the last line: once the process stops, nothing more is done.
-        guard !ports.isStopping else { return }
-        switch action {
-        case .send(let message):
-            let failure = ports.send(message)
-            run(node.sent(message, failure: failure, at: ports.now()))
-        case .reply(let routingID, let message):
-            ports.reply(to: routingID, message)
-        case .zapReply(let frames):
-            ports.zapReply(frames)
-        case .persist(let state):
-            let result = ports.save(state)
-            run(node.persisted(result, at: ports.now()))
-        case .persistOS(let os):
-            let result = ports.saveOS(os)
-            run(node.osPersisted(result, at: ports.now()))
-        case .arm(let timer, let deadline):
-            ports.arm(timer, deadline)
-        case .cancel(let timer):
-            ports.cancel(timer)
-        case .emit(let event, let instant):
-            ports.emit(event, at: instant)
-        case .fetchWeather(let location, let instant):
-            if let outcome = ports.fetchWeather(for: location, at: instant) { weatherInFlight.append(outcome) }
-        case .record(let record):
-            ports.record(record)
-        case .loadSchedule(let path):
-            let result = ports.loadSchedule(path)
-            run(node.scheduleLoaded(result, at: ports.now()))
-        case .stop:
-            ports.stop()
         }
     }
 }

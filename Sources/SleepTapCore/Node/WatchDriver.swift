@@ -84,6 +84,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// - Parameters:
     ///   - node: the watch node, built from its configuration and stored state.
     ///   - ports: the link, state file, timers, output and stop of its host.
+    @inlinable
     public init(node: WatchNode, ports: Ports) {
         self.node = node
         self.ports = ports
@@ -93,6 +94,7 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// The process started (`WatchNode.start(processID:at:)`).
     /// - Parameter processID: the pid `watch.started` names.
+    @inlinable
     public mutating func start(processID: Int32) {
         let time = ports.now()
         run(node.start(processID: processID, at: time))
@@ -100,6 +102,7 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// One ZeroMQ message from the phone, decoded here (`WatchInbound(frames:)`).
     /// - Parameter frames: the message's frames.
+    @inlinable
     public mutating func received(frames: [[UInt8]]) {
         let inbound = WatchInbound(frames: frames)
         let time = ports.now()
@@ -108,6 +111,7 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// One message from the phone already decoded (the twin's typed link, `WireCodec.delivered`).
     /// - Parameter message: the message.
+    @inlinable
     public mutating func received(message: WireMessage) {
         let time = ports.now()
         run(node.received(message: message, at: time))
@@ -115,6 +119,7 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// What the transport reported about the link (the socket monitor).
     /// - Parameter event: the link event.
+    @inlinable
     public mutating func link(_ event: WatchLinkEvent) {
         let time = ports.now()
         run(node.link(event, at: time))
@@ -122,6 +127,7 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// An armed timer is due (already disarmed by the port).
     /// - Parameter timer: the timer.
+    @inlinable
     public mutating func timerFired(_ timer: WatchTimer) {
         let time = ports.now()
         run(node.timerFired(timer, at: time))
@@ -129,6 +135,7 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// A line of the watch's stdin language.
     /// - Parameter line: the line, without its newline.
+    @inlinable
     public mutating func command(line: String) {
         let time = ports.now()
         run(node.command(line: line, at: time))
@@ -136,12 +143,14 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     /// A signal, a closed output or Ctrl-D on a terminal.
     /// - Parameter cause: why the process stops.
+    @inlinable
     public mutating func stop(_ cause: StopCause) {
         let time = ports.now()
         run(node.stop(cause, at: time))
     }
 
     /// The process ends without a stop (its loop failed): what the rate limits still hold back.
+    @inlinable
     public mutating func finish() {
         let time = ports.now()
         run(node.finish(at: time))
@@ -149,35 +158,35 @@ public struct WatchDriver<Ports: WatchPorts> {
 
     // MARK: The interpreter
 
-    /// Performs `actions` in order, feeding each result back to the node before the next.
-    private mutating func run(_ actions: [WatchAction]) {
-        for action in actions { run(action) }
-    }
-
-    private mutating func run(_ action: WatchAction) {
-        // `watch.stopping` is the last line: once the process stops, nothing more is done.
-        guard !ports.isStopping else { return }
-        switch action {
-        case .send(let message):
-            let time = ports.now()
-            let result = ports.send(message, at: time)
-            run(node.sent(message, result, at: ports.now()))
-        case .persist(let state):
-            let result = ports.save(state)
-            run(node.persisted(result, at: ports.now()))
-        case .arm(let timer, let deadline):
-            ports.arm(timer, deadline)
-        case .cancel(let timer):
-            ports.cancel(timer)
-        case .emit(let event, let instant):
-            ports.emit(event, at: instant)
-        case .diagnose(let line):
-            ports.diagnose(line)
-        case .reconnect:
-            let result = ports.reconnect()
-            run(node.reconnected(result, at: ports.now()))
-        case .stop:
-            ports.stop()
+    /// Performs `actions` in order, feeding each result back to the node before the next (one
+    /// loop, so each action is copied once).
+    @inlinable
+    mutating func run(_ actions: [WatchAction]) {
+        for action in actions {
+            // `watch.stopping` is the last line: once the process stops, nothing more is done.
+            guard !ports.isStopping else { return }
+            switch action {
+            case .send(let message):
+                let time = ports.now()
+                let result = ports.send(message, at: time)
+                run(node.sent(message, result, at: ports.now()))
+            case .persist(let state):
+                let result = ports.save(state)
+                run(node.persisted(result, at: ports.now()))
+            case .arm(let timer, let deadline):
+                ports.arm(timer, deadline)
+            case .cancel(let timer):
+                ports.cancel(timer)
+            case .emit(let event, let instant):
+                ports.emit(event, at: instant)
+            case .diagnose(let line):
+                ports.diagnose(line)
+            case .reconnect:
+                let result = ports.reconnect()
+                run(node.reconnected(result, at: ports.now()))
+            case .stop:
+                ports.stop()
+            }
         }
     }
 }
