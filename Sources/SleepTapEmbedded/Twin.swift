@@ -4,10 +4,6 @@ public import Foundation
 public import SleepTapCore
 public import SleepTapOS
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// How the twin builds the phone: what the `phone` executable would be given.
 public struct TwinPhone: Sendable {
     /// The simulated OS at first start (later starts read it back from the twin's OS store).
@@ -160,7 +156,7 @@ public struct Twin: Sendable {
     public private(set) var log: [Entry] = []
     /// The phone's run records (docs/metrics.md), in the order the phone made them: what
     /// `phone --metrics-dir` would have written.
-    public private(set) var runRecords: [RunRecord] = []
+    public var runRecords: [RunRecord] { phoneDriver.ports.runRecords }
     /// The steps performed (link changes, restarts, commands), with their virtual instants.
     public private(set) var performed: [(at: Date, step: TwinStep)] = []
     /// The steps that found their process in the wrong state and did nothing (a line or a kill
@@ -169,25 +165,29 @@ public struct Twin: Sendable {
     /// `watch`) and whether it ran.
     public private(set) var misdirected: [(index: Int, process: EventSource, running: Bool)] = []
     /// What the watch wrote on stderr, with the virtual instants.
-    public private(set) var watchStandardError: [(at: Date, line: String)] = []
+    public var watchStandardError: [(at: Date, line: String)] { watchDriver.ports.standardError }
     /// How many times each timer fired (for reports, and to show resends and heartbeats at work).
     public private(set) var fired: [Timer: Int] = [:]
     /// The event loop: every timer both nodes armed, and the virtual now.
     public private(set) var scheduler: VirtualScheduler<Timer>
     /// The link from the phone to the watch.
-    public private(set) var toWatch: FaultyLink<WireMessage>
+    public var toWatch: FaultyLink<WireMessage> { phoneDriver.ports.link }
     /// The link from the watch to the phone.
-    public private(set) var toPhone: FaultyLink<WireMessage>
+    public var toPhone: FaultyLink<WireMessage> { watchDriver.ports.link }
     /// The phone's state file (`phone.json`), as a restarted phone would read it.
-    public private(set) var phoneStore = FlakyStore<PhoneSyncState>()
+    public var phoneStore: FlakyStore<PhoneSyncState> { phoneDriver.ports.store }
     /// The simulated OS's state file (`os.json`): the device's, it outlives the app.
-    public private(set) var osStore = FlakyStore<SimulatedOS>()
+    public var osStore: FlakyStore<SimulatedOS> { phoneDriver.ports.osStore }
     /// The watch's state file (`watch.json`).
-    public private(set) var watchStore = FlakyStore<WatchSyncState>()
+    public var watchStore: FlakyStore<WatchSyncState> { watchDriver.ports.store }
     /// The phone node of the running (or last) phone process.
-    public private(set) var phone: PhoneNode
+    public var phone: PhoneNode { phoneDriver.node }
+    /// The phone node on the twin's ports: the driver the `phone` process runs, on embedded I/O.
+    private var phoneDriver: PhoneDriver<EmbeddedPhonePorts>
     /// The watch node.
-    public private(set) var watch: WatchNode
+    public var watch: WatchNode { watchDriver.node }
+    /// The watch node on the twin's ports: the driver the `watch` process runs, on embedded I/O.
+    private var watchDriver: WatchDriver<EmbeddedWatchPorts>
     /// How the phone is built at every start.
     public private(set) var phoneSetup: TwinPhone
     /// The watch's configuration.
@@ -196,9 +196,9 @@ public struct Twin: Sendable {
     private var steps: [(at: Date, order: Int, step: Scheduled)] = []
     private var stepOrder = 0
     /// Whether each process runs (both start at `boot`).
-    public private(set) var phoneRunning = false
+    public var phoneRunning: Bool { phoneDriver.ports.running }
     /// Whether the watch process runs.
-    public private(set) var watchRunning = false
+    public var watchRunning: Bool { watchDriver.ports.running }
     /// The running watch process's HELLO `instance`, drawn at each start from its own stream so
     /// the twin's other draws stay as they were (`WireCodec.Hello.instance`).
     private var watchInstance: UInt64 = 0
@@ -206,13 +206,9 @@ public struct Twin: Sendable {
     /// Whether the watch holds a connection to the running phone (made when both run and the
     /// link is up). Without one, sends fail as on the sockets: the phone's ROUTER says
     /// EHOSTUNREACH (ZMQ_ROUTER_MANDATORY), the watch's DEALER EAGAIN (ZMQ_IMMEDIATE).
-    public private(set) var connected = false
+    public var connected: Bool { watchDriver.ports.connected }
     /// Phone processes started so far (the first one runs the node made at `init`).
     private var phoneStarts = 0
-    /// Forecasts asked for by the phone's current action list, delivered when it is done.
-    private var weatherInFlight: [WeatherOutcome] = []
-    /// How deep the phone's action lists are nested (a result fed back runs its own list).
-    private var phoneDepth = 0
 
     /// A step, or a process's first start at `boot`.
     private enum Scheduled: Sendable {
@@ -238,13 +234,18 @@ public struct Twin: Sendable {
         self.linkMode = linkMode
         var random = SplitMix64(state: seed)
         watchInstances = SplitMix64(state: seed ^ 0x5754_4348_494E_5354)
-        toWatch = FaultyLink(faults: faults, seed: random.next())
-        toPhone = FaultyLink(faults: faults, seed: random.next())
+        let toWatch = FaultyLink<WireMessage>(faults: faults, seed: random.next())
+        let toPhone = FaultyLink<WireMessage>(faults: faults, seed: random.next())
         scheduler = VirtualScheduler(start: start)
         phoneSetup = phone
         watchSetup = watch
-        self.phone = Self.makePhone(phone, state: nil, os: nil, random: &random)
-        self.watch = WatchNode(configuration: watch)
+        phoneDriver = PhoneDriver(
+            node: Self.makePhone(phone, state: nil, os: nil, random: &random),
+            ports: EmbeddedPhonePorts(
+                start: start, speed: self.speed, link: toWatch, weather: phone.weather, schedule: phone.schedule))
+        watchDriver = WatchDriver(
+            node: WatchNode(configuration: watch),
+            ports: EmbeddedWatchPorts(start: start, speed: self.speed, link: toPhone))
         self.random = random
     }
 
@@ -256,12 +257,6 @@ public struct Twin: Sendable {
             weather: setup.weather, schedule: setup.schedule, zone: setup.zone, location: setup.location,
             configuration: setup.appConfiguration, randomSeed: random.next())
         return PhoneNode(app: app, configuration: setup.node)
-    }
-
-    /// The time both nodes see at the current virtual instant.
-    private func time() -> NodeTime {
-        let now = scheduler.now
-        return NodeTime(now: now, wall: now.timeIntervalSince(start) / speed)
     }
 
     /// Adds a step at the virtual instant `at` (steps at the same instant run in the order added).
@@ -299,9 +294,9 @@ public struct Twin: Sendable {
 
     private mutating func connectWatch() {
         guard toWatch.isUp, phoneRunning, watchRunning else { return }
-        connected = true
-        watchInput { $0.link(.connected, at: $1) }
-        watchInput { $0.link(.handshakeSucceeded, at: $1) }
+        watchDriver.ports.connected = true
+        watchInput { $0.link(.connected) }
+        watchInput { $0.link(.handshakeSucceeded) }
     }
 
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
@@ -312,8 +307,8 @@ public struct Twin: Sendable {
 
     private mutating func runSteps(until end: Date) {
         while true {
-            let toWatchArrival = toWatch.nextArrival
-            let toPhoneArrival = toPhone.nextArrival
+            let toWatchArrival = phoneDriver.ports.link.nextArrival
+            let toPhoneArrival = watchDriver.ports.link.nextArrival
             func earlier(_ a: Date?, _ b: Date?) -> Date? {
                 guard let a else { return b }
                 guard let b else { return a }
@@ -324,28 +319,28 @@ public struct Twin: Sendable {
             guard let next = soonest, next <= end else { break }
             if let arrival = toWatchArrival, arrival == next {
                 advance(to: next)
-                for message in toWatch.receive(upTo: next) where watchRunning {
+                for message in phoneDriver.ports.link.receive(upTo: next) where watchRunning {
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
-                        watchInput { $0.received(message: value, at: $1) }
+                        watchInput { $0.received(message: value) }
                     } else {
-                        watchInput { $0.received(frames: [WireCodec.encode(message)], at: $1) }
+                        watchInput { $0.received(frames: [WireCodec.encode(message)]) }
                     }
                 }
                 continue
             }
             if let arrival = toPhoneArrival, arrival == next {
                 advance(to: next)
-                for message in toPhone.receive(upTo: next) where phoneRunning {
+                for message in watchDriver.ports.link.receive(upTo: next) where phoneRunning {
                     // A HELLO carries the watch's now and process instance, as WatchRuntime sends it.
                     let hello = WireCodec.Hello(sentAt: scheduler.now, instance: watchInstance)
                     if linkMode == .messages, let value = WireCodec.delivered(message) {
                         let isHello: Bool
                         if case .hello = value { isHello = true } else { isHello = false }
-                        phoneRun(phone.messageReceived(value, hello: isHello ? hello : nil, at: time()))
+                        phoneInput { $0.messageReceived(value, hello: isHello ? hello : nil) }
                     } else {
                         let id = Array(phoneSetup.node.watchID.utf8)
                         let frame = WireCodec.encode(message, sentAt: hello.sentAt, instance: hello.instance)
-                        phoneRun(phone.messageReceived([id, frame], at: time()))
+                        phoneInput { $0.messageReceived([id, frame]) }
                     }
                 }
                 continue
@@ -364,9 +359,9 @@ public struct Twin: Sendable {
             fired[timer, default: 0] += 1
             switch timer {
             case .phone(let timer) where phoneRunning:
-                phoneRun(phone.timerFired(timer, at: time()))
+                phoneInput { $0.timerFired(timer) }
             case .watch(let timer) where watchRunning:
-                watchInput { $0.timerFired(timer, at: $1) }
+                watchInput { $0.timerFired(timer) }
             default:
                 break
             }
@@ -390,43 +385,43 @@ public struct Twin: Sendable {
         }
         switch step {
         case .phone(let line):
-            if phoneRunning { phoneRun(phone.commandLine(line, at: time())) }
+            if phoneRunning { phoneInput { $0.commandLine(line) } }
         case .watch(let line):
-            if watchRunning { watchInput { $0.command(line: line, at: $1) } }
+            if watchRunning { watchInput { $0.command(line: line) } }
         case .link(let up):
             if up {
-                toWatch.reconnect()
-                toPhone.reconnect()
+                phoneDriver.ports.link.reconnect()
+                watchDriver.ports.link.reconnect()
                 connectWatch()
             } else {
-                toWatch.disconnect()
-                toPhone.disconnect()
+                phoneDriver.ports.link.disconnect()
+                watchDriver.ports.link.disconnect()
                 if connected {
-                    connected = false
-                    watchInput { $0.link(.disconnected, at: $1) }
+                    watchDriver.ports.connected = false
+                    watchInput { $0.link(.disconnected) }
                 }
             }
         case .restartPhone(let keepState):
-            if phoneRunning { phoneRun(phone.commandLine("quit", at: time())) }
+            if phoneRunning { phoneInput { $0.commandLine("quit") } }
             startPhone(keepState: keepState)
         case .startPhone(let keepState):
             if !phoneRunning { startPhone(keepState: keepState) }
         case .restartWatch(let keepState):
-            if watchRunning { watchRun(watch.command(line: "quit", at: time())) }
+            if watchRunning { watchInput { $0.command(line: "quit") } }
             if watchRunning { killWatch() }  // a watch that did not stop on quit
             restartWatch(keepState: keepState)
         case .startWatch(let keepState):
             if !watchRunning { restartWatch(keepState: keepState) }
         case .killPhone:
             if phoneRunning {
-                phoneRunning = false
+                phoneDriver.ports.running = false
                 phoneStopped()
             }
         case .killWatch:
             if watchRunning { killWatch() }
         case .failPhoneWrites(let writes, let errno):
-            phoneStore.failing = Set(writes.map { $0 + phoneStore.writes })
-            phoneStore.errno = errno
+            phoneDriver.ports.store.failing = Set(writes.map { $0 + phoneStore.writes })
+            phoneDriver.ports.store.errno = errno
         }
     }
 
@@ -434,44 +429,43 @@ public struct Twin: Sendable {
     /// empty one), on the OS as stored; then the watch's link comes up.
     private mutating func startPhone(keepState: Bool) {
         if phoneStarts > 0 {
-            phone = Self.makePhone(
+            phoneDriver.node = Self.makePhone(
                 phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random)
         }
-        if !keepState { phoneStore.wipe() }
+        if !keepState { phoneDriver.ports.store.wipe() }
         phoneStarts += 1
-        phoneRunning = true
-        phoneRun(phone.start(at: time()))
+        phoneDriver.ports.running = true
+        phoneInput { $0.start() }
         connectWatch()
     }
 
     /// The phone process ended: its timers are gone, whatever was in flight on its connection is
     /// lost, and the watch sees the connection drop.
     private mutating func phoneStopped() {
-        weatherInFlight.removeAll()  // a forecast for a process that is gone
         for timer in PhoneTimer.allCases { scheduler.cancel(.phone(timer)) }
         dropInFlight()
         if connected {
-            connected = false
-            watchInput { $0.link(.disconnected, at: $1) }
+            watchDriver.ports.connected = false
+            watchInput { $0.link(.disconnected) }
         }
     }
 
     /// A new watch process on what its state file holds (or none): a new node, no timers.
     private mutating func restartWatch(keepState: Bool) {
         for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
-        if !keepState { watchStore.wipe() }
-        watch = ZoneDatabase.$scoped.withValue(watchDatabase) {
+        if !keepState { watchDriver.ports.store.wipe() }
+        watchDriver.node = ZoneDatabase.$scoped.withValue(watchDatabase) {
             WatchNode(configuration: watchSetup, state: watchStore.held)
         }
-        connected = false
+        watchDriver.ports.connected = false
         startWatch()
     }
 
     /// The watch process dies without a stop: its timers are gone, whatever was in flight on its
     /// connection is lost, and the phone's sends fail (the ROUTER has lost the peer).
     private mutating func killWatch() {
-        watchRunning = false
-        connected = false
+        watchDriver.ports.running = false
+        watchDriver.ports.connected = false
         for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
         dropInFlight()
     }
@@ -479,122 +473,56 @@ public struct Twin: Sendable {
     /// A process at one end went away: whatever was in flight on the link is lost, and the link
     /// stays as it was (both directions go up and down together, `.link(up:)`).
     private mutating func dropInFlight() {
-        let up = toWatch.isUp
-        toWatch.disconnect()
-        toPhone.disconnect()
+        let up = phoneDriver.ports.link.isUp
+        phoneDriver.ports.link.disconnect()
+        watchDriver.ports.link.disconnect()
         if up {
-            toWatch.reconnect()
-            toPhone.reconnect()
+            phoneDriver.ports.link.reconnect()
+            watchDriver.ports.link.reconnect()
         }
     }
 
     /// The watch process starts (with the node as built) and connects when the phone runs.
     private mutating func startWatch() {
-        watchRunning = true
+        watchDriver.ports.running = true
         watchInstance = max(1, watchInstances.next())
-        watchInput { $0.start(processID: 2, at: $1) }
+        watchInput { $0.start(processID: 2) }
         connectWatch()
     }
 
-    private func deadline(_ deadline: TimerDeadline) -> Date {
-        switch deadline {
-        case .after(let seconds): scheduler.now.addingTimeInterval(seconds * speed)
-        case .at(let instant): instant
-        }
-    }
-
-    // The two interpreters: each action performed at once, its result fed back as an input.
-
-    private mutating func phoneRun(_ actions: [PhoneAction]) {
-        phoneDepth += 1
-        for action in actions {
-            guard phoneRunning else { break }
-            switch action {
-            case .send(let message):
-                let delivered = connected && toWatch.send(message, at: scheduler.now)
-                let failure = delivered ? nil : "watch not connected (EHOSTUNREACH)"
-                phoneRun(phone.sent(message, failure: failure, at: time()))
-            case .reply, .zapReply:
-                break  // no strangers and no CURVE on the in-memory link
-            case .persist(let state):
-                let result: PersistResult =
-                    phoneStore.write(state).map { .failed(errno: $0, reason: Errno($0).message) }
-                    ?? .succeeded
-                phoneRun(phone.persisted(result, at: time()))
-            case .persistOS(let os):
-                let result: PersistResult =
-                    osStore.write(os).map { .failed(errno: $0, reason: Errno($0).message) }
-                    ?? .succeeded
-                phoneRun(phone.osPersisted(result, at: time()))
-            case .arm(let timer, let at):
-                scheduler.arm(.phone(timer), at: deadline(at))
-            case .cancel(let timer):
-                scheduler.cancel(.phone(timer))
-            case .emit(let event, let at):
-                log.append(Entry(at: at, source: event.name.source(in: .phone), event: event))
-            case .fetchWeather(let location, let at):
-                // The process fetches off its socket thread: the forecast is an input that comes
-                // after every action of this list (the OS launch timer the node re-arms after
-                // asking, say), never in the middle of them.
-                let (result, cost) = phoneSetup.weather.forecast(for: location, now: at)
-                weatherInFlight.append(WeatherOutcome(result: result, cost: cost))
-            case .record(let record):
-                runRecords.append(record)
-            case .loadSchedule:
-                phoneRun(phone.scheduleLoaded(.success(phoneSetup.schedule), at: time()))
-            case .stop:
-                phoneRunning = false
-                phoneStopped()
-            }
-        }
-        phoneDepth -= 1
-        guard phoneDepth == 0 else { return }
-        while !weatherInFlight.isEmpty {
-            let outcome = weatherInFlight.removeFirst()
-            guard phoneRunning else { continue }
-            phoneRun(phone.weatherArrived(outcome, at: time()))
+    /// Hands the phone's driver one input at the current virtual instant: the driver performs
+    /// the node's actions on the twin's phone ports, which hold the timer heap and the log for the
+    /// length of the input. A stop the node asked for ends the process after it.
+    private mutating func phoneInput(_ input: (inout PhoneDriver<EmbeddedPhonePorts>) -> Void) {
+        phoneDriver.ports.watchConnected = connected
+        swap(&scheduler, &phoneDriver.ports.scheduler)
+        swap(&log, &phoneDriver.ports.log)
+        input(&phoneDriver)
+        swap(&scheduler, &phoneDriver.ports.scheduler)
+        swap(&log, &phoneDriver.ports.log)
+        if phoneDriver.ports.stopAsked {
+            phoneDriver.ports.stopAsked = false
+            phoneStopped()
         }
     }
 
     /// The database the watch's inputs run with: its own, else the twin's, else the one in use.
     private var watchDatabase: ZoneDatabase { watchZones ?? zones ?? ZoneDatabase.current }
 
-    /// Hands the watch node one input at the current virtual instant, with the watch's own tz
-    /// database in use (`watchZones`), and performs the actions it returns.
-    private mutating func watchInput(_ input: (inout WatchNode, NodeTime) -> [WatchAction]) {
-        let now = time()
-        let actions = ZoneDatabase.$scoped.withValue(watchDatabase) { input(&watch, now) }
-        watchRun(actions)
-    }
-
-    private mutating func watchRun(_ actions: [WatchAction]) {
-        for action in actions {
-            guard watchRunning else { return }
-            switch action {
-            case .send(let message):
-                let delivered = connected && toPhone.send(message, at: scheduler.now)
-                let result: WatchNode.SendResult = delivered ? .sent : .failed(reason: "no connection (EAGAIN)")
-                watchInput { $0.sent(message, result, at: $1) }
-            case .persist(let state):
-                let result: PersistResult =
-                    watchStore.write(state).map { .failed(errno: $0, reason: Errno($0).message) }
-                    ?? .succeeded
-                watchInput { $0.persisted(result, at: $1) }
-            case .arm(let timer, let at):
-                scheduler.arm(.watch(timer), at: deadline(at))
-            case .cancel(let timer):
-                scheduler.cancel(.watch(timer))
-            case .emit(let event, let at):
-                log.append(Entry(at: at, source: .watch, event: event))
-            case .diagnose(let line):
-                watchStandardError.append((scheduler.now, line))
-            case .reconnect:
-                watchInput { $0.reconnected(.succeeded, at: $1) }
-                connectWatch()
-            case .stop:
-                watchRunning = false
-                connected = false
-            }
+    /// Hands the watch's driver one input at the current virtual instant, with the watch's own
+    /// tz database in use (`watchZones`): the driver performs the node's actions on the twin's
+    /// watch ports, which hold the timer heap and the log for the length of the input. A
+    /// reconnect the node asked for connects after it, as the process's socket monitor reports.
+    private mutating func watchInput(_ input: (inout WatchDriver<EmbeddedWatchPorts>) -> Void) {
+        let database = watchDatabase
+        swap(&scheduler, &watchDriver.ports.scheduler)
+        swap(&log, &watchDriver.ports.log)
+        ZoneDatabase.$scoped.withValue(database) { input(&watchDriver) }
+        swap(&scheduler, &watchDriver.ports.scheduler)
+        swap(&log, &watchDriver.ports.log)
+        if watchDriver.ports.reconnectAsked {
+            watchDriver.ports.reconnectAsked = false
+            connectWatch()
         }
     }
 

@@ -147,7 +147,7 @@ public final class PhoneRuntime {
             endpoint: options.endpoint.description,
             boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
             pid: Int64(getpid()), security: keys == nil ? .none : .curve, osState: storedOS == nil ? .new : .stored)
-        let driver = PhoneDriver(
+        let driver = PhoneLoop(
             node: PhoneNode(app: app, configuration: configuration), router: router, zap: zap, weather: weather,
             stateFile: startUp.stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
             clock: clock)
@@ -185,160 +185,161 @@ public final class PhoneRuntime {
     }
 }
 
-/// The phone's driver: performs `PhoneNode`'s actions on the ROUTER, the ZAP socket, the state
-/// file, the poll loop's timers, the weather provider and the event output, and feeds every
-/// input (messages, ZAP requests, stdin, signals, timers, results) to the node. It makes no
-/// protocol decision of its own: every input goes `run(node.input(...))`.
+/// The `phone` process's ports: the ROUTER and the ZAP socket, the state files, the poll loop's
+/// timers, the weather provider, the run records, the schedule file, stdout and stderr.
+/// `PhoneDriver` performs the node's actions on them.
+struct PhoneProcessPorts: PhonePorts {
+    let router: Socket
+    let zap: Socket?
+    /// The paired watch's routing id.
+    let watchID: [UInt8]
+    let weather: any WeatherProvider
+    let stateFile: StateFile<PhoneSyncState>
+    let osFile: StateFile<SimulatedOS>
+    /// `--metrics-dir`: where run records are appended; nil = they are dropped.
+    let metrics: RunRecordWriter?
+    /// The bytes of os.json as last written (nil: write at the first step).
+    var savedOS: Data?
+    let mailbox: Mailbox
+    let output: EventOutput
+    let clock: any SleepTapCore.Clock
+    let loop: EventLoop<PhoneTimer>
+    /// The node's virtual now and monotonic wall seconds.
+    let times: NodeTimeSource
+
+    func now() -> NodeTime { times.now() }
+
+    var isStopping: Bool { loop.stopping }
+
+    func send(_ message: WireMessage) -> String? {
+        do {
+            try router.send([watchID, WireCodec.encode(message)], dontWait: true)
+            return nil
+        } catch {
+            return PhoneRuntime.sendFailure(error)
+        }
+    }
+
+    func reply(to routingID: [UInt8], _ message: WireMessage) {
+        try? router.send([routingID, WireCodec.encode(message)], dontWait: true)
+    }
+
+    func zapReply(_ frames: [[UInt8]]) { try? zap?.send(frames) }
+
+    func save(_ state: PhoneSyncState) -> PersistResult {
+        do throws(FileError) {
+            try stateFile.save(state)
+            return .succeeded
+        } catch {
+            return .failed(errno: error.errno?.code, reason: error.reason)
+        }
+    }
+
+    mutating func saveOS(_ os: SimulatedOS) -> PersistResult {
+        do throws(FileError) {
+            _ = try osFile.saveIfChanged(os, last: &savedOS)
+            return .succeeded
+        } catch {
+            return .failed(errno: error.errno?.code, reason: error.reason)
+        }
+    }
+
+    func arm(_ timer: PhoneTimer, _ deadline: TimerDeadline) {
+        switch deadline {
+        case .after(let seconds): loop.arm(timer, after: seconds)
+        case .at(let instant): loop.arm(timer, at: clock.wallDate(for: instant))
+        }
+    }
+
+    func cancel(_ timer: PhoneTimer) { loop.cancel(timer) }
+
+    func emit(_ event: Event, at instant: Date) { output.emit(event, at: instant) }
+
+    func fetchWeather(for location: Coordinate, at instant: Date) -> WeatherOutcome? {
+        if weather is OfflineWeatherProvider {
+            // Pure and instant: answered on this thread, after the current action list.
+            let (result, cost) = weather.forecast(for: location, now: instant)
+            return WeatherOutcome(result: result, cost: cost)
+        }
+        // The network: off the socket thread, back through the mailbox.
+        let (weather, mailbox) = (weather, mailbox)
+        DispatchQueue.global().async {
+            let (result, cost) = weather.forecast(for: location, now: instant)
+            mailbox.post(weather: WeatherOutcome(result: result, cost: cost))
+        }
+        return nil
+    }
+
+    func record(_ record: RunRecord) {
+        guard let metrics else { return }
+        do throws(FileError) {
+            try metrics.append([record])
+        } catch {
+            // The run goes on; the record is lost and said so (persist.failed, as for os.json).
+            output.emit(
+                Event(.persistFailed, [("path", .string(error.path)), ("reason", .string(error.reason))]),
+                at: record.at)
+        }
+    }
+
+    func loadSchedule(_ path: String) -> Result<WakeSchedule, ScheduleLoadError> { PhoneRuntime.loadSchedule(path) }
+
+    func stop() { loop.stop() }
+}
+
+/// The `phone` process's poll loop: maps the ROUTER, the ZAP socket, the mailbox (stdin,
+/// signals, forecasts) and the timers to the inputs of its `PhoneDriver`. It makes no protocol
+/// decision.
 ///
-/// Thread-safety: create and run on one thread, the sockets' owner. A weather fetch that can
-/// block (Open-Meteo) runs on a Dispatch queue and comes back through the mailbox.
-final class PhoneDriver {
-    private var node: PhoneNode
+/// Thread-safety: create, run and drop on one thread (it owns the sockets' use).
+final class PhoneLoop {
+    private var driver: PhoneDriver<PhoneProcessPorts>
     private let router: Socket
     private let zap: Socket?
-    private let weather: any WeatherProvider
-    private let stateFile: StateFile<PhoneSyncState>
-    private let osFile: StateFile<SimulatedOS>
-    /// `--metrics-dir`: where run records are appended; nil = they are dropped.
-    private let metrics: RunRecordWriter?
-    /// The bytes of os.json as last written (nil: write at the first step).
-    private var savedOS: Data?
-    /// Offline forecasts asked for by the current action list, answered once the list is done
-    /// (as the twin answers them): the list's own later actions were computed before the
-    /// answer, and must not run after the answer's newer ones (a launch timer armed or
-    /// cancelled, `os.json` written with the OS from before the job completed).
-    private var weatherInFlight: [WeatherOutcome] = []
-    /// How deep the action lists are nested (a result fed back runs its own list).
-    private var depth = 0
-    private let mailbox: Mailbox
-    private let output: EventOutput
-    private let clock: any SleepTapCore.Clock
     private let loop: EventLoop<PhoneTimer>
-    private lazy var times = NodeTimeSource(clock: clock)
 
     init(
         node: PhoneNode, router: Socket, zap: Socket?, weather: any WeatherProvider,
         stateFile: StateFile<PhoneSyncState>, osFile: StateFile<SimulatedOS>, metrics: RunRecordWriter?,
         mailbox: Mailbox, output: EventOutput, clock: any SleepTapCore.Clock
     ) {
-        self.metrics = metrics
-        self.node = node
         self.router = router
         self.zap = zap
-        self.weather = weather
-        self.stateFile = stateFile
-        self.osFile = osFile
-        self.mailbox = mailbox
-        self.output = output
-        self.clock = clock
-        loop = EventLoop(sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
+        let loop = EventLoop<PhoneTimer>(
+            sockets: [router] + (zap.map { [$0] } ?? []), mailbox: mailbox, output: output)
+        self.loop = loop
+        driver = PhoneDriver(
+            node: node,
+            ports: PhoneProcessPorts(
+                router: router, zap: zap, watchID: Array(node.configuration.watchID.utf8), weather: weather,
+                stateFile: stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
+                clock: clock, loop: loop, times: NodeTimeSource(clock: clock)))
     }
 
     /// Runs until the node says stop.
     /// - Throws: a `ZeroMQError` from the poll loop.
     func run() throws {
-        run(node.start(at: now()))
+        driver.start()
         try loop.run(
             readable: { index in
                 if index == 1, let zap {
-                    for frames in drainMessages(zap) { run(node.zapRequest(frames, at: now())) }
+                    for frames in drainMessages(zap) { driver.zapRequest(frames) }
                 } else {
                     for frames in drainMessages(router) {
                         // A timer that fell due while the previous message was handled first.
                         if loop.fireDueTimersBeforeNextInput() { return }
-                        run(node.messageReceived(frames, at: now()))
+                        driver.messageReceived(frames)
                     }
                 }
             },
             input: { item in
                 switch item {
-                case .stop(let cause): run(node.stop(cause, at: now()))
+                case .stop(let cause): driver.stop(cause)
                 case .endOfInput: break
-                case .line(let line): run(node.commandLine(line, at: now()))
+                case .line(let line): driver.commandLine(line)
                 }
             },
-            timer: { timer in run(node.timerFired(timer, at: now())) },
-            weather: { outcome in run(node.weatherArrived(outcome, at: now())) })
-    }
-
-    /// Now in both time bases: the process clock's virtual now and monotonic wall seconds.
-    private func now() -> NodeTime { times.now() }
-
-    private func run(_ actions: [PhoneAction]) {
-        depth += 1
-        for action in actions { run(action) }
-        depth -= 1
-        guard depth == 0 else { return }
-        while !weatherInFlight.isEmpty {
-            let outcome = weatherInFlight.removeFirst()
-            run(node.weatherArrived(outcome, at: now()))
-        }
-    }
-
-    /// The one interpreter of `PhoneAction`.
-    private func run(_ action: PhoneAction) {
-        // `*.stopping` is the last line: once the loop is told to stop, nothing more is done.
-        guard !loop.stopping else { return }
-        switch action {
-        case .send(let message):
-            var failure: String?
-            do {
-                try router.send([Array(node.configuration.watchID.utf8), WireCodec.encode(message)], dontWait: true)
-            } catch {
-                failure = PhoneRuntime.sendFailure(error)
-            }
-            run(node.sent(message, failure: failure, at: now()))
-        case .reply(let routingID, let message):
-            try? router.send([routingID, WireCodec.encode(message)], dontWait: true)
-        case .zapReply(let frames):
-            try? zap?.send(frames)
-        case .persist(let state):
-            do throws(FileError) {
-                try stateFile.save(state)
-                run(node.persisted(.succeeded, at: now()))
-            } catch {
-                run(node.persisted(.failed(errno: error.errno?.code, reason: error.reason), at: now()))
-            }
-        case .persistOS(let os):
-            do throws(FileError) {
-                _ = try osFile.saveIfChanged(os, last: &savedOS)
-            } catch {
-                run(node.osPersisted(.failed(errno: error.errno?.code, reason: error.reason), at: now()))
-            }
-        case .arm(let timer, .after(let seconds)):
-            loop.arm(timer, after: seconds)
-        case .arm(let timer, .at(let instant)):
-            loop.arm(timer, at: clock.wallDate(for: instant))
-        case .cancel(let timer):
-            loop.cancel(timer)
-        case .emit(let event, let time):
-            output.emit(event, at: time)
-        case .fetchWeather(let location, let time):
-            if weather is OfflineWeatherProvider {
-                // Pure and instant: answered on this thread, after the current action list.
-                let (result, cost) = weather.forecast(for: location, now: time)
-                weatherInFlight.append(WeatherOutcome(result: result, cost: cost))
-            } else {
-                let (weather, mailbox) = (weather, mailbox)
-                DispatchQueue.global().async {
-                    let (result, cost) = weather.forecast(for: location, now: time)
-                    mailbox.post(weather: WeatherOutcome(result: result, cost: cost))
-                }
-            }
-        case .record(let record):
-            guard let metrics else { return }
-            do throws(FileError) {
-                try metrics.append([record])
-            } catch {
-                // The run goes on; the record is lost and said so (persist.failed, as for os.json).
-                output.emit(
-                    Event(.persistFailed, [("path", .string(error.path)), ("reason", .string(error.reason))]),
-                    at: record.at)
-            }
-        case .loadSchedule(let path):
-            run(node.scheduleLoaded(PhoneRuntime.loadSchedule(path), at: now()))
-        case .stop:
-            loop.stop()
-        }
+            timer: { timer in driver.timerFired(timer) },
+            weather: { outcome in driver.weatherArrived(outcome) })
     }
 }

@@ -72,133 +72,140 @@ public final class WatchRuntime {
         }
 
         StandardInputReader.start(posting: mailbox)
-        let driver = WatchDriver(
-            node: WatchNode(
-                configuration: options.nodeConfiguration(
-                    statePath: stateFile.path, keysDirectory: keys == nil ? nil : options.keysDirectory,
-                    systemZone: MachineZone.current),
-                state: loaded),
-            dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock, output: output)
-        let status = driver.run()
+        let node = WatchNode(
+            configuration: options.nodeConfiguration(
+                statePath: stateFile.path, keysDirectory: keys == nil ? nil : options.keysDirectory,
+                systemZone: MachineZone.current),
+            state: loaded)
+        let loop = WatchLoop(
+            node: node, dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock,
+            output: output)
+        let status = loop.run()
         return output.failure == nil ? status : .ioError
     }
 }
 
-/// Drives a `WatchNode`: maps the DEALER, the monitor, the mailbox and the timers to node inputs
-/// and performs the node's actions, in order, in `run(_:)`. It makes no protocol decision.
+/// The `watch` process's ports: the DEALER, the state file, the poll loop's timers, stdout and
+/// stderr. `WatchDriver` performs the node's actions on them.
+struct WatchProcessPorts: WatchPorts {
+    let dealer: Socket
+    /// The endpoint a `.reconnect` disconnects from and connects to again.
+    let endpoint: String
+    /// This process's HELLO `instance`: 64 random bits chosen at start.
+    let instance = UInt64.random(in: 1...UInt64.max)
+    let stateFile: StateFile<WatchSyncState>
+    let clock: any SleepTapCore.Clock
+    let output: EventOutput
+    let loop: EventLoop<WatchTimer>
+    /// The node's virtual now and monotonic wall seconds.
+    let times: NodeTimeSource
+
+    func now() -> NodeTime { times.now() }
+
+    var isStopping: Bool { loop.stopping }
+
+    func send(_ message: WireMessage, at time: NodeTime) -> WatchNode.SendResult {
+        do {
+            // A HELLO says when (this side's virtual now) and which process sent it.
+            try dealer.send(WireCodec.encode(message, sentAt: time.now, instance: instance), dontWait: true)
+            return .sent
+        } catch {
+            return .failed(reason: String(describing: error))
+        }
+    }
+
+    func save(_ state: WatchSyncState) -> PersistResult {
+        do {
+            try stateFile.save(state)
+            return .succeeded
+        } catch {
+            return .failed(errno: error.errno?.code, reason: error.reason)
+        }
+    }
+
+    func arm(_ timer: WatchTimer, _ deadline: TimerDeadline) {
+        switch deadline {
+        case .after(let seconds): loop.arm(timer, after: seconds)
+        case .at(let instant): loop.arm(timer, at: clock.wallDate(for: instant))
+        }
+    }
+
+    func cancel(_ timer: WatchTimer) { loop.cancel(timer) }
+
+    func emit(_ event: Event, at instant: Date) { output.emit(event, at: instant) }
+
+    func diagnose(_ line: String) { SleepTapRuntime.diagnose("watch", line) }
+
+    func reconnect() -> WatchNode.ReconnectResult {
+        try? dealer.disconnect(endpoint)
+        do {
+            try dealer.connect(endpoint)
+            return .succeeded
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+    }
+
+    func stop() { loop.stop() }
+}
+
+/// The `watch` process's poll loop: maps the DEALER, the socket monitor, the mailbox and the
+/// timers to the inputs of its `WatchDriver`. It makes no protocol decision.
 ///
 /// Thread-safety: create, run and drop on one thread (it owns the sockets' use).
-final class WatchDriver {
-    private var node: WatchNode
+final class WatchLoop {
+    private var driver: WatchDriver<WatchProcessPorts>
     private let dealer: Socket
     private let monitor: Socket
-    /// This process's HELLO `instance`: 64 random bits chosen at start.
-    private let instance = UInt64.random(in: 1...UInt64.max)
-    private let stateFile: StateFile<WatchSyncState>
-    private let clock: any SleepTapCore.Clock
-    private let output: EventOutput
     private let loop: EventLoop<WatchTimer>
-    /// The node's virtual now and monotonic wall seconds.
-    private lazy var times = NodeTimeSource(clock: clock)
 
     init(
         node: WatchNode, dealer: Socket, monitor: Socket, mailbox: Mailbox, stateFile: StateFile<WatchSyncState>,
         clock: any SleepTapCore.Clock, output: EventOutput
     ) {
-        self.node = node
         self.dealer = dealer
         self.monitor = monitor
-        self.stateFile = stateFile
-        self.clock = clock
-        self.output = output
-        loop = EventLoop(sockets: [dealer, monitor], mailbox: mailbox, output: output)
+        let loop = EventLoop<WatchTimer>(sockets: [dealer, monitor], mailbox: mailbox, output: output)
+        self.loop = loop
+        driver = WatchDriver(
+            node: node,
+            ports: WatchProcessPorts(
+                dealer: dealer, endpoint: node.configuration.endpoint, stateFile: stateFile, clock: clock,
+                output: output, loop: loop, times: NodeTimeSource(clock: clock)))
     }
-
-    /// Both time bases now.
-    private var time: NodeTime { times.now() }
 
     /// Runs until the node stops.
     /// - Returns: the process exit status.
     func run() -> ExitCode {
         var exitStatus = ExitCode.ok
-        run(node.start(processID: getpid(), at: time))
+        driver.start(processID: getpid())
         do {
             try loop.run(
                 readable: { index in
                     if index == 1 {
                         for frames in drainMessages(monitor) {
                             guard let event = MonitorEvent(frames: frames) else { continue }
-                            run(node.link(Self.linkEvent(event), at: time))
+                            driver.link(Self.linkEvent(event))
                         }
                     } else {
-                        for frames in drainMessages(dealer) { run(node.received(frames: frames, at: time)) }
+                        for frames in drainMessages(dealer) { driver.received(frames: frames) }
                     }
                 },
                 input: { item in
                     switch item {
-                    case .stop(let cause): run(node.stop(cause, at: time))
+                    case .stop(let cause): driver.stop(cause)
                     case .endOfInput: break
-                    case .line(let line): run(node.command(line: line, at: time))
+                    case .line(let line): driver.command(line: line)
                     }
                 },
-                timer: { timer in run(node.timerFired(timer, at: time)) })
+                timer: { timer in driver.timerFired(timer) })
         } catch {
             diagnose("watch", "poll failed: \(error)")
             exitStatus = .software
         }
-        run(node.finish(at: time))
+        driver.finish()
         return exitStatus
     }
-
-    /// Performs `actions` in order, feeding each result back to the node.
-    private func run(_ actions: [WatchAction]) {
-        for action in actions { run(action) }
-    }
-
-    /// The one interpreter of `WatchAction`.
-    private func run(_ action: WatchAction) {
-        // `*.stopping` is the last line: once the loop is told to stop, nothing more is done.
-        guard !loop.stopping else { return }
-        switch action {
-        case .send(let message):
-            do {
-                // A HELLO says when (this side's virtual now) and which process sent it.
-                try dealer.send(WireCodec.encode(message, sentAt: time.now, instance: instance), dontWait: true)
-                run(node.sent(message, .sent, at: time))
-            } catch {
-                run(node.sent(message, .failed(reason: String(describing: error)), at: time))
-            }
-        case .persist(let state):
-            do {
-                try stateFile.save(state)
-                run(node.persisted(.succeeded, at: time))
-            } catch {
-                run(node.persisted(.failed(errno: error.errno?.code, reason: error.reason), at: time))
-            }
-        case .arm(let timer, .after(let seconds)):
-            loop.arm(timer, after: seconds)
-        case .arm(let timer, .at(let instant)):
-            loop.arm(timer, at: clock.wallDate(for: instant))
-        case .cancel(let timer):
-            loop.cancel(timer)
-        case .emit(let event, let instant):
-            output.emit(event, at: instant)
-        case .diagnose(let line):
-            diagnose("watch", line)
-        case .reconnect:
-            let endpoint = node.configuration.endpoint
-            try? dealer.disconnect(endpoint)
-            do {
-                try dealer.connect(endpoint)
-                run(node.reconnected(.succeeded, at: time))
-            } catch {
-                run(node.reconnected(.failed(reason: "\(error)"), at: time))
-            }
-        case .stop:
-            loop.stop()
-        }
-    }
-
     /// A socket monitor event as the node's link input.
     private static func linkEvent(_ event: MonitorEvent) -> WatchLinkEvent {
         if event.kind.contains(.connected) { return .connected }

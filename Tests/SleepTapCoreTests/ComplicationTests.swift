@@ -74,14 +74,14 @@ struct ComplicationTests {
         let batch = WatchNodeTests.tokyoBatch()
         var time = WatchNodeTests.at(1)
         let first = WatchNodeTests.drive(
-            &node, node.received(frames: WatchNodeTests.frame(.batch(batch)), at: time), at: time)
+            &node, node.received(message: .batch(batch), at: time), at: time)
         let reloaded = try WatchNodeTests.event(.complicationReloaded, in: first)
         #expect(reloaded["digest"] == .string(Hex64.string(batch.digest)))
         #expect(reloaded["entries"] == .int(Int64(batch.entries.count + 1)))
         #expect(reloaded["nextAlarm"] == .date(batch.entries[0].wake))
         time = WatchNodeTests.at(2, Self.t0.addingTimeInterval(60))
         let again = WatchNodeTests.drive(
-            &node, node.received(frames: WatchNodeTests.frame(.batch(batch)), at: time), at: time)
+            &node, node.received(message: .batch(batch), at: time), at: time)
         #expect(!WatchNodeTests.names(again).contains(.complicationReloaded))
         let printed = WatchNodeTests.events(node.command(.complication, at: time))
         #expect(printed.first?.name == .complicationTimeline)

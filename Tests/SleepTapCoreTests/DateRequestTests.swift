@@ -89,7 +89,8 @@ struct DateRequestTests {
     @Test("A REQUEST sent to a watch is refused there: message.rejected and an ERROR, nothing stored")
     func watchRejectsRequest() throws {
         var node = WatchNodeTests.node()
-        let actions = node.received(frames: WatchNodeTests.frame(.request(Self.request())), at: WatchNodeTests.at(1))
+        let actions = node.received(
+            WatchInbound(frames: WatchNodeTests.frame(.request(Self.request()))), at: WatchNodeTests.at(1))
         let reason = "REQUEST is a watch-to-phone message"
         #expect(WatchNodeTests.sends(actions) == [.error(reason: reason)])
         #expect(try WatchNodeTests.event(.messageRejected, in: actions)["reason"] == .string(reason))
@@ -419,7 +420,7 @@ struct DateRequestTests {
         _ = WatchNodeTests.drive(
             &answered,
             answered.received(
-                frames: WatchNodeTests.frame(.batch(WatchNodeTests.tokyoBatch(seq: 2, after: later))),
+                WatchInbound(frames: WatchNodeTests.frame(.batch(WatchNodeTests.tokyoBatch(seq: 2, after: later)))),
                 at: WatchNodeTests.at(2, later)),
             at: WatchNodeTests.at(2, later))
         #expect(Self.requests(answered.timerFired(.request, at: WatchNodeTests.at(3, hour))).isEmpty)
@@ -432,7 +433,8 @@ struct DateRequestTests {
         let later = ISO8601.date("2026-06-25T13:05:00Z")!
         let refill = WatchNodeTests.tokyoBatch(seq: 2, after: later)
         let applied = WatchNodeTests.drive(
-            &node, node.received(frames: WatchNodeTests.frame(.batch(refill)), at: WatchNodeTests.at(2, later)),
+            &node,
+            node.received(WatchInbound(frames: WatchNodeTests.frame(.batch(refill))), at: WatchNodeTests.at(2, later)),
             at: WatchNodeTests.at(2, later))
         #expect(WatchNodeTests.names(applied).contains(.batchApplied))
         #expect(Self.requests(applied).isEmpty)

@@ -108,7 +108,7 @@ struct PeerTrafficTests {
         var events: [Event] = []
         for index in 0..<2_000 {
             let time = WatchNodeTests.at(Double(index) / 100, WatchNodeTests.t0.addingTimeInterval(Double(index) / 100))
-            let actions = node.received(frames: WatchNodeTests.frame(.batch(batch)), at: time)
+            let actions = node.received(WatchInbound(frames: WatchNodeTests.frame(.batch(batch))), at: time)
             events += WatchNodeTests.events(WatchNodeTests.drive(&node, actions, at: time))
         }
         #expect(Self.count(events, .batchApplied).lines == 1)

@@ -81,9 +81,9 @@ struct WatchNodeTests {
     func liveness() throws {
         var node = Self.node()
         _ = node.start(processID: 1, at: Self.at(0))
-        let first = node.received(frames: Self.frame(.ping), at: Self.at(0.5))
+        let first = node.received(WatchInbound(frames: Self.frame(.ping)), at: Self.at(0.5))
         #expect(Self.names(first) == [.peerOnline])
-        #expect(Self.names(node.received(frames: Self.frame(.ping), at: Self.at(0.9))).isEmpty)
+        #expect(Self.names(node.received(WatchInbound(frames: Self.frame(.ping)), at: Self.at(0.9))).isEmpty)
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(1))).isEmpty)
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(2))).isEmpty)
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(3))).isEmpty)
@@ -91,13 +91,13 @@ struct WatchNodeTests {
         let offline = try Self.event(.peerOffline, in: silent)
         #expect(offline["silentFor"] == .double(3) && offline["endpoint"] == .string(Self.endpoint))
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(5))).isEmpty)
-        #expect(Self.names(node.received(frames: Self.frame(.ping), at: Self.at(5.5))) == [.peerOnline])
+        #expect(Self.names(node.received(WatchInbound(frames: Self.frame(.ping)), at: Self.at(5.5))) == [.peerOnline])
     }
 
     @Test("A pause of the watch itself (a long gap between checks) is not the phone's silence")
     func ownPauseIsNotSilence() {
         var node = Self.node()
-        _ = node.received(frames: Self.frame(.ping), at: Self.at(0))
+        _ = node.received(WatchInbound(frames: Self.frame(.ping)), at: Self.at(0))
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(1))).isEmpty)
         // SIGSTOP for 20 s: the next check comes late and starts a fresh timeout.
         #expect(Self.names(node.timerFired(.heartbeat, at: Self.at(21))).isEmpty)
@@ -272,7 +272,8 @@ struct WatchNodeTests {
         // The watch runs a day behind the phone (--clock-anchor A and A + 86400, issue's case).
         let behind = Self.t0.addingTimeInterval(-86_400)
         let actions = Self.drive(
-            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, behind)), at: Self.at(1))
+            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1, behind)),
+            at: Self.at(1))
         let skew = try Self.event(.clockSkew, in: actions)
         #expect(skew["skewHours"] == .double(24) && skew["message"] == .string("BATCH"))
         #expect(Self.names(actions).contains(.batchApplied))
@@ -289,7 +290,7 @@ struct WatchNodeTests {
     @Test("Two frames: rejected, counted and answered with ERROR; the state is untouched")
     func multiFrame() throws {
         var node = Self.node()
-        let actions = node.received(frames: [Array("{}".utf8), Array("{}".utf8)], at: Self.at(1))
+        let actions = node.received(WatchInbound(frames: [Array("{}".utf8), Array("{}".utf8)]), at: Self.at(1))
         #expect(try Self.event(.messageRejected, in: actions)["reason"] == .string("expected 1 frame, got 2"))
         #expect(Self.sends(actions) == [.error(reason: "expected 1 frame, got 2")])
         #expect(node.rejectedMessages == 1)
@@ -300,7 +301,7 @@ struct WatchNodeTests {
     @Test("Not JSON: rejected and answered; a bad frame that claims to be an ERROR is never answered")
     func badJSONAndErrorNeverAnswered() throws {
         var node = Self.node()
-        let garbage = node.received(frames: [Array("not json".utf8)], at: Self.at(1))
+        let garbage = node.received(WatchInbound(frames: [Array("not json".utf8)]), at: Self.at(1))
         #expect(Self.names(garbage) == [.messageRejected])
         #expect(Self.sends(garbage).count == 1)
         if case .error(let reason) = try #require(Self.sends(garbage).first) {
@@ -308,11 +309,11 @@ struct WatchNodeTests {
         } else {
             Issue.record("not an ERROR: \(Self.sends(garbage))")
         }
-        let badError = node.received(frames: [Array(#"{"v":1,"type":"ERROR"}"#.utf8)], at: Self.at(2))
+        let badError = node.received(WatchInbound(frames: [Array(#"{"v":1,"type":"ERROR"}"#.utf8)]), at: Self.at(2))
         #expect(Self.sends(badError).isEmpty)
         #expect(node.rejectedMessages == 2)
         // A valid ERROR from the phone is reported (peer.error), never answered either.
-        let peerError = node.received(frames: Self.frame(.error(reason: "who are you")), at: Self.at(3))
+        let peerError = node.received(WatchInbound(frames: Self.frame(.error(reason: "who are you"))), at: Self.at(3))
         #expect(Self.sends(peerError).isEmpty)
         #expect(try Self.event(.peerError, in: peerError)["reason"] == .string("who are you"))
     }
@@ -323,7 +324,9 @@ struct WatchNodeTests {
         var lines = 0
         for index in 0..<100 {
             lines +=
-                Self.names(node.received(frames: [Array("x\(index)".utf8)], at: Self.at(Double(index) * 0.01)))
+                Self.names(
+                    node.received(WatchInbound(frames: [Array("x\(index)".utf8)]), at: Self.at(Double(index) * 0.01))
+                )
                 .count
         }
         #expect(lines == 1)
@@ -333,7 +336,7 @@ struct WatchNodeTests {
     @Test("A watch-to-phone message from the phone is refused and answered with ERROR")
     func wrongDirection() throws {
         var node = Self.node()
-        let actions = node.received(frames: Self.frame(.hello(nil)), at: Self.at(1))
+        let actions = node.received(WatchInbound(frames: Self.frame(.hello(nil))), at: Self.at(1))
         #expect(Self.names(actions) == [.peerOnline, .messageReceived, .messageRejected])
         #expect(Self.sends(actions) == [.error(reason: "HELLO is a watch-to-phone message")])
     }
@@ -423,7 +426,7 @@ struct WatchNodeTests {
     @Test("status carries the cache and the counts of rejected messages and failed sends")
     func status() throws {
         var node = Self.node()
-        _ = node.received(frames: [Array("junk".utf8)], at: Self.at(1))
+        _ = node.received(WatchInbound(frames: [Array("junk".utf8)]), at: Self.at(1))
         _ = node.sent(.hello(nil), .failed(reason: "no peer"), at: Self.at(1))
         let status = try Self.event(.cacheStatus, in: node.command(line: "status", at: Self.at(2)))
         #expect(status["rejectedMessages"] == .int(1) && status["sendFailures"] == .int(1))
@@ -462,7 +465,7 @@ struct WatchNodeTests {
         arguments: [StopCause.signal(2), .endOfTerminalInput, .outputClosed, nil])
     func stoppingIsLast(cause: StopCause?) throws {
         var node = Self.node()
-        for wall in 0..<5 { _ = node.received(frames: [Array("junk".utf8)], at: Self.at(Double(wall))) }
+        for wall in 0..<5 { _ = node.received(WatchInbound(frames: [Array("junk".utf8)]), at: Self.at(Double(wall))) }
         let stop = cause.map { node.stop($0, at: Self.at(6)) } ?? node.command(line: "quit", at: Self.at(6))
         #expect(Self.names(stop).last == .watchStopping, "\(Self.names(stop))")
         #expect(stop.last == .stop)
@@ -473,7 +476,7 @@ struct WatchNodeTests {
     @Test("At the end, what is held back is said with its count")
     func finishSaysHeldBack() throws {
         var node = Self.node()
-        for wall in 0..<5 { _ = node.received(frames: [Array("junk".utf8)], at: Self.at(Double(wall))) }
+        for wall in 0..<5 { _ = node.received(WatchInbound(frames: [Array("junk".utf8)]), at: Self.at(Double(wall))) }
         let summary = try Self.event(.messageRejected, in: node.finish(at: Self.at(6)))
         #expect(summary["suppressed"] == .int(3))
     }
@@ -486,7 +489,7 @@ struct WatchNodeTests {
         let started = node.start(processID: 7, at: Self.at(0))
         #expect(try Self.event(.watchStarted, in: started)["timeZoneSource"] == .string("system"))
         #expect(started.contains(.arm(.bed, .at(ISO8601.date("2026-06-20T22:30:00Z")!))))
-        let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1))
+        let received = node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1))
         let applied = Self.drive(&node, received, at: Self.at(1))
         let tokyoBed = ISO8601.date("2026-06-20T13:30:00Z")!
         #expect(applied.contains(.arm(.bed, .at(tokyoBed))))
@@ -510,7 +513,7 @@ struct WatchNodeTests {
         let changed = try Self.event(.timezoneChanged, in: travelled)
         #expect(changed["timeZoneSource"] == .string("time-zone") && changed["to"] == .string("America/New_York"))
         // A batch in Tokyo no longer moves a watch whose user travelled.
-        let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(2))
+        let received = node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(2))
         #expect(!Self.names(Self.drive(&node, received, at: Self.at(2))).contains(.timezoneChanged))
         #expect(Self.names(node.command(line: "time-zone America/New_York", at: Self.at(3))) == [.timezoneChanged])
     }
@@ -519,7 +522,7 @@ struct WatchNodeTests {
     func flagZoneWins() {
         var node = Self.node(flagZone: Self.utc, bedAt: "22:30")
         _ = node.start(processID: 7, at: Self.at(0))
-        let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1))
+        let received = node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1))
         let applied = Self.drive(&node, received, at: Self.at(1))
         #expect(!Self.names(applied).contains(.timezoneChanged))
         #expect(node.nextBed == ISO8601.date("2026-06-20T22:30:00Z"))
@@ -552,13 +555,13 @@ struct WatchNodeTests {
         let bed = try #require(node.nextBed)
         // Not yet due: the batch alone.
         let early = node.received(
-            frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, bed.addingTimeInterval(-60)))
+            WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1, bed.addingTimeInterval(-60)))
         #expect(!Self.names(early).contains(.fallbackManualEntry) && !Self.names(early).contains(.bedWakeTime))
         // A fresh watch, and the batch read five virtual minutes after the tap's instant.
         node = Self.node(flagZone: Self.tokyo, bedAt: "22:30", manualWake: "06:45")
         _ = node.start(processID: 7, at: Self.at(0))
         let late = bed.addingTimeInterval(300)
-        let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, late))
+        let received = node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1, late))
         let actions = Self.drive(&node, received, at: Self.at(1, late))
         let names = Self.names(actions)
         #expect(Array(names.prefix(2)) == [.fallbackManualEntry, .manualWakeTime], "\(names)")
@@ -626,7 +629,8 @@ struct WatchNodeTests {
     func coverageLowOncePerCrossing() throws {
         var node = Self.node(flagZone: Self.tokyo)
         let applied = Self.drive(
-            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1)), at: Self.at(1))
+            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1)),
+            at: Self.at(1))
         #expect(!Self.names(applied).contains(.coverageLow))
         // Wake-ups 2026-06-20T22:00Z ... 06-26T22:00Z. At 06-24T13:00Z three are ahead.
         #expect(try Self.tap(&node, "2026-06-24T13:00:00Z").low == nil)
@@ -642,7 +646,8 @@ struct WatchNodeTests {
         let refill = Self.tokyoBatch(seq: 2, after: ISO8601.date("2026-06-27T14:00:00Z")!)
         let refilled = Self.drive(
             &node,
-            node.received(frames: Self.frame(.batch(refill)), at: Self.at(2, ISO8601.date("2026-06-27T14:00:00Z")!)),
+            node.received(
+                WatchInbound(frames: Self.frame(.batch(refill))), at: Self.at(2, ISO8601.date("2026-06-27T14:00:00Z")!)),
             at: Self.at(2))
         #expect(!Self.names(refilled).contains(.coverageLow))
         #expect(try Self.tap(&node, "2026-07-01T13:00:00Z").low == nil)
@@ -672,11 +677,11 @@ struct WatchNodeTests {
         let late = ISO8601.date("2026-06-25T13:00:00Z")!
         var node = Self.node(flagZone: Self.tokyo)
         let failed = Self.drive(
-            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1, late)),
+            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1, late)),
             persist: .failed(errno: 28, reason: "No space left on device"), at: Self.at(1, late))
         #expect(!Self.names(failed).contains(.coverageLow))
         let stored = Self.drive(
-            &node, node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(2, late)),
+            &node, node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(2, late)),
             at: Self.at(2, late))
         #expect(Array(Self.names(stored).filter { $0 != .complicationReloaded }.suffix(2)) == [.ackSent, .coverageLow])
         #expect(try Self.event(.coverageLow, in: stored)["nightsLeft"] == .int(2))
@@ -699,7 +704,7 @@ struct WatchNodeTests {
     func ackAfterPersist() throws {
         var node = Self.node()
         let batch = Self.tokyoBatch()
-        let received = node.received(frames: Self.frame(.batch(batch)), at: Self.at(1))
+        let received = node.received(WatchInbound(frames: Self.frame(.batch(batch))), at: Self.at(1))
         guard case .persist(let state) = try #require(received.last) else {
             Issue.record("the batch is not written first: \(received)")
             return
@@ -715,7 +720,7 @@ struct WatchNodeTests {
     func persistFailure() throws {
         var node = Self.node(bedAt: "22:30")
         _ = node.start(processID: 7, at: Self.at(0))
-        let received = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(1))
+        let received = node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(1))
         let after = Self.drive(
             &node, received, persist: .failed(errno: 28, reason: "No space left on device"), at: Self.at(1))
         let failed = try Self.event(.persistFailed, in: after)
@@ -729,7 +734,7 @@ struct WatchNodeTests {
         // A late result without a write pending changes nothing.
         #expect(node.persisted(.succeeded, at: Self.at(2)).isEmpty)
         // The phone resends; this time the write succeeds and the ACK goes out.
-        let again = node.received(frames: Self.frame(.batch(Self.tokyoBatch())), at: Self.at(3))
+        let again = node.received(WatchInbound(frames: Self.frame(.batch(Self.tokyoBatch()))), at: Self.at(3))
         #expect(
             Self.sends(Self.drive(&node, again, at: Self.at(3))).contains { if case .ack = $0 { true } else { false } })
     }

@@ -339,31 +339,23 @@ public struct WatchNode: Sendable {
         return actions
     }
 
-    /// One message from the phone, as its frames. A valid message is a sign of life; a bad
-    /// one is refused (`message.rejected`) and answered with ERROR, except one that claims to be
-    /// an ERROR itself, so two peers never trade ERRORs forever. A bed tap already due at
+    /// One message from the phone, decoded at the edge (`WatchInbound(frames:)`, by the driver).
+    /// A valid message is a sign of life; a refused one is counted, reported
+    /// (`message.rejected`) and, when `answer`, answered with ERROR. A bed tap already due at
     /// `time.now` is taken first, at its own instant (`dueBedTaps(before:)`).
-    public mutating func received(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
-        let due = dueBedTaps(before: time)
-        return storingAlarms(due + receivedNow(frames: frames, at: time), at: time.now)
+    public mutating func received(_ inbound: WatchInbound, at time: NodeTime) -> [WatchAction] {
+        switch inbound {
+        case .message(let message):
+            return received(message: message, at: time)
+        case .refused(let reason, let answer):
+            let due = dueBedTaps(before: time)
+            return storingAlarms(due + reject(reason, answer: answer, time), at: time.now)
+        }
     }
 
-    private mutating func receivedNow(frames: [[UInt8]], at time: NodeTime) -> [WatchAction] {
-        guard frames.count == 1 else {
-            return reject("expected 1 frame, got \(frames.count)", answer: true, time)
-        }
-        let message: WireMessage
-        do throws(ProtocolError) {
-            message = try WireCodec.decode(frames[0])
-        } catch {
-            return reject(error.reason, answer: !WireCodec.claimsToBeError(frames[0]), time)
-        }
-        return receivedNow(message: message, at: time)
-    }
-
-    /// One message from the phone, already decoded: what `received(frames:at:)` does after
-    /// `WireCodec.decode` accepted the frame. The embedded twin's typed link delivers messages
-    /// this way (`WireCodec.delivered(_:)` gives the value the frame would decode to).
+    /// One message from the phone, already decoded: a message that passed `WireCodec.decode`
+    /// at the edge, or the embedded twin's typed link (`WireCodec.delivered(_:)` gives the value
+    /// the frame would decode to).
     public mutating func received(message: WireMessage, at time: NodeTime) -> [WatchAction] {
         storingAlarms(receivedNow(message: message, at: time), at: time.now)
     }
@@ -385,7 +377,7 @@ public struct WatchNode: Sendable {
     }
 
     /// What the socket monitor reported about the link (after any bed tap already due, as for
-    /// `received(frames:at:)`).
+    /// `received(_:at:)`).
     public mutating func link(_ event: WatchLinkEvent, at time: NodeTime) -> [WatchAction] {
         let due = dueBedTaps(before: time)
         return storingAlarms(due + linkNow(event, at: time), at: time.now)
@@ -691,7 +683,7 @@ public struct WatchNode: Sendable {
         command(WatchCommand(parsing: line), at: time)
     }
 
-    /// One parsed stdin command (after any bed tap already due, as for `received(frames:at:)`).
+    /// One parsed stdin command (after any bed tap already due, as for `received(_:at:)`).
     public mutating func command(_ command: WatchCommand, at time: NodeTime) -> [WatchAction] {
         let due = dueBedTaps(before: time)
         return storingAlarms(due + commandNow(command, at: time), at: time.now)
