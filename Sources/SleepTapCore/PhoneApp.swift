@@ -81,9 +81,13 @@ public struct PhoneApp: Sendable {
     /// The settings this app was made with.
     public let configuration: PhoneAppConfiguration
     /// The user's wake schedule (the phone reads the schedule file again before every launch).
-    public var schedule: WakeSchedule
-    /// The phone's current zone (travel changes it).
-    public var zone: TimeZone
+    public var schedule: WakeSchedule { didSet { resolveZone() } }
+    /// Where the phone's zone can come from (`PhoneZone`'s precedence); travel sets `travel`.
+    public var zones: PhoneZone { didSet { resolveZone() } }
+    /// The phone's current zone: `zones` resolved against `schedule`.
+    public private(set) var zone: TimeZone
+    /// Where `zone` came from.
+    public private(set) var zoneSource: PhoneZone.Source
     /// The phone's current location.
     public var location: Coordinate
     /// Set when the last launch crashed (late-crash registration); cleared by a launch that did not.
@@ -92,8 +96,6 @@ public struct PhoneApp: Sendable {
     public private(set) var registered = false
     /// Whether the app process is running (launched and not force-quit or crashed since).
     public private(set) var running = false
-    private var lowPower = false
-    private var bucket: Int?
     /// The job that stopped at its weather step (`.deferred`), nil when none waits.
     private var suspended: Job?
     /// When the app last ran its job for a watch's REQUEST (not stored: a restarted app starts
@@ -110,41 +112,57 @@ public struct PhoneApp: Sendable {
     ///   - scheduler: the simulated OS the app runs on.
     ///   - weather: the forecast provider.
     ///   - schedule: the wake schedule.
-    ///   - zone: the phone's zone.
+    ///   - zones: where the phone's zone comes from.
     ///   - location: the phone's location.
     ///   - configuration: the app's settings.
     ///   - randomSeed: seeds the sync core's random epochs (`SplitMix64`).
     public init(
         state: PhoneSyncState, scheduler: SimulatedOS, weather: any WeatherProvider,
-        schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
+        schedule: WakeSchedule, zones: PhoneZone, location: Coordinate,
         configuration: PhoneAppConfiguration = PhoneAppConfiguration(), randomSeed: UInt64 = 0
     ) {
         self.sync = PhoneCore(state: state, randomSeed: randomSeed)
         self.scheduler = scheduler
         self.weather = weather
         self.schedule = schedule
-        self.zone = zone
+        self.zones = zones
+        (self.zone, self.zoneSource) = zones.resolve(schedule: schedule)
         self.location = location
         self.configuration = configuration
-        lowPower = scheduler.lowPowerMode
-        bucket = scheduler.standbyBucket?.rawValue
+    }
+
+    /// An app whose zone is `zone`, whatever its schedule says (as `--time-zone zone`).
+    public init(
+        state: PhoneSyncState, scheduler: SimulatedOS, weather: any WeatherProvider,
+        schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
+        configuration: PhoneAppConfiguration = PhoneAppConfiguration(), randomSeed: UInt64 = 0
+    ) {
+        self.init(
+            state: state, scheduler: scheduler, weather: weather, schedule: schedule,
+            zones: PhoneZone(flag: zone, machine: zone), location: location, configuration: configuration,
+            randomSeed: randomSeed)
+    }
+
+    private mutating func resolveZone() {
+        (zone, zoneSource) = zones.resolve(schedule: schedule)
     }
 
     /// The durable sync state (the sync core's `state`).
     public var state: PhoneSyncState { sync.state }
 
-    /// Whether the installed app registers its handler in `didFinishLaunching` (the OS's record of
-    /// the installed app's registration mode is `early`): the `early` argument of `launch`.
+    /// Whether the installed app registers its handler in `didFinishLaunching`: the OS's record of
+    /// the installed app's registration mode is `early` (an update changes it from the next launch).
     public var registersEarly: Bool { scheduler.registrationMode == .early }
 
     // MARK: launch
 
     /// The app process launches: didFinishLaunching registers the handler (early), or a SwiftUI
     /// scene registers it after launch finished (late modes, per the scheduler's
-    /// `RegistrationMode`). A user launch then runs the foreground refresh.
+    /// `RegistrationMode`, `registersEarly`). A user launch then runs the foreground refresh.
     /// - Returns: effects; `app.crashed` {message} when registration kills the app (late-crash),
     ///   after which nothing else runs in this launch.
-    public mutating func launch(at now: Date, byUser: Bool, early: Bool) -> [PhoneEffect] {
+    public mutating func launch(at now: Date, byUser: Bool) -> [PhoneEffect] {
+        let early = registersEarly
         var effects: [PhoneEffect] = byUser ? [record(.foreground, at: now)] : []
         scheduler.appLaunched(at: now, byUser: byUser)
         effects += drainTrace()
@@ -197,8 +215,8 @@ public struct PhoneApp: Sendable {
     /// The OS launches the app in the background at `now` (it is due): the app process starts
     /// (registration as in `launch`), then the OS hands over the task; the handler runs the job
     /// only if it was registered in time.
-    public mutating func backgroundLaunchDue(at now: Date, early: Bool) -> [PhoneEffect] {
-        var effects = launch(at: now, byUser: false, early: early)
+    public mutating func backgroundLaunchDue(at now: Date) -> [PhoneEffect] {
+        var effects = launch(at: now, byUser: false)
         if crashed != nil {
             // The OS launched the app for its request and the app died: the request is spent.
             scheduler.launchCrashed(at: now)
@@ -254,7 +272,7 @@ public struct PhoneApp: Sendable {
     ///   did not wake the app, the app crashed at launch); otherwise the job's effects, ending
     ///   with `request.served` {id, success, duration, seq} (and an ERROR when the run published
     ///   no batch).
-    public mutating func watchRequest(_ request: DateRequest, at now: Date, early: Bool) -> [PhoneEffect] {
+    public mutating func watchRequest(_ request: DateRequest, at now: Date) -> [PhoneEffect] {
         if let last = lastServedRequest, now.timeIntervalSince(last) < Self.requestSpacing, now >= last {
             return refuse(
                 request,
@@ -268,7 +286,7 @@ public struct PhoneApp: Sendable {
                 + refuse(request, "the phone's OS did not wake the app: \(delivery.reason ?? "not delivered")")
         }
         if !appRunning {
-            effects += launch(at: now, byUser: false, early: early)
+            effects += launch(at: now, byUser: false)
             if let crashed {
                 return effects + refuse(request, "the app crashed at launch: \(crashed.message)")
             }
@@ -310,7 +328,7 @@ public struct PhoneApp: Sendable {
     /// next launch (`refresh.deferred`). The zone is the device's: it is kept with the simulated
     /// OS (`SimulatedOS.timeZoneIdentifier`, os.json) and outlives the app.
     public mutating func travel(to zone: TimeZone, at now: Date) -> [PhoneEffect] {
-        self.zone = zone
+        zones.travel = zone
         scheduler.setTimeZone(zone)  // the device's zone, kept with the OS (os.json)
         guard running, crashed == nil else {
             return [
@@ -689,8 +707,8 @@ public struct PhoneApp: Sendable {
         _ run: JobRun, success: Bool, kind: RunKind, outcomeName: String, grant: BackgroundLaunch?
     ) -> [PhoneEffect] {
         let end = run.now.addingTimeInterval(run.elapsed)
-        let lowPower = self.lowPower
-        let bucket = self.bucket
+        let lowPower = scheduler.lowPowerMode
+        let bucket = scheduler.standbyBucket?.rawValue
         var effects = sync.update { state in
             state.refreshLog.markCompleted(
                 at: end, scheduledAt: grant?.earliestBeginDate, success: success, lowPower: lowPower, bucket: bucket,
@@ -734,8 +752,8 @@ public struct PhoneApp: Sendable {
         return .record(
             RunRecord(
                 device: deviceName, platform: platform, kind: kind, at: at, earliestBeginDate: earliestBeginDate,
-                success: success, expired: expired, lowPower: lowPower,
-                bucket: platform == .android ? bucket.flatMap(StandbyBucket.init(rawValue:)) : nil,
+                success: success, expired: expired, lowPower: scheduler.lowPowerMode,
+                bucket: platform == .android ? scheduler.standbyBucket : nil,
                 attempt: attempt, stalenessHours: state.refreshLog.stalenessHours(at: at), reason: reason,
                 appVersion: configuration.appVersion, stopReason: stopReason))
     }
@@ -771,7 +789,6 @@ public struct PhoneApp: Sendable {
     /// The user turns Low Power Mode on or off at virtual instant `now` (`os.low_power`).
     /// - Returns: the effects to perform, in order.
     public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneEffect] {
-        lowPower = on
         scheduler.setLowPowerMode(on, at: now)
         return [.emit(Event(.osLowPower, [("on", .bool(on))]))] + drainTrace()
     }
@@ -819,7 +836,6 @@ public struct PhoneApp: Sendable {
     /// Android moves the app to standby bucket `value` at `now` (`os.standby_bucket`).
     /// - Returns: the effects to perform, in order.
     public mutating func setStandbyBucket(_ value: StandbyBucket, at now: Date) -> [PhoneEffect] {
-        bucket = value.rawValue
         scheduler.setStandbyBucket(value, at: now)
         return [.emit(Event(.osStandbyBucket, [("bucket", .string(value.description))]))] + drainTrace()
     }

@@ -4,63 +4,6 @@ public import Foundation
 public import SleepTapCore
 public import SleepTapOS
 
-/// How the twin builds the phone: what the `phone` executable would be given.
-public struct TwinPhone: Sendable {
-    /// The simulated OS at first start (later starts read it back from the twin's OS store).
-    public var os: SimulatedOS
-    /// Where forecasts come from (`OfflineWeatherProvider` in most twins).
-    public var weather: any WeatherProvider
-    /// The user's wake schedule.
-    public var schedule: WakeSchedule
-    /// The zone the device lives in at first start.
-    public var zone: TimeZone
-    /// Where the device is (the weather step's sunlight plan).
-    public var location: Coordinate
-    /// The app's settings: task identifier, registration path, step costs.
-    public var appConfiguration: PhoneAppConfiguration
-    /// The device seed of a fresh phone state (daily rotation of notice texts).
-    public var deviceSeed: UInt64
-    /// `phone.started` fields and the rest of the node's settings. The twin has no files: with a
-    /// `schedulePath`, every read of it gives `schedule` (as a file that does not change).
-    public var node: PhoneNodeConfiguration
-
-    /// A phone with every part given; each parameter sets the property of its name.
-    public init(
-        os: SimulatedOS, weather: any WeatherProvider, schedule: WakeSchedule, zone: TimeZone, location: Coordinate,
-        appConfiguration: PhoneAppConfiguration = PhoneAppConfiguration(), deviceSeed: UInt64,
-        node: PhoneNodeConfiguration
-    ) {
-        self.os = os
-        self.weather = weather
-        self.schedule = schedule
-        self.zone = zone
-        self.location = location
-        self.appConfiguration = appConfiguration
-        self.deviceSeed = deviceSeed
-        self.node = node
-    }
-
-    /// A phone on `os` that lives in `zone`, as most twins need one: the embedded node
-    /// configuration (`PhoneNodeConfiguration.embedded(zone:watchID:)`: endpoint `twin`, pid 1,
-    /// no CURVE, a new OS), offline weather seeded from `deviceSeed`, and the app's default
-    /// configuration (one consolidated refresh task).
-    ///
-    /// - Parameters:
-    ///   - os: the simulated OS at first start, for example
-    ///     `SimulatedOS(IOSBackgroundScheduler(configuration:seed:))`.
-    ///   - schedule: the user's wake schedule.
-    ///   - zone: the device's zone; the schedule's local times are in it.
-    ///   - location: where the device is (the weather step's sunlight plan).
-    ///   - deviceSeed: the device seed (notice texts) and the offline weather's seed.
-    public init(
-        os: SimulatedOS, schedule: WakeSchedule, zone: TimeZone, location: Coordinate, deviceSeed: UInt64 = 1
-    ) {
-        self.init(
-            os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule, zone: zone,
-            location: location, deviceSeed: deviceSeed, node: .embedded(zone: zone))
-    }
-}
-
 /// Something that happens to the twin at a virtual instant (a scenario step).
 public enum TwinStep: Sendable {
     /// A line of the phone's stdin language (`open`, `time-zone Asia/Tokyo`, `reboot`, …).
@@ -189,7 +132,7 @@ public struct Twin: Sendable {
     /// The watch node on the twin's ports: the driver the `watch` process runs, on embedded I/O.
     private var watchDriver: WatchDriver<EmbeddedWatchPorts>
     /// How the phone is built at every start.
-    public private(set) var phoneSetup: TwinPhone
+    public private(set) var phoneSetup: PhoneSetup
     /// The watch's configuration.
     public let watchSetup: WatchNode.Configuration
     private var random: SplitMix64
@@ -226,7 +169,7 @@ public struct Twin: Sendable {
     ///   - seed: seeds the link faults and the phone's epochs (SplitMix64).
     ///   - linkMode: frames decoded by the receiving node (the default), or message values.
     public init(
-        start: Date, speed: Double = 1, phone: TwinPhone, watch: WatchNode.Configuration,
+        start: Date, speed: Double = 1, phone: PhoneSetup, watch: WatchNode.Configuration,
         faults: LinkFaults = .none, seed: UInt64 = 0, linkMode: LinkMode = .frames
     ) {
         self.start = start
@@ -250,13 +193,9 @@ public struct Twin: Sendable {
     }
 
     private static func makePhone(
-        _ setup: TwinPhone, state: PhoneSyncState?, os: SimulatedOS?, random: inout SplitMix64
+        _ setup: PhoneSetup, state: PhoneSyncState?, os: SimulatedOS?, random: inout SplitMix64
     ) -> PhoneNode {
-        let app = PhoneApp(
-            state: state ?? PhoneSyncState(deviceSeed: setup.deviceSeed), scheduler: os ?? setup.os,
-            weather: setup.weather, schedule: setup.schedule, zone: setup.zone, location: setup.location,
-            configuration: setup.appConfiguration, randomSeed: random.next())
-        return PhoneNode(app: app, configuration: setup.node)
+        setup.makeNode(state: state, os: os, randomSeed: random.next())
     }
 
     /// Adds a step at the virtual instant `at` (steps at the same instant run in the order added).

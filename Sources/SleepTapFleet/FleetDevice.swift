@@ -188,8 +188,8 @@ public struct FleetDevice: Sendable {
         var app = PhoneAppConfiguration()
         app.deviceID = name
         app.appVersion = FleetOptions.appVersion
-        let phone = TwinPhone(
-            os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule, zone: zone,
+        let phone = PhoneSetup(
+            os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
             node: PhoneNodeConfiguration(
                 watchID: "watch", machineZone: zone, statePath: "phone.json", osStatePath: "os.json",

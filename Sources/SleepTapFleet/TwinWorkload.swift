@@ -20,9 +20,9 @@ public enum TwinWorkload {
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         ios.registrationMode = .early
         let seed = UInt64(index)
-        let phone = TwinPhone(
+        let phone = PhoneSetup(
             os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: seed &+ 1)),
-            weather: OfflineWeatherProvider(seed: seed &+ 3), schedule: .everyDayAtSeven, zone: zone,
+            weather: OfflineWeatherProvider(seed: seed &+ 3), schedule: .everyDayAtSeven,
             location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: seed &+ 5,
             node: PhoneNodeConfiguration(
                 watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",

@@ -643,3 +643,17 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 }
+
+extension SimulatedOS: Equatable {
+    /// Whether two OS values hold the same durable state: their encodings (what a host's state
+    /// file keeps, sorted keys) are the same bytes. The trace not yet drained is not state.
+    /// - Complexity: O(n) in the size of the encoding; for tests and checks, not a hot path.
+    public static func == (lhs: SimulatedOS, rhs: SimulatedOS) -> Bool {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .secondsSince1970
+        // An encoding failure (a non-finite number) makes the values unequal rather than equal.
+        guard let left = try? encoder.encode(lhs), let right = try? encoder.encode(rhs) else { return false }
+        return left == right
+    }
+}

@@ -128,27 +128,28 @@ public final class PhoneRuntime {
 
         StandardInputReader.start(posting: mailbox)
 
-        var initial = startUp.loaded ?? PhoneSyncState(deviceSeed: UInt64.random(in: 0...UInt64.max))
-        if let seed = options.deviceSeed { initial.deviceSeed = seed }
         let machineZone = MachineZone.current
-        let zone = options.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone
-        let weather = options.weather.makeProvider(seed: initial.deviceSeed)
-        let app = PhoneApp(
-            state: initial, scheduler: startOS, weather: weather, schedule: schedule, zone: zone,
-            location: options.location,
-            configuration: options.os.appConfiguration(horizonDays: options.horizonDays),
-            randomSeed: UInt64.random(in: 0...UInt64.max))
-        let configuration = PhoneNodeConfiguration(
-            watchID: options.watchId, pairedWatchKey: keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) },
-            schedulePath: options.schedulePath, timeZone: options.timeZone, machineZone: machineZone,
-            statePath: startUp.stateFile.path, osStatePath: osFile.path,
-            // Device settings given as flags override the stored ones, as the user changing them would.
-            settings: options.os.settingCommands,
-            endpoint: options.endpoint.description,
-            boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
-            pid: Int64(getpid()), security: keys == nil ? .none : .curve, osState: storedOS == nil ? .new : .stored)
+        // The seed given wins; else the stored state's; else a fresh one for a fresh state dir.
+        let deviceSeed = options.deviceSeed ?? startUp.loaded?.deviceSeed ?? UInt64.random(in: 0...UInt64.max)
+        let setup = PhoneSetup(
+            os: startOS, weather: options.weather.makeProvider(seed: deviceSeed), schedule: schedule,
+            location: options.location, appConfiguration: options.os.appConfiguration(horizonDays: options.horizonDays),
+            deviceSeed: deviceSeed,
+            node: PhoneNodeConfiguration(
+                watchID: options.watchId,
+                pairedWatchKey: keys.flatMap { CurveKeyPair.keyBytes(z85: $0.peerPublicKey) },
+                schedulePath: options.schedulePath, timeZone: options.timeZone, machineZone: machineZone,
+                statePath: startUp.stateFile.path, osStatePath: osFile.path,
+                // Device settings given as flags override the stored ones, as the user changing them would.
+                settings: options.os.settingCommands,
+                endpoint: options.endpoint.description,
+                boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
+                pid: Int64(getpid()), security: keys == nil ? .none : .curve, osState: storedOS == nil ? .new : .stored)
+        )
+        let weather = setup.weather
         let driver = PhoneLoop(
-            node: PhoneNode(app: app, configuration: configuration), router: router, zap: zap, weather: weather,
+            node: setup.makeNode(state: startUp.loaded, os: nil, randomSeed: UInt64.random(in: 0...UInt64.max)),
+            router: router, zap: zap, weather: weather,
             stateFile: startUp.stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
             clock: clock)
         do {

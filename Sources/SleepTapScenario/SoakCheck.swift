@@ -447,9 +447,12 @@ public enum SoakCheck {
             horizon = flag("--horizon-days", in: scenario.phone).flatMap(Int.init) ?? BatchPlanner.defaultHorizonDays
             warnNights =
                 flag("--warn-nights", in: scenario.watch).flatMap(Int.init) ?? WatchNode.Configuration.defaultWarnNights
+            // The phone's own rule (`PhoneZone`); travel is followed step by step below.
             initialZone =
-                flag("--time-zone", in: scenario.phone).flatMap(WakeCalendar.zone(named:))
-                ?? scenario.schedule.timeZoneIdentifier.flatMap(WakeCalendar.zone(named:)) ?? scenario.timeZone
+                PhoneZone(
+                    flag: flag("--time-zone", in: scenario.phone).flatMap(WakeCalendar.zone(named:)),
+                    machine: scenario.timeZone
+                ).resolve(schedule: scenario.schedule).zone
             for step in handled ?? scenario.steps.map({ (at: $0.at, step: $0.step) }) {
                 if case .phone(let line) = step.step {
                     let words = PhoneCommand.words(line).words

@@ -64,11 +64,9 @@ public enum TwinBuilder {
             }
             schedule = try ScheduleFile.decode(data)
         }
-        // As PhoneRuntime: --time-zone, else the schedule file's zone, else the machine's.
-        let zone = phone.timeZone ?? schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? machineZone
-        let twinPhone = TwinPhone(
+        let twinPhone = PhoneSetup(
             os: phone.os.makeOS(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
-            weather: phone.weather.makeProvider(seed: deviceSeed), schedule: schedule, zone: zone,
+            weather: phone.weather.makeProvider(seed: deviceSeed), schedule: schedule,
             location: phone.location, appConfiguration: phone.os.appConfiguration(horizonDays: phone.horizonDays),
             deviceSeed: deviceSeed,
             node: PhoneNodeConfiguration(

@@ -20,9 +20,9 @@ enum TwinCase {
         let zone = TimeZone(identifier: "America/New_York")!
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         ios.registrationMode = .early
-        let phone = TwinPhone(
+        let phone = PhoneSetup(
             os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: seed)),
-            weather: OfflineWeatherProvider(seed: seed), schedule: .everyDayAtSeven, zone: zone,
+            weather: OfflineWeatherProvider(seed: seed), schedule: .everyDayAtSeven,
             location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: seed,
             node: PhoneNodeConfiguration(
                 watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",

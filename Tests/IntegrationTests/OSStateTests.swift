@@ -2,7 +2,11 @@
 
 import Foundation
 import SleepTapCore
+import SleepTapEmbedded
+import SleepTapOS
 import SleepTapProcess
+import SleepTapRuntime
+import SleepTapScenario
 import Testing
 
 /// The simulated OS outlives the phone process (os.json): over ipc, in accelerated virtual time.
@@ -222,5 +226,54 @@ struct OSStateTests {
         let work = try #require((android["works"] as? [String: Any])?["net.sleeptap.refresh"] as? [String: Any])
         #expect(work["running"] == nil, "os.json still holds the run as running: \(work)")
         #expect((work["periodCount"] as? Int ?? 0) >= 1, "os.json does not count the completed period: \(work)")
+    }
+
+    @Test(
+        "Android, the order hazard against the twin: the phone killed right after its first background run leaves the os.json the twin's OS store holds for the same inputs"
+    )
+    func killedAfterCompletionMatchesTheTwin() throws {
+        // The first background run fetches the weather (Tue 2026-03-03 08:00 UTC): its forecast
+        // completes the job. The process is SIGKILLed once that run's actions are done (no clean
+        // quit writes os.json again), and the twin, built from the same command lines, runs to the
+        // same instant. Before the driver answered a forecast after its action list, the
+        // process's os.json kept the run as running and periodCount 0, the twin's 1.
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let start = try #require(ISO8601.date("2026-03-02T12:00:00Z"))
+        let clock = [
+            "--clock-start", ISO8601.string(start), "--clock-speed", "20000", "--clock-anchor",
+            String(format: "%.3f", Date().timeIntervalSince1970),
+        ]
+        let phoneArguments =
+            [
+                "--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/phone", "--platform", "android",
+                "--bucket", "active", "--time-zone", "UTC", "--device-seed", "1", "--os-seed", "3",
+            ] + clock
+        let phone = try scenario.spawn("phone", phoneArguments)
+        let startedAt = try #require(try phone.expect(.phoneStarted).event.time)
+        let entered = try phone.expect(.handlerEntered).index
+        try phone.expect(.weatherFetched, from: entered)
+        let completed = try phone.expect(.handlerCompleted, from: entered)
+        let completedAt = try #require(completed.event.time)
+        // `status` writes nothing: once it is answered, the launch's whole action list is done.
+        phone.send(line: "status")
+        try phone.expect(.phoneStatus, from: completed.index)
+        phone.stop(signal: SIGKILL)
+        let stored = try #require(
+            try StateFile<SimulatedOS>(path: "\(scenario.dir)/phone/os.json", dateFormat: .secondsSince1970).load())
+
+        let built = try TwinBuilder.make(
+            phone: phoneArguments,
+            watch: ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/watch"] + clock)
+        // No watch in this run: the twin's never boots before the end.
+        let twin = TwinReplay.run(
+            built, start: start, end: completedAt.addingTimeInterval(1), phoneStarted: startedAt,
+            watchStarted: completedAt.addingTimeInterval(86_400), inputs: [(start, .link(up: false))])
+        let twinOS = try #require(twin.osStore.held)
+        #expect(twin.events(.handlerCompleted, from: .phone).count == 1)
+        // `lastNow` is the instant of the OS's last call: the status line's, later in the process.
+        let differences = StoredState.differences(
+            "os.json", StoredState.tree(stored), StoredState.tree(twinOS), tolerance: 2, ignoring: ["lastNow"])
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
     }
 }

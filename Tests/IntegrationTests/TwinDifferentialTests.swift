@@ -5,6 +5,7 @@ import SleepTapCore
 import SleepTapEmbedded
 import SleepTapOS
 import SleepTapProcess
+import SleepTapRuntime
 import SleepTapScenario
 import Testing
 
@@ -198,6 +199,11 @@ struct ObservedRun {
     var watchEvents: [ChildEvent]
     /// `osState` of each `phone.started`.
     var osStates: [String]
+    /// The last phone's `phone.stopping` instant (its clean quit at the end).
+    var stoppedAt: Date?
+    /// What the last phone left in its state dir: os.json and phone.json, nil when missing.
+    var storedOS: SimulatedOS?
+    var storedPhone: PhoneSyncState?
 
     /// The outside inputs as the twin got them, for failure messages.
     var inputsDescription: String {
@@ -356,6 +362,11 @@ enum DifferentialRun {
             child.waitForOutputEnd(timeout: 5)
         }
         let phoneEvents = phones.flatMap(\.events)
+        let stoppedAt = phones[phones.count - 1].events.last { $0.name == .phoneStopping }?.time
+        let storedOS = try StateFile<SimulatedOS>(
+            path: harness.dir + "/phone/os.json", dateFormat: .secondsSince1970
+        ).load()
+        let storedPhone = try StateFile<PhoneSyncState>(path: harness.dir + "/phone/phone.json").load()
         // The link is down until the transport brings it up, at each of the watch's link.up.
         inputs.append((scenario.start, .link(up: false)))
         for event in watch.events where event.name == .linkUp {
@@ -367,7 +378,8 @@ enum DifferentialRun {
         return ObservedRun(
             twin: try TwinBuilder.make(phone: phoneArguments, watch: watchArguments), phoneStarted: phoneStarted,
             watchStarted: watchStarted, inputs: inputs, phoneEvents: phoneEvents, watchEvents: watch.events,
-            osStates: phoneEvents.filter { $0.name == .phoneStarted }.compactMap { $0.string("osState") })
+            osStates: phoneEvents.filter { $0.name == .phoneStarted }.compactMap { $0.string("osState") },
+            stoppedAt: stoppedAt, storedOS: storedOS, storedPhone: storedPhone)
     }
 
     /// The twin built from the run's command lines, given the run's outside inputs at their
@@ -376,6 +388,36 @@ enum DifferentialRun {
         TwinReplay.run(
             observed.twin, start: scenario.start, end: scenario.end, phoneStarted: observed.phoneStarted,
             watchStarted: observed.watchStarted, inputs: observed.inputs)
+    }
+
+    /// The differences between what the processes' phone left on disk (os.json, phone.json) at
+    /// its quit and what the twin's phone stores, given the same inputs and the same quit: each
+    /// as `os.json <path>: processes X; twin Y`. Numbers that are not whole (instants and
+    /// durations on the processes' wall-driven clock) match within `tolerance` seconds; the sync
+    /// epoch, drawn from each host's own randomness, is not compared.
+    static func storedStateFindings(
+        _ scenario: TwinScenario, _ observed: ObservedRun, tolerance: Double = 2
+    ) -> [String] {
+        guard let stoppedAt = observed.stoppedAt, let processOS = observed.storedOS,
+            let processPhone = observed.storedPhone
+        else { return ["\(scenario): the processes' phone left no state to compare (no clean quit)"] }
+        let twin = TwinReplay.run(
+            observed.twin, start: scenario.start, end: stoppedAt.addingTimeInterval(1),
+            phoneStarted: observed.phoneStarted, watchStarted: observed.watchStarted,
+            inputs: observed.inputs + [(stoppedAt, .phone("quit"))])
+        guard let twinOS = twin.osStore.held, let twinPhone = twin.phoneStore.held else {
+            return ["\(scenario): the twin's phone stored nothing"]
+        }
+        var found = StoredState.differences(
+            "os.json", StoredState.tree(processOS), StoredState.tree(twinOS), tolerance: tolerance)
+        found += StoredState.differences(
+            "phone.json", StoredState.tree(processPhone), StoredState.tree(twinPhone), tolerance: tolerance,
+            ignoring: ["epoch"])
+        guard !found.isEmpty else { return [] }
+        return [
+            "stored state differs, \(scenario)\n" + found.prefix(12).joined(separator: "\n")
+                + "\n\(observed.inputsDescription)"
+        ]
     }
 
     static func nights(_ twin: Twin, before end: Date) -> [NightOutcome] {
@@ -433,6 +475,50 @@ enum DifferentialRun {
     }
 }
 
+/// A stored value as a JSON tree (one encoder for both sides), and the paths where two differ.
+enum StoredState {
+    static func tree<T: Encodable>(_ value: T) -> Any {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .secondsSince1970
+        guard let data = try? encoder.encode(value), let tree = try? JSONSerialization.jsonObject(with: data) else {
+            return "unencodable"
+        }
+        return tree
+    }
+
+    /// Every path at which `process` and `twin` differ; numbers that are not whole match within
+    /// `tolerance`.
+    static func differences(
+        _ path: String, _ process: Any, _ twin: Any, tolerance: Double, ignoring: Set<String> = []
+    ) -> [String] {
+        switch (process, twin) {
+        case (let left as [String: Any], let right as [String: Any]):
+            return Set(left.keys).union(right.keys).subtracting(ignoring).sorted().flatMap { key in
+                differences(
+                    "\(path).\(key)", left[key] ?? "missing", right[key] ?? "missing", tolerance: tolerance,
+                    ignoring: ignoring)
+            }
+        case (let left as [Any], let right as [Any]):
+            guard left.count == right.count else {
+                return ["\(path): processes \(left.count) items; twin \(right.count) items: \(left) / \(right)"]
+            }
+            return zip(left, right).enumerated().flatMap { index, pair in
+                differences("\(path)[\(index)]", pair.0, pair.1, tolerance: tolerance, ignoring: ignoring)
+            }
+        case (let left as NSNumber, let right as NSNumber):
+            let (a, b) = (left.doubleValue, right.doubleValue)
+            // Counts, seeds and RNG states are exact; instants (around 1.8e9 s) and durations
+            // on the processes' wall-driven clock match within the tolerance.
+            let exact = a.rounded() == a && b.rounded() == b && (abs(a) < 1e8 || abs(a) >= 1e12)
+            let same = exact ? left == right : abs(a - b) <= tolerance
+            return same ? [] : ["\(path): processes \(left); twin \(right)"]
+        default:
+            return "\(process)" == "\(twin)" ? [] : ["\(path): processes \(process); twin \(twin)"]
+        }
+    }
+}
+
 @Suite("The embedded twin against the real processes over ipc")
 struct TwinDifferentialTests {
     @Test(
@@ -447,7 +533,7 @@ struct TwinDifferentialTests {
             {
                 found.append(launches)
             }
-            return found
+            return found + DifferentialRun.storedStateFindings(scenario, observed)
         }
         #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
     }

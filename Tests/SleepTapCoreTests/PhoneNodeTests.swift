@@ -224,7 +224,7 @@ struct PhoneNodeTests {
     @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
     func zapPairedKey() throws {
         var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
-        bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: Self.key), at: bench.time))
+        bench.driver.zapRequest(Self.zapRequest(mechanism: "CURVE", key: Self.key))
         let reply = try #require(bench.zapReplies.first)
         #expect(reply[2] == Array("200".utf8))
         #expect(reply[1] == Array("req-1".utf8), "the reply names the request")
@@ -236,7 +236,7 @@ struct PhoneNodeTests {
     func zapWrongKey() throws {
         var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
         let other = [UInt8](repeating: 8, count: 32)
-        bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other), at: bench.time))
+        bench.driver.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other))
         #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
         let refused = try #require(bench.events(.peerRefused).first)
         #expect(refused["reason"] == .string("key not paired with this phone"))
@@ -248,7 +248,7 @@ struct PhoneNodeTests {
     func zapNotCurve(mechanism: String) throws {
         var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
         // Even with the paired key's bytes as credentials.
-        bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.key), at: bench.time))
+        bench.driver.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.key))
         #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
         #expect(try #require(bench.events(.peerRefused).first)["reason"] == .string("CURVE required"))
     }
@@ -257,7 +257,7 @@ struct PhoneNodeTests {
     func zapFloodHeldBack() {
         var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
         for _ in 0..<50 {
-            bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil), at: bench.time))
+            bench.driver.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil))
         }
         #expect(bench.zapReplies.count == 50)
         #expect(bench.events(.peerRefused).count == 1)
@@ -534,20 +534,29 @@ struct PhoneNodeTests {
         #expect(bench.scheduleReads.isEmpty, "the start-up checks read it already")
         var later = WakeSchedule.everyDayAtSeven
         later.timeZoneIdentifier = "Asia/Tokyo"
-        bench.scheduleFile = nil
-        bench.clearEvents()
-        bench.type("open")
-        #expect(bench.scheduleReads == ["/s/schedule.json"])
-        #expect(!bench.names().contains(.batchGenerated), "the launch waits for the schedule")
-        bench.type("simulate-launch")
-        #expect(!bench.names().contains(.handlerEntered), "later commands wait in order")
-        bench.answerSchedule(.success(later))
-        #expect(bench.events(.scheduleChanged).first?["path"] == .string("/s/schedule.json"))
-        #expect(bench.node.app.schedule == later)
-        #expect(bench.node.app.zone.identifier == "Asia/Tokyo", "the file's zone applies")
-        let generated = try #require(bench.names().firstIndex(of: .batchGenerated))
-        let entered = try #require(bench.names().firstIndex(of: .handlerEntered))
+        // The node itself, while the read is outstanding (a port answers at once).
+        var node = bench.node
+        let open = node.commandLine("open", at: bench.time)
+        #expect(open.last == .loadSchedule(path: "/s/schedule.json"))
+        #expect(!Self.emitted(open).contains(.batchGenerated), "the launch waits for the schedule")
+        let launch = node.commandLine("simulate-launch", at: bench.time)
+        #expect(!Self.emitted(launch).contains(.handlerEntered), "later commands wait in order")
+        let answered = Self.emitted(node.scheduleLoaded(.success(later), at: bench.time))
+        #expect(answered.first == .scheduleChanged)
+        #expect(node.app.schedule == later)
+        #expect(node.app.zone.identifier == "Asia/Tokyo", "the file's zone applies")
+        #expect(node.timeZoneSource == "schedule")
+        // The open's refresh runs first; the simulate-launch waits behind its write.
+        #expect(answered.contains(.refreshForeground))
+        #expect(!answered.contains(.handlerEntered))
+        let written = Self.emitted(node.persisted(.succeeded, at: bench.time))
+        let generated = try #require(written.firstIndex(of: .batchGenerated))
+        let entered = try #require(written.firstIndex(of: .handlerEntered))
         #expect(generated < entered)
+    }
+
+    static func emitted(_ actions: [PhoneAction]) -> [EventName] {
+        actions.compactMap { if case .emit(let event, _) = $0 { event.name } else { nil } }
     }
 
     @Test("open with a bad schedule file keeps the previous schedule and says why")
@@ -900,10 +909,10 @@ struct PhoneNodeTests {
         bench.start()
         for _ in 0..<3 { bench.fire(.resend) }
         for _ in 0..<4 {
-            bench.run(bench.node.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil), at: bench.time))
+            bench.driver.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil))
         }
         bench.clearEvents()
-        if let cause { bench.run(bench.node.stop(cause, at: bench.time)) } else { bench.type("quit") }
+        if let cause { bench.driver.stop(cause) } else { bench.type("quit") }
         #expect(bench.names().last == .phoneStopping, "\(bench.names())")
         #expect(bench.events(.sendFailed).first?["suppressed"] == .int(2))
         #expect(bench.events(.peerRefused).first?["suppressed"] == .int(2))

@@ -55,7 +55,7 @@ struct RefreshJobTests {
     @Test("late-crash: registration after launch kills the app with the launch-handler error")
     func lateCrash() {
         var app = Self.app(scheduler: Self.iOS(.lateCrash))
-        let effects = app.launch(at: Self.start, byUser: true, early: false)
+        let effects = app.launch(at: Self.start, byUser: true)
         let crash = Self.event(.appCrashed, in: effects)
         #expect(
             crash?["message"] == .string("All launch handlers must be registered before application finishes launching")
@@ -72,7 +72,7 @@ struct RefreshJobTests {
         var app = Self.app(
             scheduler: Self.iOS(.early, budget: 3), weather: FixedWeather(cost: 2),
             costs: StepCosts(renew: 0.1, notices: 0.5, dates: 2, sunlight: 0.05))
-        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.launch(at: Self.start, byUser: true)
         // 10:00 EST Friday: inside the weather window.
         let effects = app.simulateLaunch(at: ISO8601.date("2025-03-07T15:00:00Z")!)
         let names = Self.names(effects)
@@ -93,7 +93,7 @@ struct RefreshJobTests {
     @Test("A slow weather provider makes the task expire after renew and dates; the next request is still pending")
     func slowWeatherExpires() throws {
         var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 45))
-        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.launch(at: Self.start, byUser: true)
         let now = ISO8601.date("2025-03-07T15:00:00Z")!
         let effects = app.simulateLaunch(at: now)
         let names = Self.names(effects)
@@ -114,7 +114,7 @@ struct RefreshJobTests {
         var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 0.2))
         // 20:00 EST: outside the window.
         let evening = ISO8601.date("2025-03-07T01:00:00Z")!
-        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.launch(at: Self.start, byUser: true)
         let background = app.simulateLaunch(at: evening)
         #expect(Self.event(.weatherSkipped, in: background)?["reason"] == .string("outside 06:00-18:00"))
         let foreground = app.foregroundRefresh(at: evening.addingTimeInterval(7 * 3_600), reason: "open")
@@ -134,7 +134,7 @@ struct RefreshJobTests {
     @Test("No churn: a background run whose dates equal the acknowledged batch's sends none (batch.unchanged)")
     func noChurn() throws {
         var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 0.2))
-        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.launch(at: Self.start, byUser: true)
         let first = try #require(app.sync.state.outbox)
         // 15 minutes on, before any wake-up passes: the same dates.
         let same = Self.start.addingTimeInterval(15 * 60)
@@ -171,13 +171,13 @@ struct RefreshJobTests {
             var app = Self.app(
                 scheduler: SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600))),
                 weather: FixedWeather(cost: 1, error: error))
-            _ = app.launch(at: Self.start, byUser: true, early: true)
+            _ = app.launch(at: Self.start, byUser: true)
             var effects: [PhoneEffect] = []
             var now = Self.start
             for _ in 0..<5 where Self.event(.handlerCompleted, in: effects) == nil {
                 guard let due = app.nextBackgroundLaunch(after: now) else { break }
                 now = due
-                effects = app.backgroundLaunchDue(at: due, early: true)
+                effects = app.backgroundLaunchDue(at: due)
             }
             #expect(Self.event(.handlerCompleted, in: effects)?["outcome"] == .string(outcome), "\(error)")
         }
@@ -186,12 +186,12 @@ struct RefreshJobTests {
     @Test("Travel while the app is force-quit waits for the next launch instead of crashing on submit")
     func travelWhileNotRunning() {
         var app = Self.app(scheduler: Self.iOS(.early))
-        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.launch(at: Self.start, byUser: true)
         _ = app.forceQuit(at: Self.start)
         let effects = app.travel(to: TimeZone(identifier: "Europe/Berlin")!, at: Self.start.addingTimeInterval(60))
         #expect(Self.names(effects) == [.refreshDeferred])
         #expect(app.crashed == nil)
-        let reopened = app.launch(at: Self.start.addingTimeInterval(120), byUser: true, early: true)
+        let reopened = app.launch(at: Self.start.addingTimeInterval(120), byUser: true)
         #expect(Self.event(.batchGenerated, in: reopened)?["timeZone"] == .string("Europe/Berlin"))
     }
 
@@ -208,7 +208,7 @@ struct RefreshJobTests {
     @Test("Delivered notices are not pending any more")
     func deliveredNotices() {
         var app = Self.app(scheduler: Self.iOS(.early))
-        _ = app.launch(at: Self.start, byUser: true, early: true)
+        _ = app.launch(at: Self.start, byUser: true)
         let all = app.pendingNotifications(at: Self.start)
         #expect(all.count >= 7)
         let later = Self.start.addingTimeInterval(3 * 86_400)

@@ -170,7 +170,7 @@ struct SimulatedOSTests {
     @Test("An update to late-silent ends the app process and applies at its next launch: the handler is not entered")
     func updateToLateSilent() throws {
         var app = Self.app(Self.phoneOS())
-        _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
+        _ = app.launch(at: t0, byUser: true)
         #expect(app.registered && app.running)
         let update = app.installUpdate(registration: .lateSilent, at: t0.addingTimeInterval(60))
         // os.why says it at once: from now on the handler is not registered in time.
@@ -181,7 +181,7 @@ struct SimulatedOSTests {
         app.scheduler = try Self.restarted(app.scheduler)
         #expect(app.scheduler.registrationMode == .lateSilent)
         let due = try #require(app.nextBackgroundLaunch(after: t0.addingTimeInterval(60)), "the request is kept")
-        let run = Self.names(app.backgroundLaunchDue(at: due, early: app.registersEarly))
+        let run = Self.names(app.backgroundLaunchDue(at: due))
         #expect(run.contains(.osLaunchDropped), "\(run)")
         #expect(!run.contains(.handlerEntered), "\(run)")
     }
@@ -189,11 +189,11 @@ struct SimulatedOSTests {
     @Test("An update to early (the fix) applies at the next launch: the next background launch enters the handler")
     func updateToEarly() throws {
         var app = Self.app(Self.phoneOS(mode: .lateSilent))
-        _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
+        _ = app.launch(at: t0, byUser: true)
         _ = app.installUpdate(registration: .early, at: t0.addingTimeInterval(60))
         #expect(app.registersEarly)
         let due = try #require(app.nextBackgroundLaunch(after: t0.addingTimeInterval(60)))
-        let run = Self.names(app.backgroundLaunchDue(at: due, early: app.registersEarly))
+        let run = Self.names(app.backgroundLaunchDue(at: due))
         #expect(run.contains(.handlerEntered), "\(run)")
         #expect(!run.contains(.osLaunchDropped), "\(run)")
     }
@@ -201,9 +201,9 @@ struct SimulatedOSTests {
     @Test("An update to late-crash: the app dies registering at its next launch")
     func updateToLateCrash() throws {
         var app = Self.app(Self.phoneOS())
-        _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
+        _ = app.launch(at: t0, byUser: true)
         _ = app.installUpdate(registration: .lateCrash, at: t0.addingTimeInterval(60))
-        let relaunch = Self.names(app.launch(at: t0.addingTimeInterval(120), byUser: true, early: app.registersEarly))
+        let relaunch = Self.names(app.launch(at: t0.addingTimeInterval(120), byUser: true))
         #expect(relaunch.contains(.appCrashed), "\(relaunch)")
         #expect(app.crashed == .registeredAfterLaunch)
     }
@@ -214,10 +214,10 @@ struct SimulatedOSTests {
     @Test("A background launch that crashes spends the request: no second launch at the same instant")
     func backgroundLaunchCrashSpendsTheRequest() throws {
         var app = Self.app(Self.phoneOS())
-        _ = app.launch(at: t0, byUser: true, early: app.registersEarly)
+        _ = app.launch(at: t0, byUser: true)
         _ = app.installUpdate(registration: .lateCrash, at: t0.addingTimeInterval(60))
         let due = try #require(app.nextBackgroundLaunch(after: t0.addingTimeInterval(60)))
-        let run = app.backgroundLaunchDue(at: due, early: app.registersEarly)
+        let run = app.backgroundLaunchDue(at: due)
         #expect(Self.names(run).contains(.appCrashed), "\(Self.names(run))")
         #expect(Self.names(run).contains(.osLaunchDropped), "\(Self.names(run))")
         #expect(app.nextBackgroundLaunch(after: due) == nil)

@@ -36,71 +36,89 @@ struct FlakyDisk {
     }
 }
 
-/// The phone node and the watch core over an in-memory link, with the phone's writes going to a
-/// `FlakyDisk` through `PhoneNode`, the node the phone process runs. The schedule file is read at
-/// every open, as the phone process does; the first open is the app's first launch.
-struct FlakyPair {
-    var node: PhoneNode
-    var app: PhoneApp { node.app }
-    var watch = WatchCore()
+/// The phone's side of `FlakyPair`: the one `PhoneDriver` performs the node's actions on these,
+/// with the writes going to a `FlakyDisk` and the sends to an in-memory queue for the watch.
+struct FlakyPhonePorts: PhonePorts {
     var disk: FlakyDisk
-    /// Every batch the phone put on the wire, in order.
-    private(set) var sent: [WakeBatch] = []
-    private(set) var phoneEvents: [Event] = []
-    private(set) var watchEvents: [Event] = []
-    private var toWatch: [WireMessage] = []
-    private var toPhone: [WireMessage] = []
+    var time = NodeTime(now: Date(timeIntervalSince1970: 0), wall: 0)
     /// What the schedule file holds, read at every open.
-    private var scheduleFile = WakeSchedule.everyDayAtSeven
-    private var time = NodeTime(now: Date(timeIntervalSince1970: 0), wall: 0)
+    var scheduleFile = WakeSchedule.everyDayAtSeven
+    let weather: any WeatherProvider
+    /// Every batch the phone put on the wire, in order.
+    var sent: [WakeBatch] = []
+    var toWatch: [WireMessage] = []
+    var events: [Event] = []
+
+    func now() -> NodeTime { time }
+    var isStopping: Bool { false }
+
+    mutating func send(_ message: WireMessage) -> String? {
+        if case .batch(let batch) = message { sent.append(batch) }
+        toWatch.append(message)
+        return nil
+    }
+
+    mutating func reply(to routingID: [UInt8], _ message: WireMessage) {}
+    mutating func zapReply(_ frames: [[UInt8]]) {}
+
+    mutating func save(_ state: PhoneSyncState) -> PersistResult {
+        disk.save(state) ? .succeeded : .failed(errno: disk.errno, reason: disk.failures.last ?? "")
+    }
+
+    mutating func saveOS(_ os: SimulatedOS) -> PersistResult { .succeeded }
+    mutating func arm(_ timer: PhoneTimer, _ deadline: TimerDeadline) {}
+    mutating func cancel(_ timer: PhoneTimer) {}
+    mutating func emit(_ event: Event, at instant: Date) { events.append(event) }
+
+    mutating func fetchWeather(for location: Coordinate, at instant: Date) -> WeatherOutcome? {
+        let (result, cost) = weather.forecast(for: location, now: instant)
+        return WeatherOutcome(result: result, cost: cost)
+    }
+
+    mutating func record(_ record: RunRecord) {}
+
+    mutating func loadSchedule(_ path: String) -> Result<WakeSchedule, ScheduleLoadError> { .success(scheduleFile) }
+    mutating func stop() {}
+}
+
+/// The phone node and the watch core over an in-memory link, with the phone's writes going to a
+/// `FlakyDisk` through `PhoneDriver`, the driver the phone process runs. The schedule file is
+/// read at every open, as the phone process does; the first open is the app's first launch.
+struct FlakyPair {
+    var driver: PhoneDriver<FlakyPhonePorts>
+    var app: PhoneApp { driver.node.app }
+    var watch = WatchCore()
+    var disk: FlakyDisk {
+        get { driver.ports.disk }
+        set { driver.ports.disk = newValue }
+    }
+    /// Every batch the phone put on the wire, in order.
+    var sent: [WakeBatch] { driver.ports.sent }
+    var phoneEvents: [Event] { driver.ports.events }
+    private(set) var watchEvents: [Event] = []
+    private var toPhone: [WireMessage] = []
     static let watchID = "watch-1"
 
     init(disk: FlakyDisk, zone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!) {
         var configuration = IOSBackgroundScheduler.Configuration(
             permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         configuration.registrationMode = .early
-        let app = PhoneApp(
-            state: PhoneSyncState(deviceSeed: 11),
-            scheduler: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 3)),
-            weather: OfflineWeatherProvider(seed: 5), schedule: .everyDayAtSeven, zone: zone,
-            location: Coordinate(latitude: 31.23, longitude: 121.47)!, randomSeed: 99)
-        node = PhoneNode(
-            app: app,
-            configuration: PhoneNodeConfiguration(
+        let weather = OfflineWeatherProvider(seed: 5)
+        let setup = PhoneSetup(
+            os: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 3)), weather: weather,
+            schedule: .everyDayAtSeven, location: Coordinate(latitude: 31.23, longitude: 121.47)!, deviceSeed: 11,
+            node: PhoneNodeConfiguration(
                 watchID: Self.watchID, schedulePath: "/flaky/schedule.json", timeZone: zone, machineZone: zone,
                 statePath: "/flaky/phone.json", osStatePath: "/flaky/os.json", endpoint: "inproc://flaky",
                 boundEndpoint: "inproc://flaky", pid: 1, security: .none, osState: .new))
-        self.disk = disk
-    }
-
-    /// Performs the node's actions as the phone's driver does, feeding each result back.
-    mutating func run(_ actions: [PhoneAction]) {
-        for action in actions {
-            switch action {
-            case .send(let message):
-                if case .batch(let batch) = message { sent.append(batch) }
-                toWatch.append(message)
-                run(node.sent(message, failure: nil, at: time))
-            case .persist(let state):
-                let result: PersistResult =
-                    disk.save(state) ? .succeeded : .failed(errno: disk.errno, reason: disk.failures.last ?? "")
-                run(node.persisted(result, at: time))
-            case .emit(let event, _):
-                phoneEvents.append(event)
-            case .fetchWeather(let location, let at):
-                let (result, cost) = app.weather.forecast(for: location, now: at)
-                run(node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time))
-            case .loadSchedule:
-                run(node.scheduleLoaded(.success(scheduleFile), at: time))
-            case .reply, .zapReply, .persistOS, .arm, .cancel, .stop, .record:
-                continue
-            }
-        }
+        driver = PhoneDriver(
+            node: setup.makeNode(state: nil, os: nil, randomSeed: 99),
+            ports: FlakyPhonePorts(disk: disk, weather: weather))
     }
 
     /// A message from the watch, as the ROUTER delivers it.
     mutating func phoneReceives(_ message: WireMessage) {
-        run(node.messageReceived([Array(Self.watchID.utf8), WireCodec.encode(message)], at: time))
+        driver.messageReceived([Array(Self.watchID.utf8), WireCodec.encode(message)])
     }
 
     mutating func watchEffects(_ effects: [WatchEffect]) {
@@ -115,17 +133,18 @@ struct FlakyPair {
 
     /// Delivers every message in flight, both ways, until quiet.
     mutating func deliver() {
-        while !toWatch.isEmpty || !toPhone.isEmpty {
-            if !toWatch.isEmpty { watchEffects(watch.receive(toWatch.removeFirst())) }
+        while !driver.ports.toWatch.isEmpty || !toPhone.isEmpty {
+            if !driver.ports.toWatch.isEmpty { watchEffects(watch.receive(driver.ports.toWatch.removeFirst())) }
             if !toPhone.isEmpty { phoneReceives(toPhone.removeFirst()) }
         }
     }
 
     /// The user opens the app with every day's wake-up at `time`.
     mutating func open(wakingAt wake: LocalTime, at now: Date) {
-        scheduleFile = WakeSchedule(wakeTimes: Dictionary(uniqueKeysWithValues: Weekday.allCases.map { ($0, wake) }))
-        time = NodeTime(now: now, wall: time.wall + 1)
-        run(node.command(.open, at: time))
+        driver.ports.scheduleFile = WakeSchedule(
+            wakeTimes: Dictionary(uniqueKeysWithValues: Weekday.allCases.map { ($0, wake) }))
+        driver.ports.time = NodeTime(now: now, wall: driver.ports.time.wall + 1)
+        driver.commandLine("open")
         deliver()
     }
 }

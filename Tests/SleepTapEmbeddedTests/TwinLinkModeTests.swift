@@ -52,8 +52,8 @@ struct TwinLinkModeTests {
             ios.registrationMode = seed % 3 == 0 ? .lateSilent : .early
             os = SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: seed))
         }
-        let phone = TwinPhone(
-            os: os, weather: OfflineWeatherProvider(seed: seed), schedule: .everyDayAtSeven, zone: zone,
+        let phone = PhoneSetup(
+            os: os, weather: OfflineWeatherProvider(seed: seed), schedule: .everyDayAtSeven,
             location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: seed &+ 1,
             node: PhoneNodeConfiguration(
                 watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",

@@ -20,9 +20,9 @@ struct TwinTests {
     ) -> Twin {
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         ios.registrationMode = mode
-        let phone = TwinPhone(
+        let phone = PhoneSetup(
             os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: osSeed)),
-            weather: OfflineWeatherProvider(seed: 3), schedule: .everyDayAtSeven, zone: zone,
+            weather: OfflineWeatherProvider(seed: 3), schedule: .everyDayAtSeven,
             location: Coordinate(latitude: 40.71, longitude: -74.0)!, deviceSeed: 5,
             node: PhoneNodeConfiguration(
                 watchID: "watch", timeZone: zone, machineZone: zone, statePath: "phone.json",

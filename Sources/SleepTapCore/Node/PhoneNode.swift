@@ -40,7 +40,7 @@ public struct ScheduleLoadError: Error, Equatable, Sendable, CustomStringConvert
 
 /// What the phone node asks its driver to do. The driver performs each action in order and
 /// reports the result of those that have one through the input named.
-public enum PhoneAction: Sendable {
+public enum PhoneAction: Equatable, Sendable {
     /// Send to the paired watch; report with `PhoneNode.sent(_:failure:at:)`.
     case send(WireMessage)
     /// Send to another routing id, best effort, no report (an ERROR to a stranger).
@@ -216,11 +216,6 @@ public struct PhoneNode: Sendable {
     public let configuration: PhoneNodeConfiguration
     /// Counts of rejected messages, refused peers and failed sends since start, for `phone.status`.
     public private(set) var counters = Counters()
-    /// Set by the `time-zone` command (travel), or at start from the device's zone kept in
-    /// os.json (when no `--time-zone` is given); wins over the flag and the schedule file.
-    public private(set) var travelZone: TimeZone?
-    /// Whether `travelZone` was set by a `time-zone` command of this run.
-    private var travelledThisRun = false
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
     /// The latest virtual instant of an outside input handled so far (a stdin line, a message,
@@ -304,36 +299,20 @@ public struct PhoneNode: Sendable {
         app.weatherFetch = .deferred
         self.configuration = configuration
         self.watchID = Array(configuration.watchID.utf8)
-        // The device's zone outlives the app (os.json): a `--time-zone` given at this start is
-        // the user setting it now, so it wins and becomes the device's; without one, the zone
-        // the device was left in (travel) is where the phone still is.
-        if let flag = configuration.timeZone {
-            app.scheduler.setTimeZone(flag)
-        } else {
-            travelZone = app.scheduler.timeZone
-        }
+        // The device's zone outlives the app (os.json): `PhoneZone`'s rule, and a `--time-zone`
+        // given at this start becomes the device's.
+        app.zones = PhoneZone(
+            flag: configuration.timeZone, device: app.scheduler.timeZone, machine: configuration.machineZone)
+        if let flag = configuration.timeZone { app.scheduler.setTimeZone(flag) }
         self.app = app
-        self.app.zone = currentZone
     }
 
-    /// The zone the phone lives in: travel (this run's, or the device's zone kept in os.json),
-    /// then `--time-zone`, then the schedule file's zone, then the machine's. A `--time-zone`
-    /// given at a start replaces the kept zone (flags at a start override stored settings).
-    public var currentZone: TimeZone {
-        travelZone ?? configuration.timeZone ?? app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:))
-            ?? configuration.machineZone
-    }
+    /// The zone the phone lives in (`PhoneZone`'s precedence).
+    public var currentZone: TimeZone { app.zone }
 
     /// Where `currentZone` comes from: `time-zone` (travel in this run), `os.json` (the device's
     /// zone as left by travel before this start), `--time-zone`, `schedule` or `machine`.
-    public var timeZoneSource: String {
-        if travelZone != nil {
-            return travelledThisRun ? "time-zone" : "os.json"
-        }
-        if configuration.timeZone != nil { return "--time-zone" }
-        if app.schedule.timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) != nil { return "schedule" }
-        return "machine"
-    }
+    public var timeZoneSource: String { app.zoneSource.rawValue }
 
     // MARK: inputs
 
@@ -555,7 +534,6 @@ public struct PhoneNode: Sendable {
                             ("kept", .string("previous")),
                         ]), at: time.now))
         }
-        app.zone = currentZone
         if case .backgroundLaunch = next {
         } else {
             noteInput(at: time.now)  // the open or REQUEST runs now, with what it carries
@@ -635,7 +613,7 @@ public struct PhoneNode: Sendable {
         case .command(let command): return run(command, time)
         case .setting(let command): return apply(command, time)
         case .firstLaunch:
-            return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
+            return step(time) { $0.launch(at: time.now, byUser: true) }
         case .weather(let outcome):
             return step(time) { $0.weatherArrived(outcome.result, cost: outcome.cost) }
         case .timer(.resend):
@@ -776,8 +754,6 @@ public struct PhoneNode: Sendable {
             }
         case .timeZone(let zone):
             let from = currentZone.identifier
-            travelZone = zone
-            travelledThisRun = true
             let changed = Event(.timezoneChanged, [("from", .string(from)), ("to", .string(zone.identifier))])
             return [.emit(changed, at: now)] + step(time) { $0.travel(to: zone, at: now) }
         case .move(let location):
@@ -904,7 +880,7 @@ public struct PhoneNode: Sendable {
     private mutating func launch(after next: AfterSchedule, at time: NodeTime) -> [PhoneAction] {
         switch next {
         case .open:
-            return step(time) { $0.launch(at: time.now, byUser: true, early: $0.registersEarly) }
+            return step(time) { $0.launch(at: time.now, byUser: true) }
         case .backgroundLaunch(let due):
             // The run happens at its planned virtual instant, whenever the driver woke (as the
             // twin runs it): the driver fires a due timer before any input read after it, so the
@@ -920,10 +896,10 @@ public struct PhoneNode: Sendable {
             if at > due { nextLaunch = nil }  // moved: the OS is asked again from the run's instant
             return actions
                 + step(NodeTime(now: at, wall: time.wall)) {
-                    $0.backgroundLaunchDue(at: at, early: $0.registersEarly)
+                    $0.backgroundLaunchDue(at: at)
                 }
         case .watchRequest(let request):
-            return step(time) { $0.watchRequest(request, at: time.now, early: $0.registersEarly) }
+            return step(time) { $0.watchRequest(request, at: time.now) }
         }
     }
 

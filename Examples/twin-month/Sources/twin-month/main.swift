@@ -13,7 +13,7 @@ func monthOfNights(registration: RegistrationMode) -> Twin {
     var ios = IOSBackgroundScheduler.Configuration(
         permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
     ios.registrationMode = registration
-    let phone = TwinPhone(
+    let phone = PhoneSetup(
         os: SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: 1)), schedule: .everyDayAtSeven,
         zone: zone, location: Coordinate(latitude: 40.71, longitude: -74.0)!)
     let watch = WatchNode.Configuration(
