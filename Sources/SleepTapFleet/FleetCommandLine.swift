@@ -15,6 +15,7 @@ public enum FleetCommand: Equatable, Sendable {
         usage: sleeptap-fleet --devices N --days D --out DIR [--start YYYY-MM-DD] [--seed S]
                               [--mix ios=0.6,android=0.4] [--late-registration F]
                               [--late-registration-from YYYY-MM-DD] [--opens F] [--low-power F]
+                              [--nightstand F]
                               [--buckets active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05]
                               [--shard I/N] [--jobs J] [--json]
                sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]
@@ -44,6 +45,10 @@ public enum FleetCommand: Equatable, Sendable {
                            open writes a foreground record (docs/fleet.md)
           --low-power F    share of days with Low Power Mode (Battery Saver) on for some hours,
                            0 to 1 (default 0.1)
+          --nightstand F   share of Android nights on which the phone lies unplugged, screen off
+                           and still from the bed tap to the wake-up, so Doze defers its
+                           background work to maintenance windows; on the other nights it is on
+                           its charger. 0 to 1 (default 0.5, this model's assumption)
           --buckets SHARES Android standby bucket shares, summing to 1 (default
                            active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
           --shard I/N      run only the devices whose index is I modulo N (0 <= I < N); the
@@ -83,6 +88,7 @@ public enum FleetCommand: Equatable, Sendable {
         var late = 0.0
         var lateFrom: LocalDate?
         var lowPower: Double?
+        var nightstand: Double?
         var opens: Double?
         var buckets: [StandbyBucket: Double]?
         var shard: (Int, Int)?
@@ -116,6 +122,7 @@ public enum FleetCommand: Equatable, Sendable {
             case "--late-registration": late = try share(flag)
             case "--late-registration-from": lateFrom = try date(flag)
             case "--low-power": lowPower = try share(flag)
+            case "--nightstand": nightstand = try share(flag)
             case "--opens":
                 let text = try reader.value(flag)
                 guard let value = ArgumentReader.decimal(text), (0...10).contains(value) else {
@@ -148,7 +155,8 @@ public enum FleetCommand: Equatable, Sendable {
             let fleetOnly: [(String, Bool)] = [
                 ("--out", out != nil), ("--start", start != nil), ("--mix", mix != nil),
                 ("--late-registration", late != 0), ("--late-registration-from", lateFrom != nil),
-                ("--low-power", lowPower != nil), ("--opens", opens != nil), ("--buckets", buckets != nil),
+                ("--low-power", lowPower != nil), ("--nightstand", nightstand != nil), ("--opens", opens != nil),
+                ("--buckets", buckets != nil),
                 ("--shard", shard != nil),
                 ("--json", json),
             ]
@@ -191,6 +199,7 @@ public enum FleetCommand: Equatable, Sendable {
             options.lateRegistrationFrom = lateFrom
         }
         if let lowPower { options.lowPower = lowPower }
+        if let nightstand { options.nightstand = nightstand }
         if let opens { options.opens = opens }
         if let buckets { options.buckets = buckets }
         if shard == nil { shard = try Self.shard(in: environment) }

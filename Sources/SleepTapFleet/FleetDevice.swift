@@ -16,7 +16,12 @@ public import SleepTapOS
 /// - Low Power Mode (Battery Saver) on some days (`FleetOptions.lowPower`), for 4 to 14 hours
 ///   from an afternoon or evening moment;
 /// - one trip in ten devices: 2 to 6 days in another city's zone (phone `time-zone` and `move`,
-///   watch `time-zone`), then home again.
+///   watch `time-zone`), then home again;
+/// - Android nights: the screen goes off at the bed tap and on at the next wake-up (with the
+///   phone picked up); on a share of nights (`FleetOptions.nightstand`) the phone is unplugged
+///   and still all night, so Doze takes it, and on the others it charges (`charging on` to
+///   `charging off`). Drawn from a stream of their own, so the other draws are those of a fleet
+///   without nights.
 public struct FleetDevice: Sendable {
     /// A place users live in or travel to.
     public struct City: Sendable, Equatable {
@@ -143,6 +148,27 @@ public struct FleetDevice: Sendable {
                     add(.phone("move \(city.location)"), at: at)
                     add(.watch("time-zone \(city.zone)"), at: at)
                 }
+            }
+        }
+        if platform == .android {
+            var nights = SplitMix64(state: options.seed ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03) ^ 0x4E49_4748_54)
+            let weekdayMinutes = weekdayWake
+            for offset in 0...options.days {
+                guard let day = WakeCalendar.adding(.day, offset, to: firstDay, in: calendar),
+                    let next = WakeCalendar.adding(.day, offset + 1, to: firstDay, in: calendar),
+                    let bed = WakeCalendar.instant(of: bedAt, onDayOf: day, in: calendar)
+                else { break }
+                // Up at the next day's alarm, or two hours after the weekday one on a day without.
+                let wakeTime = schedule.wakeTime(onDayOf: next, in: calendar) ?? Self.time(weekdayMinutes + 120)
+                guard let up = WakeCalendar.instant(of: wakeTime, onDayOf: next, in: calendar), up > bed else {
+                    continue
+                }
+                let unplugged = Double(nights.next() >> 11) / Double(UInt64(1) << 53) < options.nightstand
+                if !unplugged { add(.phone("charging on"), at: bed) }
+                add(.phone("screen off"), at: bed)
+                add(.phone("screen on"), at: up)
+                add(.phone("motion"), at: up)
+                if !unplugged { add(.phone("charging off"), at: up) }
             }
         }
         // Stable order: by instant, then as drawn (the twin keeps that order for equal instants).

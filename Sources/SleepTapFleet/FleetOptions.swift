@@ -26,6 +26,12 @@ public struct FleetOptions: Equatable, Sendable {
     public var opens: Double = 1.5
     /// Share of days in 0...1 on which a user turns Low Power Mode (Battery Saver) on for some hours.
     public var lowPower: Double = 0.1
+    /// Share of Android nights in 0...1 on which the phone lies on the nightstand unplugged, screen
+    /// off and still, from the bed tap to the morning's wake-up, so Doze takes it (AOSP
+    /// `DeviceIdleController`, docs/scheduler.md); on the other nights it charges. An iOS phone
+    /// has no Doze and its nights are not drawn. The share is this model's assumption: no
+    /// platform owner publishes how many users charge overnight.
+    public var nightstand: Double = 0.5
     /// Shares of the Android standby buckets, summing to 1, in `StandbyBucket.all` order.
     public var buckets: [StandbyBucket: Double] = FleetOptions.defaultBuckets
     /// This run's shard: devices whose index ≡ `shardIndex` (mod `shardCount`).

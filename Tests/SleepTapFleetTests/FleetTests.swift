@@ -124,6 +124,42 @@ struct FleetTests {
         #expect(!plain.isEmpty && plain.allSatisfy { !$0.lowPower })
     }
 
+    @Test(
+        "--nightstand: Android phones left unplugged and still at night Doze, so they run their work less often and their users' data is older; phones on the charger do not"
+    )
+    func nightstandDoze() throws {
+        var options = Self.options(devices: 10, days: 10)
+        options.iosShare = 0
+        options.buckets = [.active: 1]
+        options.lowPower = 0
+        func fleet(_ share: Double) -> [RunRecord] {
+            options.nightstand = share
+            return (0..<10).flatMap { FleetDevice(index: $0, options: options).run(options) }
+        }
+        let charging = fleet(0)
+        let dozing = fleet(1)
+        let runs = { (records: [RunRecord]) in records.filter { $0.kind == .background }.count }
+        #expect(runs(dozing) < runs(charging), "\(runs(dozing)) runs with Doze, \(runs(charging)) on the charger")
+        // The staleness users see at their opens: worse, never better, with the phone in Doze.
+        func meanStaleness(_ records: [RunRecord]) -> Double {
+            let samples = records.filter { $0.kind == .foreground }.compactMap(\.stalenessHours)
+            return samples.reduce(0, +) / Double(max(1, samples.count))
+        }
+        #expect(meanStaleness(dozing) > meanStaleness(charging))
+        // Each Android night: the screen off at the bed tap, on at the wake-up; the charger only
+        // on the nights that are not on the nightstand. iOS phones get no such steps.
+        let device = FleetDevice(index: 0, options: options)
+        let lines = device.steps.compactMap { if case .phone(let line) = $0.step { line } else { nil } }
+        #expect(lines.filter { $0 == "screen off" }.count >= 9 && !lines.contains("charging on"))
+        options.nightstand = 0
+        func phoneLines(_ device: FleetDevice) -> [String] {
+            device.steps.compactMap { if case .phone(let line) = $0.step { line } else { nil } }
+        }
+        #expect(phoneLines(FleetDevice(index: 0, options: options)).contains("charging on"))
+        options.iosShare = 1
+        #expect(!phoneLines(FleetDevice(index: 0, options: options)).contains { $0.hasPrefix("screen") })
+    }
+
     @Test("--late-registration-from: the app registers early before the update day and late after it")
     func appUpdate() async throws {
         var options = Self.options(devices: 4, days: 6)
@@ -206,7 +242,7 @@ struct FleetTests {
     func parsing() throws {
         let command = try Self.parse(
             "--devices 10 --days 14 --out F --seed 9 --mix ios=0.25,android=0.75 --late-registration 0.5 "
-                + "--late-registration-from 2026-11-20 --opens 2 --low-power 0.2 "
+                + "--late-registration-from 2026-11-20 --opens 2 --low-power 0.2 --nightstand 0.75 "
                 + "--buckets active=0.5,rare=0.5 --shard 1/3 --jobs 3 --json")
         guard case .run(let options, let out, let jobs, let json) = command else {
             Issue.record("\(command)")
@@ -217,6 +253,7 @@ struct FleetTests {
         #expect(options.seed == 9 && options.iosShare == 0.25 && options.lateRegistration == 0.5)
         #expect(options.lateRegistrationFrom?.description == "2026-11-20" && options.opens == 2)
         #expect(options.lowPower == 0.2 && options.buckets == [.active: 0.5, .rare: 0.5])
+        #expect(options.nightstand == 0.75)
         #expect(options.shardIndex == 1 && options.shardCount == 3)
         #expect(try Self.parse("--bench") == .bench(devices: 100, days: 28, jobs: 2, speed: 3_600))
         guard
@@ -227,6 +264,7 @@ struct FleetTests {
             return
         }
         #expect(defaults.start.description == "2026-01-01" && cores == 2 && defaults.iosShare == 0.6)
+        #expect(defaults.nightstand == 0.5)
     }
 
     @Test("Without --shard, the shard of a Slurm job array or a Kubernetes Indexed Job; --shard wins")
@@ -295,6 +333,8 @@ struct FleetTests {
             ("--devices 3 --days 3 --out F --shard 2/2", "--shard \"2/2\""),
             ("--devices 3 --days 3 --out F --shard x", "--shard \"x\""),
             ("--devices 3 --days 3 --out F --late-registration 1.5", "--late-registration \"1.5\""),
+            ("--devices 3 --days 3 --out F --nightstand -0.1", "--nightstand \"-0.1\": expected a share from 0 to 1"),
+            ("--bench --nightstand 0.5", "--nightstand is not a --bench option"),
             ("--devices 3 --days 3 --out F --start 2026-02-30", "--start \"2026-02-30\""),
             ("--devices 3 --days 2 --out F --start 2199-12-31", "must lie from 1970-01-01 to 2199-12-31"),
             ("--devices 3 --days 2 --out F --start 9999-12-31", "must lie from 1970-01-01 to 2199-12-31"),
