@@ -31,6 +31,10 @@ struct TwinScenario: CustomStringConvertible, Sendable {
         case lowPower = "low-power on"
         /// The phone process quits and starts again on the same state dir.
         case restartPhone = "restart"
+        /// Android: the screen goes off (unplugged and still, the phone heads into Doze).
+        case screenOff = "screen off"
+        /// Android: the screen goes on (Doze ends).
+        case screenOn = "screen on"
     }
 
     /// Virtual seconds per wall second: 32 virtual hours, so 10 nights take about 8 wall seconds
@@ -337,6 +341,9 @@ enum DifferentialRun {
             case .lowPower:
                 phone.send(line: "low-power on")
                 inputs.append((try event(phone, .osLowPower, from: from).at, .phone("low-power on")))
+            case .screenOff, .screenOn:
+                phone.send(line: step.rawValue)
+                inputs.append((try event(phone, .osDoze, from: from).at, .phone(step.rawValue)))
             case .restartPhone:
                 phone.send(line: "quit")
                 let stopped = try event(phone, .phoneStopping, from: from).at
@@ -418,6 +425,26 @@ enum DifferentialRun {
             "stored state differs, \(scenario)\n" + found.prefix(12).joined(separator: "\n")
                 + "\n\(observed.inputsDescription)"
         ]
+    }
+
+    /// Deep Doze's maintenance windows of a night on AOSP `DeviceIdleController`'s default
+    /// timings (`DozeSettings()`): idle from `screenOff` + inactive + sensing, then idle periods
+    /// growing by the idle factor and windows by the maintenance factor, up to `until`.
+    static func maintenanceWindows(screenOff: Date, until: Date) -> (idleFrom: Date, windows: [Range<Date>]) {
+        let settings = DozeSettings()
+        let idleFrom = screenOff.addingTimeInterval(settings.inactiveTimeout + settings.sensingTimeout)
+        var windows: [Range<Date>] = []
+        var t = idleFrom
+        var idle = settings.idleTimeout
+        var window = settings.minMaintenance
+        while t < until {
+            t = t.addingTimeInterval(idle)
+            windows.append(t..<t.addingTimeInterval(window))
+            t = t.addingTimeInterval(window)
+            idle = min(idle * settings.idleFactor, settings.maxIdleTimeout)
+            window = min(window * settings.maintenanceFactor, settings.maxMaintenance)
+        }
+        return (idleFrom, windows)
     }
 
     static func nights(_ twin: Twin, before end: Date) -> [NightOutcome] {
@@ -568,6 +595,64 @@ struct TwinDifferentialTests {
                 found.append("processes served \(served), the twin \(twinServed)")
             }
             return found
+        }
+        #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
+    }
+
+    @Test(
+        "Android Doze nights: the screen off from 23:00 to 07:30 with the phone unplugged and still; the processes and the twin run the same background launches (deferred to maintenance windows), nights and stored state"
+    )
+    func dozeNights() async throws {
+        var scenario = TwinScenario()
+        scenario.seed = 0
+        scenario.zone = "Europe/Berlin"
+        scenario.start = ISO8601.date("2026-05-04T09:00:00Z")!  // Mon 11:00 CEST
+        scenario.nights = 6
+        scenario.platform = "android"
+        scenario.bucket = "active"
+        scenario.osSeed = 21
+        scenario.deviceSeed = 4
+        scenario.horizonDays = 3
+        scenario.steps = (0..<5).flatMap { day -> [(at: Date, step: TwinScenario.Step)] in
+            let night = scenario.start.addingTimeInterval(Double(day) * TwinScenario.day)
+            return [
+                (night.addingTimeInterval(12 * 3_600), .screenOff),  // 23:00 CEST
+                (night.addingTimeInterval(20.5 * 3_600), .screenOn),  // 07:30 CEST
+            ]
+        }
+        let findings = try await DifferentialRun.judged(scenario) { scenario, observed, twin in
+            var found = DifferentialRun.nightFindings(scenario, observed, twin)
+            if let launches = DifferentialRun.launchDifference(
+                scenario, observed, process: observed.launches(before: scenario.end),
+                twin: DifferentialRun.launches(twin, before: scenario.end))
+            {
+                found.append(launches)
+            }
+            // In deep idle a launch waits for a maintenance window: every launch of a night
+            // after the screen has been off for inactive + sensing (1 h) lies in one of the
+            // windows of AOSP's default timings, at most one per window, on both sides.
+            let offs = observed.inputs.filter { if case .phone("screen off") = $0.step { true } else { false } }
+            let ons = observed.inputs.filter { if case .phone("screen on") = $0.step { true } else { false } }
+            var inWindows = 0
+            for (off, on) in zip(offs.map(\.at), ons.map(\.at)) {
+                let windows = DifferentialRun.maintenanceWindows(screenOff: off, until: on)
+                for (side, launches) in [
+                    ("processes", observed.launches(before: scenario.end)),
+                    ("twin", DifferentialRun.launches(twin, before: scenario.end)),
+                ] {
+                    let night = launches.filter { $0 >= windows.idleFrom && $0 < on }
+                    let outside = night.filter { launch in !windows.windows.contains { $0.contains(launch) } }
+                    let perWindow = windows.windows.map { window in night.filter { window.contains($0) }.count }
+                    if !outside.isEmpty || perWindow.contains(where: { $0 > 1 }) {
+                        found.append(
+                            "\(side): launches in deep idle outside its maintenance windows, or two in one: "
+                                + "\(night.map(ISO8601.string)), windows \(windows.windows)")
+                    }
+                    if side == "twin" { inWindows += night.count }
+                }
+            }
+            if inWindows == 0 { found.append("no launch fell in a night: the scenario proves nothing") }
+            return found + DifferentialRun.storedStateFindings(scenario, observed)
         }
         #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
     }
