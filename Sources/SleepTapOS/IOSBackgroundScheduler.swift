@@ -471,7 +471,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
     /// The user sets the device's wall clock by `delta` seconds: iOS posts
     /// `UIApplication.significantTimeChangeNotification` (Apple, "significantTimeChangeNotification":
-    /// posted "when there is a significant change in time", a change of the time included).
+    /// a significant change in time; that a clock set by the user is one is this model's assumption).
     ///
     /// The pending request stays at its true instant: `BGTaskRequest.earliestBeginDate` is a
     /// `Date`, an absolute instant, and Apple does not say that a change of the clock moves it

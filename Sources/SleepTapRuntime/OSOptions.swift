@@ -99,8 +99,9 @@ public struct OSOptions: Equatable, Sendable {
     ///   - taskIdentifier: the app's refresh task.
     ///   - now: virtual instant.
     /// - Returns: the OS to run on.
-    /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, or
-    ///   an iOS registration mode for a stored Android device); the stored state is not changed.
+    /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, an
+    ///   iOS registration mode or `--notifications` for a stored Android device); the stored
+    ///   state is not changed.
     public func resolve(stored: SimulatedOS?, taskIdentifier: String, at now: Date) throws(UsageError) -> SimulatedOS {
         guard var os = stored else { return makeOS(taskIdentifier: taskIdentifier) }
         if let platform, platform != os.platform {
@@ -115,6 +116,11 @@ public struct OSOptions: Equatable, Sendable {
                         + "the state dir's os.json holds an android device, and WorkManager has no registration step")
             }
             if registration != os.registrationMode { os.installUpdate(registration: registration, at: now) }
+        }
+        if notifications != nil && os.platform == .android {
+            throw UsageError(
+                "--notifications is iOS's notification authorization (UNUserNotificationCenter); the state dir's "
+                    + "os.json holds an android device: use stdin permission notifications grant|revoke")
         }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }

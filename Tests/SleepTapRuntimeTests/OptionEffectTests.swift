@@ -180,5 +180,11 @@ struct OptionEffectTests {
         } catch {
             #expect((error as? UsageError)?.message.contains("permission notifications grant|revoke") == true)
         }
+        // A stored Android device without --platform: refused at resolve, the state unchanged.
+        let android = try Self.phoneOptions(["--platform", "android"]).os.makeOS(taskIdentifier: Self.task)
+        #expect(throws: UsageError.self) {
+            try Self.phoneOptions(["--notifications", "denied"]).os.resolve(
+                stored: android, taskIdentifier: Self.task, at: Self.t0)
+        }
     }
 }
