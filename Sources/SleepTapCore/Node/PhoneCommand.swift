@@ -127,6 +127,10 @@ public enum PhoneCommand: Equatable, Sendable {
             words.count != (usage == nil ? 1 : name == "permission" ? 3 : 2),
             !(name == "notifications" && words.count == 2)
         {
+            if name == "notifications" {
+                throw reject(
+                    "expected notifications, or notifications authorized|denied|provisional|not-determined (iOS)")
+            }
             throw reject(usage.map { "expected \(name) \($0)" } ?? "\(name) takes no argument")
         }
         func onOff(_ name: String) throws(Rejection) -> Bool {
