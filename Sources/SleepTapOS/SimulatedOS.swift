@@ -619,11 +619,18 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// The scheduler's status, then `reboots` and `launches` (how many `launchHistory` holds).
+    /// The scheduler's status, then `reboots`, `launches` (how many `launchHistory` holds),
+    /// `wallClockOffset` (seconds) and, on iOS, `notificationAuthorization`.
     public func status() -> [(String, EventValue)] {
-        scheduler.status() + [
-            ("reboots", .int(Int64(reboots))), ("launches", .int(Int64(launchHistory.count))),
-        ]
+        var fields =
+            scheduler.status() + [
+                ("reboots", .int(Int64(reboots))), ("launches", .int(Int64(launchHistory.count))),
+                ("wallClockOffset", .double(wallClockOffset)),
+            ]
+        if case .ios = device {
+            fields.append(("notificationAuthorization", .string(notificationAuthorization.rawValue)))
+        }
+        return fields
     }
 
     /// Notes the instant of a call (the latest is what `drainTrace` asks `why` at).
@@ -678,8 +685,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `timeZone` (when set), `launchHistory` and the
-    /// scheduler under the platform's name.
+    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `timeZone` (when set),
+    /// `launchHistory`, the device settings that are set (`notificationsDenied`,
+    /// `notificationAuthorization`, `wallClockOffset`) and the scheduler under the platform's name.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(version, forKey: .version)

@@ -59,6 +59,13 @@ struct ClockSetTests {
         #expect(set["wallClock"] == .date(bench.now.addingTimeInterval(-43_200)))
         #expect(bench.events(.osTimeChanged).first?["plannedLaunch"] == planned.map { .date($0) })
         #expect(bench.node.app.scheduler.wallClockOffset == -43_200)
+        bench.type("status")
+        guard case .object(let os)? = bench.events(.phoneStatus).last?["os"] else {
+            Issue.record("no os in phone.status")
+            return
+        }
+        #expect(os["wallClockOffset"] == .double(-43_200))
+        #expect(os["notificationAuthorization"] == .string("authorized"))
         bench.type("open")
         let after = try #require(bench.sentBatches.last)
         // The wall clock reads Thu 00:01 EST: its next 07:00 is Thu's, already past in true time.
