@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
-import SleepTapOS
+public import SleepTapOS
 
 /// A pending local notification, as the phone would hand it to the OS (UNNotificationRequest:
 /// identifier, trigger date, body).
@@ -120,10 +120,40 @@ public struct NotificationChange: Equatable, Sendable {
 
     /// `notification.added` {id, fireDate, text} for each added record, then
     /// `notification.dropped` {id, fireDate, text, reason} for each dropped one.
-    public var events: [PhoneEffect] {
+    public var events: [PhoneEffect] { events(delivery: "alert") }
+
+    /// `events`, each `notification.added` with `delivery`: what the user sees when it fires
+    /// (`alert`; `quiet` for an iOS provisional authorization, Notification Center only; `none`
+    /// on Android with the permission revoked).
+    /// - Parameter delivery: the `delivery` field of each `notification.added`.
+    public func events(delivery: String) -> [PhoneEffect] {
         let reason = "over the limit of \(PendingNotifications.limit) pending notifications; the soonest are kept"
-        return added.map { .emit(Event(.notificationAdded, Self.fields($0))) }
+        return added.map { .emit(Event(.notificationAdded, Self.fields($0) + [("delivery", .string(delivery))])) }
             + dropped.map { .emit(Event(.notificationDropped, Self.fields($0) + [("reason", .string(reason))])) }
+    }
+
+    /// iOS: `notification.failed` {id, fireDate, text, domain, code, error, reason} for each of
+    /// `records`, whose `UNUserNotificationCenter.add` failed because the authorization does not
+    /// allow notifications (`UNErrorDomain` code 1, `UNError.Code.notificationsNotAllowed`).
+    /// - Parameters:
+    ///   - records: the notices the app asked the OS to add.
+    ///   - authorization: the app's authorization (`denied` or `not-determined`).
+    public static func failures(_ records: [NotificationRecord], authorization: NotificationAuthorization)
+        -> [PhoneEffect]
+    {
+        let reason =
+            "the notification authorization is \(authorization.rawValue): UNUserNotificationCenter.add failed "
+            + "(UNErrorDomain code 1, notificationsNotAllowed); nothing is pending"
+        return records.map { record in
+            .emit(
+                Event(
+                    .notificationFailed,
+                    fields(record) + [
+                        ("domain", .string(NotificationAuthorization.notAllowedDomain)),
+                        ("code", .int(Int64(NotificationAuthorization.notAllowedCode))),
+                        ("error", .string("notificationsNotAllowed")), ("reason", .string(reason)),
+                    ]))
+        }
     }
 
     private static func fields(_ record: NotificationRecord) -> [(String, EventValue)] {

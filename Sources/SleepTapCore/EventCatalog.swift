@@ -25,6 +25,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case notificationDropped = "notification.dropped"
     /// `notification.hidden` (its fields: docs/protocol.md, "Events").
     case notificationHidden = "notification.hidden"
+    /// `notification.failed` (its fields: docs/protocol.md, "Events").
+    case notificationFailed = "notification.failed"
     /// `schedule.changed` (its fields: docs/protocol.md, "Events").
     case scheduleChanged = "schedule.changed"
     /// `schedule.rejected` (its fields: docs/protocol.md, "Events").
@@ -252,6 +254,12 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osTestDriver = "os.test_driver"
     /// `os.permission` (its fields: docs/protocol.md, "Events").
     case osPermission = "os.permission"
+    /// `os.notifications` (its fields: docs/protocol.md, "Events").
+    case osNotifications = "os.notifications"
+    /// `os.clock_set` (its fields: docs/protocol.md, "Events").
+    case osClockSet = "os.clock_set"
+    /// `os.time_changed` (its fields: docs/protocol.md, "Events").
+    case osTimeChanged = "os.time_changed"
 
     // MARK: The soak tool
 

@@ -341,9 +341,11 @@ public struct PhoneApp: Sendable {
         return foregroundRefresh(at: now, reason: "time-zone")
     }
 
-    /// The pending notifications that have not fired by `now` (the OS drops delivered ones).
+    /// The pending notifications that have not fired by `now` on the device's wall clock (the OS
+    /// drops delivered ones; a notice fires when the wall clock reads its `fireDate`).
     public func pendingNotifications(at now: Date) -> [NotificationRecord] {
-        state.notifications.records.filter { $0.fireDate > now }
+        let wallNow = scheduler.wallClock(at: now)
+        return state.notifications.records.filter { $0.fireDate > wallNow }
     }
 
     /// The user opened the app (already running): the same steps, no budget; the weather is
@@ -356,8 +358,8 @@ public struct PhoneApp: Sendable {
                 ("reason", .string(reason)), ("timeZone", .string(zone.identifier)),
                 (
                     "earliestBeginDate",
-                    RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone).map { .date($0) }
-                        ?? .null
+                    RefreshPlanner.earliestBeginDate(after: scheduler.wallClock(at: now), schedule: schedule, in: zone)
+                        .map { .date($0) } ?? .null
                 ),
             ])
         return [.emit(started)]
@@ -369,16 +371,12 @@ public struct PhoneApp: Sendable {
     /// no renew, no weather, no run record (it is not a launch).
     /// - Returns: one write of notices and batch, then `batch.generated` and the send.
     public mutating func republish(at now: Date) -> [PhoneEffect] {
+        let wallNow = scheduler.wallClock(at: now)
         let plan = RefreshPlan.make(
-            schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
+            schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
             deviceSeed: sync.state.deviceSeed)
-        var change = NotificationChange()
-        var effects = sync.update { state in
-            state.notifications.removeDelivered(before: now)
-            change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
-        }
-        effects += noticeEvents(change)
-        return effects + sync.publish(entries: plan.entries, generatedAt: now, timeZone: zone.identifier)
+        let effects = post(plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow)
+        return effects + sync.publish(entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier)
     }
 
     // MARK: the steps
@@ -456,24 +454,20 @@ public struct PhoneApp: Sendable {
         guard job.run.charge(costs.renew, step: "renew") else { return end(job, outcome: .failure) }
         var effects = renew(at: now, attempt: recordedAttempt(job), background: job.grant != nil)
         if crashed != nil { return effects + end(job, outcome: .failure) }  // the submit killed the app
-        // 2. bedtime notices, then wake dates.
+        // 2. bedtime notices, then wake dates, planned on the device's wall clock.
+        let wallNow = scheduler.wallClock(at: now)
         let plan = RefreshPlan.make(
-            schedule: schedule, zone: zone, now: now, horizonDays: configuration.horizonDays,
+            schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
             deviceSeed: sync.state.deviceSeed)
         job.plan = plan
         guard job.run.charge(costs.notices, step: "notices") else { return effects + end(job, outcome: .failure) }
-        var change = NotificationChange()
-        effects += sync.update { state in
-            state.notifications.removeDelivered(before: now)
-            change = state.notifications.update(prefix: BedtimeNoticePlanner.idPrefix, with: plan.notices)
-        }
-        effects += noticeEvents(change)
+        effects += post(plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow)
         guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
         // No churn: an OS-launched background run whose dates equal the acknowledged batch's
         // sends none; a foreground open (the user asked) and a watch REQUEST (the watch asked,
         // and a REQUEST is answered with a batch) always publish.
         effects += sync.publish(
-            entries: plan.entries, generatedAt: now, timeZone: zone.identifier,
+            entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier,
             unlessUnchanged: !job.foreground && job.request == nil)
         job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
         // 3. weather, then the sunlight notice.
@@ -632,7 +626,10 @@ public struct PhoneApp: Sendable {
     /// did not hold; a foreground submit that only re-states the pending request is not one
     /// (docs/metrics.md), so that the execution rate counts requests the OS could answer.
     private mutating func renew(at now: Date, attempt: Int?, background: Bool) -> [PhoneEffect] {
-        guard let earliest = RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone) else {
+        // The next wake-up after the device's wall clock (the app's Date()): a clock set back
+        // plans from a "now" in the past (docs/scheduler.md, "The user sets the clock").
+        let wallNow = scheduler.wallClock(at: now)
+        guard let earliest = RefreshPlanner.earliestBeginDate(after: wallNow, schedule: schedule, in: zone) else {
             let reason = "the schedule has no wake-up in the next 8 days"
             return [
                 .emit(Event(.submitFailed, [("reason", .string(reason))])),
@@ -688,12 +685,7 @@ public struct PhoneApp: Sendable {
             policy: configuration.sunlightPolicy)
         {
         case .notice(let record):
-            var change = NotificationChange()
-            var effects = sync.update { state in
-                change = state.notifications.update(prefix: SunlightPlanner.idPrefix, with: [record])
-            }
-            effects += noticeEvents(change)
-            return effects
+            return post([record], prefix: SunlightPlanner.idPrefix, removingDeliveredBefore: nil)
         case .none(let reason):
             var effects = sync.update { state in
                 state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [])
@@ -847,14 +839,37 @@ public struct PhoneApp: Sendable {
         return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
     }
 
-    /// The events of a change of the pending notices: `NotificationChange.events`, then, while
-    /// the OS does not show the app's notifications (Android, permission revoked), one
+    /// Hands `records` to the OS in place of every pending notice whose id starts with `prefix`
+    /// (delivered ones before `removingDeliveredBefore`, the wall clock, dropped first), and says
+    /// what the user will see. iOS with the authorization `denied` or `not-determined`: every
+    /// `UNUserNotificationCenter.add` fails (`notification.failed`, `UNErrorDomain` code 1) and
+    /// none of `prefix` is pending; otherwise `notice(_:)`'s events.
+    private mutating func post(
+        _ records: [NotificationRecord], prefix: String, removingDeliveredBefore wallNow: Date?
+    ) -> [PhoneEffect] {
+        let authorization = scheduler.notificationAuthorization
+        var change = NotificationChange()
+        let effects = sync.update { state in
+            if let wallNow { state.notifications.removeDelivered(before: wallNow) }
+            change = state.notifications.update(prefix: prefix, with: authorization.allowsAdding ? records : [])
+        }
+        guard authorization.allowsAdding else {
+            return effects + NotificationChange.failures(records, authorization: authorization)
+        }
+        return effects + noticeEvents(change)
+    }
+
+    /// The events of a change of the pending notices: `NotificationChange.events(delivery:)`
+    /// (`quiet` for an iOS provisional authorization, `none` while hidden, else `alert`), then,
+    /// while the OS does not show the app's notifications (Android, permission revoked), one
     /// `notification.hidden` {id, fireDate, text, reason} per added notice: posted, never shown,
     /// no error.
     private func noticeEvents(_ change: NotificationChange) -> [PhoneEffect] {
-        guard !scheduler.notificationsShown else { return change.events }
+        guard !scheduler.notificationsShown else {
+            return change.events(delivery: scheduler.notificationAuthorization.delivery)
+        }
         let reason = "the notification permission (POST_NOTIFICATIONS) is revoked: posted, never shown, no error"
-        return change.events
+        return change.events(delivery: "none")
             + change.added.map { record in
                 .emit(
                     Event(
@@ -872,6 +887,40 @@ public struct PhoneApp: Sendable {
         scheduler.setNotificationPermission(granted)
         return [
             .emit(Event(.osPermission, [("permission", .string("notifications")), ("granted", .bool(granted))]))
+        ] + drainTrace()
+    }
+
+    /// iOS: the user changes the app's notification authorization at `now` (`os.notifications`);
+    /// it applies to the next notices the app adds (`notification.failed` while `denied` or
+    /// `not-determined`, `delivery` `quiet` while `provisional`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setNotificationAuthorization(_ state: NotificationAuthorization, at now: Date)
+        -> [PhoneEffect]
+    {
+        scheduler.setNotificationAuthorization(state)
+        return [
+            .emit(
+                Event(
+                    .osNotifications,
+                    [("authorization", .string(state.rawValue)), ("delivery", .string(state.delivery))]))
+        ] + drainTrace()
+    }
+
+    /// The user sets the device's wall clock by `delta` seconds at true instant `now`
+    /// (`os.clock_set`, then the OS's `os.time_changed`). The app plans its next request, notices
+    /// and batch from the wall clock at its next run; true time, and so the watch's alarm
+    /// instants, do not move (docs/scheduler.md, "The user sets the clock").
+    /// - Returns: the effects to perform, in order.
+    public mutating func setClock(by delta: TimeInterval, at now: Date) -> [PhoneEffect] {
+        scheduler.setWallClock(by: delta, at: now)
+        return [
+            .emit(
+                Event(
+                    .osClockSet,
+                    [
+                        ("delta", .double(delta)), ("offset", .double(scheduler.wallClockOffset)),
+                        ("wallClock", .date(scheduler.wallClock(at: now))),
+                    ]))
         ] + drainTrace()
     }
 

@@ -581,6 +581,42 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         }
     }
 
+    /// The user sets the device's wall clock by `delta` seconds: Android broadcasts
+    /// `ACTION_TIME_CHANGED` (`android.intent.action.TIME_SET`), and WorkManager's
+    /// `RescheduleReceiver` reschedules every enqueued work from its `lastEnqueueTime`, which
+    /// androidx keeps in `System.currentTimeMillis()` terms: the next run is
+    /// `WorkSpec.calculateNextRunTime` on the wall clock (`lastEnqueueTime + interval`, the
+    /// initial delay or the back-off alike). So in true time every next run moves by `-delta`: a
+    /// clock set back 12 h runs 12 h late.
+    ///
+    /// A force-stopped app gets no broadcast, but `ForceStopRunnable` reschedules the same way at
+    /// the next open. A run in flight is not touched (its end starts the next period on the new
+    /// clock). The quota windows and Doze count elapsed time (`SystemClock.elapsedRealtime`) and
+    /// do not move. Traced `os.time_changed` {broadcast, delta, pendingIdentifier, nextRunAt},
+    /// then `os.work.rescheduled` reason "time changed" when work is enqueued and the app is not
+    /// force-stopped.
+    /// - Parameters:
+    ///   - delta: the change of the wall clock, seconds (negative: set back).
+    ///   - now: virtual (true) instant.
+    public mutating func wallClockChanged(by delta: TimeInterval, at now: Date) {
+        advance(to: now)
+        for (identifier, var work) in works where work.running == nil {
+            work.lastEnqueueTime = work.lastEnqueueTime.addingTimeInterval(-delta)
+            works[identifier] = work
+        }
+        let first = works.values.filter { $0.running == nil }.map(nextRunTime).min()
+        trace.add(
+            now, .osTimeChanged,
+            [
+                ("broadcast", .string("android.intent.action.TIME_SET")), ("delta", .double(delta)),
+                ("pendingIdentifier", works.isEmpty ? .null : .string(works.keys.sorted().joined(separator: ","))),
+                ("nextRunAt", .schedulerDate(first)),
+            ])
+        if !forceStopped && !works.isEmpty {
+            trace.add(now, .osWorkRescheduled, [("reason", .string("time changed"))])
+        }
+    }
+
     /// The device's Android version changes (`--android-api`, an OS update): the quota table of
     /// that API level applies from now (`Configuration.selectQuotas`); recorded sessions stay.
     /// - Parameters:

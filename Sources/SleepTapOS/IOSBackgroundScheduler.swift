@@ -469,6 +469,29 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         }
     }
 
+    /// The user sets the device's wall clock by `delta` seconds: iOS posts
+    /// `UIApplication.significantTimeChangeNotification` (Apple, "significantTimeChangeNotification":
+    /// a significant change in time; that a clock set by the user is one is this model's assumption).
+    ///
+    /// The pending request stays at its true instant: `BGTaskRequest.earliestBeginDate` is a
+    /// `Date`, an absolute instant, and Apple does not say that a change of the clock moves it
+    /// (this model's assumption), nor the opportunity the system drew. Traced `os.time_changed`
+    /// {notification, delta, pendingIdentifier, earliestBeginDate, plannedLaunch}.
+    /// - Parameters:
+    ///   - delta: the change of the wall clock, seconds (negative: set back).
+    ///   - now: virtual (true) instant.
+    public mutating func wallClockChanged(by delta: TimeInterval, at now: Date) {
+        advance(to: now)
+        trace.add(
+            now, .osTimeChanged,
+            [
+                ("notification", .string("UIApplication.significantTimeChangeNotification")),
+                ("delta", .double(delta)), ("pendingIdentifier", pending.map { .string($0.identifier) } ?? .null),
+                ("earliestBeginDate", .schedulerDate(pending?.earliestBeginDate)),
+                ("plannedLaunch", .schedulerDate(pending?.opportunity)),
+            ])
+    }
+
     /// Sets the app-refresh budget of later runs (`Configuration.runtimeBudget`; the expiration
     /// warning stays within it).
     /// - Parameter seconds: virtual seconds, > 0.

@@ -103,6 +103,9 @@ public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringC
     case osDoze = "os.doze"
     /// `os.test_driver`: a WorkManager `TestDriver` control was applied.
     case osTestDriver = "os.test_driver"
+    /// `os.time_changed`: the user set the device's wall clock (iOS
+    /// `significantTimeChangeNotification`, Android `ACTION_TIME_CHANGED`).
+    case osTimeChanged = "os.time_changed"
 
     /// The raw value, e.g. "os.launch".
     public var description: String { rawValue }

@@ -61,6 +61,12 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// Android: the user revoked the app's notification permission (`POST_NOTIFICATIONS`,
     /// Android 13+; before 13 the app's notifications switched off in Settings); nil = granted.
     public private(set) var notificationsDenied: Bool?
+    /// iOS: the app's notification authorization (stdin `notifications STATE`,
+    /// `--notifications`); nil = `authorized`, this model's default.
+    public private(set) var notificationAuthorizationState: NotificationAuthorization?
+    /// How far the device's wall clock is from true time, seconds (wall = true + offset): the sum
+    /// of the user's `clock-set` changes; nil = 0 (the clock is right).
+    public private(set) var wallClockOffsetState: TimeInterval?
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
     /// The latest instant a call gave (what `drainTrace` asks `why` at); not encoded.
@@ -107,6 +113,47 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// Whether notifications the app posts are shown (false only on Android with the permission
     /// revoked).
     public var notificationsShown: Bool { notificationsDenied != true }
+
+    /// iOS: the user changes the app's notification authorization (stdin `notifications
+    /// STATE`); kept with the device, like its other settings. Ignored on Android (its
+    /// permission is `setNotificationPermission`).
+    /// - Parameter state: the new authorization.
+    public mutating func setNotificationAuthorization(_ state: NotificationAuthorization) {
+        guard case .ios = device else { return }
+        notificationAuthorizationState = state == .authorized ? nil : state
+    }
+
+    /// The app's notification authorization: the stored one on iOS (default `authorized`);
+    /// always `authorized` on Android (see `notificationsShown`).
+    public var notificationAuthorization: NotificationAuthorization { notificationAuthorizationState ?? .authorized }
+
+    /// How far the device's wall clock is from true time, seconds: wall = true + offset.
+    public var wallClockOffset: TimeInterval { wallClockOffsetState ?? 0 }
+
+    /// What the device's wall clock reads at true instant `now` (`now + wallClockOffset`).
+    /// - Parameter now: virtual (true) instant.
+    public func wallClock(at now: Date) -> Date { now.addingTimeInterval(wallClockOffset) }
+
+    /// The user sets the device's wall clock by `delta` seconds (stdin `clock-set ±DURATION`);
+    /// true time goes on. The offset is the device's, kept with the OS. The platform reacts
+    /// (`IOSBackgroundScheduler.wallClockChanged`: the pending request stays at its true
+    /// instant; `AndroidWorkScheduler.wallClockChanged`: WorkManager replans from the wall clock).
+    /// - Parameters:
+    ///   - delta: seconds added to the wall clock (negative: set back).
+    ///   - now: virtual (true) instant.
+    public mutating func setWallClock(by delta: TimeInterval, at now: Date) {
+        seen(now)
+        let offset = wallClockOffset + delta
+        wallClockOffsetState = offset == 0 ? nil : offset
+        switch device {
+        case .ios(var s):
+            s.wallClockChanged(by: delta, at: now)
+            device = .ios(s)
+        case .android(var s):
+            s.wallClockChanged(by: delta, at: now)
+            device = .android(s)
+        }
+    }
 
     /// The device restarts: the app process is gone; what each platform keeps and drops is in
     /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
@@ -299,6 +346,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
         if let name = timeZoneIdentifier, let problem = zoneProblem(name) {
             return "timeZone: \(problem)"
+        }
+        if let offset = wallClockOffsetState, !offset.isFinite {
+            return "wallClockOffset \(offset): expected a finite number of seconds"
         }
         switch device {
         case .ios(let s):
@@ -569,11 +619,18 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// The scheduler's status, then `reboots` and `launches` (how many `launchHistory` holds).
+    /// The scheduler's status, then `reboots`, `launches` (how many `launchHistory` holds),
+    /// `wallClockOffset` (seconds) and, on iOS, `notificationAuthorization`.
     public func status() -> [(String, EventValue)] {
-        scheduler.status() + [
-            ("reboots", .int(Int64(reboots))), ("launches", .int(Int64(launchHistory.count))),
-        ]
+        var fields =
+            scheduler.status() + [
+                ("reboots", .int(Int64(reboots))), ("launches", .int(Int64(launchHistory.count))),
+                ("wallClockOffset", .double(wallClockOffset)),
+            ]
+        if case .ios = device {
+            fields.append(("notificationAuthorization", .string(notificationAuthorization.rawValue)))
+        }
+        return fields
     }
 
     /// Notes the instant of a call (the latest is what `drainTrace` asks `why` at).
@@ -593,7 +650,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case version, platform, seed, reboots, lastReboot, timeZone, launchHistory, ios, android
-        case notificationsDenied
+        case notificationsDenied, notificationAuthorization, wallClockOffset
     }
 
     /// Reads `version` first, then `platform` ("ios" or "android") and the scheduler under the
@@ -615,6 +672,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         timeZoneIdentifier = try container.decodeIfPresent(String.self, forKey: .timeZone)
         launchHistory = try container.decode([LaunchRecord].self, forKey: .launchHistory)
         notificationsDenied = try container.decodeIfPresent(Bool.self, forKey: .notificationsDenied)
+        notificationAuthorizationState = try container.decodeIfPresent(
+            NotificationAuthorization.self, forKey: .notificationAuthorization)
+        wallClockOffsetState = try container.decodeIfPresent(TimeInterval.self, forKey: .wallClockOffset)
         let name = try container.decode(String.self, forKey: .platform)
         switch Platform(rawValue: name) {
         case .ios: device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
@@ -625,8 +685,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `timeZone` (when set), `launchHistory` and the
-    /// scheduler under the platform's name.
+    /// Writes `version`, `platform`, `seed`, `reboots`, `lastReboot`, `timeZone` (when set),
+    /// `launchHistory`, the device settings that are set (`notificationsDenied`,
+    /// `notificationAuthorization`, `wallClockOffset`) and the scheduler under the platform's name.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(version, forKey: .version)
@@ -637,6 +698,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         try container.encodeIfPresent(timeZoneIdentifier, forKey: .timeZone)
         try container.encode(launchHistory, forKey: .launchHistory)
         try container.encodeIfPresent(notificationsDenied, forKey: .notificationsDenied)
+        try container.encodeIfPresent(notificationAuthorizationState, forKey: .notificationAuthorization)
+        try container.encodeIfPresent(wallClockOffsetState, forKey: .wallClockOffset)
         switch device {
         case .ios(let s): try container.encode(s, forKey: .ios)
         case .android(let s): try container.encode(s, forKey: .android)

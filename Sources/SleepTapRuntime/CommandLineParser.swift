@@ -14,7 +14,7 @@ public enum CommandLineParser {
                      [--platform ios|android] [--registration early|late-silent|late-crash]
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
                      [--interval SECS] [--android-api N] [--android16-quotas on|off]
-                     [--constraints LIST]
+                     [--constraints LIST] [--notifications STATE]
                      [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
                      [--metrics-dir DIR] [--app-version V]
@@ -72,6 +72,10 @@ public enum CommandLineParser {
                                 network, charging, device-idle, battery-not-low, storage-not-low
                                 (or none, the default); the work waits while one is unmet and
                                 `why` names it (PENDING_JOB_REASON_CONSTRAINT_*)
+          --notifications STATE iOS: the app's notification authorization: authorized (default),
+                                denied, provisional (quiet: Notification Center only) or
+                                not-determined; denied and not-determined make every notice
+                                fail (notification.failed, UNErrorDomain 1)
           --os-seed N           seed of a new OS's launch-opportunity model (default: 1); a
                                 stored OS goes on with its own draws
           --step-costs LIST     virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2
@@ -112,6 +116,14 @@ public enum CommandLineParser {
           permission notifications grant|revoke
                           Android: POST_NOTIFICATIONS; revoked, bedtime notices are posted and
                           never shown, with no error (notification.hidden)
+          notifications authorized|denied|provisional|not-determined
+                          iOS: the app's notification authorization (as --notifications);
+                          on Android, use permission notifications
+          clock-set ±DURATION
+                          the user sets the device's wall clock by an offset (-12h, +90m,
+                          +1h30m); true time goes on. iOS: significantTimeChangeNotification,
+                          the pending request keeps its instant; Android: TIME_SET, WorkManager
+                          replans from the wall clock. The app plans from the wall clock
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the
@@ -332,6 +344,14 @@ public enum CommandLineParser {
             case "--low-power": os.lowPower = true
             case "--refresh-off": os.backgroundRefresh = false
             case "--charging": os.charging = true
+            case "--notifications":
+                let text = try reader.value(flag)
+                guard let state = NotificationAuthorization(rawValue: text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected authorized, denied, provisional or "
+                            + "not-determined")
+                }
+                os.notifications = state
             case "--bucket":
                 let text = try reader.value(flag)
                 guard let bucket = StandbyBucket(name: text) else {
@@ -413,6 +433,11 @@ public enum CommandLineParser {
         try requireCurveOnTCP(endpoint: endpoint, keys: keys, insecure: insecure)
         if os.platform != .android && (os.bucket != nil || os.charging != nil || os.interval != nil) {
             throw UsageError("--bucket, --charging and --interval are Android settings: add --platform android")
+        }
+        if os.platform == .android && os.notifications != nil {
+            throw UsageError(
+                "--notifications is iOS's notification authorization (UNUserNotificationCenter); on Android "
+                    + "the app's notifications follow its permission: stdin permission notifications grant|revoke")
         }
         if os.platform != .android && os.constraints != nil {
             throw UsageError(

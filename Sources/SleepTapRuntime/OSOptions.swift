@@ -39,6 +39,9 @@ public struct OSOptions: Equatable, Sendable {
     /// `--constraints`: the Android work request's `Constraints` (empty: `none`); nil = stored,
     /// else none.
     public var constraints: [WorkConstraint]?
+    /// `--notifications`: iOS's notification authorization; nil = stored, else `authorized` (so
+    /// a scenario without it means what it meant before the flag).
+    public var notifications: NotificationAuthorization?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
     public var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
@@ -75,7 +78,7 @@ public struct OSOptions: Equatable, Sendable {
     }
 
     /// The device settings given as flags (`--low-power`, `--refresh-off`, `--charging`,
-    /// `--bucket`), as the commands the phone applies at every start, in this order, to a new and
+    /// `--bucket`, `--notifications`), as the commands the phone applies at every start, in this order, to a new and
     /// a stored OS alike (the user changing the setting).
     public var settingCommands: [PhoneCommand] {
         var settings: [PhoneCommand] = []
@@ -83,6 +86,7 @@ public struct OSOptions: Equatable, Sendable {
         if let on = backgroundRefresh { settings.append(.backgroundRefresh(on)) }
         if let on = charging { settings.append(.charging(on)) }
         if let bucket { settings.append(.bucket(bucket)) }
+        if let notifications { settings.append(.notificationAuthorization(notifications)) }
         return settings
     }
 
@@ -95,8 +99,9 @@ public struct OSOptions: Equatable, Sendable {
     ///   - taskIdentifier: the app's refresh task.
     ///   - now: virtual instant.
     /// - Returns: the OS to run on.
-    /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, or
-    ///   an iOS registration mode for a stored Android device); the stored state is not changed.
+    /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, an
+    ///   iOS registration mode or `--notifications` for a stored Android device); the stored
+    ///   state is not changed.
     public func resolve(stored: SimulatedOS?, taskIdentifier: String, at now: Date) throws(UsageError) -> SimulatedOS {
         guard var os = stored else { return makeOS(taskIdentifier: taskIdentifier) }
         if let platform, platform != os.platform {
@@ -111,6 +116,11 @@ public struct OSOptions: Equatable, Sendable {
                         + "the state dir's os.json holds an android device, and WorkManager has no registration step")
             }
             if registration != os.registrationMode { os.installUpdate(registration: registration, at: now) }
+        }
+        if notifications != nil && os.platform == .android {
+            throw UsageError(
+                "--notifications is iOS's notification authorization (UNUserNotificationCenter); the state dir's "
+                    + "os.json holds an android device: use stdin permission notifications grant|revoke")
         }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }

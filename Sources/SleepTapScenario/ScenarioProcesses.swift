@@ -488,6 +488,8 @@ extension ScenarioRun {
         case "initial-delay-met", "period-delay-met", "constraints-met": [.osTestDriver]
         case "stop": [.osWorkStopped, .osTestDriver]
         case "permission": [.osPermission]
+        case "clock-set": [.osClockSet]
+        case "notifications" where PhoneCommand.words(line).words.count == 2: [.osNotifications]
         case "force-quit": [.osForceQuit]
         case "registration": [.osRegistration]
         case "reboot": [.osReboot]

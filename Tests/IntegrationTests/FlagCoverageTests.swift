@@ -43,6 +43,7 @@ struct FlagCoverageTests {
         "phone --android-api": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --android16-quotas": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --constraints": "SleepTapRuntimeTests/OptionEffectTests.swift constraints",
+        "phone --notifications": "SleepTapRuntimeTests/OptionEffectTests.swift notifications",
         "phone --os-seed": "IntegrationTests/FlagEffectTests.swift osSeed",
         "phone --step-costs": "IntegrationTests/FlagEffectTests.swift stepCosts",
         "phone --weather": "IntegrationTests/FlagEffectTests.swift weather",

@@ -173,6 +173,40 @@ struct OSStateTests {
         #expect(registered.string("phase") == "after launch")
     }
 
+    @Test(
+        "stdin notifications denied and clock-set -12h over ipc: the notices fail, the batch is planned from the wall clock, and a restarted phone keeps both (os.json)"
+    )
+    func notificationsAndClockKept() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let run = try PhoneRun(
+            scenario, name: "n", clock: ["--time-zone", "UTC", "--clock-start", "2026-06-01T12:00:00Z"])
+        let phone = try run.phone
+        try phone.expect(.refreshForeground)
+        phone.send(line: "notifications denied")
+        try phone.expect(.osNotifications) { $0.string("authorization") == "denied" }
+        phone.send(line: "clock-set -12h")
+        let set = try phone.expect(.osClockSet)
+        #expect((set.event.fields["offset"] as? NSNumber)?.doubleValue == -43_200)
+        try phone.expect(.osTimeChanged, from: set.index)
+        phone.send(line: "clock-set 12h")
+        try phone.expect(.inputRejected) { $0.string("input") == "clock-set 12h" }
+        try run.restart()
+        let restarted = try run.phone
+        // The start's open: the wall clock reads about 2026-06-01 00:00 UTC, so the first wake-up
+        // is 2026-06-01 07:00 UTC (past in true time; with a right clock it would be 06-02's),
+        // and every notice fails.
+        let batch = try restarted.expect(.batchGenerated)
+        #expect(batch.event.string("first") == "2026-06-01T07:00:00Z")
+        let failed = try restarted.expect(.notificationFailed)
+        #expect(failed.event.string("domain") == "UNErrorDomain")
+        #expect(failed.event.int("code") == 1)
+        #expect(!restarted.events.contains { $0.name == .notificationAdded })
+        let os = try String(contentsOfFile: "\(scenario.dir)/n/os.json", encoding: .utf8)
+        #expect(os.contains("\"wallClockOffset\":-43200"))
+        #expect(os.contains("\"notificationAuthorization\":\"denied\""))
+    }
+
     @Test("A bad os.json is moved aside and the OS starts new; --platform against the stored OS exits 64 and leaves it")
     func badStoredOS() throws {
         let scenario = try Scenario()

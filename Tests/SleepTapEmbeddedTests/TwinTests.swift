@@ -325,6 +325,39 @@ struct TwinTests {
         }
     }
 
+    @Test(
+        "The phone's clock set back 12 h (clock-set through the node, as the process): its batch is planned from its wall clock, and the watch's alarms are set and ring at the same instants as without it"
+    )
+    func clockSetLeavesWatchAlarm() throws {
+        func alarms(clockSet: Bool) -> (set: [Date], rung: [Date], twin: Twin) {
+            var twin = Self.twin(.early)
+            twin.boot()
+            if clockSet { twin.schedule(.phone("clock-set -12h"), at: Self.start.addingTimeInterval(3_600)) }
+            twin.schedule(.phone("open"), at: Self.start.addingTimeInterval(3_660))
+            twin.run(until: Self.start.addingTimeInterval(3 * Self.day))
+            func instants(_ name: EventName) -> [Date] {
+                twin.events(name, from: .watch).compactMap {
+                    if case .date(let date)? = $0.event["alarmTime"] { date } else { nil }
+                }
+            }
+            return (instants(.alarmSet), instants(.alarmFired), twin)
+        }
+        let plain = alarms(clockSet: false)
+        let moved = alarms(clockSet: true)
+        #expect(!plain.rung.isEmpty)
+        #expect(moved.set == plain.set)
+        #expect(moved.rung == plain.rung)
+        let set = try #require(moved.twin.events(.osClockSet).first)
+        #expect(set.at == Self.start.addingTimeInterval(3_600))
+        #expect(set.event["offset"] == .double(-43_200))
+        #expect(moved.twin.events(.osTimeChanged).count == 1)
+        // The open after it plans from the phone's wall clock (Thu 01:01 EST): its first wake-up is
+        // Thu 07:00 EST, already past in true time; the watch sets no alarm for it.
+        let batch = try #require(
+            moved.twin.events(.batchGenerated, from: .phone).first { $0.at == Self.start.addingTimeInterval(3_660) })
+        #expect(batch.event["first"] == .date(ISO8601.date("2025-03-06T12:00:00Z")!))
+    }
+
     @Test("A link down longer than the cache: the watch falls back, and catches up when the link returns")
     func longOutage() throws {
         var twin = Self.twin(.early)

@@ -155,4 +155,36 @@ struct OptionEffectTests {
             #expect((error as? UsageError)?.message.contains("Android setting") == true)
         }
     }
+
+    @Test(
+        "--notifications is a device setting applied at start like --low-power (nil: the stored one, else authorized); bad states and Android are refused"
+    )
+    func notifications() throws {
+        #expect(try Self.phoneOptions([]).os.notifications == nil)
+        #expect(try Self.phoneOptions([]).os.settingCommands.isEmpty)
+        let denied = try Self.phoneOptions(["--notifications", "denied"]).os
+        #expect(denied.notifications == .denied)
+        #expect(denied.settingCommands == [.notificationAuthorization(.denied)])
+        #expect(
+            try Self.phoneOptions(["--low-power", "--notifications", "not-determined"]).os.settingCommands
+                == [.lowPower(true), .notificationAuthorization(.notDetermined)])
+        do {
+            _ = try Self.phoneOptions(["--notifications", "maybe"])
+            Issue.record("--notifications maybe accepted")
+        } catch {
+            #expect((error as? UsageError)?.message.contains("\"maybe\"") == true)
+        }
+        do {
+            _ = try Self.phoneOptions(["--platform", "android", "--notifications", "denied"])
+            Issue.record("--notifications accepted on Android")
+        } catch {
+            #expect((error as? UsageError)?.message.contains("permission notifications grant|revoke") == true)
+        }
+        // A stored Android device without --platform: refused at resolve, the state unchanged.
+        let android = try Self.phoneOptions(["--platform", "android"]).os.makeOS(taskIdentifier: Self.task)
+        #expect(throws: UsageError.self) {
+            try Self.phoneOptions(["--notifications", "denied"]).os.resolve(
+                stored: android, taskIdentifier: Self.task, at: Self.t0)
+        }
+    }
 }

@@ -41,6 +41,10 @@ public enum PhoneCommand: Equatable, Sendable {
     case stop(WorkStopReason)
     /// Android: the user grants (true) or revokes the notification permission.
     case notificationPermission(Bool)
+    /// iOS: the app's notification authorization (`UNAuthorizationStatus`) as the user left it.
+    case notificationAuthorization(NotificationAuthorization)
+    /// The user sets the device's wall clock by this many seconds (negative: back); true time goes on.
+    case clockSet(TimeInterval)
     /// The user swipes the app away.
     case forceQuit
     /// iOS: the user installs an app update that registers its handler this way (from the app's
@@ -79,7 +83,8 @@ public enum PhoneCommand: Equatable, Sendable {
         "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
         + "idle force|step|off, network on|off, battery-low on|off, storage-low on|off, period-delay-met, "
-        + "initial-delay-met, constraints-met, stop REASON, permission notifications grant|revoke, force-quit, "
+        + "initial-delay-met, constraints-met, stop REASON, permission notifications grant|revoke, "
+        + "notifications authorized|denied|provisional|not-determined, clock-set ±DURATION, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
     /// The words of each command after its name, as the usage shows them (nil: none).
@@ -92,6 +97,7 @@ public enum PhoneCommand: Equatable, Sendable {
         "period-delay-met": nil, "initial-delay-met": nil, "constraints-met": nil,
         "stop": "REASON (a WorkInfo STOP_REASON_* name or code, e.g. STOP_REASON_USER or 13)",
         "permission": "notifications grant|revoke", "force-quit": nil,
+        "clock-set": "±DURATION (a signed offset of the wall clock, e.g. -12h, +90m, +1h30m)",
         "registration": "early|late-silent|late-crash", "reboot": nil, "simulate-launch": nil,
         "simulate-expiration": nil, "quit": nil,
     ]
@@ -118,8 +124,13 @@ public enum PhoneCommand: Equatable, Sendable {
             Rejection(input: text, reason: reason)
         }
         if let name = words.first, let usage = argumentUsage[name],
-            words.count != (usage == nil ? 1 : name == "permission" ? 3 : 2)
+            words.count != (usage == nil ? 1 : name == "permission" ? 3 : 2),
+            !(name == "notifications" && words.count == 2)
         {
+            if name == "notifications" {
+                throw reject(
+                    "expected notifications, or notifications authorized|denied|provisional|not-determined (iOS)")
+            }
             throw reject(usage.map { "expected \(name) \($0)" } ?? "\(name) takes no argument")
         }
         func onOff(_ name: String) throws(Rejection) -> Bool {
@@ -136,6 +147,21 @@ public enum PhoneCommand: Equatable, Sendable {
         case ("why", 1): return .why
         case ("history", 1): return .history
         case ("notifications", 1): return .notifications
+        case ("notifications", 2) where platform != .ios:
+            throw reject(
+                "notifications STATE is iOS's notification authorization (UNUserNotificationCenter); on Android "
+                    + "the app's notifications follow its permission: permission notifications grant|revoke")
+        case ("notifications", 2):
+            guard let state = NotificationAuthorization(rawValue: words[1]) else {
+                throw reject(
+                    "expected notifications authorized|denied|provisional|not-determined; not \"\(clipped(words[1]))\"")
+            }
+            return .notificationAuthorization(state)
+        case ("clock-set", 2):
+            switch clockOffset(words[1]) {
+            case .success(let seconds): return .clockSet(seconds)
+            case .failure(let problem): throw reject(problem.reason)
+            }
         case ("time-zone", 2):
             guard let zone = WakeCalendar.zone(named: words[1]) else {
                 throw reject(WakeCalendar.unknownZoneReason(words[1]))
@@ -218,6 +244,52 @@ public enum PhoneCommand: Equatable, Sendable {
         case ("quit", 1): return .quit
         default: throw reject(unknownCommandReason)
         }
+    }
+
+    /// Why a `clock-set` argument is not an offset.
+    public struct ClockOffsetProblem: Error, Equatable, Sendable {
+        /// The reason, naming the argument.
+        public var reason: String
+    }
+
+    /// The largest `clock-set` change, seconds (366 days; this model's bound).
+    public static let clockOffsetLimit: TimeInterval = 366 * 86_400
+
+    /// A `clock-set` argument: a sign, then one or more whole numbers each followed by a unit
+    /// (`d`, `h`, `m`, `s`), largest unit first (`-12h`, `+90m`, `+1h30m`, `-45s`).
+    /// - Parameter text: the argument.
+    /// - Returns: the offset in seconds, or the problem naming `text`.
+    public static func clockOffset(_ text: String) -> Result<TimeInterval, ClockOffsetProblem> {
+        let shown = clipped(text)
+        func problem(_ what: String) -> Result<TimeInterval, ClockOffsetProblem> {
+            .failure(
+                ClockOffsetProblem(
+                    reason: "expected clock-set ±DURATION (a sign, then numbers with units d, h, m, s, e.g. -12h, "
+                        + "+90m, +1h30m); \"\(shown)\" \(what)"))
+        }
+        var characters = Substring(text)
+        guard let sign = characters.first, sign == "+" || sign == "-" else { return problem("has no sign") }
+        characters = characters.dropFirst()
+        guard !characters.isEmpty else { return problem("has no duration") }
+        let units: [Character: TimeInterval] = ["d": 86_400, "h": 3_600, "m": 60, "s": 1]
+        let order: [Character] = ["d", "h", "m", "s"]
+        var total: TimeInterval = 0
+        var lastUnit = -1
+        while !characters.isEmpty {
+            let digits = characters.prefix(while: { $0.isASCII && $0.isNumber })
+            guard !digits.isEmpty else { return problem("has no number before \"\(characters.prefix(1))\"") }
+            guard digits.count <= 9, let value = Double(digits) else { return problem("has a number too large") }
+            characters = characters.dropFirst(digits.count)
+            guard let unit = characters.first, let seconds = units[unit], let rank = order.firstIndex(of: unit) else {
+                return problem(characters.isEmpty ? "has a number without a unit" : "has an unknown unit")
+            }
+            guard rank > lastUnit else { return problem("repeats a unit or puts a larger one after a smaller") }
+            lastUnit = rank
+            total += value * seconds
+            characters = characters.dropFirst()
+        }
+        guard total <= clockOffsetLimit else { return problem("is more than 366 days") }
+        return .success(sign == "-" ? -total : total)
     }
 
     /// `LAT,LON` in decimal degrees (digits, `.`, `e`, sign), each in range.

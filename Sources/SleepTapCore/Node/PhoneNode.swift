@@ -770,7 +770,7 @@ public struct PhoneNode: Sendable {
             ]
         case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
             .simulateLaunch, .simulateExpiration, .network, .batteryLow, .storageLow, .testDriver, .stop,
-            .notificationPermission:
+            .notificationPermission, .notificationAuthorization, .clockSet:
             return apply(command, time)
         case .quit:
             return stopping([("reason", .string("quit"))], time)
@@ -793,6 +793,9 @@ public struct PhoneNode: Sendable {
         case .stop(let reason): return step(time) { $0.stopWork(reason: reason, at: now) }
         case .notificationPermission(let granted):
             return step(time) { $0.setNotificationPermission(granted, at: now) }
+        case .notificationAuthorization(let state):
+            return step(time) { $0.setNotificationAuthorization(state, at: now) }
+        case .clockSet(let delta): return step(time) { $0.setClock(by: delta, at: now) }
         case .forceQuit: return step(time) { $0.forceQuit(at: now) }
         case .registration(let mode): return step(time) { $0.installUpdate(registration: mode, at: now) }
         case .reboot: return step(time) { $0.reboot(at: now) }

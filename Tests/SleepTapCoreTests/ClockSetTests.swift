@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import SleepTapOS
+import Testing
+
+@testable import SleepTapCore
+
+/// The user sets the phone's wall clock (docs/scheduler.md, "The user sets the clock"): stdin
+/// `clock-set ±DURATION`.
+@Suite("The user sets the phone's clock")
+struct ClockSetTests {
+    @Test("clock-set parses a signed duration in d, h, m, s")
+    func parses() throws {
+        for (text, seconds) in [
+            ("-12h", -43_200.0), ("+90m", 5_400), ("+1h30m", 5_400), ("-1d2h3m4s", -93_784), ("+45s", 45),
+            ("-0h", 0),
+        ] {
+            #expect(try PhoneCommand.parse("clock-set \(text)", platform: .ios) == .clockSet(seconds), "\(text)")
+            #expect(try PhoneCommand.parse("clock-set \(text)", platform: .android) == .clockSet(seconds), "\(text)")
+        }
+    }
+
+    @Test("clock-set refuses a bad duration with a reason naming the input")
+    func refuses() throws {
+        for text in ["12h", "-12", "-12x", "-h", "+1m2h", "+2h2h", "-400d", "+", "--1h", "-1.5h", "+9999999999s"] {
+            do {
+                _ = try PhoneCommand.parse("clock-set \(text)", platform: .ios)
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.reason.contains("\"\(text)\""), "\(text): \(error.reason)")
+                #expect(error.reason.contains("expected clock-set ±DURATION"), "\(text): \(error.reason)")
+            }
+        }
+        do {
+            _ = try PhoneCommand.parse("clock-set", platform: .ios)
+            Issue.record("accepted clock-set alone")
+        } catch {
+            #expect(error.reason.hasPrefix("expected clock-set ±DURATION"), "\(error.reason)")
+        }
+    }
+
+    @Test(
+        "iOS: clock set back 12 h, then open: os.clock_set and os.time_changed; the batch is planned from the wall clock (generatedAt 12 h behind, a wake-up already past first); the request keeps its planned launch; kept in os.json"
+    )
+    func iosSetBack() throws {
+        var bench = NodeBench()
+        bench.start()
+        let before = try #require(bench.sentBatches.last)
+        // Thu 2025-03-06 12:00 EST: the first wake-up is Fri 07:00 EST.
+        #expect(before.entries.first?.wake == ISO8601.date("2025-03-07T12:00:00Z"))
+        let planned = bench.node.app.nextBackgroundLaunch(after: bench.now)
+        bench.advance(60)
+        bench.clearEvents()
+        bench.type("clock-set -12h")
+        #expect(bench.names().starts(with: [.osClockSet, .osTimeChanged]), "\(bench.names())")
+        let set = try #require(bench.events(.osClockSet).first)
+        #expect(set["offset"] == .double(-43_200))
+        #expect(set["wallClock"] == .date(bench.now.addingTimeInterval(-43_200)))
+        #expect(bench.events(.osTimeChanged).first?["plannedLaunch"] == planned.map { .date($0) })
+        #expect(bench.node.app.scheduler.wallClockOffset == -43_200)
+        bench.type("status")
+        guard case .object(let os)? = bench.events(.phoneStatus).last?["os"] else {
+            Issue.record("no os in phone.status")
+            return
+        }
+        #expect(os["wallClockOffset"] == .double(-43_200))
+        #expect(os["notificationAuthorization"] == .string("authorized"))
+        bench.type("open")
+        let after = try #require(bench.sentBatches.last)
+        // The wall clock reads Thu 00:01 EST: its next 07:00 is Thu's, already past in true time.
+        #expect(
+            after.generatedAt == Date(timeIntervalSince1970: (bench.now.timeIntervalSince1970 - 43_200).rounded(.down)))
+        #expect(after.entries.first?.wake == ISO8601.date("2025-03-06T12:00:00Z"))
+        // Every later wake-up is the same instant as before: what the watch rings at does not move.
+        #expect(Array(after.entries.dropFirst().map(\.wake).prefix(6)) == Array(before.entries.map(\.wake).prefix(6)))
+        let stored = try JSONDecoder().decode(SimulatedOS.self, from: JSONEncoder().encode(bench.node.app.scheduler))
+        #expect(stored.wallClockOffset == -43_200)
+    }
+
+    @Test(
+        "Android: clock-set -12h replans the enqueued work 12 h later (os.time_changed nextRunAt, os.work.rescheduled)")
+    func androidSetBack() throws {
+        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        bench.start()
+        let next = try #require(bench.node.app.scheduler.nextLaunch(after: bench.now))
+        bench.clearEvents()
+        bench.type("clock-set -12h")
+        let changed = try #require(bench.events(.osTimeChanged).first)
+        #expect(changed["nextRunAt"] == .date(next.addingTimeInterval(43_200)))
+        #expect(bench.names().contains(.osWorkRescheduled))
+        #expect(bench.node.app.scheduler.nextLaunch(after: bench.now) == next.addingTimeInterval(43_200))
+    }
+}
