@@ -40,6 +40,7 @@ extension EventName {
             case .osWhy: .osWhy
             case .osDoze: .osDoze
             case .osTestDriver: .osTestDriver
+            case .osAlarmFired: .osAlarmFired
             }
     }
 }

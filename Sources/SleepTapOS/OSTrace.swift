@@ -103,6 +103,8 @@ public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringC
     case osDoze = "os.doze"
     /// `os.test_driver`: a WorkManager `TestDriver` control was applied.
     case osTestDriver = "os.test_driver"
+    /// `os.alarm.fired`: an alarm the app set fired (Android `AlarmManager`).
+    case osAlarmFired = "os.alarm.fired"
 
     /// The raw value, e.g. "os.launch".
     public var description: String { rawValue }
