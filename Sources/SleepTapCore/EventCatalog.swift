@@ -27,6 +27,12 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case notificationHidden = "notification.hidden"
     /// `notification.failed` (its fields: docs/protocol.md, "Events").
     case notificationFailed = "notification.failed"
+    /// `alarm.refused` (its fields: docs/protocol.md, "Events").
+    case alarmRefused = "alarm.refused"
+    /// `alarm.lost` (its fields: docs/protocol.md, "Events").
+    case alarmLost = "alarm.lost"
+    /// `alarm.cancelled` (its fields: docs/protocol.md, "Events").
+    case alarmCancelled = "alarm.cancelled"
     /// `schedule.changed` (its fields: docs/protocol.md, "Events").
     case scheduleChanged = "schedule.changed"
     /// `schedule.rejected` (its fields: docs/protocol.md, "Events").
@@ -252,6 +258,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osStorageLow = "os.storage_low"
     /// `os.test_driver` (its fields: docs/protocol.md, "Events").
     case osTestDriver = "os.test_driver"
+    /// `os.alarm.fired` (its fields: docs/protocol.md, "Events").
+    case osAlarmFired = "os.alarm.fired"
     /// `os.permission` (its fields: docs/protocol.md, "Events").
     case osPermission = "os.permission"
     /// `os.notifications` (its fields: docs/protocol.md, "Events").

@@ -43,6 +43,10 @@ public struct PhoneAppConfiguration: Sendable {
     /// The app's version in its run records (`RunRecord.appVersion`, `phone --app-version`);
     /// nil = not recorded.
     public var appVersion: String?
+    /// Android: the user asked for a companion phone alarm (`phone --phone-alarm on`): the app
+    /// sets a `setAlarmClock()` alarm for the next wake-up (docs/scheduler.md, "Alarms"); the
+    /// watch rings either way. Default false.
+    public var phoneAlarm = false
 
     /// The defaults: task `net.sleeptap.refresh`, a 7-day horizon, the default costs and policies.
     public init() {}
@@ -101,6 +105,12 @@ public struct PhoneApp: Sendable {
     /// When the app last ran its job for a watch's REQUEST (not stored: a restarted app starts
     /// afresh).
     public private(set) var lastServedRequest: Date?
+    /// The wake-up whose companion alarm `AlarmManager` last refused (`alarm.refused` is said
+    /// once per wake-up); not stored.
+    private var refusedAlarm: Date?
+
+    /// The tag (`PendingIntent`) of the companion phone alarm.
+    public static let alarmTag = "wake-up"
 
     /// Virtual seconds after a served REQUEST during which another is refused: the app's guard
     /// against a watch that asks too often (this project's choice; no platform documents a limit
@@ -470,6 +480,7 @@ public struct PhoneApp: Sendable {
             entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier,
             unlessUnchanged: !job.foreground && job.request == nil)
         job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
+        effects += companionAlarm(entries: plan.entries, at: now)
         // 3. weather, then the sunlight notice.
         switch configuration.weatherPolicy.decide(
             now: now, zone: zone, location: location, cached: sync.state.weather, foreground: job.foreground)
@@ -965,6 +976,88 @@ public struct PhoneApp: Sendable {
     public mutating func doze(_ input: DozeInput, at now: Date) -> [PhoneEffect] {
         scheduler.doze(input, at: now)
         return drainTrace()
+    }
+
+    // MARK: the companion phone alarm (Android)
+
+    /// Keeps the companion phone alarm on the next wake-up of `entries` after `now`: with
+    /// `phoneAlarm` on, sets (or moves) a `setAlarmClock()` alarm (`alarm.set`), or says the
+    /// `SecurityException` (`alarm.refused`, once per wake-up); with it off, cancels one the OS
+    /// still holds (`alarm.cancelled`). Nothing on iOS.
+    /// - Returns: the effects to perform, in order.
+    mutating func companionAlarm(entries: [WakeEntry], at now: Date) -> [PhoneEffect] {
+        guard scheduler.platform == .android else { return [] }
+        let held = scheduler.pendingAlarms.first { $0.tag == Self.alarmTag }
+        guard configuration.phoneAlarm else {
+            guard let held, scheduler.cancelAlarm(tag: Self.alarmTag) != nil else { return [] }
+            return [.emit(alarmEvent(.alarmCancelled, held.kind, held.triggerAt, reason: "--phone-alarm off"))]
+        }
+        guard let wake = entries.first(where: { $0.wake > now })?.wake, held?.triggerAt != wake,
+            refusedAlarm != wake
+        else { return [] }
+        do {
+            let replaced = try scheduler.setAlarm(.alarmClock, tag: Self.alarmTag, triggerAt: wake, at: now)
+            refusedAlarm = nil
+            var event = alarmEvent(.alarmSet, .alarmClock, wake)
+            event.fields.append(("replaced", replaced.map { .date($0.triggerAt) } ?? .null))
+            return [.emit(event)] + drainTrace()
+        } catch {
+            refusedAlarm = wake
+            return [.emit(alarmEvent(.alarmRefused, .alarmClock, wake, reason: error.reason))]
+        }
+    }
+
+    /// An alarm event {tag, kind, triggerAt, reason when given}.
+    private func alarmEvent(_ name: EventName, _ kind: AlarmKind, _ triggerAt: Date, reason: String? = nil) -> Event {
+        var fields: [(String, EventValue)] = [
+            ("tag", .string(Self.alarmTag)), ("kind", .string(kind.rawValue)), ("triggerAt", .date(triggerAt)),
+        ]
+        if let reason { fields.append(("reason", .string(reason))) }
+        return Event(name, fields)
+    }
+
+    /// The OS fires the alarms due by `now` (`os.alarm.fired`, at the alarm's own instant); the
+    /// companion alarm's receiver sets the next one.
+    /// - Returns: the effects to perform, in order.
+    public mutating func alarmsDue(at now: Date) -> [PhoneEffect] {
+        let fired = scheduler.alarmsDue(at: now)
+        var effects = drainTrace()
+        if fired.contains(where: { $0.tag == Self.alarmTag }) {
+            effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
+        }
+        return effects
+    }
+
+    /// Android: the user grants or revokes `SCHEDULE_EXACT_ALARM` at `now` (`os.permission`).
+    /// Revoked, the OS deletes the companion alarm with no broadcast (`alarm.lost`); granted, its
+    /// broadcast lets the app set it again (`alarm.set`).
+    /// - Returns: the effects to perform, in order.
+    public mutating func setExactAlarmPermission(_ granted: Bool, at now: Date) -> [PhoneEffect] {
+        guard let change = scheduler.setExactAlarmPermission(granted, at: now) else { return drainTrace() }
+        let broadcast = "ACTION_SCHEDULE_EXACT_ALARM_PERMISSION_STATE_CHANGED"
+        var effects: [PhoneEffect] = [
+            .emit(
+                Event(
+                    .osPermission,
+                    [
+                        ("permission", .string("exact-alarm")), ("granted", .bool(granted)),
+                        ("applied", .bool(change.applied)),
+                        ("broadcast", change.broadcast ? .string(broadcast) : .null),
+                    ]))
+        ]
+        for alarm in change.deleted where alarm.tag == Self.alarmTag {
+            effects.append(
+                .emit(
+                    alarmEvent(
+                        .alarmLost, alarm.kind, alarm.triggerAt,
+                        reason: "SCHEDULE_EXACT_ALARM revoked: the OS deleted the alarm with no broadcast "
+                            + "(the app is killed and cannot know)")))
+        }
+        if change.broadcast {
+            refusedAlarm = nil
+            effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
+        }
+        return effects + drainTrace()
     }
 
     /// The OS-side trace (`os.*` events) since the last call, as emit effects. The app drains it

@@ -41,6 +41,7 @@ extension EventName {
             case .osDoze: .osDoze
             case .osTestDriver: .osTestDriver
             case .osTimeChanged: .osTimeChanged
+            case .osAlarmFired: .osAlarmFired
             }
     }
 }

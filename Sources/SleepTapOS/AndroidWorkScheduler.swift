@@ -197,6 +197,11 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         /// The work request's `Constraints` (`--constraints`), in declaration order; nil = none
         /// (optional in `os.json`).
         public var constraints: [WorkConstraint]?
+        /// The alarm rules' numbers (`AlarmSettings`); nil = the defaults (optional in `os.json`).
+        public var alarms: AlarmSettings?
+        /// The exact alarm permission the app declares; nil = `SCHEDULE_EXACT_ALARM` (optional in
+        /// `os.json`).
+        public var exactAlarmDeclaration: ExactAlarmDeclaration?
 
         /// Chooses the quota table of `androidAPI` (`AndroidAPI.quotas(for:android16Flags:)`):
         /// sets `quotas`, `executionCap`, `androidAPI` and `android16Flags`.
@@ -313,10 +318,22 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var constraintsForced: Bool?
     /// `stop REASON` given while nothing ran: the next run is stopped at once with this code.
     private var armedStop: Int?
+    /// The alarms the app set and the OS holds, by trigger instant; nil = none (optional in `os.json`).
+    private var alarms: [Alarm]?
+    /// `SCHEDULE_EXACT_ALARM` is denied (a new install on API 34+, or the user revoked it); nil =
+    /// granted.
+    private var exactAlarmDenied: Bool?
+    /// When the app's last inexact while-idle alarm fired in Doze, nil when none did.
+    private var lastWhileIdleFire: Date?
+    /// When the app's exact while-idle alarms fired in Doze, within the quota's window.
+    private var exactWhileIdleFires: [Date]?
+    /// The instant `alarmsDue(at:)` last ran: Doze exits before an alarm clock up to it are said.
+    private var alarmsCheckedAt: Date?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
         case doze, offline, batteryLow, storageLow, constraintsForced, armedStop
+        case alarms, exactAlarmDenied, lastWhileIdleFire, exactWhileIdleFires, alarmsCheckedAt
     }
 
     /// - Parameter configuration: the periodic request and device limits. Nothing here is random.
@@ -570,6 +587,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             works[identifier] = work
         }
         constraintsForced = nil
+        clearAlarmsAtReboot()
         trace.add(
             now, .osRebooted,
             [
@@ -831,7 +849,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// the inputs stay as they are); pure.
     /// - Parameter now: virtual instant.
     public func dozePhase(at now: Date) -> (DozePhase, start: Date?, end: Date?) {
-        (doze ?? DozeState()).phase(at: now, charging: charging, settings: dozeSettings)
+        alarmClockOverlay((doze ?? DozeState()).phase(at: now, charging: charging, settings: dozeSettings), at: now)
     }
 
     /// Where the device is in light Doze at `now` (screen off and unplugged, motion allowed),
@@ -839,7 +857,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// it (`dozeHold(at:)`).
     /// - Parameter now: virtual instant.
     public func lightDozePhase(at now: Date) -> (LightDozePhase, start: Date?, end: Date?) {
-        (doze ?? DozeState()).lightPhase(at: now, charging: charging, settings: dozeSettings)
+        let (phase, start, end) = (doze ?? DozeState()).lightPhase(at: now, charging: charging, settings: dozeSettings)
+        guard phase == .idle else { return (phase, start, end) }
+        let (deep, exitStart, exitEnd) = alarmClockOverlay((.idle, start, end), at: now)
+        return (deep == .idle ? .idle : .maintenance, exitStart, exitEnd)
     }
 
     /// When Doze lets jobs start again, nil when it does not hold them at `now`: the end of a
@@ -1282,5 +1303,243 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             steps += 1
         }
         return max(candidate, t0)
+    }
+}
+
+// MARK: Alarms
+
+extension AndroidWorkScheduler {
+    /// The alarm rules' numbers in use (`Configuration.alarms`, else the defaults).
+    public var alarmSettings: AlarmSettings { configuration.alarms ?? AlarmSettings() }
+
+    /// The alarms the app set and the OS holds, earliest trigger first.
+    public var pendingAlarms: [Alarm] { alarms ?? [] }
+
+    /// The exact alarm permission the app declares (`SCHEDULE_EXACT_ALARM` unless set).
+    public var exactAlarmDeclaration: ExactAlarmDeclaration { configuration.exactAlarmDeclaration ?? .schedule }
+
+    /// `AlarmManager.canScheduleExactAlarms()`: the app declares `USE_EXACT_ALARM`, or holds
+    /// `SCHEDULE_EXACT_ALARM`.
+    public var canScheduleExactAlarms: Bool { exactAlarmDeclaration == .use || exactAlarmDenied != true }
+
+    /// Sets the app's exact alarm declaration (an app build; `--exact-alarm-permission`).
+    /// - Parameter declaration: the permission the manifest declares.
+    public mutating func setExactAlarmDeclaration(_ declaration: ExactAlarmDeclaration) {
+        configuration.exactAlarmDeclaration = declaration
+    }
+
+    /// The state a new install starts in on this device's API level: `SCHEDULE_EXACT_ALARM`
+    /// denied from API 34 (Android 14, "Schedule exact alarms are denied by default"; an app
+    /// targeting API 33+ is assumed); `USE_EXACT_ALARM` granted at install.
+    public mutating func applyInstallDefaults() {
+        if exactAlarmDeclaration == .schedule, let api = configuration.androidAPI, api >= 34 {
+            exactAlarmDenied = true
+        }
+    }
+
+    /// The user grants or revokes `SCHEDULE_EXACT_ALARM` (Settings › Alarms & reminders; stdin
+    /// `permission exact-alarm grant|revoke`). Revoked: the OS deletes every exact alarm of the
+    /// app (`setExact`, `setExactAndAllowWhileIdle`, `setAlarmClock`) and sends no broadcast;
+    /// granted: it sends `ACTION_SCHEDULE_EXACT_ALARM_PERMISSION_STATE_CHANGED` (AlarmManager
+    /// reference; Android 14, "Schedule exact alarms are denied by default"). With
+    /// `USE_EXACT_ALARM` declared nothing changes (a normal permission has no user toggle).
+    /// - Parameters:
+    ///   - granted: the permission's new state.
+    ///   - now: virtual instant.
+    /// - Returns: what the OS deleted and whether it sent the broadcast.
+    public mutating func setExactAlarmPermission(_ granted: Bool, at now: Date) -> ExactAlarmPermissionChange {
+        advance(to: now)
+        guard exactAlarmDeclaration == .schedule else { return ExactAlarmPermissionChange(applied: false) }
+        let was = exactAlarmDenied != true
+        exactAlarmDenied = granted ? nil : true
+        guard was != granted else { return ExactAlarmPermissionChange() }
+        if granted { return ExactAlarmPermissionChange(broadcast: true) }
+        let deleted = pendingAlarms.filter(\.kind.needsExactPermission)
+        alarms = pendingAlarms.filter { !$0.kind.needsExactPermission }
+        if alarms?.isEmpty == true { alarms = nil }
+        return ExactAlarmPermissionChange(deleted: deleted)
+    }
+
+    /// `AlarmManager.set…()`: holds an alarm `tag` of `kind` for `triggerAt`, replacing the app's
+    /// alarm of the same tag.
+    /// - Parameters:
+    ///   - kind: how it is set.
+    ///   - tag: the app's name for it (its `PendingIntent`).
+    ///   - triggerAt: the instant asked for.
+    ///   - now: virtual instant.
+    /// - Returns: the alarm it replaced, nil when none.
+    /// - Throws: `AlarmRefusal` (`SecurityException`) for an exact kind without the exact alarm
+    ///   permission; nothing changes then.
+    @discardableResult
+    public mutating func setAlarm(_ kind: AlarmKind, tag: String, triggerAt: Date, at now: Date) throws(AlarmRefusal)
+        -> Alarm?
+    {
+        advance(to: now)
+        if kind.needsExactPermission && !canScheduleExactAlarms {
+            throw AlarmRefusal(
+                reason: "SecurityException: \(kind.apiName) needs SCHEDULE_EXACT_ALARM or USE_EXACT_ALARM; "
+                    + "SCHEDULE_EXACT_ALARM is denied (canScheduleExactAlarms() is false)")
+        }
+        let replaced = cancelAlarm(tag: tag)
+        var list = pendingAlarms
+        list.append(Alarm(tag: tag, kind: kind, triggerAt: triggerAt, setAt: now))
+        list.sort { ($0.triggerAt, $0.tag) < ($1.triggerAt, $1.tag) }
+        alarms = list
+        return replaced
+    }
+
+    /// `AlarmManager.cancel()`: forgets the app's alarm `tag`.
+    /// - Returns: the alarm cancelled, nil when none had that tag.
+    @discardableResult
+    public mutating func cancelAlarm(tag: String) -> Alarm? {
+        guard let index = pendingAlarms.firstIndex(where: { $0.tag == tag }) else { return nil }
+        let alarm = pendingAlarms[index]
+        alarms?.remove(at: index)
+        if alarms?.isEmpty == true { alarms = nil }
+        return alarm
+    }
+
+    /// When `alarm` fires, on the rules of its kind (docs/scheduler.md, "Alarms"): an alarm clock
+    /// on time; an exact or inexact alarm due in deep idle at the next maintenance window; a
+    /// while-idle alarm in deep idle on time within its limit (inexact: `whileIdleInterval` after
+    /// the last; exact: `exactWhileIdleQuota` per `exactWhileIdleWindow`), else when the limit
+    /// allows; pure.
+    /// - Parameter alarm: one of `pendingAlarms`.
+    public func fireTime(of alarm: Alarm) -> Date {
+        let t = alarm.triggerAt
+        switch alarm.kind {
+        case .alarmClock:
+            return t
+        case .exact, .inexact:
+            let (phase, _, end) = dozePhase(at: t)
+            return phase == .idle ? (end ?? t) : t
+        case .allowWhileIdle:
+            guard dozePhase(at: t).0 == .idle, let last = lastWhileIdleFire else { return t }
+            return max(t, last.addingTimeInterval(alarmSettings.whileIdleInterval))
+        case .exactAllowWhileIdle:
+            guard dozePhase(at: t).0 == .idle else { return t }
+            let s = alarmSettings
+            let fired = (exactWhileIdleFires ?? []).filter { $0 > t.addingTimeInterval(-s.exactWhileIdleWindow) }
+            guard fired.count >= s.exactWhileIdleQuota else { return t }
+            return fired[fired.count - s.exactWhileIdleQuota].addingTimeInterval(s.exactWhileIdleWindow)
+        }
+    }
+
+    /// The next instant `alarmsDue(at:)` has something to do: an alarm fires, or Doze ends before
+    /// an alarm clock (`dozeExitLead` before it, when the device would be idle then); pure.
+    /// - Returns: nil when no alarm is held.
+    public func nextAlarmInstant() -> Date? {
+        let fires = pendingAlarms.map(fireTime(of:))
+        let exits = pendingAlarms.filter { $0.kind == .alarmClock }
+            .map { (exit: exitStart(before: $0), setAt: $0.setAt) }
+            .filter { exit, setAt in exit >= setAt && (alarmsCheckedAt.map { exit > $0 } ?? true) && rawIdle(at: exit) }
+            .map(\.exit)
+        return (fires + exits).min()
+    }
+
+    /// Fires every alarm due by `now` (`os.alarm.fired` at its fire time) and says the Doze exits
+    /// before alarm clocks reached by then (`os.doze` with `reason` `alarm-clock`).
+    /// - Parameter now: virtual instant.
+    /// - Returns: the alarms fired, in order.
+    public mutating func alarmsDue(at now: Date) -> [Alarm] {
+        advance(to: now)
+        for alarm in pendingAlarms where alarm.kind == .alarmClock {
+            let exit = exitStart(before: alarm)
+            guard exit <= now, exit >= alarm.setAt, alarmsCheckedAt.map({ exit > $0 }) ?? true, rawIdle(at: exit)
+            else { continue }
+            let (light, _, lightEnd) = lightDozePhase(at: exit)
+            trace.add(
+                exit, .osDoze,
+                [
+                    ("phase", .string(DozePhase.maintenance.rawValue)), ("until", .date(alarm.triggerAt)),
+                    ("light", .string(light.rawValue)), ("lightUntil", .schedulerDate(lightEnd)),
+                    ("reason", .string("alarm-clock")),
+                ])
+        }
+        alarmsCheckedAt = max(alarmsCheckedAt ?? now, now)
+        var fired: [Alarm] = []
+        while let next = pendingAlarms.map({ ($0, fireTime(of: $0)) }).filter({ $0.1 <= now })
+            .min(by: {
+                ($0.1, $0.0.kind == .alarmClock ? 1 : 0, $0.0.tag) < ($1.1, $1.0.kind == .alarmClock ? 1 : 0, $1.0.tag)
+            })
+        {
+            let (alarm, at) = next
+            let idle = dozePhase(at: at).0 == .idle
+            cancelAlarm(tag: alarm.tag)
+            if idle && alarm.kind == .allowWhileIdle { lastWhileIdleFire = at }
+            if idle && alarm.kind == .exactAllowWhileIdle {
+                let horizon = at.addingTimeInterval(-alarmSettings.exactWhileIdleWindow)
+                exactWhileIdleFires = (exactWhileIdleFires ?? []).filter { $0 > horizon } + [at]
+            }
+            trace.add(
+                at, .osAlarmFired,
+                [
+                    ("tag", .string(alarm.tag)), ("kind", .string(alarm.kind.rawValue)),
+                    ("triggerAt", .date(alarm.triggerAt)), ("late", .double(at.timeIntervalSince(alarm.triggerAt))),
+                    ("doze", .string(dozePhase(at: at).0.rawValue)),
+                ])
+            fired.append(alarm)
+            if alarm.kind == .alarmClock, rawIdle(at: at) {
+                let (phase, _, end) = dozePhase(at: at)
+                let (light, _, lightEnd) = lightDozePhase(at: at)
+                trace.add(
+                    at, .osDoze,
+                    [
+                        ("phase", .string(phase.rawValue)), ("until", .schedulerDate(end)),
+                        ("light", .string(light.rawValue)), ("lightUntil", .schedulerDate(lightEnd)),
+                    ])
+            }
+        }
+        return fired
+    }
+
+    /// Alarms do not outlive a restart (Android, "Schedule alarms": alarms are cancelled when the
+    /// device shuts down); the app sets them again.
+    mutating func clearAlarmsAtReboot() {
+        alarms = nil
+    }
+
+    /// The start of the Doze exit before alarm clock `alarm`.
+    private func exitStart(before alarm: Alarm) -> Date {
+        alarm.triggerAt.addingTimeInterval(-alarmSettings.dozeExitLead)
+    }
+
+    /// Whether the device would be in deep or light idle at `now` were no alarm clock held.
+    private func rawIdle(at now: Date) -> Bool {
+        let state = doze ?? DozeState()
+        if state.phase(at: now, charging: charging, settings: dozeSettings).0 == .idle { return true }
+        return state.lightPhase(at: now, charging: charging, settings: dozeSettings).0 == .idle
+    }
+
+    /// A Doze phase with the alarm clocks' exits laid over it: idle within `dozeExitLead` before
+    /// an alarm clock is a maintenance window until the alarm fires (its instant included: other
+    /// alarms due then fire with it, before it); an idle period that would
+    /// last past such an exit ends at it.
+    func alarmClockOverlay(_ raw: (DozePhase, start: Date?, end: Date?), at now: Date) -> (
+        DozePhase, start: Date?, end: Date?
+    ) {
+        guard raw.0 == .idle, let clocks = alarms?.filter({ $0.kind == .alarmClock }), !clocks.isEmpty else {
+            return raw
+        }
+        for alarm in clocks {
+            let exit = exitStart(before: alarm)
+            if exit <= now && now <= alarm.triggerAt { return (.maintenance, exit, alarm.triggerAt) }
+        }
+        let next = clocks.map(exitStart(before:)).filter { $0 > now }.min()
+        if let next, raw.end.map({ next < $0 }) ?? true { return (.idle, raw.start, next) }
+        return raw
+    }
+}
+
+extension AlarmKind {
+    /// The `AlarmManager` method that sets it, e.g. `setAlarmClock()`.
+    public var apiName: String {
+        switch self {
+        case .alarmClock: "setAlarmClock()"
+        case .exact: "setExact()"
+        case .exactAllowWhileIdle: "setExactAndAllowWhileIdle()"
+        case .allowWhileIdle: "setAndAllowWhileIdle()"
+        case .inexact: "set()"
+        }
     }
 }

@@ -106,6 +106,8 @@ public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringC
     /// `os.time_changed`: the user set the device's wall clock (iOS
     /// `significantTimeChangeNotification`, Android `ACTION_TIME_CHANGED`).
     case osTimeChanged = "os.time_changed"
+    /// `os.alarm.fired`: an alarm the app set fired (Android `AlarmManager`).
+    case osAlarmFired = "os.alarm.fired"
 
     /// The raw value, e.g. "os.launch".
     public var description: String { rawValue }

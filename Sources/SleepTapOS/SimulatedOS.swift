@@ -155,6 +155,83 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
+    /// The permissions a new install starts with on this device (Android; `makeOS` of a new
+    /// `os.json`): from API 33 the notification permission is off until the user allows it
+    /// (Android, "Notification runtime permission"); from API 34 `SCHEDULE_EXACT_ALARM` is denied
+    /// (`AndroidWorkScheduler.applyInstallDefaults()`). Nothing changes on iOS or below those levels.
+    public mutating func applyInstallDefaults() {
+        guard case .android(var s) = device else { return }
+        if let api = s.configuration.androidAPI, api >= 33 { notificationsDenied = true }
+        s.applyInstallDefaults()
+        device = .android(s)
+    }
+
+    // MARK: Alarms (Android)
+
+    /// Android: the user grants or revokes `SCHEDULE_EXACT_ALARM`
+    /// (`AndroidWorkScheduler.setExactAlarmPermission`); nil on iOS.
+    /// - Parameters:
+    ///   - granted: the permission's new state.
+    ///   - now: virtual instant.
+    public mutating func setExactAlarmPermission(_ granted: Bool, at now: Date) -> ExactAlarmPermissionChange? {
+        android(now) { $0.setExactAlarmPermission(granted, at: now) }
+    }
+
+    /// Android: sets the app's exact alarm declaration (`--exact-alarm-permission`); ignored on iOS.
+    /// - Parameter declaration: the permission the manifest declares.
+    public mutating func setExactAlarmDeclaration(_ declaration: ExactAlarmDeclaration) {
+        guard case .android(var s) = device else { return }
+        s.setExactAlarmDeclaration(declaration)
+        device = .android(s)
+    }
+
+    /// Android: `AlarmManager.set…()` (`AndroidWorkScheduler.setAlarm`).
+    /// - Parameters:
+    ///   - kind: how it is set.
+    ///   - tag: the app's name for it.
+    ///   - triggerAt: the instant asked for.
+    ///   - now: virtual instant.
+    /// - Returns: the alarm it replaced, nil when none (and on iOS, where nothing is set).
+    /// - Throws: `AlarmRefusal` (`SecurityException`) without the exact alarm permission.
+    @discardableResult
+    public mutating func setAlarm(_ kind: AlarmKind, tag: String, triggerAt: Date, at now: Date) throws(AlarmRefusal)
+        -> Alarm?
+    {
+        seen(now)
+        guard case .android(var s) = device else { return nil }
+        let replaced = try s.setAlarm(kind, tag: tag, triggerAt: triggerAt, at: now)
+        device = .android(s)
+        return replaced
+    }
+
+    /// Android: `AlarmManager.cancel()` of the app's alarm `tag`; nil when none (and on iOS).
+    @discardableResult
+    public mutating func cancelAlarm(tag: String) -> Alarm? {
+        guard case .android(var s) = device else { return nil }
+        let alarm = s.cancelAlarm(tag: tag)
+        device = .android(s)
+        return alarm
+    }
+
+    /// The alarms the OS holds for the app (empty on iOS).
+    public var pendingAlarms: [Alarm] {
+        if case .android(let s) = device { return s.pendingAlarms }
+        return []
+    }
+
+    /// The next instant `alarmsDue(at:)` has work (`AndroidWorkScheduler.nextAlarmInstant()`);
+    /// nil when no alarm is held, and on iOS.
+    public func nextAlarmInstant() -> Date? {
+        if case .android(let s) = device { return s.nextAlarmInstant() }
+        return nil
+    }
+
+    /// Fires the alarms due by `now` (`AndroidWorkScheduler.alarmsDue(at:)`); empty on iOS.
+    /// - Parameter now: virtual instant.
+    public mutating func alarmsDue(at now: Date) -> [Alarm] {
+        android(now) { $0.alarmsDue(at: now) } ?? []
+    }
+
     /// The device restarts: the app process is gone; what each platform keeps and drops is in
     /// `IOSBackgroundScheduler.reboot(at:)` and `AndroidWorkScheduler.reboot(at:)`.
     /// - Parameter now: virtual instant.

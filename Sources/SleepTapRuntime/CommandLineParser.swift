@@ -15,6 +15,7 @@ public enum CommandLineParser {
                      [--budget SECS] [--low-power] [--refresh-off] [--charging] [--bucket NAME]
                      [--interval SECS] [--android-api N] [--android16-quotas on|off]
                      [--constraints LIST] [--notifications STATE]
+                     [--phone-alarm on|off] [--exact-alarm-permission schedule|use]
                      [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
                      [--metrics-dir DIR] [--app-version V]
@@ -76,6 +77,16 @@ public enum CommandLineParser {
                                 denied, provisional (quiet: Notification Center only) or
                                 not-determined; denied and not-determined make every notice
                                 fail (notification.failed, UNErrorDomain 1)
+          --phone-alarm S       Android: on sets a companion phone alarm, setAlarmClock() for the
+                                next wake-up (alarm.set, os.alarm.fired at its instant; Doze ends
+                                3 min before it); off (default) sets none and cancels one left
+                                set (the watch rings either way); the app's setting, not stored;
+                                refused on iOS (this model has no iOS alarm API)
+          --exact-alarm-permission P
+                                Android: the exact alarm permission the app declares: schedule
+                                (SCHEDULE_EXACT_ALARM, default; denied on a new install on API
+                                34+: alarm.refused until `permission exact-alarm grant`) or use
+                                (USE_EXACT_ALARM, an alarm-clock app's, granted at install)
           --os-seed N           seed of a new OS's launch-opportunity model (default: 1); a
                                 stored OS goes on with its own draws
           --step-costs LIST     virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2
@@ -115,7 +126,12 @@ public enum CommandLineParser {
                           stop reason (STOP_REASON_USER, USER or 13)
           permission notifications grant|revoke
                           Android: POST_NOTIFICATIONS; revoked, bedtime notices are posted and
-                          never shown, with no error (notification.hidden)
+                          never shown, with no error (notification.hidden); a new install on
+                          API 33+ starts with it revoked
+          permission exact-alarm grant|revoke
+                          Android: SCHEDULE_EXACT_ALARM; revoked, the OS deletes the phone alarm
+                          with no broadcast (alarm.lost); granted, its broadcast lets the app
+                          set it again (alarm.set); no effect with USE_EXACT_ALARM
           notifications authorized|denied|provisional|not-determined
                           iOS: the app's notification authorization (as --notifications);
                           on Android, use permission notifications
@@ -123,7 +139,7 @@ public enum CommandLineParser {
                           the user sets the device's wall clock by an offset (-12h, +90m,
                           +1h30m); true time goes on. iOS: significantTimeChangeNotification,
                           the pending request keeps its instant; Android: TIME_SET, WorkManager
-                          replans from the wall clock. The app plans from the wall clock
+                          replans from the wall clock. The app plans from the wall clock.
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the
@@ -385,6 +401,20 @@ public enum CommandLineParser {
                         "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is not a "
                             + "constraint; expected a comma-separated list of \(WorkConstraint.names), or none")
                 }
+            case "--phone-alarm":
+                let text = try reader.value(flag)
+                guard text == "on" || text == "off" else {
+                    throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected on or off")
+                }
+                os.phoneAlarm = text == "on"
+            case "--exact-alarm-permission":
+                let text = try reader.value(flag)
+                guard let declaration = ExactAlarmDeclaration(rawValue: text) else {
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": expected schedule (SCHEDULE_EXACT_ALARM) or use "
+                            + "(USE_EXACT_ALARM, an alarm-clock app's)")
+                }
+                os.exactAlarmPermission = declaration
             case "--os-seed": os.seed = try reader.unsignedInteger(flag)
             case "--step-costs": os.stepCosts = try reader.stepCosts(flag)
             case "--weather":
@@ -443,6 +473,16 @@ public enum CommandLineParser {
             throw UsageError(
                 "--constraints is an Android setting (WorkManager Constraints); iOS BGAppRefreshTask has no "
                     + "constraints in this model: add --platform android")
+        }
+        if os.platform != .android && os.phoneAlarm == true {
+            throw UsageError(
+                "--phone-alarm on sets an Android AlarmManager.setAlarmClock() alarm; this model has no iOS alarm "
+                    + "API (the watch rings either way): add --platform android, or leave --phone-alarm off")
+        }
+        if os.platform != .android && os.exactAlarmPermission != nil {
+            throw UsageError(
+                "--exact-alarm-permission is an Android setting (SCHEDULE_EXACT_ALARM or USE_EXACT_ALARM): add "
+                    + "--platform android")
         }
         if os.platform != .android && (os.androidAPI != nil || os.android16Flags != nil) {
             throw UsageError("--android-api and --android16-quotas are Android settings: add --platform android")

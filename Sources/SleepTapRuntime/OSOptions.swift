@@ -42,6 +42,12 @@ public struct OSOptions: Equatable, Sendable {
     /// `--notifications`: iOS's notification authorization; nil = stored, else `authorized` (so
     /// a scenario without it means what it meant before the flag).
     public var notifications: NotificationAuthorization?
+    /// `--phone-alarm on|off`: the companion phone alarm (Android `setAlarmClock()` for the next
+    /// wake-up); the app's setting, given at each start (not stored); nil = off.
+    public var phoneAlarm: Bool?
+    /// `--exact-alarm-permission schedule|use`: the exact alarm permission the app declares
+    /// (`SCHEDULE_EXACT_ALARM` or `USE_EXACT_ALARM`); nil = stored, else `schedule`.
+    public var exactAlarmPermission: ExactAlarmDeclaration?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
     public var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
@@ -59,7 +65,8 @@ public struct OSOptions: Equatable, Sendable {
 
     public init() {}
 
-    /// A new OS as these options describe (the first start on a state dir). Device settings
+    /// A new OS as these options describe (the first start on a state dir): a new install, with
+    /// the permissions it starts with on its API level (`SimulatedOS.applyInstallDefaults()`). Device settings
     /// (`lowPower`, `backgroundRefresh`, `charging`, `bucket`) are not applied here: the phone
     /// applies them as events at start, the same way for a new and a stored OS.
     public func makeOS(taskIdentifier: String) -> SimulatedOS {
@@ -69,7 +76,12 @@ public struct OSOptions: Equatable, Sendable {
                 configuration.selectQuotas(androidAPI: androidAPI, android16Flags: android16Flags ?? true)
             }
             if let constraints, !constraints.isEmpty { configuration.constraints = constraints }
-            return SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: seed ?? Self.defaultSeed)
+            configuration.exactAlarmDeclaration = exactAlarmPermission
+            var os = SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: seed ?? Self.defaultSeed)
+            // A new install: the permissions it starts with on this API level (notifications off
+            // from 33, SCHEDULE_EXACT_ALARM denied from 34).
+            os.applyInstallDefaults()
+            return os
         }
         var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
         configuration.registrationMode = registration ?? .early
@@ -93,7 +105,7 @@ public struct OSOptions: Equatable, Sendable {
     /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
     ///
     /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--budget`,
-    /// `--interval`, `--constraints` (an app build whose request has them), `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
+    /// `--interval`, `--constraints` (an app build whose request has them), `--exact-alarm-permission` (an app build that declares it), `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
     /// - Parameters:
     ///   - stored: the OS read from the state dir, nil on the first start.
     ///   - taskIdentifier: the app's refresh task.
@@ -125,6 +137,7 @@ public struct OSOptions: Equatable, Sendable {
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }
         if let constraints { os.setConstraints(constraints) }
+        if let exactAlarmPermission { os.setExactAlarmDeclaration(exactAlarmPermission) }
         if androidAPI != nil || android16Flags != nil, case .android(let s) = os.device {
             let api = androidAPI ?? s.configuration.androidAPI ?? AndroidAPI.maximum
             os.setAndroidAPI(api, android16Flags: android16Flags ?? s.configuration.android16Flags ?? true)
@@ -138,6 +151,7 @@ public struct OSOptions: Equatable, Sendable {
         configuration.stepCosts = stepCosts
         configuration.horizonDays = horizonDays
         configuration.appVersion = appVersion
+        configuration.phoneAlarm = phoneAlarm ?? false
         return configuration
     }
 }

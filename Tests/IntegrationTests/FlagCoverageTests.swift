@@ -41,6 +41,8 @@ struct FlagCoverageTests {
         "phone --bucket": "IntegrationTests/FlagEffectTests.swift android",
         "phone --interval": "IntegrationTests/FlagEffectTests.swift android",
         "phone --android-api": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
+        "phone --phone-alarm": "SleepTapRuntimeTests/OptionEffectTests.swift phoneAlarmAndPermissions",
+        "phone --exact-alarm-permission": "SleepTapRuntimeTests/OptionEffectTests.swift phoneAlarmAndPermissions",
         "phone --android16-quotas": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --constraints": "SleepTapRuntimeTests/OptionEffectTests.swift constraints",
         "phone --notifications": "SleepTapRuntimeTests/OptionEffectTests.swift notifications",

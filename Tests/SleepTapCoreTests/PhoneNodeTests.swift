@@ -111,7 +111,7 @@ struct PhoneNodeTests {
         #expect(android.names().contains(.notificationAdded))
         #expect(!android.names().contains(.notificationHidden))
         for (line, platform) in [
-            ("permission notifications revoke", Platform.ios), ("permission exact-alarm revoke", .android),
+            ("permission notifications revoke", Platform.ios), ("permission exact-alarm maybe", .android),
             ("permission notifications maybe", .android), ("permission notifications", .android),
         ] {
             #expect(throws: PhoneCommand.Rejection.self, "\(line)") { try PhoneCommand.parse(line, platform: platform) }

@@ -128,6 +128,51 @@ struct OptionEffectTests {
         }
     }
 
+    @Test(
+        "--phone-alarm and --exact-alarm-permission reach the app and the OS; a new install on API 33 starts without notifications, on 34 without SCHEDULE_EXACT_ALARM; bad values and iOS are refused naming them"
+    )
+    func phoneAlarmAndPermissions() throws {
+        func os(_ extra: [String]) throws -> SimulatedOS {
+            try Self.phoneOptions(["--platform", "android"] + extra).os.makeOS(taskIdentifier: Self.task)
+        }
+        func android(_ os: SimulatedOS) throws -> AndroidWorkScheduler {
+            guard case .android(let s) = os.device else { throw CancellationError() }
+            return s
+        }
+        #expect(
+            try Self.phoneOptions(["--platform", "android", "--phone-alarm", "on"]).os.appConfiguration().phoneAlarm)
+        #expect(try !Self.phoneOptions(["--platform", "android"]).os.appConfiguration().phoneAlarm)
+        #expect(try !Self.phoneOptions(["--phone-alarm", "off"]).os.appConfiguration().phoneAlarm)
+        #expect(try os([]).notificationsShown && android(os([])).canScheduleExactAlarms)
+        #expect(try os(["--android-api", "32"]).notificationsShown)
+        #expect(try !os(["--android-api", "33"]).notificationsShown)
+        #expect(try android(os(["--android-api", "33"])).canScheduleExactAlarms)
+        #expect(try !android(os(["--android-api", "34"])).canScheduleExactAlarms)
+        let alarmClockApp = try android(os(["--android-api", "34", "--exact-alarm-permission", "use"]))
+        #expect(alarmClockApp.canScheduleExactAlarms && alarmClockApp.exactAlarmDeclaration == .use)
+        // A stored OS keeps its grants at a restart; an app build that declares USE_EXACT_ALARM may.
+        let stored = try os(["--android-api", "34"])
+        let restarted = try Self.phoneOptions(["--platform", "android", "--android-api", "34"]).os.resolve(
+            stored: stored, taskIdentifier: Self.task, at: Self.t0)
+        #expect(try !android(restarted).canScheduleExactAlarms)
+        let updated = try Self.phoneOptions(["--platform", "android", "--exact-alarm-permission", "use"]).os.resolve(
+            stored: stored, taskIdentifier: Self.task, at: Self.t0)
+        #expect(try android(updated).canScheduleExactAlarms)
+        for (bad, named) in [
+            (["--platform", "android", "--phone-alarm", "maybe"], "\"maybe\""),
+            (["--platform", "android", "--exact-alarm-permission", "always"], "\"always\""),
+            (["--phone-alarm", "on"], "no iOS alarm API"),
+            (["--exact-alarm-permission", "use"], "Android setting"),
+        ] {
+            do {
+                _ = try Self.phoneOptions(bad)
+                Issue.record("\(bad) accepted")
+            } catch {
+                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
+            }
+        }
+    }
+
     @Test("--constraints sets the work request's constraints, kept by a stored OS; bad items and iOS are refused")
     func constraints() throws {
         let os = try Self.phoneOptions(["--platform", "android", "--constraints", "charging,network"]).os

@@ -45,6 +45,8 @@ public enum PhoneCommand: Equatable, Sendable {
     case notificationAuthorization(NotificationAuthorization)
     /// The user sets the device's wall clock by this many seconds (negative: back); true time goes on.
     case clockSet(TimeInterval)
+    /// Android: the user grants (true) or revokes `SCHEDULE_EXACT_ALARM`.
+    case exactAlarmPermission(Bool)
     /// The user swipes the app away.
     case forceQuit
     /// iOS: the user installs an app update that registers its handler this way (from the app's
@@ -83,7 +85,7 @@ public enum PhoneCommand: Equatable, Sendable {
         "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
         + "idle force|step|off, network on|off, battery-low on|off, storage-low on|off, period-delay-met, "
-        + "initial-delay-met, constraints-met, stop REASON, permission notifications grant|revoke, "
+        + "initial-delay-met, constraints-met, stop REASON, permission notifications|exact-alarm grant|revoke, "
         + "notifications authorized|denied|provisional|not-determined, clock-set ±DURATION, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
@@ -96,7 +98,7 @@ public enum PhoneCommand: Equatable, Sendable {
         "idle": "force|step|off", "network": "on|off", "battery-low": "on|off", "storage-low": "on|off",
         "period-delay-met": nil, "initial-delay-met": nil, "constraints-met": nil,
         "stop": "REASON (a WorkInfo STOP_REASON_* name or code, e.g. STOP_REASON_USER or 13)",
-        "permission": "notifications grant|revoke", "force-quit": nil,
+        "permission": "notifications|exact-alarm grant|revoke", "force-quit": nil,
         "clock-set": "±DURATION (a signed offset of the wall clock, e.g. -12h, +90m, +1h30m)",
         "registration": "early|late-silent|late-crash", "reboot": nil, "simulate-launch": nil,
         "simulate-expiration": nil, "quit": nil,
@@ -188,17 +190,17 @@ public enum PhoneCommand: Equatable, Sendable {
         case ("permission", 3) where platform != .android:
             throw reject("permission is an Android setting; this phone runs --platform \(platform)")
         case ("permission", 3):
-            guard words[1] == "notifications" else {
-                throw reject(
-                    words[1] == "exact-alarm"
-                        ? "permission exact-alarm is not modelled: the phone sets no exact alarm (the wake-up alarm "
-                            + "rings on the watch); expected permission notifications grant|revoke"
-                        : "expected permission notifications grant|revoke")
-            }
+            let usage = "expected permission notifications|exact-alarm grant|revoke"
+            let granted: Bool
             switch words[2] {
-            case "grant": return .notificationPermission(true)
-            case "revoke": return .notificationPermission(false)
-            default: throw reject("expected permission notifications grant|revoke")
+            case "grant": granted = true
+            case "revoke": granted = false
+            default: throw reject("\(usage); not \"\(clipped(words[2]))\"")
+            }
+            switch words[1] {
+            case "notifications": return .notificationPermission(granted)
+            case "exact-alarm": return .exactAlarmPermission(granted)
+            default: throw reject("\(usage); not the permission \"\(clipped(words[1]))\"")
             }
         case ("network", 2): return .network(try onOff("network"))
         case ("battery-low", 2): return .batteryLow(try onOff("battery-low"))

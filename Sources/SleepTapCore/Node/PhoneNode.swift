@@ -14,6 +14,9 @@ public enum PhoneTimer: Hashable, Sendable, CaseIterable {
     /// Write the newest batch again after a failed state write (transport timing, wall seconds,
     /// backing off: `PhoneNode.writeRetryDelay(attempt:)`).
     case writeRetry
+    /// The simulated OS's next alarm activity: an alarm fires, or Doze ends before an alarm
+    /// clock (domain timing, a virtual instant; Android).
+    case osAlarm
 }
 
 /// A forecast, or why there is none, and the virtual seconds the provider took.
@@ -218,6 +221,8 @@ public struct PhoneNode: Sendable {
     public private(set) var counters = Counters()
     /// The OS's next background launch, as last armed.
     public private(set) var nextLaunch: Date?
+    /// The instant the `osAlarm` timer is armed for, nil when disarmed.
+    public private(set) var nextAlarm: Date?
     /// The latest virtual instant of an outside input handled so far (a stdin line, a message,
     /// a setting; not the node's own timers, nor a running job's forecast): no background
     /// launch is stamped before it.
@@ -554,7 +559,8 @@ public struct PhoneNode: Sendable {
         switch pending {
         case .command(let command) where !command.touchesApp: return true
         case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
-        case .command, .timer(.osLaunch), .timer(.writeRetry), .setting, .firstLaunch, .watchRequest:
+        case .command, .timer(.osLaunch), .timer(.osAlarm), .timer(.writeRetry), .setting, .firstLaunch,
+            .watchRequest:
             return afterSchedule == nil && !app.awaitsWeather
         }
     }
@@ -569,7 +575,7 @@ public struct PhoneNode: Sendable {
         switch pending {
         case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): false
         case .command(let command): command.touchesApp
-        case .timer(.osLaunch), .timer(.writeRetry), .setting, .firstLaunch, .watchRequest: true
+        case .timer(.osLaunch), .timer(.osAlarm), .timer(.writeRetry), .setting, .firstLaunch, .watchRequest: true
         }
     }
 
@@ -621,6 +627,12 @@ public struct PhoneNode: Sendable {
         case .timer(.osLaunch):
             guard let due = nextLaunch else { return [] }
             return readSchedule(then: .backgroundLaunch(due: due), time)
+        case .timer(.osAlarm):
+            // At the alarm's own instant, as a launch: unless an input was handled after it.
+            guard let due = nextAlarm else { return [] }
+            let at = max(due, handledUpTo ?? due)
+            nextAlarm = nil
+            return step(NodeTime(now: at, wall: time.wall)) { $0.alarmsDue(at: at) }
         case .timer(.heartbeat):
             return timerFired(.heartbeat, at: time)
         case .timer(.writeRetry):
@@ -770,7 +782,7 @@ public struct PhoneNode: Sendable {
             ]
         case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
             .simulateLaunch, .simulateExpiration, .network, .batteryLow, .storageLow, .testDriver, .stop,
-            .notificationPermission, .notificationAuthorization, .clockSet:
+            .notificationPermission, .notificationAuthorization, .clockSet, .exactAlarmPermission:
             return apply(command, time)
         case .quit:
             return stopping([("reason", .string("quit"))], time)
@@ -796,6 +808,8 @@ public struct PhoneNode: Sendable {
         case .notificationAuthorization(let state):
             return step(time) { $0.setNotificationAuthorization(state, at: now) }
         case .clockSet(let delta): return step(time) { $0.setClock(by: delta, at: now) }
+        case .exactAlarmPermission(let granted):
+            return step(time) { $0.setExactAlarmPermission(granted, at: now) }
         case .forceQuit: return step(time) { $0.forceQuit(at: now) }
         case .registration(let mode): return step(time) { $0.installUpdate(registration: mode, at: now) }
         case .reboot: return step(time) { $0.reboot(at: now) }
@@ -956,7 +970,14 @@ public struct PhoneNode: Sendable {
     /// first.
     private mutating func armBackgroundLaunch(at now: Date) -> [PhoneAction] {
         nextLaunch = app.nextBackgroundLaunch(after: min(now, nextLaunch ?? now))
-        return [nextLaunch.map { .arm(.osLaunch, .at($0)) } ?? .cancel(.osLaunch), .persistOS(app.scheduler)]
+        var actions: [PhoneAction] = [nextLaunch.map { .arm(.osLaunch, .at($0)) } ?? .cancel(.osLaunch)]
+        // The alarm timer only when it changes (none is ever armed on iOS or without alarms).
+        let alarm = app.scheduler.nextAlarmInstant()
+        if alarm != nextAlarm {
+            nextAlarm = alarm
+            actions.append(alarm.map { .arm(.osAlarm, .at($0)) } ?? .cancel(.osAlarm))
+        }
+        return actions + [.persistOS(app.scheduler)]
     }
 
     /// The actions for `effects` up to the first write, then one write; everything after the
