@@ -127,6 +127,7 @@ struct FlagCoverageTests {
         "sleeptap-fleet --late-registration-from": "IntegrationTests/FleetReportTests.swift updateWeekWarns",
         "sleeptap-fleet --opens": "IntegrationTests/FleetReportTests.swift lateRegistrationRate",
         "sleeptap-fleet --low-power": "SleepTapFleetTests/FleetTests.swift habits",
+        "sleeptap-fleet --nightstand": "SleepTapFleetTests/FleetTests.swift nightstandDoze",
         "sleeptap-fleet --buckets": "SleepTapFleetTests/FleetTests.swift habits",
         "sleeptap-fleet --shard": "IntegrationTests/FleetReportTests.swift shardsAndJobs",
         "sleeptap-fleet --jobs": "IntegrationTests/FleetReportTests.swift shardsAndJobs",
