@@ -129,22 +129,15 @@ struct SchedulerAndroidTests {
     }
 
     @Test(
-        "Android worker rule: network errors retry while runAttemptCount < 3 (4 runs), then fail; other errors fail",
-        arguments: [
-            (nil, 0, RunOutcome.success), (nil, 5, .success), (true, 0, .retry), (true, 1, .retry), (true, 2, .retry),
-            (true, 3, .failure), (true, 4, .failure), (false, 0, .failure), (false, 2, .failure),
-        ] as [(Bool?, Int, RunOutcome)])
-    func workerRule(networkError: Bool?, attempt: Int, expected: RunOutcome) {
-        #expect(WorkerRetryRule.result(networkError: networkError, runAttemptCount: attempt) == expected)
-    }
-
-    @Test("Android worker rule under WorkManager: 4 runs 30 s, 60 s, 120 s apart, then the next period")
+        "A worker that retries 3 times under WorkManager: 4 runs 30 s, 60 s, 120 s apart, then the next period"
+    )
     func workerRuleDriven() throws {
         var s = F.android()
         try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
         var results: [RunOutcome] = []
         let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(1130)) { _, launch in
-            let r = WorkerRetryRule.result(networkError: true, runAttemptCount: launch.runAttemptCount)
+            // The app's worker: Result.retry() while runAttemptCount < 3, then Result.failure().
+            let r: RunOutcome = launch.runAttemptCount < 3 ? .retry : .failure
             results.append(r)
             return (2, r)
         }

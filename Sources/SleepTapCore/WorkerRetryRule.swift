@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// A Worker's retry rule for network errors: which `Result` it returns after a run.
+public import SleepTapOS
+
+/// The refresh job's Android Worker: which `Result` it returns after a run (the app's policy,
+/// not the OS's: WorkManager only acts on the result, `AndroidWorkScheduler`).
 ///
 /// In Kotlin: success when the work returns; on `IOException` (a network error)
 /// `if (runAttemptCount < 3) Result.retry() else Result.failure()`; any other exception is not
