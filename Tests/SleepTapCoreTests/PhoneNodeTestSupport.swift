@@ -14,7 +14,7 @@ import SleepTapOS
 /// provider at once or left pending.
 struct BenchPorts: PhonePorts {
     /// The virtual now.
-    var instant = NodeBench.start
+    var instant: Date = NodeBench.start
     var wall: TimeInterval = 100
     /// 1-based numbers of the state-file writes that fail (ENOSPC).
     var failingWrites: Set<Int> = []

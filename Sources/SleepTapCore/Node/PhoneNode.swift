@@ -54,8 +54,9 @@ public enum PhoneAction: Equatable, Sendable {
     /// later action of the step until then.
     case persist(PhoneSyncState)
     /// Write the simulated OS's state (its own file) when it differs from what was last written;
-    /// report a failure with `PhoneNode.osPersisted(_:at:)`.
-    case persistOS(SimulatedOS)
+    /// report a failure with `PhoneNode.osPersisted(_:at:)`. Boxed (`indirect`): the OS value is
+    /// the largest payload, and every other action would otherwise be copied at its size.
+    indirect case persistOS(SimulatedOS)
     /// Arm (or re-arm) a timer; report its firing with `PhoneNode.timerFired(_:at:)`.
     case arm(PhoneTimer, TimerDeadline)
     /// Disarm `timer`; a timer not armed stays unarmed.
