@@ -231,13 +231,16 @@ public struct FleetDevice: Sendable {
 
     /// Runs the device from 00:00 UTC of the fleet's first day to the end of its last one.
     /// - Parameter linkMode: the twin's link (`.messages`, the fleet's, unless given).
-    /// - Returns: the run records its phone made, in order; those from the app update's moment
-    ///   (`lateFrom`) on carry the update's version (`FleetOptions.updatedAppVersion`).
+    /// - Returns: the run records its phone made before the end (00:00 UTC after the last day:
+    ///   a step due at that instant, or a run that ends there, belongs to a day not simulated),
+    ///   in order; those from the app update's moment (`lateFrom`) on carry the update's version
+    ///   (`FleetOptions.updatedAppVersion`).
     public func run(_ options: FleetOptions, linkMode: Twin.LinkMode = .messages) -> [RunRecord] {
         var twin = twin(start: options.startInstant, linkMode: linkMode)
         twin.boot()
         twin.run(until: options.endInstant)
-        return stamped(twin.runRecords)
+        let end = options.endInstant
+        return stamped(twin.runRecords.filter { $0.at < end })
     }
 
     /// `records` of this device's twin with the app version of their moment: the update's

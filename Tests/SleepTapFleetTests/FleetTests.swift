@@ -160,6 +160,15 @@ struct FleetTests {
         #expect(!phoneLines(FleetDevice(index: 0, options: options)).contains { $0.hasPrefix("screen") })
     }
 
+    @Test("No record of a device falls on the day after the fleet's last one (seed 7, device 20 ran a job at the end)")
+    func nothingAfterTheEnd() {
+        var options = FleetOptions(devices: 200, days: 14, start: LocalDate(parsing: "2026-11-18")!)
+        options.seed = 7
+        let records = FleetDevice(index: 20, options: options).run(options)
+        #expect(!records.isEmpty)
+        #expect(records.allSatisfy { $0.at < options.endInstant }, "\(records.filter { $0.at >= options.endInstant })")
+    }
+
     @Test("--late-registration-from: the app registers early before the update day and late after it")
     func appUpdate() async throws {
         var options = Self.options(devices: 4, days: 6)
