@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+public import SleepTapCalibration
 public import SleepTapCore
 public import SleepTapOS
 
@@ -34,6 +35,12 @@ public struct FleetOptions: Equatable, Sendable {
     public var nightstand: Double = 0.5
     /// Shares of the Android standby buckets, summing to 1, in `StandbyBucket.all` order.
     public var buckets: [StandbyBucket: Double] = FleetOptions.defaultBuckets
+    /// The fitted OS the devices run on (`--os-model FILE`, docs/calibration.md): an iOS device
+    /// draws its launch delays from the most specific iOS group of the model for its app version
+    /// (`FleetOptions.appVersion`) that has data; nil, or no such group: the built-in draws.
+    public var osModel: CalibratedOS?
+    /// The model file `osModel` was read from, for the summary; nil without one.
+    public var osModelFile: String?
     /// This run's shard: devices whose index ≡ `shardIndex` (mod `shardCount`).
     public var shardIndex = 0
     public var shardCount = 1
