@@ -78,7 +78,7 @@ public struct FleetDevice: Sendable {
         name = "device-" + String(repeating: "0", count: max(0, width - digits.count)) + digits
         platform = unit() < options.iosShare ? .ios : .android
         home = Self.cities[below(Self.cities.count)]
-        osSeed = rng.next()
+        osSeed = rng.next() ^ options.osSeedSalt
         deviceSeed = rng.next()
         twinSeed = rng.next()
 

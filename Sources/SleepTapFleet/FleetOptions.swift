@@ -15,6 +15,9 @@ public struct FleetOptions: Equatable, Sendable {
     public var start: LocalDate
     /// Seeds every device's user, OS and link (SplitMix64).
     public var seed: UInt64 = 0
+    /// XORed into every device's OS seed (default 0: the OS seed `seed` draws): the same users
+    /// with other OS draws, to compare two OS models on one population (`OSModelTests`).
+    public var osSeedSalt: UInt64 = 0
     /// Share of iOS devices in 0...1; the rest are Android.
     public var iosShare: Double = 0.6
     /// Share of iOS devices in 0...1 whose app registers its refresh handler too late (SwiftUI's

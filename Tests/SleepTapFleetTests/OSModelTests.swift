@@ -179,20 +179,29 @@ struct OSModelTests {
         return model
     }
 
-    static let devices = 120
+    /// 200 devices: at 120 the weekly figures of one population under two OS seeds of the
+    /// built-in model already differed by 3.9 h in the iOS p90 and 1.9 points in the execution
+    /// rate (measured), the tolerances' size; at 200 that noise is about 1/1.3 of it.
+    static let devices = 200
 
     @Test(
-        "Round trip: a fleet on the model fitted to another's records gives its weekly report; longer delays, worse p90"
+        "Round trip: the fleet on the model fitted to its records, with other OS draws, gives its weekly report; longer delays, worse p90"
     )
     func roundTrip() async throws {
-        let (original, fitted) = await Self.run(Self.fleet(devices: Self.devices, seed: 41))
+        let original = Self.fleet(devices: Self.devices, seed: 41)
+        let (before, fitted) = await Self.run(original)
         let model = try CalibratedOS(json: fitted.json())
         let ios = try #require(model.delay(platform: .ios, appVersion: FleetOptions.appVersion))
         #expect(ios.group == "ios, version 1.0" && ios.n > 500, "\(ios.group) n \(ios.n)")
-        let (replayed, refitted) = await Self.run(Self.fleet(devices: Self.devices, seed: 42, model: model))
+        // The same users, another OS seed, the OS on the model (read back from the file's bytes).
+        var second = original
+        second.osSeedSalt = 1
+        second.osModel = model
+        let (after, refitted) = await Self.run(second)
         for group in [FreshnessReport.Group.platform(.ios), .platform(.android)] {
-            let a = original.figures(group, days: FreshnessReport.thisWeek)
-            let b = replayed.figures(group, days: FreshnessReport.thisWeek)
+            let a = before.figures(group, days: FreshnessReport.thisWeek)
+            let b = after.figures(group, days: FreshnessReport.thisWeek)
+            #expect(a.samples == b.samples && a.samples > 500, "\(group): \(a.samples) vs \(b.samples) samples")
             for (name, x, y) in [("p50", a.p50?.hours, b.p50?.hours), ("p90", a.p90?.hours, b.p90?.hours)] {
                 let x = try #require(x, "\(group) \(name)")
                 let y = try #require(y, "\(group) \(name)")
@@ -201,16 +210,16 @@ struct OSModelTests {
             let rate = (try #require(a.executionRate), try #require(b.executionRate))
             #expect(abs(rate.0 - rate.1) <= 0.02, "\(group) execution rate \(rate)")
         }
-        // The refit on the replayed fleet recovers the model's median delay (within 10 min).
+        // The refit on the second fleet recovers the model's median delay (within 10 min).
         let p50 = { (m: CalibrationModel) in m.group("ios")?.delay.quantiles.first { $0.p == 0.5 }?.value }
         let (x, y) = (try #require(p50(fitted)), try #require(p50(refitted)))
         #expect(abs(x - y) < 600, "p50 delay \(x) s vs \(y) s")
 
-        // Direction: the same fleet (seed) on delays three times as long has a worse iOS p90.
-        let (slower, _) = await Self.run(
-            Self.fleet(devices: Self.devices, seed: 41, model: Self.stretched(model, by: 3)))
-        let before = try #require(original.figures(.platform(.ios), days: FreshnessReport.thisWeek).p90?.hours)
-        let after = try #require(slower.figures(.platform(.ios), days: FreshnessReport.thisWeek).p90?.hours)
-        #expect(after > before + 1, "p90 \(before) h -> \(after) h")
+        // Direction: the same fleet on delays three times as long has a worse iOS p90.
+        second.osModel = Self.stretched(model, by: 3)
+        let (slower, _) = await Self.run(second)
+        let was = try #require(before.figures(.platform(.ios), days: FreshnessReport.thisWeek).p90?.hours)
+        let now = try #require(slower.figures(.platform(.ios), days: FreshnessReport.thisWeek).p90?.hours)
+        #expect(now > was + 1, "p90 \(was) h -> \(now) h")
     }
 }
