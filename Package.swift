@@ -89,11 +89,15 @@ let package = Package(
         // Simulated fleets of devices on the twin, and the twin's speed workload.
         .target(
             name: "SleepTapFleet",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapRuntime"]),
+            dependencies: [
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapOS",
+                "SleepTapRuntime",
+            ]),
         .executableTarget(
             name: "sleeptap-fleet",
             dependencies: [
-                "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapProcess", "SleepTapRuntime",
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapProcess",
+                "SleepTapRuntime",
             ]),
         // Fits the simulated OS to run records (docs/calibration.md): the fit, sans-I/O, and its
         // executable, which reads metrics/bg_runs as the report does.

@@ -15,7 +15,7 @@ public enum FleetCommand: Equatable, Sendable {
         usage: sleeptap-fleet --devices N --days D --out DIR [--start YYYY-MM-DD] [--seed S]
                               [--mix ios=0.6,android=0.4] [--late-registration F]
                               [--late-registration-from YYYY-MM-DD] [--opens F] [--low-power F]
-                              [--nightstand F]
+                              [--nightstand F] [--os-model FILE]
                               [--buckets active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05]
                               [--shard I/N] [--jobs J] [--json]
                sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]
@@ -51,6 +51,11 @@ public enum FleetCommand: Equatable, Sendable {
                            its charger. 0 to 1 (default 0.5, this model's assumption)
           --buckets SHARES Android standby bucket shares, summing to 1 (default
                            active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
+          --os-model FILE  run the iOS devices' OS on a model sleeptap-calibrate wrote: each
+                           launch delay is drawn from the fitted delay of the model's most
+                           specific iOS group for the app version with 20 or more answered
+                           requests (default: the built-in draws); Android, Doze, quotas and
+                           conditions keep the built-in rules (docs/calibration.md)
           --shard I/N      run only the devices whose index is I modulo N (0 <= I < N); the
                            shards' files merge by copying them into one directory. Without it,
                            the shard of a batch job: a Slurm job array (SLURM_ARRAY_TASK_ID,
@@ -64,7 +69,8 @@ public enum FleetCommand: Equatable, Sendable {
           --version        print the version and exit
           -h, --help       print this help and exit
 
-        exit status: 0 done; 64 a bad command line; 73 DIR or a file in it cannot be written.
+        exit status: 0 done; 64 a bad command line; 65 the --os-model file cannot be read or is not
+        a model; 73 DIR or a file in it cannot be written.
         """
 
     /// Parses the arguments (without the program name).
@@ -96,6 +102,7 @@ public enum FleetCommand: Equatable, Sendable {
         var json = false
         var bench = false
         var speed: Double?
+        var osModel: String?
         func share(_ flag: String) throws(UsageError) -> Double {
             let text = try reader.value(flag)
             guard let value = ArgumentReader.decimal(text), (0...1).contains(value) else {
@@ -144,6 +151,7 @@ public enum FleetCommand: Equatable, Sendable {
                         "--shard \"\(ArgumentReader.clip(text))\": expected I/N with 0 <= I < N (e.g. 0/4)")
                 }
                 shard = (index, count)
+            case "--os-model": osModel = try reader.nonEmpty(flag)
             case "--jobs": jobs = try reader.integer(flag, in: 1...1_024)
             case "--json": json = true
             case "--bench": bench = true
@@ -156,7 +164,7 @@ public enum FleetCommand: Equatable, Sendable {
                 ("--out", out != nil), ("--start", start != nil), ("--mix", mix != nil),
                 ("--late-registration", late != 0), ("--late-registration-from", lateFrom != nil),
                 ("--low-power", lowPower != nil), ("--nightstand", nightstand != nil), ("--opens", opens != nil),
-                ("--buckets", buckets != nil),
+                ("--buckets", buckets != nil), ("--os-model", osModel != nil),
                 ("--shard", shard != nil),
                 ("--json", json),
             ]
@@ -202,6 +210,7 @@ public enum FleetCommand: Equatable, Sendable {
         if let nightstand { options.nightstand = nightstand }
         if let opens { options.opens = opens }
         if let buckets { options.buckets = buckets }
+        options.osModelFile = osModel
         if shard == nil { shard = try Self.shard(in: environment) }
         if let (index, count) = shard {
             options.shardIndex = index

@@ -61,6 +61,8 @@ public struct FleetDevice: Sendable {
     public let osSeed: UInt64
     public let deviceSeed: UInt64
     public let twinSeed: UInt64
+    /// iOS: the fitted launch delay from `FleetOptions.osModel`, nil for the built-in draws.
+    public let fittedDelay: EmpiricalDelay?
     /// The user's actions, in time order: stdin lines of the phone and the watch.
     public let steps: [(at: Date, step: TwinStep)]
 
@@ -76,7 +78,7 @@ public struct FleetDevice: Sendable {
         name = "device-" + String(repeating: "0", count: max(0, width - digits.count)) + digits
         platform = unit() < options.iosShare ? .ios : .android
         home = Self.cities[below(Self.cities.count)]
-        osSeed = rng.next()
+        osSeed = rng.next() ^ options.osSeedSalt
         deviceSeed = rng.next()
         twinSeed = rng.next()
 
@@ -106,6 +108,9 @@ public struct FleetDevice: Sendable {
             if draw < cumulative { break }
         }
         bucket = platform == .android ? chosen : nil
+        fittedDelay =
+            platform == .ios
+            ? options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion)?.delay : nil
 
         // The user's days, in the home zone's calendar.
         let zone = TimeZone(identifier: home.zone) ?? .gmt
@@ -209,6 +214,7 @@ public struct FleetDevice: Sendable {
         } else {
             var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
             ios.registrationMode = registersLate && lateFrom == nil ? .lateSilent : .early
+            ios.opportunity.empirical = fittedDelay
             os = SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: osSeed))
         }
         var app = PhoneAppConfiguration()

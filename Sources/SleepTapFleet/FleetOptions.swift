@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+public import SleepTapCalibration
 public import SleepTapCore
 public import SleepTapOS
 
@@ -14,6 +15,9 @@ public struct FleetOptions: Equatable, Sendable {
     public var start: LocalDate
     /// Seeds every device's user, OS and link (SplitMix64).
     public var seed: UInt64 = 0
+    /// XORed into every device's OS seed (default 0: the OS seed `seed` draws): the same users
+    /// with other OS draws, to compare two OS models on one population (`OSModelTests`).
+    public var osSeedSalt: UInt64 = 0
     /// Share of iOS devices in 0...1; the rest are Android.
     public var iosShare: Double = 0.6
     /// Share of iOS devices in 0...1 whose app registers its refresh handler too late (SwiftUI's
@@ -34,6 +38,12 @@ public struct FleetOptions: Equatable, Sendable {
     public var nightstand: Double = 0.5
     /// Shares of the Android standby buckets, summing to 1, in `StandbyBucket.all` order.
     public var buckets: [StandbyBucket: Double] = FleetOptions.defaultBuckets
+    /// The fitted OS the devices run on (`--os-model FILE`, docs/calibration.md): an iOS device
+    /// draws its launch delays from the most specific iOS group of the model for its app version
+    /// (`FleetOptions.appVersion`) that has data; nil, or no such group: the built-in draws.
+    public var osModel: CalibratedOS?
+    /// The model file `osModel` was read from, for the summary; nil without one.
+    public var osModelFile: String?
     /// This run's shard: devices whose index ≡ `shardIndex` (mod `shardCount`).
     public var shardIndex = 0
     public var shardCount = 1

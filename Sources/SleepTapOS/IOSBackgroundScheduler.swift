@@ -44,16 +44,23 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         public var quantum: TimeInterval
         /// Chance in [0, 1] that the OS lets an opportunity pass and draws another (default 0.1; 1 = never launch).
         public var missProbability: Double
+        /// A fitted wait that replaces the exponential draws when set (default nil): the whole
+        /// wait from eligibility to the launch is one inverse-CDF draw (`EmpiricalDelay`), rounded
+        /// up to `quantum`; `meanDelay`, `maximumDelay` and `missProbability` are then unused.
+        /// Absent from older os.json files (nil).
+        public var empirical: EmpiricalDelay?
 
         /// - Parameters:
         ///   - meanDelay: mean wait in virtual seconds, > 0.
         ///   - maximumDelay: cap of one wait in virtual seconds, ≥ 0.
         ///   - quantum: grid in seconds, ≥ 0.
         ///   - missProbability: clamped to [0, 1].
+        ///   - empirical: a fitted wait that replaces the exponential draws (default nil).
         public init(
             meanDelay: TimeInterval = 90 * 60, maximumDelay: TimeInterval = 12 * 3600, quantum: TimeInterval = 60,
-            missProbability: Double = 0.1
+            missProbability: Double = 0.1, empirical: EmpiricalDelay? = nil
         ) {
+            self.empirical = empirical
             self.meanDelay = max(1, meanDelay)
             self.maximumDelay = max(0, maximumDelay)
             self.quantum = max(0, quantum)
@@ -63,7 +70,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         /// One opportunity drawn from `eligible`: never earlier than `eligible`.
         func draw(from eligible: Date, using rng: inout SplitMix64) -> Date {
             let u = rng.schedulerUnitInterval()
-            let delay = min(-meanDelay * log1p(-u), maximumDelay)
+            return grid(eligible, delay: min(-meanDelay * log1p(-u), maximumDelay))
+        }
+
+        /// `eligible` + `delay`, rounded up to `quantum`, never earlier than `eligible`.
+        func grid(_ eligible: Date, delay: TimeInterval) -> Date {
             var t = eligible.timeIntervalSince1970 + delay
             if quantum > 0 { t = (t / quantum).rounded(.up) * quantum }
             return Date(timeIntervalSince1970: max(t, eligible.timeIntervalSince1970))
@@ -632,8 +643,13 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         let model = configuration.opportunity
         request.missed = []
         request.opportunity = nil
-        guard model.missProbability < 1 else { return }
         var eligible = max(now, request.earliestBeginDate ?? now)
+        if let empirical = model.empirical {
+            // One draw of the whole fitted wait; nil: the OS never launches this request.
+            request.opportunity = empirical.draw(using: &rng).map { model.grid(eligible, delay: $0) }
+            return
+        }
+        guard model.missProbability < 1 else { return }
         while true {
             let t = model.draw(from: eligible, using: &rng)
             if rng.schedulerUnitInterval() < model.missProbability {

@@ -444,6 +444,9 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             if !(0...1).contains(o.missProbability) {
                 return "configuration.opportunity.missProbability \(o.missProbability): expected 0 to 1"
             }
+            if let problem = o.empirical?.validationProblem {
+                return "configuration.opportunity.empirical.\(problem)"
+            }
         case .android(let s):
             let c = s.configuration
             if !(c.repeatInterval > 0) { return "configuration.repeatInterval \(c.repeatInterval): expected > 0" }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCalibration
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapFleet
@@ -52,7 +53,18 @@ case .bench(let devices, let days, let jobs, let speed):
     writeOut(
         "devices \(devices) days \(days) jobs \(jobs) speed \(Int(speed)): \(events) events, "
             + String(format: "%.2f s, %.0f device-days/s", elapsed, Double(devices * days) / elapsed))
-case .run(let options, let out, let jobs, let json):
+case .run(var options, let out, let jobs, let json):
+    if let path = options.osModelFile {
+        // The model file, read before anything is written: bad input changes nothing.
+        do {
+            let data = try BoundedFile.read(path, limit: 64 << 20)
+            options.osModel = try CalibratedOS(json: data)
+        } catch let failure as BoundedFile.Failure {
+            fail("--os-model \(path): \(failure)", .dataError)
+        } catch {
+            fail("--os-model \(path): \(error)", .dataError)
+        }
+    }
     let terminal = isatty(STDERR_FILENO) == 1
     var lastShown = ContinuousClock.now
     let summary: FleetRun.Summary
@@ -65,6 +77,13 @@ case .run(let options, let out, let jobs, let json):
         }
     } catch {
         fail("\(error)", .cantCreate)
+    }
+    // The model group the iOS devices ran on, or why none.
+    let modelLine: String? = options.osModelFile.map { path in
+        guard let entry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) else {
+            return "os model: \(path): no iOS group with data; the built-in draws"
+        }
+        return "os model: \(path): iOS delays from group \"\(entry.group)\" (n = \(entry.n))"
     }
     let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
     if json {
@@ -81,6 +100,7 @@ case .run(let options, let out, let jobs, let json):
             "tzdata": ZoneDatabase.current.version,
         ]
         object["executionRate"] = summary.executionRate ?? NSNull()
+        if let modelLine { object["osModel"] = modelLine }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         writeOut(String(decoding: data, as: UTF8.self))
     } else {
@@ -99,6 +119,6 @@ case .run(let options, let out, let jobs, let json):
               execution rate (successful background runs / submitted): \(rate)
               \(String(format: "%.1f s, %.0f device-days/s", summary.seconds, summary.deviceDaysPerSecond))
               zone rules: \(ZoneDatabase.current)
-            """)
+            """ + (modelLine.map { "\n  " + $0 } ?? ""))
     }
 }

@@ -75,4 +75,41 @@ struct CalibrateTests {
         let missing = try CapturedRun.run("sleeptap-calibrate", ["--json"], timeout: 30)
         #expect(missing.status == 64 && missing.standardError.contains("--root is required"))
     }
+
+    @Test(
+        "sleeptap-fleet --os-model runs on the model calibrate wrote; a bad model file is exit 65 naming it, nothing written"
+    )
+    func osModel() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let first = scenario.dir + "/a"
+        let fleet = ["--devices", "8", "--days", "7", "--start", "2026-03-01", "--mix", "ios=1,android=0"]
+        let a = try CapturedRun.run("sleeptap-fleet", fleet + ["--seed", "1", "--out", first], timeout: 120)
+        #expect(a.status == 0, "\(a.standardError)")
+        let model = first + "/model.json"
+        let fit = try CapturedRun.run("sleeptap-calibrate", ["--root", first, "--out", model], timeout: 60)
+        #expect(fit.status == 0, "\(fit.standardError)")
+        let second = scenario.dir + "/b"
+        let b = try CapturedRun.run(
+            "sleeptap-fleet", fleet + ["--seed", "2", "--out", second, "--os-model", model], timeout: 120)
+        #expect(b.status == 0, "\(b.standardError)")
+        #expect(
+            b.standardOutput.contains("os model: \(model): iOS delays from group \"ios, version 1.0\" (n = "),
+            "\(b.standardOutput)")
+        #expect(FileManager.default.fileExists(atPath: second + "/metrics/bg_runs"))
+        // Bad model files: exit 65, the file and the first wrong field named, no --out made.
+        let bad = scenario.dir + "/bad.json"
+        #expect(FileManager.default.createFile(atPath: bad, contents: Data(#"{"kind": "other"}"#.utf8)))
+        let cases: [(String, String)] = [
+            (bad, "--os-model \(bad): kind: expected \"sleeptap.calibration\""),
+            (scenario.dir + "/missing.json", "--os-model \(scenario.dir)/missing.json: cannot be read"),
+            (first, "--os-model \(first): is a directory"),
+        ]
+        for (file, message) in cases {
+            let out = scenario.dir + "/c"
+            let run = try CapturedRun.run("sleeptap-fleet", fleet + ["--out", out, "--os-model", file], timeout: 30)
+            #expect(run.status == 65 && run.standardError.contains(message), "\(run.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
 }

@@ -133,6 +133,7 @@ struct FlagCoverageTests {
         "sleeptap-fleet --jobs": "IntegrationTests/FleetReportTests.swift shardsAndJobs",
         "sleeptap-fleet --json": "IntegrationTests/FleetReportTests.swift shardsAndJobs",
         "sleeptap-fleet --bench": "IntegrationTests/FleetReportTests.swift bench",
+        "sleeptap-fleet --os-model": "IntegrationTests/CalibrateTests.swift osModel",
         "sleeptap-fleet --speed": "IntegrationTests/FleetReportTests.swift bench",
         "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
         "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+public import SleepTapOS
+
+/// A model file's fitted delays as the simulated OS takes them (`EmpiricalDelay`), per group
+/// (docs/calibration.md, "Running the OS on the model").
+///
+/// Only the delay is taken: its Kaplan–Meier quantiles become the knots, and the share the OS
+/// never answered is the mass the curve never reaches (below). The group's
+/// `neverAnsweredShare` and `dropRate` are not taken: on these records they are the app's doing
+/// (a request replaced by the app's next submit; a handler registered too late), which the
+/// simulated app does again, so the OS drawing them too would count them twice.
+public struct CalibratedOS: Equatable, Sendable {
+    /// One group of the model with enough data to run on.
+    public struct Entry: Equatable, Sendable {
+        /// The group's name in the model (`ios`, `android, rare`, `ios, version 1.1`, …).
+        public var group: String
+        /// The group's selectors; nil where it spans every value.
+        public var platform: Platform?
+        public var bucket: StandbyBucket?
+        public var appVersion: String?
+        /// Answered requests behind the fit.
+        public var n: Int
+        /// The fitted wait from eligibility to the launch.
+        public var delay: EmpiricalDelay
+    }
+
+    /// Answered requests a group needs before the OS runs on its delay (fewer: the built-in draws).
+    public static let minimumSamples = 20
+
+    /// The groups with a usable delay, in the model's order.
+    public var entries: [Entry]
+
+    /// The wait of the most specific group for a device: same platform, and a bucket and app
+    /// version that are the device's or unset; more selectors set wins, the model's order breaks ties.
+    /// - Returns: nil when no group with data matches (the OS keeps its built-in draws).
+    public func delay(platform: Platform, bucket: StandbyBucket? = nil, appVersion: String? = nil) -> Entry? {
+        var best: Entry?
+        var bestScore = -1
+        for entry in entries where entry.platform == platform {
+            if let b = entry.bucket, b != bucket { continue }
+            if let v = entry.appVersion, v != appVersion { continue }
+            let score = (entry.bucket == nil ? 0 : 1) + (entry.appVersion == nil ? 0 : 1)
+            if score > bestScore {
+                best = entry
+                bestScore = score
+            }
+        }
+        return best
+    }
+
+    /// The wait a distribution's quantiles give: the fitted ones are the knots; where the
+    /// Kaplan–Meier curve never falls to 1 − p (the quantile is null) the OS never launches at
+    /// least a 1 − p share, so `neverLaunch` is 1 − (the smallest such p) (0 when every quantile
+    /// is fitted; a lower bound of the curve's last level).
+    /// - Returns: nil without a fitted quantile.
+    public static func empiricalDelay(quantiles: [(p: Double, seconds: Double?)]) -> EmpiricalDelay? {
+        let sorted = quantiles.sorted { $0.p < $1.p }
+        let fitted = sorted.compactMap { q in q.seconds.map { EmpiricalDelay.Point(p: q.p, seconds: $0) } }
+        guard !fitted.isEmpty else { return nil }
+        let never = sorted.first { $0.seconds == nil && $0.p > fitted[fitted.count - 1].p }.map { 1 - $0.p } ?? 0
+        let delay = EmpiricalDelay(points: fitted, neverLaunch: never)
+        return delay.points.isEmpty ? nil : delay
+    }
+
+    /// The groups of a fit in memory with at least `minimumSamples` answered requests.
+    public init(model: CalibrationModel) {
+        entries = model.groups.compactMap { g in
+            guard g.platform != nil, g.delay.n >= Self.minimumSamples,
+                let delay = Self.empiricalDelay(quantiles: g.delay.quantiles.map { ($0.p, $0.value) })
+            else { return nil }
+            return Entry(
+                group: g.name, platform: g.platform, bucket: g.bucket, appVersion: g.appVersion, n: g.delay.n,
+                delay: delay)
+        }
+    }
+
+    /// Reads a model file's bytes (`sleeptap-calibrate --out`, schemaVersion 1).
+    /// - Throws: `ModelFileError` naming the first field that is wrong.
+    public init(json data: Data) throws(ModelFileError) {
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ModelFileError("not a JSON object")
+        }
+        guard root["kind"] as? String == "sleeptap.calibration" else {
+            throw ModelFileError("kind: expected \"sleeptap.calibration\" (a sleeptap-calibrate model)")
+        }
+        guard let version = Self.integer(root["schemaVersion"]), version == CalibrationModel.schemaVersion else {
+            throw ModelFileError("schemaVersion: expected \(CalibrationModel.schemaVersion)")
+        }
+        guard let groups = root["groups"] as? [Any] else { throw ModelFileError("groups: expected an array") }
+        var entries: [Entry] = []
+        for (i, item) in groups.enumerated() {
+            let at = "groups[\(i)]"
+            guard let g = item as? [String: Any] else { throw ModelFileError("\(at): expected an object") }
+            guard let name = g["group"] as? String else { throw ModelFileError("\(at).group: expected a string") }
+            func selector(_ key: String) throws(ModelFileError) -> String? {
+                guard let raw = g[key], !(raw is NSNull) else { return nil }
+                guard let text = raw as? String else {
+                    throw ModelFileError("\(at).\(key): expected a string or null")
+                }
+                return text
+            }
+            let platformName = try selector("platform")
+            let platform = platformName.flatMap(Platform.init(rawValue:))
+            if let platformName, platform == nil {
+                throw ModelFileError("\(at).platform \"\(platformName)\": expected ios or android")
+            }
+            let bucketName = try selector("bucket")
+            let bucket = bucketName.flatMap(StandbyBucket.init(name:))
+            if let bucketName, bucket == nil {
+                throw ModelFileError("\(at).bucket \"\(bucketName)\": not a standby bucket")
+            }
+            let appVersion = try selector("appVersion")
+            guard let d = g["delay"] as? [String: Any] else { throw ModelFileError("\(at).delay: expected an object") }
+            guard let n = Self.integer(d["n"]), n >= 0 else {
+                throw ModelFileError("\(at).delay.n: expected a whole number ≥ 0")
+            }
+            guard let list = d["quantiles"] as? [Any] else {
+                throw ModelFileError("\(at).delay.quantiles: expected an array")
+            }
+            var quantiles: [(p: Double, seconds: Double?)] = []
+            for (j, q) in list.enumerated() {
+                let qat = "\(at).delay.quantiles[\(j)]"
+                guard let q = q as? [String: Any], let p = Self.number(q["p"]), p > 0, p < 1 else {
+                    throw ModelFileError("\(qat).p: expected a number between 0 and 1")
+                }
+                if q["seconds"] == nil || q["seconds"] is NSNull {
+                    quantiles.append((p, nil))
+                } else {
+                    guard let s = Self.number(q["seconds"]), s >= 0 else {
+                        throw ModelFileError("\(qat).seconds: expected a number ≥ 0 or null")
+                    }
+                    quantiles.append((p, s))
+                }
+            }
+            let ps = quantiles.map(\.p)
+            guard ps == ps.sorted(), Set(ps).count == ps.count else {
+                throw ModelFileError("\(at).delay.quantiles: p must increase")
+            }
+            let fitted = quantiles.compactMap(\.seconds)
+            guard fitted == fitted.sorted() else {
+                throw ModelFileError("\(at).delay.quantiles: seconds must not decrease")
+            }
+            guard platform != nil, n >= Self.minimumSamples, let delay = Self.empiricalDelay(quantiles: quantiles)
+            else { continue }
+            entries.append(
+                Entry(group: name, platform: platform, bucket: bucket, appVersion: appVersion, n: n, delay: delay))
+        }
+        self.entries = entries
+    }
+
+    /// A finite JSON number that is not a boolean (`JSONNumber`).
+    static func number(_ value: Any?) -> Double? {
+        guard let n = value as? NSNumber, !JSONNumber(n).isBool else { return nil }
+        let x = n.doubleValue
+        return x.isFinite ? x : nil
+    }
+
+    /// A JSON integer written without fraction or exponent, in `Int`'s range.
+    static func integer(_ value: Any?) -> Int? {
+        guard let n = value as? NSNumber, case .integer(let x) = JSONNumber(n) else { return nil }
+        return Int(exactly: x)
+    }
+}
+
+/// What is wrong with a model file (the reader's first problem).
+public struct ModelFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The field and what is wrong, e.g. `groups[2].delay.n: expected a whole number ≥ 0`.
+    public var description: String
+
+    public init(_ description: String) { self.description = description }
+}

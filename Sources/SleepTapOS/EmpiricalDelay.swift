@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import Foundation
+
+/// A fitted distribution of the wait from a request's eligibility to its launch, drawn by
+/// inverse-CDF sampling (docs/scheduler.md, "Opportunity model"; docs/calibration.md).
+///
+/// The distribution is given by quantiles: `points` `(p, seconds)` with p in (0, 1) and both
+/// increasing, the fitted F(seconds) = p. Between the knots, and from (0, 0) to the first, the
+/// seconds are linear in the cumulative hazard −ln(1 − p) (exact for an exponential wait, and
+/// monotone for any); past the last knot the last segment's slope goes on (an exponential tail
+/// with the last segment's hazard), up to `maximumSeconds`. A draw u ≥ 1 − `neverLaunch` is no
+/// launch at all. The value knows nothing of files: `sleeptap-calibrate`'s model maps to it
+/// outside this module (SleepTapCalibration).
+///
+/// Value type, `Codable` (stored in os.json with the other settings), `Sendable`.
+public struct EmpiricalDelay: Codable, Equatable, Sendable {
+    /// One knot of the fitted distribution function.
+    public struct Point: Codable, Equatable, Sendable {
+        /// The cumulative probability, in (0, 1).
+        public var p: Double
+        /// The wait at which the fitted distribution reaches `p`, seconds, ≥ 0.
+        public var seconds: Double
+
+        /// - Parameters:
+        ///   - p: cumulative probability in (0, 1).
+        ///   - seconds: wait in seconds, ≥ 0.
+        public init(p: Double, seconds: Double) {
+            self.p = p
+            self.seconds = seconds
+        }
+    }
+
+    /// The knots, p and seconds both strictly increasing (`init` sorts and drops the rest).
+    public var points: [Point]
+    /// Share in [0, 1) of requests the OS never launches.
+    public var neverLaunch: Double
+    /// Longest wait drawn, seconds (the tail's cap), ≥ the last knot's seconds.
+    public var maximumSeconds: Double
+
+    /// - Parameters:
+    ///   - points: the fitted quantiles; non-finite ones, p outside (0, 1) and knots that do not
+    ///     increase both p and seconds after sorting by p are dropped.
+    ///   - neverLaunch: share never launched, clamped to [0, 0.99].
+    ///   - maximumSeconds: cap of the tail, seconds (default 48 h); raised to the last knot's.
+    public init(points: [Point], neverLaunch: Double = 0, maximumSeconds: Double = 48 * 3_600) {
+        var kept: [Point] = []
+        for point in points.sorted(by: { $0.p < $1.p })
+        where point.p.isFinite && point.seconds.isFinite && point.p > 0 && point.p < 1 && point.seconds >= 0 {
+            if let last = kept.last, !(point.p > last.p && point.seconds > last.seconds) { continue }
+            kept.append(point)
+        }
+        self.points = kept
+        self.neverLaunch = neverLaunch.isFinite ? min(0.99, max(0, neverLaunch)) : 0
+        let top = kept.last?.seconds ?? 0
+        self.maximumSeconds = maximumSeconds.isFinite ? max(maximumSeconds, top) : max(48 * 3_600, top)
+    }
+
+    /// What is wrong with a decoded value (os.json is input), nil when it is usable.
+    public var validationProblem: String? {
+        if points.isEmpty { return "points is empty" }
+        for (i, point) in points.enumerated() {
+            guard point.p.isFinite, point.p > 0, point.p < 1 else {
+                return "points[\(i)].p \(point.p): expected 0 < p < 1"
+            }
+            guard point.seconds.isFinite, point.seconds >= 0 else {
+                return "points[\(i)].seconds \(point.seconds): expected ≥ 0"
+            }
+            if i > 0, !(point.p > points[i - 1].p && point.seconds > points[i - 1].seconds) {
+                return "points[\(i)]: p and seconds must increase"
+            }
+        }
+        guard neverLaunch.isFinite, (0...0.99).contains(neverLaunch) else {
+            return "neverLaunch \(neverLaunch): expected 0 to 0.99"
+        }
+        guard maximumSeconds.isFinite, maximumSeconds >= points[points.count - 1].seconds else {
+            return "maximumSeconds \(maximumSeconds): expected ≥ the last point's seconds"
+        }
+        return nil
+    }
+
+    /// The wait at cumulative probability `u` in [0, 1), seconds; nil when u falls in the share
+    /// never launched (u ≥ 1 − `neverLaunch`) or there are no knots.
+    public func seconds(at u: Double) -> Double? {
+        guard !points.isEmpty, u < 1 - neverLaunch else { return nil }
+        func hazard(_ p: Double) -> Double { -log1p(-p) }
+        let x = hazard(max(0, u))
+        var previous = (x: 0.0, t: 0.0)
+        for point in points {
+            let knot = (x: hazard(point.p), t: point.seconds)
+            if x <= knot.x {
+                return previous.t + (knot.t - previous.t) * (x - previous.x) / (knot.x - previous.x)
+            }
+            previous = knot
+        }
+        // The tail: the last segment's slope in the cumulative hazard.
+        let before = points.count >= 2 ? points[points.count - 2] : Point(p: 0, seconds: 0)
+        let slope = (previous.t - before.seconds) / (previous.x - hazard(before.p))
+        return min(maximumSeconds, previous.t + slope * (x - previous.x))
+    }
+
+    /// One wait drawn with `rng` (one `SplitMix64` step), nil for no launch.
+    func draw(using rng: inout SplitMix64) -> Double? {
+        seconds(at: rng.schedulerUnitInterval())
+    }
+}
