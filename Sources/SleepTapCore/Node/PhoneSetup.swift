@@ -64,7 +64,7 @@ public struct PhoneSetup: Sendable {
     /// - Parameters:
     ///   - state: the sync state read back from the state file; nil starts afresh. Its device
     ///     seed is replaced by `deviceSeed`.
-    ///   - os: the OS read back from its state file; nil starts on `self.os`.
+    ///   - stored: the OS read back from its state file; nil starts on `os`.
     ///   - randomSeed: seeds the sync core's random epochs (`SplitMix64`).
     /// - Returns: the node, not started; its zone follows `PhoneZone` from `node`'s flags and
     ///   the OS's kept zone.
