@@ -19,6 +19,24 @@ let options = Reaper.commandLine(program: "sleeptap-calibrate", usage: Calibrate
     try CalibrateOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 
+// The --out file's directory is checked before the work: a missing or read-only one would
+// otherwise fail only after the whole fit, naming a temporary file.
+if let out = options.out {
+    let parent = (out as NSString).deletingLastPathComponent
+    let directory = parent.isEmpty ? "." : parent
+    var isDirectory: ObjCBool = false
+    let problem: String? =
+        !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+        ? "its directory \(directory) does not exist"
+        : !isDirectory.boolValue
+            ? "\(directory) is not a directory"
+            : access(directory, W_OK) != 0 ? "its directory \(directory) is not writable" : nil
+    if let problem {
+        Reaper.shared.writeError("sleeptap-calibrate: --out \(printable(out)): \(printable(problem)); nothing was read")
+        exit(ExitCode.cantCreate.rawValue)
+    }
+}
+
 // Records are gathered per device (a device's files are adjacent in name order, but its records
 // are paired across days), then fitted one device at a time.
 var byDevice: [String: [RunRecord]] = [:]

@@ -45,6 +45,21 @@ struct CalibrateTests {
         #expect(try ReportTests.fingerprint(root + "/metrics") == before)
     }
 
+    @Test("An --out in a missing directory is exit 73 before any work, naming the directory; nothing is written")
+    func outInMissingDirectory() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try ReportTests.root(scenario)
+        let out = scenario.dir + "/missing/model.json"
+        let run = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--out", out], timeout: 30)
+        #expect(run.status == 73, "\(run.standardError)")
+        #expect(
+            run.standardError.contains("--out \(out): its directory \(scenario.dir)/missing does not exist"),
+            "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty, "no summary before the failure: \(run.standardOutput)")
+        #expect(!FileManager.default.fileExists(atPath: scenario.dir + "/missing"))
+    }
+
     static func median(_ delay: [String: Any]) throws -> Double? {
         let quantiles = try #require(delay["quantiles"] as? [[String: Any]])
         return quantiles.first { $0["p"] as? Double == 0.5 }?["seconds"] as? Double
