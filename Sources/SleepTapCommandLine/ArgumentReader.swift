@@ -91,6 +91,16 @@ public struct ArgumentReader {
         return value
     }
 
+    /// The value of `flag` as a switch: `on` is true, `off` false.
+    /// - Throws: `UsageError` naming the flag and the value when it is neither.
+    public mutating func onOff(_ flag: String) throws(UsageError) -> Bool {
+        let text = try value(flag)
+        guard text == "on" || text == "off" else {
+            throw UsageError("\(flag) \"\(Self.clip(text))\": expected on or off")
+        }
+        return text == "on"
+    }
+
     /// The value of `flag`, which must not be empty.
     /// - Throws: `UsageError` naming the flag.
     public mutating func nonEmpty(_ flag: String) throws(UsageError) -> String {

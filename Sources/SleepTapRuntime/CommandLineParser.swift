@@ -386,12 +386,7 @@ public enum CommandLineParser {
                             + "\(AndroidAPI.maximum) (Android 13 is 33, Android 15 is 35, Android 16 is 36)")
                 }
                 os.androidAPI = api
-            case "--android16-quotas":
-                let text = try reader.value(flag)
-                guard text == "on" || text == "off" else {
-                    throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected on or off")
-                }
-                os.android16Flags = text == "on"
+            case "--android16-quotas": os.android16Flags = try reader.onOff(flag)
             case "--constraints":
                 let text = try reader.value(flag)
                 switch WorkConstraint.parseList(text) {
@@ -401,12 +396,7 @@ public enum CommandLineParser {
                         "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is not a "
                             + "constraint; expected a comma-separated list of \(WorkConstraint.names), or none")
                 }
-            case "--phone-alarm":
-                let text = try reader.value(flag)
-                guard text == "on" || text == "off" else {
-                    throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected on or off")
-                }
-                os.phoneAlarm = text == "on"
+            case "--phone-alarm": os.phoneAlarm = try reader.onOff(flag)
             case "--exact-alarm-permission":
                 let text = try reader.value(flag)
                 guard let declaration = ExactAlarmDeclaration(rawValue: text) else {

@@ -472,6 +472,15 @@ enum DifferentialRun {
         firstDifference(scenario, observed, "night", process, twin, matches: { $0.matches($1) })
     }
 
+    /// `launchDifference` of the processes' background launches and the twin's before the
+    /// scenario's end, as a list of findings (empty when they agree).
+    static func launchFindings(_ scenario: TwinScenario, _ observed: ObservedRun, _ twin: Twin) -> [String] {
+        launchDifference(
+            scenario, observed, process: observed.launches(before: scenario.end),
+            twin: launches(twin, before: scenario.end)
+        ).map { [$0] } ?? []
+    }
+
     /// Nil when both sides ran the background job at the same instants (to the second), else a
     /// report with the scenario and the first run that differs.
     static func launchDifference(
@@ -554,12 +563,7 @@ struct TwinDifferentialTests {
     func sameNights(seed: UInt64) async throws {
         let findings = try await DifferentialRun.judged(TwinScenario(seed: seed)) { scenario, observed, twin in
             var found = DifferentialRun.nightFindings(scenario, observed, twin)
-            if let launches = DifferentialRun.launchDifference(
-                scenario, observed, process: observed.launches(before: scenario.end),
-                twin: DifferentialRun.launches(twin, before: scenario.end))
-            {
-                found.append(launches)
-            }
+            found += DifferentialRun.launchFindings(scenario, observed, twin)
             return found + DifferentialRun.storedStateFindings(scenario, observed)
         }
         #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
@@ -622,12 +626,7 @@ struct TwinDifferentialTests {
         }
         let findings = try await DifferentialRun.judged(scenario) { scenario, observed, twin in
             var found = DifferentialRun.nightFindings(scenario, observed, twin)
-            if let launches = DifferentialRun.launchDifference(
-                scenario, observed, process: observed.launches(before: scenario.end),
-                twin: DifferentialRun.launches(twin, before: scenario.end))
-            {
-                found.append(launches)
-            }
+            found += DifferentialRun.launchFindings(scenario, observed, twin)
             // In deep idle a launch waits for a maintenance window: every launch of a night
             // after the screen has been off for inactive + sensing (1 h) lies in one of the
             // windows of AOSP's default timings, at most one per window, on both sides.
