@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Copies docs/protocol.md's event table into Sources/SleepTapCore/EventFieldCatalog.swift.
+"""Copies docs/protocol.md's event table into Sources/SleepTapCore/Events/EventFieldCatalog.swift.
 
 usage: scripts/sync-event-table.py   (from anywhere; rewrites the Swift file in place)
 
@@ -21,7 +21,7 @@ def is_row(line: str) -> bool:
 
 
 rows = [line for line in docs.split("\n") if is_row(line)]
-swift = root / "Sources/SleepTapCore/EventFieldCatalog.swift"
+swift = root / "Sources/SleepTapCore/Events/EventFieldCatalog.swift"
 text = swift.read_text(encoding="utf-8")
 body = "\n".join("        " + row for row in rows)
 new, count = re.subn(r'(public static let table = #"""\n).*?(\n        """#)',

@@ -8,7 +8,8 @@ import Testing
 struct EventCatalogTests {
     /// docs/protocol.md, found from this file.
     static let protocolDocument = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/protocol.md")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("docs/protocol.md")
 
     /// The event names of the table in the "Events" section: every backticked name in its
     /// `event` column (`a`, `b` and `a` / `b` rows name several).
