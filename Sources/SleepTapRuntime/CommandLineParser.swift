@@ -29,8 +29,9 @@ public enum CommandLineParser {
           --endpoint ENDPOINT   ipc://PATH or tcp://HOST:PORT (PORT may be *: phone.started says
                                 which port was bound); a relative PATH is resolved against the
                                 working directory at start, and must then be at most 107 bytes
-          --state-dir DIR       where phone.json (outbox, last seq) and os.json (the simulated
-                                OS, which outlives the app) are kept; created if missing
+          --state-dir DIR       where phone.json (outbox, last seq), phone-app.json (notices,
+                                run history, forecast) and os.json (the simulated OS, which
+                                outlives the app) are kept; created if missing
           --schedule FILE       weekly schedule, JSON (docs/schedule-format.md); default 07:00 daily
           --time-zone TZ        IANA zone, e.g. America/New_York; default: the schedule's, else system
           --tzdata DIR          the IANA tz database (TZif files, as zic writes them) whose rules

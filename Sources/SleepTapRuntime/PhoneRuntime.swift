@@ -49,9 +49,12 @@ public final class PhoneRuntime {
         let osFile = StateFile<SimulatedOS>(
             path: options.stateDirectory + "/os.json", dateFormat: .secondsSince1970)
         let storedOS: SimulatedOS?
+        let stored: (state: PhoneSyncState?, files: PhoneStateFiles)
         do {
             storedOS = try osFile.loadReportingRecovery(
                 program: program, output: output, validate: { $0.validationProblem })
+            stored = try PhoneStateFiles.load(
+                loaded: startUp.loaded, syncPath: startUp.stateFile.path, program: program, output: output)
         } catch {
             diagnose(program, "state file \(error); left untouched.")
             return .dataError
@@ -130,7 +133,7 @@ public final class PhoneRuntime {
 
         let machineZone = MachineZone.current
         // The seed given wins; else the stored state's; else a fresh one for a fresh state dir.
-        let deviceSeed = options.deviceSeed ?? startUp.loaded?.deviceSeed ?? UInt64.random(in: 0...UInt64.max)
+        let deviceSeed = options.deviceSeed ?? stored.state?.deviceSeed ?? UInt64.random(in: 0...UInt64.max)
         let setup = PhoneSetup(
             os: startOS, weather: options.weather.makeProvider(seed: deviceSeed), schedule: schedule,
             location: options.location, appConfiguration: options.os.appConfiguration(horizonDays: options.horizonDays),
@@ -148,9 +151,9 @@ public final class PhoneRuntime {
         )
         let weather = setup.weather
         let driver = PhoneLoop(
-            node: setup.makeNode(state: startUp.loaded, os: nil, randomSeed: UInt64.random(in: 0...UInt64.max)),
+            node: setup.makeNode(state: stored.state, os: nil, randomSeed: UInt64.random(in: 0...UInt64.max)),
             router: router, zap: zap, weather: weather,
-            stateFile: startUp.stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
+            stateFiles: stored.files, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
             clock: clock)
         do {
             try driver.run()
@@ -195,7 +198,7 @@ struct PhoneProcessPorts: PhonePorts {
     /// The paired watch's routing id.
     let watchID: [UInt8]
     let weather: any WeatherProvider
-    let stateFile: StateFile<PhoneSyncState>
+    var stateFiles: PhoneStateFiles
     let osFile: StateFile<SimulatedOS>
     /// `--metrics-dir`: where run records are appended; nil = they are dropped.
     let metrics: RunRecordWriter?
@@ -227,14 +230,7 @@ struct PhoneProcessPorts: PhonePorts {
 
     func zapReply(_ frames: [[UInt8]]) { try? zap?.send(frames) }
 
-    func save(_ state: PhoneSyncState) -> PersistResult {
-        do throws(FileError) {
-            try stateFile.save(state)
-            return .succeeded
-        } catch {
-            return .failed(errno: error.errno?.code, reason: error.reason)
-        }
-    }
+    mutating func save(_ state: PhoneSyncState) -> PersistResult { stateFiles.save(state) }
 
     mutating func saveOS(_ os: SimulatedOS) -> PersistResult {
         do throws(FileError) {
@@ -301,7 +297,7 @@ final class PhoneLoop {
 
     init(
         node: PhoneNode, router: Socket, zap: Socket?, weather: any WeatherProvider,
-        stateFile: StateFile<PhoneSyncState>, osFile: StateFile<SimulatedOS>, metrics: RunRecordWriter?,
+        stateFiles: PhoneStateFiles, osFile: StateFile<SimulatedOS>, metrics: RunRecordWriter?,
         mailbox: Mailbox, output: EventOutput, clock: any SleepTapCore.Clock
     ) {
         self.router = router
@@ -313,7 +309,7 @@ final class PhoneLoop {
             node: node,
             ports: PhoneProcessPorts(
                 router: router, zap: zap, watchID: Array(node.configuration.watchID.utf8), weather: weather,
-                stateFile: stateFile, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
+                stateFiles: stateFiles, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
                 clock: clock, loop: loop, times: NodeTimeSource(clock: clock)))
     }
 

@@ -55,7 +55,7 @@ enum SingleInstance {
 
     /// The state files a program keeps in its state dir (each may also have a `.prev` copy).
     static func stateFiles(of program: String) -> [String] {
-        program == "phone" ? ["phone.json", "os.json"] : ["watch.json"]
+        program == "phone" ? ["phone.json", PhoneStateFiles.appFileName, "os.json"] : ["watch.json"]
     }
 
     /// A phone and a watch never share a state dir: their files would sit side by side, and a

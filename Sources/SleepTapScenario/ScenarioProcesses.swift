@@ -272,17 +272,19 @@ extension ScenarioRun {
             child.waitForOutputEnd(timeout: 5)
             return at
         }
-        /// A new process for the side, on its state dir as it is or without its state file
-        /// (`phone.json`, `watch.json`; the phone's `os.json` is the device's and stays); the
+        /// A new process for the side, on its state dir as it is or without its state files
+        /// (`phone.json` and `phone-app.json`, `watch.json`; the phone's `os.json` is the
+        /// device's and stays); the
         /// instant of its `phone.started` or `watch.started`.
         func start(_ side: EventSource, fresh: Bool) throws(ScenarioProcessError) -> Date {
             let name = side == .phone ? "phone" : "watch"
             if fresh {
-                // The state file and its previous copy (`NAME.json.prev`, which a missing file
+                // The state files and their previous copies (`NAME.json.prev`, which a missing file
                 // would be recovered from), and any copy moved aside as corrupt.
                 let stateDirectory = "\(directory)/\(name)"
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
-                for file in names where file.hasPrefix("\(name).json") {
+                let prefixes = side == .phone ? ["phone.json", "phone-app.json"] : ["watch.json"]
+                for file in names where prefixes.contains(where: file.hasPrefix) {
                     do {
                         try FileManager.default.removeItem(atPath: "\(stateDirectory)/\(file)")
                     } catch {

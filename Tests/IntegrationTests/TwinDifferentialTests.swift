@@ -205,7 +205,8 @@ struct ObservedRun {
     var osStates: [String]
     /// The last phone's `phone.stopping` instant (its clean quit at the end).
     var stoppedAt: Date?
-    /// What the last phone left in its state dir: os.json and phone.json, nil when missing.
+    /// What the last phone left in its state dir: os.json, and phone.json with phone-app.json
+    /// over it, nil when missing.
     var storedOS: SimulatedOS?
     var storedPhone: PhoneSyncState?
 
@@ -373,7 +374,10 @@ enum DifferentialRun {
         let storedOS = try StateFile<SimulatedOS>(
             path: harness.dir + "/phone/os.json", dateFormat: .secondsSince1970
         ).load()
-        let storedPhone = try StateFile<PhoneSyncState>(path: harness.dir + "/phone/phone.json").load()
+        var storedPhone = try StateFile<PhoneSyncState>(path: harness.dir + "/phone/phone.json").load()
+        if let app = try StateFile<PhoneAppState>(path: harness.dir + "/phone/phone-app.json").load() {
+            storedPhone?.app = app
+        }
         // The link is down until the transport brings it up, at each of the watch's link.up.
         inputs.append((scenario.start, .link(up: false)))
         for event in watch.events where event.name == .linkUp {

@@ -33,8 +33,9 @@ public enum PersistResult: Equatable, Sendable {
     /// The state is on disk (written and fsync'd).
     case succeeded
     /// The write failed: `errno` as the system gave it (`ENOSPC`, `EIO`, …), nil when no system
-    /// call failed (the state could not be encoded), and the cause in words.
-    case failed(errno: Int32?, reason: String)
+    /// call failed (the state could not be encoded), the cause in words, and the file that
+    /// failed when it is not the node's state file (the phone's `phone-app.json`), else nil.
+    case failed(errno: Int32?, reason: String, path: String? = nil)
 }
 
 extension PersistResult {

@@ -447,11 +447,11 @@ public struct PhoneNode: Sendable {
                 actions.append(.cancel(.writeRetry))
             }
             actions += release(rest)
-        case .failed(let errno, let reason):
+        case .failed(let errno, let reason, let path):
             let stamp = rest.first?.1.now ?? time.now
             app.persistFailed()
             var fields: [(String, EventValue)] = [
-                ("path", .string(configuration.statePath)), ("reason", .string(reason)),
+                ("path", .string(path ?? configuration.statePath)), ("reason", .string(reason)),
                 ("errno", errno.flatMap(PersistResult.errnoName).map { .string($0) } ?? .null),
             ]
             // A batch the write carried is not on disk, so not on the watch: write it again
@@ -482,7 +482,7 @@ public struct PhoneNode: Sendable {
     /// A write of the OS's state ended (only a failure needs reporting: the next step writes
     /// again).
     public mutating func osPersisted(_ result: PersistResult, at time: NodeTime) -> [PhoneAction] {
-        guard case .failed(_, let reason) = result else { return [] }
+        guard case .failed(_, let reason, _) = result else { return [] }
         return [
             .emit(
                 Event(.persistFailed, [("path", .string(configuration.osStatePath)), ("reason", .string(reason))]),

@@ -755,7 +755,7 @@ public struct WatchNode: Sendable {
             failedAlarms = nil
             let actions = perform(pending.rest, rollback: pending.rollback, time, eventTime: pending.eventTime)
             return storingAlarms(actions, at: pending.eventTime)
-        case .failed(_, let reason):
+        case .failed(_, let reason, _):
             core = pending.rollback
             // The alarms stay set in this process (they ring); the file keeps what it had.
             failedAlarms = .some(pending.alarms)

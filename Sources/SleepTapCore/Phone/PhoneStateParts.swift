@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import Foundation
+
+/// The part of the phone's state that sync does not need: the pending bedtime notices, the run
+/// history and the forecast cache. The phone process keeps it in its own file, `phone-app.json`
+/// in the state dir, written only when it changed, so that the ACK path writes the small sync
+/// part alone (docs/architecture.md, "The phone's state files").
+public struct PhoneAppState: Codable, Equatable, Sendable {
+    /// The OS's pending local notifications as last set by the phone.
+    public var notifications: PendingNotifications
+    /// The run history: last scheduled, last run, the last 30 runs.
+    public var refreshLog: RefreshLog
+    /// The cached forecast (6 h cache of the weather step).
+    public var weather: Forecast?
+
+    /// A part with the given fields; the defaults describe a phone that never ran.
+    public init(
+        notifications: PendingNotifications = PendingNotifications(), refreshLog: RefreshLog = RefreshLog(),
+        weather: Forecast? = nil
+    ) {
+        self.notifications = notifications
+        self.refreshLog = refreshLog
+        self.weather = weather
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case notifications, refreshLog, weather
+    }
+
+    /// Every field may be absent (a phone that never ran): absent is its default.
+    /// - Throws: the decoder's errors for a field of the wrong type.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        notifications = try container.decodeIfPresent(PendingNotifications.self, forKey: .notifications) ?? .init()
+        refreshLog = try container.decodeIfPresent(RefreshLog.self, forKey: .refreshLog) ?? RefreshLog()
+        weather = try container.decodeIfPresent(Forecast.self, forKey: .weather)
+    }
+}
+
+extension PhoneSyncState {
+    /// What sync needs, and all that `phone.json` holds: the epoch, the last seq issued, the
+    /// outbox, whether the watch acknowledged it, and the device seed. An ACK changes only this.
+    public struct SyncPart: Codable, Equatable, Sendable {
+        /// `PhoneSyncState.epoch`.
+        public var epoch: UInt64
+        /// `PhoneSyncState.lastSeq`.
+        public var lastSeq: UInt64
+        /// `PhoneSyncState.outbox`.
+        public var outbox: WakeBatch?
+        /// `PhoneSyncState.acked`.
+        public var acked: Bool
+        /// `PhoneSyncState.deviceSeed`.
+        public var deviceSeed: UInt64
+
+        private enum CodingKeys: String, CodingKey {
+            case epoch, lastSeq, outbox, acked, deviceSeed
+        }
+
+        /// Reads the fields as `PhoneSyncState` does (an absent epoch or seed is 0).
+        /// - Throws: the decoder's errors, and `DecodingError.dataCorrupted` for a bad hex value.
+        public init(from decoder: any Decoder) throws {
+            let whole = try PhoneSyncState(from: decoder)
+            self = whole.syncPart
+        }
+
+        init(epoch: UInt64, lastSeq: UInt64, outbox: WakeBatch?, acked: Bool, deviceSeed: UInt64) {
+            self.epoch = epoch
+            self.lastSeq = lastSeq
+            self.outbox = outbox
+            self.acked = acked
+            self.deviceSeed = deviceSeed
+        }
+
+        /// Writes the epoch and the device seed as 16 hex digits, as `PhoneSyncState` does.
+        /// - Throws: the encoder's errors.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(Hex64.string(epoch), forKey: .epoch)
+            try container.encode(lastSeq, forKey: .lastSeq)
+            try container.encodeIfPresent(outbox, forKey: .outbox)
+            try container.encode(acked, forKey: .acked)
+            try container.encode(Hex64.string(deviceSeed), forKey: .deviceSeed)
+        }
+    }
+
+    /// The sync part of this state (what `phone.json` holds).
+    public var syncPart: SyncPart {
+        SyncPart(epoch: epoch, lastSeq: lastSeq, outbox: outbox, acked: acked, deviceSeed: deviceSeed)
+    }
+
+    /// The app part of this state (what `phone-app.json` holds).
+    public var app: PhoneAppState {
+        get { PhoneAppState(notifications: notifications, refreshLog: refreshLog, weather: weather) }
+        set {
+            notifications = newValue.notifications
+            refreshLog = newValue.refreshLog
+            weather = newValue.weather
+        }
+    }
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapRuntime
+
+/// The phone's state in two files: phone.json (the sync part) is written at every save,
+/// phone-app.json (notices, run history, forecast) only when it changed, so an ACK writes one
+/// small file.
+@Suite("Phone state files")
+struct PhoneStateFilesTests {
+    static let batch = WakeBatch(
+        seq: 3, generatedAt: ISO8601.date("2026-12-01T21:00:00Z")!, timeZone: "UTC",
+        entries: [
+            WakeEntry(
+                wake: ISO8601.date("2026-12-02T07:00:00Z")!, localDate: "2026-12-02", localTime: "07:00",
+                timeZone: "UTC")
+        ])
+
+    /// A phone that ran once and sent batch 3, not yet acknowledged.
+    static var sent: PhoneSyncState {
+        var log = RefreshLog()
+        log.markScheduled(at: ISO8601.date("2026-12-01T20:00:00Z")!)
+        return PhoneSyncState(
+            epoch: 0x1234, lastSeq: 3, outbox: batch, acked: false, deviceSeed: 99, refreshLog: log)
+    }
+
+    /// The inode of a file (a StateFile write replaces the file, so a new inode means a write).
+    static func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_ino) : nil
+    }
+
+    @Test("An ACK writes phone.json alone; a change of the run history writes phone-app.json too")
+    func ackWritesTheSyncPartAlone() throws {
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var files = PhoneStateFiles(syncPath: dir + "/phone.json", savedApp: nil)
+        #expect(files.save(Self.sent) == .succeeded)
+        let appBefore = Self.inode(dir + "/phone-app.json")
+        let syncBefore = Self.inode(dir + "/phone.json")
+        #expect(appBefore != nil && syncBefore != nil)
+
+        var acked = Self.sent
+        acked.acked = true
+        #expect(files.save(acked) == .succeeded)
+        #expect(Self.inode(dir + "/phone-app.json") == appBefore, "the ACK rewrote phone-app.json")
+        #expect(Self.inode(dir + "/phone.json") != syncBefore)
+        let text = try String(contentsOfFile: dir + "/phone.json", encoding: .utf8)
+        #expect(!text.contains("refreshLog") && !text.contains("notifications"))
+        #expect(try StateFile<PhoneSyncState>(path: dir + "/phone.json").load()?.acked == true)
+
+        var ran = acked
+        ran.refreshLog.markScheduled(at: ISO8601.date("2026-12-02T08:00:00Z")!)
+        #expect(files.save(ran) == .succeeded)
+        #expect(Self.inode(dir + "/phone-app.json") != appBefore)
+        #expect(try StateFile<PhoneAppState>(path: dir + "/phone-app.json").load() == ran.app)
+    }
+
+    @Test("A phone.json written before the split is read whole, and the first save moves its app part")
+    func olderSingleFile() throws {
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try StateFile<PhoneSyncState>(path: dir + "/phone.json").save(Self.sent)
+        let output = EventOutput(handle: FileHandle.nullDevice, clock: WallClock(), process: .phone)
+        let loaded = try #require(
+            try StateFile<PhoneSyncState>(path: dir + "/phone.json").load())
+        var (state, files) = try PhoneStateFiles.load(
+            loaded: loaded, syncPath: dir + "/phone.json", program: "phone", output: output)
+        #expect(state == Self.sent)
+        #expect(files.save(try #require(state)) == .succeeded)
+        #expect(try StateFile<PhoneAppState>(path: dir + "/phone-app.json").load() == Self.sent.app)
+        let text = try String(contentsOfFile: dir + "/phone.json", encoding: .utf8)
+        #expect(!text.contains("refreshLog"))
+
+        // Read back from the two files: the same state.
+        (state, files) = try PhoneStateFiles.load(
+            loaded: try StateFile<PhoneSyncState>(path: dir + "/phone.json").load(), syncPath: dir + "/phone.json",
+            program: "phone", output: output)
+        #expect(state == Self.sent)
+    }
+
+    @Test("A failed write of phone-app.json names that file and leaves phone.json as it was")
+    func failedAppWrite() throws {
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var files = PhoneStateFiles(syncPath: dir + "/phone.json", savedApp: nil)
+        // A directory where the file should be: the rename onto it fails with EISDIR.
+        try FileManager.default.createDirectory(atPath: dir + "/phone-app.json", withIntermediateDirectories: false)
+        let result = files.save(Self.sent)
+        guard case .failed(let errno, _, let path) = result else {
+            Issue.record("expected a failed write, got \(result)")
+            return
+        }
+        #expect(errno == EISDIR)
+        #expect(path == dir + "/phone-app.json")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/phone.json"))
+    }
+}
