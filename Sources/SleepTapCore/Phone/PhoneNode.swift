@@ -207,6 +207,19 @@ public struct PhoneNode: Sendable {
         case watchRequest(DateRequest)
     }
 
+    /// Where the node stands between two inputs: free, reading the schedule file before a
+    /// launch, or waiting for the result of a write. The job's own wait for a forecast is the
+    /// app's (`PhoneApp.awaitsWeather`).
+    enum State: Sendable {
+        /// Free: a waiting input runs when the app can take it.
+        case idle
+        /// The schedule file is being read (`loadSchedule`); `then` runs once it is.
+        case readingSchedule(then: AfterSchedule)
+        /// A write is with the driver (`persist`); what its step said after it is held, with
+        /// the time of that step, until the result (`persisted(_:at:)`).
+        case writing(PhoneSyncState, held: [(PhoneEffect, NodeTime)])
+    }
+
     /// What runs once the schedule file is read.
     enum AfterSchedule: Equatable, Sendable {
         case open
@@ -245,10 +258,8 @@ public struct PhoneNode: Sendable {
     private var replacedInstances: [UInt64] = []
     private var lastHeardWall: TimeInterval?
     private let watchID: [UInt8]
-    /// The write the driver is doing, and what waits behind it (with the time of its step).
-    private var writing: PhoneSyncState?
-    private var held: [(PhoneEffect, NodeTime)] = []
-    private var afterSchedule: AfterSchedule?
+    /// Free, reading the schedule, or writing (`State`).
+    private var state: State = .idle
     private var waiting: [Pending] = []
     /// True once `phone.stopping` was said: the last line; nothing waiting runs after it.
     public private(set) var isStopping = false
@@ -432,15 +443,20 @@ public struct PhoneNode: Sendable {
 
     /// The write asked for with `persist` ended.
     public mutating func persisted(_ result: PersistResult, at time: NodeTime) -> [PhoneAction] {
-        guard let state = writing else { return [] }
-        writing = nil
-        let rest = held
-        held = []
+        let written: PhoneSyncState
+        let rest: [(PhoneEffect, NodeTime)]
+        switch state {
+        case .writing(let value, let held):
+            (written, rest) = (value, held)
+            state = .idle
+        case .idle, .readingSchedule:
+            return []  // no write was asked for: a driver's stray report changes nothing
+        }
         var actions: [PhoneAction] = []
         switch result {
         case .succeeded:
-            app.persisted(state)
-            if let lost = unsaved, state.outbox?.seq != lost.keptSeq {
+            app.persisted(written)
+            if let lost = unsaved, written.outbox?.seq != lost.keptSeq {
                 // A newer batch than the one kept is on disk now (a retry, or the user's next
                 // change); what follows sends it.
                 unsaved = nil
@@ -456,7 +472,7 @@ public struct PhoneNode: Sendable {
             ]
             // A batch the write carried is not on disk, so not on the watch: write it again
             // with back-off and send it then, without waiting for the user.
-            if let batch = state.outbox, batch.ref != app.state.outbox?.ref {
+            if let batch = written.outbox, batch.ref != app.state.outbox?.ref {
                 let attempts = (unsaved?.attempts ?? 0) + 1
                 unsaved = UnsavedBatch(
                     seq: batch.seq, keptSeq: app.state.outbox?.seq, reason: reason,
@@ -521,8 +537,8 @@ public struct PhoneNode: Sendable {
     public mutating func scheduleLoaded(
         _ result: Result<WakeSchedule, ScheduleLoadError>, at time: NodeTime
     ) -> [PhoneAction] {
-        guard let next = afterSchedule, let path = configuration.schedulePath else { return [] }
-        afterSchedule = nil
+        guard case .readingSchedule(let next) = state, let path = configuration.schedulePath else { return [] }
+        state = .idle
         var actions: [PhoneAction] = []
         switch result {
         case .success(let loaded):
@@ -556,13 +572,20 @@ public struct PhoneNode: Sendable {
     // MARK: waiting for the app
 
     private func canRun(_ pending: Pending) -> Bool {
-        guard writing == nil else { return false }
-        switch pending {
-        case .command(let command) where !command.touchesApp: return true
-        case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): return afterSchedule == nil
-        case .command, .timer(.osLaunch), .timer(.osAlarm), .timer(.writeRetry), .setting, .firstLaunch,
-            .watchRequest:
-            return afterSchedule == nil && !app.awaitsWeather
+        switch state {
+        case .writing:
+            return false
+        case .readingSchedule:
+            if case .command(let command) = pending { return !command.touchesApp }
+            return false
+        case .idle:
+            switch pending {
+            case .command(let command) where !command.touchesApp: return true
+            case .frames, .message, .weather, .timer(.resend), .timer(.heartbeat): return true
+            case .command, .timer(.osLaunch), .timer(.osAlarm), .timer(.writeRetry), .setting, .firstLaunch,
+                .watchRequest:
+                return !app.awaitsWeather
+            }
         }
     }
 
@@ -891,7 +914,7 @@ public struct PhoneNode: Sendable {
     /// Reads the schedule file again (when there is one) before a launch.
     private mutating func readSchedule(then next: AfterSchedule, _ time: NodeTime) -> [PhoneAction] {
         guard let path = configuration.schedulePath else { return launch(after: next, at: time) }
-        afterSchedule = next
+        state = .readingSchedule(then: next)
         return [.loadSchedule(path: path)]
     }
 
@@ -995,14 +1018,13 @@ public struct PhoneNode: Sendable {
         for (index, (effect, time)) in effects.enumerated() {
             switch effect {
             case .persist(let first):
-                var state = first
+                var last = first
                 var rest: [(PhoneEffect, NodeTime)] = []
                 for later in effects[(index + 1)...] {
-                    if case .persist(let newer) = later.0 { state = newer } else { rest.append(later) }
+                    if case .persist(let newer) = later.0 { last = newer } else { rest.append(later) }
                 }
-                writing = state
-                held = rest
-                return actions + [.persist(state)]
+                state = .writing(last, held: rest)
+                return actions + [.persist(last)]
             case .send(let message):
                 actions.append(.send(message))
             case .armResend(let seconds):
