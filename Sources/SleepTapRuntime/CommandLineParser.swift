@@ -173,7 +173,7 @@ public enum CommandLineParser {
         usage: watch --endpoint ENDPOINT --state-dir DIR [--time-zone TZ] [--tzdata DIR] [--id ID]
                      [--keys DIR | --insecure]
                      [--bed-at HH:MM [--manual-wake HH:MM] [--stop-alarm-after SECS]]
-                     [--warn-nights N] [--request-dates] [--snooze-minutes N]
+                     [--warn-nights N] [--request-dates [--active-seconds N]] [--snooze-minutes N]
                      [--complication-budget N]
                      [--clock-start ISO8601 --clock-speed N --clock-anchor UNIX_SECONDS]
 
@@ -207,7 +207,11 @@ public enum CommandLineParser {
           --request-dates       while the nights left are at or below --warn-nights (1 or more)
                                 and the link is up, ask the phone for dates with a REQUEST (at a
                                 bed tap, an applied batch, the link coming up, and again an hour
-                                later while still low; at most one an hour of virtual time)
+                                later while still low; at most one an hour of virtual time),
+                                only while the watch app is active
+          --active-seconds N    the watch app stays active N virtual seconds after each touch
+                                (bed, a typed wake time, stop, snooze), 0-3600 (default: 10);
+                                stdin wrist up keeps it active until wrist down
           --keys DIR            CURVE: DIR holds this watch's watch.key_secret (from `watch
                                 keygen --dir DIR`) and the phone's public certificate phone.key;
                                 DIR and its files must not be writable by group or others
@@ -224,6 +228,7 @@ public enum CommandLineParser {
           HH:MM         the wake time, when asked for it
           stop          stop the ringing alarm (alarm.stopped)
           snooze        silence the ringing alarm for --snooze-minutes (alarm.snoozed)
+          wrist up|down the user raises the wrist to look (the app is active) or lowers it
           time-zone TZ  the watch travels: its zone becomes TZ (IANA) until it stops, whatever
                         --time-zone or the batch say; --bed-at is planned again in TZ
           status        print a cache.status event
@@ -527,6 +532,7 @@ public enum CommandLineParser {
         var stopAlarmAfter: TimeInterval?
         var snoozeMinutes = Int(WatchNode.Configuration.defaultSnooze / 60)
         var complicationBudget = Complication.defaultBudget
+        var activeSeconds: TimeInterval?
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--endpoint": endpoint = try reader.endpoint(flag, workingDirectory: workingDirectory)
@@ -541,6 +547,7 @@ public enum CommandLineParser {
             case "--manual-wake": manualWake = try reader.localTime(flag)
             case "--warn-nights": warnNights = try reader.integer(flag, in: 0...WireCodec.maxEntries)
             case "--request-dates": requestDates = true
+            case "--active-seconds": activeSeconds = try reader.plainSeconds(flag, in: 0...3_600)
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             default:
@@ -560,6 +567,9 @@ public enum CommandLineParser {
             throw UsageError(
                 "--request-dates needs --warn-nights 1 or more (it asks when the nights left fall to that many)")
         }
+        if activeSeconds != nil && !requestDates {
+            throw UsageError("--active-seconds needs --request-dates (only a REQUEST waits for the app to be active)")
+        }
         try clock.check()
         var options = WatchOptions(endpoint: endpoint, stateDirectory: stateDirectory)
         options.timeZone = zone
@@ -569,6 +579,7 @@ public enum CommandLineParser {
         options.manualWake = manualWake
         options.warnNights = warnNights
         options.requestDates = requestDates
+        options.activeSeconds = activeSeconds ?? WatchNode.Configuration.defaultActiveSeconds
         options.snooze = TimeInterval(snoozeMinutes * 60)
         options.complicationBudget = complicationBudget
         options.userStopsAlarmAfter =

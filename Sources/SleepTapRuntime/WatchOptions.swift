@@ -24,6 +24,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var warnNights = WatchNode.Configuration.defaultWarnNights
     /// `--request-dates`: send the phone a REQUEST while coverage is low and the link is up.
     public var requestDates = false
+    /// `--active-seconds`: virtual seconds the watch app stays active after a touch.
+    public var activeSeconds = WatchNode.Configuration.defaultActiveSeconds
     /// `--snooze-minutes`, as seconds.
     public var snooze = WatchNode.Configuration.defaultSnooze
     /// `--complication-budget`: the complication's reloads allowed in any 24 h.
@@ -51,6 +53,6 @@ extension WatchOptions {
             endpoint: endpoint.description, id: id, statePath: statePath, keysDirectory: keysDirectory,
             flagZone: timeZone, systemZone: systemZone, bedAt: bedAt, manualWake: manualWake, warnNights: warnNights,
             requestDates: requestDates, snooze: snooze, userStopsAlarmAfter: userStopsAlarmAfter,
-            complicationBudget: complicationBudget)
+            complicationBudget: complicationBudget, activeSeconds: activeSeconds)
     }
 }

@@ -84,6 +84,7 @@ struct FlagCoverageTests {
         "watch --snooze-minutes": "IntegrationTests/FlagEffectTests.swift snoozeMinutes",
         "watch --complication-budget": "IntegrationTests/FlagEffectTests.swift complicationBudget",
         "watch --request-dates": "IntegrationTests/DateRequestIntegrationTests.swift requestOverIPC",
+        "watch --active-seconds": "IntegrationTests/FlagEffectTests.swift activeSeconds",
         "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-anchor": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",

@@ -304,6 +304,33 @@ struct FlagEffectTests {
         #expect(stopped.string("by") == "user" && stopped.int("snoozes") == 1, "\(stopped)")
     }
 
+    @Test(
+        "watch --active-seconds: after a bed tap the app stays active that long (cache.status appActive), wrist up keeps it active until wrist down"
+    )
+    func activeSeconds() throws {
+        for (seconds, activeAfterTap) in [("3600", true), ("0", false)] {
+            let scenario = try Scenario()
+            defer { scenario.close() }
+            let watch = try scenario.watch([
+                "--time-zone", "UTC", "--request-dates", "--active-seconds", seconds,
+            ])
+            try watch.expect(.watchStarted)
+            watch.send(line: "bed")
+            let prompt = try watch.expect(.fallbackManualEntry)
+            watch.send(line: "status")
+            let status = try watch.expect(.cacheStatus, from: prompt.index)
+            #expect(status.event.fields["appActive"] as? Bool == activeAfterTap, "--active-seconds \(seconds)")
+            watch.send(line: "wrist up")
+            watch.send(line: "status")
+            let looking = try watch.expect(.cacheStatus, from: status.index + 1)
+            #expect(looking.event.fields["appActive"] as? Bool == true)
+            watch.send(line: "wrist down")
+            watch.send(line: "status")
+            let lowered = try watch.expect(.cacheStatus, from: looking.index + 1)
+            #expect(lowered.event.fields["appActive"] as? Bool == false)
+        }
+    }
+
     @Test("watch --time-zone: a typed wake time is read in that zone")
     func watchTimeZone() throws {
         let scenario = try Scenario()

@@ -227,12 +227,13 @@ struct TwinTests {
     }
 
     @Test(
-        "late-silent with --request-dates: no night by hand in 30 days while in reach, even on a lossy link; an outage over the last cached nights still costs them"
+        "late-silent with --request-dates: no night by hand in 30 days while in reach, even on a lossy link, for a user who glances at the watch; an outage over the last cached nights still costs them, and one more night when nobody looks once the phone is back"
     )
     func requestDates() throws {
         for faults in [LinkFaults.none, LinkFaults(drop: 0.3, duplicate: 0.1, delay: 0.2, maxDelay: 600)] {
             var twin = Self.twin(.lateSilent, faults: faults, seed: 5, requestDates: true)
             twin.boot()
+            Self.glances(&twin, days: 30)
             twin.run(until: Self.start.addingTimeInterval(30 * Self.day))
             let nights = Self.nights(twin)
             #expect(nights.count == 30)
@@ -240,18 +241,49 @@ struct TwinTests {
             #expect(twin.events(.handlerEntered).isEmpty)
             #expect(twin.events(.requestServed, from: .phone).count >= 4, "\(faults)")
         }
-        // Out of reach from the day before the warning until after the cache ran out: nights 8
-        // and 9 by hand; back in reach, the watch asks at once and no later night needs it.
-        var twin = Self.twin(.lateSilent, requestDates: true)
-        twin.boot()
-        twin.schedule(.link(up: false), at: Self.start.addingTimeInterval(4 * Self.day))
-        twin.schedule(.link(up: true), at: Self.start.addingTimeInterval(9 * Self.day))
-        twin.run(until: Self.start.addingTimeInterval(20 * Self.day))
-        let nights = Self.nights(twin)
-        #expect(nights.filter(\.fallback).map(\.date) == ["2025-03-13", "2025-03-14"], "\(nights)")
+        // Out of reach from the day before the warning until after the cache ran out (day 9,
+        // 12:00 local): nights 8 and 9 by hand. Back in reach, the watch asks at the user's next
+        // look (18:00), and no later night needs it...
         let back = Self.start.addingTimeInterval(9 * Self.day)
-        #expect(twin.events(.requestSent, from: .watch).first { $0.at >= back }?.at == back)
-        #expect(!twin.events(.requestSent, from: .watch).contains { $0.at < back && $0.at >= back - 5 * Self.day })
+        let look = back.addingTimeInterval(6 * 3_600)
+        for glance in [true, false] {
+            var twin = Self.twin(.lateSilent, requestDates: true)
+            twin.boot()
+            twin.schedule(.link(up: false), at: Self.start.addingTimeInterval(4 * Self.day))
+            twin.schedule(.link(up: true), at: back)
+            if glance {
+                twin.schedule(.watch("wrist up"), at: look)
+                twin.schedule(.watch("wrist down"), at: look.addingTimeInterval(30))
+            }
+            twin.run(until: Self.start.addingTimeInterval(20 * Self.day))
+            let nights = Self.nights(twin)
+            let firstAfter = twin.events(.requestSent, from: .watch).first { $0.at >= back }?.at
+            #expect(!twin.events(.requestSent, from: .watch).contains { $0.at < back && $0.at >= back - 5 * Self.day })
+            if glance {
+                #expect(nights.filter(\.fallback).map(\.date) == ["2025-03-13", "2025-03-14"], "\(nights)")
+                #expect(firstAfter == look)
+            } else {
+                // ...but with nobody looking the REQUEST waits for the bed tap (request.held at
+                // the link's return), which finds no date first: night 10 by hand too.
+                #expect(
+                    nights.filter(\.fallback).map(\.date) == ["2025-03-13", "2025-03-14", "2025-03-15"], "\(nights)")
+                #expect(twin.events(.requestHeld, from: .watch).contains { $0.at == back })
+                #expect(firstAfter == ISO8601.date("2025-03-16T02:30:00Z"))
+            }
+        }
+    }
+
+    /// The simulated user looks at the watch twice a day, at 12:00 and 18:00 local, for 30 s.
+    static func glances(_ twin: inout Twin, days: Int) {
+        let calendar = WakeCalendar.calendar(in: zone)
+        for day in 0...days {
+            guard let date = calendar.date(byAdding: .day, value: day, to: start) else { continue }
+            for hour in [12, 18] {
+                guard let at = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: date) else { continue }
+                twin.schedule(.watch("wrist up"), at: at)
+                twin.schedule(.watch("wrist down"), at: at.addingTimeInterval(30))
+            }
+        }
     }
 
     @Test("A lossy link (drops, duplicates, delays) and restarts: resends and HELLO retries still deliver every batch")

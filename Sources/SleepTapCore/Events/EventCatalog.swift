@@ -85,6 +85,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case locationChanged = "location.changed"
     /// `request.received` (its fields: docs/protocol.md, "Events").
     case requestReceived = "request.received"
+    /// `request.held` (its fields: docs/protocol.md, "Events").
+    case requestHeld = "request.held"
     /// `complication.reloaded` (its fields: docs/protocol.md, "Events").
     case complicationReloaded = "complication.reloaded"
     /// `complication.budget_exhausted` (its fields: docs/protocol.md, "Events").

@@ -5,8 +5,9 @@ public import Foundation
 /// One line of the watch's stdin command language, parsed.
 ///
 /// `bed` (the user taps bed), `status` (`cache.status`), `time-zone TZ` (the watch travels to
-/// the IANA zone TZ), `HH:MM` (a wake time typed after a manual-entry prompt), `quit`, and the
-/// empty line (ignored). Words are separated by spaces or tabs; leading and trailing ones are
+/// the IANA zone TZ), `HH:MM` (a wake time typed after a manual-entry prompt), `wrist up` and
+/// `wrist down` (the user looks at the watch, then lowers it), `quit`, and the empty line
+/// (ignored). Words are separated by spaces or tabs; leading and trailing ones are
 /// ignored.
 public enum WatchCommand: Equatable, Sendable {
     /// An empty (or blank) line: nothing to do.
@@ -25,6 +26,9 @@ public enum WatchCommand: Equatable, Sendable {
     case stopAlarm
     /// Snooze the ringing alarm (it rings again after the snooze, `WatchNode.Configuration.snooze`).
     case snooze
+    /// The user raises the wrist to look at the watch (`true`) or lowers it (`false`): the app
+    /// is active while the wrist is up (`WatchNode.isActive(at:)`).
+    case wrist(up: Bool)
     /// Stop the process.
     case quit
     /// A line naming a command with the wrong words after it (`status 1`, `time-zone`), or a
@@ -37,7 +41,7 @@ public enum WatchCommand: Equatable, Sendable {
 
     /// The reason given for an unknown command.
     public static let unknownCommandReason =
-        "unknown command; expected bed, status, complication, stop, snooze, time-zone TZ, HH:MM or quit"
+        "unknown command; expected bed, status, complication, stop, snooze, wrist up|down, time-zone TZ, HH:MM or quit"
 
     /// Parses one stdin line (without its newline).
     /// - Parameter line: the line as typed.
@@ -60,6 +64,12 @@ public enum WatchCommand: Equatable, Sendable {
             case "snooze": self = .snooze
             case "complication": self = .complication
             default: self = .quit
+            }
+        case "wrist":
+            if words.count == 2, words[1] == "up" || words[1] == "down" {
+                self = .wrist(up: words[1] == "up")
+            } else {
+                self = .invalid(input: clipped(text), reason: "expected wrist up or wrist down")
             }
         case "time-zone":
             if words.count == 2, let zone = WakeCalendar.zone(named: words[1]) {

@@ -153,6 +153,10 @@ public struct WatchNode: Sendable {
         public var userStopsAlarmAfter: TimeInterval?
         /// `--complication-budget`: the complication's reloads allowed in any 24 h (`Complication`).
         public var complicationBudget: Int
+        /// `--active-seconds`, virtual seconds: how long the watch app stays active after the
+        /// user touches it (a bed tap, a typed wake time, stop, snooze); a REQUEST goes out only
+        /// while it is active (`WatchNode`, "Reachability").
+        public var activeSeconds: TimeInterval
 
         /// The default snooze, 9 minutes: the Clock app's on iPhone and Apple Watch ("Set an
         /// alarm on Apple Watch", support.apple.com/guide/watch/apd3a8a3f2e9).
@@ -162,6 +166,10 @@ public struct WatchNode: Sendable {
 
         /// The default `--warn-nights`: two nights leave the phone a day and a night to refresh.
         public static let defaultWarnNights = 2
+        /// The default `--active-seconds`, 10: this model's assumption of how long a watch app
+        /// stays in the foreground after a tap (watchOS returns to the clock face when the wrist
+        /// drops; Apple publishes no figure).
+        public static let defaultActiveSeconds: TimeInterval = 10
 
         /// The configuration from the watch's options; each parameter sets the property of its name
         /// (`warnNights` 0 never warns).
@@ -170,7 +178,8 @@ public struct WatchNode: Sendable {
             flagZone: TimeZone? = nil, systemZone: TimeZone = .current, bedAt: LocalTime? = nil,
             manualWake: LocalTime? = nil, warnNights: Int = Configuration.defaultWarnNights,
             requestDates: Bool = false, snooze: TimeInterval = Configuration.defaultSnooze,
-            userStopsAlarmAfter: TimeInterval? = nil, complicationBudget: Int = Complication.defaultBudget
+            userStopsAlarmAfter: TimeInterval? = nil, complicationBudget: Int = Complication.defaultBudget,
+            activeSeconds: TimeInterval = Configuration.defaultActiveSeconds
         ) {
             self.endpoint = endpoint
             self.id = id
@@ -185,6 +194,7 @@ public struct WatchNode: Sendable {
             self.snooze = snooze
             self.userStopsAlarmAfter = userStopsAlarmAfter
             self.complicationBudget = complicationBudget
+            self.activeSeconds = activeSeconds
         }
     }
 
@@ -251,6 +261,14 @@ public struct WatchNode: Sendable {
     public private(set) var requestsSent: UInt64 = 0
     /// When the last REQUEST went out (virtual), nil when none did or its send failed.
     public private(set) var lastRequestAt: Date?
+    /// The end of the watch app's active spell after the user's last touch (virtual), nil
+    /// before any.
+    public private(set) var activeUntil: Date?
+    /// Whether the user looks at the watch (stdin `wrist up` until `wrist down`).
+    public private(set) var wristUp = false
+    /// Whether a REQUEST was due while the app was not active and is still waiting
+    /// (`request.held` said once per wait).
+    public private(set) var requestHeld = false
     /// The timers armed and not yet fired or cancelled.
     public private(set) var armed: Set<WatchTimer> = []
     /// The alarm: set by each answered bed tap and typed wake time, rung at its instant.
@@ -504,6 +522,7 @@ public struct WatchNode: Sendable {
     /// manual entry when no cached date covers it, and the next night's tap planned.
     private mutating func bedTap(_ time: NodeTime) -> [WatchAction] {
         guard let at = nextBed else { return [] }
+        touched(at: at)
         let zone = userZone
         var actions = step(time, eventTime: at) { $0.bedTap(at: at, in: zone) }
         if core.awaitingManualEntry, let manual = configuration.manualWake {
@@ -695,6 +714,7 @@ public struct WatchNode: Sendable {
         case .empty:
             return []
         case .bed:
+            touched(at: now)
             let zone = userZone
             return step(time, eventTime: now) { $0.bedTap(at: now, in: zone) }
         case .complication:
@@ -706,6 +726,8 @@ public struct WatchNode: Sendable {
             let low = core.state.batch != nil && isLow(nightsLeft: left)
             status.fields.append((key: "coverageLow", value: .bool(low)))
             status.fields.append((key: "requestsSent", value: .int(Int64(clamping: requestsSent))))
+            status.fields.append((key: "appActive", value: .bool(isActive(at: now))))
+            status.fields.append((key: "requestHeld", value: .bool(requestHeld)))
             status.fields.append((key: "rejectedMessages", value: .int(Int64(rejectedMessages))))
             status.fields.append((key: "receivedMessages", value: .int(Int64(receivedMessages))))
             status.fields.append((key: "sendFailures", value: .int(Int64(sendFailures))))
@@ -720,13 +742,22 @@ public struct WatchNode: Sendable {
         case .quit:
             return stopping([("reason", .string("quit"))], time)
         case .stopAlarm:
-            return alarmCommand(snooze: false, "stop", at: now)
+            touched(at: now)
+            return alarmCommand(snooze: false, "stop", at: now) + requestIfLow(at: now)
         case .snooze:
-            return alarmCommand(snooze: true, "snooze", at: now)
+            touched(at: now)
+            return alarmCommand(snooze: true, "snooze", at: now) + requestIfLow(at: now)
+        case .wrist(let up):
+            wristUp = up
+            // Raised: the app is in the foreground while the user looks. Lowered: it leaves the
+            // foreground at once (reachability flips when the wrist drops).
+            activeUntil = nil
+            return up ? requestIfLow(at: now) : []
         case .timeZone(let zone):
             zones.travel = zone
             return replanIfZoneChanged(at: now, force: true)
         case .wakeTime(let wake):
+            touched(at: now)
             let zone = userZone
             return step(time, eventTime: now) { $0.manualWakeTime(wake.description, at: now, in: zone) }
         case .invalid(let input, let reason):
@@ -1024,14 +1055,49 @@ public struct WatchNode: Sendable {
     private mutating func requestIfLow(at now: Date) -> [WatchAction] {
         guard configuration.requestDates, linkUp, let batch = core.state.batch else { return [] }
         let left = WatchCore.nightsLeft(at: now, in: batch)
-        guard isLow(nightsLeft: left) else { return [] }
+        guard isLow(nightsLeft: left) else {
+            requestHeld = false
+            return []
+        }
         if let last = lastRequestAt, now >= last, now.timeIntervalSince(last) < Self.requestSpacing { return [] }
+        guard isActive(at: now) else {
+            // Reachability: only an active watch app may send (`sendMessage`); the REQUEST waits
+            // for the user's next touch or raised wrist.
+            if requestHeld { return [] }
+            requestHeld = true
+            return [
+                .emit(
+                    Event(
+                        .requestHeld,
+                        [("nightsLeft", .int(Int64(left))), ("reason", .string("watch app not active"))]),
+                    at: now)
+            ]
+        }
+        requestHeld = false
         requestsSent += 1
         lastRequestAt = now
         // No answer is awaited as such: if the nights left are still low an hour on (the REQUEST
         // or its answer was lost, or the phone refused), the timer asks again.
         return [.send(.request(DateRequest(id: requestsSent, nightsLeft: left, coverageEnd: batch.coverageEnd)))]
             + arm(.request, .at(now.addingTimeInterval(Self.requestSpacing)))
+    }
+
+    /// The user touched the watch at `now`: the app is active for `--active-seconds` from then.
+    private mutating func touched(at now: Date) {
+        activeUntil = max(activeUntil ?? now, now.addingTimeInterval(configuration.activeSeconds))
+    }
+
+    /// Whether the watch app is active at `now`: while the wrist is up, and up to
+    /// `--active-seconds` after the user's last touch (its end included, so a tap's own checks
+    /// pass at `--active-seconds 0`).
+    ///
+    /// Reachability as WatchConnectivity has it (developer.apple.com/documentation/
+    /// watchconnectivity/wcsession/isreachable): the watch can message the iPhone only while its
+    /// app is in the foreground or running at high priority in the background. The BATCH (the
+    /// phone's newest dates, application context) and the ACK (`transferUserInfo`) are
+    /// delivered in the background and are not held; the REQUEST (`sendMessage`) is.
+    func isActive(at now: Date) -> Bool {
+        wristUp || activeUntil.map { now <= $0 } ?? false
     }
 
     /// Plans everything timed in local time again when the zone in force is not the one it was

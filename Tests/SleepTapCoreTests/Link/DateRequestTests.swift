@@ -311,11 +311,13 @@ struct DateRequestTests {
 
     // MARK: the watch
 
-    static func asker(linkUp: Bool = true) -> WatchNode {
+    static func asker(
+        linkUp: Bool = true, activeSeconds: TimeInterval = WatchNode.Configuration.defaultActiveSeconds
+    ) -> WatchNode {
         var node = WatchNode(
             configuration: WatchNode.Configuration(
                 endpoint: WatchNodeTests.endpoint, statePath: "/state/watch.json", flagZone: WatchNodeTests.tokyo,
-                systemZone: WatchNodeTests.utc, requestDates: true),
+                systemZone: WatchNodeTests.utc, requestDates: true, activeSeconds: activeSeconds),
             state: WatchSyncState(lastAppliedSeq: 1, batch: WatchNodeTests.tokyoBatch()))
         if linkUp { _ = node.link(.handshakeSucceeded, at: WatchNodeTests.at(0)) }
         return node
@@ -362,10 +364,14 @@ struct DateRequestTests {
         }
     }
 
-    @Test("Link down: no REQUEST at the low tap; the link coming back up asks at once, after its HELLO")
+    @Test(
+        "Link down: no REQUEST at the low tap; the link coming back up while the user looks asks at once, after its HELLO"
+    )
     func linkDownThenUp() throws {
         var node = Self.asker(linkUp: false)
         #expect(Self.requests(try Self.tap(&node, "2026-06-25T13:00:00Z")).isEmpty)
+        let look = WatchNodeTests.at(4, ISO8601.date("2026-06-25T14:59:00Z")!)
+        #expect(node.command(.wrist(up: true), at: look) == [], "out of reach: nothing to send")
         let up = WatchNodeTests.at(5, ISO8601.date("2026-06-25T15:00:00Z")!)
         let actions = node.link(.handshakeSucceeded, at: up)
         let sends = WatchNodeTests.sends(actions)
@@ -380,6 +386,52 @@ struct DateRequestTests {
         let last = try Self.tap(&node, "2026-06-27T13:00:00Z")
         #expect(WatchNodeTests.names(last).contains(.fallbackManualEntry))
         #expect(Self.requests(last).isEmpty)
+    }
+
+    @Test(
+        "Reachability: a REQUEST due while the watch app is not active is held (request.held, once) and goes out at the next touch or raised wrist"
+    )
+    func heldUntilActive() throws {
+        var node = Self.asker()
+        let first = try Self.tap(&node, "2026-06-25T13:00:00Z")
+        #expect(Self.requests(first).map(\.id) == [1], "the tap makes the app active")
+        let hour = ISO8601.date("2026-06-25T14:00:00Z")!
+        // An hour on the app is long inactive (10 s after the tap): the retry waits.
+        let held = node.timerFired(.request, at: WatchNodeTests.at(3, hour))
+        #expect(
+            held == [
+                .emit(
+                    Event(.requestHeld, [("nightsLeft", .int(2)), ("reason", .string("watch app not active"))]),
+                    at: hour)
+            ])
+        #expect(node.requestHeld)
+        // The link coming back up does not send it either, and says nothing again.
+        _ = node.link(.disconnected, at: WatchNodeTests.at(4, hour.addingTimeInterval(60)))
+        let relinked = node.link(.handshakeSucceeded, at: WatchNodeTests.at(5, hour.addingTimeInterval(120)))
+        #expect(Self.requests(relinked).isEmpty)
+        #expect(!WatchNodeTests.names(relinked).contains(.requestHeld))
+        // The user raises the wrist: it goes out at once.
+        let look = node.command(.wrist(up: true), at: WatchNodeTests.at(6, hour.addingTimeInterval(600)))
+        #expect(Self.requests(look).map(\.id) == [2])
+        #expect(!node.requestHeld)
+        _ = node.command(.wrist(up: false), at: WatchNodeTests.at(7, hour.addingTimeInterval(660)))
+        #expect(!node.isActive(at: hour.addingTimeInterval(660)))
+    }
+
+    @Test("Reachability: --active-seconds 0 still lets a tap's own check send; 10 s after it the app is not active")
+    func activeSpell() throws {
+        var node = Self.asker()
+        _ = try Self.tap(&node, "2026-06-25T13:00:00Z")
+        let tap = ISO8601.date("2026-06-25T13:00:00Z")!
+        #expect(node.isActive(at: tap.addingTimeInterval(10)))
+        #expect(!node.isActive(at: tap.addingTimeInterval(10.5)))
+        var instant = Self.asker(activeSeconds: 0)
+        #expect(Self.requests(try Self.tap(&instant, "2026-06-25T13:00:00Z")).map(\.id) == [1])
+        #expect(!instant.isActive(at: tap.addingTimeInterval(0.5)))
+        #expect(WatchCommand(parsing: "wrist up") == .wrist(up: true))
+        #expect(
+            WatchCommand(parsing: "wrist sideways")
+                == .invalid(input: "wrist sideways", reason: "expected wrist up or wrist down"))
     }
 
     @Test("At most one REQUEST an hour, however often the checks come; a failed send does not count")
@@ -405,7 +457,9 @@ struct DateRequestTests {
         let first = try Self.tap(&node, "2026-06-25T13:00:00Z")
         let hour = ISO8601.date("2026-06-25T14:00:00Z")!
         #expect(first.contains(.arm(.request, .at(hour))))
-        // The REQUEST or its answer was lost: an hour on, it asks again and re-arms.
+        // The REQUEST or its answer was lost: an hour on, the user looking, it asks again and
+        // re-arms.
+        _ = node.command(.wrist(up: true), at: WatchNodeTests.at(3, hour.addingTimeInterval(-60)))
         let retry = node.timerFired(.request, at: WatchNodeTests.at(3, hour))
         #expect(Self.requests(retry).map(\.id) == [2])
         #expect(retry.contains(.arm(.request, .at(hour.addingTimeInterval(WatchNode.requestSpacing)))))
