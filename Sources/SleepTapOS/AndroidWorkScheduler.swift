@@ -148,7 +148,8 @@ public enum AndroidAPI {
 ///   job time; a run past it is stopped (not success): the attempt still counts and it is tried
 ///   again, backed off from its enqueue time, when quota returns; a run may start only with at
 ///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
-///   except in the restricted bucket, which stays limited on a charger;
+///   except in the restricted bucket, which is freed on a charger only while the battery is not
+///   low and the device idle (`restrictedQuotaFree(at:)`);
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
 ///   or after Force stop until the user opens the app;
 /// - no runs while a constraint of the request (`Configuration.constraints`) is unmet; a run
@@ -415,7 +416,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
                 t = met
                 continue
             }
-            if quotaApplies { t = nextInQuota(from: candidate) }
+            t = quotaAllows(from: candidate)
             guard let inQuota = t else { return nil }
             guard let end = dozeHold(at: inQuota) else {
                 if constraintsMet(from: inQuota) == inQuota { return inQuota }
@@ -435,7 +436,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now), dozeHold(at: now) == nil,
+        guard runsAllowed, !quotaApplies(at: now) || inQuota(at: now), dozeHold(at: now) == nil,
             unmetConstraints(at: now).isEmpty
         else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
@@ -553,8 +554,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         self.bucket = bucket
     }
 
-    /// Charging lifts the quota of every bucket but restricted; runs started while it is lifted
-    /// do not use quota.
+    /// Charging lifts the quota of every bucket but restricted (restricted: `restrictedQuotaFree(at:)`);
+    /// runs started while it is lifted do not use quota.
     public mutating func setCharging(_ on: Bool, at now: Date) {
         advance(to: now)
         guard charging != on else { return }
@@ -989,10 +990,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     public func nextRunTime(of identifier: String) -> Date? { works[identifier].map(nextRunTime) }
 
     /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging
-    /// in any bucket but restricted,
-    /// or a bucket without a time limit).
+    /// in any bucket but restricted, restricted while `restrictedQuotaFree(at:)`, or a bucket
+    /// without a time limit).
     public func quotaRemaining(at now: Date) -> TimeInterval? {
-        guard !charging || bucket == .restricted else { return nil }
+        guard quotaApplies(at: now) else { return nil }
         let left = limits.compactMap { quota in
             quota.allowedTime.map { max(0, $0 - used(at: now, window: quota.window)) }
         }
@@ -1058,16 +1059,21 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             reasons.append(
                 PendingReason(constraint.pendingReason, constraint.condition, constraint.unmetState, until: until))
         }
-        if quotaApplies && !inQuota(at: now) {
+        if quotaApplies(at: now) && !inQuota(at: now) {
             if currentQuota.maxSessions == 0 {
                 reasons.append(PendingReason(.appStandby, "bucket", "the \(bucket.name) bucket allows no job"))
             } else {
                 let capped = currentQuota.isLimited ? inQuota(at: now, quota: currentQuota) : true
-                let what =
+                var what =
                     capped
                     ? "the execution cap over every bucket (4 h per 24 h by default) is used up"
                     : "the \(bucket.name) bucket's job quota is used up"
-                reasons.append(PendingReason(.quota, "quota", what, until: nextInQuota(from: now)))
+                if bucket == .restricted && charging {
+                    what +=
+                        " (on a charger a restricted job runs outside its quota only while the device is idle"
+                        + " and the battery is not low)"
+                }
+                reasons.append(PendingReason(.quota, "quota", what, until: quotaAllows(from: now)))
             }
         }
         let due = nextRunTime(work)
@@ -1091,10 +1097,39 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var limits: [StandbyQuota] {
         [currentQuota, configuration.executionCap ?? .unlimited].filter(\.isLimited)
     }
-    /// Whether the bucket's quota limits runs now: on battery, or in the restricted bucket on a
-    /// charger too (AOSP `QuotaController.isQuotaFreeLocked`: charging frees every bucket but
-    /// restricted).
-    private var quotaApplies: Bool { !limits.isEmpty && (!charging || bucket == .restricted) }
+    /// Whether the bucket's quota limits runs at `now`: on battery, and in the restricted bucket
+    /// on a charger unless `restrictedQuotaFree(at:)` (AOSP `QuotaController.isQuotaFreeLocked`:
+    /// charging frees every bucket but restricted).
+    private func quotaApplies(at now: Date) -> Bool {
+        guard !limits.isEmpty else { return false }
+        guard charging else { return true }
+        return bucket == .restricted && !restrictedQuotaFree(at: now)
+    }
+
+    /// Whether a restricted job runs outside its quota at `now`: on a charger, with the battery
+    /// not low, the device idle (`deviceIdle(at:)`) and, when the work needs the network, a
+    /// connection (AOSP `QuotaController.isQuotaFreeLocked` and
+    /// `JobStatus.DYNAMIC_RESTRICTED_CONSTRAINTS`; Android, "Power management resource limits",
+    /// developer.android.com/topic/performance/power/power-details).
+    /// - Parameter now: virtual instant.
+    public func restrictedQuotaFree(at now: Date) -> Bool {
+        charging && !isBatteryLow && deviceIdle(at: now) && (!constraints.contains(.network) || networkConnected)
+    }
+
+    /// The first instant ≥ `from` at which the quota lets a run start if the inputs stay as they
+    /// are: `from` when no quota applies, else the earlier of the instant quota returns and (a
+    /// restricted job on a charger) the instant the device becomes idle; nil when neither comes.
+    private func quotaAllows(from: Date) -> Date? {
+        guard quotaApplies(at: from) else { return from }
+        var free: Date?
+        if bucket == .restricted, charging, !isBatteryLow, !constraints.contains(.network) || networkConnected,
+            let idle = deviceIdleFrom(at: from)
+        {
+            free = max(idle, from)
+        }
+        guard let back = nextInQuota(from: from) else { return free }
+        return free.map { min($0, back) } ?? back
+    }
 
     /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
     private func nextRunTime(_ work: Work) -> Date {
@@ -1132,7 +1167,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             earliestBeginDate: due)
         work.runAttemptCount += 1
         work.running = grant
-        work.runCounted = quotaApplies
+        work.runCounted = quotaApplies(at: now)
         works[identifier] = work
         trace.add(
             now, .osLaunch,
