@@ -68,7 +68,7 @@ public enum CommandLineParser {
                                 4 h per 24 h execution cap), 36 Android 16
           --android16-quotas S  on (default) or off: Android 16's flagged quota values (active
                                 20 min per 1 h, working_set 10 min per 4 h, frequent 10 min per
-                                12 h); off keeps the Android 13-15 table; needs --android-api 36
+                                12 h); off keeps the Android 13-15 table; only with --android-api 36
           --constraints LIST    Android: the refresh work request's Constraints, comma-separated:
                                 network, charging, device-idle, battery-not-low, storage-not-low
                                 (or none, the default); the work waits while one is unmet and
@@ -391,6 +391,10 @@ public enum CommandLineParser {
                 let text = try reader.value(flag)
                 switch WorkConstraint.parseList(text) {
                 case .success(let list): os.constraints = list
+                case .failure(let error) where error.isDuplicate:
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is given "
+                            + "twice; name each constraint once")
                 case .failure(let error):
                     throw UsageError(
                         "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is not a "
@@ -480,6 +484,12 @@ public enum CommandLineParser {
         if let api = os.androidAPI, api < AndroidAPI.android16, os.android16Flags != nil {
             throw UsageError(
                 "--android16-quotas switches Android 16's flagged quota values: it needs --android-api 36, not \(api)")
+        }
+        if os.androidAPI == nil, os.android16Flags != nil {
+            throw UsageError(
+                "--android16-quotas switches Android 16's flagged quota values: give it with --android-api 36, also "
+                    + "at a restart of an Android 16 device (without --android-api a new device has the pre-Android "
+                    + "13 table, where the switch means nothing)")
         }
         if os.platform == .android, let registration = os.registration, registration != .early {
             throw UsageError(
