@@ -330,6 +330,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var exactWhileIdleFires: [Date]?
     /// The instant `alarmsDue(at:)` last ran: Doze exits before an alarm clock up to it are said.
     private var alarmsCheckedAt: Date?
+    /// The instant up to which Doze's phase changes were said (`os.doze`): a change Doze makes
+    /// by itself after it is said at the next call (`sayDozeChanges(through:)`); not encoded, so
+    /// a decoded value says nothing of the time before its first call.
+    private var dozeSaidUpTo: Date?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
@@ -941,14 +945,68 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     private mutating func dozeChanged(at now: Date) {
         stopRunsMissingConstraints(at: now)
-        let (phase, _, end) = dozePhase(at: now)
-        let (light, _, lightEnd) = lightDozePhase(at: now)
+        traceDoze(at: now)
+        dozeSaidUpTo = max(dozeSaidUpTo ?? now, now)
+    }
+
+    /// `os.doze` {phase, until, light, lightUntil} at `instant`.
+    private mutating func traceDoze(at instant: Date) {
+        let (phase, _, end) = dozePhase(at: instant)
+        let (light, _, lightEnd) = lightDozePhase(at: instant)
         trace.add(
-            now, .osDoze,
+            instant, .osDoze,
             [
                 ("phase", .string(phase.rawValue)), ("until", .schedulerDate(end)), ("light", .string(light.rawValue)),
                 ("lightUntil", .schedulerDate(lightEnd)),
             ])
+    }
+
+    /// The next instant Doze changes phase by itself, on `DeviceIdleController`'s timers, after
+    /// the last one said: deep Doze (inactive → sensing → idle → maintenance → idle …), and light
+    /// Doze while deep Doze is neither idle nor in a maintenance window (deep idle overrides it);
+    /// nil when no change comes while the inputs stay as they are (screen on, charging), and
+    /// before the first call. The host calls the scheduler at that instant (SleepTap's phone:
+    /// its `osAlarm` timer), and that call says the change (`os.doze`).
+    public func nextDozeChange() -> Date? {
+        guard let from = dozeSaidUpTo ?? lastNow else { return nil }
+        return nextDozeChange(after: from)
+    }
+
+    /// The first instant after `t` at which the deep phase, or (outside deep idle and its
+    /// windows) the light phase, ends; nil when neither ends while the inputs stay.
+    private func nextDozeChange(after t: Date) -> Date? {
+        // At a phase's last instant rounding can still give the phase that ends there: then the
+        // phases are read a millisecond later.
+        for probe in [t, t.addingTimeInterval(0.001)] {
+            let (deep, _, deepEnd) = dozePhase(at: probe)
+            var ends = [deepEnd]
+            if deep != .idle && deep != .maintenance { ends.append(lightDozePhase(at: probe).end) }
+            let known = ends.compactMap { $0 }
+            if probe > t || known.allSatisfy({ $0 > t }) { return known.filter { $0 > t }.min() }
+        }
+        return nil
+    }
+
+    /// Says (`os.doze`, at its own instant) each phase change Doze made by itself after the last
+    /// one said and up to `now`, but those `alarmsDue(at:)` says: an alarm clock's Doze exit and
+    /// its firing.
+    private mutating func sayDozeChanges(through now: Date) {
+        guard let from = dozeSaidUpTo else {
+            dozeSaidUpTo = now
+            return
+        }
+        guard now > from else { return }
+        var t = from
+        // At most a few changes a minute pass between two calls; the bound only stops a runaway.
+        for _ in 0..<10_000 {
+            guard let next = nextDozeChange(after: t), next <= now else { break }
+            let saidByAlarm = pendingAlarms.contains { alarm in
+                alarm.kind == .alarmClock && (exitStart(before: alarm) == next || alarm.triggerAt == next)
+            }
+            if !saidByAlarm { traceDoze(at: next) }
+            t = next
+        }
+        dozeSaidUpTo = now
     }
 
     // MARK: Observation
@@ -1220,8 +1278,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             ])
     }
 
-    /// Stops runs whose quota ran out by `now`; forgets sessions older than every window.
+    /// Says Doze's timed phase changes up to `now`; stops runs whose quota ran out by `now`;
+    /// forgets sessions older than every window.
     private mutating func advance(to now: Date) {
+        sayDozeChanges(through: now)
         lastNow = max(lastNow ?? now, now)
         for (identifier, var work) in works {
             if let run = work.running, let deadline = run.deadline, deadline <= now {
