@@ -972,6 +972,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         return nextDozeChange(after: from)
     }
 
+    /// Forgets up to when Doze's phase changes were said, as a value read back from its state
+    /// file has (`SimulatedOS.forgetSaidDozeChanges()`).
+    mutating func forgetSaidDozeChanges() { dozeSaidUpTo = nil }
+
     /// The first instant after `t` at which the deep phase, or (outside deep idle and its
     /// windows) the light phase, ends; nil when neither ends while the inputs stay.
     private func nextDozeChange(after t: Date) -> Date? {

@@ -235,6 +235,16 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return [s.nextAlarmInstant(), s.nextDozeChange()].compactMap { $0 }.min()
     }
 
+    /// Forgets up to when Doze's phase changes were said (kept in memory, not in the encoding),
+    /// so the next call says none of those before it, as a value read back from its state file
+    /// does: a host that hands the same value to a new process of the app (the twin's restart)
+    /// calls it, and that process says what one started on the state file says.
+    public mutating func forgetSaidDozeChanges() {
+        guard case .android(var s) = device else { return }
+        s.forgetSaidDozeChanges()
+        device = .android(s)
+    }
+
     /// Fires the alarms due by `now` (`AndroidWorkScheduler.alarmsDue(at:)`) and says the Doze
     /// phase changes made by then (`os.doze`); empty on iOS.
     /// - Parameter now: virtual instant.

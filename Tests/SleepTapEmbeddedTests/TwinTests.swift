@@ -222,6 +222,23 @@ struct TwinTests {
         }
     }
 
+    @Test("Doze's changes while the phone is stopped are not said at its next start, as a process started on os.json")
+    func dozeChangesWhileStopped() throws {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)), seed: 4)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        let down = try #require(ISO8601.date("2025-03-07T04:00:00Z"))
+        twin.schedule(.phone("screen off"), at: down)
+        // Stopped in sensing (23:40), started in deep idle (02:00): 00:00, 01:00, 01:05 pass unsaid.
+        twin.schedule(.phone("quit"), at: down.addingTimeInterval(40 * 60))
+        twin.schedule(.startPhone(keepState: true), at: down.addingTimeInterval(3 * 3_600))
+        twin.run(until: down.addingTimeInterval(5 * 3_600))
+        let minutes = twin.events(.osDoze, from: .os).map { $0.at.timeIntervalSince(down) / 60 }
+        #expect(minutes.filter { $0 > 40 } == [245, 255], "\(minutes)")
+    }
+
     @Test("Android: a run past its quota is stopped by the OS; its run record says stopReason 10 (STOP_REASON_QUOTA)")
     func stopReasonInRunRecords() {
         let base = Self.twin(.early)
