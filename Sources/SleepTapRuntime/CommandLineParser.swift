@@ -60,7 +60,8 @@ public enum CommandLineParser {
           --budget SECS         iOS app-refresh budget in virtual seconds (default: 30)
           --low-power           Low Power Mode on (no background runs)
           --refresh-off         Background App Refresh switched off (submit fails: unavailable)
-          --charging            Android: charging, standby quotas lifted
+          --charging            Android: charging, standby quotas lifted (restricted: only while
+                                the device is idle and the battery not low)
           --bucket NAME         Android standby bucket: active, working_set, frequent, rare, restricted
           --interval SECS       Android periodic interval (raised to the 900 s minimum; default 21600)
           --android-api N       Android API level 21-36; selects the job quota table: below 33
