@@ -148,7 +148,8 @@ public enum AndroidAPI {
 ///   job time; a run past it is stopped (not success): the attempt still counts and it is tried
 ///   again, backed off from its enqueue time, when quota returns; a run may start only with at
 ///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
-///   except in the restricted bucket, which stays limited on a charger;
+///   except in the restricted bucket, which is freed on a charger only while the battery is not
+///   low and the device idle (`restrictedQuotaFree(at:)`);
 /// - no runs while Battery Saver is on (unless charging), while background work is switched off,
 ///   or after Force stop until the user opens the app;
 /// - no runs while a constraint of the request (`Configuration.constraints`) is unmet; a run
@@ -329,6 +330,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var exactWhileIdleFires: [Date]?
     /// The instant `alarmsDue(at:)` last ran: Doze exits before an alarm clock up to it are said.
     private var alarmsCheckedAt: Date?
+    /// The instant up to which Doze's phase changes were said (`os.doze`): a change Doze makes
+    /// by itself after it is said at the next call (`sayDozeChanges(through:)`); not encoded, so
+    /// a decoded value says nothing of the time before its first call.
+    private var dozeSaidUpTo: Date?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, works, sessions, lastNow, bucket, charging, backgroundEnabled, batterySaver, forceStopped
@@ -415,7 +420,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
                 t = met
                 continue
             }
-            if quotaApplies { t = nextInQuota(from: candidate) }
+            t = quotaAllows(from: candidate)
             guard let inQuota = t else { return nil }
             guard let end = dozeHold(at: inQuota) else {
                 if constraintsMet(from: inQuota) == inQuota { return inQuota }
@@ -435,7 +440,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard runsAllowed, !quotaApplies || inQuota(at: now), dozeHold(at: now) == nil,
+        guard runsAllowed, !quotaApplies(at: now) || inQuota(at: now), dozeHold(at: now) == nil,
             unmetConstraints(at: now).isEmpty
         else { return nil }
         let due = works.values.filter { $0.running == nil && nextRunTime($0) <= now }
@@ -553,8 +558,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         self.bucket = bucket
     }
 
-    /// Charging lifts the quota of every bucket but restricted; runs started while it is lifted
-    /// do not use quota.
+    /// Charging lifts the quota of every bucket but restricted (restricted: `restrictedQuotaFree(at:)`);
+    /// runs started while it is lifted do not use quota.
     public mutating func setCharging(_ on: Bool, at now: Date) {
         advance(to: now)
         guard charging != on else { return }
@@ -940,14 +945,72 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     private mutating func dozeChanged(at now: Date) {
         stopRunsMissingConstraints(at: now)
-        let (phase, _, end) = dozePhase(at: now)
-        let (light, _, lightEnd) = lightDozePhase(at: now)
+        traceDoze(at: now)
+        dozeSaidUpTo = max(dozeSaidUpTo ?? now, now)
+    }
+
+    /// `os.doze` {phase, until, light, lightUntil} at `instant`.
+    private mutating func traceDoze(at instant: Date) {
+        let (phase, _, end) = dozePhase(at: instant)
+        let (light, _, lightEnd) = lightDozePhase(at: instant)
         trace.add(
-            now, .osDoze,
+            instant, .osDoze,
             [
                 ("phase", .string(phase.rawValue)), ("until", .schedulerDate(end)), ("light", .string(light.rawValue)),
                 ("lightUntil", .schedulerDate(lightEnd)),
             ])
+    }
+
+    /// The next instant Doze changes phase by itself, on `DeviceIdleController`'s timers, after
+    /// the last one said: deep Doze (inactive → sensing → idle → maintenance → idle …), and light
+    /// Doze while deep Doze is neither idle nor in a maintenance window (deep idle overrides it);
+    /// nil when no change comes while the inputs stay as they are (screen on, charging), and
+    /// before the first call. The host calls the scheduler at that instant (SleepTap's phone:
+    /// its `osAlarm` timer), and that call says the change (`os.doze`).
+    public func nextDozeChange() -> Date? {
+        guard let from = dozeSaidUpTo ?? lastNow else { return nil }
+        return nextDozeChange(after: from)
+    }
+
+    /// Forgets up to when Doze's phase changes were said, as a value read back from its state
+    /// file has (`SimulatedOS.forgetSaidDozeChanges()`).
+    mutating func forgetSaidDozeChanges() { dozeSaidUpTo = nil }
+
+    /// The first instant after `t` at which the deep phase, or (outside deep idle and its
+    /// windows) the light phase, ends; nil when neither ends while the inputs stay.
+    private func nextDozeChange(after t: Date) -> Date? {
+        // At a phase's last instant rounding can still give the phase that ends there: then the
+        // phases are read a millisecond later.
+        for probe in [t, t.addingTimeInterval(0.001)] {
+            let (deep, _, deepEnd) = dozePhase(at: probe)
+            var ends = [deepEnd]
+            if deep != .idle && deep != .maintenance { ends.append(lightDozePhase(at: probe).end) }
+            let known = ends.compactMap { $0 }
+            if probe > t || known.allSatisfy({ $0 > t }) { return known.filter { $0 > t }.min() }
+        }
+        return nil
+    }
+
+    /// Says (`os.doze`, at its own instant) each phase change Doze made by itself after the last
+    /// one said and up to `now`, but those `alarmsDue(at:)` says: an alarm clock's Doze exit and
+    /// its firing.
+    private mutating func sayDozeChanges(through now: Date) {
+        guard let from = dozeSaidUpTo else {
+            dozeSaidUpTo = now
+            return
+        }
+        guard now > from else { return }
+        var t = from
+        // At most a few changes a minute pass between two calls; the bound only stops a runaway.
+        for _ in 0..<10_000 {
+            guard let next = nextDozeChange(after: t), next <= now else { break }
+            let saidByAlarm = pendingAlarms.contains { alarm in
+                alarm.kind == .alarmClock && (exitStart(before: alarm) == next || alarm.triggerAt == next)
+            }
+            if !saidByAlarm { traceDoze(at: next) }
+            t = next
+        }
+        dozeSaidUpTo = now
     }
 
     // MARK: Observation
@@ -989,10 +1052,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     public func nextRunTime(of identifier: String) -> Date? { works[identifier].map(nextRunTime) }
 
     /// Job time left in the current bucket's window at `now`, seconds; nil = unlimited (charging
-    /// in any bucket but restricted,
-    /// or a bucket without a time limit).
+    /// in any bucket but restricted, restricted while `restrictedQuotaFree(at:)`, or a bucket
+    /// without a time limit).
     public func quotaRemaining(at now: Date) -> TimeInterval? {
-        guard !charging || bucket == .restricted else { return nil }
+        guard quotaApplies(at: now) else { return nil }
         let left = limits.compactMap { quota in
             quota.allowedTime.map { max(0, $0 - used(at: now, window: quota.window)) }
         }
@@ -1058,16 +1121,21 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             reasons.append(
                 PendingReason(constraint.pendingReason, constraint.condition, constraint.unmetState, until: until))
         }
-        if quotaApplies && !inQuota(at: now) {
+        if quotaApplies(at: now) && !inQuota(at: now) {
             if currentQuota.maxSessions == 0 {
                 reasons.append(PendingReason(.appStandby, "bucket", "the \(bucket.name) bucket allows no job"))
             } else {
                 let capped = currentQuota.isLimited ? inQuota(at: now, quota: currentQuota) : true
-                let what =
+                var what =
                     capped
                     ? "the execution cap over every bucket (4 h per 24 h by default) is used up"
                     : "the \(bucket.name) bucket's job quota is used up"
-                reasons.append(PendingReason(.quota, "quota", what, until: nextInQuota(from: now)))
+                if bucket == .restricted && charging {
+                    what +=
+                        " (on a charger a restricted job runs outside its quota only while the device is idle"
+                        + " and the battery is not low)"
+                }
+                reasons.append(PendingReason(.quota, "quota", what, until: quotaAllows(from: now)))
             }
         }
         let due = nextRunTime(work)
@@ -1091,10 +1159,39 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var limits: [StandbyQuota] {
         [currentQuota, configuration.executionCap ?? .unlimited].filter(\.isLimited)
     }
-    /// Whether the bucket's quota limits runs now: on battery, or in the restricted bucket on a
-    /// charger too (AOSP `QuotaController.isQuotaFreeLocked`: charging frees every bucket but
-    /// restricted).
-    private var quotaApplies: Bool { !limits.isEmpty && (!charging || bucket == .restricted) }
+    /// Whether the bucket's quota limits runs at `now`: on battery, and in the restricted bucket
+    /// on a charger unless `restrictedQuotaFree(at:)` (AOSP `QuotaController.isQuotaFreeLocked`:
+    /// charging frees every bucket but restricted).
+    private func quotaApplies(at now: Date) -> Bool {
+        guard !limits.isEmpty else { return false }
+        guard charging else { return true }
+        return bucket == .restricted && !restrictedQuotaFree(at: now)
+    }
+
+    /// Whether a restricted job runs outside its quota at `now`: on a charger, with the battery
+    /// not low, the device idle (`deviceIdle(at:)`) and, when the work needs the network, a
+    /// connection (AOSP `QuotaController.isQuotaFreeLocked` and
+    /// `JobStatus.DYNAMIC_RESTRICTED_CONSTRAINTS`; Android, "Power management resource limits",
+    /// developer.android.com/topic/performance/power/power-details).
+    /// - Parameter now: virtual instant.
+    public func restrictedQuotaFree(at now: Date) -> Bool {
+        charging && !isBatteryLow && deviceIdle(at: now) && (!constraints.contains(.network) || networkConnected)
+    }
+
+    /// The first instant ≥ `from` at which the quota lets a run start if the inputs stay as they
+    /// are: `from` when no quota applies, else the earlier of the instant quota returns and (a
+    /// restricted job on a charger) the instant the device becomes idle; nil when neither comes.
+    private func quotaAllows(from: Date) -> Date? {
+        guard quotaApplies(at: from) else { return from }
+        var free: Date?
+        if bucket == .restricted, charging, !isBatteryLow, !constraints.contains(.network) || networkConnected,
+            let idle = deviceIdleFrom(at: from)
+        {
+            free = max(idle, from)
+        }
+        guard let back = nextInQuota(from: from) else { return free }
+        return free.map { min($0, back) } ?? back
+    }
 
     /// androidx `WorkSpec.calculateNextRunTime` for periodic work.
     private func nextRunTime(_ work: Work) -> Date {
@@ -1132,7 +1229,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             earliestBeginDate: due)
         work.runAttemptCount += 1
         work.running = grant
-        work.runCounted = quotaApplies
+        work.runCounted = quotaApplies(at: now)
         works[identifier] = work
         trace.add(
             now, .osLaunch,
@@ -1185,8 +1282,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
             ])
     }
 
-    /// Stops runs whose quota ran out by `now`; forgets sessions older than every window.
+    /// Says Doze's timed phase changes up to `now`; stops runs whose quota ran out by `now`;
+    /// forgets sessions older than every window.
     private mutating func advance(to now: Date) {
+        sayDozeChanges(through: now)
         lastNow = max(lastNow ?? now, now)
         for (identifier, var work) in works {
             if let run = work.running, let deadline = run.deadline, deadline <= now {

@@ -226,7 +226,27 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return nil
     }
 
-    /// Fires the alarms due by `now` (`AndroidWorkScheduler.alarmsDue(at:)`); empty on iOS.
+    /// The next instant the OS acts by itself besides a launch, when the host should call it
+    /// (`alarmsDue(at:)`): an alarm's (`nextAlarmInstant()`) or a Doze phase change's
+    /// (`AndroidWorkScheduler.nextDozeChange()`), whichever comes first; nil when neither comes,
+    /// and on iOS.
+    public func nextTimedActivity() -> Date? {
+        guard case .android(let s) = device else { return nil }
+        return [s.nextAlarmInstant(), s.nextDozeChange()].compactMap { $0 }.min()
+    }
+
+    /// Forgets up to when Doze's phase changes were said (kept in memory, not in the encoding),
+    /// so the next call says none of those before it, as a value read back from its state file
+    /// does: a host that hands the same value to a new process of the app (the twin's restart)
+    /// calls it, and that process says what one started on the state file says.
+    public mutating func forgetSaidDozeChanges() {
+        guard case .android(var s) = device else { return }
+        s.forgetSaidDozeChanges()
+        device = .android(s)
+    }
+
+    /// Fires the alarms due by `now` (`AndroidWorkScheduler.alarmsDue(at:)`) and says the Doze
+    /// phase changes made by then (`os.doze`); empty on iOS.
     /// - Parameter now: virtual instant.
     public mutating func alarmsDue(at now: Date) -> [Alarm] {
         android(now) { $0.alarmsDue(at: now) } ?? []

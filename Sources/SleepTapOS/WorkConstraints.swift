@@ -78,7 +78,8 @@ public enum WorkConstraint: String, CaseIterable, Codable, Comparable, Sendable 
     /// Parses `--constraints`' comma-separated list (e.g. `network,charging`); `none` is the
     /// empty list.
     /// - Returns: the constraints, in declaration order, each once.
-    /// - Throws: the first name that is not a constraint (an empty item is named as "").
+    /// - Throws: the first name that is not a constraint (an empty item is named as ""), or the
+    ///   first one given twice (`isDuplicate`).
     public static func parseList(_ text: String) -> Result<[WorkConstraint], WorkConstraintError> {
         if text == "none" { return .success([]) }
         var found: Set<WorkConstraint> = []
@@ -86,16 +87,20 @@ public enum WorkConstraint: String, CaseIterable, Codable, Comparable, Sendable 
             guard let constraint = WorkConstraint(rawValue: String(item)) else {
                 return .failure(WorkConstraintError(value: String(item)))
             }
-            found.insert(constraint)
+            guard found.insert(constraint).inserted else {
+                return .failure(WorkConstraintError(value: String(item), isDuplicate: true))
+            }
         }
         return .success(found.sorted())
     }
 }
 
-/// A `--constraints` item that names no constraint.
+/// A `--constraints` item that names no constraint, or names one already in the list.
 public struct WorkConstraintError: Error, Equatable, Sendable {
     /// The item as given.
     public var value: String
+    /// The item is a constraint given a second time (`network,network`).
+    public var isDuplicate = false
 }
 
 /// `WorkInfo.getStopReason()` values: the `JobParameters.STOP_REASON_*` constants (Android,

@@ -61,7 +61,8 @@ public enum CommandLineParser {
           --budget SECS         iOS app-refresh budget in virtual seconds (default: 30)
           --low-power           Low Power Mode on (no background runs)
           --refresh-off         Background App Refresh switched off (submit fails: unavailable)
-          --charging            Android: charging, standby quotas lifted
+          --charging            Android: charging, standby quotas lifted (restricted: only while
+                                the device is idle and the battery not low)
           --bucket NAME         Android standby bucket: active, working_set, frequent, rare, restricted
           --interval SECS       Android periodic interval (raised to the 900 s minimum; default 21600)
           --android-api N       Android API level 21-36; selects the job quota table: below 33
@@ -69,7 +70,7 @@ public enum CommandLineParser {
                                 4 h per 24 h execution cap), 36 Android 16
           --android16-quotas S  on (default) or off: Android 16's flagged quota values (active
                                 20 min per 1 h, working_set 10 min per 4 h, frequent 10 min per
-                                12 h); off keeps the Android 13-15 table; needs --android-api 36
+                                12 h); off keeps the Android 13-15 table; only with --android-api 36
           --constraints LIST    Android: the refresh work request's Constraints, comma-separated:
                                 network, charging, device-idle, battery-not-low, storage-not-low
                                 (or none, the default); the work waits while one is unmet and
@@ -397,6 +398,10 @@ public enum CommandLineParser {
                 let text = try reader.value(flag)
                 switch WorkConstraint.parseList(text) {
                 case .success(let list): os.constraints = list
+                case .failure(let error) where error.isDuplicate:
+                    throw UsageError(
+                        "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is given "
+                            + "twice; name each constraint once")
                 case .failure(let error):
                     throw UsageError(
                         "\(flag) \"\(ArgumentReader.clip(text))\": \"\(ArgumentReader.clip(error.value))\" is not a "
@@ -486,6 +491,12 @@ public enum CommandLineParser {
         if let api = os.androidAPI, api < AndroidAPI.android16, os.android16Flags != nil {
             throw UsageError(
                 "--android16-quotas switches Android 16's flagged quota values: it needs --android-api 36, not \(api)")
+        }
+        if os.androidAPI == nil, os.android16Flags != nil {
+            throw UsageError(
+                "--android16-quotas switches Android 16's flagged quota values: give it with --android-api 36, also "
+                    + "at a restart of an Android 16 device (without --android-api a new device has the pre-Android "
+                    + "13 table, where the switch means nothing)")
         }
         if os.platform == .android, let registration = os.registration, registration != .early {
             throw UsageError(

@@ -159,6 +159,86 @@ struct TwinTests {
         #expect(!after.isEmpty, "the phone picked up runs its work again")
     }
 
+    @Test(
+        "A Doze night says each phase change at its own instant, with no input between: light Doze, then 30 min inactive + 30 min sensing, idle 1, 2, 4 h with windows of 5 and 10 min"
+    )
+    func dozeTimelineEvents() throws {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)), seed: 4)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        // On the nightstand at 23:00 EST, unplugged; the next input is the screen at 07:30.
+        let down = try #require(ISO8601.date("2025-03-07T04:00:00Z"))
+        let up = try #require(ISO8601.date("2025-03-07T12:30:00Z"))
+        twin.schedule(.phone("screen off"), at: down)
+        twin.schedule(.phone("screen on"), at: up)
+        twin.run(until: up.addingTimeInterval(60))
+        let minute: TimeInterval = 60
+        func text(_ value: EventValue?) -> String {
+            if case .string(let string)? = value { return string }
+            return "?"
+        }
+        func instant(_ value: EventValue?) -> Date? {
+            if case .date(let date)? = value { return date }
+            return nil
+        }
+        let doze = twin.events(.osDoze, from: .os).filter { $0.at >= down && $0.at <= up }
+        let said = doze.map {
+            ($0.at.timeIntervalSince(down) / minute, text($0.event["phase"]), text($0.event["light"]))
+        }
+        // Minutes after 23:00: light Doze (1 + 3 min, idle 5, 10, 15 min with 1-min windows)
+        // until deep idle takes over at 00:00 (AOSP DeviceIdleController: INACTIVE_TIMEOUT and
+        // IDLE_AFTER_INACTIVE_TIMEOUT 30 min each, IDLE_TIMEOUT 1 h ×2, windows 5 then 10 min).
+        let expected: [(Double, String, String)] = [
+            (0, "inactive", "inactive"), (4, "inactive", "idle"), (9, "inactive", "maintenance"),
+            (10, "inactive", "idle"), (20, "inactive", "maintenance"), (21, "inactive", "idle"),
+            (30, "sensing", "idle"), (36, "sensing", "maintenance"), (37, "sensing", "idle"),
+            (52, "sensing", "maintenance"), (53, "sensing", "idle"), (60, "idle", "idle"),
+            (120, "maintenance", "idle"), (125, "idle", "idle"), (245, "maintenance", "idle"),
+            (255, "idle", "idle"), (495, "maintenance", "idle"), (505, "idle", "idle"),
+            (510, "active", "active"),
+        ]
+        #expect(said.map(\.0) == expected.map(\.0), "\(said)")
+        #expect(said.map(\.1) == expected.map(\.1), "\(said)")
+        #expect(said.map(\.2) == expected.map(\.2), "\(said)")
+        // Each deep phase says when it ends: the instant of the next deep change.
+        var deep: [(phase: String, until: Date?)] = []
+        for entry in doze where entry.at >= down.addingTimeInterval(30 * minute) && entry.at < up {
+            let phase = text(entry.event["phase"])
+            let until = instant(entry.event["until"])
+            if deep.last.map({ $0.phase != phase || $0.until != until }) ?? true { deep.append((phase, until)) }
+        }
+        let ends = deep.map { $0.until.map { $0.timeIntervalSince(down) / minute } }
+        #expect(ends == [60, 120, 125, 245, 255, 495, 505, 865], "\(ends)")
+        // os.why says the change at the same instant: Doze holds the work until the next window.
+        for (start, end) in [(60.0, 120.0), (125, 245), (255, 495), (505, 865)] {
+            let at = down.addingTimeInterval(start * minute)
+            let why = twin.events(.osWhy).last { $0.at == at }
+            #expect(
+                why?.event["reason"] == .string("PENDING_JOB_REASON_DEVICE_STATE"),
+                "\(start): \(String(describing: why))")
+            #expect(instant(why?.event["until"]) == down.addingTimeInterval(end * minute), "\(start)")
+        }
+    }
+
+    @Test("Doze's changes while the phone is stopped are not said at its next start, as a process started on os.json")
+    func dozeChangesWhileStopped() throws {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600)), seed: 4)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        let down = try #require(ISO8601.date("2025-03-07T04:00:00Z"))
+        twin.schedule(.phone("screen off"), at: down)
+        // Stopped in sensing (23:40), started in deep idle (02:00): 00:00, 01:00, 01:05 pass unsaid.
+        twin.schedule(.phone("quit"), at: down.addingTimeInterval(40 * 60))
+        twin.schedule(.startPhone(keepState: true), at: down.addingTimeInterval(3 * 3_600))
+        twin.run(until: down.addingTimeInterval(5 * 3_600))
+        let minutes = twin.events(.osDoze, from: .os).map { $0.at.timeIntervalSince(down) / 60 }
+        #expect(minutes.filter { $0 > 40 } == [245, 255], "\(minutes)")
+    }
+
     @Test("Android: a run past its quota is stopped by the OS; its run record says stopReason 10 (STOP_REASON_QUOTA)")
     func stopReasonInRunRecords() {
         let base = Self.twin(.early)

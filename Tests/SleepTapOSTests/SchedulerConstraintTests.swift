@@ -112,6 +112,9 @@ struct SchedulerConstraintTests {
         #expect(try WorkConstraint.parseList("none").get() == [])
         #expect(throws: WorkConstraintError(value: "wifi")) { try WorkConstraint.parseList("network,wifi").get() }
         #expect(throws: WorkConstraintError(value: "")) { try WorkConstraint.parseList("network,").get() }
+        #expect(throws: WorkConstraintError(value: "network", isDuplicate: true)) {
+            try WorkConstraint.parseList("network,charging,network").get()
+        }
     }
 
     // MARK: TestDriver

@@ -126,6 +126,20 @@ struct OptionEffectTests {
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.phoneOptions(bad) }
         }
+        // --android16-quotas without --android-api: refused (a new device would be pre-Android 13, where
+        // the switch means nothing), saying to give --android-api 36 with it, also at a restart.
+        for value in ["on", "off"] {
+            do {
+                _ = try Self.phoneOptions(["--platform", "android", "--android16-quotas", value])
+                Issue.record("--android16-quotas \(value) accepted without --android-api")
+            } catch {
+                let message = (error as? UsageError)?.message ?? ""
+                #expect(
+                    message.hasPrefix(
+                        "--android16-quotas switches Android 16's flagged quota values: give it with "
+                            + "--android-api 36"), "\(message)")
+            }
+        }
     }
 
     @Test(
@@ -198,6 +212,17 @@ struct OptionEffectTests {
             Issue.record("--constraints accepted on iOS")
         } catch {
             #expect((error as? UsageError)?.message.contains("Android setting") == true)
+        }
+        // A constraint given twice is refused, naming the flag and the duplicate.
+        for (list, twice) in [("network,network", "network"), ("charging,network,charging", "charging")] {
+            do {
+                _ = try Self.phoneOptions(["--platform", "android", "--constraints", list])
+                Issue.record("--constraints \(list) accepted")
+            } catch {
+                #expect(
+                    (error as? UsageError)?.message
+                        == "--constraints \"\(list)\": \"\(twice)\" is given twice; name each constraint once")
+            }
         }
     }
 

@@ -258,7 +258,8 @@ public enum PhoneCommand: Equatable, Sendable {
     public static let clockOffsetLimit: TimeInterval = 366 * 86_400
 
     /// A `clock-set` argument: a sign, then one or more whole numbers each followed by a unit
-    /// (`d`, `h`, `m`, `s`), largest unit first (`-12h`, `+90m`, `+1h30m`, `-45s`).
+    /// (`d`, `h`, `m`, `s`), largest unit first (`-12h`, `+90m`, `+1h30m`, `-45s`); a zero change
+    /// (`-0m`, `+0s`) is refused.
     /// - Parameter text: the argument.
     /// - Returns: the offset in seconds, or the problem naming `text`.
     public static func clockOffset(_ text: String) -> Result<TimeInterval, ClockOffsetProblem> {
@@ -291,6 +292,12 @@ public enum PhoneCommand: Equatable, Sendable {
             characters = characters.dropFirst()
         }
         guard total <= clockOffsetLimit else { return problem("is more than 366 days") }
+        guard total > 0 else {
+            return .failure(
+                ClockOffsetProblem(
+                    reason: "expected clock-set ±DURATION with a duration that is not zero (e.g. -12h, +90m); "
+                        + "\"\(shown)\" is a zero change: the clock would not move"))
+        }
         return .success(sign == "-" ? -total : total)
     }
 

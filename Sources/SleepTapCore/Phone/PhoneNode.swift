@@ -14,8 +14,9 @@ public enum PhoneTimer: Hashable, Sendable, CaseIterable {
     /// Write the newest batch again after a failed state write (transport timing, wall seconds,
     /// backing off: `PhoneNode.writeRetryDelay(attempt:)`).
     case writeRetry
-    /// The simulated OS's next alarm activity: an alarm fires, or Doze ends before an alarm
-    /// clock (domain timing, a virtual instant; Android).
+    /// The simulated OS's next timed activity: an alarm fires, Doze ends before an alarm clock,
+    /// or Doze changes phase by itself (`SimulatedOS.nextTimedActivity()`; domain timing, a
+    /// virtual instant; Android).
     case osAlarm
 }
 
@@ -995,8 +996,9 @@ public struct PhoneNode: Sendable {
     private mutating func armBackgroundLaunch(at now: Date) -> [PhoneAction] {
         nextLaunch = app.nextBackgroundLaunch(after: min(now, nextLaunch ?? now))
         var actions: [PhoneAction] = [nextLaunch.map { .arm(.osLaunch, .at($0)) } ?? .cancel(.osLaunch)]
-        // The alarm timer only when it changes (none is ever armed on iOS or without alarms).
-        let alarm = app.scheduler.nextAlarmInstant()
+        // The alarm timer only when it changes (none is ever armed on iOS, nor without alarms
+        // and Doze).
+        let alarm = app.scheduler.nextTimedActivity()
         if alarm != nextAlarm {
             nextAlarm = alarm
             actions.append(alarm.map { .arm(.osAlarm, .at($0)) } ?? .cancel(.osAlarm))

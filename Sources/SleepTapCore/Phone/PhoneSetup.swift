@@ -71,8 +71,12 @@ public struct PhoneSetup: Sendable {
     public func makeNode(state: PhoneSyncState?, os stored: SimulatedOS?, randomSeed: UInt64) -> PhoneNode {
         var state = state ?? PhoneSyncState(deviceSeed: deviceSeed)
         state.deviceSeed = deviceSeed
+        var scheduler = stored ?? os
+        // A value handed over in memory (the twin's restart) says no more than one read back
+        // from os.json: none of Doze's changes while no process ran.
+        scheduler.forgetSaidDozeChanges()
         let app = PhoneApp(
-            state: state, scheduler: stored ?? os, weather: weather, schedule: schedule,
+            state: state, scheduler: scheduler, weather: weather, schedule: schedule,
             zones: PhoneZone(flag: node.timeZone, machine: node.machineZone), location: location,
             configuration: appConfiguration, randomSeed: randomSeed)
         return PhoneNode(app: app, configuration: node)

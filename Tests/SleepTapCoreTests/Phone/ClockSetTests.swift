@@ -14,7 +14,7 @@ struct ClockSetTests {
     func parses() throws {
         for (text, seconds) in [
             ("-12h", -43_200.0), ("+90m", 5_400), ("+1h30m", 5_400), ("-1d2h3m4s", -93_784), ("+45s", 45),
-            ("-0h", 0),
+            ("-0h1s", -1),
         ] {
             #expect(try PhoneCommand.parse("clock-set \(text)", platform: .ios) == .clockSet(seconds), "\(text)")
             #expect(try PhoneCommand.parse("clock-set \(text)", platform: .android) == .clockSet(seconds), "\(text)")
@@ -37,6 +37,23 @@ struct ClockSetTests {
             Issue.record("accepted clock-set alone")
         } catch {
             #expect(error.reason.hasPrefix("expected clock-set ±DURATION"), "\(error.reason)")
+        }
+    }
+
+    @Test("clock-set refuses a zero change (-0m, +0s), naming it, on both platforms")
+    func refusesZero() throws {
+        for text in ["-0m", "+0s", "-0h", "+0d0h0m0s", "-000m"] {
+            for platform in [Platform.ios, .android] {
+                do {
+                    _ = try PhoneCommand.parse("clock-set \(text)", platform: platform)
+                    Issue.record("accepted \(text)")
+                } catch {
+                    #expect(
+                        error.reason
+                            == "expected clock-set ±DURATION with a duration that is not zero (e.g. -12h, +90m); "
+                            + "\"\(text)\" is a zero change: the clock would not move")
+                }
+            }
         }
     }
 
