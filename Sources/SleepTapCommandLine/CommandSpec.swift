@@ -40,6 +40,7 @@ public struct OptionSpec: Sendable, Equatable {
     /// (`sleeptap-fleet --bench`).
     public var alone: Bool
 
+    /// An option named `name`; a switch unless it has a `value` name.
     public init(
         _ name: String, short shortName: String? = nil, value valueName: String? = nil,
         synopsis: Synopsis = .optional, example: String? = nil, needs: [String] = [], alone: Bool = false,
@@ -86,9 +87,12 @@ public struct OptionSpec: Sendable, Equatable {
 public struct CommandSpec: Sendable, Equatable {
     /// A group of options, with a paragraph before it (nil for none).
     public struct Section: Sendable, Equatable {
+        /// The paragraph printed before the options, wrapped; nil for none.
         public var heading: String?
+        /// The section's options, in the order of the help text.
         public var options: [OptionSpec]
 
+        /// A section of `options` after `heading`.
         public init(_ heading: String? = nil, _ options: [OptionSpec]) {
             self.heading = heading
             self.options = options
@@ -112,6 +116,7 @@ public struct CommandSpec: Sendable, Equatable {
     /// The text after the options, printed as written (tables of stdin commands, exit codes).
     public var footer: String
 
+    /// A command named `program` with its texts and options.
     public init(
         program: String, operands: String = "", sampleOperands: [String] = [], otherUsages: [String] = [],
         summary: String, sections: [Section], footer: String = ""
