@@ -14,7 +14,7 @@ public enum CommandLineParser {
     /// - Throws: `UsageError` naming the flag and what is wrong.
     public static func parseKeygen(_ arguments: [String]) throws(UsageError) -> Parsed<String> {
         if let request = Parsed<String>.informationRequest(in: arguments) { return request }
-        var reader = ArgumentReader(arguments, command: keygenCommand(.phone))
+        var reader = ArgumentReader(arguments, command: keygenCommand(.phone))  // the same options for both roles
         var directory: String?
         while let flag = try reader.nextFlag() {
             switch flag {
