@@ -137,8 +137,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapProcess", "SleepTapRuntime", "ZeroMQ",
-                "phone", "watch",
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapFleet", "SleepTapOS",
+                "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
                 "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate", "SleepTapTestFixtures",
             ],

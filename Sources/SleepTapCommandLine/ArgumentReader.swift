@@ -48,11 +48,21 @@ public struct ArgumentReader {
     private var currentFlag = ""
     /// The options read so far.
     private var seen: Set<String> = []
+    /// The names the command declares (`CommandSpec`); nil when the parser checks names itself.
+    private var declared: Set<String>?
 
     public init(_ arguments: [String]) { items = arguments }
 
+    /// A reader that accepts only the options `command` declares: any other argument that starts
+    /// with `-` is an unknown option (operands are left to the parser).
+    public init(_ arguments: [String], command: CommandSpec) {
+        items = arguments
+        declared = command.declaredNames
+    }
+
     /// The next option, or nil at the end.
-    /// - Throws: `UsageError` when the previous option was a switch given a value
+    /// - Throws: `UsageError` when the option is not one the command declares; when the previous
+    ///   option was a switch given a value
     ///   (`--raw=no`): a switch takes none, and ignoring the value would turn `no` into yes; and
     ///   when the option was given before (`--endpoint A --endpoint B`): which one should win is
     ///   a guess, so neither does.
@@ -67,6 +77,9 @@ public struct ArgumentReader {
         if item.hasPrefix("--"), let eq = item.firstIndex(of: "=") {
             pendingValue = String(item[item.index(after: eq)...])
             currentFlag = String(item[..<eq])
+        }
+        if let declared, currentFlag.hasPrefix("-"), currentFlag != "-", !declared.contains(currentFlag) {
+            throw Self.unknown(currentFlag)
         }
         guard seen.insert(currentFlag).inserted else {
             throw UsageError("\(Self.clip(currentFlag)) is given twice; give each option once")

@@ -11,67 +11,106 @@ public enum FleetCommand: Equatable, Sendable {
     /// The twin's speed workload (docs/performance.md): no files.
     case bench(devices: Int, days: Int, jobs: Int, speed: Double)
 
-    public static let usage = """
-        usage: sleeptap-fleet --devices N --days D --out DIR [--start YYYY-MM-DD] [--seed S]
-                              [--mix ios=0.6,android=0.4] [--late-registration F]
-                              [--late-registration-from YYYY-MM-DD] [--opens F] [--low-power F]
-                              [--nightstand F] [--os-model FILE]
-                              [--buckets active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05]
-                              [--shard I/N] [--jobs J] [--json]
-               sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]
+    /// The fleet's options and texts; `--help` is generated from them.
+    public static let command = CommandSpec(
+        program: "sleeptap-fleet",
+        otherUsages: ["sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]"],
+        summary: """
+            Simulates N devices for D days on the embedded twin (the real phone and watch cores in
+            virtual time), one device per task on all cores, each with a seeded random user (app
+            opens, nightly bed taps, Low Power Mode, travel), and writes their run records to
+            DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json (docs/metrics.md, docs/fleet.md). The same
+            options give byte-identical files. Progress on stderr when it is a terminal; a summary at
+            the end.
+            """,
+        sections: [.init("options:", options)],
+        footer: """
+            exit status: 0 done; 64 a bad command line; 65 the --os-model file cannot be read or is not
+            a model; 73 DIR or a file in it cannot be written.
+            """)
 
-        Simulates N devices for D days on the embedded twin (the real phone and watch cores in
-        virtual time), one device per task on all cores, each with a seeded random user (app
-        opens, nightly bed taps, Low Power Mode, travel), and writes their run records to
-        DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json (docs/metrics.md, docs/fleet.md). The same
-        options give byte-identical files. Progress on stderr when it is a terminal; a summary at
-        the end.
-
-        options:
-          --devices N      devices in the fleet, 1 to 10000000
-          --days D         simulated UTC days, 1 to 366
-          --out DIR        output root (created if missing), what sleeptap-report reads
-          --start DATE     the first simulated UTC day, 1970-01-01 to 2199-12-31 with the
-                           days after it (default: D days before today, UTC)
-          --seed S         seeds every device (default 0)
-          --mix SHARES     platform shares, summing to 1 (default ios=0.6,android=0.4)
-          --late-registration F
-                           share of iOS devices whose app registers its refresh handler too late
-                           (submit succeeds, the handler never runs), 0 to 1 (default 0)
-          --late-registration-from DATE
-                           the UTC day the app update that registers late reaches those devices
-                           (default: late from the start); within the simulated days
-          --opens F        app opens per user per day on average, 0 to 10 (default 1.5); each
-                           open writes a foreground record (docs/fleet.md)
-          --low-power F    share of days with Low Power Mode (Battery Saver) on for some hours,
-                           0 to 1 (default 0.1)
-          --nightstand F   share of Android nights on which the phone lies unplugged, screen off
-                           and still from the bed tap to the wake-up, so Doze defers its
-                           background work to maintenance windows; on the other nights it is on
-                           its charger. 0 to 1 (default 0.5, this model's assumption)
-          --buckets SHARES Android standby bucket shares, summing to 1 (default
-                           active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
-          --os-model FILE  run the iOS devices' OS on a model sleeptap-calibrate wrote: each
-                           launch delay is drawn from the fitted delay of the model's most
-                           specific iOS group for the app version with 20 or more answered
-                           requests (default: the built-in draws); Android, Doze, quotas and
-                           conditions keep the built-in rules (docs/calibration.md)
-          --shard I/N      run only the devices whose index is I modulo N (0 <= I < N); the
-                           shards' files merge by copying them into one directory. Without it,
-                           the shard of a batch job: a Slurm job array (SLURM_ARRAY_TASK_ID,
-                           SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN/STEP), or a Kubernetes
-                           Indexed Job (JOB_COMPLETION_INDEX, with SLEEPTAP_SHARD_COUNT set to
-                           the Job's completions); docs/fleet.md
-          --jobs J         devices simulated at once (default: the number of cores)
-          --json           print the summary as one JSON object
-          --bench          the twin's speed workload instead (docs/performance.md): no --out,
-                           --speed S virtual seconds per wall second (default 3600)
-          --version        print the version and exit
-          -h, --help       print this help and exit
-
-        exit status: 0 done; 64 a bad command line; 65 the --os-model file cannot be read or is not
-        a model; 73 DIR or a file in it cannot be written.
-        """
+    static let options: [OptionSpec] = [
+        OptionSpec(
+            "--devices", value: "N", synopsis: .required, example: "10", help: "devices in the fleet, 1 to 10000000"),
+        OptionSpec("--days", value: "D", synopsis: .required, example: "7", help: "simulated UTC days, 1 to 366"),
+        OptionSpec(
+            "--out", value: "DIR", synopsis: .required, example: "/tmp/fleet",
+            help: "output root (created if missing), what sleeptap-report reads"),
+        OptionSpec(
+            "--start", value: "DATE", example: "2026-01-01",
+            help: """
+                the first simulated UTC day, 1970-01-01 to 2199-12-31 with the days after it (default: D
+                days before today, UTC)
+                """),
+        OptionSpec("--seed", value: "S", example: "42", help: "seeds every device (default 0)"),
+        OptionSpec(
+            "--mix", value: "SHARES", example: "ios=0.5,android=0.5",
+            help: "platform shares, summing to 1 (default ios=0.6,android=0.4)"),
+        OptionSpec(
+            "--late-registration", value: "F", example: "0.5",
+            help: """
+                share of iOS devices whose app registers its refresh handler too late (submit succeeds,
+                the handler never runs), 0 to 1 (default 0)
+                """),
+        OptionSpec(
+            "--late-registration-from", value: "DATE", example: "2026-01-03",
+            needs: ["--start", "2026-01-01", "--late-registration", "0.5"],
+            help: """
+                the UTC day the app update that registers late reaches those devices (default: late from
+                the start); within the simulated days
+                """),
+        OptionSpec(
+            "--opens", value: "F", example: "2",
+            help: """
+                app opens per user per day on average, 0 to 10 (default 1.5); each open writes a
+                foreground record (docs/fleet.md)
+                """),
+        OptionSpec(
+            "--low-power", value: "F", example: "0.2",
+            help: """
+                share of days with Low Power Mode (Battery Saver) on for some hours, 0 to 1 (default 0.1)
+                """),
+        OptionSpec(
+            "--nightstand", value: "F", example: "0.3",
+            help: """
+                share of Android nights on which the phone lies unplugged, screen off and still from the
+                bed tap to the wake-up, so Doze defers its background work to maintenance windows; on the
+                other nights it is on its charger. 0 to 1 (default 0.5, this model's assumption)
+                """),
+        OptionSpec(
+            "--buckets", value: "SHARES", example: "active=0.5,rare=0.5",
+            help: """
+                Android standby bucket shares, summing to 1 (default
+                active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
+                """),
+        OptionSpec(
+            "--os-model", value: "FILE", example: "model.json",
+            help: """
+                run the iOS devices' OS on a model sleeptap-calibrate wrote: each launch delay is drawn
+                from the fitted delay of the model's most specific iOS group for the app version with 20
+                or more answered requests (default: the built-in draws); Android, Doze, quotas and
+                conditions keep the built-in rules (docs/calibration.md)
+                """),
+        OptionSpec(
+            "--shard", value: "I/N", example: "0/4",
+            help: """
+                run only the devices whose index is I modulo N (0 <= I < N); the shards' files merge by
+                copying them into one directory. Without it, the shard of a batch job: a Slurm job array
+                (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN/STEP), or a Kubernetes
+                Indexed Job (JOB_COMPLETION_INDEX, with SLEEPTAP_SHARD_COUNT set to the Job's
+                completions); docs/fleet.md
+                """),
+        OptionSpec(
+            "--jobs", value: "J", example: "2", help: "devices simulated at once (default: the number of cores)"),
+        OptionSpec("--json", help: "print the summary as one JSON object"),
+        OptionSpec(
+            "--bench", synopsis: .hidden, alone: true,
+            help: "the twin's speed workload instead (docs/performance.md): no --out"),
+        OptionSpec(
+            "--speed", value: "S", synopsis: .hidden, example: "7200", needs: ["--bench"], alone: true,
+            help: "with --bench: virtual seconds per wall second (default 3600)"),
+        .versionOption("print the version and exit"), .helpOption("print this help and exit"),
+    ]
 
     /// Parses the arguments (without the program name).
     /// - Parameters:
@@ -84,7 +123,7 @@ public enum FleetCommand: Equatable, Sendable {
         _ arguments: [String], today: LocalDate, cores: Int, environment: [String: String] = [:]
     ) throws(UsageError) -> Parsed<FleetCommand> {
         if let request = Parsed<FleetCommand>.informationRequest(in: arguments) { return request }
-        var reader = ArgumentReader(arguments)
+        var reader = ArgumentReader(arguments, command: command)
         var devices: Int?
         var days: Int?
         var out: String?

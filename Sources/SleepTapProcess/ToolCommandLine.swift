@@ -9,7 +9,8 @@ import SleepTapCore
 
 extension Reaper {
     /// The first thing a SleepTap tool's `main` does with its command line: `parse` it, and
-    /// answer `--help` (the `usage` text on stdout, exit 0) and `--version`
+    /// answer `--help` (the text generated from `command`'s declarations on stdout, exit 0) and
+    /// `--version`
     /// (`"<versionName> <version>"` on stdout, exit 0) itself. A bad command line ends the
     /// process with `"<program>: <what is wrong> (see <program> --help)"` on stderr and exit 64
     /// (`EX_USAGE`, sysexits(3)), and so does a `TZDIR` that cannot be a tz database
@@ -17,19 +18,19 @@ extension Reaper {
     /// tool quietly instead of crashing it.
     ///
     /// - Parameters:
-    ///   - program: the name errors start with, e.g. `"sleeptap-soak exhaustion"`.
-    ///   - versionName: the name `--version` prints; `program` when nil.
-    ///   - usage: the `--help` text.
+    ///   - command: the tool's declared options and texts; its `program` (e.g.
+    ///     `"sleeptap-soak exhaustion"`) is the name errors start with.
+    ///   - versionName: the name `--version` prints; `command.program` when nil.
     ///   - parse: the tool's own parser.
     /// - Returns: the options to run with; never returns for help, version or a usage error.
     public static func commandLine<Options: Sendable>(
-        program: String, versionName: String? = nil, usage: String,
-        parse: () throws(UsageError) -> Parsed<Options>
+        _ command: CommandSpec, versionName: String? = nil, parse: () throws(UsageError) -> Parsed<Options>
     ) -> Options {
+        let program = command.program
         do {
             switch try parse() {
             case .help:
-                shared.writeLine(usage)
+                shared.writeLine(command.help)
                 exit(ExitCode.ok.rawValue)
             case .version:
                 shared.writeLine(SleepTapVersion.line(versionName ?? program))

@@ -334,7 +334,7 @@ public enum KeyGeneration {
         do {
             switch try CommandLineParser.parseKeygen(arguments) {
             case .help:
-                return StandardStreams.print(CommandLineParser.keygenUsage(role), program: program)
+                return StandardStreams.print(CommandLineParser.keygenCommand(role).help, program: program)
             case .version:
                 return StandardStreams.print(SleepTapVersion.line(program), program: program)
             case .run(let value): directory = value

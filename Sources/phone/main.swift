@@ -21,7 +21,7 @@ SignalTrap.holdStopSignals()
 do {
     switch try CommandLineParser.parsePhone(arguments) {
     case .help:
-        exit(StandardStreams.print(CommandLineParser.phoneUsage, program: "phone").rawValue)
+        exit(StandardStreams.print(CommandLineParser.phoneCommand.help, program: "phone").rawValue)
     case .version:
         // The database --tzdata names (either form), or the machine's; a bad DIR is an error.
         let zones = try zoneDatabaseFlag(in: arguments)

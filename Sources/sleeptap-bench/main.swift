@@ -9,11 +9,11 @@ import SleepTapProcess
 #endif
 
 // sleeptap-bench: SleepTap's speed as ratios to its floor (plain C on libzmq and the disk),
-// measured in the same run, interleaved round by round (BenchOptions.usage).
+// measured in the same run, interleaved round by round (BenchOptions.command).
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options = Reaper.commandLine(program: "sleeptap-bench", usage: BenchOptions.usage) { () throws(UsageError) in
+let options = Reaper.commandLine(BenchOptions.command) { () throws(UsageError) in
     try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 

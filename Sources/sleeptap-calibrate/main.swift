@@ -14,7 +14,7 @@ import SleepTapRuntime
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options = Reaper.commandLine(program: "sleeptap-calibrate", usage: CalibrateOptions.usage) {
+let options = Reaper.commandLine(CalibrateOptions.command) {
     () throws(UsageError) in
     try CalibrateOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }

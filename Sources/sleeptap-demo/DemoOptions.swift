@@ -15,26 +15,34 @@ struct DemoOptions: Equatable, Sendable {
     /// Keep the temp dir and print its path (`--keep`).
     var keep = false
 
-    static let usage = """
-        usage: sleeptap-demo [--speed N] [--raw] [--keep]
+    /// The demo's options and texts; `--help` is generated from them.
+    static let command = CommandSpec(
+        program: "sleeptap-demo",
+        summary: """
+            Runs phone and watch as two processes over ipc in a temp dir, in virtual time starting
+            Thu 2025-03-06 12:00 America/New_York (a week that crosses the spring-forward change):
+            first with the handler registered too late (the bug), then registered early (the fix).
+            """,
+        sections: [
+            .init(
+                nil,
+                [
+                    OptionSpec(
+                        "--speed", value: "N", example: "86400",
+                        help: "virtual seconds per wall second, 600 to 200000 (default 43200: 12 h a second)"),
+                    OptionSpec("--raw", help: "also print every JSON event as it arrives"),
+                    OptionSpec("--keep", help: "keep the temp dir (state files, sockets) and print its path"),
+                    .helpOption(), .versionOption(),
+                ])
+        ],
+        footer: """
+            Ctrl-C, SIGTERM, SIGHUP or a closed stdout (`| head`) stop phone and watch and remove the
+            temp dir; phone and watch also stop by themselves if this process is killed (SIGKILL).
 
-        Runs phone and watch as two processes over ipc in a temp dir, in virtual time starting
-        Thu 2025-03-06 12:00 America/New_York (a week that crosses the spring-forward change):
-        first with the handler registered too late (the bug), then registered early (the fix).
-
-          --speed N   virtual seconds per wall second, 600 to 200000 (default 43200: 12 h a second)
-          --raw       also print every JSON event as it arrives
-          --keep      keep the temp dir (state files, sockets) and print its path
-          -h, --help  this text (wins over any other argument)
-          --version   print the version
-
-        Ctrl-C, SIGTERM, SIGHUP or a closed stdout (`| head`) stop phone and watch and remove the
-        temp dir; phone and watch also stop by themselves if this process is killed (SIGKILL).
-
-        Exit: 0 when the story played out or stdout was closed, 1 when an expected event did not
-        come, 64 bad arguments, 74 stdout closed (>&-) or not writable (> /dev/full), 128 + N
-        on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
-        """
+            Exit: 0 when the story played out or stdout was closed, 1 when an expected event did not
+            come, 64 bad arguments, 74 stdout closed (>&-) or not writable (> /dev/full), 128 + N
+            on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
+            """)
 
     /// Parses the demo's arguments (without the program name); `-h`, `--help` and `--version`
     /// win wherever they stand.
@@ -42,7 +50,7 @@ struct DemoOptions: Equatable, Sendable {
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<DemoOptions> {
         if let request = Parsed<DemoOptions>.informationRequest(in: arguments) { return request }
         var options = DemoOptions()
-        var reader = ArgumentReader(arguments)
+        var reader = ArgumentReader(arguments, command: command)
         while let flag = try reader.nextFlag() {
             switch flag {
             case "--raw": options.raw = true

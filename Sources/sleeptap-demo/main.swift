@@ -136,7 +136,8 @@ final class Narrator: @unchecked Sendable {
 func runDemo() -> Never {
     Reaper.requireStandardStreams()
     signal(SIGPIPE, SIG_IGN)  // a closed stdout is EPIPE, which `out` turns into a clean exit
-    let options = Reaper.commandLine(program: "sleeptap-demo", usage: DemoOptions.usage) { () throws(UsageError) in
+    let options = Reaper.commandLine(DemoOptions.command) {
+        () throws(UsageError) in
         try DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
     }
     let (speed, raw, keep) = (options.speed, options.raw, options.keep)

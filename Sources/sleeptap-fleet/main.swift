@@ -33,7 +33,7 @@ func fail(_ text: String, _ code: ExitCode) -> Never {
 }
 
 let today = LocalDate(Date(), in: FleetOptions.utc)
-let command = Reaper.commandLine(program: "sleeptap-fleet", usage: FleetCommand.usage) { () throws(UsageError) in
+let command = Reaper.commandLine(FleetCommand.command) { () throws(UsageError) in
     try FleetCommand.parse(
         Array(CommandLine.arguments.dropFirst()), today: today, cores: ProcessInfo.processInfo.activeProcessorCount,
         environment: ProcessInfo.processInfo.environment)

@@ -10,45 +10,55 @@ struct ReportOptions: Equatable, Sendable {
     var date: LocalDate?
     var json = false
 
-    static let usage = """
-        usage: sleeptap-report --root DIR [--date YYYY-MM-DD] [--json]
-
-        The weekly background-refresh freshness report (docs/metrics.md). Reads only
-        DIR/metrics/bg_runs/*.json (run records, one file per device per UTC day) and writes
-        only DIR/reports/bg_freshness_<date>.md, atomically (a re-run on the same date replaces
-        it). This week is the 7 UTC days ending with --date, last week the 7 before. The report
-        gives p50 and p90 staleness at app open (linear interpolation, type 7; a device with no
-        background run yet counts as unbounded staleness, and a percentile that lands on such
-        samples reads "never"), the execution rate (successful background runs / submitted
-        requests), the devices with no successful background run, a breakdown by platform,
-        Android standby bucket and app version, failures with their usual causes, a daily
-        chart, and a heading marked ⚠ when this week's p90 is more than 12 h worse than last
-        week's, above the watch's 7-day cache horizon, when requests were submitted and none
-        ran, or when more than half the devices had no successful background run (each
-        condition printed under the heading). A file that is not a valid run-record file is
-        skipped and listed in the report with its reason.
-
-        options:
-          --root DIR         the metrics root (the directory holding metrics/bg_runs)
-          --date YYYY-MM-DD  the report's day, UTC, 1970-01-14 to 9999-12-31 (default: the
-                             last UTC day that has run records, from the files' names
-                             <device>-<YYYY-MM-DD>.json, so it agrees with sleeptap-fleet,
-                             whose last day is yesterday; today when no name holds a day)
-          --json             print the summary as one JSON object instead of lines
-          --version          print the version and exit
-          -h, --help         print this help and exit
-
-        exit status: 0 the report was written (also with files skipped, as long as one was
-        good); 64 a bad command line; 65 no input (no metrics/bg_runs, no *.json file in it, or
-        no file that is a run-record file); 73 the reports directory or the report cannot be
-        written; 74 stdout cannot be written.
-        """
+    /// The report's options and texts; `--help` is generated from them.
+    static let command = CommandSpec(
+        program: "sleeptap-report",
+        summary: """
+            The weekly background-refresh freshness report (docs/metrics.md). Reads only
+            DIR/metrics/bg_runs/*.json (run records, one file per device per UTC day) and writes
+            only DIR/reports/bg_freshness_<date>.md, atomically (a re-run on the same date replaces
+            it). This week is the 7 UTC days ending with --date, last week the 7 before. The report
+            gives p50 and p90 staleness at app open (linear interpolation, type 7; a device with no
+            background run yet counts as unbounded staleness, and a percentile that lands on such
+            samples reads "never"), the execution rate (successful background runs / submitted
+            requests), the devices with no successful background run, a breakdown by platform,
+            Android standby bucket and app version, failures with their usual causes, a daily
+            chart, and a heading marked ⚠ when this week's p90 is more than 12 h worse than last
+            week's, above the watch's 7-day cache horizon, when requests were submitted and none
+            ran, or when more than half the devices had no successful background run (each
+            condition printed under the heading). A file that is not a valid run-record file is
+            skipped and listed in the report with its reason.
+            """,
+        sections: [
+            .init(
+                "options:",
+                [
+                    OptionSpec(
+                        "--root", value: "DIR", synopsis: .required, example: "/tmp/sleeptap",
+                        help: "the metrics root (the directory holding metrics/bg_runs)"),
+                    OptionSpec(
+                        "--date", value: "YYYY-MM-DD", example: "2026-03-14",
+                        help: """
+                            the report's day, UTC, 1970-01-14 to 9999-12-31 (default: the last UTC day that has
+                            run records, from the files' names <device>-<YYYY-MM-DD>.json, so it agrees with
+                            sleeptap-fleet, whose last day is yesterday; today when no name holds a day)
+                            """),
+                    OptionSpec("--json", help: "print the summary as one JSON object instead of lines"),
+                    .versionOption("print the version and exit"), .helpOption("print this help and exit"),
+                ])
+        ],
+        footer: """
+            exit status: 0 the report was written (also with files skipped, as long as one was
+            good); 64 a bad command line; 65 no input (no metrics/bg_runs, no *.json file in it, or
+            no file that is a run-record file); 73 the reports directory or the report cannot be
+            written; 74 stdout cannot be written.
+            """)
 
     /// Parses the arguments (without the program name).
     /// - Throws: `UsageError` naming the option and the value.
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<ReportOptions> {
         if let request = Parsed<ReportOptions>.informationRequest(in: arguments) { return request }
-        var reader = ArgumentReader(arguments)
+        var reader = ArgumentReader(arguments, command: command)
         var root: String?
         var date: LocalDate?
         var json = false

@@ -13,7 +13,8 @@ import SleepTapRuntime
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options = Reaper.commandLine(program: "sleeptap-report", usage: ReportOptions.usage) { () throws(UsageError) in
+let options = Reaper.commandLine(ReportOptions.command) {
+    () throws(UsageError) in
     try ReportOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 

@@ -17,38 +17,61 @@ struct ScenarioOptions: Equatable, Sendable {
     /// `--svg FILE`: the coverage chart (one file per scenario; `svgPaths`).
     var svg: String?
 
-    static let usage = """
-        usage: sleeptap-scenario FILE... [--twin | --processes | --both] [--speed N] [--json] [--svg FILE]
-
-        Runs each scenario file (docs/scenarios.md): in the embedded twin (the real phone and
-        watch cores in one process on virtual time, built from the scenario's flags by the
-        executables' own parsers), as the real phone and watch processes over ipc in a temp dir
-        in accelerated virtual time, or both, compared night by night. Prints, per scenario and
-        mode, a night-by-night table (local date, tap time, outcome: cached wake-up, warned or
-        manual entry, nights left, the phone's background runs since the previous night and its
-        staleness) and each expectation as PASS or FAIL with the observed value.
-
-        options:
-          --both        the twin, then the processes; the processes' nights must equal the twin's
-                        on the processes' own instants (default)
-          --twin        the embedded twin only
-          --processes   the real phone and watch only (found next to this binary)
-          --speed N     virtual seconds per wall second, 1 to 10000000 (default 172800: 2 virtual
-                        days per wall second, a 3-week scenario in about 11 s as processes)
-          --json        print one JSON object {"pass", "modes", "speed", "tzdata", "scenarios": [...]}
-                        instead
-          --svg FILE    write a coverage chart (nights of cached dates left over time, with
-                        fallbacks, warnings, opens and background runs) as SVG to FILE; with several
-                        scenarios, one file each: FILE with -NAME before its extension (NAME: the
-                        scenario file's name without .json)
-          --version     print the version and exit
-          -h, --help    print this help and exit
-
-        exit status: 0 every expectation holds (and twin and processes agree); 1 an expectation
-        fails or they disagree; 64 a bad command line; 65 a bad scenario file (the message names
-        the file, the field and the value); 69 phone or watch not found; 70 a process that did
-        not start or stop; 73 a temp dir or the SVG file cannot be created.
-        """
+    /// The runner's options and texts; `--help` is generated from them.
+    static let command = CommandSpec(
+        program: "sleeptap-scenario", operands: "FILE...", sampleOperands: ["a.json"],
+        summary: """
+            Runs each scenario file (docs/scenarios.md): in the embedded twin (the real phone and
+            watch cores in one process on virtual time, built from the scenario's flags by the
+            executables' own parsers), as the real phone and watch processes over ipc in a temp dir
+            in accelerated virtual time, or both, compared night by night. Prints, per scenario and
+            mode, a night-by-night table (local date, tap time, outcome: cached wake-up, warned or
+            manual entry, nights left, the phone's background runs since the previous night and its
+            staleness) and each expectation as PASS or FAIL with the observed value.
+            """,
+        sections: [
+            .init(
+                "options:",
+                [
+                    OptionSpec("--twin", help: "the embedded twin only"),
+                    OptionSpec(
+                        "--processes", synopsis: .orPrevious,
+                        help: "the real phone and watch only (found next to this binary)"),
+                    OptionSpec(
+                        "--both", synopsis: .orPrevious,
+                        help: """
+                            the twin, then the processes; the processes' nights must equal the twin's on the
+                            processes' own instants (default)
+                            """),
+                    OptionSpec(
+                        "--speed", value: "N", example: "3600",
+                        help: """
+                            virtual seconds per wall second, 1 to 10000000 (default 172800: 2 virtual days per
+                            wall second, a 3-week scenario in about 11 s as processes)
+                            """),
+                    OptionSpec(
+                        "--json",
+                        help: """
+                            print one JSON object {"pass", "modes", "speed", "tzdata", "scenarios": [...]}
+                            instead
+                            """),
+                    OptionSpec(
+                        "--svg", value: "FILE", example: "chart.svg",
+                        help: """
+                            write a coverage chart (nights of cached dates left over time, with fallbacks,
+                            warnings, opens and background runs) as SVG to FILE; with several scenarios, one
+                            file each: FILE with -NAME before its extension (NAME: the scenario file's name
+                            without .json)
+                            """),
+                    .versionOption("print the version and exit"), .helpOption("print this help and exit"),
+                ])
+        ],
+        footer: """
+            exit status: 0 every expectation holds (and twin and processes agree); 1 an expectation
+            fails or they disagree; 64 a bad command line; 65 a bad scenario file (the message names
+            the file, the field and the value); 69 phone or watch not found; 70 a process that did
+            not start or stop; 73 a temp dir or the SVG file cannot be created.
+            """)
 
     /// Parses the arguments (without the program name); `-h`, `--help` and `--version` win
     /// wherever they stand.
@@ -56,7 +79,8 @@ struct ScenarioOptions: Equatable, Sendable {
     static func parse(_ arguments: [String]) throws(UsageError) -> Parsed<ScenarioOptions> {
         if let request = Parsed<ScenarioOptions>.informationRequest(in: arguments) { return request }
         var options = ScenarioOptions()
-        // Every argument that is not an option (nor the value of --speed or --svg) is a FILE (the
+        // Every argument that is not an option (nor the value of one that takes a value: --speed,
+        // --svg) is a FILE (the
         // same file may be named twice, and runs twice); the reader checks the options, each given
         // once.
         var flags: [String] = []
@@ -69,12 +93,14 @@ struct ScenarioOptions: Equatable, Sendable {
                 continue
             }
             flags.append(argument)
-            if ["--speed", "--svg"].contains(argument), index < arguments.count, !arguments[index].hasPrefix("--") {
+            if command.option(named: argument)?.valueName != nil, index < arguments.count,
+                !arguments[index].hasPrefix("--")
+            {
                 flags.append(arguments[index])
                 index += 1
             }
         }
-        var reader = ArgumentReader(flags)
+        var reader = ArgumentReader(flags, command: command)
         var modes: [Mode] = []
         while let flag = try reader.nextFlag() {
             switch flag {

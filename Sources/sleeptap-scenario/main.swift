@@ -15,7 +15,8 @@ import SleepTapScenario
 
 Reaper.requireStandardStreams()
 signal(SIGPIPE, SIG_IGN)
-let options = Reaper.commandLine(program: "sleeptap-scenario", usage: ScenarioOptions.usage) { () throws(UsageError) in
+let options = Reaper.commandLine(ScenarioOptions.command) {
+    () throws(UsageError) in
     try ScenarioOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 

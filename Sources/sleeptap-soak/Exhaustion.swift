@@ -415,7 +415,7 @@ final class Exhaustion {
 /// Runs `sleeptap-soak exhaustion` with the arguments after the word; never returns.
 func runExhaustion(_ arguments: [String]) -> Never {
     let options = Reaper.commandLine(
-        program: "sleeptap-soak exhaustion", versionName: "sleeptap-soak", usage: ExhaustionOptions.usage
+        ExhaustionOptions.command, versionName: "sleeptap-soak"
     ) { () throws(UsageError) in
         try ExhaustionOptions.parse(arguments)
     }

@@ -759,7 +759,7 @@ signal(SIGPIPE, SIG_IGN)
 var soakArguments = Array(CommandLine.arguments.dropFirst())
 if soakArguments.first == "exhaustion" { runExhaustion(Array(soakArguments.dropFirst())) }
 if soakArguments.first == "faults" { soakArguments.removeFirst() }
-let options = Reaper.commandLine(program: "sleeptap-soak", usage: SoakOptions.usage) { () throws(UsageError) in
+let options = Reaper.commandLine(SoakOptions.command) { () throws(UsageError) in
     try SoakOptions.parse(soakArguments)
 }
 

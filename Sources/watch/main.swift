@@ -21,7 +21,7 @@ SignalTrap.holdStopSignals()
 do {
     switch try CommandLineParser.parseWatch(arguments) {
     case .help:
-        exit(StandardStreams.print(CommandLineParser.watchUsage, program: "watch").rawValue)
+        exit(StandardStreams.print(CommandLineParser.watchCommand.help, program: "watch").rawValue)
     case .version:
         // The database --tzdata names (either form), or the machine's; a bad DIR is an error.
         let zones = try zoneDatabaseFlag(in: arguments)

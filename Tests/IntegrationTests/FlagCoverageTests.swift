@@ -1,27 +1,62 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+import SleepTapFleet
+import SleepTapRuntime
 import Testing
 
-/// Every flag an executable's (or subcommand's) `--help` documents has a test of its effect: a flag added to a help
-/// text without an entry in `coverage` (and a test behind it) fails the suite, and so does an
-/// entry whose test is gone or whose flag left the help.
-@Suite("every documented flag has a test of its effect")
+@testable import sleeptap_bench
+@testable import sleeptap_calibrate
+@testable import sleeptap_demo
+@testable import sleeptap_report
+@testable import sleeptap_scenario
+@testable import sleeptap_soak
+
+/// Every option a command declares (its `CommandSpec`, from which its `--help` is generated) has
+/// a test of its effect: an option declared without an entry in `coverage` (and a test behind
+/// it) fails the suite, and so does an entry whose test is gone or whose option is no longer
+/// declared. Each declared option is also handled by the command's parser.
+@Suite("every declared option has a test of its effect")
 struct FlagCoverageTests {
-    /// Each help text: the label the table uses, the executable, and the arguments before `--help`.
-    static let helpTexts: [(label: String, executable: String, prefix: [String])] = [
-        ("phone", "phone", []), ("phone keygen", "phone", ["keygen"]), ("watch", "watch", []),
-        ("watch keygen", "watch", ["keygen"]),
-        ("sleeptap-demo", "sleeptap-demo", []), ("sleeptap-soak", "sleeptap-soak", []),
-        ("sleeptap-scenario", "sleeptap-scenario", []), ("sleeptap-report", "sleeptap-report", []),
-        ("sleeptap-fleet", "sleeptap-fleet", []), ("sleeptap-calibrate", "sleeptap-calibrate", []),
+    /// A command: its declarations, the executable and the arguments before its own (a
+    /// subcommand's name), and its parser, reduced to whether it ran.
+    struct Command: Sendable {
+        var spec: CommandSpec
+        var executable: String
+        var prefix: [String] = []
+        var parse: @Sendable ([String]) throws -> Void
+    }
+
+    static let commands: [Command] = [
+        Command(spec: CommandLineParser.phoneCommand, executable: "phone") { _ = try CommandLineParser.parsePhone($0) },
+        Command(spec: CommandLineParser.keygenCommand(.phone), executable: "phone", prefix: ["keygen"]) {
+            _ = try CommandLineParser.parseKeygen($0)
+        },
+        Command(spec: CommandLineParser.watchCommand, executable: "watch") { _ = try CommandLineParser.parseWatch($0) },
+        Command(spec: CommandLineParser.keygenCommand(.watch), executable: "watch", prefix: ["keygen"]) {
+            _ = try CommandLineParser.parseKeygen($0)
+        },
+        Command(spec: DemoOptions.command, executable: "sleeptap-demo") { _ = try DemoOptions.parse($0) },
+        Command(spec: SoakOptions.command, executable: "sleeptap-soak") { _ = try SoakOptions.parse($0) },
+        Command(spec: ExhaustionOptions.command, executable: "sleeptap-soak", prefix: ["exhaustion"]) {
+            _ = try ExhaustionOptions.parse($0)
+        },
+        Command(spec: ScenarioOptions.command, executable: "sleeptap-scenario") { _ = try ScenarioOptions.parse($0) },
+        Command(spec: ReportOptions.command, executable: "sleeptap-report") { _ = try ReportOptions.parse($0) },
+        Command(spec: FleetCommand.command, executable: "sleeptap-fleet") {
+            _ = try FleetCommand.parse($0, today: LocalDate(parsing: "2026-03-01")!, cores: 2)
+        },
+        Command(spec: CalibrateOptions.command, executable: "sleeptap-calibrate") {
+            _ = try CalibrateOptions.parse($0)
+        },
+        Command(spec: BenchOptions.command, executable: "sleeptap-bench") { _ = try BenchOptions.parse($0) },
     ]
 
-    /// "executable flag" -> "Target/File.swift function": the test that fails when the flag is
-    /// parsed and then ignored.
     static let coverage: [String: String] = [
-        "phone -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "phone --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "phone -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "phone --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "phone --endpoint": "IntegrationTests/ExchangeTests.swift phoneFirst",
         "phone --state-dir": "IntegrationTests/BadInputTests.swift corruptState",
         "phone --schedule": "IntegrationTests/ScheduleTests.swift scheduleChanges",
@@ -56,14 +91,12 @@ struct FlagCoverageTests {
         "phone --clock-start": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-speed": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-anchor": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
-        "phone --dir": "IntegrationTests/CurveTests.swift keygenFiles",
         "phone --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "phone keygen --dir": "IntegrationTests/CurveTests.swift keygenFiles",
-        "phone keygen --keys": "IntegrationTests/CurveTests.swift paired",
         "phone keygen -h": "IntegrationTests/BadInputTests.swift keygenHelp",
         "phone keygen --help": "IntegrationTests/BadInputTests.swift keygenHelp",
-        "watch -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "watch --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "watch -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "watch --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "watch --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "watch --endpoint": "IntegrationTests/ExchangeTests.swift watchFirst",
         "watch --state-dir": "IntegrationTests/ExchangeTests.swift restartedWatchCatchesUp",
@@ -71,9 +104,7 @@ struct FlagCoverageTests {
         "watch --tzdata": "IntegrationTests/WatchTzdataTests.swift typedWakeTime",
         "watch --id": "IntegrationTests/FlagEffectTests.swift routingIds",
         "watch --keys": "IntegrationTests/CurveTests.swift paired",
-        "watch --dir": "IntegrationTests/CurveTests.swift keygenFiles",
         "watch keygen --dir": "IntegrationTests/CurveTests.swift keygenFiles",
-        "watch keygen --keys": "IntegrationTests/CurveTests.swift paired",
         "watch keygen -h": "IntegrationTests/BadInputTests.swift keygenHelp",
         "watch keygen --help": "IntegrationTests/BadInputTests.swift keygenHelp",
         "watch --insecure": "IntegrationTests/SecurityTests.swift openDirectoryRefused",
@@ -88,14 +119,14 @@ struct FlagCoverageTests {
         "watch --clock-start": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-speed": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
         "watch --clock-anchor": "IntegrationTests/ExchangeTests.swift fallbackOnEighthNight",
-        "sleeptap-demo -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "sleeptap-demo --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-demo -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-demo --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-demo --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-demo --speed": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-demo --raw": "IntegrationTests/BadInputTests.swift demo",
         "sleeptap-demo --keep": "IntegrationTests/BadInputTests.swift demo",
-        "sleeptap-scenario -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "sleeptap-scenario --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-scenario -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-scenario --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-scenario --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-scenario --twin": "IntegrationTests/ScenarioRunnerTests.swift examplesHold",
         "sleeptap-scenario --json": "IntegrationTests/ScenarioRunnerTests.swift json",
@@ -103,20 +134,20 @@ struct FlagCoverageTests {
         "sleeptap-scenario --both": "IntegrationTests/ScenarioProcessTests.swift wrongExpectation",
         "sleeptap-scenario --speed": "IntegrationTests/ScenarioProcessTests.swift examplesHoldBothWays",
         "sleeptap-scenario --svg": "IntegrationTests/ScenarioRunnerTests.swift svgChart",
-        "sleeptap-report -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "sleeptap-report --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-report -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-report --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-report --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-report --root": "IntegrationTests/ReportTests.swift garbageAmongGood",
         "sleeptap-report --date": "IntegrationTests/ReportTests.swift garbageAmongGood",
         "sleeptap-report --json": "IntegrationTests/ReportTests.swift garbageAmongGood",
-        "sleeptap-calibrate -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "sleeptap-calibrate --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-calibrate -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-calibrate --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-calibrate --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-calibrate --root": "IntegrationTests/CalibrateTests.swift garbageAmongGood",
         "sleeptap-calibrate --out": "IntegrationTests/CalibrateTests.swift garbageAmongGood",
         "sleeptap-calibrate --json": "IntegrationTests/CalibrateTests.swift garbageAmongGood",
-        "sleeptap-fleet -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "sleeptap-fleet --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-fleet -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-fleet --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-fleet --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-fleet --devices": "IntegrationTests/FleetReportTests.swift shardsAndJobs",
         "sleeptap-fleet --days": "IntegrationTests/FleetReportTests.swift lateRegistrationRate",
@@ -136,57 +167,98 @@ struct FlagCoverageTests {
         "sleeptap-fleet --bench": "IntegrationTests/FleetReportTests.swift bench",
         "sleeptap-fleet --os-model": "IntegrationTests/CalibrateTests.swift osModel",
         "sleeptap-fleet --speed": "IntegrationTests/FleetReportTests.swift bench",
-        "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
-        "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift everyFlagHasATest",
+        "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-soak --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
         "sleeptap-soak --steps": "IntegrationTests/FlagEffectTests.swift soak",
         "sleeptap-soak --seed": "IntegrationTests/FlagEffectTests.swift soak",
         "sleeptap-soak --verbose": "IntegrationTests/FlagEffectTests.swift soak",
         "sleeptap-soak --json": "IntegrationTests/FaultMatrixTests.swift sixteenSteps",
+        "sleeptap-soak exhaustion -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-soak exhaustion --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-soak exhaustion --seed": "IntegrationTests/SoakExhaustionTests.swift smallRun",
+        "sleeptap-soak exhaustion --scenarios": "IntegrationTests/SoakExhaustionTests.swift smallRun",
+        "sleeptap-soak exhaustion --nights": "IntegrationTests/SoakExhaustionTests.swift smallRun",
+        "sleeptap-soak exhaustion --json": "IntegrationTests/SoakExhaustionTests.swift smallRun",
+        "sleeptap-soak exhaustion --out": "IntegrationTests/SoakExhaustionTests.swift brokenInvariant",
+        "sleeptap-soak exhaustion --inject-fault": "IntegrationTests/SoakExhaustionTests.swift brokenInvariant",
+        "sleeptap-soak exhaustion --processes": "IntegrationTests/FlagCoverageTests.swift parsedIntoOptions",
+        "sleeptap-soak exhaustion --speed": "IntegrationTests/FlagCoverageTests.swift parsedIntoOptions",
+        "sleeptap-bench -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-bench --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-bench --version": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-bench --quick": "IntegrationTests/BenchTests.swift quickVerdicts",
+        "sleeptap-bench --smoke": "IntegrationTests/BenchTests.swift smokeWritesTheDocumentedJSON",
+        "sleeptap-bench --json": "IntegrationTests/BenchTests.swift smokeWritesTheDocumentedJSON",
+        "sleeptap-bench --only": "IntegrationTests/FlagCoverageTests.swift parsedIntoOptions",
     ]
 
     /// The `Tests` directory of this checkout.
     static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Every `--flag` and `-h` written in `text`.
-    static func flags(in text: String) -> Set<String> {
-        let wordCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
-        let words = text.lowercased().split { !wordCharacters.contains($0) }.map(String.init)
-        return Set(
-            words.filter { word in
-                word == "-h"
-                    || (word.hasPrefix("--") && word.dropFirst(2).first.map { $0.isLetter } == true
-                        && !word.hasSuffix("-"))
-            })
-    }
-
-    @Test("Every flag of every --help (and -h) maps to a test of its effect, and every mapped test exists")
+    @Test("Every declared option (each of its names) maps to a test of its effect, and every mapped test exists")
     func everyFlagHasATest() throws {
-        var documented = Set<String>()
-        for (label, executable, prefix) in Self.helpTexts {
-            let long = try CapturedRun.run(executable, prefix + ["--help"], timeout: 10)
-            let short = try CapturedRun.run(executable, prefix + ["-h"], timeout: 10)
-            #expect(long.status == 0 && short.status == 0, "\(label): \(long.standardError)")
-            #expect(long.standardOutput.hasPrefix("usage: \(label)"), "\(label): \(long.standardOutput)")
-            #expect(short.standardOutput == long.standardOutput, "\(label) -h and --help differ")
-            let flags = Self.flags(in: long.standardOutput)
-            // A subcommand's usage may leave -h and --help to the executable's.
-            #expect(
-                !prefix.isEmpty || (flags.contains("--help") && flags.contains("-h")), "\(label): \(flags.sorted())")
-            for flag in flags.sorted() {
-                let key = "\(label) \(flag)"
-                documented.insert(key)
-                #expect(Self.coverage[key] != nil, "\(key) is in --help but no test of its effect is in the table")
+        var declared = Set<String>()
+        for command in Self.commands {
+            for option in command.spec.options {
+                for name in option.names {
+                    let key = "\(command.spec.program) \(name)"
+                    declared.insert(key)
+                    #expect(Self.coverage[key] != nil, "\(key) is declared but no test of its effect is in the table")
+                }
             }
         }
         for (key, reference) in Self.coverage.sorted(by: { $0.key < $1.key }) {
-            #expect(documented.contains(key), "\(key) is in the table but not in its --help")
+            #expect(declared.contains(key), "\(key) is in the table but not declared")
             let parts = reference.split(separator: " ")
             try #require(parts.count == 2, "\(key): expected \"Target/File.swift function\", got \(reference)")
             let url = Self.testsDirectory.appendingPathComponent(String(parts[0]))
             let source = try #require(try? String(contentsOf: url, encoding: .utf8), "\(key): no file \(url.path)")
             #expect(source.contains("func \(parts[1])("), "\(key): no test \(parts[1]) in \(parts[0])")
         }
+    }
+
+    @Test("Every declared option, given with its sample value, is handled by its command's parser")
+    func everyDeclaredOptionIsParsed() {
+        for command in Self.commands {
+            for option in command.spec.options {
+                for name in option.names {
+                    var arguments = command.spec.sampleCommandLine(for: option)
+                    if let index = arguments.lastIndex(of: option.name) { arguments[index] = name }
+                    #expect(throws: Never.self, "\(command.spec.program) \(arguments)") {
+                        try command.parse(arguments)
+                    }
+                }
+            }
+            #expect(throws: UsageError("unknown option --no-such-option"), "\(command.spec.program)") {
+                try command.parse(command.spec.sampleOperands + ["--no-such-option"])
+            }
+        }
+    }
+
+    @Test("Each executable's --help and -h print the text generated from its declarations, exit 0")
+    func helpIsGenerated() throws {
+        for command in Self.commands {
+            let label = command.spec.program
+            let long = try CapturedRun.run(command.executable, command.prefix + ["--help"], timeout: 10)
+            let short = try CapturedRun.run(command.executable, command.prefix + ["-h"], timeout: 10)
+            #expect(long.status == 0 && short.status == 0, "\(label): \(long.standardError)")
+            #expect(long.standardOutput == command.spec.help, "\(label): \(long.standardOutput)")
+            #expect(short.standardOutput == long.standardOutput, "\(label) -h and --help differ")
+            for line in long.standardOutput.split(separator: "\n") {
+                #expect(line.count <= HelpGenerator.width, "\(label): \(line)")
+            }
+        }
+    }
+
+    @Test("The options of the bench and the exhaustion soak without a run of their own here reach the options")
+    func parsedIntoOptions() throws {
+        #expect(try BenchOptions.parse(["--only", "twin,report"]) == .run(BenchOptions(only: [.twin, .report])))
+        guard case .run(let exhaustion) = try ExhaustionOptions.parse(["--processes", "2", "--speed", "3600"]) else {
+            Issue.record("expected options")
+            return
+        }
+        #expect(exhaustion.processes == 2 && exhaustion.speed == 3600)
     }
 }

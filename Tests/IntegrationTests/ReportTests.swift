@@ -164,7 +164,9 @@ struct ReportTests {
         let text = try String(contentsOfFile: root + "/reports/bg_freshness_2027-03-10.md", encoding: .utf8)
         #expect(text.contains(sentence))
         let help = try CapturedRun.run("sleeptap-report", ["--help"], timeout: 30)
-        #expect(help.standardOutput.contains("last UTC day that has run records"))
+        // The help is wrapped where the words fall: compare its words.
+        let words = help.standardOutput.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("last UTC day that has run records"), "\(help.standardOutput)")
     }
 
     @Test("No input gives 65 and writes nothing: no directory, no *.json file, or only bad files")

@@ -92,6 +92,8 @@ struct ToolOptionsTests {
 
     @Test("The soak's --help names its summary event as it is printed")
     func soakHelpNamesTheEvent() {
-        #expect(SoakOptions.usage.contains("(event \(EventName.soakSummary.rawValue))"), "\(SoakOptions.usage)")
+        #expect(
+            SoakOptions.command.help.contains("(event \(EventName.soakSummary.rawValue))"),
+            "\(SoakOptions.command.help)")
     }
 }

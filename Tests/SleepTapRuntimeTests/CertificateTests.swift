@@ -248,6 +248,6 @@ struct CertificateTests {
         }
         #expect(throws: UsageError("--dir is required")) { try CommandLineParser.parseKeygen([]) }
         #expect(throws: UsageError("unknown option --force")) { try CommandLineParser.parseKeygen(["--force"]) }
-        #expect(CommandLineParser.keygenUsage(.watch).contains("DIR/watch.key_secret"))
+        #expect(CommandLineParser.keygenCommand(.watch).help.contains("DIR/watch.key_secret"))
     }
 }
