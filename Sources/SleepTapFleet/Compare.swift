@@ -62,6 +62,7 @@ public struct CompareSettings: Equatable, Sendable {
     /// The `request` strategy's watch `--warn-nights` (default 2, the watch's).
     public var warnNights = WatchNode.Configuration.defaultWarnNights
 
+    /// The settings; each parameter sets the property of its name.
     public init(horizonDays: Int = 14, warnNights: Int = WatchNode.Configuration.defaultWarnNights) {
         self.horizonDays = horizonDays
         self.warnNights = warnNights
@@ -72,25 +73,33 @@ public struct CompareSettings: Equatable, Sendable {
 public struct StrategyTally: Equatable, Sendable {
     /// The strategy.
     public var strategy: RefreshStrategy
-    /// Devices run and their simulated days.
+    /// Devices run.
     public var devices = 0
+    /// Their simulated days (device-days).
     public var deviceDays = 0
-    /// Bed taps before the end (device-nights), those answered by a manual entry.
+    /// Bed taps before the end (device-nights).
     public var nights = 0
+    /// The bed taps answered by a manual entry.
     public var manualNights = 0
-    /// Alarms by verdict (`WatchNight.Alarm`).
+    /// Nights whose alarm rang right (`WatchNight.Alarm.right`).
     public var alarmsRight = 0
+    /// Nights whose alarm rang wrong (`WatchNight.Alarm.wrong`).
     public var alarmsWrong = 0
+    /// Nights whose alarm did not ring (`WatchNight.Alarm.missed`).
     public var alarmsMissed = 0
+    /// Nights whose wake-up lies after the end (`WatchNight.Alarm.afterEnd`), not judged.
     public var alarmsAfterEnd = 0
     /// The `stalenessHours` of the `foreground` records (the user's app opens), sorted at the
-    /// end; and the opens of a device with no successful background run yet ("never").
+    /// end.
     public var stalenessSamples: [Double] = []
+    /// The app opens of a device with no successful background run yet ("never").
     public var neverRefreshed = 0
-    /// Background launches (`FleetDevice.Outcome.launches`) and link bytes, summed.
+    /// Background launches (`FleetDevice.Outcome.launches`), summed.
     public var launches = 0
+    /// Link bytes (`FleetDevice.Outcome.linkBytes`), summed.
     public var linkBytes = 0
 
+    /// An empty tally of `strategy`.
     public init(strategy: RefreshStrategy) { self.strategy = strategy }
 
     /// Adds one device's outcome.
@@ -125,9 +134,10 @@ public struct StrategyTally: Equatable, Sendable {
         Wilson.interval(successes: manualNights, trials: nights).map { (1_000 * $0.low, 1_000 * $0.high) }
     }
 
-    /// The p50 and p90 staleness at the app opens, by the weekly report's definition
+    /// The p50 staleness at the app opens, hours, by the weekly report's definition
     /// (`Percentile.staleness`: type 7, never-refreshed samples ranked last); nil without opens.
     public var p50: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.5) }
+    /// The p90 staleness at the app opens, as `p50`.
     public var p90: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.9) }
 
     /// Background launches per device-day.
@@ -163,6 +173,7 @@ public enum Wilson {
 public enum CompareRun {
     /// What a comparison found: one tally per strategy, in the order asked, and the wall time.
     public struct Result: Sendable {
+        /// One tally per strategy, in the order asked.
         public var tallies: [StrategyTally]
         /// Wall seconds the run took (not in the JSON, which the seed alone determines).
         public var seconds: Double

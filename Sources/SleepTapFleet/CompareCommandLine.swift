@@ -19,6 +19,7 @@ public struct CompareCommand: Equatable, Sendable {
     /// `--json`: the table as one JSON object.
     public var json: Bool
 
+    /// The `--help` text.
     public static let usage = """
         usage: sleeptap-compare --devices N --days D [--strategies refresh,request,horizon]
                                 [--horizon-days H] [--warn-nights W] [--out DIR] [--json]

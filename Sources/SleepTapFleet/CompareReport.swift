@@ -12,6 +12,7 @@ public struct CompareReport: Sendable {
     /// One tally per strategy, in the order asked.
     public var tallies: [StrategyTally]
 
+    /// The report of `tallies`; each parameter sets the property of its name.
     public init(options: FleetOptions, settings: CompareSettings, tallies: [StrategyTally]) {
         self.options = options
         self.settings = settings

@@ -65,10 +65,12 @@ public struct FleetDevice: Sendable {
     public let fittedDelay: EmpiricalDelay?
     /// The user's actions, in time order: stdin lines of the phone and the watch.
     public let steps: [(at: Date, step: TwinStep)]
-    /// The refresh strategy's settings (`FleetOptions.horizonDays`, `requestDates`,
-    /// `warnNights`): no draw depends on them, so the same user runs under each.
+    /// The phone's batch, local days (`FleetOptions.horizonDays`). No draw depends on it or on
+    /// the two below, so the same user runs under each refresh strategy.
     public let horizonDays: Int
+    /// Whether the watch sends REQUESTs (`FleetOptions.requestDates`).
     public let requestDates: Bool
+    /// The watch's `--warn-nights` (`FleetOptions.warnNights`).
     public let warnNights: Int
 
     /// Draws device `index` of the fleet `options` describes.

@@ -37,10 +37,13 @@ public struct WatchNight: Equatable, Sendable {
     public var device: String
     /// `ios` or `android`.
     public var platform: Platform
-    /// The tap's instant, and its local date, time and zone (the zone the watch lives in).
+    /// The tap's instant.
     public var tapAt: Date
+    /// The tap's local date (`YYYY-MM-DD`) in the zone the watch lives in.
     public var tapLocalDate: String
+    /// The tap's local time (`HH:MM`) in that zone.
     public var tapLocalTime: String
+    /// That zone's identifier (`America/Chicago`).
     public var tapTimeZone: String
     /// Where the wake-up came from.
     public var source: Source
