@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "sleeptap-report", targets: ["sleeptap-report"]),
         .executable(name: "sleeptap-fleet", targets: ["sleeptap-fleet"]),
         .executable(name: "sleeptap-calibrate", targets: ["sleeptap-calibrate"]),
+        .executable(name: "sleeptap-compare", targets: ["sleeptap-compare"]),
         .library(name: "SleepTapCore", targets: ["SleepTapCore"]),
         .library(name: "SleepTapOS", targets: ["SleepTapOS"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
@@ -99,6 +100,14 @@ let package = Package(
                 "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapProcess",
                 "SleepTapRuntime",
             ]),
+        // The same fleet under several refresh strategies (docs/fleet.md); its logic is in
+        // SleepTapFleet.
+        .executableTarget(
+            name: "sleeptap-compare",
+            dependencies: [
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapFleet", "SleepTapProcess",
+                "SleepTapRuntime",
+            ]),
         // Fits the simulated OS to run records (docs/calibration.md): the fit, sans-I/O, and its
         // executable, which reads metrics/bg_runs as the report does.
         .target(name: "SleepTapCalibration", dependencies: ["SleepTapCore", "SleepTapOS"]),
@@ -140,7 +149,7 @@ let package = Package(
                 "SleepTapCommandLine", "SleepTapCore", "SleepTapEmbedded", "SleepTapFleet", "SleepTapOS",
                 "SleepTapProcess", "SleepTapRuntime", "ZeroMQ", "phone", "watch",
                 "sleeptap-demo", "sleeptap-soak", "SleepTapScenario", "sleeptap-scenario", "sleeptap-bench",
-                "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate", "SleepTapTestFixtures",
+                "sleeptap-report", "sleeptap-fleet", "sleeptap-calibrate", "sleeptap-compare", "SleepTapTestFixtures",
             ],
             exclude: ["Fixtures"]
         ),

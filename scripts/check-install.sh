@@ -15,7 +15,8 @@ fail() { echo "check-install: $*" >&2; exit 1; }
 bash scripts/install.sh --debug "$prefix/usr" >"$prefix/install.log" 2>&1 ||
   fail "scripts/install.sh --debug failed: $(cat "$prefix/install.log")"
 for pair in phone:sleeptap-phone watch:sleeptap-watch sleeptap-demo:sleeptap-demo \
-  sleeptap-soak:sleeptap-soak sleeptap-scenario:sleeptap-scenario sleeptap-report:sleeptap-report sleeptap-fleet:sleeptap-fleet sleeptap-calibrate:sleeptap-calibrate; do
+  sleeptap-soak:sleeptap-soak sleeptap-scenario:sleeptap-scenario sleeptap-report:sleeptap-report sleeptap-fleet:sleeptap-fleet sleeptap-calibrate:sleeptap-calibrate \
+  sleeptap-compare:sleeptap-compare; do
   program="${pair%%:*}" name="${pair##*:}"
   [ -x "$prefix/usr/bin/$name" ] || fail "$prefix/usr/bin/$name is missing"
   got="$("$prefix/usr/bin/$name" --version)"

@@ -4,11 +4,12 @@
 # procps has a watch(1), so the products are installed under prefixed names.
 #
 #   PREFIX/libexec/sleeptap/  phone, watch, sleeptap-demo, sleeptap-soak, sleeptap-scenario,
-#                             sleeptap-report, sleeptap-fleet, sleeptap-calibrate
+#                             sleeptap-report, sleeptap-fleet, sleeptap-calibrate, sleeptap-compare
 #                             (the names SwiftPM builds; the demo and the soak find phone and
 #                             watch next to themselves)
 #   PREFIX/bin/               sleeptap-phone, sleeptap-watch, sleeptap-demo, sleeptap-soak,
-#                             sleeptap-scenario, sleeptap-report, sleeptap-fleet, sleeptap-calibrate:
+#                             sleeptap-scenario, sleeptap-report, sleeptap-fleet, sleeptap-calibrate,
+#                             sleeptap-compare:
 #                             relative symbolic links into libexec/sleeptap
 #
 # usage: scripts/install.sh [--debug] PREFIX
@@ -37,7 +38,7 @@ if ! mkdir -p "$prefix/bin" "$libexec" 2>/dev/null || [ ! -w "$prefix/bin" ] || 
   exit 73
 fi
 
-products=(phone watch sleeptap-demo sleeptap-soak sleeptap-scenario sleeptap-report sleeptap-fleet sleeptap-calibrate)
+products=(phone watch sleeptap-demo sleeptap-soak sleeptap-scenario sleeptap-report sleeptap-fleet sleeptap-calibrate sleeptap-compare)
 # One swift build per product (SwiftPM takes one --product at a time); an up-to-date build is quick.
 for product in "${products[@]}"; do swift build -c "$configuration" --product "$product"; done
 bin_path="$(swift build -c "$configuration" --show-bin-path)"

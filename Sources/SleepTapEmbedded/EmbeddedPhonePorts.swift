@@ -24,6 +24,10 @@ struct EmbeddedPhonePorts: PhonePorts, Sendable {
     var log: [Twin.Entry] = []
     /// The link from the phone to the watch.
     var link: FaultyLink<WireMessage>
+    /// Whether each message put on the link is measured (`Twin.measureLinkBytes()`).
+    var measuresBytes = false
+    /// The bytes of the wire frames put on the link while `measuresBytes` (`WireCodec.encode`).
+    var bytesSent = 0
     /// The phone's state file (`phone.json`).
     var store = FlakyStore<PhoneSyncState>()
     /// The simulated OS's state file (`os.json`): the device's, it outlives the app.
@@ -73,7 +77,9 @@ struct EmbeddedPhonePorts: PhonePorts, Sendable {
     var isStopping: Bool { !running }
 
     mutating func send(_ message: WireMessage) -> String? {
-        watchConnected && link.send(message, at: scheduler.now) ? nil : "watch not connected (EHOSTUNREACH)"
+        guard watchConnected, link.send(message, at: scheduler.now) else { return "watch not connected (EHOSTUNREACH)" }
+        if measuresBytes { bytesSent += WireCodec.encode(message).count }
+        return nil
     }
 
     func reply(to routingID: [UInt8], _ message: WireMessage) {}

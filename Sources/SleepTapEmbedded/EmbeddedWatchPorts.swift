@@ -22,6 +22,10 @@ struct EmbeddedWatchPorts: WatchPorts, Sendable {
     var log: [Twin.Entry] = []
     /// The link from the watch to the phone.
     var link: FaultyLink<WireMessage>
+    /// Whether each message put on the link is measured (`Twin.measureLinkBytes()`).
+    var measuresBytes = false
+    /// The bytes of the wire frames put on the link while `measuresBytes` (`WireCodec.encode`).
+    var bytesSent = 0
     /// The watch's state file (`watch.json`).
     var store = FlakyStore<WatchSyncState>()
     /// What the watch wrote on stderr, with the virtual instants.
@@ -59,7 +63,9 @@ struct EmbeddedWatchPorts: WatchPorts, Sendable {
     var isStopping: Bool { !running }
 
     mutating func send(_ message: WireMessage, at time: NodeTime) -> WatchNode.SendResult {
-        connected && link.send(message, at: scheduler.now) ? .sent : .failed(reason: "no connection (EAGAIN)")
+        guard connected, link.send(message, at: scheduler.now) else { return .failed(reason: "no connection (EAGAIN)") }
+        if measuresBytes { bytesSent += WireCodec.encode(message).count }
+        return .sent
     }
 
     mutating func save(_ state: WatchSyncState) -> PersistResult {

@@ -238,6 +238,18 @@ public struct Twin: Sendable {
         watchInput { $0.link(.handshakeSucceeded) }
     }
 
+    /// Counts from now on the bytes each side puts on the link, each message measured as the
+    /// frame `WireCodec.encode` writes for it (the ZeroMQ envelope not included): `linkBytes`.
+    public mutating func measureLinkBytes() {
+        phoneDriver.ports.measuresBytes = true
+        watchDriver.ports.measuresBytes = true
+    }
+
+    /// The bytes measured since `measureLinkBytes()`, phone to watch and watch to phone.
+    public var linkBytes: (toWatch: Int, toPhone: Int) {
+        (phoneDriver.ports.bytesSent, watchDriver.ports.bytesSent)
+    }
+
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
     /// - Complexity: proportional to the number of timers and messages in the interval.
     public mutating func run(until end: Date) {

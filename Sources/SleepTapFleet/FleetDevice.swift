@@ -65,6 +65,13 @@ public struct FleetDevice: Sendable {
     public let fittedDelay: EmpiricalDelay?
     /// The user's actions, in time order: stdin lines of the phone and the watch.
     public let steps: [(at: Date, step: TwinStep)]
+    /// The phone's batch, local days (`FleetOptions.horizonDays`). No draw depends on it or on
+    /// the two below, so the same user runs under each refresh strategy.
+    public let horizonDays: Int
+    /// Whether the watch sends REQUESTs (`FleetOptions.requestDates`).
+    public let requestDates: Bool
+    /// The watch's `--warn-nights` (`FleetOptions.warnNights`).
+    public let warnNights: Int
 
     /// Draws device `index` of the fleet `options` describes.
     public init(index: Int, options: FleetOptions) {
@@ -73,6 +80,9 @@ public struct FleetDevice: Sendable {
         func below(_ count: Int) -> Int { Int(rng.next() % UInt64(count)) }
 
         self.index = index
+        horizonDays = options.horizonDays
+        requestDates = options.requestDates
+        warnNights = options.warnNights
         let width = max(6, String(max(0, options.devices - 1)).count)
         let digits = String(index)
         name = "device-" + String(repeating: "0", count: max(0, width - digits.count)) + digits
@@ -220,6 +230,7 @@ public struct FleetDevice: Sendable {
         var app = PhoneAppConfiguration()
         app.deviceID = name
         app.appVersion = FleetOptions.appVersion
+        app.horizonDays = horizonDays
         let phone = PhoneSetup(
             os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
@@ -228,7 +239,8 @@ public struct FleetDevice: Sendable {
                 settings: bucket.map { [.bucket($0)] } ?? [], endpoint: "fleet", boundEndpoint: "fleet", pid: 1,
                 security: .none, osState: .new))
         let watch = WatchNode.Configuration(
-            endpoint: "fleet", statePath: "watch.json", systemZone: zone, bedAt: bedAt, manualWake: manualWake)
+            endpoint: "fleet", statePath: "watch.json", systemZone: zone, bedAt: bedAt, manualWake: manualWake,
+            warnNights: warnNights, requestDates: requestDates)
         var twin = Twin(
             start: start, speed: Self.speed, phone: phone, watch: watch, seed: twinSeed, linkMode: linkMode)
         for (at, step) in steps { twin.schedule(step, at: at) }
@@ -242,11 +254,54 @@ public struct FleetDevice: Sendable {
     ///   in order; those from the app update's moment (`lateFrom`) on carry the update's version
     ///   (`FleetOptions.updatedAppVersion`).
     public func run(_ options: FleetOptions, linkMode: Twin.LinkMode = .messages) -> [RunRecord] {
+        simulate(options, linkMode: linkMode).records
+    }
+
+    /// What one device's simulation gave.
+    public struct Outcome: Sendable {
+        /// The run records, as `run(_:linkMode:)` returns them.
+        public var records: [RunRecord]
+        /// The watch's nights, one per bed tap before the end (`WatchNight`).
+        public var nights: [WatchNight]
+        /// The app's background launches before the end: the OS's launches for the refresh task
+        /// (`os.launch`, whether the handler was entered or not) and its wakes for a watch
+        /// message (`os.watch_message` with `woken`).
+        public var launches: Int
+        /// Bytes phone and watch put on their link, both ways, as wire frames (measured only
+        /// when asked: `measureBytes`; else 0).
+        public var linkBytes: Int
+    }
+
+    /// Runs the device as `run(_:linkMode:)` does and also reads its watch's nights and its
+    /// launches off the twin's log.
+    /// - Parameters:
+    ///   - linkMode: the twin's link (`.messages` unless given).
+    ///   - measureBytes: whether to measure the link's bytes (`Twin.measureLinkBytes()`: each
+    ///     message encoded once more, so it costs time).
+    public func simulate(
+        _ options: FleetOptions, linkMode: Twin.LinkMode = .messages, measureBytes: Bool = false
+    ) -> Outcome {
         var twin = twin(start: options.startInstant, linkMode: linkMode)
+        if measureBytes { twin.measureLinkBytes() }
         twin.boot()
         twin.run(until: options.endInstant)
         let end = options.endInstant
-        return stamped(twin.runRecords.filter { $0.at < end })
+        let records = stamped(twin.runRecords.filter { $0.at < end })
+        var launches = 0
+        for entry in twin.log where entry.at < end {
+            switch entry.event.name {
+            case .osLaunch: launches += 1
+            case .osWatchMessage where entry.event["woken"] == .bool(true): launches += 1
+            default: continue
+            }
+        }
+        let nights = WatchNight.nights(
+            of: twin.log.filter { $0.at < end || $0.event.name == .alarmFired }, device: name, platform: platform,
+            schedule: schedule, records: records, end: end)
+        let bytes = twin.linkBytes
+        return Outcome(
+            records: records, nights: nights.filter { $0.tapAt < end }, launches: launches,
+            linkBytes: bytes.toWatch + bytes.toPhone)
     }
 
     /// `records` of this device's twin with the app version of their moment: the update's

@@ -44,6 +44,18 @@ public struct FleetOptions: Equatable, Sendable {
     public var osModel: CalibratedOS?
     /// The model file `osModel` was read from, for the summary; nil without one.
     public var osModelFile: String?
+    /// Local days of wake-ups in each batch the phone sends (`phone --horizon-days`, default
+    /// `BatchPlanner.defaultHorizonDays`, 7).
+    public var horizonDays = BatchPlanner.defaultHorizonDays
+    /// Whether the watch asks the phone for dates when they run low (`watch --request-dates`,
+    /// docs/protocol.md "REQUEST").
+    public var requestDates = false
+    /// The watch's `--warn-nights`: `coverage.low` (and, with `requestDates`, a REQUEST) when the
+    /// cached nights left fall to this many (default 2).
+    public var warnNights = WatchNode.Configuration.defaultWarnNights
+    /// Whether `FleetRun` also writes the watch's night records (`sleeptap-fleet --watch-nights`,
+    /// `WatchNight`).
+    public var watchNights = false
     /// This run's shard: devices whose index ≡ `shardIndex` (mod `shardCount`).
     public var shardIndex = 0
     public var shardCount = 1

@@ -67,7 +67,8 @@ public enum FleetRun {
     }
 
     /// Simulates this shard's devices and writes their records with `writer` (each file
-    /// written once, atomically).
+    /// written once, atomically), and with `FleetOptions.watchNights` their watches' nights
+    /// (`WatchNight.write`).
     /// - Parameters:
     ///   - jobs: devices simulated at once (the number of cores).
     ///   - progress: called on the calling task after each device with (done, total).
@@ -87,9 +88,19 @@ public enum FleetRun {
                 let index = indices[next]
                 next += 1
                 group.addTask {
-                    let records = FleetDevice(index: index, options: options).run(options)
+                    let device = FleetDevice(index: index, options: options)
+                    let records: [RunRecord]
+                    var nights: [WatchNight] = []
+                    if options.watchNights {
+                        let outcome = device.simulate(options)
+                        records = outcome.records
+                        nights = outcome.nights
+                    } else {
+                        records = device.run(options)
+                    }
                     do throws(FileError) {
                         try writer.write(records, durable: false)
+                        if options.watchNights { try WatchNight.write(nights, root: writer.root) }
                     } catch {
                         return .failure(error)
                     }

@@ -48,7 +48,7 @@ struct BadInputTests {
         "--version prints the package's one version string and --help wins after bad flags, exit 0",
         arguments: [
             "phone", "watch", "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report",
-            "sleeptap-fleet", "sleeptap-bench", "sleeptap-calibrate",
+            "sleeptap-fleet", "sleeptap-bench", "sleeptap-calibrate", "sleeptap-compare",
         ])
     func versionAndHelp(_ program: String) throws {
         let scenario = try Scenario()

@@ -52,6 +52,9 @@ struct FlagCoverageTests {
             _ = try CalibrateOptions.parse($0)
         },
         Command(spec: BenchOptions.command, executable: "sleeptap-bench") { _ = try BenchOptions.parse($0) },
+        Command(spec: CompareCommand.command, executable: "sleeptap-compare") {
+            _ = try CompareCommand.parse($0, today: LocalDate(parsing: "2026-03-01")!, cores: 2)
+        },
     ]
 
     static let coverage: [String: String] = [
@@ -167,6 +170,31 @@ struct FlagCoverageTests {
         "sleeptap-fleet --bench": "IntegrationTests/FleetReportTests.swift bench",
         "sleeptap-fleet --os-model": "IntegrationTests/CalibrateTests.swift osModel",
         "sleeptap-fleet --speed": "IntegrationTests/FleetReportTests.swift bench",
+        "sleeptap-fleet --watch-nights": "SleepTapFleetTests/CompareTests.swift fleetWatchNights",
+        "sleeptap-compare -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-compare --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
+        "sleeptap-compare --version": "IntegrationTests/BadInputTests.swift versionAndHelp",
+        "sleeptap-compare --strategies": "SleepTapFleetTests/CompareTests.swift lateRegistrationStrategies",
+        "sleeptap-compare --horizon-days": "SleepTapFleetTests/CompareTests.swift strategySettings",
+        "sleeptap-compare --warn-nights": "SleepTapFleetTests/CompareTests.swift strategySettings",
+        "sleeptap-compare --out": "IntegrationTests/CompareToolTests.swift outputs",
+        "sleeptap-compare --json": "IntegrationTests/CompareToolTests.swift outputs",
+        "sleeptap-compare --jobs": "SleepTapFleetTests/CompareTests.swift reproducible",
+        "sleeptap-compare --shard": "SleepTapFleetTests/CompareTests.swift shards",
+        "sleeptap-compare --os-model": "IntegrationTests/CompareToolTests.swift badInput",
+        // The population flags are sleeptap-fleet's, read by the same FleetPopulationFlags: the
+        // fleet's tests of their effect hold for both (CompareTests.commandLine checks the wiring).
+        "sleeptap-compare --devices": "IntegrationTests/CompareToolTests.swift outputs",
+        "sleeptap-compare --days": "IntegrationTests/CompareToolTests.swift outputs",
+        "sleeptap-compare --start": "IntegrationTests/CompareToolTests.swift outputs",
+        "sleeptap-compare --seed": "SleepTapFleetTests/CompareTests.swift reproducible",
+        "sleeptap-compare --mix": "SleepTapFleetTests/CompareTests.swift commandLine",
+        "sleeptap-compare --late-registration": "SleepTapFleetTests/CompareTests.swift lateRegistrationStrategies",
+        "sleeptap-compare --late-registration-from": "IntegrationTests/FleetReportTests.swift updateWeekWarns",
+        "sleeptap-compare --opens": "SleepTapFleetTests/CompareTests.swift lateRegistrationStrategies",
+        "sleeptap-compare --low-power": "SleepTapFleetTests/FleetTests.swift habits",
+        "sleeptap-compare --nightstand": "SleepTapFleetTests/FleetTests.swift nightstandDoze",
+        "sleeptap-compare --buckets": "SleepTapFleetTests/FleetTests.swift habits",
         "sleeptap-soak -h": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-soak --help": "IntegrationTests/FlagCoverageTests.swift helpIsGenerated",
         "sleeptap-soak --version": "IntegrationTests/BadInputTests.swift versionAndHelp",

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+public import SleepTapRuntime
+
+/// A refresh strategy `sleeptap-compare` runs a fleet under (docs/fleet.md, "Comparing refresh
+/// strategies"). Each is a documented option of the phone and the watch; `processing` and `push`
+/// are named so that asking for them is refused clearly: they are not modelled yet.
+public enum RefreshStrategy: String, CaseIterable, Sendable {
+    /// The app's refresh task alone (BGAppRefreshTask, WorkManager periodic work): today's app.
+    case refresh
+    /// The refresh task, and the watch asks for dates when they run low (`watch
+    /// --request-dates` with `--warn-nights`).
+    case request
+    /// The refresh task with a longer batch (`phone --horizon-days`, 14 unless given).
+    case horizon
+    /// A nightly BGProcessingTask on the charger: not modelled yet.
+    case processing
+    /// A server push (silent APNs push, FCM message): not modelled yet.
+    case push
+
+    /// Whether the simulated phone and watch can run it.
+    public var isModelled: Bool { self == .refresh || self == .request || self == .horizon }
+
+    /// The strategies run when `--strategies` is not given.
+    public static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon]
+
+    /// What it is, in a few words, with its options (`phone --horizon-days 14`).
+    public func summary(_ settings: CompareSettings) -> String {
+        switch self {
+        case .refresh: "refresh task only"
+        case .request: "+ watch REQUEST (watch --request-dates --warn-nights \(settings.warnNights))"
+        case .horizon: "longer batch (phone --horizon-days \(settings.horizonDays))"
+        case .processing: "+ nightly BGProcessingTask (not modelled)"
+        case .push: "+ server push (not modelled)"
+        }
+    }
+
+    /// `options` with this strategy's phone and watch settings; the users' draws are untouched.
+    public func applied(to options: FleetOptions, _ settings: CompareSettings) -> FleetOptions {
+        var options = options
+        options.horizonDays = BatchPlanner.defaultHorizonDays
+        options.requestDates = false
+        options.warnNights = WatchNode.Configuration.defaultWarnNights
+        switch self {
+        case .request:
+            options.requestDates = true
+            options.warnNights = settings.warnNights
+        case .horizon:
+            options.horizonDays = settings.horizonDays
+        case .refresh, .processing, .push:
+            break
+        }
+        return options
+    }
+}
+
+/// The strategies' own settings: `--horizon-days` and `--warn-nights` of `sleeptap-compare`.
+public struct CompareSettings: Equatable, Sendable {
+    /// The `horizon` strategy's batch, local days of wake-ups (default 14).
+    public var horizonDays = 14
+    /// The `request` strategy's watch `--warn-nights` (default 2, the watch's).
+    public var warnNights = WatchNode.Configuration.defaultWarnNights
+
+    /// The settings; each parameter sets the property of its name.
+    public init(horizonDays: Int = 14, warnNights: Int = WatchNode.Configuration.defaultWarnNights) {
+        self.horizonDays = horizonDays
+        self.warnNights = warnNights
+    }
+}
+
+/// One strategy's figures over a fleet (or a shard of it): the row of the comparison's table.
+public struct StrategyTally: Equatable, Sendable {
+    /// The strategy.
+    public var strategy: RefreshStrategy
+    /// Devices run.
+    public var devices = 0
+    /// Their simulated days (device-days).
+    public var deviceDays = 0
+    /// Bed taps before the end (device-nights).
+    public var nights = 0
+    /// The bed taps answered by a manual entry.
+    public var manualNights = 0
+    /// Nights whose alarm rang right (`WatchNight.Alarm.right`).
+    public var alarmsRight = 0
+    /// Nights whose alarm rang wrong (`WatchNight.Alarm.wrong`).
+    public var alarmsWrong = 0
+    /// Nights whose alarm did not ring (`WatchNight.Alarm.missed`).
+    public var alarmsMissed = 0
+    /// Nights whose wake-up lies after the end (`WatchNight.Alarm.afterEnd`), not judged.
+    public var alarmsAfterEnd = 0
+    /// The `stalenessHours` of the `foreground` records (the user's app opens), sorted at the
+    /// end.
+    public var stalenessSamples: [Double] = []
+    /// The app opens of a device with no successful background run yet ("never").
+    public var neverRefreshed = 0
+    /// Background launches (`FleetDevice.Outcome.launches`), summed.
+    public var launches = 0
+    /// Link bytes (`FleetDevice.Outcome.linkBytes`), summed.
+    public var linkBytes = 0
+
+    /// An empty tally of `strategy`.
+    public init(strategy: RefreshStrategy) { self.strategy = strategy }
+
+    /// Adds one device's outcome.
+    mutating func add(_ outcome: FleetDevice.Outcome, days: Int) {
+        devices += 1
+        deviceDays += days
+        nights += outcome.nights.count
+        for night in outcome.nights {
+            if night.source == .manual { manualNights += 1 }
+            switch night.alarm {
+            case .right: alarmsRight += 1
+            case .wrong: alarmsWrong += 1
+            case .missed: alarmsMissed += 1
+            case .afterEnd: alarmsAfterEnd += 1
+            }
+        }
+        for record in outcome.records where record.kind == .foreground {
+            if let hours = record.stalenessHours { stalenessSamples.append(hours) } else { neverRefreshed += 1 }
+        }
+        launches += outcome.launches
+        linkBytes += outcome.linkBytes
+    }
+
+    /// Wrong and missed alarms together: must be 0.
+    public var alarmFailures: Int { alarmsWrong + alarmsMissed }
+
+    /// Manual-entry nights per 1,000 device-nights; nil without a night.
+    public var manualPer1000: Double? { nights == 0 ? nil : 1_000 * Double(manualNights) / Double(nights) }
+
+    /// The 95 % Wilson score interval of `manualPer1000` (`Wilson.interval`); nil without a night.
+    public var manualInterval: (low: Double, high: Double)? {
+        Wilson.interval(successes: manualNights, trials: nights).map { (1_000 * $0.low, 1_000 * $0.high) }
+    }
+
+    /// The p50 staleness at the app opens, hours, by the weekly report's definition
+    /// (`Percentile.staleness`: type 7, never-refreshed samples ranked last); nil without opens.
+    public var p50: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.5) }
+    /// The p90 staleness at the app opens, as `p50`.
+    public var p90: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.9) }
+
+    /// Background launches per device-day.
+    public var launchesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(launches) / Double(deviceDays) }
+    /// Link bytes per device-day.
+    public var bytesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(linkBytes) / Double(deviceDays) }
+}
+
+/// The Wilson score interval of a binomial proportion: E. B. Wilson, "Probable inference, the law
+/// of succession, and statistical inference", JASA 22 (1927); recommended over the normal (Wald)
+/// interval by A. Agresti and B. A. Coull, "Approximate is better than 'exact' for interval
+/// estimation of binomial proportions", The American Statistician 52 (1998).
+public enum Wilson {
+    /// The two-sided 95 % normal quantile.
+    public static let z95 = 1.959_963_984_540_054
+
+    /// The interval of the proportion `successes / trials` at `z`: with p̂ the proportion,
+    /// (p̂ + z²/2n ± z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n), clamped to [0, 1].
+    /// - Returns: nil when `trials` is 0.
+    public static func interval(successes: Int, trials: Int, z: Double = z95) -> (low: Double, high: Double)? {
+        guard trials > 0 else { return nil }
+        let n = Double(trials)
+        let p = Double(successes) / n
+        let z2 = z * z
+        let denominator = 1 + z2 / n
+        let center = (p + z2 / (2 * n)) / denominator
+        let half = z * ((p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()) / denominator
+        return (max(0, center - half), min(1, center + half))
+    }
+}
+
+/// Runs one fleet's devices under several strategies on the embedded twin (`sleeptap-compare`).
+public enum CompareRun {
+    /// What a comparison found: one tally per strategy, in the order asked, and the wall time.
+    public struct Result: Sendable {
+        /// One tally per strategy, in the order asked.
+        public var tallies: [StrategyTally]
+        /// Wall seconds the run took (not in the JSON, which the seed alone determines).
+        public var seconds: Double
+    }
+
+    /// Simulates this shard's devices under each strategy, one (strategy, device) per task,
+    /// `jobs` at once; with `out`, writes each strategy's run records and night records under
+    /// `out/<strategy>/metrics/` (`bg_runs`, `watch_nights`).
+    /// - Parameters:
+    ///   - strategies: modelled strategies (`RefreshStrategy.isModelled`), each once.
+    ///   - progress: called on the calling task after each (strategy, device) with (done, total).
+    /// - Throws: `FileError` naming the file or directory that could not be written.
+    public static func run(
+        _ options: FleetOptions, strategies: [RefreshStrategy], settings: CompareSettings, jobs: Int,
+        out: String? = nil, progress: (Int, Int) -> Void = { _, _ in }
+    ) async throws(FileError) -> Result {
+        let clock = ContinuousClock()
+        let begin = clock.now
+        let variants = strategies.map { $0.applied(to: options, settings) }
+        let work = strategies.indices.flatMap { s in options.shardDevices.map { (s, $0) } }
+        typealias Done = Swift.Result<(Int, FleetDevice.Outcome), FileError>
+        let outcome: Swift.Result<[StrategyTally], FileError> = await withTaskGroup(of: Done.self) { group in
+            var next = 0
+            func start() {
+                guard next < work.count else { return }
+                let (s, index) = work[next]
+                next += 1
+                let variant = variants[s]
+                let root = out.map { $0 + "/" + strategies[s].rawValue }
+                group.addTask {
+                    let outcome = FleetDevice(index: index, options: variant).simulate(variant, measureBytes: true)
+                    if let root {
+                        do throws(FileError) {
+                            try RunRecordWriter(root: root).write(outcome.records, durable: false)
+                            try WatchNight.write(outcome.nights, root: root)
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                    return .success((s, outcome))
+                }
+            }
+            for _ in 0..<max(1, jobs) { start() }
+            var tallies = strategies.map { StrategyTally(strategy: $0) }
+            var done = 0
+            while let result = await group.next() {
+                switch result {
+                case .success(let (s, device)): tallies[s].add(device, days: options.days)
+                case .failure(let error):
+                    group.cancelAll()
+                    return .failure(error)
+                }
+                done += 1
+                progress(done, work.count)
+                start()
+            }
+            for index in tallies.indices { tallies[index].stalenessSamples.sort() }
+            return .success(tallies)
+        }
+        let tallies = try outcome.get()
+        let elapsed = clock.now - begin
+        return Result(
+            tallies: tallies,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+}

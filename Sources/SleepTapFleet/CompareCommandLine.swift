@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+public import SleepTapCommandLine
+public import SleepTapCore
+
+/// `sleeptap-compare`'s command line: the fleet's population flags (`FleetPopulationFlags`), the
+/// strategies and their settings, and where the outputs go.
+public struct CompareCommand: Equatable, Sendable {
+    /// The fleet (population, seed, shard).
+    public var options: FleetOptions
+    /// The strategies, in the order given, each once.
+    public var strategies: [RefreshStrategy]
+    /// `--horizon-days`, `--warn-nights`.
+    public var settings: CompareSettings
+    /// `--out DIR`: the Markdown file, the chart and each strategy's records; nil: stdout only.
+    public var out: String?
+    /// `--jobs J`: (strategy, device) simulations at once.
+    public var jobs: Int
+    /// `--json`: the table as one JSON object.
+    public var json: Bool
+
+    /// The compare's options and texts; `--help` is generated from them.
+    public static let command = CommandSpec(
+        program: "sleeptap-compare",
+        summary: """
+            Runs the same seeded fleet users (sleeptap-fleet's, docs/fleet.md) under several refresh
+            strategies on the embedded twin and prints one table, one row per strategy: manual-entry
+            nights per 1,000 device-nights with a 95 % Wilson score interval, wrong or missed alarms
+            (must be 0), p50 and p90 staleness at the app opens (the weekly report's percentiles),
+            background launches and link bytes per device-day. Progress on stderr when it is a
+            terminal. The same options give the same numbers.
+
+            strategies:
+              refresh     the app's refresh task only (today's app)
+              request     + the watch asks for dates when they run low (the watch's REQUEST, with
+                          --warn-nights; sent while the watch app is active, at the bed tap)
+              horizon     a longer batch (the phone's batch of --horizon-days)
+              processing  a nightly BGProcessingTask: not modelled in the compare yet (refused)
+              push        a server push: not modelled yet (refused)
+            """,
+        sections: [
+            .init("options:", options),
+            .init("the fleet's population and shard (as sleeptap-fleet's):", FleetPopulationFlags.options),
+        ],
+        footer: """
+            exit status: 0 done; 1 a strategy had a wrong or missed alarm; 64 a bad command line (also
+            an unknown strategy, or one not modelled yet); 65 the --os-model file cannot be read or is
+            not a model; 73 DIR or a file in it cannot be written.
+            """)
+
+    static let options: [OptionSpec] = [
+        OptionSpec(
+            "--strategies", value: "LIST", example: "refresh,horizon",
+            help: "comma-separated, each once (default refresh,request,horizon); see strategies above"),
+        OptionSpec(
+            "--horizon-days", value: "H", example: "21",
+            help: "the horizon strategy's batch, 1 to 28 local days (default 14)"),
+        OptionSpec(
+            "--warn-nights", value: "W", example: "3",
+            help: "the request strategy's watch --warn-nights, 1 to 28 (default 2)"),
+        OptionSpec(
+            "--out", value: "DIR", example: "/tmp/compare",
+            help: """
+                write DIR/compare.md (the table), DIR/compare.svg (the chart) and each strategy's run and
+                night records under DIR/<strategy>/metrics/ (bg_runs, what sleeptap-report reads;
+                watch_nights)
+                """),
+        OptionSpec("--json", help: "print the table as one JSON object"),
+        OptionSpec("--jobs", value: "J", example: "2", help: "simulations at once (default: the number of cores)"),
+        .versionOption("print the version and exit"), .helpOption("print this help and exit"),
+    ]
+
+    /// Parses the arguments (without the program name).
+    /// - Parameters:
+    ///   - today: the UTC date `--start` counts back from.
+    ///   - cores: the default of `--jobs`.
+    ///   - environment: the process's environment, for the shard of a batch job when `--shard`
+    ///     is not given (`FleetCommand.shard(in:)`).
+    /// - Throws: `UsageError` naming the flag and what is wrong.
+    public static func parse(
+        _ arguments: [String], today: LocalDate, cores: Int, environment: [String: String] = [:]
+    ) throws(UsageError) -> Parsed<CompareCommand> {
+        if let request = Parsed<CompareCommand>.informationRequest(in: arguments) { return request }
+        var reader = ArgumentReader(arguments, command: command)
+        var population = FleetPopulationFlags()
+        var strategies = RefreshStrategy.defaults
+        var settings = CompareSettings()
+        var out: String?
+        var jobs = max(1, cores)
+        var json = false
+        while let flag = try reader.nextFlag() {
+            if try population.read(flag, from: &reader) { continue }
+            switch flag {
+            case "--strategies": strategies = try Self.strategies(try reader.value(flag))
+            case "--horizon-days": settings.horizonDays = try reader.integer(flag, in: 1...28)
+            case "--warn-nights": settings.warnNights = try reader.integer(flag, in: 1...28)
+            case "--out": out = try reader.nonEmpty(flag)
+            case "--jobs": jobs = try reader.integer(flag, in: 1...1_024)
+            case "--json": json = true
+            default: throw ArgumentReader.unknown(flag)
+            }
+        }
+        guard population.devices != nil else { throw UsageError("--devices N is required") }
+        guard population.days != nil else { throw UsageError("--days D is required") }
+        let options = try population.options(today: today, environment: environment)
+        return .run(
+            CompareCommand(
+                options: options, strategies: strategies, settings: settings, out: out, jobs: jobs, json: json))
+    }
+
+    /// `--strategies`: known names, each once, all modelled.
+    static func strategies(_ text: String) throws(UsageError) -> [RefreshStrategy] {
+        var result: [RefreshStrategy] = []
+        let known = RefreshStrategy.allCases.map(\.rawValue).joined(separator: ", ")
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = String(part)
+            guard let strategy = RefreshStrategy(rawValue: name) else {
+                throw UsageError("--strategies: unknown strategy \"\(ArgumentReader.clip(name))\"; expected \(known)")
+            }
+            guard strategy.isModelled else {
+                throw UsageError(
+                    "--strategies: \(name) is not modelled yet (the simulated phone has no "
+                        + (strategy == .processing ? "BGProcessingTask" : "server push")
+                        + "); use refresh, request or horizon")
+            }
+            guard !result.contains(strategy) else { throw UsageError("--strategies: \(name) is given twice") }
+            result.append(strategy)
+        }
+        return result
+    }
+}

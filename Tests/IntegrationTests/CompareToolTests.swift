@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCore
+import SleepTapProcess
+import Testing
+
+/// `sleeptap-compare` as a process: its outputs (table, `--json`, `--out`) and its bad input.
+@Suite("sleeptap-compare")
+struct CompareToolTests {
+    /// A small late-registration fleet (the seed's situation).
+    static let fleet = [
+        "--devices", "4", "--days", "10", "--start", "2026-11-02", "--seed", "1", "--mix", "ios=1,android=0",
+        "--late-registration", "1", "--opens", "0.1",
+    ]
+
+    @Test("The table on stdout, the same data with --json, and with --out the Markdown, the chart and the records")
+    func outputs() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let out = scenario.dir + "/compare"
+        let run = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,request", "--jobs", "2", "--out", out],
+            timeout: 120)
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("compare: 4 devices x 10 days from 2026-11-02, seed 1") == true)
+        #expect(lines.count > 3 && lines[2].hasPrefix("refresh ") && lines[3].hasPrefix("request "))
+        let markdown = try String(contentsOfFile: out + "/compare.md", encoding: .utf8)
+        #expect(markdown.hasPrefix("# Refresh strategies compared") && markdown.contains("(compare.svg)"))
+        let svg = try String(contentsOfFile: out + "/compare.svg", encoding: .utf8)
+        #expect(svg.hasPrefix("<svg "))
+        for strategy in ["refresh", "request"] {
+            for directory in ["metrics/bg_runs", "metrics/watch_nights"] {
+                let names = try FileManager.default.contentsOfDirectory(atPath: "\(out)/\(strategy)/\(directory)")
+                #expect(!names.isEmpty, "\(strategy)/\(directory)")
+            }
+        }
+        let json = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,request", "--json"], timeout: 120)
+        #expect(json.status == 0, "\(json.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let rows = try #require(object["strategies"] as? [[String: Any]])
+        #expect(rows.map { $0["strategy"] as? String } == ["refresh", "request"])
+        // The table and the JSON say the same: refresh's manual nights.
+        let manual = try #require(rows[0]["manualNights"] as? Int)
+        let nights = try #require(rows[0]["nights"] as? Int)
+        #expect(lines[2].contains(" \(manual)/\(nights) "), "\(lines[2])")
+    }
+
+    @Test("Bad input: a strategy not modelled yet, an unknown one, a missing flag (64); an --out under a file (73)")
+    func badInput() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let processing = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,processing"], timeout: 30)
+        #expect(processing.status == 64)
+        #expect(
+            processing.standardError.contains("--strategies: processing is not modelled yet"),
+            "\(processing.standardError)")
+        let unknown = try CapturedRun.run("sleeptap-compare", Self.fleet + ["--strategies", "nap"], timeout: 30)
+        #expect(unknown.status == 64 && unknown.standardError.contains("unknown strategy \"nap\""))
+        let missing = try CapturedRun.run("sleeptap-compare", ["--days", "3"], timeout: 30)
+        #expect(missing.status == 64 && missing.standardError.contains("--devices N is required"))
+        let file = scenario.dir + "/file"
+        try Data().write(to: URL(fileURLWithPath: file))
+        let under = try CapturedRun.run("sleeptap-compare", Self.fleet + ["--out", file + "/out"], timeout: 30)
+        #expect(under.status == 73, "\(under.standardError)")
+        #expect(under.standardError.contains(file), "\(under.standardError)")
+        #expect(under.standardOutput.isEmpty)
+        let model = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--os-model", scenario.dir + "/none.json"], timeout: 30)
+        #expect(model.status == 65 && model.standardError.contains("--os-model"), "\(model.standardError)")
+    }
+}

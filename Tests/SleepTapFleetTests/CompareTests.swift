@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+import SleepTapRuntime
+import Testing
+
+@testable import SleepTapFleet
+
+/// `sleeptap-compare`: the same seeded users under several refresh strategies, the watch's night
+/// records, the table's figures and the command line.
+@Suite("sleeptap-compare: refresh strategies side by side")
+struct CompareTests {
+    static let start = LocalDate(parsing: "2026-11-02")!
+
+    /// The seed's situation: an iOS fleet whose app registers its refresh handler too late, whose
+    /// users seldom open the app (an open runs the refresh job and refills the dates).
+    static func lateFleet(devices: Int = 16, days: Int = 21) -> FleetOptions {
+        var options = FleetOptions(devices: devices, days: days, start: start)
+        options.seed = 1
+        options.iosShare = 1
+        options.lateRegistration = 1
+        options.opens = 0.1
+        return options
+    }
+
+    static func run(
+        _ options: FleetOptions, _ strategies: [RefreshStrategy] = RefreshStrategy.defaults,
+        settings: CompareSettings = CompareSettings(), jobs: Int = 2, out: String? = nil
+    ) async throws -> [StrategyTally] {
+        try await CompareRun.run(options, strategies: strategies, settings: settings, jobs: jobs, out: out).tallies
+    }
+
+    @Test("Late registration: request and horizon cut the manual-entry nights of refresh alone; no alarm is wrong")
+    func lateRegistrationStrategies() async throws {
+        let tallies = try await Self.run(Self.lateFleet())
+        let (refresh, request, horizon) = (tallies[0], tallies[1], tallies[2])
+        #expect(tallies.map(\.strategy) == [.refresh, .request, .horizon])
+        // The same users and nights under each strategy.
+        #expect(Set(tallies.map(\.nights)).count == 1 && refresh.nights >= 16 * 20)
+        let refreshInterval = try #require(refresh.manualInterval)
+        // The refresh task alone: the watch runs out of dates and asks by hand, night after night.
+        #expect(refresh.manualNights > 100, "\(refresh.manualNights) of \(refresh.nights)")
+        // Both others cut it, beyond the intervals' overlap.
+        for other in [request, horizon] {
+            let interval = try #require(other.manualInterval)
+            #expect(interval.high < refreshInterval.low, "\(other.strategy): \(interval) vs \(refreshInterval)")
+        }
+        #expect(request.manualNights < horizon.manualNights)
+        // Asking costs launches (the watch's REQUEST wakes the app); a longer batch costs bytes.
+        #expect(request.launchesPerDeviceDay > refresh.launchesPerDeviceDay)
+        #expect(horizon.linkBytes > refresh.linkBytes)
+        for tally in tallies {
+            #expect(
+                tally.alarmFailures == 0, "\(tally.strategy): \(tally.alarmsWrong) wrong, \(tally.alarmsMissed) missed")
+            #expect(tally.alarmsRight + tally.alarmsAfterEnd == tally.nights)
+            // No background run ever succeeds: every staleness percentile is `never`.
+            #expect(tally.p90 == nil || tally.p90 == .never)
+        }
+    }
+
+    @Test(
+        "The numbers are the seed's: the same options give the same JSON, with one job or three; another seed differs")
+    func reproducible() async throws {
+        let options = Self.lateFleet(devices: 6, days: 14)
+        let settings = CompareSettings()
+        let one = CompareReport(options: options, settings: settings, tallies: try await Self.run(options, jobs: 1))
+        let three = CompareReport(options: options, settings: settings, tallies: try await Self.run(options, jobs: 3))
+        #expect(one.json == three.json)
+        #expect(one.svg == three.svg && one.markdown(chartName: "c.svg") == three.markdown(chartName: "c.svg"))
+        var other = options
+        other.seed = 2
+        let second = CompareReport(options: other, settings: settings, tallies: try await Self.run(other, jobs: 2))
+        #expect(second.json != one.json)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(one.json.utf8)) as? [String: Any])
+        #expect(object["event"] as? String == "compare.summary")
+        let rows = try #require(object["strategies"] as? [[String: Any]])
+        #expect(rows.map { $0["strategy"] as? String } == ["refresh", "request", "horizon"])
+        #expect(rows.allSatisfy { $0["manualPer1000Low"] is Double && $0["alarmsWrong"] as? Int == 0 })
+    }
+
+    @Test("--horizon-days and --warn-nights reach the phone and the watch; a strategy changes no user")
+    func strategySettings() async throws {
+        let options = Self.lateFleet(devices: 4, days: 21)
+        let settings = CompareSettings(horizonDays: 21, warnNights: 3)
+        #expect(RefreshStrategy.horizon.applied(to: options, settings).horizonDays == 21)
+        #expect(RefreshStrategy.request.applied(to: options, settings).warnNights == 3)
+        #expect(RefreshStrategy.request.applied(to: options, settings).requestDates)
+        #expect(!RefreshStrategy.refresh.applied(to: options, settings).requestDates)
+        let long = try await Self.run(options, [.horizon], settings: settings)[0]
+        let short = try await Self.run(options, [.horizon], settings: CompareSettings(horizonDays: 8))[0]
+        // 21 days of dates outlast a 21-day run; 8 days run out.
+        #expect(long.manualNights < short.manualNights, "\(long.manualNights) vs \(short.manualNights)")
+        // warn-nights 3 asks a night earlier than 1: the REQUESTs come sooner, as many or more.
+        let early = try await Self.run(options, [.request], settings: CompareSettings(warnNights: 3))[0]
+        let late = try await Self.run(options, [.request], settings: CompareSettings(warnNights: 1))[0]
+        #expect(early.launches != late.launches || early.linkBytes != late.linkBytes)
+        // The users are the same: device draws ignore the strategy.
+        let a = FleetDevice(index: 3, options: RefreshStrategy.refresh.applied(to: options, settings))
+        let b = FleetDevice(index: 3, options: RefreshStrategy.horizon.applied(to: options, settings))
+        #expect(a.bedAt == b.bedAt && a.steps.count == b.steps.count && a.osSeed == b.osSeed)
+    }
+
+    @Test("--shard: the shards' counts add up to the whole fleet's")
+    func shards() async throws {
+        let whole = try await Self.run(Self.lateFleet(devices: 6, days: 10), [.refresh])[0]
+        var total = StrategyTally(strategy: .refresh)
+        for index in 0..<2 {
+            var options = Self.lateFleet(devices: 6, days: 10)
+            options.shardIndex = index
+            options.shardCount = 2
+            let part = try await Self.run(options, [.refresh])[0]
+            #expect(part.devices == 3)
+            total.devices += part.devices
+            total.nights += part.nights
+            total.manualNights += part.manualNights
+            total.launches += part.launches
+            total.linkBytes += part.linkBytes
+        }
+        #expect(total.devices == whole.devices && total.nights == whole.nights)
+        #expect(total.manualNights == whole.manualNights && total.launches == whole.launches)
+        #expect(total.linkBytes == whole.linkBytes)
+    }
+
+    @Test("--out: each strategy's run records (what the report reads) and night records; the report reads bg_runs only")
+    func recordsWritten() async throws {
+        let root = try FleetTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let options = Self.lateFleet(devices: 3, days: 10)
+        let tallies = try await Self.run(options, [.refresh, .request], out: root)
+        for tally in tallies {
+            let base = root + "/" + tally.strategy.rawValue
+            let nightFiles = try FileManager.default.contentsOfDirectory(atPath: base + "/" + WatchNight.directory)
+            #expect(!nightFiles.isEmpty)
+            var lines: [String] = []
+            for name in nightFiles.sorted() {
+                let text = try String(contentsOfFile: base + "/" + WatchNight.directory + "/" + name, encoding: .utf8)
+                #expect(text.hasPrefix("[\n") && text.hasSuffix("\n]\n"))
+                let array = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
+                #expect(array.allSatisfy { $0.count == 12 && $0["alarm"] as? String != "missed" })
+                lines += text.split(separator: "\n").filter { $0.hasPrefix("{") }.map(String.init)
+            }
+            #expect(lines.count == tally.nights)
+            #expect(lines.filter { $0.contains("\"source\":\"manual\"") }.count == tally.manualNights)
+            // The weekly report reads the same root: the night records are no input of it.
+            let report = try FreshnessReportFiles.read(root: base, date: LocalDate(parsing: "2026-11-11")!)
+            #expect(report.skipped.isEmpty && report.files > 0)
+        }
+    }
+
+    @Test("sleeptap-fleet --watch-nights writes the night records beside the run records")
+    func fleetWatchNights() async throws {
+        let root = try FleetTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var options = Self.lateFleet(devices: 2, days: 9)
+        options.watchNights = true
+        _ = try await FleetRun.run(options, writer: RunRecordWriter(root: root), jobs: 2)
+        let names = try FileManager.default.contentsOfDirectory(atPath: root + "/" + WatchNight.directory)
+        #expect(names.count == 2 * 9, "\(names.sorted())")
+        #expect(names.contains("device-000000-2026-11-03.json"))
+        let parsed = try FleetCommand.parse(
+            ["--devices", "2", "--days", "9", "--out", root, "--watch-nights"], today: Self.start, cores: 1)
+        guard case .run(.run(let fleet, _, _, _)) = parsed else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(fleet.watchNights)
+    }
+
+    @Test("The Wilson score interval: textbook values, 0 of n, n of n")
+    func wilson() throws {
+        let ten = try #require(Wilson.interval(successes: 10, trials: 100))
+        #expect(abs(ten.low - 0.0552) < 1e-4 && abs(ten.high - 0.1744) < 1e-4)
+        let none = try #require(Wilson.interval(successes: 0, trials: 839))
+        #expect(none.low < 1e-12 && abs(none.high * 1_000 - 4.56) < 0.01)
+        let all = try #require(Wilson.interval(successes: 20, trials: 20))
+        #expect(all.high == 1 && all.low > 0.8)
+        #expect(Wilson.interval(successes: 0, trials: 0) == nil)
+    }
+
+    @Test("The command line: the fleet's population flags, strategies checked, not-modelled ones refused by name")
+    func commandLine() throws {
+        func parse(_ arguments: [String]) throws(UsageError) -> CompareCommand? {
+            if case .run(let command) = try CompareCommand.parse(arguments, today: Self.start, cores: 2) {
+                return command
+            }
+            return nil
+        }
+        func message(_ arguments: [String]) -> String {
+            do {
+                _ = try parse(arguments)
+                return ""
+            } catch {
+                return error.message
+            }
+        }
+        let base = ["--devices", "10", "--days", "7"]
+        let command = try #require(
+            try parse(
+                base + [
+                    "--seed", "3", "--mix", "ios=1,android=0", "--late-registration", "0.9", "--opens", "0.2",
+                    "--strategies", "horizon,refresh", "--horizon-days", "10", "--warn-nights", "3", "--jobs", "3",
+                    "--shard", "1/2", "--json", "--out", "x",
+                ]))
+        #expect(command.strategies == [.horizon, .refresh])
+        #expect(command.settings == CompareSettings(horizonDays: 10, warnNights: 3))
+        #expect(command.options.seed == 3 && command.options.iosShare == 1 && command.options.lateRegistration == 0.9)
+        #expect(command.options.opens == 0.2 && command.options.shardIndex == 1 && command.options.shardCount == 2)
+        #expect(command.jobs == 3 && command.json && command.out == "x")
+        #expect(try parse(base)?.strategies == [.refresh, .request, .horizon])
+        #expect(
+            message(base + ["--strategies", "refresh,processing"]).contains(
+                "--strategies: processing is not modelled yet"))
+        #expect(message(base + ["--strategies", "push"]).contains("push is not modelled yet"))
+        #expect(message(base + ["--strategies", "nightly"]).hasPrefix("--strategies: unknown strategy \"nightly\""))
+        #expect(message(base + ["--strategies", "refresh,refresh"]) == "--strategies: refresh is given twice")
+        #expect(message(base + ["--horizon-days", "0"]).hasPrefix("--horizon-days"))
+        #expect(message(base + ["--warn-nights", "x"]).hasPrefix("--warn-nights"))
+        #expect(message(["--days", "7"]) == "--devices N is required")
+        #expect(message(["--devices", "7"]) == "--days D is required")
+        // The fleet's rules, from the fleet's parser.
+        #expect(
+            message(base + ["--late-registration-from", "2026-11-03", "--start", "2026-11-02"])
+                == "--late-registration-from needs --late-registration F above 0 (the share it reaches)")
+        #expect(message(base + ["--mix", "ios=2"]).hasPrefix("--mix"))
+        #expect(message(base + ["--bench"]).contains("--bench"))
+        // The batch system's shard, as the fleet takes it.
+        let slurm = try CompareCommand.parse(
+            base, today: Self.start, cores: 1,
+            environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
+        guard case .run(let sharded) = slurm else { return }
+        #expect(sharded.options.shardIndex == 2 && sharded.options.shardCount == 4)
+    }
+
+    @Test("The report: an aligned table, a Markdown table with the chart, an SVG with one bar and whisker per strategy")
+    func reportOutputs() async throws {
+        let options = Self.lateFleet(devices: 4, days: 10)
+        let report = CompareReport(
+            options: options, settings: CompareSettings(), tallies: try await Self.run(options))
+        let lines = report.text.split(separator: "\n")
+        #expect(lines[0].hasPrefix("compare: 4 devices x 10 days from 2026-11-02, seed 1"))
+        #expect(lines[2].hasPrefix("refresh ") && lines[3].hasPrefix("request ") && lines[4].hasPrefix("horizon "))
+        let markdown = report.markdown(chartName: "compare.svg")
+        #expect(markdown.contains("| refresh | ") && markdown.contains("![") && markdown.contains("(compare.svg)"))
+        #expect(markdown.contains("Wilson"))
+        let svg = report.svg
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        #expect(svg.components(separatedBy: "<rect x=").count - 1 == 3)
+        #expect(svg.contains(">refresh</text>") && svg.contains(">horizon</text>"))
+        #expect(svg.components(separatedBy: "<text").count == svg.components(separatedBy: "</text>").count)
+        #expect(svg.hasSuffix("</svg>\n"))
+    }
+}
