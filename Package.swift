@@ -50,7 +50,9 @@ let package = Package(
         // Adapters at the edge: ZeroMQ transport, files, stdin, signals, phone and watch options.
         .target(
             name: "SleepTapRuntime",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapOS", "ZeroMQ", "CLinuxProcess"]),
+            dependencies: [
+                "SleepTapCalibration", "SleepTapCommandLine", "SleepTapCore", "SleepTapOS", "ZeroMQ", "CLinuxProcess",
+            ]),
         .executableTarget(name: "phone", dependencies: ["SleepTapRuntime"]),
         .executableTarget(name: "watch", dependencies: ["SleepTapRuntime"]),
         // Spawns the executables and reads their JSON Lines events (demo and integration tests).

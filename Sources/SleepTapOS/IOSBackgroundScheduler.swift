@@ -503,6 +503,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             ])
     }
 
+    /// Later requests draw their wait from `delay`, or from the built-in draws when nil
+    /// (`OpportunityModel.empirical`); a pending request keeps its opportunity.
+    public mutating func setEmpiricalDelay(_ delay: EmpiricalDelay?) {
+        configuration.opportunity.empirical = delay
+    }
+
     /// Sets the app-refresh budget of later runs (`Configuration.runtimeBudget`; the expiration
     /// warning stays within it).
     /// - Parameter seconds: virtual seconds, > 0.

@@ -281,6 +281,15 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .ios(s)
     }
 
+    /// iOS: later requests draw their wait from `delay` (a fitted `EmpiricalDelay`) in place of
+    /// the built-in opportunity draws, or from the built-in draws again when nil; a pending
+    /// request keeps its drawn opportunity. Ignored on Android.
+    public mutating func setEmpiricalDelay(_ delay: EmpiricalDelay?) {
+        guard case .ios(var s) = device else { return }
+        s.setEmpiricalDelay(delay)
+        device = .ios(s)
+    }
+
     /// Sets the iOS app-refresh budget of later runs; ignored on Android.
     /// - Parameter seconds: virtual seconds, > 0.
     public mutating func setRuntimeBudget(_ seconds: TimeInterval) {

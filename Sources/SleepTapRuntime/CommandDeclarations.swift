@@ -200,6 +200,13 @@ extension CommandLineParser {
                 the app build's version written in each run record (appVersion; 1 to 64 printable ASCII
                 characters; default: none)
                 """),
+        OptionSpec(
+            "--os-model", value: "FILE", example: "model.json",
+            help: """
+                iOS: draw each refresh request's wait from eligibility to launch from a model
+                sleeptap-calibrate wrote (its most specific iOS group for --app-version with 20 or more
+                answered requests) in place of the built-in draws; kept in os.json (docs/calibration.md)
+                """),
     ]
 
     static let phoneFooter = """

@@ -90,6 +90,7 @@ public enum CommandLineParser {
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             case "--metrics-dir": metrics = try reader.nonEmpty(flag)
+            case "--os-model": os.osModelPath = try reader.nonEmpty(flag)
             case "--app-version":
                 let text = try reader.value(flag)
                 guard RunRecord.isValidAppVersion(text) else {

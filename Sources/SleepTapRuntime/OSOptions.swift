@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import SleepTapCalibration
 public import SleepTapCommandLine
 public import SleepTapCore
 public import SleepTapOS
@@ -55,6 +56,11 @@ public struct OSOptions: Equatable, Sendable {
     /// `--app-version`: the installed app build's version, written in its run records
     /// (`RunRecord.appVersion`, docs/metrics.md); the app's, not stored with the OS; nil = none.
     public var appVersion: String?
+    /// `--os-model FILE`: a model `sleeptap-calibrate` wrote; read by `loadOSModel()`.
+    public var osModelPath: String?
+    /// The fitted iOS wait `loadOSModel()` took from `osModelPath`; nil = stored, else the
+    /// built-in draws.
+    public var empiricalDelay: EmpiricalDelay?
 
     /// The seed of a new OS when `--os-seed` is not given.
     public static let defaultSeed: UInt64 = 1
@@ -64,6 +70,34 @@ public struct OSOptions: Equatable, Sendable {
     public static let defaultBudget: TimeInterval = 30
 
     public init() {}
+
+    /// Reads `--os-model`'s file and keeps the fitted wait of its most specific iOS group for
+    /// this app's `--app-version` (`CalibratedOS.delay(platform:bucket:appVersion:)`, groups
+    /// with `CalibratedOS.minimumSamples` answered requests or more; docs/calibration.md).
+    /// Nothing without `--os-model`.
+    /// - Throws: `OSModelLoadError` naming the file and what is wrong: unreadable, not a model,
+    ///   no iOS group with enough data, or an Android phone (the model fits iOS delays only;
+    ///   Android keeps its documented rules).
+    public mutating func loadOSModel() throws(OSModelLoadError) {
+        guard let path = osModelPath else { return }
+        if platform == .android {
+            throw OSModelLoadError(
+                "--os-model \(path): the model runs iOS's launch delays; an Android phone keeps WorkManager's and "
+                    + "JobScheduler's documented rules (docs/calibration.md)")
+        }
+        let model: CalibratedOS
+        do {
+            model = try CalibratedOS(json: try BoundedFile.read(path, limit: 64 << 20))
+        } catch {
+            throw OSModelLoadError("--os-model \(path): \(error)")
+        }
+        guard let entry = model.delay(platform: .ios, appVersion: appVersion) else {
+            throw OSModelLoadError(
+                "--os-model \(path): no iOS group with \(CalibratedOS.minimumSamples) or more answered requests"
+                    + (appVersion.map { " for app version \($0) or all versions" } ?? ""))
+        }
+        empiricalDelay = entry.delay
+    }
 
     /// A new OS as these options describe (the first start on a state dir): a new install, with
     /// the permissions it starts with on its API level (`SimulatedOS.applyInstallDefaults()`). Device settings
@@ -86,6 +120,7 @@ public struct OSOptions: Equatable, Sendable {
         var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
         configuration.registrationMode = registration ?? .early
         configuration.runtimeBudget = budget ?? Self.defaultBudget
+        configuration.opportunity.empirical = empiricalDelay
         return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed ?? Self.defaultSeed))
     }
 
@@ -134,6 +169,14 @@ public struct OSOptions: Equatable, Sendable {
                 "--notifications is iOS's notification authorization (UNUserNotificationCenter); the state dir's "
                     + "os.json holds an android device: use stdin permission notifications grant|revoke")
         }
+        if let empiricalDelay {
+            guard os.platform == .ios else {
+                throw UsageError(
+                    "--os-model \(osModelPath ?? ""): the model runs iOS's launch delays; the state dir's os.json "
+                        + "holds an android device, which keeps its documented rules")
+            }
+            os.setEmpiricalDelay(empiricalDelay)
+        }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }
         if let constraints { os.setConstraints(constraints) }
@@ -154,4 +197,10 @@ public struct OSOptions: Equatable, Sendable {
         configuration.phoneAlarm = phoneAlarm ?? false
         return configuration
     }
+}
+
+/// A `--os-model` file that cannot be used, in words naming the file.
+public struct OSModelLoadError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
 }

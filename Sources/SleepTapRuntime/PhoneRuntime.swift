@@ -21,11 +21,18 @@ public final class PhoneRuntime {
 
         // A bad schedule file stops us before anything is created, bound or written.
         var schedule = WakeSchedule.everyDayAtSeven
+        var osOptions = options.os
         let startUp: StartUp<PhoneSyncState>
         switch StartUp<PhoneSyncState>.begin(
             role: .phone, stateDirectory: options.stateDirectory, fileName: "phone.json",
             keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem },
             preflight: {
+                do throws(OSModelLoadError) {
+                    try osOptions.loadOSModel()
+                } catch {
+                    diagnose(program, error.description)
+                    return .dataError
+                }
                 guard let path = options.schedulePath else { return nil }
                 switch Self.loadSchedule(path) {
                 case .success(let loaded):
@@ -62,12 +69,12 @@ public final class PhoneRuntime {
         let taskIdentifier = PhoneAppConfiguration().taskIdentifier
         let startOS: SimulatedOS
         do {
-            startOS = try options.os.resolve(stored: storedOS, taskIdentifier: taskIdentifier, at: clock.now)
+            startOS = try osOptions.resolve(stored: storedOS, taskIdentifier: taskIdentifier, at: clock.now)
         } catch {
             diagnose(program, "\(error); \(osFile.path) left untouched")
             return .usage
         }
-        if let storedOS, let seed = options.os.seed, seed != storedOS.seed {
+        if let storedOS, let seed = osOptions.seed, seed != storedOS.seed {
             diagnose(
                 program,
                 "--os-seed \(seed) not used: \(osFile.path) holds an OS seeded with \(storedOS.seed), whose random "
@@ -136,7 +143,7 @@ public final class PhoneRuntime {
         let deviceSeed = options.deviceSeed ?? stored.state?.deviceSeed ?? UInt64.random(in: 0...UInt64.max)
         let setup = PhoneSetup(
             os: startOS, weather: options.weather.makeProvider(seed: deviceSeed), schedule: schedule,
-            location: options.location, appConfiguration: options.os.appConfiguration(horizonDays: options.horizonDays),
+            location: options.location, appConfiguration: osOptions.appConfiguration(horizonDays: options.horizonDays),
             deviceSeed: deviceSeed,
             node: PhoneNodeConfiguration(
                 watchID: options.watchId,
@@ -144,7 +151,7 @@ public final class PhoneRuntime {
                 schedulePath: options.schedulePath, timeZone: options.timeZone, machineZone: machineZone,
                 statePath: startUp.stateFile.path, osStatePath: osFile.path,
                 // Device settings given as flags override the stored ones, as the user changing them would.
-                settings: options.os.settingCommands,
+                settings: osOptions.settingCommands,
                 endpoint: options.endpoint.description,
                 boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
                 pid: Int64(getpid()), security: keys == nil ? .none : .curve, osState: storedOS == nil ? .new : .stored)

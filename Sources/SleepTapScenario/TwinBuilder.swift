@@ -47,6 +47,8 @@ public enum TwinBuilder {
     private static func make(
         phone: PhoneOptions, watch: WatchOptions, machineZone: TimeZone, schedule inlineSchedule: WakeSchedule?
     ) throws -> Twin {
+        var phone = phone
+        try phone.os.loadOSModel()
         guard phone.clock == watch.clock, let start = phone.clock.start else {
             throw Unsupported(description: "phone and watch need the same --clock-start/--clock-speed/--clock-anchor")
         }

@@ -80,6 +80,19 @@ struct BadInputTests {
         #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/keys"))
     }
 
+    @Test("phone --os-model: a file that is not a usable model exits 65 naming it; nothing bound or written")
+    func badOSModel() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let path = "\(scenario.dir)/model.json"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"kind\": \"other\"}".utf8)))
+        let result = try scenario.runToExit(
+            "phone", ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/p", "--os-model", path])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("--os-model \(path): kind: expected"), "stderr: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/p"))
+    }
+
     @Test("A bad schedule file: exit 65 naming the file, field and value; nothing bound or written")
     func badSchedule() throws {
         let scenario = try Scenario()

@@ -91,6 +91,7 @@ struct FlagCoverageTests {
         "phone --location": "IntegrationTests/FlagEffectTests.swift location",
         "phone --metrics-dir": "IntegrationTests/MetricsTests.swift metricsDirectory",
         "phone --app-version": "IntegrationTests/MetricsTests.swift metricsDirectory",
+        "phone --os-model": "SleepTapScenarioTests/OSModelOptionTests.swift fittedWait",
         "phone --clock-start": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-speed": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
         "phone --clock-anchor": "IntegrationTests/BackgroundTests.swift earlyKeepsDatesAhead",
