@@ -16,6 +16,7 @@ public enum CommandLineParser {
                      [--interval SECS] [--android-api N] [--android16-quotas on|off]
                      [--constraints LIST] [--notifications STATE]
                      [--phone-alarm on|off] [--exact-alarm-permission schedule|use]
+                     [--processing-task on|off]
                      [--os-seed N] [--step-costs STEP=SECS,...]
                      [--weather offline|open-meteo|URL] [--weather-cost SECS] [--location LAT,LON]
                      [--metrics-dir DIR] [--app-version V]
@@ -83,6 +84,11 @@ public enum CommandLineParser {
                                 3 min before it); off (default) sets none and cancels one left
                                 set (the watch rings either way); the app's setting, not stored;
                                 refused on iOS (this model has no iOS alarm API)
+          --processing-task S   iOS: on also registers a BGProcessingTask and submits a nightly
+                                BGProcessingTaskRequest on the charger (requiresExternalPower),
+                                which runs the same job while the device is idle (stdin screen,
+                                charging, network); off (default) submits none; the app's
+                                setting, not stored; refused on Android
           --exact-alarm-permission P
                                 Android: the exact alarm permission the app declares: schedule
                                 (SCHEDULE_EXACT_ALARM, default; denied on a new install on API
@@ -398,6 +404,7 @@ public enum CommandLineParser {
                             + "constraint; expected a comma-separated list of \(WorkConstraint.names), or none")
                 }
             case "--phone-alarm": os.phoneAlarm = try reader.onOff(flag)
+            case "--processing-task": os.processingTask = try reader.onOff(flag)
             case "--exact-alarm-permission":
                 let text = try reader.value(flag)
                 guard let declaration = ExactAlarmDeclaration(rawValue: text) else {
@@ -469,6 +476,11 @@ public enum CommandLineParser {
             throw UsageError(
                 "--phone-alarm on sets an Android AlarmManager.setAlarmClock() alarm; this model has no iOS alarm "
                     + "API (the watch rings either way): add --platform android, or leave --phone-alarm off")
+        }
+        if os.platform == .android && os.processingTask == true {
+            throw UsageError(
+                "--processing-task on submits an iOS BGProcessingTaskRequest; WorkManager's equivalent is "
+                    + "--constraints charging,device-idle: leave --processing-task off on Android")
         }
         if os.platform != .android && os.exactAlarmPermission != nil {
             throw UsageError(
