@@ -492,6 +492,12 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             if !(0...c.runtimeBudget).contains(c.expirationWarning) {
                 return "configuration.expirationWarning \(c.expirationWarning): expected 0 to the runtime budget"
             }
+            if let budget = c.processingBudget, !(budget > 0 && budget.isFinite) {
+                return "configuration.processingBudget \(budget): expected a finite number > 0"
+            }
+            if let delay = c.idleDelay, !(delay >= 0 && delay.isFinite) {
+                return "configuration.idleDelay \(delay): expected a finite number ≥ 0"
+            }
             let o = c.opportunity
             if !(o.meanDelay >= 1) { return "configuration.opportunity.meanDelay \(o.meanDelay): expected ≥ 1" }
             if !(o.maximumDelay >= 0) {

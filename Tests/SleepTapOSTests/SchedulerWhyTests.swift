@@ -177,6 +177,37 @@ struct SchedulerWhyTests {
         #expect(s.whyProcessing(at: at.addingTimeInterval(10))?.reason("running")?.until == at.addingTimeInterval(11))
     }
 
+    @Test("iOS processing request, late registration: named before the launch; late-crash spends the request")
+    func iosProcessingHandler() throws {
+        let pid = "net.example.sleeptap.processing"
+        for mode in [RegistrationMode.lateSilent, .lateCrash] {
+            var s = F.ios(mode: mode, permitted: [id, pid])
+            s.appLaunched(at: t0, byUser: true)
+            // Late-silent registers after launch finished (accepted, never entered); late-crash's
+            // first process registered in time, and its next launches crash (`launchCrashed`).
+            if mode == .lateSilent { s.finishLaunching(at: t0) }
+            #expect(try s.register(identifier: pid, at: t0))
+            try s.submitProcessing(ProcessingRequest(identifier: pid), at: t0)
+            s.finishLaunching(at: t0)
+            s.setScreen(false, at: t0)
+            let before = try #require(s.whyProcessing(at: t0))
+            #expect(codes(before) == [.handlerNotRegisteredInTime, .constraintDeviceIdle])
+            #expect(before.reason("handler")?.launchedAt == nil)
+            let at = try #require(s.nextLaunch(after: t0))
+            if mode == .lateCrash {
+                s.launchCrashed(at: at)
+                #expect(s.drainTrace().contains { $0.event.name == .osLaunchDropped })
+            } else {
+                let taken = s.takeLaunch(at: at)
+                #expect(taken?.handlerRegistered == false)
+            }
+            let after = try #require(s.whyProcessing(at: at))
+            #expect(codes(after) == [.handlerNotRegisteredInTime, .invalidJobID])
+            #expect(after.reason("handler")?.launchedAt == at)
+            #expect(s.nextLaunch(after: at) == nil)
+        }
+    }
+
     // MARK: Android
 
     @Test("Android: nothing enqueued, the next run time, ready, executing")
