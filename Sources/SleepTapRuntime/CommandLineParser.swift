@@ -122,7 +122,9 @@ public enum CommandLineParser {
           low-power on|off, background-refresh on|off, charging on|off, bucket NAME
           screen on|off, motion, idle force|step|off
                           Android Doze: the screen, the device picked up, and dumpsys deviceidle's
-                          force-idle, step and unforce (screen off, unplugged and still: Doze)
+                          force-idle, step and unforce (screen off, unplugged and still: Doze);
+                          iOS: screen, charging and network are the device in use or idle, its
+                          charger and network, which a processing task waits for
           network on|off, battery-low on|off, storage-low on|off
                           Android: the device conditions --constraints waits for
           initial-delay-met, period-delay-met, constraints-met
