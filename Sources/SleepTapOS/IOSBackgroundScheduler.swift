@@ -95,6 +95,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         public var backgroundFetchModeEnabled: Bool
         /// When the OS grants launches.
         public var opportunity: OpportunityModel
+        /// Virtual seconds a `BGProcessingTask` run may take; nil = `defaultProcessingBudget` (300).
+        /// Absent from older os.json files (nil).
+        public var processingBudget: TimeInterval?
+        /// Seconds the screen must stay off before the device counts as idle; nil =
+        /// `defaultIdleDelay` (600). Absent from older os.json files (nil).
+        public var idleDelay: TimeInterval?
 
         /// - Parameters:
         ///   - permittedIdentifiers: `BGTaskSchedulerPermittedIdentifiers`.
@@ -115,6 +121,18 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             self.backgroundFetchModeEnabled = backgroundFetchModeEnabled
             self.opportunity = opportunity
         }
+
+        /// The processing budget in effect, virtual seconds (`processingBudget` or 300).
+        public var effectiveProcessingBudget: TimeInterval {
+            max(0.001, processingBudget ?? IOSBackgroundScheduler.defaultProcessingBudget)
+        }
+
+        /// The idle delay in effect, seconds (`idleDelay` or 600).
+        public var effectiveIdleDelay: TimeInterval { max(0, idleDelay ?? IOSBackgroundScheduler.defaultIdleDelay) }
+
+        /// Adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists it).
+        /// - Parameter identifier: the task identifier.
+        public mutating func permit(_ identifier: String) { permittedIdentifiers.insert(identifier) }
     }
 
     private struct Pending: Codable, Sendable {
@@ -151,10 +169,31 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The last launch that did not reach the handler (not registered in time, or the app crashed
     /// registering), nil once a launch enters it. Optional in the encoding (older os.json lacks it).
     private var lastDroppedLaunch: Date?
+    /// The pending `BGProcessingTaskRequest`, nil when none. Optional in the encoding (older os.json lacks it).
+    private var processing: ProcessingRequest?
+    /// The processing request's submission instant (its eligibility floor), nil when none is pending.
+    private var processingSubmittedAt: Date?
+    /// The processing run in flight, nil when none.
+    private var processingRun: BackgroundLaunch?
+    /// When the user started using the device during `processingRun` (the expiration handler was
+    /// called then), nil otherwise.
+    private var processingExpiredAt: Date?
+    /// The identifier of the last processing request the app submitted, nil when it never did
+    /// (then `whyProcessing` has no answer).
+    private var processingIdentifier: String?
+    /// When the screen went off (the device not in use since then); nil while the device is in
+    /// use, the state of a new device and of an older os.json.
+    private var screenOffAt: Date?
+    /// True while the device is on external power; nil = not charging (older os.json).
+    private var externalPower: Bool?
+    /// True while the device has no network connection; nil = connected (older os.json).
+    private var networkOff: Bool?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
         case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
+        case processing, processingSubmittedAt, processingRun, processingExpiredAt, processingIdentifier
+        case screenOffAt, externalPower, networkOff
     }
 
     /// - Parameters:
@@ -295,6 +334,15 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// - Parameter now: virtual instant.
     /// - Returns: nil when nothing is pending, or Low Power Mode, refresh off or force-quit forbid launches.
     public func nextLaunch(after now: Date) -> Date? {
+        let refresh = refreshLaunch(after: now)
+        let processing = processingLaunch(after: now)
+        guard let refresh else { return processing }
+        guard let processing else { return refresh }
+        return min(refresh, processing)
+    }
+
+    /// The next launch for the app-refresh request alone (see `nextLaunch(after:)`).
+    private func refreshLaunch(after now: Date) -> Date? {
         guard launchesAllowed, let opportunity = pending?.opportunity else { return nil }
         var next = max(opportunity, now)
         if let deadline = running?.deadline { next = max(next, deadline) }
@@ -310,12 +358,13 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
         advance(to: now)
-        guard launchesAllowed, running == nil, let request = pending, let opportunity = request.opportunity,
+        if launchesAllowed, running == nil, let request = pending, let opportunity = request.opportunity,
             opportunity <= now
-        else {
-            return nil
+        {
+            return launch(request, at: now, simulated: false)
         }
-        return launch(request, at: now, simulated: false)
+        guard let request = processing, let at = processingLaunch(after: now), at <= now else { return nil }
+        return launchProcessing(request, at: now, simulated: false)
     }
 
     /// The app crashed while the OS launched it for the due request: the request is spent
@@ -325,6 +374,17 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     public mutating func launchCrashed(at now: Date) {
         advance(to: now)
         guard running == nil, let request = pending, let opportunity = request.opportunity, opportunity <= now else {
+            if let request = processing, let at = processingLaunch(after: now), at <= now {
+                processing = nil
+                processingSubmittedAt = nil
+                lastDroppedLaunch = now
+                trace.add(
+                    now, .osLaunchDropped,
+                    [
+                        ("identifier", .string(request.identifier)),
+                        ("reason", .string("the app crashed while launching")),
+                    ])
+            }
             return
         }
         pending = nil
@@ -346,6 +406,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                 now, .osSimulateFailed,
                 [("identifier", .string(identifier)), ("reason", .string("app not running"))])
             return nil
+        }
+        if let request = processing, request.identifier == identifier, processingRun == nil {
+            return launchProcessing(request, at: now, simulated: true)
         }
         guard running == nil else {
             trace.add(
@@ -374,6 +437,10 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     ///   - now: virtual instant of the report.
     public mutating func complete(_ launch: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date)
     {
+        if let run = processingRun, run == launch {
+            completeProcessing(run, outcome: outcome, duration: duration, at: now)
+            return
+        }
         guard let run = running, run == launch else {
             advance(to: now)
             trace.add(
@@ -425,6 +492,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// launches until `appLaunched(at:byUser: true)`. The pending request is kept.
     public mutating func forceQuit(at now: Date) {
         advance(to: now)
+        killProcessingRun(at: now, reason: "force-quit")
         if let run = running { kill(run, at: now, reason: "force-quit") }
         processRunning = false
         launchPhase = false
@@ -447,6 +515,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     ///   - now: virtual instant.
     public mutating func installUpdate(registration: RegistrationMode, at now: Date) {
         advance(to: now)
+        killProcessingRun(at: now, reason: "app updated")
         if let run = running { kill(run, at: now, reason: "app updated") }
         endProcess()
         configuration.registrationMode = registration
@@ -465,6 +534,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// - Parameter now: virtual instant.
     public mutating func reboot(at now: Date) {
         advance(to: now)
+        killProcessingRun(at: now, reason: "reboot")
         if let run = running { kill(run, at: now, reason: "reboot") }
         endProcess()
         trace.add(
@@ -509,6 +579,10 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         configuration.opportunity.empirical = delay
     }
 
+    /// Adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists it).
+    /// - Parameter identifier: the task identifier.
+    public mutating func permit(_ identifier: String) { configuration.permit(identifier) }
+
     /// Sets the app-refresh budget of later runs (`Configuration.runtimeBudget`; the expiration
     /// warning stays within it).
     /// - Parameter seconds: virtual seconds, > 0.
@@ -520,8 +594,50 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Ignored on iOS (no standby buckets).
     public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) { advance(to: now) }
 
-    /// Ignored on iOS (the opportunity model does not depend on charging).
-    public mutating func setCharging(_ on: Bool, at now: Date) { advance(to: now) }
+    /// The device is plugged in or unplugged: the app-refresh opportunity model does not depend
+    /// on it; a processing request with `requiresExternalPower` starts only while it is on
+    /// (Apple, `BGProcessingTaskRequest.requiresExternalPower`).
+    public mutating func setCharging(_ on: Bool, at now: Date) {
+        advance(to: now)
+        externalPower = on ? true : nil
+    }
+
+    /// The device's network connection comes or goes: a processing request with
+    /// `requiresNetworkConnectivity` starts only while it is there (Apple,
+    /// `BGProcessingTaskRequest.requiresNetworkConnectivity`); app refresh does not depend on it.
+    /// - Parameters:
+    ///   - on: connected.
+    ///   - now: virtual instant.
+    public mutating func setNetwork(_ on: Bool, at now: Date) {
+        advance(to: now)
+        networkOff = on ? nil : true
+    }
+
+    /// The user turns the screen on (starts using the device) or off (stops), traced `os.screen`
+    /// {on, idleAt}.
+    ///
+    /// The device counts as idle from `effectiveIdleDelay` seconds after the screen went off
+    /// (this model's assumption: Apple says only that processing tasks run while the device is
+    /// idle). Turning it on while a processing task runs calls that task's expiration handler
+    /// now (`os.task.expired` {reason}); the app then has `expirationWarning` seconds to call
+    /// `setTaskCompleted` before it is killed (Apple, `BGProcessingTask`: the system expires it
+    /// when the user starts using the device; the grace is this model's).
+    /// - Parameters:
+    ///   - on: true = the user uses the device (screen on).
+    ///   - now: virtual instant.
+    public mutating func setScreen(_ on: Bool, at now: Date) {
+        advance(to: now)
+        if on != (screenOffAt == nil) { screenOffAt = on ? nil : now }
+        trace.add(
+            now, .osScreen,
+            [("on", .bool(on)), ("idleAt", .schedulerDate(idleAt))])
+        if on, let run = processingRun, processingExpiredAt == nil {
+            processingExpiredAt = now
+            trace.add(
+                now, .osTaskExpired,
+                [("identifier", .string(run.identifier)), ("reason", .string("the user started using the device"))])
+        }
+    }
 
     // MARK: Observation
 
@@ -543,6 +659,22 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             ("backgroundRefresh", .bool(refreshEnabled)),
             ("lowPowerMode", .bool(lowPower)),
             ("forceQuit", .bool(forceQuitted)),
+        ] + processingStatus
+    }
+
+    /// The device and processing fields of `status()`, present once the device left its default
+    /// state or a processing request was submitted: `screenOn`, `idleAt`, `charging`, `network`,
+    /// `processingIdentifier`, `processingNextLaunch`, `processingRunning`.
+    private var processingStatus: [(String, EventValue)] {
+        guard processingIdentifier != nil || screenOffAt != nil || externalPower != nil || networkOff != nil else {
+            return []
+        }
+        return [
+            ("screenOn", .bool(screenOffAt == nil)), ("idleAt", .schedulerDate(idleAt)),
+            ("charging", .bool(externalPower == true)), ("network", .bool(networkOff != true)),
+            ("processingIdentifier", processing.map { .string($0.identifier) } ?? .null),
+            ("processingNextLaunch", .schedulerDate(processingLaunch(after: Date.distantPast))),
+            ("processingRunning", .bool(processingRun != nil)),
         ]
     }
 
@@ -556,22 +688,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// drawn opportunity (they lift at a known instant).
     /// - Parameter now: virtual instant.
     public func why(at now: Date) -> WhyAnswer {
-        var reasons: [PendingReason] = []
-        switch configuration.registrationMode {
-        case .early: break
-        case .lateSilent:
-            let state =
-                lastDroppedLaunch == nil
-                ? "the launch handler is registered after launch finished: the OS will launch, the handler is never entered"
-                : "handler not registered in time: it is never entered"
-            reasons.append(PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch))
-        case .lateCrash:
-            let state =
-                lastDroppedLaunch == nil
-                ? "the launch handler is registered after launch finished: the app crashes at each launch"
-                : "the app crashed registering its handler after launch finished"
-            reasons.append(PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch))
-        }
+        var reasons = handlerReasons
         if let run = running {
             reasons.append(PendingReason(.executing, "running", "a run is in flight", until: run.deadline))
         }
@@ -583,15 +700,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             reasons.append(PendingReason(.invalidJobID, "request", state))
             return WhyAnswer(identifier: nil, reasons: reasons, nextLaunch: nil)
         }
-        if forceQuitted {
-            reasons.append(
-                PendingReason(
-                    .user, "forceQuit", "the user force-quit the app: nothing launches until the user opens it"))
-        }
-        if !refreshEnabled {
-            reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "Background App Refresh is off"))
-        }
-        if lowPower { reasons.append(PendingReason(.deviceState, "lowPower", "Low Power Mode is on")) }
+        reasons += userReasons
         if let earliest = request.earliestBeginDate, earliest > now {
             reasons.append(
                 PendingReason(
@@ -612,7 +721,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                     PendingReason(.jobSchedulerOptimization, "opportunity", "the system chooses no opportunity"))
             }
         }
-        return WhyAnswer(identifier: request.identifier, reasons: reasons, nextLaunch: nextLaunch(after: now))
+        return WhyAnswer(identifier: request.identifier, reasons: reasons, nextLaunch: refreshLaunch(after: now))
     }
 
     /// The identifier of the pending app-refresh request, nil when none.
@@ -627,6 +736,265 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Whether the user force-quit the app and has not opened it (nor restarted the device) since.
     public var isForceQuit: Bool { forceQuitted }
 
+    // MARK: Processing tasks (BGProcessingTaskRequest)
+
+    /// Submits a `BGProcessingTaskRequest` beside the app-refresh request (docs/scheduler.md,
+    /// "Processing tasks"; Apple, `BGTaskScheduler.submit(_:)`, `BGProcessingTaskRequest`).
+    ///
+    /// Checks, in order, as for app refresh: identifier not permitted → `notPermitted` (3); no
+    /// handler registered in this process → crash; Background App Refresh off → `unavailable` (1);
+    /// another processing identifier pending → `tooManyPendingTaskRequests` (2) (Apple allows 10;
+    /// this model holds one, the app's one). The same identifier replaces the pending request
+    /// (`os.request.replaced`). Nothing is drawn: the launch is the first instant (on the
+    /// `quantum` grid) at which the request is eligible and its conditions hold.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - now: virtual instant.
+    /// - Throws: `SchedulerFailure.rejected(SchedulerError)` or `.crash(.noHandler(identifier))`.
+    public mutating func submitProcessing(_ request: ProcessingRequest, at now: Date) throws(SchedulerFailure) {
+        advance(to: now)
+        let identifier = request.identifier
+        guard configuration.permittedIdentifiers.contains(identifier) else {
+            throw reject(
+                .notPermitted("\(identifier) is not in BGTaskSchedulerPermittedIdentifiers"), identifier, now)
+        }
+        guard processRunning && processRegistered.contains(identifier) else {
+            throw .crash(crash(.noHandler(identifier), at: now))
+        }
+        guard refreshEnabled else {
+            throw reject(.unavailable("Background App Refresh is off"), identifier, now)
+        }
+        if let old = processing {
+            guard old.identifier == identifier else {
+                throw reject(
+                    .tooManyPendingTaskRequests("a processing request for \(old.identifier) is already pending"),
+                    identifier, now)
+            }
+            trace.add(
+                now, .osRequestReplaced,
+                [
+                    ("identifier", .string(identifier)),
+                    ("previousEarliestBeginDate", .schedulerDate(old.earliestBeginDate)),
+                ])
+            // The same request again keeps its eligibility floor (its planned launch stands).
+            if old != request { processingSubmittedAt = now }
+        } else {
+            processingSubmittedAt = now
+        }
+        processing = request
+        processingIdentifier = identifier
+        trace.add(
+            now, .osRequestSubmitted,
+            [
+                ("identifier", .string(identifier)), ("earliestBeginDate", .schedulerDate(request.earliestBeginDate)),
+                ("plannedLaunch", .schedulerDate(processingLaunch(after: now))), ("kind", .string("processing")),
+                ("requiresExternalPower", .bool(request.requiresExternalPower)),
+                ("requiresNetworkConnectivity", .bool(request.requiresNetworkConnectivity)),
+            ])
+    }
+
+    /// The pending processing request, nil when none.
+    public var pendingProcessing: ProcessingRequest? { processing }
+
+    /// The processing run in flight, nil when none.
+    public var runningProcessing: BackgroundLaunch? { processingRun }
+
+    /// Whether the user is using the device (screen on): the state of a new device.
+    public var deviceInUse: Bool { screenOffAt == nil }
+
+    /// Whether the device is on external power.
+    public var charging: Bool { externalPower == true }
+
+    /// Whether the device has a network connection.
+    public var networkAvailable: Bool { networkOff != true }
+
+    /// The instant from which the device counts as idle (the screen off for `effectiveIdleDelay`
+    /// seconds), nil while it is in use.
+    public var idleAt: Date? { screenOffAt.map { $0.addingTimeInterval(configuration.effectiveIdleDelay) } }
+
+    /// The processing request's launch under the current conditions (pure): the first instant on
+    /// the `quantum` grid at or after its submission, its `earliestBeginDate` and `idleAt`, and not
+    /// before `now`; nil when nothing is pending, a run is in flight, launches are forbidden (Low
+    /// Power Mode, refresh off, force-quit: this model applies the app-refresh conditions), the
+    /// device is in use, or power or network is required and missing.
+    private func processingLaunch(after now: Date) -> Date? {
+        guard launchesAllowed, processingRun == nil, let request = processing, let idle = idleAt else { return nil }
+        if request.requiresExternalPower && !charging { return nil }
+        if request.requiresNetworkConnectivity && !networkAvailable { return nil }
+        let floor = [processingSubmittedAt, request.earliestBeginDate, idle].compactMap { $0 }.max() ?? idle
+        return max(configuration.opportunity.grid(floor, delay: 0), now)
+    }
+
+    private mutating func launchProcessing(_ request: ProcessingRequest, at now: Date, simulated: Bool)
+        -> BackgroundLaunch
+    {
+        let planned = processingLaunch(after: now)
+        processing = nil
+        processingSubmittedAt = nil
+        coldLaunchIfNeeded(at: now)
+        let entered = processRegistered.contains(request.identifier) && handlers[request.identifier] == true
+        let budget = configuration.effectiveProcessingBudget
+        let grant = BackgroundLaunch(
+            identifier: request.identifier, startedAt: now, budget: budget,
+            expirationWarning: min(configuration.expirationWarning, budget), handlerRegistered: entered,
+            runAttemptCount: 0, simulated: simulated, earliestBeginDate: request.earliestBeginDate)
+        trace.add(
+            now, .osLaunch,
+            [
+                ("identifier", .string(request.identifier)), ("budget", .double(budget)),
+                ("simulated", .bool(simulated)), ("earliestBeginDate", .schedulerDate(request.earliestBeginDate)),
+                ("plannedLaunch", .schedulerDate(planned)), ("kind", .string("processing")),
+            ])
+        lastDroppedLaunch = entered ? nil : now
+        if entered {
+            processingRun = grant
+            processingExpiredAt = nil
+        } else {
+            trace.add(
+                now, .osLaunchDropped,
+                [("identifier", .string(request.identifier)), ("reason", .string("no handler registered in time"))])
+        }
+        return grant
+    }
+
+    /// When the processing run in flight is killed if it has not completed: its budget's end, or
+    /// `expirationWarning` seconds after the user started using the device, whichever is first.
+    private var processingDeadline: Date? {
+        guard let run = processingRun else { return nil }
+        let byUse = processingExpiredAt.map { $0.addingTimeInterval(run.expirationWarning) }
+        return [run.deadline, byUse].compactMap { $0 }.min()
+    }
+
+    private var processingKillReason: String {
+        processingExpiredAt == nil
+            ? "setTaskCompleted not called within budget"
+            : "setTaskCompleted not called after the expiration handler (the user started using the device)"
+    }
+
+    private mutating func completeProcessing(
+        _ run: BackgroundLaunch, outcome: RunOutcome, duration: TimeInterval, at now: Date
+    ) {
+        let end = run.startedAt.addingTimeInterval(max(0, duration))
+        let deadline = processingDeadline ?? end
+        if processingExpiredAt == nil, let budget = run.budget, duration > budget - run.expirationWarning,
+            let expiry = run.expirationAt
+        {
+            trace.add(expiry, .osTaskExpired, [("identifier", .string(run.identifier))])
+        }
+        if end > deadline {
+            kill(run, at: deadline, reason: processingKillReason)
+        } else {
+            processingRun = nil
+            processingExpiredAt = nil
+            trace.add(
+                end, .osTaskCompleted,
+                [
+                    ("identifier", .string(run.identifier)), ("success", .bool(outcome == .success)),
+                    ("duration", .double(duration)),
+                ])
+        }
+        advance(to: now)
+    }
+
+    /// Kills the processing run in flight, if any, with `reason` (traced `os.app.killed`); the
+    /// process itself is ended by the caller.
+    private mutating func killProcessingRun(at now: Date, reason: String) {
+        guard let run = processingRun else { return }
+        trace.add(now, .osAppKilled, [("identifier", .string(run.identifier)), ("reason", .string(reason))])
+        processingRun = nil
+        processingExpiredAt = nil
+    }
+
+    /// Every condition holding the processing request back at `now` (docs/scheduler.md, "Why
+    /// hasn't it run?"); pure; nil when the app never submitted one. In order: the launch handler
+    /// not registered in time, a run in flight, no pending request, force-quit, Background App
+    /// Refresh off, Low Power Mode, external power required and missing, network required and
+    /// missing, the device in use or not yet idle, then `earliestBeginDate`.
+    /// - Parameter now: virtual instant.
+    public func whyProcessing(at now: Date) -> WhyAnswer? {
+        guard let identifier = processingIdentifier else { return nil }
+        var reasons = handlerReasons
+        if processingRun != nil, let deadline = processingDeadline {
+            reasons.append(PendingReason(.executing, "running", "a processing run is in flight", until: deadline))
+        }
+        guard let request = processing else {
+            let state =
+                configuration.registrationMode == .early
+                ? "no pending processing request: the app submits one when it runs (open it)"
+                : "no pending processing request: the handler, which submits the next one, never ran"
+            reasons.append(PendingReason(.invalidJobID, "request", state))
+            return WhyAnswer(identifier: identifier, reasons: reasons, nextLaunch: nil)
+        }
+        reasons += userReasons
+        if request.requiresExternalPower && !charging {
+            reasons.append(
+                PendingReason(
+                    .constraintCharging, "requiresExternalPower",
+                    "requires external power (requiresExternalPower): the device is not charging"))
+        }
+        if request.requiresNetworkConnectivity && !networkAvailable {
+            reasons.append(
+                PendingReason(
+                    .constraintConnectivity, "requiresNetworkConnectivity",
+                    "requires network connectivity (requiresNetworkConnectivity): no network"))
+        }
+        if let idle = idleAt {
+            if idle > now {
+                reasons.append(
+                    PendingReason(
+                        .constraintDeviceIdle, "deviceIdle", "the device is not idle yet (the screen went off)",
+                        until: idle))
+            }
+        } else {
+            reasons.append(
+                PendingReason(
+                    .constraintDeviceIdle, "deviceIdle",
+                    "the device is in use: a processing task runs only while it is idle"))
+        }
+        if let earliest = request.earliestBeginDate, earliest > now {
+            reasons.append(
+                PendingReason(
+                    .constraintMinimumLatency, "earliestBeginDate", "not yet eligible (earliestBeginDate)",
+                    until: earliest))
+        }
+        return WhyAnswer(identifier: identifier, reasons: reasons, nextLaunch: processingLaunch(after: now))
+    }
+
+    /// The `handler` reason of `why` and `whyProcessing`: empty when the app registers early.
+    private var handlerReasons: [PendingReason] {
+        switch configuration.registrationMode {
+        case .early: return []
+        case .lateSilent:
+            let state =
+                lastDroppedLaunch == nil
+                ? "the launch handler is registered after launch finished: the OS will launch, the handler is never entered"
+                : "handler not registered in time: it is never entered"
+            return [PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch)]
+        case .lateCrash:
+            let state =
+                lastDroppedLaunch == nil
+                ? "the launch handler is registered after launch finished: the app crashes at each launch"
+                : "the app crashed registering its handler after launch finished"
+            return [PendingReason(.handlerNotRegisteredInTime, "handler", state, launchedAt: lastDroppedLaunch)]
+        }
+    }
+
+    /// The reasons only the user lifts, shared by `why` and `whyProcessing`: force-quit,
+    /// Background App Refresh off, Low Power Mode.
+    private var userReasons: [PendingReason] {
+        var reasons: [PendingReason] = []
+        if forceQuitted {
+            reasons.append(
+                PendingReason(
+                    .user, "forceQuit", "the user force-quit the app: nothing launches until the user opens it"))
+        }
+        if !refreshEnabled {
+            reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "Background App Refresh is off"))
+        }
+        if lowPower { reasons.append(PendingReason(.deviceState, "lowPower", "Low Power Mode is on")) }
+        return reasons
+    }
+
     // MARK: Internals
 
     /// Traces what happened up to `now`: opportunities the OS let pass, and the kill of a run
@@ -634,6 +1002,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     private mutating func advance(to now: Date) {
         if let run = running, let deadline = run.deadline, deadline <= now {
             kill(run, reason: "setTaskCompleted not called within budget")
+        }
+        if let run = processingRun, let deadline = processingDeadline, deadline <= now {
+            kill(run, at: deadline, reason: processingKillReason)
         }
         guard var request = pending else { return }
         while let missed = request.missed.first, missed <= now {
@@ -689,15 +1060,19 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         pending = request
     }
 
+    /// A background launch while no process runs is a cold launch: the app's code registers
+    /// again as it did last time.
+    private mutating func coldLaunchIfNeeded(at now: Date) {
+        guard !processRunning else { return }
+        processRunning = true
+        launchPhase = false
+        processRegistered = Set(handlers.keys)
+        trace.add(now, .osAppLaunched, [("byUser", .bool(false))])
+    }
+
     private mutating func launch(_ request: Pending, at now: Date, simulated: Bool) -> BackgroundLaunch {
         pending = nil
-        if !processRunning {
-            // Cold background launch: the app's code registers again as it did last time.
-            processRunning = true
-            launchPhase = false
-            processRegistered = Set(handlers.keys)
-            trace.add(now, .osAppLaunched, [("byUser", .bool(false))])
-        }
+        coldLaunchIfNeeded(at: now)
         let entered = processRegistered.contains(request.identifier) && handlers[request.identifier] == true
         let grant = BackgroundLaunch(
             identifier: request.identifier, startedAt: now, budget: configuration.runtimeBudget,
@@ -730,6 +1105,8 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The app process is gone: no run, no launch phase, no registrations of its own.
     private mutating func endProcess() {
         running = nil
+        processingRun = nil
+        processingExpiredAt = nil
         processRunning = false
         launchPhase = false
         processRegistered = []
@@ -738,6 +1115,8 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     private mutating func crash(_ crash: LaunchHandlerCrash, at now: Date) -> LaunchHandlerCrash {
         trace.add(now, .osAppCrashed, [("message", .string(crash.message))])
         running = nil
+        processingRun = nil
+        processingExpiredAt = nil
         processRunning = false
         launchPhase = false
         processRegistered = []

@@ -108,6 +108,8 @@ public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringC
     case osTimeChanged = "os.time_changed"
     /// `os.alarm.fired`: an alarm the app set fired (Android `AlarmManager`).
     case osAlarmFired = "os.alarm.fired"
+    /// `os.screen`: the user turned the screen on (uses the device) or off (iOS).
+    case osScreen = "os.screen"
 
     /// The raw value, e.g. "os.launch".
     public var description: String { rawValue }

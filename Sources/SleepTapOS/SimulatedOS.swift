@@ -73,6 +73,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     private var lastNow: Date?
     /// The answer the last `os.why` said; not encoded (a restarted phone says it again).
     private var lastWhy: WhyAnswer?
+    /// The processing request's answer the last `os.why` said; not encoded.
+    private var lastProcessingWhy: WhyAnswer?
 
     /// A new iOS device.
     /// - Parameter scheduler: a fresh (or already driven) iOS scheduler; its seed is recorded.
@@ -299,12 +301,18 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     }
 
     /// A Doze input (Android: `AndroidWorkScheduler.setScreen`, `motion`, `forceIdle`,
-    /// `stepIdle`, `unforceIdle`); ignored on iOS.
+    /// `stepIdle`, `unforceIdle`); on iOS only the screen counts
+    /// (`IOSBackgroundScheduler.setScreen`: the device in use or idle, for processing tasks).
     /// - Parameters:
     ///   - input: the screen, a motion, or a `dumpsys deviceidle` control.
     ///   - now: virtual instant.
     public mutating func doze(_ input: DozeInput, at now: Date) {
         seen(now)
+        if case .ios(var s) = device {
+            if case .screen(let on) = input { s.setScreen(on, at: now) }
+            device = .ios(s)
+            return
+        }
         guard case .android(var s) = device else { return }
         switch input {
         case .screen(let on): s.setScreen(on, at: now)
@@ -359,11 +367,60 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return []
     }
 
-    /// Android: network on or off (`AndroidWorkScheduler.setNetwork`); ignored on iOS.
+    /// Network on or off (`AndroidWorkScheduler.setNetwork`, `IOSBackgroundScheduler.setNetwork`).
     /// - Parameters:
     ///   - on: connected.
     ///   - now: virtual instant.
-    public mutating func setNetwork(_ on: Bool, at now: Date) { android(now) { $0.setNetwork(on, at: now) } }
+    public mutating func setNetwork(_ on: Bool, at now: Date) {
+        if case .ios(var s) = device {
+            seen(now)
+            s.setNetwork(on, at: now)
+            device = .ios(s)
+            return
+        }
+        android(now) { $0.setNetwork(on, at: now) }
+    }
+
+    // MARK: Processing tasks (iOS)
+
+    /// iOS: submits a `BGProcessingTaskRequest` (`IOSBackgroundScheduler.submitProcessing`).
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - now: virtual instant.
+    /// - Throws: `SchedulerFailure.rejected` with Apple's code (`notPermitted` on Android, which
+    ///   has no processing tasks), or `.crash` (no handler registered).
+    public mutating func submitProcessing(_ request: ProcessingRequest, at now: Date) throws(SchedulerFailure) {
+        seen(now)
+        guard case .ios(var s) = device else {
+            throw .rejected(.notPermitted("BGProcessingTaskRequest is iOS's; this device runs Android"))
+        }
+        defer { device = .ios(s) }
+        try s.submitProcessing(request, at: now)
+    }
+
+    /// iOS: adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists
+    /// it); ignored on Android.
+    /// - Parameter identifier: the task identifier.
+    public mutating func permit(_ identifier: String) {
+        guard case .ios(var s) = device, !s.configuration.permittedIdentifiers.contains(identifier) else { return }
+        s.permit(identifier)
+        device = .ios(s)
+    }
+
+    /// iOS: whether a submit of `request` would only re-state the pending processing request.
+    /// - Parameter request: the request.
+    public func holdsProcessing(_ request: ProcessingRequest) -> Bool {
+        if case .ios(let s) = device { return s.pendingProcessing == request }
+        return false
+    }
+
+    /// iOS: the processing request's answer to "why hasn't it run?"
+    /// (`IOSBackgroundScheduler.whyProcessing`); nil on Android and when the app never submitted one.
+    /// - Parameter now: virtual instant.
+    public func whyProcessing(at now: Date) -> WhyAnswer? {
+        if case .ios(let s) = device { return s.whyProcessing(at: now) }
+        return nil
+    }
 
     /// Android: battery low or not (`AndroidWorkScheduler.setBatteryLow`); ignored on iOS.
     /// - Parameters:
@@ -463,6 +520,12 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             if !(c.runtimeBudget > 0) { return "configuration.runtimeBudget \(c.runtimeBudget): expected > 0" }
             if !(0...c.runtimeBudget).contains(c.expirationWarning) {
                 return "configuration.expirationWarning \(c.expirationWarning): expected 0 to the runtime budget"
+            }
+            if let budget = c.processingBudget, !(budget > 0 && budget.isFinite) {
+                return "configuration.processingBudget \(budget): expected a finite number > 0"
+            }
+            if let delay = c.idleDelay, !(delay >= 0 && delay.isFinite) {
+                return "configuration.idleDelay \(delay): expected a finite number ≥ 0"
             }
             let o = c.opportunity
             if !(o.meanDelay >= 1) { return "configuration.opportunity.meanDelay \(o.meanDelay): expected ≥ 1" }
@@ -629,6 +692,11 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             if answer != lastWhy {
                 lastWhy = answer
                 ownTrace.add(now, .osWhy, answer.fields)
+            }
+            let processing = whyProcessing(at: now)
+            if processing != lastProcessingWhy {
+                lastProcessingWhy = processing
+                if let processing { ownTrace.add(now, .osWhy, processing.fields) }
             }
         }
         let own = ownTrace.drain()

@@ -164,6 +164,14 @@ extension CommandLineParser {
                 on iOS (this model has no iOS alarm API)
                 """),
         OptionSpec(
+            "--processing-task", value: "on|off", example: "on",
+            help: """
+                iOS: on also registers a BGProcessingTask and submits a nightly BGProcessingTaskRequest on
+                the charger (requiresExternalPower), which runs the same job while the device is idle
+                (stdin screen, charging, network); off (default) submits none; the app's setting, not
+                stored; refused on Android
+                """),
+        OptionSpec(
             "--exact-alarm-permission", value: "P", example: "use", needs: android,
             help: """
                 Android: the exact alarm permission the app declares: schedule (SCHEDULE_EXACT_ALARM,
@@ -219,7 +227,9 @@ extension CommandLineParser {
           low-power on|off, background-refresh on|off, charging on|off, bucket NAME
           screen on|off, motion, idle force|step|off
                           Android Doze: the screen, the device picked up, and dumpsys deviceidle's
-                          force-idle, step and unforce (screen off, unplugged and still: Doze)
+                          force-idle, step and unforce (screen off, unplugged and still: Doze);
+                          iOS: screen, charging and network are the device in use or idle, its
+                          charger and network, which a processing task waits for
           network on|off, battery-low on|off, storage-low on|off
                           Android: the device conditions --constraints waits for
           initial-delay-met, period-delay-met, constraints-met

@@ -143,6 +143,7 @@ public enum CommandLineParser {
                             + "constraint; expected a comma-separated list of \(WorkConstraint.names), or none")
                 }
             case "--phone-alarm": os.phoneAlarm = try reader.onOff(flag)
+            case "--processing-task": os.processingTask = try reader.onOff(flag)
             case "--exact-alarm-permission":
                 let text = try reader.value(flag)
                 guard let declaration = ExactAlarmDeclaration(rawValue: text) else {
@@ -214,6 +215,11 @@ public enum CommandLineParser {
             throw UsageError(
                 "--phone-alarm on sets an Android AlarmManager.setAlarmClock() alarm; this model has no iOS alarm "
                     + "API (the watch rings either way): add --platform android, or leave --phone-alarm off")
+        }
+        if os.platform == .android && os.processingTask == true {
+            throw UsageError(
+                "--processing-task on submits an iOS BGProcessingTaskRequest; WorkManager's equivalent is "
+                    + "--constraints charging,device-idle: leave --processing-task off on Android")
         }
         if os.platform != .android && os.exactAlarmPermission != nil {
             throw UsageError(

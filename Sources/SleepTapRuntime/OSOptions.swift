@@ -46,6 +46,10 @@ public struct OSOptions: Equatable, Sendable {
     /// `--phone-alarm on|off`: the companion phone alarm (Android `setAlarmClock()` for the next
     /// wake-up); the app's setting, given at each start (not stored); nil = off.
     public var phoneAlarm: Bool?
+    /// `--processing-task on|off`: iOS, the app's nightly `BGProcessingTaskRequest` on the charger
+    /// (docs/scheduler.md, "Processing tasks"); the app's setting, given at each start (not
+    /// stored); nil = off.
+    public var processingTask: Bool?
     /// `--exact-alarm-permission schedule|use`: the exact alarm permission the app declares
     /// (`SCHEDULE_EXACT_ALARM` or `USE_EXACT_ALARM`); nil = stored, else `schedule`.
     public var exactAlarmPermission: ExactAlarmDeclaration?
@@ -195,6 +199,7 @@ public struct OSOptions: Equatable, Sendable {
         configuration.horizonDays = horizonDays
         configuration.appVersion = appVersion
         configuration.phoneAlarm = phoneAlarm ?? false
+        configuration.processingTask = processingTask ?? false
         return configuration
     }
 }

@@ -239,6 +239,46 @@ struct TwinTests {
         #expect(minutes.filter { $0 > 40 } == [245, 255], "\(minutes)")
     }
 
+    @Test(
+        "iOS --processing-task on: a night on the charger (screen off 23:00 EST) gives a processing run at 23:10, once"
+    )
+    func processingNight() throws {
+        func night(processing: Bool) throws -> Twin {
+            let base = Self.twin(.early)
+            var setup = base.phoneSetup
+            setup.appConfiguration.processingTask = processing
+            var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+            twin.boot()
+            // Thu 23:00 EST the phone goes on the charger, screen off; Fri 06:45 EST picked up.
+            let down = try #require(ISO8601.date("2025-03-07T04:00:00Z"))
+            let up = try #require(ISO8601.date("2025-03-07T11:45:00Z"))
+            twin.schedule(.phone("charging on"), at: down)
+            twin.schedule(.phone("screen off"), at: down)
+            twin.schedule(.phone("screen on"), at: up)
+            twin.schedule(.phone("charging off"), at: up)
+            twin.run(until: up.addingTimeInterval(3_600))
+            return twin
+        }
+        let processingID = PhoneAppConfiguration().processingIdentifier
+        let on = try night(processing: true)
+        // Idle 600 s after the screen went off: 23:10 EST.
+        let idle = try #require(ISO8601.date("2025-03-07T04:10:00Z"))
+        let launches = on.events(.osLaunch).filter { $0.event["kind"] == .string("processing") }
+        #expect(launches.map(\.at) == [idle])
+        let entered = on.events(.handlerEntered).filter { $0.event["identifier"] == .string(processingID) }
+        #expect(entered.map(\.at) == [idle])
+        let runs = on.phone.app.state.refreshLog.history.filter { $0.kind == .processing }
+        #expect(runs.count == 1 && runs.allSatisfy(\.success))
+        // Its renewal asks for the next evening: Fri 20:00 EST (Sat 08:00 EST, the refresh's, - 12 h).
+        let renewed = on.events(.osRequestSubmitted).filter { $0.event["kind"] == .string("processing") }
+        #expect(renewed.last?.event["earliestBeginDate"] == .date(ISO8601.date("2025-03-08T01:00:00Z")!))
+        #expect(on.events(.osScreen).count == 2)
+        // Without the option: no processing request, no processing run.
+        let off = try night(processing: false)
+        #expect(off.events(.osLaunch).allSatisfy { $0.event["kind"] == nil })
+        #expect(off.events(.osRequestSubmitted).allSatisfy { $0.event["kind"] == nil })
+    }
+
     @Test("Android: a run past its quota is stopped by the OS; its run record says stopReason 10 (STOP_REASON_QUOTA)")
     func stopReasonInRunRecords() {
         let base = Self.twin(.early)

@@ -110,6 +110,104 @@ struct SchedulerWhyTests {
         #expect(answer.code == .executing)
     }
 
+    @Test(
+        "iOS processing request: power, network, device in use, not idle yet, earliestBeginDate, then ready; the user's switches"
+    )
+    func iosProcessing() throws {
+        let pid = "net.example.sleeptap.processing"
+        var s = F.ios(permitted: [id, pid])
+        s.appLaunched(at: t0, byUser: true)
+        #expect(try s.register(identifier: id, at: t0))
+        #expect(try s.register(identifier: pid, at: t0))
+        s.finishLaunching(at: t0)
+        #expect(s.whyProcessing(at: t0) == nil)  // never submitted: no answer
+        let earliest = t0.addingTimeInterval(7_200)
+        s.setNetwork(false, at: t0)
+        try s.submitProcessing(
+            ProcessingRequest(
+                identifier: pid, earliestBeginDate: earliest, requiresExternalPower: true,
+                requiresNetworkConnectivity: true), at: t0)
+        let all = try #require(s.whyProcessing(at: t0))
+        #expect(
+            codes(all) == [
+                .constraintCharging, .constraintConnectivity, .constraintDeviceIdle, .constraintMinimumLatency,
+            ])
+        #expect(all.reason("requiresExternalPower")?.state.contains("not charging") == true)
+        #expect(all.reason("requiresNetworkConnectivity")?.state.contains("no network") == true)
+        #expect(all.reason("deviceIdle")?.state.contains("in use") == true)
+        #expect(all.reason("deviceIdle")?.until == nil)
+        #expect(all.reason("earliestBeginDate")?.until == earliest)
+        #expect(all.identifier == pid && all.nextLaunch == nil)
+        s.setCharging(true, at: t0)
+        s.setNetwork(true, at: t0)
+        s.setScreen(false, at: t0)
+        let idling = try #require(s.whyProcessing(at: t0))
+        #expect(codes(idling) == [.constraintDeviceIdle, .constraintMinimumLatency])
+        #expect(idling.reason("deviceIdle")?.until == t0.addingTimeInterval(600))
+        // t0 + 7200 s = 1_760_007_200, rounded up to the minute of UNIX time.
+        let planned = Date(timeIntervalSince1970: 1_760_007_240)
+        #expect(idling.nextLaunch == planned)
+        #expect(codes(try #require(s.whyProcessing(at: t0.addingTimeInterval(600)))) == [.constraintMinimumLatency])
+        let ready = try #require(s.whyProcessing(at: earliest))
+        #expect(codes(ready) == [.ready] && ready.nextLaunch == planned)
+        // The refresh request's own answer is not changed by the processing one.
+        #expect(codes(s.why(at: earliest)) == [.invalidJobID])
+        s.setLowPowerMode(true, at: earliest)
+        #expect(codes(try #require(s.whyProcessing(at: earliest))) == [.deviceState])
+        s.setBackgroundRefreshEnabled(false, at: earliest)
+        s.forceQuit(at: earliest)
+        let user = try #require(s.whyProcessing(at: earliest))
+        #expect(codes(user) == [.user, .backgroundRestriction, .deviceState] && user.nextLaunch == nil)
+    }
+
+    @Test("iOS processing request: EXECUTING until its budget's end, or 1 s after the user picks the device up")
+    func iosProcessingExecuting() throws {
+        let pid = "net.example.sleeptap.processing"
+        var s = F.ios(permitted: [id, pid])
+        s.appLaunched(at: t0, byUser: true)
+        #expect(try s.register(identifier: pid, at: t0))
+        s.finishLaunching(at: t0)
+        try s.submitProcessing(ProcessingRequest(identifier: pid), at: t0)
+        s.setScreen(false, at: t0)
+        let at = try #require(s.nextLaunch(after: t0))
+        let launchTaken = s.takeLaunch(at: at)
+        let launch = try #require(launchTaken)
+        #expect(s.whyProcessing(at: at)?.reason("running")?.until == launch.deadline)
+        s.setScreen(true, at: at.addingTimeInterval(10))
+        #expect(s.whyProcessing(at: at.addingTimeInterval(10))?.reason("running")?.until == at.addingTimeInterval(11))
+    }
+
+    @Test("iOS processing request, late registration: named before the launch; late-crash spends the request")
+    func iosProcessingHandler() throws {
+        let pid = "net.example.sleeptap.processing"
+        for mode in [RegistrationMode.lateSilent, .lateCrash] {
+            var s = F.ios(mode: mode, permitted: [id, pid])
+            s.appLaunched(at: t0, byUser: true)
+            // Late-silent registers after launch finished (accepted, never entered); late-crash's
+            // first process registered in time, and its next launches crash (`launchCrashed`).
+            if mode == .lateSilent { s.finishLaunching(at: t0) }
+            #expect(try s.register(identifier: pid, at: t0))
+            try s.submitProcessing(ProcessingRequest(identifier: pid), at: t0)
+            s.finishLaunching(at: t0)
+            s.setScreen(false, at: t0)
+            let before = try #require(s.whyProcessing(at: t0))
+            #expect(codes(before) == [.handlerNotRegisteredInTime, .constraintDeviceIdle])
+            #expect(before.reason("handler")?.launchedAt == nil)
+            let at = try #require(s.nextLaunch(after: t0))
+            if mode == .lateCrash {
+                s.launchCrashed(at: at)
+                #expect(s.drainTrace().contains { $0.event.name == .osLaunchDropped })
+            } else {
+                let taken = s.takeLaunch(at: at)
+                #expect(taken?.handlerRegistered == false)
+            }
+            let after = try #require(s.whyProcessing(at: at))
+            #expect(codes(after) == [.handlerNotRegisteredInTime, .invalidJobID])
+            #expect(after.reason("handler")?.launchedAt == at)
+            #expect(s.nextLaunch(after: at) == nil)
+        }
+    }
+
     // MARK: Android
 
     @Test("Android: nothing enqueued, the next run time, ready, executing")

@@ -143,6 +143,34 @@ struct OptionEffectTests {
     }
 
     @Test(
+        "--processing-task on reaches the app (iOS): its processing task is enabled; off is the default; Android and bad values are refused naming them"
+    )
+    func processingTask() throws {
+        #expect(try Self.phoneOptions(["--processing-task", "on"]).os.appConfiguration().processingTask)
+        #expect(try !Self.phoneOptions([]).os.appConfiguration().processingTask)
+        #expect(try !Self.phoneOptions(["--processing-task", "off"]).os.appConfiguration().processingTask)
+        // The app built with it runs on iOS with its processing task; the flag is the app's, not the OS's.
+        let options = try Self.phoneOptions(["--processing-task", "on"]).os
+        let app = PhoneApp(
+            state: PhoneSyncState(deviceSeed: 1), scheduler: options.makeOS(taskIdentifier: Self.task),
+            weather: OfflineWeatherProvider(seed: 1), schedule: .everyDayAtSeven,
+            zone: TimeZone(identifier: "UTC")!, location: Coordinate(latitude: 52.52, longitude: 13.405)!,
+            configuration: options.appConfiguration())
+        #expect(app.processingEnabled)
+        for (bad, named) in [
+            (["--processing-task", "maybe"], "\"maybe\""),
+            (["--platform", "android", "--processing-task", "on"], "BGProcessingTaskRequest"),
+        ] {
+            do {
+                _ = try Self.phoneOptions(bad)
+                Issue.record("\(bad) accepted")
+            } catch {
+                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
+            }
+        }
+    }
+
+    @Test(
         "--phone-alarm and --exact-alarm-permission reach the app and the OS; a new install on API 33 starts without notifications, on 34 without SCHEDULE_EXACT_ALARM; bad values and iOS are refused naming them"
     )
     func phoneAlarmAndPermissions() throws {

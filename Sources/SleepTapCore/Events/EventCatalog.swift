@@ -270,6 +270,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osClockSet = "os.clock_set"
     /// `os.time_changed` (its fields: docs/protocol.md, "Events").
     case osTimeChanged = "os.time_changed"
+    /// `os.screen` (its fields: docs/protocol.md, "Events").
+    case osScreen = "os.screen"
 
     // MARK: The soak tool
 

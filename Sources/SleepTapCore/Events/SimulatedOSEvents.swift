@@ -42,6 +42,7 @@ extension EventName {
             case .osTestDriver: .osTestDriver
             case .osTimeChanged: .osTimeChanged
             case .osAlarmFired: .osAlarmFired
+            case .osScreen: .osScreen
             }
     }
 }

@@ -47,6 +47,17 @@ public struct PhoneAppConfiguration: Sendable {
     /// sets a `setAlarmClock()` alarm for the next wake-up (docs/scheduler.md, "Alarms"); the
     /// watch rings either way. Default false.
     public var phoneAlarm = false
+    /// iOS: the app also registers a `BGProcessingTask` and, at each run of the job, submits a
+    /// nightly `BGProcessingTaskRequest` on the charger (`requiresExternalPower`), which runs the
+    /// same job (`phone --processing-task on`; docs/scheduler.md, "Processing tasks"). Default false.
+    public var processingTask = false
+    /// The processing task's identifier (listed in `BGTaskSchedulerPermittedIdentifiers`).
+    public var processingIdentifier = "net.sleeptap.processing"
+
+    /// Hours before the refresh request's earliestBeginDate (the next wake-up + 1 h) from which
+    /// the nightly processing request is eligible: 12, so it runs the night before (this
+    /// project's choice).
+    public static let processingLeadHours: TimeInterval = 12
 
     /// The defaults: task `net.sleeptap.refresh`, a 7-day horizon, the default costs and policies.
     public init() {}
@@ -174,23 +185,30 @@ public struct PhoneApp: Sendable {
     public mutating func launch(at now: Date, byUser: Bool) -> [PhoneEffect] {
         let early = registersEarly
         var effects: [PhoneEffect] = byUser ? [record(.foreground, at: now)] : []
+        // The app build lists its processing task in BGTaskSchedulerPermittedIdentifiers.
+        if processingEnabled { scheduler.permit(configuration.processingIdentifier) }
         scheduler.appLaunched(at: now, byUser: byUser)
         effects += drainTrace()
         crashed = nil
         registered = false
         running = true
+        let identifiers =
+            [configuration.taskIdentifier] + (processingEnabled ? [configuration.processingIdentifier] : [])
         func register() -> Bool {
             do {
-                registered = try scheduler.register(identifier: configuration.taskIdentifier, at: now)
-                effects += drainTrace()
-                effects.append(
-                    .emit(
-                        Event(
-                            .handlerRegistered,
-                            [
-                                ("identifier", .string(configuration.taskIdentifier)), ("accepted", .bool(registered)),
-                                ("phase", .string(early ? "didFinishLaunching" : "after launch")),
-                            ])))
+                for identifier in identifiers {
+                    let accepted = try scheduler.register(identifier: identifier, at: now)
+                    if identifier == configuration.taskIdentifier { registered = accepted }
+                    effects += drainTrace()
+                    effects.append(
+                        .emit(
+                            Event(
+                                .handlerRegistered,
+                                [
+                                    ("identifier", .string(identifier)), ("accepted", .bool(accepted)),
+                                    ("phase", .string(early ? "didFinishLaunching" : "after launch")),
+                                ])))
+                }
                 return true
             } catch {
                 crashed = error
@@ -213,6 +231,14 @@ public struct PhoneApp: Sendable {
             effects += foregroundRefresh(at: now, reason: "open")
         }
         return effects + drainTrace()
+    }
+
+    /// Whether the app uses its processing task: `processingTask` on iOS.
+    public var processingEnabled: Bool { configuration.processingTask && scheduler.platform == .ios }
+
+    /// Whether `grant` is a launch for the processing task.
+    private func isProcessing(_ grant: BackgroundLaunch) -> Bool {
+        processingEnabled && grant.identifier == configuration.processingIdentifier
     }
 
     // MARK: background
@@ -464,6 +490,8 @@ public struct PhoneApp: Sendable {
         guard job.run.charge(costs.renew, step: "renew") else { return end(job, outcome: .failure) }
         var effects = renew(at: now, attempt: recordedAttempt(job), background: job.grant != nil)
         if crashed != nil { return effects + end(job, outcome: .failure) }  // the submit killed the app
+        effects += renewProcessing(at: now, servingNight: job.grant.map(isProcessing) ?? false)
+        if crashed != nil { return effects + end(job, outcome: .failure) }
         // 2. bedtime notices, then wake dates, planned on the device's wall clock.
         let wallNow = scheduler.wallClock(at: now)
         let plan = RefreshPlan.make(
@@ -594,8 +622,9 @@ public struct PhoneApp: Sendable {
         let reported = scheduler.platform == .android ? (run.attempted ?? run.elapsed) : run.elapsed
         scheduler.complete(grant, outcome: outcome, duration: reported, at: run.now.addingTimeInterval(run.elapsed))
         // The OS's completion (at the run's end instant) after the app's own handler.completed.
+        let kind: RunKind = isProcessing(grant) ? .processing : .background
         return effects
-            + finish(run, success: outcome == .success, kind: .background, outcomeName: outcome.name, grant: grant)
+            + finish(run, success: outcome == .success, kind: kind, outcomeName: outcome.name, grant: grant)
             + drainTrace()
     }
 
@@ -687,6 +716,58 @@ public struct PhoneApp: Sendable {
         }
     }
 
+    /// Step 1 for the processing task (`processingEnabled` only): submits the nightly
+    /// `BGProcessingTaskRequest` (`requiresExternalPower` true, no network required), eligible
+    /// `processingLeadHours` before the refresh request's earliestBeginDate, so the evening before
+    /// the next wake-up; once that night is served (this run is a processing run, or one ended
+    /// after that instant) the next evening's. A submit that only re-states the pending request is
+    /// skipped. No run record: the records count the app-refresh requests (docs/metrics.md).
+    private mutating func renewProcessing(at now: Date, servingNight: Bool) -> [PhoneEffect] {
+        guard processingEnabled else { return [] }
+        let wallNow = scheduler.wallClock(at: now)
+        guard let refreshEarliest = RefreshPlanner.earliestBeginDate(after: wallNow, schedule: schedule, in: zone)
+        else { return [] }
+        let lead = Self.processingLead
+        var earliest = refreshEarliest.addingTimeInterval(-lead)
+        let lastProcessing = state.refreshLog.history.last { $0.kind == .processing }?.at
+        if servingNight || (lastProcessing.map { $0 >= earliest } ?? false) {
+            earliest = refreshEarliest.addingTimeInterval(lead)
+        }
+        let request = ProcessingRequest(
+            identifier: configuration.processingIdentifier, earliestBeginDate: earliest, requiresExternalPower: true)
+        guard !scheduler.holdsProcessing(request) else { return [] }
+        do {
+            try scheduler.submitProcessing(request, at: now)
+            return drainTrace() + [
+                .emit(
+                    Event(
+                        .renewSubmitted,
+                        [("identifier", .string(request.identifier)), ("earliestBeginDate", .date(earliest))]))
+            ]
+        } catch {
+            let trace = drainTrace()
+            switch error {
+            case .rejected(let rejection):
+                return trace + [
+                    .emit(
+                        Event(
+                            .submitFailed,
+                            [
+                                ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
+                                ("code", .int(Int64(rejection.code))),
+                            ]))
+                ]
+            case .crash(let crash):
+                crashed = crash
+                running = false
+                return trace + [.emit(Event(.appCrashed, [("message", .string(crash.message))]))]
+            }
+        }
+    }
+
+    /// `PhoneAppConfiguration.processingLeadHours` in seconds.
+    private static var processingLead: TimeInterval { PhoneAppConfiguration.processingLeadHours * 3_600 }
+
     private mutating func sunlight(plan: RefreshPlan, at now: Date) -> [PhoneEffect] {
         guard let wake = plan.entries.first else {
             return [.emit(Event(.sunlightSkipped, [("reason", .string("no wake-up ahead"))]))]
@@ -725,7 +806,7 @@ public struct PhoneApp: Sendable {
                     expired: run.expiredAt != nil, attempt: recordedAttempt(grant),
                     stopReason: scheduler.stopReason(of: grant)))
         }
-        if kind == .background {
+        if kind == .background || kind == .processing {
             effects.append(
                 .emit(
                     Event(

@@ -23,13 +23,16 @@ public enum PhoneCommand: Equatable, Sendable {
     case lowPower(Bool)
     /// Background App Refresh (iOS), or background work at all (Android), on or off.
     case backgroundRefresh(Bool)
-    /// Android: plugged in or not.
+    /// Plugged in or not (Android: quotas and constraints; iOS: a processing task's
+    /// `requiresExternalPower`).
     case charging(Bool)
     /// Android: the App Standby bucket.
     case bucket(StandbyBucket)
-    /// Android: a Doze input (`screen on|off`, `motion`, `idle force|step|off`).
+    /// A Doze input (`screen on|off`, `motion`, `idle force|step|off`); on iOS only `screen on|off`:
+    /// the user uses the device or leaves it idle (processing tasks).
     case doze(DozeInput)
-    /// Android: the network connection on or off.
+    /// The network connection on or off (Android: constraints; iOS: a processing task's
+    /// `requiresNetworkConnectivity`).
     case network(Bool)
     /// Android: the battery low (`ACTION_BATTERY_LOW`) or not.
     case batteryLow(Bool)
@@ -176,10 +179,9 @@ public enum PhoneCommand: Equatable, Sendable {
             return .move(location)
         case ("low-power", 2): return .lowPower(try onOff("low-power"))
         case ("background-refresh", 2): return .backgroundRefresh(try onOff("background-refresh"))
-        case ("charging", 2) where platform != .android, ("bucket", 2) where platform != .android,
-            ("screen", 2) where platform != .android, ("motion", 1) where platform != .android,
-            ("idle", 2) where platform != .android, ("network", 2) where platform != .android,
-            ("battery-low", 2) where platform != .android, ("storage-low", 2) where platform != .android:
+        case ("bucket", 2) where platform != .android, ("motion", 1) where platform != .android,
+            ("idle", 2) where platform != .android, ("battery-low", 2) where platform != .android,
+            ("storage-low", 2) where platform != .android:
             throw reject("\(words[0]) is an Android setting; this phone runs --platform \(platform)")
         case ("period-delay-met", 1) where platform != .android, ("initial-delay-met", 1) where platform != .android,
             ("constraints-met", 1) where platform != .android, ("stop", 2) where platform != .android:

@@ -776,7 +776,8 @@ public struct PhoneNode: Sendable {
         case .status:
             return [.emit(status(at: now), at: now)]
         case .why:
-            return [.emit(Event(app.scheduler.why(at: now).event), at: now)]
+            let processing = app.scheduler.whyProcessing(at: now).map { [PhoneAction.emit(Event($0.event), at: now)] }
+            return [.emit(Event(app.scheduler.why(at: now).event), at: now)] + (processing ?? [])
         case .history:
             return app.state.refreshLog.history.map { .emit($0.event, at: now) }
         case .notifications:
@@ -896,6 +897,9 @@ public struct PhoneNode: Sendable {
         ]
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
         fields.append(("why", .object(EventObject(app.scheduler.why(at: now).fields))))
+        if let processing = app.scheduler.whyProcessing(at: now) {
+            fields.append(("processingWhy", .object(EventObject(processing.fields))))
+        }
         return Event(.phoneStatus, fields)
     }
 

@@ -11,6 +11,9 @@ public enum RunKind: String, Codable, CaseIterable, Sendable {
     case foreground
     /// The OS woke the app for a message from the paired watch asking for dates (a REQUEST).
     case watchRequest = "watch-request"
+    /// iOS launched the app for its `BGProcessingTask` (`phone --processing-task on`): the same
+    /// job, on the charger while the device is idle.
+    case processing
 }
 
 /// One finished refresh run, as `RefreshLog.markCompleted` records it.
@@ -77,7 +80,7 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     public private(set) var lastRunAt: Date?
     /// When the last successful run (background or foreground) finished.
     public private(set) var lastSuccessAt: Date?
-    /// When the last successful background run finished: the start of staleness.
+    /// When the last successful background run (app refresh or processing) finished: the start of staleness.
     public private(set) var lastBackgroundSuccessAt: Date?
     /// The last `historyLimit` runs, oldest first.
     public private(set) var history: [RefreshRun] = []
@@ -106,7 +109,7 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     ) {
         lastRunAt = now
         if success { lastSuccessAt = now }
-        if success && kind == .background { lastBackgroundSuccessAt = now }
+        if success && (kind == .background || kind == .processing) { lastBackgroundSuccessAt = now }
         history.append(
             RefreshRun(
                 at: now, scheduledAt: scheduledAt, success: success, lowPower: lowPower, bucket: bucket,

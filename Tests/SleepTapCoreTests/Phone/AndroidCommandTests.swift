@@ -18,7 +18,12 @@ struct AndroidCommandTests {
         #expect(try PhoneCommand.parse("initial-delay-met", platform: .android) == .testDriver(.initialDelayMet))
         #expect(try PhoneCommand.parse("constraints-met", platform: .android) == .testDriver(.constraintsMet))
         #expect(try PhoneCommand.parse("stop 13", platform: .android) == .stop(.user))
-        for line in ["network off", "battery-low on", "storage-low off", "period-delay-met", "stop USER"] {
+        // iOS has a network too (a processing task's requiresNetworkConnectivity), and a charger
+        // and a screen (requiresExternalPower, the device idle).
+        #expect(try PhoneCommand.parse("network off", platform: .ios) == .network(false))
+        #expect(try PhoneCommand.parse("charging on", platform: .ios) == .charging(true))
+        #expect(try PhoneCommand.parse("screen off", platform: .ios) == .doze(.screen(false)))
+        for line in ["battery-low on", "storage-low off", "period-delay-met", "stop USER", "motion", "idle force"] {
             #expect(throws: PhoneCommand.Rejection.self, "\(line)") { try PhoneCommand.parse(line, platform: .ios) }
             do {
                 _ = try PhoneCommand.parse(line, platform: .ios)
