@@ -41,7 +41,7 @@ public enum ExactAlarmDeclaration: String, Codable, Sendable, CaseIterable {
     case use
 }
 
-/// The alarm rules' numbers, in virtual seconds; nil in an older `os.json` = the defaults.
+/// The alarm rules' numbers, in virtual seconds; nil in an older encoding = the defaults.
 ///
 /// Sources: Android, "Optimize for Doze and App Standby" (the 9-minute while-idle spacing); AOSP
 /// `AlarmManagerService` (`ALLOW_WHILE_IDLE_QUOTA` 72 per `ALLOW_WHILE_IDLE_WINDOW` 1 h for exact

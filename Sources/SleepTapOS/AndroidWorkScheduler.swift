@@ -105,7 +105,7 @@ public struct StandbyQuota: Codable, Equatable, Sendable {
     ]
 }
 
-/// The Android API levels the simulator models (SleepTap's `--android-api`) and the quota table each selects.
+/// The Android API levels the simulator models and the quota table each selects.
 public enum AndroidAPI {
     /// The lowest API level accepted (Android 5.0, the first with JobScheduler).
     public static let minimum = 21
@@ -185,23 +185,23 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         public var quotas: [StandbyBucket: StandbyQuota]
         /// The bucket at start (default active).
         public var initialBucket: StandbyBucket
-        /// Doze timings; nil = `DozeSettings()` (the AOSP defaults; optional in `os.json`).
+        /// Doze timings; nil = `DozeSettings()` (the AOSP defaults; optional in the encoding).
         public var doze: DozeSettings?
         /// A limit on job execution over every bucket (`StandbyQuota.executionCap` from
-        /// Android 13); nil = none (optional in `os.json`).
+        /// Android 13); nil = none (optional in the encoding).
         public var executionCap: StandbyQuota?
         /// The API level `selectQuotas` chose the table for; nil = never chosen (the
-        /// pre-Android 13 table, optional in `os.json`).
+        /// pre-Android 13 table, optional in the encoding).
         public var androidAPI: Int?
         /// Whether Android 16's flagged quota values are on (API 36); nil = on.
         public var android16Flags: Bool?
-        /// The work request's `Constraints` (`--constraints`), in declaration order; nil = none
-        /// (optional in `os.json`).
+        /// The work request's `Constraints`, in declaration order; nil = none
+        /// (optional in the encoding).
         public var constraints: [WorkConstraint]?
-        /// The alarm rules' numbers (`AlarmSettings`); nil = the defaults (optional in `os.json`).
+        /// The alarm rules' numbers (`AlarmSettings`); nil = the defaults (optional in the encoding).
         public var alarms: AlarmSettings?
         /// The exact alarm permission the app declares; nil = `SCHEDULE_EXACT_ALARM` (optional in
-        /// `os.json`).
+        /// the encoding).
         public var exactAlarmDeclaration: ExactAlarmDeclaration?
 
         /// Chooses the quota table of `androidAPI` (`AndroidAPI.quotas(for:android16Flags:)`):
@@ -304,22 +304,22 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var backgroundEnabled = true
     private var batterySaver = false
     private var forceStopped = false
-    /// The Doze inputs; nil until one is given (an older `os.json` has none: screen on).
+    /// The Doze inputs; nil until one is given (an older encoding has none: screen on).
     private var doze: DozeState?
     /// The last run the OS stopped: its work, start and `WorkInfo.getStopReason()` code; not
     /// encoded (the app reads it as the run ends).
     private var lastStop: (identifier: String, startedAt: Date, code: Int)?
-    /// The device has no network connection (stdin `network off`); nil = connected.
+    /// The device has no network connection; nil = connected.
     private var offline: Bool?
-    /// The battery is low (stdin `battery-low on`); nil = not low.
+    /// The battery is low; nil = not low.
     private var batteryLow: Bool?
-    /// Storage is low (stdin `storage-low on`); nil = not low.
+    /// Storage is low; nil = not low.
     private var storageLow: Bool?
     /// TestDriver's `setAllConstraintsMet`: the constraints count as met from now on; nil = no.
     private var constraintsForced: Bool?
     /// `stop REASON` given while nothing ran: the next run is stopped at once with this code.
     private var armedStop: Int?
-    /// The alarms the app set and the OS holds, by trigger instant; nil = none (optional in `os.json`).
+    /// The alarms the app set and the OS holds, by trigger instant; nil = none (optional in the encoding).
     private var alarms: [Alarm]?
     /// `SCHEDULE_EXACT_ALARM` is denied (a new install on API 34+, or the user revoked it); nil =
     /// granted.
@@ -640,7 +640,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         }
     }
 
-    /// The device's Android version changes (`--android-api`, an OS update): the quota table of
+    /// The device's Android version changes (an OS update): the quota table of
     /// that API level applies from now (`Configuration.selectQuotas`); recorded sessions stay.
     /// - Parameters:
     ///   - api: API level, clamped to 21...36.
@@ -658,7 +658,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
 
     // MARK: Constraints and TestDriver
 
-    /// Sets the work request's `Constraints` (`--constraints`); a running attempt keeps running.
+    /// Sets the work request's `Constraints`; a running attempt keeps running.
     /// - Parameter constraints: the requirements, any order; stored sorted, each once.
     public mutating func setConstraints(_ constraints: [WorkConstraint]) {
         let sorted = Array(Set(constraints)).sorted()
@@ -675,7 +675,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// Whether storage is low (default: no).
     public var isStorageLow: Bool { storageLow == true }
 
-    /// The device gains or loses its network connection (stdin `network on|off`). A run that
+    /// The device gains or loses its network connection. A run that
     /// requires the network is stopped when it is lost (`STOP_REASON_CONSTRAINT_CONNECTIVITY`).
     public mutating func setNetwork(_ on: Bool, at now: Date) {
         advance(to: now)
@@ -683,7 +683,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         stopRunsMissingConstraints(at: now)
     }
 
-    /// The battery becomes low or not (stdin `battery-low on|off`; Android's
+    /// The battery becomes low or not (Android's
     /// `ACTION_BATTERY_LOW`/`OKAY`). A run that requires battery-not-low is stopped when it
     /// becomes low (`STOP_REASON_CONSTRAINT_BATTERY_NOT_LOW`).
     public mutating func setBatteryLow(_ on: Bool, at now: Date) {
@@ -692,7 +692,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         stopRunsMissingConstraints(at: now)
     }
 
-    /// Storage becomes low or not (stdin `storage-low on|off`; Android's
+    /// Storage becomes low or not (Android's
     /// `ACTION_DEVICE_STORAGE_LOW`/`OK`). A run that requires storage-not-low is stopped when it
     /// becomes low (`STOP_REASON_CONSTRAINT_STORAGE_NOT_LOW`).
     public mutating func setStorageLow(_ on: Bool, at now: Date) {
@@ -965,8 +965,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// the last one said: deep Doze (inactive → sensing → idle → maintenance → idle …), and light
     /// Doze while deep Doze is neither idle nor in a maintenance window (deep idle overrides it);
     /// nil when no change comes while the inputs stay as they are (screen on, charging), and
-    /// before the first call. The host calls the scheduler at that instant (SleepTap's phone:
-    /// its `osAlarm` timer), and that call says the change (`os.doze`).
+    /// before the first call. The host calls the scheduler at that instant (a timer of its
+    /// own), and that call says the change (`os.doze`).
     public func nextDozeChange() -> Date? {
         guard let from = dozeSaidUpTo ?? lastNow else { return nil }
         return nextDozeChange(after: from)
@@ -1421,7 +1421,7 @@ extension AndroidWorkScheduler {
     /// `SCHEDULE_EXACT_ALARM`.
     public var canScheduleExactAlarms: Bool { exactAlarmDeclaration == .use || exactAlarmDenied != true }
 
-    /// Sets the app's exact alarm declaration (an app build; `--exact-alarm-permission`).
+    /// Sets the app's exact alarm declaration (an app build).
     /// - Parameter declaration: the permission the manifest declares.
     public mutating func setExactAlarmDeclaration(_ declaration: ExactAlarmDeclaration) {
         configuration.exactAlarmDeclaration = declaration
@@ -1436,8 +1436,7 @@ extension AndroidWorkScheduler {
         }
     }
 
-    /// The user grants or revokes `SCHEDULE_EXACT_ALARM` (Settings › Alarms & reminders; stdin
-    /// `permission exact-alarm grant|revoke`). Revoked: the OS deletes every exact alarm of the
+    /// The user grants or revokes `SCHEDULE_EXACT_ALARM` (Settings › Alarms & reminders). Revoked: the OS deletes every exact alarm of the
     /// app (`setExact`, `setExactAndAllowWhileIdle`, `setAlarmClock`) and sends no broadcast;
     /// granted: it sends `ACTION_SCHEDULE_EXACT_ALARM_PERMISSION_STATE_CHANGED` (AlarmManager
     /// reference; Android 14, "Schedule exact alarms are denied by default"). With

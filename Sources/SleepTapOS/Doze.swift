@@ -28,7 +28,7 @@ public struct DozeSettings: Codable, Equatable, Sendable {
     public var maintenanceFactor: Double
     /// Light Doze: screen off and unplugged this long (motion allowed), the device goes light
     /// idle after `lightPreIdleTimeout` (default 60 s, `LIGHT_IDLE_AFTER_INACTIVE_TIMEOUT`);
-    /// nil in an older `os.json` = the default.
+    /// nil in an older encoding = the default.
     public var lightAfterInactiveTimeout: TimeInterval?
     /// Light pre-idle, waiting for running work, seconds (default 180, `LIGHT_PRE_IDLE_TIMEOUT`).
     public var lightPreIdleTimeout: TimeInterval?
@@ -101,9 +101,9 @@ public enum LightDozePhase: String, Sendable {
 }
 
 /// The device's Doze inputs: screen, stillness, `dumpsys deviceidle force-idle | step | unforce`.
-/// Value type; `AndroidWorkScheduler` keeps it (optional in `os.json`: an older file has none).
+/// Value type; `AndroidWorkScheduler` keeps it (optional in the encoding: an older file has none).
 struct DozeState: Codable, Equatable, Sendable {
-    /// The screen is on (default: a phone in use, so an older `os.json` behaves as before).
+    /// The screen is on (default: a phone in use, so an older encoding behaves as before).
     var screenOn = true
     /// The instant the device was last picked up (`motion`), nil when never.
     var lastMotion: Date?
@@ -188,7 +188,7 @@ extension DozeState {
 }
 
 /// A Doze input (Android): the screen, a significant motion, or a `dumpsys deviceidle` control
-/// (SleepTap's stdin `screen on|off`, `motion`, `idle force|step|off`).
+/// (`adb shell dumpsys deviceidle force-idle | step | unforce`).
 public enum DozeInput: Equatable, Sendable {
     /// `screen on|off`.
     case screen(Bool)
@@ -201,7 +201,7 @@ public enum DozeInput: Equatable, Sendable {
     /// `idle off`: `dumpsys deviceidle unforce`.
     case unforce
 
-    /// The stdin line's words, e.g. "screen off", "idle step".
+    /// The input in words, e.g. "screen off", "idle step".
     public var text: String {
         switch self {
         case .screen(let on): "screen \(on ? "on" : "off")"

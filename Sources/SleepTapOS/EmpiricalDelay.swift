@@ -13,7 +13,7 @@ public import Foundation
 /// launch at all. The value knows nothing of files: `sleeptap-calibrate`'s model maps to it
 /// outside this module (SleepTapCalibration).
 ///
-/// Value type, `Codable` (stored in os.json with the other settings), `Sendable`.
+/// Value type, `Codable` (stored with the OS's other settings), `Sendable`.
 public struct EmpiricalDelay: Codable, Equatable, Sendable {
     /// One knot of the fitted distribution function.
     public struct Point: Codable, Equatable, Sendable {
@@ -56,7 +56,7 @@ public struct EmpiricalDelay: Codable, Equatable, Sendable {
         self.maximumSeconds = maximumSeconds.isFinite ? max(maximumSeconds, top) : max(48 * 3_600, top)
     }
 
-    /// What is wrong with a decoded value (os.json is input), nil when it is usable.
+    /// What is wrong with a decoded value (a stored value is input), nil when it is usable.
     public var validationProblem: String? {
         if points.isEmpty { return "points is empty" }
         for (i, point) in points.enumerated() {

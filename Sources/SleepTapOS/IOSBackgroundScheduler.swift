@@ -47,7 +47,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         /// A fitted wait that replaces the exponential draws when set (default nil): the whole
         /// wait from eligibility to the launch is one inverse-CDF draw (`EmpiricalDelay`), rounded
         /// up to `quantum`; `meanDelay`, `maximumDelay` and `missProbability` are then unused.
-        /// Absent from older os.json files (nil).
+        /// Absent from older encodings (nil).
         public var empirical: EmpiricalDelay?
 
         /// - Parameters:
@@ -96,10 +96,10 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         /// When the OS grants launches.
         public var opportunity: OpportunityModel
         /// Virtual seconds a `BGProcessingTask` run may take; nil = `defaultProcessingBudget` (300).
-        /// Absent from older os.json files (nil).
+        /// Absent from older encodings (nil).
         public var processingBudget: TimeInterval?
         /// Seconds the screen must stay off before the device counts as idle; nil =
-        /// `defaultIdleDelay` (600). Absent from older os.json files (nil).
+        /// `defaultIdleDelay` (600). Absent from older encodings (nil).
         public var idleDelay: TimeInterval?
 
         /// - Parameters:
@@ -167,9 +167,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     private var lowPower = false
     private var forceQuitted = false
     /// The last launch that did not reach the handler (not registered in time, or the app crashed
-    /// registering), nil once a launch enters it. Optional in the encoding (older os.json lacks it).
+    /// registering), nil once a launch enters it. Optional in the encoding (an older encoding lacks it).
     private var lastDroppedLaunch: Date?
-    /// The pending `BGProcessingTaskRequest`, nil when none. Optional in the encoding (older os.json lacks it).
+    /// The pending `BGProcessingTaskRequest`, nil when none. Optional in the encoding (an older encoding lacks it).
     private var processing: ProcessingRequest?
     /// The processing request's submission instant (its eligibility floor), nil when none is pending.
     private var processingSubmittedAt: Date?
@@ -182,11 +182,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// (then `whyProcessing` has no answer).
     private var processingIdentifier: String?
     /// When the screen went off (the device not in use since then); nil while the device is in
-    /// use, the state of a new device and of an older os.json.
+    /// use, the state of a new device and of an older encoding.
     private var screenOffAt: Date?
-    /// True while the device is on external power; nil = not charging (older os.json).
+    /// True while the device is on external power; nil = not charging (an older encoding).
     private var externalPower: Bool?
-    /// True while the device has no network connection; nil = connected (older os.json).
+    /// True while the device has no network connection; nil = connected (an older encoding).
     private var networkOff: Bool?
 
     private enum CodingKeys: String, CodingKey {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// The app's notification authorization on iOS, as `UNUserNotificationCenter`'s
-/// `getNotificationSettings` reports it (`UNAuthorizationStatus`); the raw value is the word of
-/// the phone's stdin `notifications STATE` and `--notifications STATE`.
+/// `getNotificationSettings` reports it (`UNAuthorizationStatus`); the raw value is the case's
+/// name in words (`authorized`, `denied`, `provisional`, `not-determined`).
 public enum NotificationAuthorization: String, CaseIterable, Codable, Sendable, CustomStringConvertible {
     /// `.authorized`: notices are delivered with their alert (the default of this model).
     case authorized

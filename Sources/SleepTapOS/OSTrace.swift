@@ -6,7 +6,7 @@ public import Foundation
 // with typed fields per entry, and the typed values of its `status()`. The phone writes these as
 // JSON Lines (`os.*` events, docs/protocol.md); this module only keeps them as values.
 
-/// A typed value of an event's fields: an `OSEvent`'s, a `status()` entry's, and SleepTap's own
+/// A typed value of an event's fields: an `OSEvent`'s, a `status()` entry's, and a host's own
 /// events', each written as the JSON value named by its case.
 public enum EventValue: Equatable, Sendable {
     /// A JSON string.
@@ -46,8 +46,8 @@ public struct EventObject: Equatable, Sendable {
     }
 }
 
-/// The name of an event the simulated OS traces; the raw value is the name the phone's JSON Lines
-/// output writes (docs/protocol.md, "Events").
+/// The name of an event the simulated OS traces; the raw value is the event's name (`os.launch`, …),
+/// which a host may write as is.
 public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringConvertible {
     /// `os.launch`: the OS launched the app in the background for its work.
     case osLaunch = "os.launch"

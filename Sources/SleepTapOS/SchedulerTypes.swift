@@ -107,8 +107,7 @@ public enum SchedulerFailure: Error, Equatable, Sendable, CustomStringConvertibl
 /// Forums thread "BGTaskScheduler crashes on iOS 18.4" Apple DTS names the timing of SwiftUI's
 /// registration as a problem and recommends registering early through `UIApplicationDelegateAdaptor`.
 ///
-/// The raw values ("early", "late-silent", "late-crash") are the encoding's spelling (and that of
-/// SleepTap's `--registration` flag and stdin command).
+/// The raw values ("early", "late-silent", "late-crash") are the encoding's spelling.
 public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// "early": registered in `didFinishLaunching` (the fix); a late registration crashes as on iOS.
     case early
@@ -127,8 +126,7 @@ public enum RegistrationMode: String, Codable, CaseIterable, Sendable, CustomStr
 
 /// The mobile OS a simulated phone runs: which background scheduler the app's work goes through.
 ///
-/// The raw values ("ios", "android") are the spelling of the encoding and of SleepTap's
-/// `--platform` flag and events.
+/// The raw values ("ios", "android") are the encoding's spelling.
 public enum Platform: String, Codable, CaseIterable, Sendable, CustomStringConvertible {
     /// iOS: BGTaskScheduler (`IOSBackgroundScheduler`).
     case ios

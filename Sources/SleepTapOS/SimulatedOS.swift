@@ -6,8 +6,8 @@ public import Foundation
 /// requests or enqueued work, its RNG position, its settings, the registration behaviour of the
 /// installed app) plus what the OS remembers about the device (launch history, reboots).
 ///
-/// The OS outlives the app: its host keeps this value in a file of its own (SleepTap's phone:
-/// `os.json`) and hands it back at the next start, so a restarted app finds its pending request and the OS's
+/// The OS outlives the app: its host keeps this value in a file of its own (it is
+/// `Codable`) and hands it back at the next start, so a restarted app finds its pending request and the OS's
 /// random draws continue where they stopped instead of starting again from the seed
 /// (docs/scheduler.md, "The OS outlives the app"). Sans-I/O like the schedulers: every instant is
 /// an argument, every random choice comes from the stored `SplitMix64`; persisting is the
@@ -44,7 +44,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     /// The encoding's version (`formatVersion` when written by this code).
     public private(set) var version: Int
-    /// The seed the OS's RNG started from (`--os-seed`); kept for the record, never used again.
+    /// The seed the OS's RNG started from; kept for the record, never used again.
     public let seed: UInt64
     /// The platform's scheduler and its state.
     public private(set) var device: Device
@@ -54,15 +54,15 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public private(set) var reboots = 0
     /// When the device last restarted, nil when never.
     public private(set) var lastReboot: Date?
-    /// The device's time zone as the user last set it (IANA identifier): travel (`time-zone`), or
-    /// a `--time-zone` given at a start; nil until either happened. It is the device's, so it
+    /// The device's time zone as the user last set it (IANA identifier): travel, or a zone the host
+    /// sets at a start; nil until either happened. It is the device's, so it
     /// outlives the app like the rest of this value (docs/scheduler.md, "The OS outlives the app").
     public private(set) var timeZoneIdentifier: String?
     /// Android: the user revoked the app's notification permission (`POST_NOTIFICATIONS`,
     /// Android 13+; before 13 the app's notifications switched off in Settings); nil = granted.
     public private(set) var notificationsDenied: Bool?
-    /// iOS: the app's notification authorization (stdin `notifications STATE`,
-    /// `--notifications`); nil = `authorized`, this model's default.
+    /// iOS: the app's notification authorization
+    /// (`setNotificationAuthorization(_:)`); nil = `authorized`, this model's default.
     public private(set) var notificationAuthorizationState: NotificationAuthorization?
     /// How far the device's wall clock is from true time, seconds (wall = true + offset): the sum
     /// of the user's `clock-set` changes; nil = 0 (the clock is right).
@@ -102,8 +102,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         timeZoneIdentifier = zone.identifier
     }
 
-    /// Android: the user grants or revokes the app's notification permission (stdin
-    /// `permission notifications grant|revoke`). While denied, notifications the app posts are
+    /// Android: the user grants or revokes the app's notification permission (Settings ›
+    /// Notifications). While denied, notifications the app posts are
     /// never shown and the app gets no error (Android, "Notification runtime permission":
     /// `notify()` without `POST_NOTIFICATIONS` shows nothing); ignored on iOS.
     /// - Parameter granted: the permission's new state.
@@ -116,9 +116,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// revoked).
     public var notificationsShown: Bool { notificationsDenied != true }
 
-    /// iOS: the user changes the app's notification authorization (stdin `notifications
-    /// STATE`); kept with the device, like its other settings. Ignored on Android (its
-    /// permission is `setNotificationPermission`).
+    /// iOS: the user changes the app's notification authorization; kept with the device, like
+    /// its other settings. Ignored on Android (its permission is `setNotificationPermission`).
     /// - Parameter state: the new authorization.
     public mutating func setNotificationAuthorization(_ state: NotificationAuthorization) {
         guard case .ios = device else { return }
@@ -136,7 +135,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// - Parameter now: virtual (true) instant.
     public func wallClock(at now: Date) -> Date { now.addingTimeInterval(wallClockOffset) }
 
-    /// The user sets the device's wall clock by `delta` seconds (stdin `clock-set ±DURATION`);
+    /// The user sets the device's wall clock by `delta` seconds;
     /// true time goes on. The offset is the device's, kept with the OS. The platform reacts
     /// (`IOSBackgroundScheduler.wallClockChanged`: the pending request stays at its true
     /// instant; `AndroidWorkScheduler.wallClockChanged`: WorkManager replans from the wall clock).
@@ -157,8 +156,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         }
     }
 
-    /// The permissions a new install starts with on this device (Android; `makeOS` of a new
-    /// `os.json`): from API 33 the notification permission is off until the user allows it
+    /// The permissions a new install starts with on this device (Android; a new install): from API 33 the notification permission is off until the user allows it
     /// (Android, "Notification runtime permission"); from API 34 `SCHEDULE_EXACT_ALARM` is denied
     /// (`AndroidWorkScheduler.applyInstallDefaults()`). Nothing changes on iOS or below those levels.
     public mutating func applyInstallDefaults() {
@@ -179,7 +177,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         android(now) { $0.setExactAlarmPermission(granted, at: now) }
     }
 
-    /// Android: sets the app's exact alarm declaration (`--exact-alarm-permission`); ignored on iOS.
+    /// Android: sets the app's exact alarm declaration; ignored on iOS.
     /// - Parameter declaration: the permission the manifest declares.
     public mutating func setExactAlarmDeclaration(_ declaration: ExactAlarmDeclaration) {
         guard case .android(var s) = device else { return }

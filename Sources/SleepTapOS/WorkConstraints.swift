@@ -2,23 +2,23 @@
 
 import Foundation
 
-/// One requirement of WorkManager's `Constraints` on the work request (SleepTap's `--constraints`):
+/// One requirement of WorkManager's `Constraints` on the work request:
 /// the work waits while it is unmet (Android, "Define work requests", "Work constraints";
 /// `androidx.work.Constraints`).
 ///
-/// The raw value is the name `--constraints` takes. Each maps to the
+/// The raw value is the constraint's name in a list (`network`, `charging`, …). Each maps to the
 /// `JobScheduler.PENDING_JOB_REASON_CONSTRAINT_*` code `why` gives while it is unmet.
 public enum WorkConstraint: String, CaseIterable, Codable, Comparable, Sendable {
-    /// `setRequiredNetworkType(CONNECTED)`: a network connection (stdin `network on|off`).
+    /// `setRequiredNetworkType(CONNECTED)`: a network connection.
     case network
-    /// `setRequiresCharging(true)`: plugged in (stdin `charging on|off`).
+    /// `setRequiresCharging(true)`: plugged in.
     case charging
     /// `setRequiresDeviceIdle(true)`: the device is idle (`deviceIdle(at:)` of the scheduler
     /// says when, in this model).
     case deviceIdle = "device-idle"
-    /// `setRequiresBatteryNotLow(true)`: the battery is not low (stdin `battery-low on|off`).
+    /// `setRequiresBatteryNotLow(true)`: the battery is not low.
     case batteryNotLow = "battery-not-low"
-    /// `setRequiresStorageNotLow(true)`: storage is not low (stdin `storage-low on|off`).
+    /// `setRequiresStorageNotLow(true)`: storage is not low.
     case storageNotLow = "storage-not-low"
 
     /// The reason code `why` gives while the constraint is unmet.
@@ -72,10 +72,10 @@ public enum WorkConstraint: String, CaseIterable, Codable, Comparable, Sendable 
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 
-    /// The names `--constraints` accepts, comma-separated, for messages.
+    /// The names a constraint list accepts, comma-separated, for messages.
     public static let names = allCases.map(\.rawValue).joined(separator: ",")
 
-    /// Parses `--constraints`' comma-separated list (e.g. `network,charging`); `none` is the
+    /// Parses a comma-separated constraint list (e.g. `network,charging`); `none` is the
     /// empty list.
     /// - Returns: the constraints, in declaration order, each once.
     /// - Throws: the first name that is not a constraint (an empty item is named as ""), or the
@@ -95,7 +95,7 @@ public enum WorkConstraint: String, CaseIterable, Codable, Comparable, Sendable 
     }
 }
 
-/// A `--constraints` item that names no constraint, or names one already in the list.
+/// A constraint list's item that names no constraint, or names one already in the list.
 public struct WorkConstraintError: Error, Equatable, Sendable {
     /// The item as given.
     public var value: String
