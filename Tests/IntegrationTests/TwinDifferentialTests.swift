@@ -74,6 +74,8 @@ struct TwinScenario: CustomStringConvertible, Sendable {
     var manualWake = LocalTime(hour: 7, minute: 0)!
     /// Steps at virtual instants, in order.
     var steps: [(at: Date, step: Step)] = []
+    /// More phone flags (e.g. `--android-api 34 --interval 900`), given to both sides.
+    var extraPhone: [String] = []
 
     var end: Date { start.addingTimeInterval(Double(nights) * Self.day) }
     /// When the watch is spawned: 14 virtual hours after the phone, past the first evening's bed
@@ -167,7 +169,7 @@ struct TwinScenario: CustomStringConvertible, Sendable {
         } else {
             arguments += ["--registration", registration.rawValue]
         }
-        return arguments + clock(anchor: anchor)
+        return arguments + extraPhone + clock(anchor: anchor)
     }
 
     func watchArguments(dir: String, anchor: Date) -> [String] {
@@ -656,6 +658,53 @@ struct TwinDifferentialTests {
             }
             if inWindows == 0 { found.append("no launch fell in a night: the scenario proves nothing") }
             return found + DifferentialRun.storedStateFindings(scenario, observed)
+        }
+        #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
+    }
+
+    @Test(
+        "Android's job quotas (API 34, a 15-minute interval): the processes and the twin both keep to the bucket's sessions per window (frequent: 8 per 8 h; rare: 3 per 24 h), run as many launches, and give the same nights",
+        arguments: [("frequent", 8.0 * 3_600, 8), ("rare", 24.0 * 3_600, 3)])
+    func quotaNights(bucket: String, window: TimeInterval, sessions: Int) async throws {
+        var scenario = TwinScenario()
+        scenario.zone = "Europe/Berlin"
+        scenario.start = ISO8601.date("2026-05-04T09:00:00Z")!  // Mon 11:00 CEST
+        scenario.nights = 4
+        scenario.platform = "android"
+        scenario.bucket = bucket
+        scenario.osSeed = 3
+        scenario.deviceSeed = 4
+        scenario.horizonDays = 2
+        scenario.extraPhone = ["--android-api", "34", "--interval", "900"]
+        let findings = try await DifferentialRun.judged(scenario) { scenario, observed, twin in
+            // Not the launch instants: periodic work is planned again from the end of each run,
+            // which the processes reach later by the wall time their writes take times the clock
+            // speed (at 115,200x a 10 ms write is 19 virtual minutes), so at a 15-minute interval
+            // their launches drift from the twin's within a window. What the quota decides is
+            // compared: how many launches each window holds, and the nights.
+            var found = DifferentialRun.nightFindings(scenario, observed, twin)
+            let sides = [
+                ("processes", observed.launches(before: scenario.end)),
+                ("twin", DifferentialRun.launches(twin, before: scenario.end)),
+            ]
+            for (side, launches) in sides {
+                for (index, launch) in launches.enumerated() {
+                    let inWindow = launches[index...].prefix { $0 < launch.addingTimeInterval(window) }.count
+                    if inWindow > sessions {
+                        found.append(
+                            "\(side): \(inWindow) launches in the \(window / 3_600) h from \(ISO8601.string(launch))")
+                        break
+                    }
+                }
+                if launches.isEmpty || launches.count >= 96 * scenario.nights {
+                    found.append("\(side): \(launches.count) launches: the quota did not limit a 15-minute interval")
+                }
+            }
+            // The last window may be cut by the end on one side and not on the other.
+            if abs(sides[0].1.count - sides[1].1.count) > sessions {
+                found.append("launches: processes \(sides[0].1.count), twin \(sides[1].1.count)")
+            }
+            return found
         }
         #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
     }
