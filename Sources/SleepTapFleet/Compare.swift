@@ -4,8 +4,8 @@ public import SleepTapCore
 public import SleepTapRuntime
 
 /// A refresh strategy `sleeptap-compare` runs a fleet under (docs/fleet.md, "Comparing refresh
-/// strategies"). Each is a documented option of the phone and the watch; `processing` and `push`
-/// are named so that asking for them is refused clearly: they are not modelled yet.
+/// strategies"). Each is a documented option of the phone and the watch; `push` is named so
+/// that asking for it is refused clearly: it is not modelled yet.
 public enum RefreshStrategy: String, CaseIterable, Sendable {
     /// The app's refresh task alone (BGAppRefreshTask, WorkManager periodic work): today's app.
     case refresh
@@ -14,16 +14,18 @@ public enum RefreshStrategy: String, CaseIterable, Sendable {
     case request
     /// The refresh task with a longer batch (`phone --horizon-days`, 14 unless given).
     case horizon
-    /// A nightly BGProcessingTask on the charger: not modelled yet.
+    /// The refresh task, and on iOS a nightly BGProcessingTask on the charger (`phone
+    /// --processing-task on`): it runs the same job once the phone has been idle on its charger
+    /// (docs/scheduler.md, "Processing tasks"). Android phones run the refresh task alone.
     case processing
     /// A server push (silent APNs push, FCM message): not modelled yet.
     case push
 
     /// Whether the simulated phone and watch can run it.
-    public var isModelled: Bool { self == .refresh || self == .request || self == .horizon }
+    public var isModelled: Bool { self != .push }
 
     /// The strategies run when `--strategies` is not given.
-    public static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon]
+    public static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon, .processing]
 
     /// What it is, in a few words, with its options (`phone --horizon-days 14`).
     public func summary(_ settings: CompareSettings) -> String {
@@ -31,7 +33,7 @@ public enum RefreshStrategy: String, CaseIterable, Sendable {
         case .refresh: "refresh task only"
         case .request: "+ watch REQUEST (watch --request-dates --warn-nights \(settings.warnNights))"
         case .horizon: "longer batch (phone --horizon-days \(settings.horizonDays))"
-        case .processing: "+ nightly BGProcessingTask (not modelled)"
+        case .processing: "+ nightly BGProcessingTask on the charger (iOS: phone --processing-task on)"
         case .push: "+ server push (not modelled)"
         }
     }
@@ -41,6 +43,7 @@ public enum RefreshStrategy: String, CaseIterable, Sendable {
         var options = options
         options.horizonDays = BatchPlanner.defaultHorizonDays
         options.requestDates = false
+        options.processingTask = false
         options.warnNights = WatchNode.Configuration.defaultWarnNights
         switch self {
         case .request:
@@ -48,7 +51,9 @@ public enum RefreshStrategy: String, CaseIterable, Sendable {
             options.warnNights = settings.warnNights
         case .horizon:
             options.horizonDays = settings.horizonDays
-        case .refresh, .processing, .push:
+        case .processing:
+            options.processingTask = true
+        case .refresh, .push:
             break
         }
         return options

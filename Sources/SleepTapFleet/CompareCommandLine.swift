@@ -35,7 +35,9 @@ public struct CompareCommand: Equatable, Sendable {
               request     + the watch asks for dates when they run low (the watch's REQUEST, with
                           --warn-nights; sent while the watch app is active, at the bed tap)
               horizon     a longer batch (the phone's batch of --horizon-days)
-              processing  a nightly BGProcessingTask: not modelled in the compare yet (refused)
+              processing  + a nightly BGProcessingTask on the charger (iOS: phone --processing-task
+                          on; the users put the phone on its charger at bed time on the nights
+                          --nightstand does not leave it unplugged)
               push        a server push: not modelled yet (refused)
             """,
         sections: [
@@ -51,7 +53,7 @@ public struct CompareCommand: Equatable, Sendable {
     static let options: [OptionSpec] = [
         OptionSpec(
             "--strategies", value: "LIST", example: "refresh,horizon",
-            help: "comma-separated, each once (default refresh,request,horizon); see strategies above"),
+            help: "comma-separated, each once (default refresh,request,horizon,processing); see strategies above"),
         OptionSpec(
             "--horizon-days", value: "H", example: "21",
             help: "the horizon strategy's batch, 1 to 28 local days (default 14)"),
@@ -119,9 +121,8 @@ public struct CompareCommand: Equatable, Sendable {
             }
             guard strategy.isModelled else {
                 throw UsageError(
-                    "--strategies: \(name) is not modelled yet (the simulated phone has no "
-                        + (strategy == .processing ? "BGProcessingTask" : "server push")
-                        + "); use refresh, request or horizon")
+                    "--strategies: \(name) is not modelled yet (the simulated phone has no server push); use "
+                        + "refresh, request, horizon or processing")
             }
             guard !result.contains(strategy) else { throw UsageError("--strategies: \(name) is given twice") }
             result.append(strategy)

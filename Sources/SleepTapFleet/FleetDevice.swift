@@ -70,6 +70,8 @@ public struct FleetDevice: Sendable {
     public let horizonDays: Int
     /// Whether the watch sends REQUESTs (`FleetOptions.requestDates`).
     public let requestDates: Bool
+    /// iOS: whether the app submits a nightly processing task (`FleetOptions.processingTask`).
+    public let processingTask: Bool
     /// The watch's `--warn-nights` (`FleetOptions.warnNights`).
     public let warnNights: Int
 
@@ -82,6 +84,7 @@ public struct FleetDevice: Sendable {
         self.index = index
         horizonDays = options.horizonDays
         requestDates = options.requestDates
+        processingTask = options.processingTask
         warnNights = options.warnNights
         let width = max(6, String(max(0, options.devices - 1)).count)
         let digits = String(index)
@@ -165,7 +168,10 @@ public struct FleetDevice: Sendable {
                 }
             }
         }
-        if platform == .android {
+        // Android: every night (Doze or the charger). iOS: only for the processing task, which
+        // waits for the charger and an idle device; the refresh task depends on neither, so the
+        // other strategies' iOS users need no nights (and their runs stay as they were).
+        if platform == .android || options.processingTask {
             var nights = SplitMix64(state: options.seed ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03) ^ 0x4E49_4748_54)
             let weekdayMinutes = weekdayWake
             for offset in 0...options.days {
@@ -182,7 +188,7 @@ public struct FleetDevice: Sendable {
                 if !unplugged { add(.phone("charging on"), at: bed) }
                 add(.phone("screen off"), at: bed)
                 add(.phone("screen on"), at: up)
-                add(.phone("motion"), at: up)
+                if platform == .android { add(.phone("motion"), at: up) }
                 if !unplugged { add(.phone("charging off"), at: up) }
             }
         }
@@ -231,6 +237,7 @@ public struct FleetDevice: Sendable {
         app.deviceID = name
         app.appVersion = FleetOptions.appVersion
         app.horizonDays = horizonDays
+        app.processingTask = processingTask && platform == .ios
         let phone = PhoneSetup(
             os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,

@@ -50,6 +50,10 @@ public struct FleetOptions: Equatable, Sendable {
     /// Whether the watch asks the phone for dates when they run low (`watch --request-dates`,
     /// docs/protocol.md "REQUEST").
     public var requestDates = false
+    /// Whether the iOS app also submits a nightly `BGProcessingTask` on the charger (`phone
+    /// --processing-task on`); its users then put the phone on the charger, screen off, at bed
+    /// time on the nights `nightstand` does not leave it unplugged.
+    public var processingTask = false
     /// The watch's `--warn-nights`: `coverage.low` (and, with `requestDates`, a REQUEST) when the
     /// cached nights left fall to this many (default 2).
     public var warnNights = WatchNode.Configuration.defaultWarnNights

@@ -53,10 +53,10 @@ struct CompareToolTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let processing = try CapturedRun.run(
-            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,processing"], timeout: 30)
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,push"], timeout: 30)
         #expect(processing.status == 64)
         #expect(
-            processing.standardError.contains("--strategies: processing is not modelled yet"),
+            processing.standardError.contains("--strategies: push is not modelled yet"),
             "\(processing.standardError)")
         let unknown = try CapturedRun.run("sleeptap-compare", Self.fleet + ["--strategies", "nap"], timeout: 30)
         #expect(unknown.status == 64 && unknown.standardError.contains("unknown strategy \"nap\""))

@@ -31,11 +31,16 @@ struct CompareTests {
         try await CompareRun.run(options, strategies: strategies, settings: settings, jobs: jobs, out: out).tallies
     }
 
-    @Test("Late registration: request and horizon cut the manual-entry nights of refresh alone; no alarm is wrong")
+    @Test(
+        "Late registration: request and horizon cut the manual-entry nights of refresh alone, a processing task registered as late does not; no alarm is wrong"
+    )
     func lateRegistrationStrategies() async throws {
         let tallies = try await Self.run(Self.lateFleet())
-        let (refresh, request, horizon) = (tallies[0], tallies[1], tallies[2])
-        #expect(tallies.map(\.strategy) == [.refresh, .request, .horizon])
+        let (refresh, request, horizon, processing) = (tallies[0], tallies[1], tallies[2], tallies[3])
+        #expect(tallies.map(\.strategy) == [.refresh, .request, .horizon, .processing])
+        // The processing task's handler is registered as late as the refresh task's: the OS
+        // launches the app for it and nothing runs, so the watch runs out as with refresh alone.
+        #expect(processing.manualNights == refresh.manualNights)
         // The same users and nights under each strategy.
         #expect(Set(tallies.map(\.nights)).count == 1 && refresh.nights >= 16 * 20)
         let refreshInterval = try #require(refresh.manualInterval)
@@ -60,6 +65,25 @@ struct CompareTests {
     }
 
     @Test(
+        "Early registration, phones on the charger every night: the processing strategy adds a nightly background run to the refresh task's, with no alarm wrong"
+    )
+    func processingAddsNightlyRuns() async throws {
+        var options = FleetOptions(devices: 12, days: 10, start: LocalDate(parsing: "2026-11-02")!)
+        options.seed = 3
+        options.iosShare = 1
+        options.opens = 0.1
+        options.nightstand = 0  // on the charger every night
+        let tallies = try await Self.run(options, [.refresh, .processing])
+        let (refresh, processing) = (tallies[0], tallies[1])
+        #expect(Set(tallies.map(\.nights)).count == 1)
+        // At most one processing run a night per device, and most nights have one.
+        let extra = (processing.launchesPerDeviceDay - refresh.launchesPerDeviceDay) * Double(refresh.deviceDays)
+        #expect(extra >= 0.5 * Double(refresh.nights) && extra <= 1.05 * Double(refresh.nights), "\(extra)")
+        #expect(processing.manualNights <= refresh.manualNights)
+        #expect(tallies.allSatisfy { $0.alarmFailures == 0 })
+    }
+
+    @Test(
         "The numbers are the seed's: the same options give the same JSON, with one job or three; another seed differs")
     func reproducible() async throws {
         let options = Self.lateFleet(devices: 6, days: 14)
@@ -76,7 +100,7 @@ struct CompareTests {
             try JSONSerialization.jsonObject(with: Data(one.json.utf8)) as? [String: Any])
         #expect(object["event"] as? String == "compare.summary")
         let rows = try #require(object["strategies"] as? [[String: Any]])
-        #expect(rows.map { $0["strategy"] as? String } == ["refresh", "request", "horizon"])
+        #expect(rows.map { $0["strategy"] as? String } == ["refresh", "request", "horizon", "processing"])
         #expect(rows.allSatisfy { $0["manualPer1000Low"] is Double && $0["alarmsWrong"] as? Int == 0 })
     }
 
@@ -208,10 +232,10 @@ struct CompareTests {
         #expect(command.options.seed == 3 && command.options.iosShare == 1 && command.options.lateRegistration == 0.9)
         #expect(command.options.opens == 0.2 && command.options.shardIndex == 1 && command.options.shardCount == 2)
         #expect(command.jobs == 3 && command.json && command.out == "x")
-        #expect(try parse(base)?.strategies == [.refresh, .request, .horizon])
+        #expect(try parse(base)?.strategies == [.refresh, .request, .horizon, .processing])
         #expect(
-            message(base + ["--strategies", "refresh,processing"]).contains(
-                "--strategies: processing is not modelled yet"))
+            message(base + ["--strategies", "refresh,push,processing"]).contains(
+                "--strategies: push is not modelled yet"))
         #expect(message(base + ["--strategies", "push"]).contains("push is not modelled yet"))
         #expect(message(base + ["--strategies", "nightly"]).hasPrefix("--strategies: unknown strategy \"nightly\""))
         #expect(message(base + ["--strategies", "refresh,refresh"]) == "--strategies: refresh is given twice")
@@ -246,7 +270,7 @@ struct CompareTests {
         #expect(markdown.contains("Wilson"))
         let svg = report.svg
         #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-        #expect(svg.components(separatedBy: "<rect x=").count - 1 == 3)
+        #expect(svg.components(separatedBy: "<rect x=").count - 1 == 4)
         #expect(svg.contains(">refresh</text>") && svg.contains(">horizon</text>"))
         #expect(svg.components(separatedBy: "<text").count == svg.components(separatedBy: "</text>").count)
         #expect(svg.hasSuffix("</svg>\n"))
