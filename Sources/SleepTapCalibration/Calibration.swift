@@ -71,16 +71,17 @@ public struct Calibration: Sendable {
             case .background, .dropped:
                 let isRun = record.kind == .background
                 for key in keys {
-                    var tally = groups[key, default: Tally()]
-                    if isRun {
-                        tally.background += 1
-                        if record.success == true { tally.succeeded += 1 }
-                        if record.expired == true { tally.expired += 1 }
-                        if record.stopReason == Self.quotaStopReason { tally.quotaStops += 1 }
-                    } else {
-                        tally.dropped += 1
+                    // In place: a copy of the tally would copy its arrays at each append.
+                    Self.modify(&groups[key, default: Tally()]) { tally in
+                        if isRun {
+                            tally.background += 1
+                            if record.success == true { tally.succeeded += 1 }
+                            if record.expired == true { tally.expired += 1 }
+                            if record.stopReason == Self.quotaStopReason { tally.quotaStops += 1 }
+                        } else {
+                            tally.dropped += 1
+                        }
                     }
-                    groups[key] = tally
                 }
                 if isRun {
                     if let lastRun {
@@ -105,10 +106,11 @@ public struct Calibration: Sendable {
                 guard let request else {
                     // Its request is not in the input: how late it ran, from its scheduled time.
                     for key in keys {
-                        var tally = groups[key, default: Tally()]
-                        tally.unmatchedLaunches += 1
-                        tally.delays.append(max(0, record.at.timeIntervalSince(begin)))
-                        groups[key] = tally
+                        // In place: a copy of the tally would copy its arrays at each append.
+                        Self.modify(&groups[key, default: Tally()]) { tally in
+                            tally.unmatchedLaunches += 1
+                            tally.delays.append(max(0, record.at.timeIntervalSince(begin)))
+                        }
                     }
                     continue
                 }
@@ -117,10 +119,11 @@ public struct Calibration: Sendable {
                 let eligible = max(submit.at, begin)
                 let delay = max(0, record.at.timeIntervalSince(eligible))
                 for key in GroupKey.keys(of: submit) {
-                    var tally = groups[key, default: Tally()]
-                    tally.delays.append(delay)
-                    if isRun { tally.answeredByRun += 1 } else { tally.answeredByDrop += 1 }
-                    groups[key] = tally
+                    // In place: a copy of the tally would copy its arrays at each append.
+                    Self.modify(&groups[key, default: Tally()]) { tally in
+                        tally.delays.append(delay)
+                        if isRun { tally.answeredByRun += 1 } else { tally.answeredByDrop += 1 }
+                    }
                 }
             case .submitFailed, .foreground:
                 break
@@ -132,18 +135,19 @@ public struct Calibration: Sendable {
             guard !answered.contains(index) else { continue }
             let eligible = max(record.at, record.earliestBeginDate ?? record.at)
             for key in GroupKey.keys(of: record) {
-                var tally = groups[key, default: Tally()]
-                if index == lastSubmit {
-                    tally.pendingAtEnd += 1
-                    tally.pendingEligible.append(eligible)
-                } else {
-                    tally.replaced += 1
-                    // Replaced before it could run: never at risk of a launch, no observation.
-                    if let nextSubmit, nextSubmit > eligible {
-                        tally.censored.append(nextSubmit.timeIntervalSince(eligible))
+                // In place: a copy of the tally would copy its arrays at each append.
+                Self.modify(&groups[key, default: Tally()]) { tally in
+                    if index == lastSubmit {
+                        tally.pendingAtEnd += 1
+                        tally.pendingEligible.append(eligible)
+                    } else {
+                        tally.replaced += 1
+                        // Replaced before it could run: never at risk of a launch, no observation.
+                        if let nextSubmit, nextSubmit > eligible {
+                            tally.censored.append(nextSubmit.timeIntervalSince(eligible))
+                        }
                     }
                 }
-                groups[key] = tally
             }
         }
     }
@@ -209,6 +213,10 @@ public struct Calibration: Sendable {
     }
 
     /// Counts and samples of one group.
+    /// Applies `body` to `tally` in place (`groups[key, default:]`'s accessor yields the stored
+    /// value, so its arrays grow without a copy).
+    private static func modify(_ tally: inout Tally, _ body: (inout Tally) -> Void) { body(&tally) }
+
     struct Tally: Sendable {
         var devices = 0
         var submitted = 0

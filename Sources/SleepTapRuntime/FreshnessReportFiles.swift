@@ -178,9 +178,10 @@ public enum FreshnessReportFiles {
         }
     }
 
-    /// Reads every `ROOT/metrics/bg_runs/*.json` file in name order, one at a time, with the
+    /// Reads every `ROOT/metrics/bg_runs/*.json` file, on every core, with the
     /// report's checks (a regular file of at most `maxFileBytes`, strict `RunRecordFile.decode`),
-    /// and hands each good file's records to `body` (`sleeptap-calibrate`, docs/calibration.md).
+    /// and hands each good file's records to `body` in name order (`sleeptap-calibrate`,
+    /// docs/calibration.md).
     /// Nothing is written.
     /// - Returns: the number of good files and the skipped ones with their reasons, in name order.
     /// - Throws: `Failure.noInput` when there is no directory, no `*.json` file, or no good file
@@ -208,16 +209,37 @@ public enum FreshnessReportFiles {
             throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
         }
         defer { close(directoryFD) }
-        var buffer = Data()
+        // Read and decoded on every core, in contiguous runs of files, then handed to `body` in
+        // name order: what `body` sees does not depend on which thread ran first.
+        let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
+        let loaded = Mutex([[Result<[RunRecord], SkipReason>]](repeating: [], count: runs))
+        let list = names
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            var buffer = Data()
+            var part: [Result<[RunRecord], SkipReason>] = []
+            for index in (run * list.count / runs)..<((run + 1) * list.count / runs) {
+                part.append(load(file: list[index], in: directoryFD, buffer: &buffer))
+            }
+            loaded.withLock { $0[run] = part }
+        }
+        var results = loaded.withLock { value in
+            defer { value = [] }
+            return value
+        }
         var files = 0
         var skipped: [(file: String, reason: String)] = []
-        for name in names {
-            switch load(file: name, in: directoryFD, buffer: &buffer) {
-            case .success(let records):
-                files += 1
-                body(name, records)
-            case .failure(let skip): skipped.append((name, skip.reason))
+        var index = 0
+        for run in results.indices {
+            for result in results[run] {
+                switch result {
+                case .success(let records):
+                    files += 1
+                    body(names[index], records)
+                case .failure(let skip): skipped.append((names[index], skip.reason))
+                }
+                index += 1
             }
+            results[run] = []  // the records are `body`'s now
         }
         guard files > 0 else {
             let reasons = skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")

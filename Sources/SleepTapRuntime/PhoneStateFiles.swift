@@ -39,11 +39,53 @@ struct PhoneStateFiles {
     ) throws(FileError) -> (state: PhoneSyncState?, files: PhoneStateFiles) {
         var files = PhoneStateFiles(syncPath: syncPath, savedApp: nil)
         guard let app = try files.app.loadReportingRecovery(program: program, output: output, validate: { _ in nil })
-        else { return (loaded, files) }
+        else {
+            // phone.json without its app part: said, unless it holds the whole state (written
+            // before the split), which the first save moves.
+            if loaded != nil, !Self.holdsAppPart(syncPath) {
+                Self.reportMissing(
+                    files.app.path, beside: syncPath, starting: "the notices, run history and forecast start empty",
+                    program: program, output: output)
+            }
+            return (loaded, files)
+        }
+        if loaded == nil {
+            Self.reportMissing(
+                syncPath, beside: files.app.path,
+                starting: "a new epoch and device seed, the batch numbering from 1", program: program,
+                output: output)
+        }
         files.savedApp = app
         var state = loaded ?? PhoneSyncState()
         state.app = app
         return (state, files)
+    }
+
+    /// Whether phone.json (or its previous copy) holds the app part: a file written before the split.
+    static func holdsAppPart(_ syncPath: String) -> Bool {
+        for path in [syncPath, syncPath + ".prev"] {
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            return object?["refreshLog"] != nil
+        }
+        return false
+    }
+
+    /// Says on stderr and as `state.recovered` that one of the two files (and its previous copy)
+    /// is missing while the other is there: its part starts as on a first start.
+    static func reportMissing(
+        _ path: String, beside other: String, starting: String, program: String, output: EventOutput
+    ) {
+        let reason = "missing, with no previous copy, while \(other) is there"
+        diagnose(program, "state file \(path): \(reason); starting its part clean: \(starting)")
+        output.emit(
+            Event(
+                .stateRecovered,
+                [
+                    ("path", .string(path)), ("reason", .string(reason)), ("movedTo", .null),
+                    ("from", .string(StateFile<PhoneAppState>.Source.cleanStart.rawValue)),
+                    ("previousReason", .null), ("previousMovedTo", .null),
+                ]))
     }
 
     /// Writes `state`: its app part when it changed, then its sync part.

@@ -82,6 +82,33 @@ struct PhoneStateFilesTests {
         #expect(state == Self.sent)
     }
 
+    @Test("One file missing while the other is there is said (state.recovered naming it), not a silent clean start")
+    func oneFileMissing() throws {
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var files = PhoneStateFiles(syncPath: dir + "/phone.json", savedApp: nil)
+        #expect(files.save(Self.sent) == .succeeded)
+        func said(_ remove: String) throws -> String {
+            let copy = try StateFileTests.tempDir()
+            defer { try? FileManager.default.removeItem(atPath: copy) }
+            for name in ["phone.json", "phone-app.json"] where name != remove {
+                try FileManager.default.copyItem(atPath: dir + "/" + name, toPath: copy + "/" + name)
+            }
+            let pipe = Pipe()
+            let output = EventOutput(handle: pipe.fileHandleForWriting, clock: WallClock(), process: .phone)
+            _ = try PhoneStateFiles.load(
+                loaded: try StateFile<PhoneSyncState>(path: copy + "/phone.json").load(),
+                syncPath: copy + "/phone.json", program: "phone", output: output)
+            try pipe.fileHandleForWriting.close()
+            return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        let noApp = try said("phone-app.json")
+        #expect(noApp.contains("state.recovered") && noApp.contains("phone-app.json"), "\(noApp)")
+        let noSync = try said("phone.json")
+        #expect(noSync.contains("state.recovered") && noSync.contains("phone.json\""), "\(noSync)")
+        #expect(try said("none").isEmpty, "both there: nothing to say")
+    }
+
     @Test("A failed write of phone-app.json names that file and leaves phone.json as it was")
     func failedAppWrite() throws {
         let dir = try StateFileTests.tempDir()
