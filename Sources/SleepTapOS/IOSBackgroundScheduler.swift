@@ -751,6 +751,25 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     ///   - request: the request.
     ///   - now: virtual instant.
     /// - Throws: `SchedulerFailure.rejected(SchedulerError)` or `.crash(.noHandler(identifier))`.
+    /// The app cancels its pending processing request of `identifier`
+    /// (`BGTaskScheduler.cancel(taskRequestWithIdentifier:)`, traced `os.request.cancelled`);
+    /// nothing when none is pending. A running task is not touched.
+    /// - Parameters:
+    ///   - identifier: the request's task identifier.
+    ///   - now: virtual instant.
+    public mutating func cancelProcessing(identifier: String, at now: Date) {
+        advance(to: now)
+        guard let request = processing, request.identifier == identifier else { return }
+        processing = nil
+        processingSubmittedAt = nil
+        trace.add(
+            now, .osRequestCancelled,
+            [
+                ("identifier", .string(identifier)),
+                ("earliestBeginDate", request.earliestBeginDate.map { .date($0) } ?? .null),
+            ])
+    }
+
     public mutating func submitProcessing(_ request: ProcessingRequest, at now: Date) throws(SchedulerFailure) {
         advance(to: now)
         let identifier = request.identifier

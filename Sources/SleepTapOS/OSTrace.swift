@@ -59,6 +59,9 @@ public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringC
     case osRequestSubmitted = "os.request.submitted"
     /// `os.request.replaced`: a request replaced the pending one of the same identifier.
     case osRequestReplaced = "os.request.replaced"
+    /// `os.request.cancelled`: the app cancelled its pending request
+    /// (`BGTaskScheduler.cancel(taskRequestWithIdentifier:)`).
+    case osRequestCancelled = "os.request.cancelled"
     /// `os.request.rejected`: `submit` threw.
     case osRequestRejected = "os.request.rejected"
     /// `os.register`: a launch handler was registered.

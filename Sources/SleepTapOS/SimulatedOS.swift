@@ -396,6 +396,15 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         try s.submitProcessing(request, at: now)
     }
 
+    /// iOS: the app cancels its pending processing request of `identifier`
+    /// (`IOSBackgroundScheduler.cancelProcessing(identifier:at:)`); ignored on Android.
+    public mutating func cancelProcessing(identifier: String, at now: Date) {
+        seen(now)
+        guard case .ios(var s) = device else { return }
+        s.cancelProcessing(identifier: identifier, at: now)
+        device = .ios(s)
+    }
+
     /// iOS: adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists
     /// it); ignored on Android.
     /// - Parameter identifier: the task identifier.
@@ -403,6 +412,12 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         guard case .ios(var s) = device, !s.configuration.permittedIdentifiers.contains(identifier) else { return }
         s.permit(identifier)
         device = .ios(s)
+    }
+
+    /// iOS: the pending processing request, nil when none (and on Android).
+    public var pendingProcessing: ProcessingRequest? {
+        if case .ios(let s) = device { return s.pendingProcessing }
+        return nil
     }
 
     /// iOS: whether a submit of `request` would only re-state the pending processing request.

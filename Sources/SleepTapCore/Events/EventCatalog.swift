@@ -196,6 +196,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osRequestSubmitted = "os.request.submitted"
     /// `os.request.replaced` (its fields: docs/protocol.md, "Events").
     case osRequestReplaced = "os.request.replaced"
+    /// `os.request.cancelled` (its fields: docs/protocol.md, "Events").
+    case osRequestCancelled = "os.request.cancelled"
     /// `os.request.rejected` (its fields: docs/protocol.md, "Events").
     case osRequestRejected = "os.request.rejected"
     /// `os.register` (its fields: docs/protocol.md, "Events").

@@ -128,6 +128,7 @@ public enum EventFieldCatalog {
         | os | `os.opportunity.missed` | identifier str, reason str (iOS: a launch opportunity the system did not take) |
         | os | `os.request.submitted` | identifier str, earliestBeginDate instant?, plannedLaunch instant?; an iOS processing request: kind str (`processing`), requiresExternalPower bool, requiresNetworkConnectivity bool (plannedLaunch null while its conditions do not hold) |
         | os | `os.request.replaced` | identifier str, previousEarliestBeginDate instant? (a new request for the same identifier) |
+        | os | `os.request.cancelled` | identifier str, earliestBeginDate instant? (iOS: the app cancelled its pending processing request: a build without `--processing-task on` cancels the one an earlier build left) |
         | os | `os.request.rejected` | identifier str, code int, error str, reason str |
         | os | `os.register` | identifier str, inTime bool |
         | os | `os.register.refused` | identifier str, reason str |

@@ -18,6 +18,7 @@ extension EventName {
             case .osOpportunityMissed: .osOpportunityMissed
             case .osRequestSubmitted: .osRequestSubmitted
             case .osRequestReplaced: .osRequestReplaced
+            case .osRequestCancelled: .osRequestCancelled
             case .osRequestRejected: .osRequestRejected
             case .osRegister: .osRegister
             case .osRegisterRefused: .osRegisterRefused

@@ -188,6 +188,10 @@ public struct PhoneApp: Sendable {
         // The app build lists its processing task in BGTaskSchedulerPermittedIdentifiers.
         if processingEnabled { scheduler.permit(configuration.processingIdentifier) }
         scheduler.appLaunched(at: now, byUser: byUser)
+        // A build without the processing task cancels the request an earlier build left
+        // pending, else the OS would launch it into no handler (as `--phone-alarm off` cancels
+        // an alarm left set).
+        if !processingEnabled { scheduler.cancelProcessing(identifier: configuration.processingIdentifier, at: now) }
         effects += drainTrace()
         crashed = nil
         registered = false

@@ -29,6 +29,34 @@ struct ProcessingTaskTests {
     }
 
     @Test(
+        "An app build without the processing task cancels the request an earlier build left pending (os.request.cancelled): no launch into no handler"
+    )
+    func offCancelsTheLeftRequest() throws {
+        var phone = Self.bench(processing: true)
+        phone.start()
+        let left = try #require(phone.node.app.scheduler.pendingProcessing)
+        // The same device (its OS), a new app build without the option, launched by the user.
+        var configuration = PhoneAppConfiguration()
+        configuration.processingTask = false
+        let app = PhoneApp(
+            state: PhoneSyncState(deviceSeed: 7), scheduler: phone.node.app.scheduler,
+            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: NodeBench.zone,
+            location: NodeBench.berlin, configuration: configuration, randomSeed: 42)
+        var next = NodeBench(app: app)
+        next.now = phone.now.addingTimeInterval(60)
+        next.start()
+        #expect(next.node.app.scheduler.pendingProcessing == nil)
+        let cancelled = try #require(next.events(.osRequestCancelled).first)
+        #expect(Self.text(cancelled, "identifier") == left.identifier)
+        // A later night on the charger launches nothing for it.
+        next.type("charging on")
+        next.type("screen off")
+        next.advance(3 * 3_600)
+        next.type("status")
+        #expect(!next.names().contains(.osLaunchDropped))
+    }
+
+    @Test(
         "why names the processing request's power, in use and earliestBeginDate (Thu 20:00 EST); on the charger with the screen off it runs the job at 20:00 EST"
     )
     func whyAndRun() throws {
