@@ -101,6 +101,10 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         /// Seconds the screen must stay off before the device counts as idle; nil =
         /// `defaultIdleDelay` (600). Absent from older encodings (nil).
         public var idleDelay: TimeInterval?
+        /// Which rule draws app-refresh launches; nil = `.legacy` (and an older encoding).
+        public var opportunityModel: OpportunityModelKind?
+        /// The usage model's settings; nil = `UsageModel()`'s defaults (and an older encoding).
+        public var usage: UsageModel?
 
         /// - Parameters:
         ///   - permittedIdentifiers: `BGTaskSchedulerPermittedIdentifiers`.
@@ -126,6 +130,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         public var effectiveProcessingBudget: TimeInterval {
             max(0.001, processingBudget ?? IOSBackgroundScheduler.defaultProcessingBudget)
         }
+
+        /// The opportunity model in effect (`opportunityModel` or `.legacy`).
+        public var effectiveOpportunityModel: OpportunityModelKind { opportunityModel ?? .legacy }
+
+        /// The usage model's settings in effect (`usage` or the defaults).
+        public var effectiveUsage: UsageModel { usage ?? UsageModel() }
 
         /// The idle delay in effect, seconds (`idleDelay` or 600).
         public var effectiveIdleDelay: TimeInterval { max(0, idleDelay ?? IOSBackgroundScheduler.defaultIdleDelay) }
@@ -188,12 +198,18 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     private var externalPower: Bool?
     /// True while the device has no network connection; nil = connected (an older encoding).
     private var networkOff: Bool?
+    /// The user's most recent opens of the app, oldest first, at most `UsageModel.historyLimit`;
+    /// kept while the usage model is in effect; nil = none (and an older encoding).
+    private var userOpens: [Date]?
+    /// The last natural app-refresh launch while the usage model is in effect (its spacing
+    /// floor); nil = none (and an older encoding).
+    private var lastRefreshLaunch: Date?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
         case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
         case processing, processingSubmittedAt, processingRun, processingExpiredAt, processingIdentifier
-        case screenOffAt, externalPower, networkOff
+        case screenOffAt, externalPower, networkOff, userOpens, lastRefreshLaunch
     }
 
     /// - Parameters:
@@ -227,7 +243,27 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             forceQuitted = false
             conditionsChanged(at: now, wasAllowed: wasAllowed)
         }
+        if byUser && configuration.effectiveOpportunityModel == .usage {
+            recordOpen(at: now)
+        }
     }
+
+    /// The usage model learns an open: kept in the bounded history, and the pending request's
+    /// opportunity drawn again from `now` with what the OS now knows.
+    private mutating func recordOpen(at now: Date) {
+        var opens = userOpens ?? []
+        opens.append(now)
+        let limit = configuration.effectiveUsage.historyLimit
+        if opens.count > limit { opens.removeFirst(opens.count - limit) }
+        userOpens = opens
+        guard launchesAllowed, running == nil, var request = pending, configuration.opportunity.empirical == nil
+        else { return }
+        drawOpportunities(&request, from: now)
+        pending = request
+    }
+
+    /// The user's recorded opens, oldest first (empty unless the usage model is in effect).
+    public var openHistory: [Date] { userOpens ?? [] }
 
     /// Registers the refresh handler (Apple, `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`).
     ///
@@ -579,6 +615,13 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         configuration.opportunity.empirical = delay
     }
 
+    /// Later requests draw their launch by `kind` (`Configuration.opportunityModel`); a pending
+    /// request keeps its opportunity. `.legacy` is stored as nil (the encoding of before).
+    /// - Parameter kind: the opportunity model.
+    public mutating func setOpportunityModel(_ kind: OpportunityModelKind) {
+        configuration.opportunityModel = kind == .legacy ? nil : kind
+    }
+
     /// Adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists it).
     /// - Parameter identifier: the task identifier.
     public mutating func permit(_ identifier: String) { configuration.permit(identifier) }
@@ -717,8 +760,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                         .jobSchedulerOptimization, "opportunity",
                         "waiting for the opportunity the system drew\(passing)", until: opportunity))
             } else if request.opportunity == nil {
-                reasons.append(
-                    PendingReason(.jobSchedulerOptimization, "opportunity", "the system chooses no opportunity"))
+                let state =
+                    configuration.effectiveOpportunityModel == .usage && configuration.opportunity.empirical == nil
+                    ? "the system chooses no opportunity: the app is not used enough (open it)"
+                    : "the system chooses no opportunity"
+                reasons.append(PendingReason(.jobSchedulerOptimization, "opportunity", state))
             }
         }
         return WhyAnswer(identifier: request.identifier, reasons: reasons, nextLaunch: refreshLaunch(after: now))
@@ -1026,6 +1072,15 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             request.opportunity = empirical.draw(using: &rng).map { model.grid(eligible, delay: $0) }
             return
         }
+        if configuration.effectiveOpportunityModel == .usage {
+            let usage = configuration.effectiveUsage
+            if let last = lastRefreshLaunch { eligible = max(eligible, last.addingTimeInterval(usage.minimumSpacing)) }
+            let floor = eligible
+            request.opportunity = usage.draw(
+                from: floor, opens: userOpens ?? [], meanDelay: model.meanDelay,
+                grid: { model.grid(floor, delay: $0.timeIntervalSince(floor)) }, using: &rng)
+            return
+        }
         guard model.missProbability < 1 else { return }
         while true {
             let t = model.draw(from: eligible, using: &rng)
@@ -1086,6 +1141,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                 ("plannedLaunch", .schedulerDate(request.opportunity)),
             ])
         lastDroppedLaunch = entered ? nil : now
+        if !simulated && configuration.effectiveOpportunityModel == .usage { lastRefreshLaunch = now }
         if entered {
             running = grant
         } else {
