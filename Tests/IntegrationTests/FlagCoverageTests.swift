@@ -81,6 +81,7 @@ struct FlagCoverageTests {
         "phone --android-api": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --phone-alarm": "SleepTapRuntimeTests/OptionEffectTests.swift phoneAlarmAndPermissions",
         "phone --processing-task": "SleepTapRuntimeTests/OptionEffectTests.swift processingTask",
+        "phone --opportunity-model": "SleepTapRuntimeTests/OptionEffectTests.swift opportunityModel",
         "phone --exact-alarm-permission": "SleepTapRuntimeTests/OptionEffectTests.swift phoneAlarmAndPermissions",
         "phone --android16-quotas": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --constraints": "SleepTapRuntimeTests/OptionEffectTests.swift constraints",
