@@ -204,12 +204,14 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The last natural app-refresh launch while the usage model is in effect (its spacing
     /// floor); nil = none (and an older encoding).
     private var lastRefreshLaunch: Date?
+    /// The battery's charge in [0, 1]; nil = never set (full), and an older encoding.
+    private var batteryLevel: Double?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
         case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
         case processing, processingSubmittedAt, processingRun, processingExpiredAt, processingIdentifier
-        case screenOffAt, externalPower, networkOff, userOpens, lastRefreshLaunch
+        case screenOffAt, externalPower, networkOff, userOpens, lastRefreshLaunch, batteryLevel
     }
 
     /// - Parameters:
@@ -637,12 +639,37 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Ignored on iOS (no standby buckets).
     public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) { advance(to: now) }
 
-    /// The device is plugged in or unplugged: the app-refresh opportunity model does not depend
-    /// on it; a processing request with `requiresExternalPower` starts only while it is on
-    /// (Apple, `BGProcessingTaskRequest.requiresExternalPower`).
+    /// The device is plugged in or unplugged: the legacy opportunity model does not depend on it;
+    /// under the usage model it lifts a critically low battery (`UsageModel.criticalBatteryLevel`);
+    /// a processing request with `requiresExternalPower` starts only while it is on (Apple,
+    /// `BGProcessingTaskRequest.requiresExternalPower`).
     public mutating func setCharging(_ on: Bool, at now: Date) {
         advance(to: now)
+        let wasAllowed = launchesAllowed
         externalPower = on ? true : nil
+        if wasAllowed != launchesAllowed { conditionsChanged(at: now, wasAllowed: wasAllowed) }
+    }
+
+    /// The battery's charge changes, a fraction in [0, 1]. Under the usage model a level below
+    /// `UsageModel.criticalBatteryLevel` while not charging withholds app-refresh launches
+    /// (WWDC20 "Background execution demystified": critically low battery, essential work only);
+    /// the legacy model ignores it.
+    /// - Parameters:
+    ///   - level: the charge, clamped to [0, 1].
+    ///   - now: virtual instant.
+    public mutating func setBatteryLevel(_ level: Double, at now: Date) {
+        advance(to: now)
+        let wasAllowed = launchesAllowed
+        batteryLevel = min(1, max(0, level))
+        if wasAllowed != launchesAllowed { conditionsChanged(at: now, wasAllowed: wasAllowed) }
+    }
+
+    /// Whether the usage model withholds launches for a critically low battery: below
+    /// `UsageModel.criticalBatteryLevel` and not charging.
+    public var batteryCritical: Bool {
+        guard configuration.effectiveOpportunityModel == .usage, let level = batteryLevel, externalPower != true
+        else { return false }
+        return level < configuration.effectiveUsage.criticalBatteryLevel
     }
 
     /// The device's network connection comes or goes: a processing request with
@@ -777,7 +804,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     public var pendingEarliestBeginDate: Date? { pending?.earliestBeginDate }
 
     /// True when nothing forbids launches: refresh on, Low Power Mode off, not force-quit.
-    public var launchesAllowed: Bool { refreshEnabled && !lowPower && !forceQuitted }
+    public var launchesAllowed: Bool { refreshEnabled && !lowPower && !forceQuitted && !batteryCritical }
 
     /// Whether the user force-quit the app and has not opened it (nor restarted the device) since.
     public var isForceQuit: Bool { forceQuitted }
@@ -1038,6 +1065,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "Background App Refresh is off"))
         }
         if lowPower { reasons.append(PendingReason(.deviceState, "lowPower", "Low Power Mode is on")) }
+        if batteryCritical {
+            let percent = Int((configuration.effectiveUsage.criticalBatteryLevel * 100).rounded())
+            reasons.append(
+                PendingReason(
+                    .deviceState, "battery", "the battery is critically low (below \(percent) %): essential work only"))
+        }
         return reasons
     }
 

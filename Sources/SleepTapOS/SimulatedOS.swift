@@ -299,6 +299,18 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .ios(s)
     }
 
+    /// iOS: the battery's charge changes (`IOSBackgroundScheduler.setBatteryLevel(_:at:)`);
+    /// ignored on Android.
+    /// - Parameters:
+    ///   - level: the charge in [0, 1].
+    ///   - now: virtual instant.
+    public mutating func setBatteryLevel(_ level: Double, at now: Date) {
+        seen(now)
+        guard case .ios(var s) = device else { return }
+        s.setBatteryLevel(level, at: now)
+        device = .ios(s)
+    }
+
     /// iOS: the opportunity model in effect; nil on Android.
     public var opportunityModel: OpportunityModelKind? {
         if case .ios(let s) = device { return s.configuration.effectiveOpportunityModel }

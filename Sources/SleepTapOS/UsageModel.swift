@@ -42,6 +42,10 @@ public struct UsageModel: Codable, Equatable, Sendable {
     /// How far past eligibility the OS looks for an opportunity, seconds (default 14 days; this
     /// model's assumption); none found: no launch until the user opens the app.
     public var horizon: TimeInterval
+    /// Battery charge in [0, 1] below which, while not charging, no app-refresh launch comes
+    /// (default 0.2: WWDC20 names critically low battery as a factor without a number; 20 % is
+    /// this model's assumption, the level at which iOS offers Low Power Mode).
+    public var criticalBatteryLevel: Double
 
     /// - Parameters:
     ///   - historyLimit: opens kept, ≥ 1.
@@ -50,10 +54,13 @@ public struct UsageModel: Codable, Equatable, Sendable {
     ///   - halfLifeDays: days, > 0.
     ///   - minimumSpacing: seconds, ≥ 0.
     ///   - horizon: seconds, ≥ 1 h.
+    ///   - criticalBatteryLevel: clamped to [0, 1].
     public init(
         historyLimit: Int = 30, lead: TimeInterval = 2 * 3_600, offHoursWeight: Double = 0.02,
-        halfLifeDays: Double = 2, minimumSpacing: TimeInterval = 1_800, horizon: TimeInterval = 14 * 86_400
+        halfLifeDays: Double = 2, minimumSpacing: TimeInterval = 1_800, horizon: TimeInterval = 14 * 86_400,
+        criticalBatteryLevel: Double = 0.2
     ) {
+        self.criticalBatteryLevel = min(1, max(0, criticalBatteryLevel))
         self.historyLimit = max(1, historyLimit)
         self.lead = max(60, lead)
         self.offHoursWeight = min(1, max(0, offHoursWeight))

@@ -180,6 +180,37 @@ struct SchedulerUsageTests {
         #expect(drawnAgain >= 5, "\(drawnAgain) of 20 seeds got an opportunity after the open")
     }
 
+    @Test("A critically low battery withholds launches under usage (why: battery) until charging; legacy ignores it")
+    func criticalBattery() throws {
+        let usage = UsageModel(offHoursWeight: 1)
+        var s = Self.scheduler(.usage, seed: 9, usage: usage)
+        let t = Self.midnight
+        try Self.open(&s, at: t)
+        #expect(s.nextLaunch(after: t) != nil)
+        s.setBatteryLevel(0.15, at: t)
+        #expect(s.batteryCritical)
+        #expect(s.nextLaunch(after: t) == nil)
+        let reason = s.why(at: t).reasons.first { $0.condition == "battery" }
+        #expect(reason?.state == "the battery is critically low (below 20 %): essential work only")
+        // Nothing launches for a day on battery at 15 %.
+        #expect(F.drive(&s, from: t, to: t.addingTimeInterval(F.day), run: Self.eagerJob).isEmpty)
+        // On the charger the OS draws again; off it at 25 % launches stay allowed.
+        let charge = t.addingTimeInterval(F.day)
+        s.setCharging(true, at: charge)
+        #expect(!s.batteryCritical)
+        #expect(s.nextLaunch(after: charge) != nil)
+        s.setBatteryLevel(0.25, at: charge)
+        s.setCharging(false, at: charge)
+        #expect(s.nextLaunch(after: charge) != nil)
+        // Legacy: the level changes nothing.
+        var legacy = try F.launchedIOS(seed: 9)
+        try legacy.submit(identifier: id, earliestBeginDate: F.start, at: F.start)
+        let planned = legacy.nextLaunch(after: F.start)
+        legacy.setBatteryLevel(0.05, at: F.start)
+        #expect(!legacy.batteryCritical)
+        #expect(legacy.nextLaunch(after: F.start) == planned)
+    }
+
     @Test("Legacy is the default: the same seed gives the same launches with the setting nil or legacy")
     func legacyUnchanged() throws {
         for seed: UInt64 in [0, 7, 42, 0xDEAD_BEEF] {
