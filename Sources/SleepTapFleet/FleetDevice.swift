@@ -63,6 +63,8 @@ public struct FleetDevice: Sendable {
     public let twinSeed: UInt64
     /// iOS: the fitted launch delay from `FleetOptions.osModel`, nil for the built-in draws.
     public let fittedDelay: EmpiricalDelay?
+    /// iOS: how the OS draws app-refresh launches (`FleetOptions.opportunityModel`).
+    public let opportunityModel: OpportunityModelKind
     /// The user's actions, in time order: stdin lines of the phone and the watch.
     public let steps: [(at: Date, step: TwinStep)]
     /// The phone's batch, local days (`FleetOptions.horizonDays`). No draw depends on it or on
@@ -121,6 +123,7 @@ public struct FleetDevice: Sendable {
             if draw < cumulative { break }
         }
         bucket = platform == .android ? chosen : nil
+        opportunityModel = options.opportunityModel
         fittedDelay =
             platform == .ios
             ? options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion)?.delay : nil
@@ -231,6 +234,7 @@ public struct FleetDevice: Sendable {
             var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [taskIdentifier])
             ios.registrationMode = registersLate && lateFrom == nil ? .lateSilent : .early
             ios.opportunity.empirical = fittedDelay
+            if opportunityModel != .legacy { ios.opportunityModel = opportunityModel }
             os = SimulatedOS(IOSBackgroundScheduler(configuration: ios, seed: osSeed))
         }
         var app = PhoneAppConfiguration()

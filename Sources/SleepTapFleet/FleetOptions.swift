@@ -43,6 +43,8 @@ public struct FleetOptions: Equatable, Sendable {
     /// (`FleetOptions.appVersion`) that has data; nil, or no such group: the built-in draws.
     public var osModel: CalibratedOS?
     /// The model file `osModel` was read from, for the summary; nil without one.
+    /// How the iOS devices' OS draws app-refresh launches (`--opportunity-model`, default legacy).
+    public var opportunityModel: OpportunityModelKind = .legacy
     public var osModelFile: String?
     /// Local days of wake-ups in each batch the phone sends (`phone --horizon-days`, default
     /// `BatchPlanner.defaultHorizonDays`, 7).

@@ -7,7 +7,7 @@ import SleepTapOS
 /// The flags that describe a simulated fleet's population and its shard, read the same way by
 /// `sleeptap-fleet` and `sleeptap-compare` (docs/fleet.md): `--devices`, `--days`, `--start`,
 /// `--seed`, `--mix`, `--late-registration`, `--late-registration-from`, `--opens`,
-/// `--low-power`, `--nightstand`, `--buckets`, `--os-model` and `--shard`.
+/// `--low-power`, `--nightstand`, `--buckets`, `--os-model`, `--opportunity-model` and `--shard`.
 public struct FleetPopulationFlags: Sendable {
     /// `--devices N`, nil when not given.
     public var devices: Int?
@@ -24,6 +24,7 @@ public struct FleetPopulationFlags: Sendable {
     var buckets: [StandbyBucket: Double]?
     var shard: (Int, Int)?
     var osModel: String?
+    var opportunityModel: OpportunityModelKind?
 
     /// No flag read yet.
     public init() {}
@@ -79,6 +80,13 @@ public struct FleetPopulationFlags: Sendable {
             help: """
                 Android standby bucket shares, summing to 1 (default
                 active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
+                """),
+        OptionSpec(
+            "--opportunity-model", value: "legacy|usage", example: "usage",
+            help: """
+                how the iOS devices' OS draws app-refresh launches: legacy (default) an exponential wait;
+                usage launches before the times of day the user opens the app, rarer as days pass without
+                an open, at least 30 min apart (docs/scheduler.md, "Usage model")
                 """),
         OptionSpec(
             "--os-model", value: "FILE", example: "model.json",
@@ -150,6 +158,12 @@ public struct FleetPopulationFlags: Sendable {
             }
             shard = (index, count)
         case "--os-model": osModel = try reader.nonEmpty(flag)
+        case "--opportunity-model":
+            let text = try reader.value(flag)
+            guard let kind = OpportunityModelKind(rawValue: text) else {
+                throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected legacy or usage")
+            }
+            opportunityModel = kind
         default: return false
         }
         return true
@@ -163,6 +177,7 @@ public struct FleetPopulationFlags: Sendable {
             ("--late-registration", late != 0), ("--late-registration-from", lateFrom != nil),
             ("--low-power", lowPower != nil), ("--nightstand", nightstand != nil), ("--opens", opens != nil),
             ("--buckets", buckets != nil), ("--os-model", osModel != nil),
+            ("--opportunity-model", opportunityModel != nil),
             ("--shard", shard != nil),
         ]
     }
@@ -212,6 +227,7 @@ public struct FleetPopulationFlags: Sendable {
         if let opens { options.opens = opens }
         if let buckets { options.buckets = buckets }
         options.osModelFile = osModel
+        if let opportunityModel { options.opportunityModel = opportunityModel }
         var shard = self.shard
         if shard == nil { shard = try FleetCommand.shard(in: environment) }
         if let (index, count) = shard {

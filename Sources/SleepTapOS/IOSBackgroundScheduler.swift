@@ -101,6 +101,10 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         /// Seconds the screen must stay off before the device counts as idle; nil =
         /// `defaultIdleDelay` (600). Absent from older encodings (nil).
         public var idleDelay: TimeInterval?
+        /// Which rule draws app-refresh launches; nil = `.legacy` (and an older encoding).
+        public var opportunityModel: OpportunityModelKind?
+        /// The usage model's settings; nil = `UsageModel()`'s defaults (and an older encoding).
+        public var usage: UsageModel?
 
         /// - Parameters:
         ///   - permittedIdentifiers: `BGTaskSchedulerPermittedIdentifiers`.
@@ -126,6 +130,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         public var effectiveProcessingBudget: TimeInterval {
             max(0.001, processingBudget ?? IOSBackgroundScheduler.defaultProcessingBudget)
         }
+
+        /// The opportunity model in effect (`opportunityModel` or `.legacy`).
+        public var effectiveOpportunityModel: OpportunityModelKind { opportunityModel ?? .legacy }
+
+        /// The usage model's settings in effect (`usage` or the defaults).
+        public var effectiveUsage: UsageModel { usage ?? UsageModel() }
 
         /// The idle delay in effect, seconds (`idleDelay` or 600).
         public var effectiveIdleDelay: TimeInterval { max(0, idleDelay ?? IOSBackgroundScheduler.defaultIdleDelay) }
@@ -188,12 +198,20 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     private var externalPower: Bool?
     /// True while the device has no network connection; nil = connected (an older encoding).
     private var networkOff: Bool?
+    /// The user's most recent opens of the app, oldest first, at most `UsageModel.historyLimit`;
+    /// kept while the usage model is in effect; nil = none (and an older encoding).
+    private var userOpens: [Date]?
+    /// The last natural app-refresh launch while the usage model is in effect (its spacing
+    /// floor); nil = none (and an older encoding).
+    private var lastRefreshLaunch: Date?
+    /// The battery's charge in [0, 1]; nil = never set (full), and an older encoding.
+    private var batteryLevel: Double?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
         case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
         case processing, processingSubmittedAt, processingRun, processingExpiredAt, processingIdentifier
-        case screenOffAt, externalPower, networkOff
+        case screenOffAt, externalPower, networkOff, userOpens, lastRefreshLaunch, batteryLevel
     }
 
     /// - Parameters:
@@ -227,7 +245,27 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             forceQuitted = false
             conditionsChanged(at: now, wasAllowed: wasAllowed)
         }
+        if byUser && configuration.effectiveOpportunityModel == .usage {
+            recordOpen(at: now)
+        }
     }
+
+    /// The usage model learns an open: kept in the bounded history, and the pending request's
+    /// opportunity drawn again from `now` with what the OS now knows.
+    private mutating func recordOpen(at now: Date) {
+        var opens = userOpens ?? []
+        opens.append(now)
+        let limit = configuration.effectiveUsage.historyLimit
+        if opens.count > limit { opens.removeFirst(opens.count - limit) }
+        userOpens = opens
+        guard launchesAllowed, running == nil, var request = pending, configuration.opportunity.empirical == nil
+        else { return }
+        drawOpportunities(&request, from: now)
+        pending = request
+    }
+
+    /// The user's recorded opens, oldest first (empty unless the usage model is in effect).
+    public var openHistory: [Date] { userOpens ?? [] }
 
     /// Registers the refresh handler (Apple, `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`).
     ///
@@ -579,6 +617,13 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         configuration.opportunity.empirical = delay
     }
 
+    /// Later requests draw their launch by `kind` (`Configuration.opportunityModel`); a pending
+    /// request keeps its opportunity. `.legacy` is stored as nil (the encoding of before).
+    /// - Parameter kind: the opportunity model.
+    public mutating func setOpportunityModel(_ kind: OpportunityModelKind) {
+        configuration.opportunityModel = kind == .legacy ? nil : kind
+    }
+
     /// Adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists it).
     /// - Parameter identifier: the task identifier.
     public mutating func permit(_ identifier: String) { configuration.permit(identifier) }
@@ -594,12 +639,37 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Ignored on iOS (no standby buckets).
     public mutating func setStandbyBucket(_ bucket: StandbyBucket, at now: Date) { advance(to: now) }
 
-    /// The device is plugged in or unplugged: the app-refresh opportunity model does not depend
-    /// on it; a processing request with `requiresExternalPower` starts only while it is on
-    /// (Apple, `BGProcessingTaskRequest.requiresExternalPower`).
+    /// The device is plugged in or unplugged: the legacy opportunity model does not depend on it;
+    /// under the usage model it lifts a critically low battery (`UsageModel.criticalBatteryLevel`);
+    /// a processing request with `requiresExternalPower` starts only while it is on (Apple,
+    /// `BGProcessingTaskRequest.requiresExternalPower`).
     public mutating func setCharging(_ on: Bool, at now: Date) {
         advance(to: now)
+        let wasAllowed = launchesAllowed
         externalPower = on ? true : nil
+        if wasAllowed != launchesAllowed { conditionsChanged(at: now, wasAllowed: wasAllowed) }
+    }
+
+    /// The battery's charge changes, a fraction in [0, 1]. Under the usage model a level below
+    /// `UsageModel.criticalBatteryLevel` while not charging withholds app-refresh launches
+    /// (WWDC20 "Background execution demystified": critically low battery, essential work only);
+    /// the legacy model ignores it.
+    /// - Parameters:
+    ///   - level: the charge, clamped to [0, 1].
+    ///   - now: virtual instant.
+    public mutating func setBatteryLevel(_ level: Double, at now: Date) {
+        advance(to: now)
+        let wasAllowed = launchesAllowed
+        batteryLevel = min(1, max(0, level))
+        if wasAllowed != launchesAllowed { conditionsChanged(at: now, wasAllowed: wasAllowed) }
+    }
+
+    /// Whether the usage model withholds launches for a critically low battery: below
+    /// `UsageModel.criticalBatteryLevel` and not charging.
+    public var batteryCritical: Bool {
+        guard configuration.effectiveOpportunityModel == .usage, let level = batteryLevel, externalPower != true
+        else { return false }
+        return level < configuration.effectiveUsage.criticalBatteryLevel
     }
 
     /// The device's network connection comes or goes: a processing request with
@@ -717,8 +787,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                         .jobSchedulerOptimization, "opportunity",
                         "waiting for the opportunity the system drew\(passing)", until: opportunity))
             } else if request.opportunity == nil {
-                reasons.append(
-                    PendingReason(.jobSchedulerOptimization, "opportunity", "the system chooses no opportunity"))
+                let state =
+                    configuration.effectiveOpportunityModel == .usage && configuration.opportunity.empirical == nil
+                    ? "the system chooses no opportunity: the app is not used enough (open it)"
+                    : "the system chooses no opportunity"
+                reasons.append(PendingReason(.jobSchedulerOptimization, "opportunity", state))
             }
         }
         return WhyAnswer(identifier: request.identifier, reasons: reasons, nextLaunch: refreshLaunch(after: now))
@@ -731,7 +804,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     public var pendingEarliestBeginDate: Date? { pending?.earliestBeginDate }
 
     /// True when nothing forbids launches: refresh on, Low Power Mode off, not force-quit.
-    public var launchesAllowed: Bool { refreshEnabled && !lowPower && !forceQuitted }
+    public var launchesAllowed: Bool { refreshEnabled && !lowPower && !forceQuitted && !batteryCritical }
 
     /// Whether the user force-quit the app and has not opened it (nor restarted the device) since.
     public var isForceQuit: Bool { forceQuitted }
@@ -1011,6 +1084,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "Background App Refresh is off"))
         }
         if lowPower { reasons.append(PendingReason(.deviceState, "lowPower", "Low Power Mode is on")) }
+        if batteryCritical {
+            let percent = Int((configuration.effectiveUsage.criticalBatteryLevel * 100).rounded())
+            reasons.append(
+                PendingReason(
+                    .deviceState, "battery", "the battery is critically low (below \(percent) %): essential work only"))
+        }
         return reasons
     }
 
@@ -1043,6 +1122,15 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         if let empirical = model.empirical {
             // One draw of the whole fitted wait; nil: the OS never launches this request.
             request.opportunity = empirical.draw(using: &rng).map { model.grid(eligible, delay: $0) }
+            return
+        }
+        if configuration.effectiveOpportunityModel == .usage {
+            let usage = configuration.effectiveUsage
+            if let last = lastRefreshLaunch { eligible = max(eligible, last.addingTimeInterval(usage.minimumSpacing)) }
+            let floor = eligible
+            request.opportunity = usage.draw(
+                from: floor, opens: userOpens ?? [], meanDelay: model.meanDelay,
+                grid: { model.grid(floor, delay: $0.timeIntervalSince(floor)) }, using: &rng)
             return
         }
         guard model.missProbability < 1 else { return }
@@ -1105,6 +1193,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                 ("plannedLaunch", .schedulerDate(request.opportunity)),
             ])
         lastDroppedLaunch = entered ? nil : now
+        if !simulated && configuration.effectiveOpportunityModel == .usage { lastRefreshLaunch = now }
         if entered {
             running = grant
         } else {

@@ -77,7 +77,7 @@ public struct PendingReason: Equatable, Sendable {
     /// The reason code.
     public var code: PendingReasonCode
     /// The condition's short name, unique within one answer: `earliestBeginDate`, `opportunity`,
-    /// `lowPower`, `backgroundRefresh`, `forceQuit`, `quota`, `bucket`, `doze`, a constraint
+    /// `lowPower`, `battery`, `backgroundRefresh`, `forceQuit`, `quota`, `bucket`, `doze`, a constraint
     /// (`requiresCharging`, `requiresNetwork`, `requiresDeviceIdle`, `requiresBatteryNotLow`,
     /// `requiresStorageNotLow`), `handler`, `running`, `request`, `ready`.
     public var condition: String

@@ -290,6 +290,33 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .ios(s)
     }
 
+    /// iOS: later app-refresh requests draw their launch by `kind`
+    /// (`IOSBackgroundScheduler.setOpportunityModel(_:)`); ignored on Android.
+    /// - Parameter kind: the opportunity model.
+    public mutating func setOpportunityModel(_ kind: OpportunityModelKind) {
+        guard case .ios(var s) = device else { return }
+        s.setOpportunityModel(kind)
+        device = .ios(s)
+    }
+
+    /// iOS: the battery's charge changes (`IOSBackgroundScheduler.setBatteryLevel(_:at:)`);
+    /// ignored on Android.
+    /// - Parameters:
+    ///   - level: the charge in [0, 1].
+    ///   - now: virtual instant.
+    public mutating func setBatteryLevel(_ level: Double, at now: Date) {
+        seen(now)
+        guard case .ios(var s) = device else { return }
+        s.setBatteryLevel(level, at: now)
+        device = .ios(s)
+    }
+
+    /// iOS: the opportunity model in effect; nil on Android.
+    public var opportunityModel: OpportunityModelKind? {
+        if case .ios(let s) = device { return s.configuration.effectiveOpportunityModel }
+        return nil
+    }
+
     /// Sets the iOS app-refresh budget of later runs; ignored on Android.
     /// - Parameter seconds: virtual seconds, > 0.
     public mutating func setRuntimeBudget(_ seconds: TimeInterval) {

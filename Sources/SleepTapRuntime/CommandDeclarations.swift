@@ -114,6 +114,13 @@ extension CommandLineParser {
         OptionSpec(
             "--budget", value: "SECS", example: "60",
             help: "iOS app-refresh budget in virtual seconds (default: 30)"),
+        OptionSpec(
+            "--opportunity-model", value: "legacy|usage", example: "usage",
+            help: """
+                iOS: how the OS draws app-refresh launches: legacy (default) an exponential wait after
+                earliestBeginDate; usage launches before the times of day the user opens the app, rarer as
+                days pass without an open, at least 30 min apart; kept with the OS; refused on Android
+                """),
         OptionSpec("--low-power", help: "Low Power Mode on (no background runs)"),
         OptionSpec("--refresh-off", help: "Background App Refresh switched off (submit fails: unavailable)"),
         OptionSpec(

@@ -87,6 +87,12 @@ public enum CommandLineParser {
                 }
                 os.registration = mode
             case "--budget": os.budget = try reader.seconds(flag, in: 0.1...600)
+            case "--opportunity-model":
+                let text = try reader.value(flag)
+                guard let kind = OpportunityModelKind(rawValue: text) else {
+                    throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected legacy or usage")
+                }
+                os.opportunityModel = kind
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             case "--metrics-dir": metrics = try reader.nonEmpty(flag)
@@ -215,6 +221,11 @@ public enum CommandLineParser {
             throw UsageError(
                 "--phone-alarm on sets an Android AlarmManager.setAlarmClock() alarm; this model has no iOS alarm "
                     + "API (the watch rings either way): add --platform android, or leave --phone-alarm off")
+        }
+        if os.platform == .android && os.opportunityModel != nil {
+            throw UsageError(
+                "--opportunity-model chooses how iOS draws BGAppRefreshTask launches; Android's WorkManager runs "
+                    + "by its documented rules (interval, standby bucket, Doze): leave it out on Android")
         }
         if os.platform == .android && os.processingTask == true {
             throw UsageError(

@@ -53,6 +53,9 @@ public struct OSOptions: Equatable, Sendable {
     /// `--exact-alarm-permission schedule|use`: the exact alarm permission the app declares
     /// (`SCHEDULE_EXACT_ALARM` or `USE_EXACT_ALARM`); nil = stored, else `schedule`.
     public var exactAlarmPermission: ExactAlarmDeclaration?
+    /// `--opportunity-model legacy|usage`: iOS, the rule that draws app-refresh launches
+    /// (docs/scheduler.md, "Usage model"); nil = stored, else legacy.
+    public var opportunityModel: OpportunityModelKind?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
     public var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
@@ -125,6 +128,7 @@ public struct OSOptions: Equatable, Sendable {
         configuration.registrationMode = registration ?? .early
         configuration.runtimeBudget = budget ?? Self.defaultBudget
         configuration.opportunity.empirical = empiricalDelay
+        if let opportunityModel, opportunityModel != .legacy { configuration.opportunityModel = opportunityModel }
         return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed ?? Self.defaultSeed))
     }
 
@@ -143,7 +147,7 @@ public struct OSOptions: Equatable, Sendable {
 
     /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
     ///
-    /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--budget`,
+    /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--opportunity-model`, `--budget`,
     /// `--interval`, `--constraints` (an app build whose request has them), `--exact-alarm-permission` (an app build that declares it), `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
     /// - Parameters:
     ///   - stored: the OS read from the state dir, nil on the first start.
@@ -180,6 +184,14 @@ public struct OSOptions: Equatable, Sendable {
                         + "holds an android device, which keeps its documented rules")
             }
             os.setEmpiricalDelay(empiricalDelay)
+        }
+        if let opportunityModel {
+            guard os.platform == .ios else {
+                throw UsageError(
+                    "--opportunity-model \(opportunityModel.rawValue) chooses iOS's app-refresh launches; the state "
+                        + "dir's os.json holds an android device, which keeps WorkManager's documented rules")
+            }
+            os.setOpportunityModel(opportunityModel)
         }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }

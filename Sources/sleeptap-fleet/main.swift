@@ -85,6 +85,12 @@ case .run(var options, let out, let jobs, let json):
         }
         return "os model: \(path): iOS delays from group \"\(entry.group)\" (n = \(entry.n))"
     }
+    // The iOS opportunity model, said only when it is not the default.
+    let opportunityLine: String? =
+        options.opportunityModel == .legacy
+        ? nil
+        : "opportunity model: \(options.opportunityModel.rawValue) (iOS launches before the users' usual opens, "
+            + "rarer as days pass without one; docs/scheduler.md)"
     let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
     if json {
         var object: [String: Any] = [
@@ -101,6 +107,7 @@ case .run(var options, let out, let jobs, let json):
         ]
         object["executionRate"] = summary.executionRate ?? NSNull()
         if let modelLine { object["osModel"] = modelLine }
+        if opportunityLine != nil { object["opportunityModel"] = options.opportunityModel.rawValue }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         writeOut(String(decoding: data, as: UTF8.self))
     } else {
@@ -119,6 +126,6 @@ case .run(var options, let out, let jobs, let json):
               execution rate (successful background runs / submitted): \(rate)
               \(String(format: "%.1f s, %.0f device-days/s", summary.seconds, summary.deviceDaysPerSecond))
               zone rules: \(ZoneDatabase.current)
-            """ + (modelLine.map { "\n  " + $0 } ?? ""))
+            """ + (modelLine.map { "\n  " + $0 } ?? "") + (opportunityLine.map { "\n  " + $0 } ?? ""))
     }
 }

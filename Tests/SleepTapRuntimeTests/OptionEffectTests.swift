@@ -171,6 +171,43 @@ struct OptionEffectTests {
     }
 
     @Test(
+        "--opportunity-model reaches the iOS OS (legacy by default, usage learns the user's opens), is kept with a stored OS and changed by a later flag; Android and bad values are refused naming them"
+    )
+    func opportunityModel() throws {
+        #expect(try Self.phoneOptions([]).os.makeOS(taskIdentifier: Self.task).opportunityModel == .legacy)
+        let usage = try Self.phoneOptions(["--opportunity-model", "usage"]).os
+        var os = usage.makeOS(taskIdentifier: Self.task)
+        #expect(os.opportunityModel == .usage)
+        os.appLaunched(at: Self.t0, byUser: true)
+        guard case .ios(let ios) = os.device else {
+            Issue.record("not an iOS device")
+            return
+        }
+        #expect(ios.openHistory == [Self.t0])
+        // A stored OS keeps its model without the flag; the flag changes it at a restart.
+        #expect(
+            try Self.phoneOptions([]).os.resolve(stored: os, taskIdentifier: Self.task, at: Self.t0).opportunityModel
+                == .usage)
+        let legacy = try Self.phoneOptions(["--opportunity-model", "legacy"]).os
+        #expect(try legacy.resolve(stored: os, taskIdentifier: Self.task, at: Self.t0).opportunityModel == .legacy)
+        let android = try Self.phoneOptions(["--platform", "android"]).os.makeOS(taskIdentifier: Self.task)
+        #expect(throws: UsageError.self) {
+            try usage.resolve(stored: android, taskIdentifier: Self.task, at: Self.t0)
+        }
+        for (bad, named) in [
+            (["--opportunity-model", "maybe"], "expected legacy or usage"),
+            (["--platform", "android", "--opportunity-model", "usage"], "BGAppRefreshTask"),
+        ] {
+            do {
+                _ = try Self.phoneOptions(bad)
+                Issue.record("\(bad) accepted")
+            } catch {
+                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
+            }
+        }
+    }
+
+    @Test(
         "--phone-alarm and --exact-alarm-permission reach the app and the OS; a new install on API 33 starts without notifications, on 34 without SCHEDULE_EXACT_ALARM; bad values and iOS are refused naming them"
     )
     func phoneAlarmAndPermissions() throws {

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+import SleepTapOS
+import Testing
+
+@testable import SleepTapFleet
+
+/// `--opportunity-model usage` in a fleet (docs/scheduler.md, "Usage model").
+@Suite("A fleet on iOS's usage opportunity model")
+struct FleetUsageTests {
+    @Test(
+        "--opportunity-model usage reaches every iOS device: users who never open the app get fewer background runs than on legacy, users who open it get more than those who do not"
+    )
+    func usageFleet() {
+        var options = FleetTests.options(devices: 8, days: 14)
+        options.iosShare = 1
+        options.lowPower = 0
+        func runs(_ kind: OpportunityModelKind, opens: Double) -> Int {
+            options.opportunityModel = kind
+            options.opens = opens
+            return (0..<8).flatMap { index -> [RunRecord] in
+                let device = FleetDevice(index: index, options: options)
+                #expect(device.opportunityModel == kind)
+                return device.run(options)
+            }.filter { $0.kind == .background }.count
+        }
+        let legacyQuiet = runs(.legacy, opens: 0)
+        let usageQuiet = runs(.usage, opens: 0)
+        let usageDaily = runs(.usage, opens: 2)
+        #expect(usageQuiet * 2 < legacyQuiet, "no opens: usage \(usageQuiet), legacy \(legacyQuiet) runs")
+        // Seed 12, 8 devices, 14 days: 95 background runs on legacy without opens, 24 on usage
+        // without opens, 32 on usage with 2 opens a day.
+        #expect(usageDaily > usageQuiet, "usage: \(usageDaily) runs with 2 opens a day, \(usageQuiet) with none")
+    }
+
+    @Test("--opportunity-model is read by the fleet's flags; a bad value is refused naming it")
+    func flag() throws {
+        var flags = FleetPopulationFlags()
+        var reader = ArgumentReader(["--opportunity-model", "usage", "--devices", "2", "--days", "1"])
+        while let flag = try reader.nextFlag() { #expect(try flags.read(flag, from: &reader)) }
+        let options = try flags.options(today: LocalDate(parsing: "2026-01-10")!, environment: [:])
+        #expect(options.opportunityModel == .usage)
+        var bad = FleetPopulationFlags()
+        var badReader = ArgumentReader(["--opportunity-model", "maybe"])
+        let flag = try #require(try badReader.nextFlag())
+        #expect(throws: UsageError.self) { try bad.read(flag, from: &badReader) }
+    }
+}
