@@ -47,7 +47,8 @@ public struct CompareCommand: Equatable, Sendable {
         footer: """
             exit status: 0 done; 1 a strategy had a wrong or missed alarm; 64 a bad command line (also
             an unknown strategy, or one not modelled yet); 65 the --os-model file cannot be read or is
-            not a model; 73 DIR or a file in it cannot be written.
+            not a model; 73 DIR or a file in it cannot be written (the table is still printed); 74 stdout
+            closed or not writable.
             """)
 
     static let options: [OptionSpec] = [

@@ -364,9 +364,9 @@ extension CommandLineParser {
                 while the watch app is active
                 """),
         OptionSpec(
-            "--active-seconds", value: "N", synopsis: .insidePrevious, example: "60", needs: ["--request-dates"],
+            "--active-seconds", value: "SECS", synopsis: .insidePrevious, example: "60", needs: ["--request-dates"],
             help: """
-                the watch app stays active N virtual seconds after each touch (bed, a typed wake time,
+                the watch app stays active SECS virtual seconds after each touch (bed, a typed wake time,
                 stop, snooze), 0-3600 (default: 10); stdin wrist up keeps it active until wrist down
                 """),
         OptionSpec(

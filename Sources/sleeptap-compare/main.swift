@@ -46,12 +46,35 @@ if let path = command.options.osModelFile {
     } catch {
         fail("--os-model \(path): \(error)", .dataError)
     }
+    if command.options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) == nil {
+        writeErr(
+            "sleeptap-compare: --os-model \(printable(path)): no iOS group with data; the iOS devices keep the "
+                + "built-in draws\n")
+    }
 }
 if let out = command.out {
     do throws(FileError) {
         try AtomicFile.ensureDirectory(out)
     } catch {
         fail("--out: \(error)", .cantCreate)
+    }
+    // The two files it writes at the end: a directory in their place is found now, not after
+    // the whole run.
+    for name in ["compare.md", "compare.svg"] {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: out + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue {
+            fail("--out: \(out)/\(name) is a directory; the table is written there", .cantCreate)
+        }
+    }
+    // Records of an earlier run in the same directory would mix with this run's.
+    for strategy in command.strategies {
+        let records = out + "/" + strategy.rawValue + "/metrics/bg_runs"
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: records), !names.isEmpty {
+            writeErr(
+                "sleeptap-compare: --out \(printable(out)): \(printable(records)) already holds \(names.count) files; "
+                    + "this run's records are written beside them (use an empty directory to keep runs apart)\n")
+            break
+        }
     }
 }
 
@@ -72,12 +95,14 @@ do {
     fail("\(error)", .cantCreate)
 }
 let report = CompareReport(options: command.options, settings: command.settings, tallies: result.tallies)
+// A failed write still prints the table: the run's work is not lost with the file.
+var writeFailure: FileError?
 if let out = command.out {
     do throws(FileError) {
         try AtomicFile.write(Data(report.markdown(chartName: "compare.svg").utf8), to: out + "/compare.md")
         try AtomicFile.write(Data(report.svg.utf8), to: out + "/compare.svg")
     } catch {
-        fail("\(error)", .cantCreate)
+        writeFailure = error
     }
 }
 if command.json {
@@ -85,9 +110,10 @@ if command.json {
 } else {
     var text = report.text
     text += String(format: "\n  %.1f s", result.seconds)
-    if let out = command.out {
+    if let out = command.out, writeFailure == nil {
         text += "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/metrics/"
     }
     Reaper.shared.writeLine(text)
 }
+if let writeFailure { fail("\(writeFailure)", .cantCreate) }
 exit(report.alarmsFailed ? ExitCode.failure.rawValue : ExitCode.ok.rawValue)

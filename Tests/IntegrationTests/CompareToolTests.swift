@@ -48,7 +48,9 @@ struct CompareToolTests {
         #expect(lines[2].contains(" \(manual)/\(nights) "), "\(lines[2])")
     }
 
-    @Test("Bad input: a strategy not modelled yet, an unknown one, a missing flag (64); an --out under a file (73)")
+    @Test(
+        "Bad input: a strategy not modelled yet, an unknown one, a missing flag (64); an --out under a file, or with a directory where the chart goes (73, before the run)"
+    )
     func badInput() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -71,5 +73,12 @@ struct CompareToolTests {
         let model = try CapturedRun.run(
             "sleeptap-compare", Self.fleet + ["--os-model", scenario.dir + "/none.json"], timeout: 30)
         #expect(model.status == 65 && model.standardError.contains("--os-model"), "\(model.standardError)")
+        // A directory where the chart goes: found before the run, not after it.
+        let taken = scenario.dir + "/taken"
+        try FileManager.default.createDirectory(atPath: taken + "/compare.svg", withIntermediateDirectories: true)
+        let chart = try CapturedRun.run("sleeptap-compare", Self.fleet + ["--out", taken], timeout: 30)
+        #expect(chart.status == 73, "\(chart.standardError)")
+        #expect(chart.standardError.contains("compare.svg is a directory"), "\(chart.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: taken + "/refresh"), "nothing was run")
     }
 }
