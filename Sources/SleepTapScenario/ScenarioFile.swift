@@ -201,8 +201,8 @@ public struct ScenarioFile: Sendable {
             throw fail("scheduleFile", object["scheduleFile"], "give schedule or scheduleFile, not both")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        let phone = resolvingTzdata(try flags(object["phone"], "phone", fail), against: directory)
-        let watch = resolvingTzdata(try flags(object["watch"], "watch", fail), against: directory)
+        let phone = resolvingPaths(try flags(object["phone"], "phone", fail), against: directory)
+        let watch = resolvingPaths(try flags(object["watch"], "watch", fail), against: directory)
         let platform = try platform(of: phone, fail)
         let steps = try decodeSteps(object["steps"], start: start, end: end, platform: platform, fail)
         let expectations = try decodeExpectations(object["expect"], fail)
@@ -304,18 +304,21 @@ public struct ScenarioFile: Sendable {
         return result
     }
 
-    /// The flags with a relative `--tzdata DIR` (or `--tzdata=DIR`) resolved against the
-    /// scenario file's directory, as `scheduleFile` is: a scenario names its databases beside it.
-    static func resolvingTzdata(_ flags: [String], against directory: URL) -> [String] {
+    /// The flags with a relative `--tzdata DIR` or `--os-model FILE` (or `--flag=PATH`) resolved
+    /// against the scenario file's directory, as `scheduleFile` is: a scenario names its
+    /// databases and models beside it.
+    static func resolvingPaths(_ flags: [String], against directory: URL) -> [String] {
         func resolved(_ path: String) -> String {
             path.isEmpty || path.hasPrefix("/") ? path : directory.appendingPathComponent(path).standardizedFileURL.path
         }
         var result = flags
         for index in result.indices {
-            if result[index] == "--tzdata", index + 1 < result.count {
-                result[index + 1] = resolved(result[index + 1])
-            } else if result[index].hasPrefix("--tzdata=") {
-                result[index] = "--tzdata=" + resolved(String(result[index].dropFirst("--tzdata=".count)))
+            for flag in ["--tzdata", "--os-model"] {
+                if result[index] == flag, index + 1 < result.count {
+                    result[index + 1] = resolved(result[index + 1])
+                } else if result[index].hasPrefix(flag + "=") {
+                    result[index] = flag + "=" + resolved(String(result[index].dropFirst(flag.count + 1)))
+                }
             }
         }
         return result

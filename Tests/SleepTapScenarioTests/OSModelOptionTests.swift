@@ -92,4 +92,16 @@ struct OSModelOptionTests {
         #expect(problem(["--os-model", good, "--platform", "android"])?.contains("an Android phone keeps") == true)
         #expect(problem(["--os-model", good]) == nil)
     }
+
+    @Test("In a scenario file a relative --os-model (as --tzdata) is the scenario directory's")
+    func relativeToTheScenario() {
+        let flags = ScenarioFile.resolvingPaths(
+            ["--os-model", "model.json", "--tzdata=tz/2025b", "--os-model=/abs/m.json"],
+            against: URL(fileURLWithPath: "/scenarios/mine"))
+        #expect(
+            flags == [
+                "--os-model", "/scenarios/mine/model.json", "--tzdata=/scenarios/mine/tz/2025b",
+                "--os-model=/abs/m.json",
+            ])
+    }
 }
