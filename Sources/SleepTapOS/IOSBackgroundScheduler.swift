@@ -811,19 +811,6 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
     // MARK: Processing tasks (BGProcessingTaskRequest)
 
-    /// Submits a `BGProcessingTaskRequest` beside the app-refresh request (docs/scheduler.md,
-    /// "Processing tasks"; Apple, `BGTaskScheduler.submit(_:)`, `BGProcessingTaskRequest`).
-    ///
-    /// Checks, in order, as for app refresh: identifier not permitted → `notPermitted` (3); no
-    /// handler registered in this process → crash; Background App Refresh off → `unavailable` (1);
-    /// another processing identifier pending → `tooManyPendingTaskRequests` (2) (Apple allows 10;
-    /// this model holds one, the app's one). The same identifier replaces the pending request
-    /// (`os.request.replaced`). Nothing is drawn: the launch is the first instant (on the
-    /// `quantum` grid) at which the request is eligible and its conditions hold.
-    /// - Parameters:
-    ///   - request: the request.
-    ///   - now: virtual instant.
-    /// - Throws: `SchedulerFailure.rejected(SchedulerError)` or `.crash(.noHandler(identifier))`.
     /// The app cancels its pending processing request of `identifier`
     /// (`BGTaskScheduler.cancel(taskRequestWithIdentifier:)`, traced `os.request.cancelled`);
     /// nothing when none is pending. A running task is not touched.
@@ -843,6 +830,19 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             ])
     }
 
+    /// Submits a `BGProcessingTaskRequest` beside the app-refresh request (docs/scheduler.md,
+    /// "Processing tasks"; Apple, `BGTaskScheduler.submit(_:)`, `BGProcessingTaskRequest`).
+    ///
+    /// Checks, in order, as for app refresh: identifier not permitted → `notPermitted` (3); no
+    /// handler registered in this process → crash; Background App Refresh off → `unavailable` (1);
+    /// another processing identifier pending → `tooManyPendingTaskRequests` (2) (Apple allows 10;
+    /// this model holds one, the app's one). The same identifier replaces the pending request
+    /// (`os.request.replaced`). Nothing is drawn: the launch is the first instant (on the
+    /// `quantum` grid) at which the request is eligible and its conditions hold.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - now: virtual instant.
+    /// - Throws: `SchedulerFailure.rejected(SchedulerError)` or `.crash(.noHandler(identifier))`.
     public mutating func submitProcessing(_ request: ProcessingRequest, at now: Date) throws(SchedulerFailure) {
         advance(to: now)
         let identifier = request.identifier
