@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
 public import SleepTapCore
+import SleepTapOS
 
 /// The comparison's outputs from its tallies (`sleeptap-compare`, docs/fleet.md): the table on
 /// stdout, the same data as one JSON object, a Markdown file and an SVG bar chart.
@@ -33,7 +34,37 @@ public struct CompareReport: Sendable {
             line += String(format: ", late registration %.2f", options.lateRegistration)
             if let from = options.lateRegistrationFrom { line += " from \(from)" }
         }
+        // The users' habits and the OS, so that two runs can be told apart from their outputs.
+        line += String(
+            format: ", opens %.2f a day, low power %.2f, nightstand %.2f", options.opens, options.lowPower,
+            options.nightstand)
+        if options.buckets != FleetOptions.defaultBuckets { line += ", buckets " + Self.bucketText(options.buckets) }
+        if options.opportunityModel != .legacy { line += ", opportunity model \(options.opportunityModel.rawValue)" }
+        if let model = options.osModelFile { line += ", os model \(model)" }
         return line
+    }
+
+    /// `text` in lines of at most `columns` characters, broken after its commas (a part longer
+    /// than a line stands alone).
+    static func wrapped(_ text: String, columns: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for part in text.components(separatedBy: ", ") {
+            let candidate = line.isEmpty ? part : line + ", " + part
+            if candidate.count > columns && !line.isEmpty {
+                lines.append(line + ",")
+                line = part
+            } else {
+                line = candidate
+            }
+        }
+        lines.append(line)
+        return lines
+    }
+
+    /// `active=0.30,working_set=0.30,…` in `StandbyBucket.all` order.
+    static func bucketText(_ buckets: [StandbyBucket: Double]) -> String {
+        StandbyBucket.all.map { "\($0.name)=" + String(format: "%.2f", buckets[$0] ?? 0) }.joined(separator: ",")
     }
 
     /// Any wrong or missed alarm under any strategy.
@@ -115,6 +146,9 @@ public struct CompareReport: Sendable {
             "start": options.start.description, "seed": options.seed, "iosShare": options.iosShare,
             "lateRegistration": options.lateRegistration,
             "lateRegistrationFrom": options.lateRegistrationFrom?.description ?? NSNull(),
+            "opens": options.opens, "lowPower": options.lowPower, "nightstand": options.nightstand,
+            "buckets": Dictionary(uniqueKeysWithValues: StandbyBucket.all.map { ($0.name, options.buckets[$0] ?? 0) }),
+            "opportunityModel": options.opportunityModel.rawValue, "osModel": options.osModelFile ?? NSNull(),
             "horizonDays": settings.horizonDays, "warnNights": settings.warnNights, "interval": "wilson95",
             "strategies": strategies,
         ]
@@ -161,10 +195,13 @@ public struct CompareReport: Sendable {
     /// its 95 % Wilson interval as a whisker; the value above each bar.
     public var svg: String {
         let width = 720.0
-        let height = 420.0
+        // The fleet's line, wrapped at its commas to fit the width (12 px text, about 7 px a character).
+        let subtitle = Self.wrapped(fleetLine, columns: Int(width / 7.5))
+        let extra = 15.0 * Double(subtitle.count - 1)
+        let height = 420.0 + extra
         let left = 80.0
         let right = 30.0
-        let top = 76.0
+        let top = 76.0 + extra
         let bottom = 90.0
         let plotWidth = width - left - right
         let plotHeight = height - top - bottom
@@ -179,11 +216,15 @@ public struct CompareReport: Sendable {
             "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
             "<text x=\"\(f(width / 2))\" y=\"26\" text-anchor=\"middle\" font-size=\"17\" font-weight=\"bold\">"
                 + "Manual-entry nights per 1,000 device-nights</text>",
-            "<text x=\"\(f(width / 2))\" y=\"46\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\">"
-                + Self.escaped(fleetLine) + "</text>",
-            "<text x=\"\(f(width / 2))\" y=\"63\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\">"
-                + "bars: the rate; whiskers: its 95 % Wilson score interval</text>",
         ]
+        for (index, text) in subtitle.enumerated() {
+            out.append(
+                "<text x=\"\(f(width / 2))\" y=\"\(f(46 + 15 * Double(index)))\" text-anchor=\"middle\" "
+                    + "font-size=\"12\" fill=\"#444\">" + Self.escaped(text) + "</text>")
+        }
+        out.append(
+            "<text x=\"\(f(width / 2))\" y=\"\(f(63 + extra))\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\">"
+                + "bars: the rate; whiskers: its 95 % Wilson score interval</text>")
         var tick = 0.0
         while tick <= axisMax + step / 2 {
             out.append(
