@@ -311,6 +311,24 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
     // MARK: Requests and launches
 
+    /// The checks both kinds of request pass at submit, in Apple's order: the identifier is in
+    /// `BGTaskSchedulerPermittedIdentifiers` (else `notPermitted`), its launch handler is
+    /// registered in this process (else the app crashes), Background App Refresh is on (else
+    /// `unavailable`).
+    /// - Throws: `SchedulerFailure.rejected(SchedulerError)` or `.crash(.noHandler(identifier))`.
+    private mutating func admit(_ identifier: String, at now: Date) throws(SchedulerFailure) {
+        guard configuration.permittedIdentifiers.contains(identifier) else {
+            throw reject(
+                .notPermitted("\(identifier) is not in BGTaskSchedulerPermittedIdentifiers"), identifier, now)
+        }
+        guard processRunning && processRegistered.contains(identifier) else {
+            throw .crash(crash(.noHandler(identifier), at: now))
+        }
+        guard refreshEnabled else {
+            throw reject(.unavailable("Background App Refresh is off"), identifier, now)
+        }
+    }
+
     /// Submits a `BGAppRefreshTaskRequest` and draws its launch opportunity.
     ///
     /// Checks, in order: `fetch` mode missing or identifier not permitted → `notPermitted` (3); no
@@ -328,16 +346,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard configuration.backgroundFetchModeEnabled else {
             throw reject(.notPermitted("the fetch background mode is missing from UIBackgroundModes"), identifier, now)
         }
-        guard configuration.permittedIdentifiers.contains(identifier) else {
-            throw reject(
-                .notPermitted("\(identifier) is not in BGTaskSchedulerPermittedIdentifiers"), identifier, now)
-        }
-        guard processRunning && processRegistered.contains(identifier) else {
-            throw .crash(crash(.noHandler(identifier), at: now))
-        }
-        guard refreshEnabled else {
-            throw reject(.unavailable("Background App Refresh is off"), identifier, now)
-        }
+        try admit(identifier, at: now)
         if let old = pending {
             guard old.identifier == identifier else {
                 throw reject(
@@ -846,16 +855,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     public mutating func submitProcessing(_ request: ProcessingRequest, at now: Date) throws(SchedulerFailure) {
         advance(to: now)
         let identifier = request.identifier
-        guard configuration.permittedIdentifiers.contains(identifier) else {
-            throw reject(
-                .notPermitted("\(identifier) is not in BGTaskSchedulerPermittedIdentifiers"), identifier, now)
-        }
-        guard processRunning && processRegistered.contains(identifier) else {
-            throw .crash(crash(.noHandler(identifier), at: now))
-        }
-        guard refreshEnabled else {
-            throw reject(.unavailable("Background App Refresh is off"), identifier, now)
-        }
+        try admit(identifier, at: now)
         if let old = processing {
             guard old.identifier == identifier else {
                 throw reject(

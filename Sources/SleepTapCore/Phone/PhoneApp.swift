@@ -700,13 +700,7 @@ public struct PhoneApp: Sendable {
             switch error {
             case .rejected(let rejection):
                 return trace + [
-                    .emit(
-                        Event(
-                            .submitFailed,
-                            [
-                                ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
-                                ("code", .int(Int64(rejection.code))),
-                            ])),
+                    .emit(Self.submitFailed(rejection)),
                     record(.submitFailed, at: now, attempt: attempt, reason: rejection.name),
                 ]
             case .crash(let crash):
@@ -752,21 +746,23 @@ public struct PhoneApp: Sendable {
             let trace = drainTrace()
             switch error {
             case .rejected(let rejection):
-                return trace + [
-                    .emit(
-                        Event(
-                            .submitFailed,
-                            [
-                                ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
-                                ("code", .int(Int64(rejection.code))),
-                            ]))
-                ]
+                return trace + [.emit(Self.submitFailed(rejection))]
             case .crash(let crash):
                 crashed = crash
                 running = false
                 return trace + [.emit(Event(.appCrashed, [("message", .string(crash.message))]))]
             }
         }
+    }
+
+    /// `submit.failed` for a request the OS refused: its reason, Apple's error name and code.
+    private static func submitFailed(_ rejection: SchedulerError) -> Event {
+        Event(
+            .submitFailed,
+            [
+                ("reason", .string(rejection.reason)), ("error", .string(rejection.name)),
+                ("code", .int(Int64(rejection.code))),
+            ])
     }
 
     /// `PhoneAppConfiguration.processingLeadHours` in seconds.
