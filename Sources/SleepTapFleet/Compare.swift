@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 public import Foundation
+import SleepTapCalibration
 public import SleepTapCore
 public import SleepTapRuntime
 
@@ -32,7 +33,7 @@ public enum RefreshStrategy: String, CaseIterable, Sendable {
         switch self {
         case .refresh: "refresh task only"
         case .request: "+ watch REQUEST (watch --request-dates --warn-nights \(settings.warnNights))"
-        case .horizon: "longer batch (phone --horizon-days \(settings.horizonDays))"
+        case .horizon: "\(settings.horizonComparison) batch (phone --horizon-days \(settings.horizonDays))"
         case .processing: "+ nightly BGProcessingTask on the charger (iOS: phone --processing-task on)"
         case .push: "+ server push (not modelled)"
         }
@@ -66,6 +67,13 @@ public struct CompareSettings: Equatable, Sendable {
     public var horizonDays = 14
     /// The `request` strategy's watch `--warn-nights` (default 2, the watch's).
     public var warnNights = WatchNode.Configuration.defaultWarnNights
+
+    /// "longer", "shorter" or "the default": the horizon strategy's batch against the phone's
+    /// default (`BatchPlanner.defaultHorizonDays`).
+    public var horizonComparison: String {
+        horizonDays > BatchPlanner.defaultHorizonDays
+            ? "longer" : horizonDays < BatchPlanner.defaultHorizonDays ? "shorter" : "the default"
+    }
 
     /// The settings; each parameter sets the property of its name.
     public init(horizonDays: Int = 14, warnNights: Int = WatchNode.Configuration.defaultWarnNights) {
@@ -103,6 +111,10 @@ public struct StrategyTally: Equatable, Sendable {
     public var launches = 0
     /// Link bytes (`FleetDevice.Outcome.linkBytes`), summed.
     public var linkBytes = 0
+    /// Σ over devices of (its launches per day)², for `launchesInterval`.
+    public var launchRateSquares = 0.0
+    /// Σ over devices of (its bytes per day)², for `bytesInterval`.
+    public var byteRateSquares = 0.0
 
     /// An empty tally of `strategy`.
     public init(strategy: RefreshStrategy) { self.strategy = strategy }
@@ -126,6 +138,10 @@ public struct StrategyTally: Equatable, Sendable {
         }
         launches += outcome.launches
         linkBytes += outcome.linkBytes
+        if days > 0 {
+            launchRateSquares += pow(Double(outcome.launches) / Double(days), 2)
+            byteRateSquares += pow(Double(outcome.linkBytes) / Double(days), 2)
+        }
     }
 
     /// Wrong and missed alarms together: must be 0.
@@ -145,10 +161,76 @@ public struct StrategyTally: Equatable, Sendable {
     /// The p90 staleness at the app opens, as `p50`.
     public var p90: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.9) }
 
+    /// The 95 % interval of `p50` (`StalenessInterval`); nil without opens.
+    public var p50Interval: StalenessInterval? { StalenessInterval(stalenessSamples, never: neverRefreshed, 0.5) }
+    /// The 95 % interval of `p90` (`StalenessInterval`); nil without opens.
+    public var p90Interval: StalenessInterval? { StalenessInterval(stalenessSamples, never: neverRefreshed, 0.9) }
+
     /// Background launches per device-day.
     public var launchesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(launches) / Double(deviceDays) }
     /// Link bytes per device-day.
     public var bytesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(linkBytes) / Double(deviceDays) }
+
+    /// The 95 % interval of `launchesPerDeviceDay` across devices (`MeanInterval`); nil below 2 devices.
+    public var launchesInterval: (low: Double, high: Double)? {
+        MeanInterval.interval(mean: launchesPerDeviceDay, sumOfSquares: launchRateSquares, count: devices)
+    }
+    /// The 95 % interval of `bytesPerDeviceDay` across devices (`MeanInterval`); nil below 2 devices.
+    public var bytesInterval: (low: Double, high: Double)? {
+        MeanInterval.interval(mean: bytesPerDeviceDay, sumOfSquares: byteRateSquares, count: devices)
+    }
+}
+
+/// The 95 % interval of a staleness percentile: the order-statistic (binomial) bound of
+/// `EmpiricalDistribution.ranks(n:p:alpha:)` (W. J. Conover, Practical Nonparametric Statistics,
+/// 3rd ed., 1999, §3.2) over the whole sample, the never-refreshed opens ranked last.
+///
+/// The bound assumes independent samples; one device's opens are not (a device that is stale
+/// at one open tends to be at the next), so read it as a lower bound on the uncertainty, as the
+/// Wilson interval of the manual-entry rate.
+public struct StalenessInterval: Equatable, Sendable {
+    /// An interval of the two ends.
+    public init(low: Staleness?, high: Staleness?) {
+        self.low = low
+        self.high = high
+    }
+
+    /// The lower end: a staleness, or nil when the sample is too small for a bound (open).
+    public var low: Staleness?
+    /// The upper end, as `low`; `.never` when the rank falls on the never-refreshed opens.
+    public var high: Staleness?
+
+    /// The interval of the `p` quantile of `sorted` (hours, ascending) and `never` samples.
+    /// - Returns: nil for an empty sample.
+    public init?(_ sorted: [Double], never: Int, _ p: Double) {
+        let n = sorted.count + never
+        guard n > 0 else { return nil }
+        let (l, u) = EmpiricalDistribution.ranks(n: n, p: p, alpha: 0.05)
+        func at(_ rank: Int?) -> Staleness? {
+            guard let rank else { return nil }
+            return rank <= sorted.count ? .hours(sorted[rank - 1]) : .never
+        }
+        low = at(l)
+        high = at(u)
+    }
+}
+
+/// The normal-approximation interval of a mean over independent devices: mean ± z·s/√n, s the
+/// sample standard deviation (the central limit theorem; for a few dozen devices or more).
+/// Each simulated device draws its own seed, so devices are independent; their days are not,
+/// which is why the device, not the device-day, is the unit.
+public enum MeanInterval {
+    /// The 95 % interval of the mean of `count` per-device values whose sum of squares is
+    /// `sumOfSquares`, clamped at 0. Every device of a fleet runs the same days, so a rate per
+    /// device-day is the mean of the devices' own rates.
+    /// - Returns: nil below 2 devices.
+    public static func interval(mean: Double, sumOfSquares: Double, count: Int) -> (low: Double, high: Double)? {
+        guard count >= 2 else { return nil }
+        let n = Double(count)
+        let variance = max(0, (sumOfSquares - n * mean * mean) / (n - 1))
+        let half = Wilson.z95 * (variance / n).squareRoot()
+        return (max(0, mean - half), mean + half)
+    }
 }
 
 /// The Wilson score interval of a binomial proportion: E. B. Wilson, "Probable inference, the law

@@ -74,25 +74,34 @@ public struct CompareReport: Sendable {
         value.map { String(format: "%.\(decimals)f", $0) } ?? "n/a"
     }
 
-    static func staleness(_ value: Staleness?) -> String { value.map(\.description) ?? "n/a" }
+    static func staleness(_ value: Staleness?, open: String = "n/a") -> String { value.map(\.description) ?? open }
 
     /// The table's rows as strings: strategy, manual per 1,000 [interval], manual/nights,
-    /// alarms failed, p50, p90, launches/device-day, bytes/device-day.
+    /// alarms failed, p50 [interval], p90 [interval], launches/device-day [interval],
+    /// bytes/device-day [interval].
     var rows: [[String]] {
         tallies.map { tally in
-            let interval = tally.manualInterval.map { "[\(Self.number($0.low)), \(Self.number($0.high))]" } ?? ""
+            func pair(_ interval: (low: Double, high: Double)?, _ decimals: Int) -> String {
+                interval.map { " [\(Self.number($0.low, decimals)), \(Self.number($0.high, decimals))]" } ?? ""
+            }
+            func staleness(_ value: Staleness?, _ interval: StalenessInterval?) -> String {
+                Self.staleness(value)
+                    + (interval.map { " [\(Self.staleness($0.low, open: "…")), \(Self.staleness($0.high, open: "…"))]" }
+                        ?? "")
+            }
             return [
-                tally.strategy.rawValue, "\(Self.number(tally.manualPer1000)) \(interval)",
-                "\(tally.manualNights)/\(tally.nights)", "\(tally.alarmFailures)", Self.staleness(tally.p50),
-                Self.staleness(tally.p90), Self.number(tally.launchesPerDeviceDay, 2),
-                String(format: "%.0f", tally.bytesPerDeviceDay),
+                tally.strategy.rawValue, Self.number(tally.manualPer1000) + pair(tally.manualInterval, 1),
+                "\(tally.manualNights)/\(tally.nights)", "\(tally.alarmFailures)",
+                staleness(tally.p50, tally.p50Interval), staleness(tally.p90, tally.p90Interval),
+                Self.number(tally.launchesPerDeviceDay, 2) + pair(tally.launchesInterval, 2),
+                String(format: "%.0f", tally.bytesPerDeviceDay) + pair(tally.bytesInterval, 0),
             ]
         }
     }
 
     static let headers = [
-        "strategy", "manual/1000 nights [95% Wilson]", "manual/nights", "alarms wrong+missed", "p50 h", "p90 h",
-        "launches/dev-day", "bytes/dev-day",
+        "strategy", "manual/1000 nights [95% Wilson]", "manual/nights", "alarms wrong+missed", "p50 h [95%]",
+        "p90 h [95%]", "launches/dev-day [95%]", "bytes/dev-day [95%]",
     ]
 
     /// The human-readable table: the fleet, one aligned row per strategy, and the strategies'
@@ -135,9 +144,15 @@ public struct CompareReport: Sendable {
                 "alarmsMissed": tally.alarmsMissed, "alarmsAfterEnd": tally.alarmsAfterEnd,
                 "stalenessSamples": tally.stalenessSamples.count + tally.neverRefreshed,
                 "neverRefreshed": tally.neverRefreshed, "p50Hours": staleness(tally.p50),
-                "p90Hours": staleness(tally.p90), "launches": tally.launches,
-                "launchesPerDeviceDay": rounded(tally.launchesPerDeviceDay), "linkBytes": tally.linkBytes,
+                "p50HoursLow": staleness(tally.p50Interval?.low), "p50HoursHigh": staleness(tally.p50Interval?.high),
+                "p90Hours": staleness(tally.p90), "p90HoursLow": staleness(tally.p90Interval?.low),
+                "p90HoursHigh": staleness(tally.p90Interval?.high), "launches": tally.launches,
+                "launchesPerDeviceDay": rounded(tally.launchesPerDeviceDay),
+                "launchesPerDeviceDayLow": rounded(tally.launchesInterval?.low),
+                "launchesPerDeviceDayHigh": rounded(tally.launchesInterval?.high), "linkBytes": tally.linkBytes,
                 "bytesPerDeviceDay": rounded(tally.bytesPerDeviceDay, 10),
+                "bytesPerDeviceDayLow": rounded(tally.bytesInterval?.low, 10),
+                "bytesPerDeviceDayHigh": rounded(tally.bytesInterval?.high, 10),
             ]
         }
         let object: [String: Any] = [
@@ -150,6 +165,10 @@ public struct CompareReport: Sendable {
             "buckets": Dictionary(uniqueKeysWithValues: StandbyBucket.all.map { ($0.name, options.buckets[$0] ?? 0) }),
             "opportunityModel": options.opportunityModel.rawValue, "osModel": options.osModelFile ?? NSNull(),
             "horizonDays": settings.horizonDays, "warnNights": settings.warnNights, "interval": "wilson95",
+            "intervals": [
+                "manual": "95 % Wilson score", "staleness": "95 % order statistic (binomial)",
+                "perDeviceDay": "95 % normal, across devices",
+            ],
             "strategies": strategies,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
@@ -182,10 +201,13 @@ public struct CompareReport: Sendable {
                 + "wake-up is not the schedule's; must be 0.",
             "- **p50 h, p90 h**: staleness at the app opens (hours since the last successful background run), "
                 + "the weekly report's percentiles over every simulated day (`never`: the rank fell on devices "
-                + "without a background run yet).",
+                + "without a background run yet), with the 95 % order-statistic (binomial) interval (W. J. "
+                + "Conover, Practical Nonparametric Statistics, §3.2; `…`: too few opens for that end). It treats "
+                + "the opens as independent; one device's are not, so read it as a lower bound on the uncertainty.",
             "- **launches/dev-day**: the OS's background launches of the app (refresh task, handler entered or "
                 + "not, and wakes for a watch REQUEST) per device-day; **bytes/dev-day**: the wire frames phone "
-                + "and watch sent each other.",
+                + "and watch sent each other. Each with the 95 % normal interval of the mean across devices "
+                + "(mean ± 1.96·s/√devices; each device is independent).",
         ]
         if alarmsFailed { lines += ["", "⚠ Wrong or missed alarms: see the night records."] }
         return lines.joined(separator: "\n") + "\n"

@@ -227,6 +227,11 @@ public enum CommandLineParser {
                 "--opportunity-model chooses how iOS draws BGAppRefreshTask launches; Android's WorkManager runs "
                     + "by its documented rules (interval, standby bucket, Doze): leave it out on Android")
         }
+        if os.platform == .android, let path = os.osModelPath {
+            throw UsageError(
+                "--os-model \(path): the model runs iOS's launch delays; an Android phone keeps WorkManager's and "
+                    + "JobScheduler's documented rules (docs/calibration.md): leave it out on Android")
+        }
         if os.platform == .android && os.processingTask == true {
             throw UsageError(
                 "--processing-task on submits an iOS BGProcessingTaskRequest; WorkManager's equivalent is "

@@ -61,6 +61,11 @@ struct CompareTests {
             #expect(tally.alarmsRight + tally.alarmsAfterEnd == tally.nights)
             // No background run ever succeeds: every staleness percentile is `never`.
             #expect(tally.p90 == nil || tally.p90 == .never)
+            // The per-device-day figures' intervals hold their means.
+            let launches = try #require(tally.launchesInterval)
+            #expect(launches.low <= tally.launchesPerDeviceDay && tally.launchesPerDeviceDay <= launches.high)
+            let bytes = try #require(tally.bytesInterval)
+            #expect(bytes.low < tally.bytesPerDeviceDay && tally.bytesPerDeviceDay < bytes.high)
         }
     }
 
@@ -109,6 +114,10 @@ struct CompareTests {
         let options = Self.lateFleet(devices: 4, days: 21)
         let settings = CompareSettings(horizonDays: 21, warnNights: 3)
         #expect(RefreshStrategy.horizon.applied(to: options, settings).horizonDays == 21)
+        // The label says which way the batch differs from the phone's 7 days.
+        #expect(RefreshStrategy.horizon.summary(settings) == "longer batch (phone --horizon-days 21)")
+        #expect(RefreshStrategy.horizon.summary(CompareSettings(horizonDays: 5)).hasPrefix("shorter batch"))
+        #expect(RefreshStrategy.horizon.summary(CompareSettings(horizonDays: 7)).hasPrefix("the default batch"))
         #expect(RefreshStrategy.request.applied(to: options, settings).warnNights == 3)
         #expect(RefreshStrategy.request.applied(to: options, settings).requestDates)
         #expect(!RefreshStrategy.refresh.applied(to: options, settings).requestDates)
@@ -201,6 +210,40 @@ struct CompareTests {
         let all = try #require(Wilson.interval(successes: 20, trials: 20))
         #expect(all.high == 1 && all.low > 0.8)
         #expect(Wilson.interval(successes: 0, trials: 0) == nil)
+    }
+
+    @Test(
+        "The interval of a mean across devices: mean ± 1.96·s/√n; wider when the devices differ more; none for one device"
+    )
+    func meanInterval() throws {
+        // Devices at 1, 2, 3, 4 launches a day: mean 2.5, s = √(5/3) = 1.2910, half 1.96·s/2 = 1.2652.
+        let four = try #require(MeanInterval.interval(mean: 2.5, sumOfSquares: 1 + 4 + 9 + 16, count: 4))
+        #expect(abs(four.low - 1.2348) < 1e-4 && abs(four.high - 3.7652) < 1e-4)
+        // The same mean from 0, 1, 4, 5: a wider spread, a wider interval.
+        let spread = try #require(MeanInterval.interval(mean: 2.5, sumOfSquares: 0 + 1 + 16 + 25, count: 4))
+        #expect(spread.high - spread.low > four.high - four.low)
+        // Equal devices: no width; below 0 it is clamped.
+        #expect(MeanInterval.interval(mean: 2, sumOfSquares: 16, count: 4).map { [$0.low, $0.high] } == [2, 2])
+        #expect(MeanInterval.interval(mean: 2, sumOfSquares: 4, count: 1) == nil)
+    }
+
+    @Test(
+        "A staleness percentile's interval: Conover's ranks 40 and 61 for the median of 100; `never` above the numbers; open for a tiny sample"
+    )
+    func stalenessInterval() throws {
+        let hundred = (1...100).map(Double.init)
+        let median = try #require(StalenessInterval(hundred, never: 0, 0.5))
+        #expect(median == StalenessInterval(low: .hours(40), high: .hours(61)))
+        // Half the opens on never-refreshed devices: the upper rank falls on them.
+        let half = try #require(StalenessInterval(Array(hundred.prefix(50)), never: 50, 0.5))
+        #expect(half == StalenessInterval(low: .hours(40), high: .never))
+        // Staler devices give a worse interval.
+        let staler = try #require(StalenessInterval(hundred.map { $0 * 2 }, never: 0, 0.9))
+        let fresher = try #require(StalenessInterval(hundred, never: 0, 0.9))
+        #expect((staler.low?.hours ?? 0) > (fresher.low?.hours ?? 0))
+        // Three opens cannot bound a p90 at 95 % from above.
+        #expect(StalenessInterval([1, 2, 3], never: 0, 0.9)?.high == nil)
+        #expect(StalenessInterval([], never: 0, 0.5) == nil)
     }
 
     @Test("The command line: the fleet's population flags, strategies checked, not-modelled ones refused by name")

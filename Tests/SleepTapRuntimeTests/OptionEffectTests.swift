@@ -197,6 +197,9 @@ struct OptionEffectTests {
         for (bad, named) in [
             (["--opportunity-model", "maybe"], "expected legacy or usage"),
             (["--platform", "android", "--opportunity-model", "usage"], "BGAppRefreshTask"),
+            // --os-model is iOS's too: refused on a new Android phone at parse time (exit 64), as a
+            // stored Android device refuses it in `resolve` (`UsageError`, exit 64).
+            (["--platform", "android", "--os-model", "model.json"], "--os-model model.json: the model runs iOS's"),
         ] {
             do {
                 _ = try Self.phoneOptions(bad)

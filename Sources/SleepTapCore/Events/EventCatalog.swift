@@ -87,6 +87,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case requestReceived = "request.received"
     /// `request.held` (its fields: docs/protocol.md, "Events").
     case requestHeld = "request.held"
+    /// `wrist` (its fields: docs/protocol.md, "Events").
+    case wrist = "wrist"
     /// `complication.reloaded` (its fields: docs/protocol.md, "Events").
     case complicationReloaded = "complication.reloaded"
     /// `complication.budget_exhausted` (its fields: docs/protocol.md, "Events").

@@ -88,6 +88,7 @@ public enum EventFieldCatalog {
         | watch | `request.sent` | id int, nightsLeft int, coverageEnd instant? (a REQUEST left for the phone, `--request-dates`) |
         | watch | `coverage.low` | nightsLeft int (cached wake-ups strictly after the check), coverageEnd instant? (the last cached wake-up; null for an empty batch) |
         | watch | `request.held` | nightsLeft int, reason str (`watch app not active`: a REQUEST was due while the watch app was not active, and waits for the user's next touch or raised wrist; said once per wait) |
+        | watch | `wrist` | up bool, appActive bool (after it: up, or within `--active-seconds` of the last touch), requestHeld bool (a REQUEST still waits for the app to be active; false after a raised wrist sent it) (stdin `wrist up` or `wrist down`: the user raises the wrist to look at the watch, or lowers it; said before the REQUEST the raised wrist sends) |
         | watch | `alarm.set` | alarmTime instant, localDate date, localTime time, timeZone zone (the alarm's instant in the zone the watch lives in; at the tap or typed time that set it) |
         | watch | `alarm.fired` | alarmTime instant, localDate date, localTime time, timeZone zone, snoozes int (0 for the first ring; stamped at the alarm's instant or the snooze's end), late num (seconds after its instant: 0, except at a start after it came due while no watch process ran, stamped then) |
         | watch | `alarm.snoozed` | alarmTime instant, localDate date, localTime time, timeZone zone, until instant (stdin `snooze`) |

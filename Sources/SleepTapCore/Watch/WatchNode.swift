@@ -752,7 +752,11 @@ public struct WatchNode: Sendable {
             // Raised: the app is in the foreground while the user looks. Lowered: it leaves the
             // foreground at once (reachability flips when the wrist drops).
             activeUntil = nil
-            return up ? requestIfLow(at: now) : []
+            let sends = up ? requestIfLow(at: now) : []
+            let fields: [(String, EventValue)] = [
+                ("up", .bool(up)), ("appActive", .bool(isActive(at: now))), ("requestHeld", .bool(requestHeld)),
+            ]
+            return [.emit(Event(.wrist, fields), at: now)] + sends
         case .timeZone(let zone):
             zones.travel = zone
             return replanIfZoneChanged(at: now, force: true)

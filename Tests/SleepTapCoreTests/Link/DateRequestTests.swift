@@ -371,7 +371,14 @@ struct DateRequestTests {
         var node = Self.asker(linkUp: false)
         #expect(Self.requests(try Self.tap(&node, "2026-06-25T13:00:00Z")).isEmpty)
         let look = WatchNodeTests.at(4, ISO8601.date("2026-06-25T14:59:00Z")!)
-        #expect(node.command(.wrist(up: true), at: look) == [], "out of reach: nothing to send")
+        #expect(
+            node.command(.wrist(up: true), at: look)
+                == [
+                    .emit(
+                        Event(
+                            .wrist, [("up", .bool(true)), ("appActive", .bool(true)), ("requestHeld", .bool(false))]),
+                        at: look.now)
+                ], "out of reach: nothing to send")
         let up = WatchNodeTests.at(5, ISO8601.date("2026-06-25T15:00:00Z")!)
         let actions = node.link(.handshakeSucceeded, at: up)
         let sends = WatchNodeTests.sends(actions)
@@ -414,8 +421,22 @@ struct DateRequestTests {
         let look = node.command(.wrist(up: true), at: WatchNodeTests.at(6, hour.addingTimeInterval(600)))
         #expect(Self.requests(look).map(\.id) == [2])
         #expect(!node.requestHeld)
-        _ = node.command(.wrist(up: false), at: WatchNodeTests.at(7, hour.addingTimeInterval(660)))
+        // Said first, once the REQUEST no longer waits.
+        #expect(
+            look.first
+                == .emit(
+                    Event(.wrist, [("up", .bool(true)), ("appActive", .bool(true)), ("requestHeld", .bool(false))]),
+                    at: hour.addingTimeInterval(600)))
+        let lowered = node.command(.wrist(up: false), at: WatchNodeTests.at(7, hour.addingTimeInterval(660)))
         #expect(!node.isActive(at: hour.addingTimeInterval(660)))
+        #expect(
+            lowered
+                == [
+                    .emit(
+                        Event(
+                            .wrist, [("up", .bool(false)), ("appActive", .bool(false)), ("requestHeld", .bool(false))]),
+                        at: hour.addingTimeInterval(660))
+                ])
     }
 
     @Test("Reachability: --active-seconds 0 still lets a tap's own check send; 10 s after it the app is not active")
