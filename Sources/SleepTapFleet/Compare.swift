@@ -7,7 +7,7 @@ public import SleepTapRuntime
 /// A refresh strategy `sleeptap-compare` runs a fleet under (docs/fleet.md, "Comparing refresh
 /// strategies"). Each is a documented option of the phone and the watch; `push` is named so
 /// that asking for it is refused clearly: it is not modelled yet.
-public enum RefreshStrategy: String, CaseIterable, Sendable {
+public enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     /// The app's refresh task alone (BGAppRefreshTask, WorkManager periodic work): today's app.
     case refresh
     /// The refresh task, and the watch asks for dates when they run low (`watch
@@ -83,7 +83,7 @@ public struct CompareSettings: Equatable, Sendable {
 }
 
 /// One strategy's figures over a fleet (or a shard of it): the row of the comparison's table.
-public struct StrategyTally: Equatable, Sendable {
+public struct StrategyTally: Equatable, Codable, Sendable {
     /// The strategy.
     public var strategy: RefreshStrategy
     /// Devices run.
@@ -111,10 +111,11 @@ public struct StrategyTally: Equatable, Sendable {
     public var launches = 0
     /// Link bytes (`FleetDevice.Outcome.linkBytes`), summed.
     public var linkBytes = 0
-    /// Σ over devices of (its launches per day)², for `launchesInterval`.
-    public var launchRateSquares = 0.0
-    /// Σ over devices of (its bytes per day)², for `bytesInterval`.
-    public var byteRateSquares = 0.0
+    /// Σ over devices of (its launches)², for `launchesInterval` (an integer, so that shards
+    /// add up to the whole fleet's exactly).
+    public var launchSquares = 0
+    /// Σ over devices of (its link bytes)², for `bytesInterval`.
+    public var byteSquares = 0
 
     /// An empty tally of `strategy`.
     public init(strategy: RefreshStrategy) { self.strategy = strategy }
@@ -138,10 +139,46 @@ public struct StrategyTally: Equatable, Sendable {
         }
         launches += outcome.launches
         linkBytes += outcome.linkBytes
-        if days > 0 {
-            launchRateSquares += pow(Double(outcome.launches) / Double(days), 2)
-            byteRateSquares += pow(Double(outcome.linkBytes) / Double(days), 2)
+        launchSquares += outcome.launches * outcome.launches
+        byteSquares += outcome.linkBytes * outcome.linkBytes
+    }
+
+    /// Adds another shard's tally of the same strategy (counts summed, samples joined and
+    /// sorted): the shards of a fleet add up to the tally of one run over all of it.
+    public mutating func merge(_ other: StrategyTally) {
+        devices += other.devices
+        deviceDays += other.deviceDays
+        nights += other.nights
+        manualNights += other.manualNights
+        alarmsRight += other.alarmsRight
+        alarmsWrong += other.alarmsWrong
+        alarmsMissed += other.alarmsMissed
+        alarmsAfterEnd += other.alarmsAfterEnd
+        stalenessSamples = (stalenessSamples + other.stalenessSamples).sorted()
+        neverRefreshed += other.neverRefreshed
+        launches += other.launches
+        linkBytes += other.linkBytes
+        launchSquares += other.launchSquares
+        byteSquares += other.byteSquares
+    }
+
+    /// What makes a tally read from a file unusable, in words; nil when it is sound.
+    public var problem: String? {
+        let counts = [
+            ("devices", devices), ("deviceDays", deviceDays), ("nights", nights), ("manualNights", manualNights),
+            ("alarmsRight", alarmsRight), ("alarmsWrong", alarmsWrong), ("alarmsMissed", alarmsMissed),
+            ("alarmsAfterEnd", alarmsAfterEnd), ("neverRefreshed", neverRefreshed), ("launches", launches),
+            ("linkBytes", linkBytes), ("launchSquares", launchSquares), ("byteSquares", byteSquares),
+        ]
+        if let (name, value) = counts.first(where: { $0.1 < 0 }) { return "\(name) = \(value): must be 0 or more" }
+        if manualNights > nights { return "manualNights \(manualNights) > nights \(nights)" }
+        if alarmsRight + alarmsWrong + alarmsMissed + alarmsAfterEnd != nights {
+            return "the alarms (right, wrong, missed, after the end) do not add up to nights \(nights)"
         }
+        if let bad = stalenessSamples.first(where: { !$0.isFinite || $0 < 0 }) {
+            return "stalenessSamples holds \(bad): hours must be finite and 0 or more"
+        }
+        return nil
     }
 
     /// Wrong and missed alarms together: must be 0.
@@ -173,11 +210,19 @@ public struct StrategyTally: Equatable, Sendable {
 
     /// The 95 % interval of `launchesPerDeviceDay` across devices (`MeanInterval`); nil below 2 devices.
     public var launchesInterval: (low: Double, high: Double)? {
-        MeanInterval.interval(mean: launchesPerDeviceDay, sumOfSquares: launchRateSquares, count: devices)
+        MeanInterval.interval(
+            mean: launchesPerDeviceDay, sumOfSquares: perDeviceDaySquares(launchSquares), count: devices)
     }
     /// The 95 % interval of `bytesPerDeviceDay` across devices (`MeanInterval`); nil below 2 devices.
     public var bytesInterval: (low: Double, high: Double)? {
-        MeanInterval.interval(mean: bytesPerDeviceDay, sumOfSquares: byteRateSquares, count: devices)
+        MeanInterval.interval(mean: bytesPerDeviceDay, sumOfSquares: perDeviceDaySquares(byteSquares), count: devices)
+    }
+
+    /// Σ (x / days)² from Σ x²: every device of a fleet runs the same days.
+    private func perDeviceDaySquares(_ squares: Int) -> Double {
+        guard devices > 0, deviceDays > 0 else { return 0 }
+        let days = Double(deviceDays) / Double(devices)
+        return Double(squares) / (days * days)
     }
 }
 

@@ -18,6 +18,9 @@ public struct CompareCommand: Equatable, Sendable {
     public var jobs: Int
     /// `--json`: the table as one JSON object.
     public var json: Bool
+    /// `--merge DIR`: no simulation; the table of the shard tallies under DIR
+    /// (`CompareMerge`); nil: run the fleet.
+    public var merge: String? = nil
 
     /// The compare's options and texts; `--help` is generated from them.
     public static let command = CommandSpec(
@@ -27,8 +30,8 @@ public struct CompareCommand: Equatable, Sendable {
             strategies on the embedded twin and prints one table, one row per strategy: manual-entry
             nights per 1,000 device-nights with a 95 % Wilson score interval, wrong or missed alarms
             (must be 0), p50 and p90 staleness at the app opens (the weekly report's percentiles),
-            background launches and link bytes per device-day. Progress on stderr when it is a
-            terminal. The same options give the same numbers.
+            background launches and link bytes per device-day, each with its 95 % interval. Progress
+            on stderr when it is a terminal. The same options give the same numbers.
 
             strategies:
               refresh     the app's refresh task only (today's app)
@@ -47,8 +50,9 @@ public struct CompareCommand: Equatable, Sendable {
         footer: """
             exit status: 0 done; 1 a strategy had a wrong or missed alarm; 64 a bad command line (also
             an unknown strategy, or one not modelled yet); 65 the --os-model file cannot be read or is
-            not a model; 73 DIR or a file in it cannot be written (the table is still printed); 74 stdout
-            closed or not writable.
+            not a model, or --merge finds a bad, foreign or duplicate shard tally or a shard missing;
+            73 DIR or a file in it cannot be written (the table is still printed); 74 stdout closed or
+            not writable.
             """)
 
     static let options: [OptionSpec] = [
@@ -67,6 +71,13 @@ public struct CompareCommand: Equatable, Sendable {
                 write DIR/compare.md (the table), DIR/compare.svg (the chart) and each strategy's run and
                 night records under DIR/<strategy>/metrics/ (bg_runs, what sleeptap-report reads;
                 watch_nights)
+                """),
+        OptionSpec(
+            "--merge", value: "DIR", example: "/tmp/compare",
+            help: """
+                simulate nothing: add up the shards' tallies under DIR (each shard's --out directory,
+                copied into DIR) and write the whole fleet's table, DIR/compare.md and DIR/compare.svg;
+                give the shards' fleet flags, without --shard and --out
                 """),
         OptionSpec("--json", help: "print the table as one JSON object"),
         OptionSpec("--jobs", value: "J", example: "2", help: "simulations at once (default: the number of cores)"),
@@ -91,7 +102,10 @@ public struct CompareCommand: Equatable, Sendable {
         var out: String?
         var jobs = max(1, cores)
         var json = false
+        var merge: String?
+        var shardGiven = false
         while let flag = try reader.nextFlag() {
+            if flag == "--shard" { shardGiven = true }
             if try population.read(flag, from: &reader) { continue }
             switch flag {
             case "--strategies": strategies = try Self.strategies(try reader.value(flag))
@@ -100,15 +114,24 @@ public struct CompareCommand: Equatable, Sendable {
             case "--out": out = try reader.nonEmpty(flag)
             case "--jobs": jobs = try reader.integer(flag, in: 1...1_024)
             case "--json": json = true
+            case "--merge": merge = try reader.nonEmpty(flag)
             default: throw ArgumentReader.unknown(flag)
             }
         }
+        if merge != nil {
+            if out != nil {
+                throw UsageError("--merge DIR writes DIR/compare.md and DIR/compare.svg itself: leave out --out")
+            }
+            if shardGiven { throw UsageError("--merge DIR adds up every shard's tallies: leave out --shard") }
+        }
         guard population.devices != nil else { throw UsageError("--devices N is required") }
         guard population.days != nil else { throw UsageError("--days D is required") }
-        let options = try population.options(today: today, environment: environment)
+        // A merge is the whole fleet's: a batch job's shard in the environment does not apply.
+        let options = try population.options(today: today, environment: merge == nil ? environment : [:])
         return .run(
             CompareCommand(
-                options: options, strategies: strategies, settings: settings, out: out, jobs: jobs, json: json))
+                options: options, strategies: strategies, settings: settings, out: out, jobs: jobs, json: json,
+                merge: merge))
     }
 
     /// `--strategies`: known names, each once, all modelled.

@@ -123,6 +123,31 @@ public struct CompareReport: Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// The fleet's parameters and the strategies' settings as one JSON object: what every shard
+    /// of one comparison shares (`fleetFingerprint`), and the top of `json`.
+    var fleetObject: [String: Any] {
+        [
+            "fleetDevices": options.devices, "days": options.days, "start": options.start.description,
+            "seed": options.seed, "iosShare": options.iosShare, "lateRegistration": options.lateRegistration,
+            "lateRegistrationFrom": options.lateRegistrationFrom?.description ?? NSNull(),
+            "opens": options.opens, "lowPower": options.lowPower, "nightstand": options.nightstand,
+            "buckets": Dictionary(uniqueKeysWithValues: StandbyBucket.all.map { ($0.name, options.buckets[$0] ?? 0) }),
+            "opportunityModel": options.opportunityModel.rawValue, "osModel": options.osModelFile ?? NSNull(),
+            "horizonDays": settings.horizonDays, "warnNights": settings.warnNights, "interval": "wilson95",
+            "intervals": [
+                "manual": "95 % Wilson score", "staleness": "95 % order statistic (binomial)",
+                "perDeviceDay": "95 % normal, across devices",
+            ],
+        ]
+    }
+
+    /// `fleetObject` as JSON text (keys sorted): two shards belong to one comparison when theirs
+    /// are equal.
+    public var fleetFingerprint: String {
+        let data = (try? JSONSerialization.data(withJSONObject: fleetObject, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// The same data as one JSON object (keys sorted); nothing in it depends on the machine or
     /// the wall clock, so the same options give the same bytes.
     public var json: String {
@@ -155,22 +180,11 @@ public struct CompareReport: Sendable {
                 "bytesPerDeviceDayHigh": rounded(tally.bytesInterval?.high, 10),
             ]
         }
-        let object: [String: Any] = [
-            "event": "compare.summary", "fleetDevices": options.devices, "devices": tallies.first?.devices ?? 0,
-            "shard": "\(options.shardIndex)/\(options.shardCount)", "days": options.days,
-            "start": options.start.description, "seed": options.seed, "iosShare": options.iosShare,
-            "lateRegistration": options.lateRegistration,
-            "lateRegistrationFrom": options.lateRegistrationFrom?.description ?? NSNull(),
-            "opens": options.opens, "lowPower": options.lowPower, "nightstand": options.nightstand,
-            "buckets": Dictionary(uniqueKeysWithValues: StandbyBucket.all.map { ($0.name, options.buckets[$0] ?? 0) }),
-            "opportunityModel": options.opportunityModel.rawValue, "osModel": options.osModelFile ?? NSNull(),
-            "horizonDays": settings.horizonDays, "warnNights": settings.warnNights, "interval": "wilson95",
-            "intervals": [
-                "manual": "95 % Wilson score", "staleness": "95 % order statistic (binomial)",
-                "perDeviceDay": "95 % normal, across devices",
-            ],
-            "strategies": strategies,
-        ]
+        var object = fleetObject
+        object["event"] = "compare.summary"
+        object["devices"] = tallies.first?.devices ?? 0
+        object["shard"] = "\(options.shardIndex)/\(options.shardCount)"
+        object["strategies"] = strategies
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

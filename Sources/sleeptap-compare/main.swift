@@ -78,6 +78,36 @@ if let out = command.out {
     }
 }
 
+if let root = command.merge {
+    // No simulation: the shards' tallies, added up, make the whole fleet's table.
+    var report = CompareReport(
+        options: command.options, settings: command.settings,
+        tallies: command.strategies.map { StrategyTally(strategy: $0) })
+    do throws(CompareMergeError) {
+        report.tallies = try CompareMerge.tallies(for: report, root: root)
+    } catch {
+        fail("--merge: \(error)", .dataError)
+    }
+    var writeFailure: FileError?
+    do throws(FileError) {
+        try AtomicFile.write(Data(report.markdown(chartName: "compare.svg").utf8), to: root + "/compare.md")
+        try AtomicFile.write(Data(report.svg.utf8), to: root + "/compare.svg")
+    } catch {
+        writeFailure = error
+    }
+    if command.json {
+        Reaper.shared.writeLine(report.json)
+    } else {
+        var text = report.text
+        if writeFailure == nil {
+            text += "\n  merged the shards under \(root); wrote \(root)/compare.md, \(root)/compare.svg"
+        }
+        Reaper.shared.writeLine(text)
+    }
+    if let writeFailure { fail("\(writeFailure)", .cantCreate) }
+    exit(report.alarmsFailed ? ExitCode.failure.rawValue : ExitCode.ok.rawValue)
+}
+
 let terminal = isatty(STDERR_FILENO) == 1
 var lastShown = ContinuousClock.now
 let result: CompareRun.Result
@@ -101,6 +131,7 @@ if let out = command.out {
     do throws(FileError) {
         try AtomicFile.write(Data(report.markdown(chartName: "compare.svg").utf8), to: out + "/compare.md")
         try AtomicFile.write(Data(report.svg.utf8), to: out + "/compare.svg")
+        try CompareShardFile.write(report, root: out)
     } catch {
         writeFailure = error
     }
@@ -111,7 +142,7 @@ if command.json {
     var text = report.text
     text += String(format: "\n  %.1f s", result.seconds)
     if let out = command.out, writeFailure == nil {
-        text += "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/metrics/"
+        text += "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/metrics/ and tally/"
     }
     Reaper.shared.writeLine(text)
 }

@@ -46,6 +46,17 @@ struct CompareToolTests {
         let manual = try #require(rows[0]["manualNights"] as? Int)
         let nights = try #require(rows[0]["nights"] as? Int)
         #expect(lines[2].contains(" \(manual)/\(nights) "), "\(lines[2])")
+        // --merge on the --out directory (one shard, 0/1): the same JSON as the run, no simulation;
+        // another fleet's flags are refused naming what differs (65).
+        let merged = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,request", "--merge", out, "--json"], timeout: 60)
+        #expect(merged.status == 0, "\(merged.standardError)")
+        #expect(merged.standardOutput == json.standardOutput)
+        var otherSeed = Self.fleet
+        otherSeed[otherSeed.firstIndex(of: "--seed")! + 1] = "2"
+        let foreign = try CapturedRun.run(
+            "sleeptap-compare", otherSeed + ["--strategies", "refresh", "--merge", out], timeout: 60)
+        #expect(foreign.status == 65 && foreign.standardError.contains("seed 1, not 2"), "\(foreign.standardError)")
     }
 
     @Test(

@@ -184,7 +184,8 @@ struct FlagCoverageTests {
         "sleeptap-compare --out": "IntegrationTests/CompareToolTests.swift outputs",
         "sleeptap-compare --json": "IntegrationTests/CompareToolTests.swift outputs",
         "sleeptap-compare --jobs": "SleepTapFleetTests/CompareTests.swift reproducible",
-        "sleeptap-compare --shard": "SleepTapFleetTests/CompareTests.swift shards",
+        "sleeptap-compare --shard": "SleepTapFleetTests/CompareTests.swift shardsMerge",
+        "sleeptap-compare --merge": "IntegrationTests/CompareToolTests.swift outputs",
         "sleeptap-compare --os-model": "IntegrationTests/CompareToolTests.swift badInput",
         // The population flags are sleeptap-fleet's, read by the same FleetPopulationFlags: the
         // fleet's tests of their effect hold for both (CompareTests.commandLine checks the wiring).

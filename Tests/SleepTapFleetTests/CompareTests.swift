@@ -135,25 +135,69 @@ struct CompareTests {
         #expect(a.bedAt == b.bedAt && a.steps.count == b.steps.count && a.osSeed == b.osSeed)
     }
 
-    @Test("--shard: the shards' counts add up to the whole fleet's")
-    func shards() async throws {
-        let whole = try await Self.run(Self.lateFleet(devices: 6, days: 10), [.refresh])[0]
-        var total = StrategyTally(strategy: .refresh)
-        for index in 0..<2 {
-            var options = Self.lateFleet(devices: 6, days: 10)
+    @Test(
+        "--shard then --merge: the shards' tally files add up to the whole fleet's report, byte for byte; a missing, foreign, duplicate or corrupt shard is named"
+    )
+    func shardsMerge() async throws {
+        let fleet = Self.lateFleet(devices: 6, days: 10)
+        let strategies: [RefreshStrategy] = [.refresh, .request]
+        let whole = CompareReport(
+            options: fleet, settings: CompareSettings(), tallies: try await Self.run(fleet, strategies))
+        let root = NSTemporaryDirectory() + "compare-merge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for index in 0..<3 {
+            var options = fleet
             options.shardIndex = index
-            options.shardCount = 2
-            let part = try await Self.run(options, [.refresh])[0]
-            #expect(part.devices == 3)
-            total.devices += part.devices
-            total.nights += part.nights
-            total.manualNights += part.manualNights
-            total.launches += part.launches
-            total.linkBytes += part.linkBytes
+            options.shardCount = 3
+            let part = CompareReport(
+                options: options, settings: CompareSettings(), tallies: try await Self.run(options, strategies))
+            #expect(part.tallies[0].devices == 2)
+            try CompareShardFile.write(part, root: root)
         }
-        #expect(total.devices == whole.devices && total.nights == whole.nights)
-        #expect(total.manualNights == whole.manualNights && total.launches == whole.launches)
-        #expect(total.linkBytes == whole.linkBytes)
+        let template = CompareReport(
+            options: fleet, settings: CompareSettings(), tallies: strategies.map { StrategyTally(strategy: $0) })
+        var merged = template
+        merged.tallies = try CompareMerge.tallies(for: template, root: root)
+        #expect(merged.json == whole.json)
+        #expect(merged.text == whole.text)
+
+        func problem(_ report: CompareReport = template) -> String? {
+            do {
+                _ = try CompareMerge.tallies(for: report, root: root)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        // Another fleet's flags: the parameters that differ are named.
+        var other = template
+        other.options.seed = 2
+        #expect(problem(other)?.contains("a shard of another comparison (seed 1, not 2)") == true)
+        let path = { (strategy: RefreshStrategy, index: Int) in
+            CompareShardFile.path(root: root, strategy: strategy, shardIndex: index, shardCount: 3)
+        }
+        // A shard given twice under another name.
+        try FileManager.default.copyItem(atPath: path(.refresh, 1), toPath: root + "/refresh/tally/copy.json")
+        #expect(problem()?.contains("shard 1/3 is also in") == true)
+        try FileManager.default.removeItem(atPath: root + "/refresh/tally/copy.json")
+        // A missing shard.
+        try FileManager.default.moveItem(atPath: path(.request, 2), toPath: root + "/moved.json")
+        #expect(problem()?.hasSuffix("request/tally: shards 2/3 missing (the table needs every shard)") == true)
+        try FileManager.default.moveItem(atPath: root + "/moved.json", toPath: path(.request, 2))
+        // A corrupt one, and one whose counts cannot be.
+        let saved = try Data(contentsOf: URL(fileURLWithPath: path(.refresh, 0)))
+        try Data("{\"kind\": 1}".utf8).write(to: URL(fileURLWithPath: path(.refresh, 0)))
+        #expect(problem()?.contains("not a shard tally of sleeptap-compare") == true)
+        var bad = try JSONDecoder().decode(CompareShardFile.self, from: saved)
+        bad.tally.manualNights = bad.tally.nights + 1
+        try JSONEncoder().encode(bad).write(to: URL(fileURLWithPath: path(.refresh, 0)))
+        #expect(problem()?.contains("tally: manualNights") == true)
+        try saved.write(to: URL(fileURLWithPath: path(.refresh, 0)))
+        #expect(problem() == nil)
+        // No tallies at all.
+        var more = template
+        more.tallies.append(StrategyTally(strategy: .horizon))
+        #expect(problem(more)?.contains("horizon/tally: no shard tallies") == true)
     }
 
     @Test("--out: each strategy's run records (what the report reads) and night records; the report reads bg_runs only")
@@ -298,6 +342,15 @@ struct CompareTests {
             environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
         guard case .run(let sharded) = slurm else { return }
         #expect(sharded.options.shardIndex == 2 && sharded.options.shardCount == 4)
+        // --merge adds up every shard: no --shard, no --out, and the batch job's shard ignored.
+        #expect(message(base + ["--merge", "/tmp/m", "--shard", "0/2"]).contains("leave out --shard"))
+        #expect(message(base + ["--merge", "/tmp/m", "--out", "/tmp/o"]).contains("leave out --out"))
+        #expect(message(base + ["--merge", ""]).hasPrefix("--merge"))
+        let merging = try CompareCommand.parse(
+            base + ["--merge", "/tmp/m"], today: Self.start, cores: 1,
+            environment: ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
+        guard case .run(let merge) = merging else { return }
+        #expect(merge.merge == "/tmp/m" && merge.options.shardIndex == 0 && merge.options.shardCount == 1)
     }
 
     @Test("The report: an aligned table, a Markdown table with the chart, an SVG with one bar and whisker per strategy")

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+public import Foundation
+public import SleepTapCore
+public import SleepTapRuntime
+
+/// One shard's tally of one strategy on disk, `DIR/<strategy>/tally/shard-I-of-N.json`: written
+/// by `sleeptap-compare --out DIR`, read by `sleeptap-compare --merge DIR` (docs/fleet.md,
+/// "Comparing refresh strategies"), which adds the shards up to the whole fleet's table.
+public struct CompareShardFile: Codable, Equatable, Sendable {
+    /// What the file is: `sleeptap.compare.shard`.
+    public var kind = Self.kindName
+    /// The format's version: 1.
+    public var schemaVersion = 1
+    /// The comparison it belongs to (`CompareReport.fleetFingerprint`).
+    public var fleet: String
+    /// The shard: devices whose index ≡ `shardIndex` (mod `shardCount`), 0-based.
+    public var shardIndex: Int
+    /// The number of shards.
+    public var shardCount: Int
+    /// The shard's tally of the strategy (its staleness samples sorted).
+    public var tally: StrategyTally
+
+    /// `sleeptap.compare.shard`.
+    public static let kindName = "sleeptap.compare.shard"
+
+    /// The file's path under `root` (a `--out` or `--merge` directory).
+    public static func path(root: String, strategy: RefreshStrategy, shardIndex: Int, shardCount: Int) -> String {
+        "\(root)/\(strategy.rawValue)/tally/shard-\(shardIndex)-of-\(shardCount).json"
+    }
+
+    /// Writes one file per strategy of `report` under `root`, each atomically.
+    /// - Throws: `FileError` naming the directory or file that could not be written.
+    public static func write(_ report: CompareReport, root: String) throws(FileError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for tally in report.tallies {
+            let file = CompareShardFile(
+                fleet: report.fleetFingerprint, shardIndex: report.options.shardIndex,
+                shardCount: report.options.shardCount, tally: tally)
+            let path = Self.path(
+                root: root, strategy: tally.strategy, shardIndex: file.shardIndex, shardCount: file.shardCount)
+            try AtomicFile.ensureDirectory((path as NSString).deletingLastPathComponent)
+            // Encoding plain numbers and strings cannot fail.
+            let data = (try? encoder.encode(file)) ?? Data()
+            try AtomicFile.write(data, to: path, durable: false)
+        }
+    }
+}
+
+/// Why `--merge DIR` cannot make a table, in words naming the file or the shards.
+public struct CompareMergeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The message.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `sleeptap-compare --merge DIR`: the shards' tallies added up (`CompareShardFile`).
+public enum CompareMerge {
+    /// The whole fleet's tallies from the shard files under `root`, one per strategy, in order.
+    ///
+    /// Every file under `root/<strategy>/tally/` must be a shard of this comparison (the same
+    /// `CompareReport.fleetFingerprint` as `report`'s options and settings), and together they
+    /// must be shards 0 to N − 1 of one N, each once.
+    /// - Parameters:
+    ///   - report: the comparison asked for (its options' shard is ignored; its tallies unused).
+    ///   - root: the directory the shards' `--out` directories were copied into.
+    /// - Throws: `CompareMergeError` naming the file (unreadable, not a shard file, another
+    ///   comparison: the parameters that differ) or the shards missing or given twice.
+    public static func tallies(for report: CompareReport, root: String) throws(CompareMergeError) -> [StrategyTally] {
+        let strategies = report.tallies.map(\.strategy)
+        let fingerprint = report.fleetFingerprint
+        var result: [StrategyTally] = []
+        for strategy in strategies {
+            let directory = "\(root)/\(strategy.rawValue)/tally"
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                .filter { $0.hasSuffix(".json") }.sorted()
+            guard !names.isEmpty else {
+                throw CompareMergeError(
+                    "\(directory): no shard tallies (each shard's run writes them with --out; copy the shards' "
+                        + "--out directories into one)")
+            }
+            var shards: [Int: String] = [:]
+            var count: (Int, String)?
+            var total = StrategyTally(strategy: strategy)
+            for name in names {
+                let path = directory + "/" + name
+                let file = try Self.read(path)
+                guard file.tally.strategy == strategy else {
+                    throw CompareMergeError(
+                        "\(path): a tally of \(file.tally.strategy.rawValue), not \(strategy.rawValue)")
+                }
+                guard file.fleet == fingerprint else {
+                    throw CompareMergeError(
+                        "\(path): a shard of another comparison (\(Self.difference(file.fleet, fingerprint))); give "
+                            + "--merge the shards' own fleet flags")
+                }
+                if let (n, first) = count, n != file.shardCount {
+                    throw CompareMergeError("\(path): shard of \(file.shardCount), but \(first) is a shard of \(n)")
+                }
+                count = count ?? (file.shardCount, path)
+                if let other = shards[file.shardIndex] {
+                    throw CompareMergeError(
+                        "\(path): shard \(file.shardIndex)/\(file.shardCount) is also in \(other)")
+                }
+                shards[file.shardIndex] = path
+                total.merge(file.tally)
+            }
+            let n = count?.0 ?? 1
+            let missing = (0..<n).filter { shards[$0] == nil }
+            guard missing.isEmpty else {
+                throw CompareMergeError(
+                    "\(directory): shards " + missing.map { "\($0)/\(n)" }.joined(separator: ", ")
+                        + " missing (the table needs every shard)")
+            }
+            result.append(total)
+        }
+        return result
+    }
+
+    /// One shard file, checked.
+    static func read(_ path: String) throws(CompareMergeError) -> CompareShardFile {
+        let data: Data
+        do {
+            data = try BoundedFile.read(path, limit: 256 << 20)
+        } catch {
+            throw CompareMergeError("\(path): \(error)")
+        }
+        let file: CompareShardFile
+        do {
+            file = try JSONDecoder().decode(CompareShardFile.self, from: data)
+        } catch {
+            throw CompareMergeError("\(path): not a shard tally of sleeptap-compare (\(Self.describe(error)))")
+        }
+        guard file.kind == CompareShardFile.kindName else {
+            throw CompareMergeError("\(path): kind \"\(file.kind)\": expected \"\(CompareShardFile.kindName)\"")
+        }
+        guard file.schemaVersion == 1 else {
+            throw CompareMergeError("\(path): schemaVersion \(file.schemaVersion): this build reads 1")
+        }
+        guard file.shardCount >= 1, (0..<file.shardCount).contains(file.shardIndex) else {
+            throw CompareMergeError("\(path): shard \(file.shardIndex)/\(file.shardCount): expected 0 <= I < N")
+        }
+        if let problem = file.tally.problem { throw CompareMergeError("\(path): tally: \(problem)") }
+        return file
+    }
+
+    /// A decoding error in a few words: the key and what is wrong.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "\(key.stringValue) missing"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return (path.isEmpty ? "" : path + ": ") + context.debugDescription
+        default: return "\(error)"
+        }
+    }
+
+    /// The parameters that differ between two fingerprints: `seed 2, not 1`.
+    static func difference(_ theirs: String, _ ours: String) -> String {
+        func object(_ text: String) -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        }
+        let a = object(theirs)
+        let b = object(ours)
+        func text(_ value: Any?) -> String {
+            guard let value, !(value is NSNull) else { return "none" }
+            if let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+            {
+                return String(decoding: data, as: UTF8.self)
+            }
+            return "\(value)"
+        }
+        let keys = Set(a.keys).union(b.keys).sorted().filter { text(a[$0]) != text(b[$0]) }
+        guard !keys.isEmpty else { return "its parameters differ" }
+        return keys.map { "\($0) \(text(a[$0])), not \(text(b[$0]))" }.joined(separator: "; ")
+    }
+}
