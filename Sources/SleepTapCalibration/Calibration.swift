@@ -23,7 +23,10 @@ public struct Calibration: Sendable {
 
     /// Two-sided coverage of every quantile's interval, in (0, 1).
     public let confidence: Double
-    private var groups: [GroupKey: Tally] = [:]
+    /// Each group's place in `tallies`.
+    private var slots: [GroupKey: Int] = [:]
+    /// The groups' tallies, changed in place by index (no hashing per record).
+    private var tallies: [Tally] = []
     private var devices = 0
     private var records = 0
     private var first: Date?
@@ -50,19 +53,23 @@ public struct Calibration: Sendable {
         self.records += sorted.count
         if first == nil || sorted[0].at < first! { first = sorted[0].at }
         if last == nil || sorted[sorted.count - 1].at > last! { last = sorted[sorted.count - 1].at }
-        var seen: Set<GroupKey> = []
+        // The last record's selectors and its groups' slots: a device's records mostly share them.
+        var cache: (selector: Selector, slots: [Int])?
         var open: [Date: Int] = [:]  // earliestBeginDate -> index in `sorted` of the unanswered submit
         var answered: Set<Int> = []
         var pendingAndroid: [Int] = []  // Android submits not yet answered, oldest first
         var lastRun: Date?
         var lastSubmit: Int?
         for (index, record) in sorted.enumerated() {
-            let keys = GroupKey.keys(of: record)
-            for key in keys where seen.insert(key).inserted { groups[key, default: Tally()].devices += 1 }
+            let keys = slots(of: record, cache: &cache)
+            for key in keys where tallies[key].lastDevice != devices {
+                tallies[key].lastDevice = devices
+                tallies[key].devices += 1
+            }
             switch record.kind {
             case .submitted:
                 lastSubmit = index
-                for key in keys { groups[key, default: Tally()].submitted += 1 }
+                for key in keys { tallies[key].submitted += 1 }
                 if record.platform == .android {
                     pendingAndroid.append(index)
                 } else if let begin = record.earliestBeginDate {
@@ -71,27 +78,24 @@ public struct Calibration: Sendable {
             case .background, .dropped:
                 let isRun = record.kind == .background
                 for key in keys {
-                    // In place: a copy of the tally would copy its arrays at each append.
-                    Self.modify(&groups[key, default: Tally()]) { tally in
-                        if isRun {
-                            tally.background += 1
-                            if record.success == true { tally.succeeded += 1 }
-                            if record.expired == true { tally.expired += 1 }
-                            if record.stopReason == Self.quotaStopReason { tally.quotaStops += 1 }
-                        } else {
-                            tally.dropped += 1
-                        }
+                    if isRun {
+                        tallies[key].background += 1
+                        if record.success == true { tallies[key].succeeded += 1 }
+                        if record.expired == true { tallies[key].expired += 1 }
+                        if record.stopReason == Self.quotaStopReason { tallies[key].quotaStops += 1 }
+                    } else {
+                        tallies[key].dropped += 1
                     }
                 }
                 if isRun {
                     if let lastRun {
                         let gap = record.at.timeIntervalSince(lastRun)
-                        for key in keys { groups[key, default: Tally()].spacing.append(gap) }
+                        for key in keys { tallies[key].spacing.append(gap) }
                     }
                     lastRun = record.at
                 }
                 guard let begin = record.earliestBeginDate else {
-                    for key in keys { groups[key, default: Tally()].unmatchedLaunches += 1 }
+                    for key in keys { tallies[key].unmatchedLaunches += 1 }
                     continue
                 }
                 // iOS: the request with this earliestBeginDate. Android: the earliest unanswered
@@ -106,11 +110,8 @@ public struct Calibration: Sendable {
                 guard let request else {
                     // Its request is not in the input: how late it ran, from its scheduled time.
                     for key in keys {
-                        // In place: a copy of the tally would copy its arrays at each append.
-                        Self.modify(&groups[key, default: Tally()]) { tally in
-                            tally.unmatchedLaunches += 1
-                            tally.delays.append(max(0, record.at.timeIntervalSince(begin)))
-                        }
+                        tallies[key].unmatchedLaunches += 1
+                        tallies[key].delays.append(max(0, record.at.timeIntervalSince(begin)))
                     }
                     continue
                 }
@@ -118,12 +119,9 @@ public struct Calibration: Sendable {
                 let submit = sorted[request]
                 let eligible = max(submit.at, begin)
                 let delay = max(0, record.at.timeIntervalSince(eligible))
-                for key in GroupKey.keys(of: submit) {
-                    // In place: a copy of the tally would copy its arrays at each append.
-                    Self.modify(&groups[key, default: Tally()]) { tally in
-                        tally.delays.append(delay)
-                        if isRun { tally.answeredByRun += 1 } else { tally.answeredByDrop += 1 }
-                    }
+                for key in slots(of: submit, cache: &cache) {
+                    tallies[key].delays.append(delay)
+                    if isRun { tallies[key].answeredByRun += 1 } else { tallies[key].answeredByDrop += 1 }
                 }
             case .submitFailed, .foreground:
                 break
@@ -134,22 +132,47 @@ public struct Calibration: Sendable {
             defer { nextSubmit = record.at }
             guard !answered.contains(index) else { continue }
             let eligible = max(record.at, record.earliestBeginDate ?? record.at)
-            for key in GroupKey.keys(of: record) {
-                // In place: a copy of the tally would copy its arrays at each append.
-                Self.modify(&groups[key, default: Tally()]) { tally in
-                    if index == lastSubmit {
-                        tally.pendingAtEnd += 1
-                        tally.pendingEligible.append(eligible)
-                    } else {
-                        tally.replaced += 1
-                        // Replaced before it could run: never at risk of a launch, no observation.
-                        if let nextSubmit, nextSubmit > eligible {
-                            tally.censored.append(nextSubmit.timeIntervalSince(eligible))
-                        }
+            for key in slots(of: record, cache: &cache) {
+                if index == lastSubmit {
+                    tallies[key].pendingAtEnd += 1
+                    tallies[key].pendingEligible.append(eligible)
+                } else {
+                    tallies[key].replaced += 1
+                    // Replaced before it could run: never at risk of a launch, no observation.
+                    if let nextSubmit, nextSubmit > eligible {
+                        tallies[key].censored.append(nextSubmit.timeIntervalSince(eligible))
                     }
                 }
             }
         }
+    }
+
+    /// What decides a record's groups: its platform, its Android bucket, its app version.
+    struct Selector: Equatable {
+        var platform: Platform
+        var bucket: StandbyBucket?
+        var appVersion: String?
+
+        init(_ record: RunRecord) {
+            platform = record.platform
+            bucket = record.platform == .android ? record.bucket : nil
+            appVersion = record.appVersion
+        }
+    }
+
+    /// The slots in `tallies` of the groups `record` counts in (`GroupKey.keys(of:)`), new groups
+    /// added; `cache` keeps the last selectors' slots.
+    private mutating func slots(of record: RunRecord, cache: inout (selector: Selector, slots: [Int])?) -> [Int] {
+        let selector = Selector(record)
+        if let cache, cache.selector == selector { return cache.slots }
+        let found = GroupKey.keys(of: record).map { key in
+            if let slot = slots[key] { return slot }
+            slots[key] = tallies.count
+            tallies.append(Tally())
+            return tallies.count - 1
+        }
+        cache = (selector, found)
+        return found
     }
 
     /// The fitted model of everything added so far.
@@ -162,8 +185,8 @@ public struct Calibration: Sendable {
         model.skipped = skipped.map { CalibrationModel.Skipped(file: $0.file, reason: $0.reason) }
         model.firstRecordAt = first
         model.lastRecordAt = last
-        model.groups = groups.sorted { $0.key < $1.key }.map { key, tally in
-            tally.group(key, confidence: confidence, end: last)
+        model.groups = slots.sorted { $0.key < $1.key }.map { key, slot in
+            tallies[slot].group(key, confidence: confidence, end: last)
         }
         return model
     }
@@ -213,11 +236,9 @@ public struct Calibration: Sendable {
     }
 
     /// Counts and samples of one group.
-    /// Applies `body` to `tally` in place (`groups[key, default:]`'s accessor yields the stored
-    /// value, so its arrays grow without a copy).
-    private static func modify(_ tally: inout Tally, _ body: (inout Tally) -> Void) { body(&tally) }
-
     struct Tally: Sendable {
+        /// The ordinal (`Calibration.devices`) of the last device counted in `devices`.
+        var lastDevice = 0
         var devices = 0
         var submitted = 0
         var answeredByRun = 0
