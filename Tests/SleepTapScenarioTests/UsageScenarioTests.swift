@@ -26,7 +26,7 @@ struct UsageScenarioTests {
         legacy.phone = scenario.phone.filter { $0 != "--opportunity-model" && $0 != "usage" }
         let run = try ScenarioRun.twin(legacy)
         #expect(run.passed, "\(run.report)")
-        // The second week (26 July 16:00Z to 2 August 16:00Z), no open: 3 runs on usage, 7 on legacy.
+        // The second week (26 July 16:00Z to 2 August 16:00Z), no open: 3 runs on usage, about one a day on legacy.
         func week2(_ run: ScenarioRun) -> Int {
             run.log.filter {
                 $0.event.name == .handlerEntered && $0.at >= ISO8601.date("2026-07-26T16:00:00Z")!
