@@ -24,17 +24,23 @@ public enum OpportunityModelKind: String, Codable, CaseIterable, Sendable {
 /// that time of day; launches are at least `minimumSpacing` apart; a request that finds no
 /// opportunity within `horizon` seconds of its eligibility gets none until the user opens the
 /// app again. Times of day are seconds of the UTC day (a user who travels shifts them).
+///
+/// Only the user's opens count as usage (`IOSBackgroundScheduler.appLaunched(at:byUser:)` with
+/// `byUser` true): Apple names the user's app usage as the factor, so the OS's own background
+/// launches (entered or not) do not count, nor does the use of a paired watch app, for which no
+/// public Apple page says it counts toward the iOS app's app-refresh launches.
 public struct UsageModel: Codable, Equatable, Sendable {
     /// How many of the user's most recent opens the OS keeps (default 30; this model's assumption).
     public var historyLimit: Int
     /// How long before a usual open time an opportunity counts as "before the usual open",
     /// seconds (default 2 h; this model's assumption).
     public var lead: TimeInterval
-    /// Weight in [0, 1] of a time of day with no open within `lead` after it (default 0.02;
-    /// this model's assumption).
+    /// Weight in [0, 1] of a time of day with no open within `lead` after it (default 0.1;
+    /// this model's assumption: about 40 % of a daily user's launches come in the `lead` before
+    /// the usual open, and an app opened only at install still runs most days).
     public var offHoursWeight: Double
-    /// Days without an open over which the keep probability halves (default 2; this model's
-    /// assumption: a week without opens keeps about 9 % of the opportunities).
+    /// Days without an open over which the keep probability halves (default 7; this model's
+    /// assumption: a week without opens keeps half of the opportunities, two weeks a quarter).
     public var halfLifeDays: Double
     /// Shortest time between two launches of the app, seconds (default 1,800; Apple names rate
     /// limiting without a number: the value is this model's assumption).
@@ -56,8 +62,8 @@ public struct UsageModel: Codable, Equatable, Sendable {
     ///   - horizon: seconds, ≥ 1 h.
     ///   - criticalBatteryLevel: clamped to [0, 1].
     public init(
-        historyLimit: Int = 30, lead: TimeInterval = 2 * 3_600, offHoursWeight: Double = 0.02,
-        halfLifeDays: Double = 2, minimumSpacing: TimeInterval = 1_800, horizon: TimeInterval = 14 * 86_400,
+        historyLimit: Int = 30, lead: TimeInterval = 2 * 3_600, offHoursWeight: Double = 0.1,
+        halfLifeDays: Double = 7, minimumSpacing: TimeInterval = 1_800, horizon: TimeInterval = 14 * 86_400,
         criticalBatteryLevel: Double = 0.2
     ) {
         self.criticalBatteryLevel = min(1, max(0, criticalBatteryLevel))

