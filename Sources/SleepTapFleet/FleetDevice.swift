@@ -21,7 +21,12 @@ public import SleepTapOS
 ///   phone picked up); on a share of nights (`FleetOptions.nightstand`) the phone is unplugged
 ///   and still all night, so Doze takes it, and on the others it charges (`charging on` to
 ///   `charging off`). Drawn from a stream of their own, so the other draws are those of a fleet
-///   without nights.
+///   without nights;
+/// - iOS on the usage model (`FleetOptions.opportunityModel`): the battery over the day. The
+///   phone starts full (`battery 100%`), drains while unplugged and charges on the charger,
+///   where it lies from the bed tap to the next wake-up on the nights `FleetOptions.nightstand`
+///   does not leave it unplugged (the Android nights' draws), so a user who often leaves it
+///   unplugged reaches the critical level by itself.
 public struct FleetDevice: Sendable {
     /// A place users live in or travel to.
     public struct City: Sendable, Equatable {
@@ -171,10 +176,14 @@ public struct FleetDevice: Sendable {
                 }
             }
         }
-        // Android: every night (Doze or the charger). iOS: only for the processing task, which
-        // waits for the charger and an idle device; the refresh task depends on neither, so the
-        // other strategies' iOS users need no nights (and their runs stay as they were).
-        if platform == .android || options.processingTask {
+        // Android: every night (Doze or the charger). iOS: for the processing task, which
+        // waits for the charger and an idle device, and on the usage model, whose battery
+        // drains and charges; the legacy refresh task depends on neither, so the other
+        // strategies' iOS users need no nights (and their runs stay as they were).
+        let batteryNights = platform == .ios && options.opportunityModel == .usage
+        // Full at the start (a day unplugged leaves it above the critical level), then drained and charged.
+        if batteryNights { add(.phone("battery 100%"), at: start.addingTimeInterval(1)) }
+        if platform == .android || options.processingTask || batteryNights {
             var nights = SplitMix64(state: options.seed ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03) ^ 0x4E49_4748_54)
             let weekdayMinutes = weekdayWake
             for offset in 0...options.days {
@@ -188,9 +197,10 @@ public struct FleetDevice: Sendable {
                     continue
                 }
                 let unplugged = Double(nights.next() >> 11) / Double(UInt64(1) << 53) < options.nightstand
+                let screen = platform == .android || options.processingTask
                 if !unplugged { add(.phone("charging on"), at: bed) }
-                add(.phone("screen off"), at: bed)
-                add(.phone("screen on"), at: up)
+                if screen { add(.phone("screen off"), at: bed) }
+                if screen { add(.phone("screen on"), at: up) }
                 if platform == .android { add(.phone("motion"), at: up) }
                 if !unplugged { add(.phone("charging off"), at: up) }
             }

@@ -33,7 +33,8 @@ public struct FleetOptions: Equatable, Sendable {
     /// Share of Android nights in 0...1 on which the phone lies on the nightstand unplugged, screen
     /// off and still, from the bed tap to the morning's wake-up, so Doze takes it (AOSP
     /// `DeviceIdleController`, docs/scheduler.md); on the other nights it charges. An iOS phone
-    /// has no Doze and its nights are not drawn. The share is this model's assumption: no
+    /// has no Doze; its nights are drawn the same way for the processing task and on the usage
+    /// model (unplugged nights drain its battery). The share is this model's assumption: no
     /// platform owner publishes how many users charge overnight.
     public var nightstand: Double = 0.5
     /// Shares of the Android standby buckets, summing to 1, in `StandbyBucket.all` order.

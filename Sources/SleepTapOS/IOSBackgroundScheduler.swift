@@ -105,6 +105,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         public var opportunityModel: OpportunityModelKind?
         /// The usage model's settings; nil = `UsageModel()`'s defaults (and an older encoding).
         public var usage: UsageModel?
+        /// The energy and data budgets (usage model only); nil = `BackgroundBudget()`'s defaults
+        /// (and an older encoding).
+        public var budget: BackgroundBudget?
+        /// The battery's drain and charge rates (usage model only); nil = `BatteryModel()`'s
+        /// defaults (and an older encoding).
+        public var battery: BatteryModel?
 
         /// - Parameters:
         ///   - permittedIdentifiers: `BGTaskSchedulerPermittedIdentifiers`.
@@ -136,6 +142,12 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
 
         /// The usage model's settings in effect (`usage` or the defaults).
         public var effectiveUsage: UsageModel { usage ?? UsageModel() }
+
+        /// The energy and data budgets in effect (`budget` or the defaults).
+        public var effectiveBudget: BackgroundBudget { budget ?? BackgroundBudget() }
+
+        /// The battery's rates in effect (`battery` or the defaults).
+        public var effectiveBattery: BatteryModel { battery ?? BatteryModel() }
 
         /// The idle delay in effect, seconds (`idleDelay` or 600).
         public var effectiveIdleDelay: TimeInterval { max(0, idleDelay ?? IOSBackgroundScheduler.defaultIdleDelay) }
@@ -204,14 +216,22 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The last natural app-refresh launch while the usage model is in effect (its spacing
     /// floor); nil = none (and an older encoding).
     private var lastRefreshLaunch: Date?
-    /// The battery's charge in [0, 1]; nil = never set (full), and an older encoding.
+    /// The battery's charge in [0, 1] at `batteryUpdatedAt`; nil = never set (full), and an older encoding.
     private var batteryLevel: Double?
+    /// The instant of `batteryLevel`, from which the usage model drains or charges it; nil = the
+    /// level stays as set (an older encoding).
+    private var batteryUpdatedAt: Date?
+    /// The energy budget's balance (usage model); nil = full (never drawn, and an older encoding).
+    private var energyBalance: BudgetBalance?
+    /// The data budget's balance (usage model); nil = full (never drawn, and an older encoding).
+    private var dataBalance: BudgetBalance?
 
     private enum CodingKeys: String, CodingKey {
         case configuration, seed, rng, processRunning, launchPhase, processRegistered, handlers, pending, running
         case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
         case processing, processingSubmittedAt, processingRun, processingExpiredAt, processingIdentifier
         case screenOffAt, externalPower, networkOff, userOpens, lastRefreshLaunch, batteryLevel
+        case batteryUpdatedAt, energyBalance, dataBalance
     }
 
     /// - Parameters:
@@ -393,6 +413,8 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         guard launchesAllowed, let opportunity = pending?.opportunity else { return nil }
         var next = max(opportunity, now)
         if let deadline = running?.deadline { next = max(next, deadline) }
+        // The draining battery turns critical first: nothing launches until it is charged.
+        if let critical = batteryCriticalAt, critical <= next { return nil }
         return next
     }
 
@@ -512,6 +534,10 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
                 ])
         }
         advance(to: now)
+        if budgetsApply && !run.simulated {
+            drawEnergy(run, duration: min(max(0, duration), budget), at: max(now, end))
+            budgetDrawn(at: max(now, end))
+        }
     }
 
     // MARK: Conditions
@@ -659,10 +685,11 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         if wasAllowed != launchesAllowed { conditionsChanged(at: now, wasAllowed: wasAllowed) }
     }
 
-    /// The battery's charge changes, a fraction in [0, 1]. Under the usage model a level below
-    /// `UsageModel.criticalBatteryLevel` while not charging withholds app-refresh launches
-    /// (WWDC20 "Background execution demystified": critically low battery, essential work only);
-    /// the legacy model ignores it.
+    /// The battery's charge is `level` at `now`, a fraction in [0, 1]. Under the usage model a
+    /// level below `UsageModel.criticalBatteryLevel` while not charging withholds app-refresh
+    /// launches (WWDC20 "Background execution demystified": critically low battery, essential
+    /// work only), and from `now` the level drains while unplugged and rises while charging at
+    /// `Configuration.battery`'s rates (this model's assumptions); the legacy model ignores it.
     /// - Parameters:
     ///   - level: the charge, clamped to [0, 1].
     ///   - now: virtual instant.
@@ -670,15 +697,134 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         advance(to: now)
         let wasAllowed = launchesAllowed
         batteryLevel = min(1, max(0, level))
+        batteryUpdatedAt = now
         if wasAllowed != launchesAllowed { conditionsChanged(at: now, wasAllowed: wasAllowed) }
     }
 
     /// Whether the usage model withholds launches for a critically low battery: below
-    /// `UsageModel.criticalBatteryLevel` and not charging.
-    public var batteryCritical: Bool {
-        guard configuration.effectiveOpportunityModel == .usage, let level = batteryLevel, externalPower != true
-        else { return false }
+    /// `UsageModel.criticalBatteryLevel` and not charging, at the last call that brought the
+    /// scheduler up to date (`batteryLevel(at:)` for any instant).
+    public var batteryCritical: Bool { batteryCritical(level: batteryLevel) }
+
+    private func batteryCritical(level: Double?) -> Bool {
+        guard configuration.effectiveOpportunityModel == .usage, let level, externalPower != true else { return false }
         return level < configuration.effectiveUsage.criticalBatteryLevel
+    }
+
+    /// Whether the battery level changes with time: the usage model is in effect and a level
+    /// was set (a device never given one stays full).
+    private var batteryDrifts: Bool {
+        configuration.effectiveOpportunityModel == .usage && batteryLevel != nil && batteryUpdatedAt != nil
+    }
+
+    /// The battery's charge in [0, 1] at `now` (not before the last update): drained or charged
+    /// at `Configuration.battery`'s rates under the usage model; nil when never set (full).
+    /// - Parameter now: virtual instant.
+    public func batteryLevel(at now: Date) -> Double? {
+        guard let level = batteryLevel else { return nil }
+        guard batteryDrifts, let since = batteryUpdatedAt else { return level }
+        return configuration.effectiveBattery.level(level, after: now.timeIntervalSince(since), charging: charging)
+    }
+
+    /// When the draining battery falls below `UsageModel.criticalBatteryLevel`, nil when it does
+    /// not (charging, no drain, never set, already below, or not the usage model).
+    private var batteryCriticalAt: Date? {
+        guard batteryDrifts, !charging, let level = batteryLevel, let since = batteryUpdatedAt else { return nil }
+        let critical = configuration.effectiveUsage.criticalBatteryLevel
+        let drain = configuration.effectiveBattery.drainPerHour
+        guard level >= critical, drain > 0 else { return nil }
+        // The first instant strictly below the threshold is at (level − critical) / drain hours.
+        return since.addingTimeInterval((level - critical) / drain * 3_600 + 0.001)
+    }
+
+    /// Brings the battery level up to `now`; a crossing of the critical level changes the
+    /// conditions at the crossing instant.
+    private mutating func advanceBattery(to now: Date) {
+        guard batteryDrifts, let since = batteryUpdatedAt, now > since else { return }
+        let crossing = batteryCriticalAt
+        let wasAllowed = launchesAllowed
+        batteryLevel = batteryLevel(at: now)
+        batteryUpdatedAt = now
+        if wasAllowed != launchesAllowed {
+            conditionsChanged(at: min(crossing ?? now, now), wasAllowed: wasAllowed)
+        }
+    }
+
+    // MARK: Energy and data budgets
+
+    /// Whether the energy and data budgets apply: the usage model is in effect.
+    private var budgetsApply: Bool { configuration.effectiveOpportunityModel == .usage }
+
+    /// The energy budget's balance at `now`, running seconds (the capacity when never drawn);
+    /// nil unless the usage model is in effect.
+    /// - Parameter now: virtual instant.
+    public func energyBudget(at now: Date) -> Double? {
+        guard budgetsApply else { return nil }
+        let b = configuration.effectiveBudget
+        return energyBalance?.balance(at: now, rate: b.energyRate, capacity: b.energyCapacity) ?? b.energyCapacity
+    }
+
+    /// The data budget's balance at `now`, bytes (the capacity when never drawn); nil unless
+    /// the usage model is in effect.
+    /// - Parameter now: virtual instant.
+    public func dataBudget(at now: Date) -> Double? {
+        guard budgetsApply else { return nil }
+        let b = configuration.effectiveBudget
+        return dataBalance?.balance(at: now, rate: b.dataRate, capacity: b.dataCapacity) ?? b.dataCapacity
+    }
+
+    /// When the overdrawn energy budget is back to zero, nil when it is not overdrawn at `now`.
+    private func energyRefill(after now: Date) -> Date? {
+        guard budgetsApply, let balance = energyBalance else { return nil }
+        let b = configuration.effectiveBudget
+        return balance.refilled(after: now, rate: b.energyRate, capacity: b.energyCapacity)
+    }
+
+    /// When the overdrawn data budget is back to zero, nil when it is not overdrawn at `now`.
+    private func dataRefill(after now: Date) -> Date? {
+        guard budgetsApply, let balance = dataBalance else { return nil }
+        let b = configuration.effectiveBudget
+        return balance.refilled(after: now, rate: b.dataRate, capacity: b.dataCapacity)
+    }
+
+    /// The first instant from `now` at which neither budget is overdrawn, nil when none is.
+    private func budgetRefill(after now: Date) -> Date? {
+        [energyRefill(after: now), dataRefill(after: now)].compactMap { $0 }.max()
+    }
+
+    /// The app transferred `bytes` over the network during the app-refresh run in flight: under
+    /// the usage model they are drawn from the data budget (WWDC20 "Background execution
+    /// demystified": system data budgets); otherwise, or with no natural run in flight, nothing
+    /// happens.
+    /// - Parameters:
+    ///   - bytes: bytes sent and received, ≥ 0.
+    ///   - now: virtual instant.
+    public mutating func recordDataTransfer(bytes: Int, at now: Date) {
+        guard budgetsApply, let run = running, !run.simulated, bytes > 0 else { return }
+        let b = configuration.effectiveBudget
+        let balance = dataBalance ?? BudgetBalance(balance: b.dataCapacity, at: now)
+        dataBalance = balance.drawn(Double(bytes), at: now, rate: b.dataRate, capacity: b.dataCapacity)
+        budgetDrawn(at: now)
+    }
+
+    /// A natural app-refresh run that took `duration` seconds draws them from the energy budget
+    /// (usage model only).
+    private mutating func drawEnergy(_ run: BackgroundLaunch, duration: TimeInterval, at end: Date) {
+        guard budgetsApply, !run.simulated else { return }
+        let b = configuration.effectiveBudget
+        let balance = energyBalance ?? BudgetBalance(balance: b.energyCapacity, at: end)
+        energyBalance = balance.drawn(max(0, duration), at: end, rate: b.energyRate, capacity: b.energyCapacity)
+    }
+
+    /// A budget was drawn at `now`: a pending opportunity before the budgets refill is drawn
+    /// again from the refill.
+    private mutating func budgetDrawn(at now: Date) {
+        guard launchesAllowed, var request = pending, configuration.opportunity.empirical == nil,
+            let refill = budgetRefill(after: now)
+        else { return }
+        if let opportunity = request.opportunity, opportunity >= refill { return }
+        drawOpportunities(&request, from: now)
+        pending = request
     }
 
     /// The device's network connection comes or goes: a processing request with
@@ -779,12 +925,23 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             reasons.append(PendingReason(.invalidJobID, "request", state))
             return WhyAnswer(identifier: nil, reasons: reasons, nextLaunch: nil)
         }
-        reasons += userReasons
+        reasons += userReasons(at: now)
+        reasons += budgetReasons(at: now)
         if let earliest = request.earliestBeginDate, earliest > now {
             reasons.append(
                 PendingReason(
                     .constraintMinimumLatency, "earliestBeginDate", "not yet eligible (earliestBeginDate)",
                     until: earliest))
+        }
+        if launchesAllowed, reasons.allSatisfy({ $0.condition != "battery" }), let critical = batteryCriticalAt,
+            let opportunity = request.opportunity, critical <= max(opportunity, now)
+        {
+            let percent = Int((configuration.effectiveUsage.criticalBatteryLevel * 100).rounded())
+            reasons.append(
+                PendingReason(
+                    .deviceState, "battery",
+                    "the battery drains below \(percent) % at \(critical.osText), before the opportunity: "
+                        + "nothing launches until it is charged"))
         }
         if launchesAllowed {
             if let opportunity = request.opportunity, opportunity > now {
@@ -914,7 +1071,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         if request.requiresExternalPower && !charging { return nil }
         if request.requiresNetworkConnectivity && !networkAvailable { return nil }
         let floor = [processingSubmittedAt, request.earliestBeginDate, idle].compactMap { $0 }.max() ?? idle
-        return max(configuration.opportunity.grid(floor, delay: 0), now)
+        let launch = max(configuration.opportunity.grid(floor, delay: 0), now)
+        if let critical = batteryCriticalAt, critical <= launch { return nil }
+        return launch
     }
 
     private mutating func launchProcessing(_ request: ProcessingRequest, at now: Date, simulated: Bool)
@@ -1017,7 +1176,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             reasons.append(PendingReason(.invalidJobID, "request", state))
             return WhyAnswer(identifier: identifier, reasons: reasons, nextLaunch: nil)
         }
-        reasons += userReasons
+        reasons += userReasons(at: now)
         if request.requiresExternalPower && !charging {
             reasons.append(
                 PendingReason(
@@ -1072,8 +1231,8 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     }
 
     /// The reasons only the user lifts, shared by `why` and `whyProcessing`: force-quit,
-    /// Background App Refresh off, Low Power Mode.
-    private var userReasons: [PendingReason] {
+    /// Background App Refresh off, Low Power Mode, a critically low battery (at `now`).
+    private func userReasons(at now: Date) -> [PendingReason] {
         var reasons: [PendingReason] = []
         if forceQuitted {
             reasons.append(
@@ -1084,11 +1243,29 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
             reasons.append(PendingReason(.backgroundRestriction, "backgroundRefresh", "Background App Refresh is off"))
         }
         if lowPower { reasons.append(PendingReason(.deviceState, "lowPower", "Low Power Mode is on")) }
-        if batteryCritical {
+        if batteryCritical(level: batteryLevel(at: now)) {
             let percent = Int((configuration.effectiveUsage.criticalBatteryLevel * 100).rounded())
             reasons.append(
                 PendingReason(
                     .deviceState, "battery", "the battery is critically low (below \(percent) %): essential work only"))
+        }
+        return reasons
+    }
+
+    /// The energy and data budgets overdrawn at `now`, each until it is back to zero (usage model).
+    private func budgetReasons(at now: Date) -> [PendingReason] {
+        var reasons: [PendingReason] = []
+        if let until = energyRefill(after: now) {
+            reasons.append(
+                PendingReason(
+                    .quota, "energyBudget",
+                    "the energy budget for background runs is used up: it refills through the day", until: until))
+        }
+        if let until = dataRefill(after: now) {
+            reasons.append(
+                PendingReason(
+                    .quota, "dataBudget",
+                    "the data budget for background runs is used up: it refills through the day", until: until))
         }
         return reasons
     }
@@ -1098,6 +1275,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Traces what happened up to `now`: opportunities the OS let pass, and the kill of a run
     /// whose budget ran out (deadline ≤ now) without `setTaskCompleted`.
     private mutating func advance(to now: Date) {
+        advanceBattery(to: now)
         if let run = running, let deadline = run.deadline, deadline <= now {
             kill(run, reason: "setTaskCompleted not called within budget")
         }
@@ -1127,6 +1305,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         if configuration.effectiveOpportunityModel == .usage {
             let usage = configuration.effectiveUsage
             if let last = lastRefreshLaunch { eligible = max(eligible, last.addingTimeInterval(usage.minimumSpacing)) }
+            if let refill = budgetRefill(after: now) { eligible = max(eligible, refill) }
             let floor = eligible
             request.opportunity = usage.draw(
                 from: floor, opens: userOpens ?? [], meanDelay: model.meanDelay,

@@ -77,7 +77,8 @@ public struct PendingReason: Equatable, Sendable {
     /// The reason code.
     public var code: PendingReasonCode
     /// The condition's short name, unique within one answer: `earliestBeginDate`, `opportunity`,
-    /// `lowPower`, `battery`, `backgroundRefresh`, `forceQuit`, `quota`, `bucket`, `doze`, a constraint
+    /// `lowPower`, `battery`, `backgroundRefresh`, `forceQuit`, `quota`, `energyBudget`, `dataBudget`,
+    /// `bucket`, `doze`, a constraint
     /// (`requiresCharging`, `requiresNetwork`, `requiresDeviceIdle`, `requiresBatteryNotLow`,
     /// `requiresStorageNotLow`), `handler`, `running`, `request`, `ready`.
     public var condition: String

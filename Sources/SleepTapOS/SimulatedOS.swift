@@ -311,6 +311,27 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         device = .ios(s)
     }
 
+    /// iOS: the battery's charge at `now` (`IOSBackgroundScheduler.batteryLevel(at:)`), nil
+    /// when never set (full) and on Android.
+    /// - Parameter now: virtual instant.
+    public func batteryLevel(at now: Date) -> Double? {
+        if case .ios(let s) = device { return s.batteryLevel(at: now) }
+        return nil
+    }
+
+    /// iOS: the app transferred `bytes` during its app-refresh run in flight
+    /// (`IOSBackgroundScheduler.recordDataTransfer(bytes:at:)`, the data budget of the usage
+    /// model); ignored on Android and under the legacy model.
+    /// - Parameters:
+    ///   - bytes: bytes sent and received.
+    ///   - now: virtual instant.
+    public mutating func recordDataTransfer(bytes: Int, at now: Date) {
+        guard case .ios(var s) = device, s.configuration.effectiveOpportunityModel == .usage else { return }
+        seen(now)
+        s.recordDataTransfer(bytes: bytes, at: now)
+        device = .ios(s)
+    }
+
     /// iOS: the opportunity model in effect; nil on Android.
     public var opportunityModel: OpportunityModelKind? {
         if case .ios(let s) = device { return s.configuration.effectiveOpportunityModel }
@@ -578,6 +599,25 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             }
             if let problem = o.empirical?.validationProblem {
                 return "configuration.opportunity.empirical.\(problem)"
+            }
+            if let b = c.budget {
+                if !(b.energyPerDay >= 0.001 && b.energyPerDay.isFinite) {
+                    return "configuration.budget.energyPerDay \(b.energyPerDay): expected a finite number ≥ 0.001"
+                }
+                if !(b.dataPerDay >= 1 && b.dataPerDay.isFinite) {
+                    return "configuration.budget.dataPerDay \(b.dataPerDay): expected a finite number ≥ 1"
+                }
+                if !(b.window >= 60 && b.window.isFinite) {
+                    return "configuration.budget.window \(b.window): expected a finite number ≥ 60"
+                }
+            }
+            if let m = c.battery {
+                if !(0...1).contains(m.drainPerHour) {
+                    return "configuration.battery.drainPerHour \(m.drainPerHour): expected 0 to 1"
+                }
+                if !(0...10).contains(m.chargePerHour) {
+                    return "configuration.battery.chargePerHour \(m.chargePerHour): expected 0 to 10"
+                }
             }
         case .android(let s):
             let c = s.configuration

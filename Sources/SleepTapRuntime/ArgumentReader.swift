@@ -39,12 +39,23 @@ extension ArgumentReader {
         return time
     }
 
-    /// `renew=0.1,notices=0.5,dates=2,sunlight=0.05` (any subset; virtual seconds).
+    /// `renew=0.1,notices=0.5,dates=2,sunlight=0.05` (any subset; virtual seconds), and
+    /// `weather-bytes=8000` (bytes a background weather fetch draws from the iOS data budget).
     mutating func stepCosts(_ flag: String) throws(UsageError) -> StepCosts {
         let text = try value(flag)
         var costs = StepCosts()
         for item in text.split(separator: ",") {
             let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+            if pair.count == 2, pair[0] == "weather-bytes" {
+                guard pair[1].count <= 9, pair[1].allSatisfy({ $0.isASCII && $0.isNumber }), let bytes = Int(pair[1])
+                else {
+                    throw UsageError(
+                        "\(flag) \"\(Self.clip(text))\": expected weather-bytes=BYTES with a whole number from 0 to 999999999"
+                    )
+                }
+                costs.weatherBytes = bytes
+                continue
+            }
             guard pair.count == 2, let number = Self.decimal(pair[1]), (0...600).contains(number) else {
                 throw UsageError(
                     "\(flag) \"\(Self.clip(text))\": expected STEP=SECONDS[,...] with seconds from 0 to 600")
@@ -56,7 +67,7 @@ extension ArgumentReader {
             case "sunlight": costs.sunlight = number
             default:
                 throw UsageError(
-                    "\(flag): unknown step \"\(Self.clip(pair[0]))\" (renew, notices, dates, sunlight; weather costs what the provider takes)"
+                    "\(flag): unknown step \"\(Self.clip(pair[0]))\" (renew, notices, dates, sunlight, weather-bytes; weather costs what the provider takes)"
                 )
             }
         }

@@ -193,7 +193,10 @@ extension CommandLineParser {
                 """),
         OptionSpec(
             "--step-costs", value: "LIST", example: "renew=0.1,notices=0.5,dates=2",
-            help: "virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2"),
+            help: """
+                virtual seconds per job step, e.g. renew=0.1,notices=0.5,dates=2; and weather-bytes=N, the
+                bytes a background weather fetch draws from the iOS usage model's data budget (default 8000)
+                """),
         OptionSpec(
             "--weather", value: "W", example: "open-meteo",
             help: "offline (default, deterministic), open-meteo, or a base URL"),

@@ -487,6 +487,7 @@ extension ScenarioRun {
         case "motion", "idle": [.osDoze]
         case "network": [.osNetwork]
         case "battery-low": [.osBatteryLow]
+        case "battery": [.osBattery]
         case "storage-low": [.osStorageLow]
         case "initial-delay-met", "period-delay-met", "constraints-met": [.osTestDriver]
         case "stop": [.osWorkStopped, .osTestDriver]

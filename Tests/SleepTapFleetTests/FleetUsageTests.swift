@@ -17,6 +17,8 @@ struct FleetUsageTests {
         var options = FleetTests.options(devices: 8, days: 14)
         options.iosShare = 1
         options.lowPower = 0
+        // Every night on the charger: the battery never holds launches back here.
+        options.nightstand = 0
         func records(_ kind: OpportunityModelKind, opens: Double) -> [RunRecord] {
             options.opportunityModel = kind
             options.opens = opens
@@ -43,6 +45,40 @@ struct FleetUsageTests {
         #expect(
             usageDaily.count > usageQuiet.count,
             "usage: \(usageDaily.count) runs with 2 opens a day, \(usageQuiet.count) with none")
+    }
+
+    @Test(
+        "On the usage model the iOS battery drains by day and charges on the nightstand's charger: never charged, fewer background runs than charged every night; legacy draws no battery"
+    )
+    func batteryPattern() throws {
+        var options = FleetTests.options(devices: 6, days: 7)
+        options.iosShare = 1
+        options.lowPower = 0
+        options.opens = 2
+        options.opportunityModel = .usage
+        func runs(nightstand: Double) -> Int {
+            options.nightstand = nightstand
+            return (0..<6).flatMap { index -> [RunRecord] in
+                let device = FleetDevice(index: index, options: options)
+                #expect(Self.phoneLines(device).contains { $0.hasPrefix("battery ") }, "device \(index)")
+                return device.run(options)
+            }.filter { $0.kind == .background }.count
+        }
+        let charged = runs(nightstand: 0)
+        let unplugged = runs(nightstand: 1)
+        #expect(unplugged < charged, "never charged: \(unplugged) runs, charged every night: \(charged)")
+        options.opportunityModel = .legacy
+        options.nightstand = 0
+        let legacy = FleetDevice(index: 0, options: options)
+        #expect(!Self.phoneLines(legacy).contains { $0.hasPrefix("battery ") || $0.hasPrefix("charging ") })
+    }
+
+    /// The device's phone stdin lines, in order.
+    static func phoneLines(_ device: FleetDevice) -> [String] {
+        device.steps.compactMap { entry in
+            if case .phone(let line) = entry.step { return line }
+            return nil
+        }
     }
 
     @Test("--opportunity-model is read by the fleet's flags; a bad value is refused naming it")

@@ -224,12 +224,12 @@ struct SchedulerUsageTests {
         #expect(reason?.state == "the battery is critically low (below 20 %): essential work only")
         // Nothing launches for a day on battery at 15 %.
         #expect(F.drive(&s, from: t, to: t.addingTimeInterval(F.day), run: Self.eagerJob).isEmpty)
-        // On the charger the OS draws again; off it at 25 % launches stay allowed.
+        // On the charger the OS draws again; off it at 90 % launches stay allowed.
         let charge = t.addingTimeInterval(F.day)
         s.setCharging(true, at: charge)
         #expect(!s.batteryCritical)
         #expect(s.nextLaunch(after: charge) != nil)
-        s.setBatteryLevel(0.25, at: charge)
+        s.setBatteryLevel(0.9, at: charge)
         s.setCharging(false, at: charge)
         #expect(s.nextLaunch(after: charge) != nil)
         // Legacy: the level changes nothing.

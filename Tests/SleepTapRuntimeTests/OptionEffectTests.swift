@@ -63,6 +63,14 @@ struct OptionEffectTests {
         #expect(costs == StepCosts(renew: 1, notices: 2, dates: 3, sunlight: 4))
         let partial = try Self.phoneOptions(["--step-costs", "dates=5"]).os.appConfiguration().stepCosts
         #expect(partial == StepCosts(dates: 5))
+        #expect(partial.weatherBytes == 8_000)
+        let bytes = try Self.phoneOptions(["--step-costs", "weather-bytes=120000,renew=1"]).os.appConfiguration()
+            .stepCosts
+        #expect(bytes.weatherBytes == 120_000)
+        #expect(bytes.renew == 1)
+        for bad in ["weather-bytes=-1", "weather-bytes=1.5", "weather-bytes=1e9", "weather-bytes=9999999999"] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.phoneOptions(["--step-costs", bad]) }
+        }
     }
 
     @Test("--weather-cost is what an offline fetch costs")

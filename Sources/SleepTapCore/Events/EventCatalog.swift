@@ -258,6 +258,8 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osDoze = "os.doze"
     /// `os.network` (its fields: docs/protocol.md, "Events").
     case osNetwork = "os.network"
+    /// `os.battery` (its fields: docs/protocol.md, "Events").
+    case osBattery = "os.battery"
     /// `os.battery_low` (its fields: docs/protocol.md, "Events").
     case osBatteryLow = "os.battery_low"
     /// `os.storage_low` (its fields: docs/protocol.md, "Events").

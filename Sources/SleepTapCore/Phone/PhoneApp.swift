@@ -14,6 +14,10 @@ public struct StepCosts: Equatable, Sendable {
     public var dates: TimeInterval = 0.2
     /// Updating the sunlight notice, seconds.
     public var sunlight: TimeInterval = 0.05
+    /// Bytes a weather fetch transfers (request and response: a 2-day hourly forecast of four
+    /// variables), drawn from the iOS data budget when a background run fetches (default 8,000;
+    /// this project's assumption).
+    public var weatherBytes = 8_000
     /// Costs of the job's steps in virtual seconds; the defaults are 0.1, 0.1, 0.2 and 0.05.
     public init(
         renew: TimeInterval = 0.1, notices: TimeInterval = 0.1, dates: TimeInterval = 0.2, sunlight: TimeInterval = 0.05
@@ -572,6 +576,11 @@ public struct PhoneApp: Sendable {
         var outcome = RunOutcome.success
         switch result {
         case .success(let forecast):
+            if job.grant != nil {
+                // The OS counts the fetch against the data budget of background runs.
+                scheduler.recordDataTransfer(
+                    bytes: configuration.stepCosts.weatherBytes, at: job.run.now.addingTimeInterval(job.run.elapsed))
+            }
             effects += sync.update { $0.weather = forecast }
             effects.append(
                 .emit(
@@ -1028,6 +1037,17 @@ public struct PhoneApp: Sendable {
     public mutating func setBatteryLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
         scheduler.setBatteryLow(on, at: now)
         return [.emit(Event(.osBatteryLow, [("on", .bool(on))]))] + drainTrace()
+    }
+
+    /// iOS: the battery's charge is `level` at `now` (`os.battery` {level}); from
+    /// there the OS drains or charges it (docs/scheduler.md, "Battery over the day").
+    /// - Parameters:
+    ///   - level: the charge in [0, 1].
+    ///   - now: virtual instant.
+    /// - Returns: the effects to perform, in order.
+    public mutating func setBatteryLevel(_ level: Double, at now: Date) -> [PhoneEffect] {
+        scheduler.setBatteryLevel(level, at: now)
+        return [.emit(Event(.osBattery, [("level", .double(level))]))] + drainTrace()
     }
 
     /// Android: storage becomes low or not at `now` (`os.storage_low`).

@@ -36,6 +36,9 @@ public enum PhoneCommand: Equatable, Sendable {
     case network(Bool)
     /// Android: the battery low (`ACTION_BATTERY_LOW`) or not.
     case batteryLow(Bool)
+    /// iOS: the battery's charge is now this fraction in [0, 1] (it drains or charges from here
+    /// under the usage model).
+    case battery(Double)
     /// Android: storage low (`ACTION_DEVICE_STORAGE_LOW`) or not.
     case storageLow(Bool)
     /// Android: a control of androidx.work.testing's TestDriver.
@@ -87,8 +90,8 @@ public enum PhoneCommand: Equatable, Sendable {
     public static let unknownCommandReason =
         "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
-        + "idle force|step|off, network on|off, battery-low on|off, storage-low on|off, period-delay-met, "
-        + "initial-delay-met, constraints-met, stop REASON, permission notifications|exact-alarm grant|revoke, "
+        + "idle force|step|off, network on|off, battery LEVEL, battery-low on|off, storage-low on|off, "
+        + "period-delay-met, initial-delay-met, constraints-met, stop REASON, permission notifications|exact-alarm grant|revoke, "
         + "notifications authorized|denied|provisional|not-determined, clock-set ±DURATION, force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
@@ -98,7 +101,9 @@ public enum PhoneCommand: Equatable, Sendable {
         "time-zone": "TZ (an IANA zone, e.g. Europe/Berlin)", "move": "LAT,LON (degrees, e.g. 52.52,13.405)",
         "low-power": "on|off", "background-refresh": "on|off", "charging": "on|off",
         "bucket": "active|working_set|frequent|rare|restricted", "screen": "on|off", "motion": nil,
-        "idle": "force|step|off", "network": "on|off", "battery-low": "on|off", "storage-low": "on|off",
+        "idle": "force|step|off", "network": "on|off",
+        "battery": "LEVEL (a percentage or a fraction, e.g. 15% or 0.15)",
+        "battery-low": "on|off", "storage-low": "on|off",
         "period-delay-met": nil, "initial-delay-met": nil, "constraints-met": nil,
         "stop": "REASON (a WorkInfo STOP_REASON_* name or code, e.g. STOP_REASON_USER or 13)",
         "permission": "notifications|exact-alarm grant|revoke", "force-quit": nil,
@@ -205,6 +210,17 @@ public enum PhoneCommand: Equatable, Sendable {
             default: throw reject("\(usage); not the permission \"\(clipped(words[1]))\"")
             }
         case ("network", 2): return .network(try onOff("network"))
+        case ("battery", 2) where platform != .ios:
+            throw reject(
+                "battery LEVEL is iOS's battery charge (the usage model's critically low battery); this phone runs "
+                    + "--platform \(platform), where the battery is battery-low on|off")
+        case ("battery", 2):
+            guard let level = batteryLevel(words[1]) else {
+                throw reject(
+                    "expected battery LEVEL: a percentage from 0% to 100% (e.g. 15%) or a fraction from 0 to 1 "
+                        + "(e.g. 0.15); not \"\(clipped(words[1]))\"")
+            }
+            return .battery(level)
         case ("battery-low", 2): return .batteryLow(try onOff("battery-low"))
         case ("storage-low", 2): return .storageLow(try onOff("storage-low"))
         case ("period-delay-met", 1): return .testDriver(.periodDelayMet)
@@ -301,6 +317,20 @@ public enum PhoneCommand: Equatable, Sendable {
                         + "\"\(shown)\" is a zero change: the clock would not move"))
         }
         return .success(sign == "-" ? -total : total)
+    }
+
+    /// A `battery` argument: a percentage from 0% to 100% (`15%`, `12.5%`) or a fraction from 0
+    /// to 1 (`0.15`), digits and one `.` only.
+    /// - Returns: the fraction in [0, 1], nil when the text is not such a level.
+    public static func batteryLevel(_ text: String) -> Double? {
+        let percent = text.hasSuffix("%")
+        let number = percent ? String(text.dropLast()) : text
+        guard !number.isEmpty, number.count <= 12, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            number.filter({ $0 == "." }).count <= 1, number.first != ".", number.last != ".",
+            let value = Double(number)
+        else { return nil }
+        let level = percent ? value / 100 : value
+        return (0...1).contains(level) ? level : nil
     }
 
     /// `LAT,LON` in decimal degrees (digits, `.`, `e`, sign), each in range.

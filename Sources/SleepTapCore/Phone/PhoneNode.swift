@@ -807,7 +807,7 @@ public struct PhoneNode: Sendable {
                         ]), at: now)
             ]
         case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
-            .simulateLaunch, .simulateExpiration, .network, .batteryLow, .storageLow, .testDriver, .stop,
+            .simulateLaunch, .simulateExpiration, .network, .batteryLow, .battery, .storageLow, .testDriver, .stop,
             .notificationPermission, .notificationAuthorization, .clockSet, .exactAlarmPermission:
             return apply(command, time)
         case .quit:
@@ -826,6 +826,7 @@ public struct PhoneNode: Sendable {
         case .doze(let input): return step(time) { $0.doze(input, at: now) }
         case .network(let on): return step(time) { $0.setNetwork(on, at: now) }
         case .batteryLow(let on): return step(time) { $0.setBatteryLow(on, at: now) }
+        case .battery(let level): return step(time) { $0.setBatteryLevel(level, at: now) }
         case .storageLow(let on): return step(time) { $0.setStorageLow(on, at: now) }
         case .testDriver(let control): return step(time) { $0.testDriver(control, at: now) }
         case .stop(let reason): return step(time) { $0.stopWork(reason: reason, at: now) }

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import Testing
+
+@testable import SleepTapCore
+@testable import SleepTapOS
+
+/// The phone's stdin `battery LEVEL` (iOS): parsed, refused with a reason, and applied to the OS.
+@Suite("The battery command")
+struct BatteryCommandTests {
+    @Test("stdin battery: a percentage or a fraction on iOS; bad levels and Android are refused with a reason")
+    func parse() throws {
+        #expect(try PhoneCommand.parse("battery 15%", platform: .ios) == .battery(0.15))
+        #expect(try PhoneCommand.parse("battery 0.15", platform: .ios) == .battery(0.15))
+        #expect(try PhoneCommand.parse("battery 100%", platform: .ios) == .battery(1))
+        #expect(try PhoneCommand.parse("battery 0", platform: .ios) == .battery(0))
+        #expect(try PhoneCommand.parse("battery 12.5%", platform: .ios) == .battery(0.125))
+        for bad in ["101%", "1.5", "-0.1", "15 %", "abc", "%", ".5", "5.", "1e-1", "0x1", "15%%", "nan"] {
+            let reason =
+                "expected battery LEVEL: a percentage from 0% to 100% (e.g. 15%) or a fraction from 0 to 1 "
+                + "(e.g. 0.15); not \"\(bad)\""
+            if bad == "15 %" {
+                #expect(throws: PhoneCommand.Rejection.self) {
+                    try PhoneCommand.parse("battery \(bad)", platform: .ios)
+                }
+                continue
+            }
+            #expect(throws: PhoneCommand.Rejection(input: "battery \(bad)", reason: reason), "\(bad)") {
+                try PhoneCommand.parse("battery \(bad)", platform: .ios)
+            }
+        }
+        #expect(
+            throws: PhoneCommand.Rejection(
+                input: "battery", reason: "expected battery LEVEL (a percentage or a fraction, e.g. 15% or 0.15)")
+        ) { try PhoneCommand.parse("battery", platform: .ios) }
+        do {
+            _ = try PhoneCommand.parse("battery 15%", platform: .android)
+            Issue.record("battery accepted on Android")
+        } catch {
+            #expect(error.reason.contains("--platform android"))
+            #expect(error.reason.contains("battery-low on|off"))
+        }
+    }
+
+    @Test("Typed battery 15%: os.battery {level}, and the OS's level is 0.15")
+    func applied() throws {
+        var bench = NodeBench()
+        bench.start()
+        bench.clearEvents()
+        bench.type("battery 15%")
+        let event = try #require(bench.events(.osBattery).first)
+        #expect(event["level"] == .double(0.15))
+        #expect(bench.node.app.scheduler.batteryLevel(at: bench.now) == 0.15)
+    }
+}
