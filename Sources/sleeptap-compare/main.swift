@@ -78,6 +78,32 @@ if let out = command.out {
     }
 }
 
+/// Writes `out/compare.md` and `out/compare.svg` (and with `shardTallies` the run's tallies,
+/// `CompareShardFile`), prints the table with `footer(written)` under it (`written`: the files
+/// were written, or there were none to write; an empty footer adds nothing) or the JSON, and exits: 73 after a failed write, which still
+/// prints the table (the run's work is not lost with the file), else 1 for a wrong or missed
+/// alarm, else 0.
+@MainActor func finish(_ report: CompareReport, out: String?, shardTallies: Bool, footer: (Bool) -> String) -> Never {
+    var writeFailure: FileError?
+    if let out {
+        do throws(FileError) {
+            try AtomicFile.write(Data(report.markdown(chartName: "compare.svg").utf8), to: out + "/compare.md")
+            try AtomicFile.write(Data(report.svg.utf8), to: out + "/compare.svg")
+            if shardTallies { try CompareShardFile.write(report, root: out) }
+        } catch {
+            writeFailure = error
+        }
+    }
+    if command.json {
+        Reaper.shared.writeLine(report.json)
+    } else {
+        let lines = footer(writeFailure == nil)
+        Reaper.shared.writeLine(report.text + (lines.isEmpty ? "" : "\n  " + lines))
+    }
+    if let writeFailure { fail("\(writeFailure)", .cantCreate) }
+    exit(report.alarmsFailed ? ExitCode.failure.rawValue : ExitCode.ok.rawValue)
+}
+
 if let root = command.merge {
     // No simulation: the shards' tallies, added up, make the whole fleet's table.
     var report = CompareReport(
@@ -88,24 +114,9 @@ if let root = command.merge {
     } catch {
         fail("--merge: \(error)", .dataError)
     }
-    var writeFailure: FileError?
-    do throws(FileError) {
-        try AtomicFile.write(Data(report.markdown(chartName: "compare.svg").utf8), to: root + "/compare.md")
-        try AtomicFile.write(Data(report.svg.utf8), to: root + "/compare.svg")
-    } catch {
-        writeFailure = error
-    }
-    if command.json {
-        Reaper.shared.writeLine(report.json)
-    } else {
-        var text = report.text
-        if writeFailure == nil {
-            text += "\n  merged the shards under \(root); wrote \(root)/compare.md, \(root)/compare.svg"
-        }
-        Reaper.shared.writeLine(text)
-    }
-    if let writeFailure { fail("\(writeFailure)", .cantCreate) }
-    exit(report.alarmsFailed ? ExitCode.failure.rawValue : ExitCode.ok.rawValue)
+    finish(
+        report, out: root, shardTallies: false,
+        footer: { $0 ? "merged the shards under \(root); wrote \(root)/compare.md, \(root)/compare.svg" : "" })
 }
 
 let terminal = isatty(STDERR_FILENO) == 1
@@ -125,26 +136,12 @@ do {
     fail("\(error)", .cantCreate)
 }
 let report = CompareReport(options: command.options, settings: command.settings, tallies: result.tallies)
-// A failed write still prints the table: the run's work is not lost with the file.
-var writeFailure: FileError?
-if let out = command.out {
-    do throws(FileError) {
-        try AtomicFile.write(Data(report.markdown(chartName: "compare.svg").utf8), to: out + "/compare.md")
-        try AtomicFile.write(Data(report.svg.utf8), to: out + "/compare.svg")
-        try CompareShardFile.write(report, root: out)
-    } catch {
-        writeFailure = error
-    }
-}
-if command.json {
-    Reaper.shared.writeLine(report.json)
-} else {
-    var text = report.text
-    text += String(format: "\n  %.1f s", result.seconds)
-    if let out = command.out, writeFailure == nil {
-        text += "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/metrics/ and tally/"
-    }
-    Reaper.shared.writeLine(text)
-}
-if let writeFailure { fail("\(writeFailure)", .cantCreate) }
-exit(report.alarmsFailed ? ExitCode.failure.rawValue : ExitCode.ok.rawValue)
+finish(
+    report, out: command.out, shardTallies: true,
+    footer: { written in
+        var text = String(format: "%.1f s", result.seconds)
+        if let out = command.out, written {
+            text += "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/metrics/ and tally/"
+        }
+        return text
+    })
