@@ -144,8 +144,9 @@ public enum AndroidAPI {
 ///   `end`, the next is at `end + interval` (the end of the next interval counted from the run,
 ///   so periods drift as androidx documents); `runAttemptCount` resets to 0;
 /// - `Result.retry()` keeps the attempt count and waits `BackoffPolicy.delay(afterRetry:)` from the end;
-/// - on battery, runs obey the bucket's `StandbyQuota`; the launch's `budget` is the remaining
-///   job time; a run past it is stopped (not success): the attempt still counts and it is tried
+/// - on battery, runs obey the bucket's `StandbyQuota`; the launch's `budget` is the time until
+///   the quota is used up (`timeUntilQuotaConsumed(at:)`: the job time left plus what leaves the
+///   rolling windows meanwhile); a run past it is stopped (not success): the attempt still counts and it is tried
 ///   again, backed off from its enqueue time, when quota returns; a run may start only with at
 ///   least `quotaBuffer` (30 s) of quota left; runs while charging neither obey nor use quota,
 ///   except in the restricted bucket, which is freed on a charger only while the battery is not
@@ -435,7 +436,8 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     public mutating func launchCrashed(at now: Date) {}
 
     /// Starts the due work (the earliest next run time, then the name) if the quota allows.
-    /// `runAttemptCount` of the grant is the count before this run; `budget` the remaining quota.
+    /// `runAttemptCount` of the grant is the count before this run; `budget` the time until the
+    /// quota is used up (`timeUntilQuotaConsumed(at:)`).
     /// - Parameter now: virtual instant, ≥ `nextLaunch(after:)`.
     /// - Returns: the grant, nil if nothing is due.
     public mutating func takeLaunch(at now: Date) -> BackgroundLaunch? {
@@ -493,7 +495,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
                 [("identifier", .string(launch.identifier)), ("reason", .string("no such running work"))])
             return
         }
-        if let budget = launch.budget, duration > budget {
+        if let budget = launch.budget, duration > budget + Self.epsilon {
             stop(&work, at: launch.startedAt.addingTimeInterval(budget), reason: overBudgetReason(work))
             works[launch.identifier] = work
             advance(to: now)
@@ -1062,6 +1064,39 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         return left.min()
     }
 
+    /// Seconds a run started at `now` may go on before a limit's job time is used up, nil when no
+    /// quota applies or no limit counts time: the job time left, plus the job time of earlier
+    /// sessions that leaves the rolling window while the run goes on (AOSP
+    /// `QuotaController.getTimeUntilQuotaConsumedLocked`, which sets the running job's cut-off).
+    ///
+    /// Per limit, the window's start moves from `now - window` with the run: each gap between the
+    /// sessions it passes costs the run as much job time as it runs (nothing leaves the window),
+    /// each session it passes gives back what the run uses. The run may go on until the gaps
+    /// passed add up to the job time left; the earliest limit to run out is the budget.
+    /// Rounded to the millisecond, AOSP's unit; a run reported within a microsecond of it
+    /// (the rounding of summed step costs) is not past it.
+    /// - Parameter now: virtual instant, no run in flight.
+    public func timeUntilQuotaConsumed(at now: Date) -> TimeInterval? {
+        guard quotaApplies(at: now) else { return nil }
+        let ordered = sessions.sorted { $0.start < $1.start }
+        let times = limits.compactMap { quota -> TimeInterval? in
+            guard let allowed = quota.allowedTime else { return nil }
+            let windowStart = now.addingTimeInterval(-quota.window)
+            var dead = max(0, allowed - used(at: now, window: quota.window))
+            var cursor = windowStart
+            for session in ordered where session.end > cursor {
+                let gap = max(0, session.start.timeIntervalSince(cursor))
+                // AOSP goes on through a session that starts just as the time left runs out.
+                if gap > dead + Self.epsilon { break }
+                dead = max(0, dead - gap)
+                cursor = min(session.end, now)
+            }
+            return cursor.timeIntervalSince(windowStart) + dead
+        }
+        // AOSP counts whole milliseconds: so does the budget (no rounding noise of the instants).
+        return times.min().map { ($0 * 1000).rounded() / 1000 }
+    }
+
     /// Whether Battery Saver is on.
     public var lowPowerMode: Bool { batterySaver }
 
@@ -1223,7 +1258,7 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         work.stopCode = armed
         work.delayMetAt = nil
         let grant = BackgroundLaunch(
-            identifier: identifier, startedAt: now, budget: armed == nil ? quotaRemaining(at: now) : 0,
+            identifier: identifier, startedAt: now, budget: armed == nil ? timeUntilQuotaConsumed(at: now) : 0,
             expirationWarning: 0,
             handlerRegistered: true, runAttemptCount: work.runAttemptCount, simulated: simulated,
             earliestBeginDate: due)

@@ -308,6 +308,53 @@ struct TwinTests {
         #expect(!calmRuns.isEmpty && calmRuns.allSatisfy { $0.stopReason == nil })
     }
 
+    /// A phone in the active bucket on battery whose job takes exactly 7 min (the dates step 420 s,
+    /// every other step and the weather free), run for two days.
+    static func sevenMinuteRefresher(api: Int) -> Twin {
+        let base = Self.twin(.early)
+        var setup = base.phoneSetup
+        var configuration = AndroidWorkScheduler.Configuration(repeatInterval: 900, initialBucket: .active)
+        configuration.selectQuotas(androidAPI: api)
+        setup.os = SimulatedOS(AndroidWorkScheduler(configuration: configuration), seed: 4)
+        setup.appConfiguration.stepCosts = StepCosts(renew: 0, notices: 0, dates: 420, sunlight: 0)
+        setup.weather = OfflineWeatherProvider(seed: 3, cost: 0)
+        var twin = Twin(start: Self.start, speed: 3_600, phone: setup, watch: base.watchSetup, seed: 7)
+        twin.boot()
+        twin.run(until: Self.start.addingTimeInterval(2 * Self.day))
+        return twin
+    }
+
+    /// The counts of the 24 h from the first launch: launches, successful runs, stops by quota, and
+    /// the first stop's offset from the first launch (the twin logs a stop with its run's start).
+    static func firstDay(_ twin: Twin) -> (launches: Int, successes: Int, stopped: Int, firstStop: TimeInterval?) {
+        let launches = twin.events(.osLaunch).map(\.at)
+        guard let first = launches.first else { return (0, 0, 0, nil) }
+        let day = first..<first.addingTimeInterval(Self.day)
+        let successes = twin.events(.handlerCompleted).filter {
+            day.contains($0.at) && $0.event["success"] == .bool(true)
+        }
+        let stops = twin.events(.osWorkStopped).filter { day.contains($0.at) && $0.event["reason"] == .string("quota") }
+        return (
+            launches.filter { day.contains($0) }.count, successes.count, stops.count,
+            stops.first.map { $0.at.timeIntervalSince(first) }
+        )
+    }
+
+    /// docs/scheduler.md, "Android 16 in the active bucket"; the derivation is
+    /// `SchedulerAndroidTests.activeBucketAPI34` and `activeBucketAPI36`: on API 34 runs start every
+    /// 1,320 s until the 4 h cap stops the 35th, started 44,880 s after the first, after 120 s; on
+    /// API 36 every third run is stopped after 360 s by the hour's 20 min (the first started at 2,640 s), so
+    /// the day's 4 h come in 36 launches of which 24 finish.
+    @Test("Android active bucket, 7-minute job every 15 min: API 34 35 launches a day (34 done), API 36 36 (24 done)")
+    func activeBucketAndroid16() {
+        let old = Self.firstDay(Self.sevenMinuteRefresher(api: 34))
+        #expect(old.launches == 35 && old.successes == 34 && old.stopped == 1, "\(old)")
+        #expect(old.firstStop == 44_880)
+        let new = Self.firstDay(Self.sevenMinuteRefresher(api: 36))
+        #expect(new.launches == 36 && new.successes == 24 && new.stopped == 12, "\(new)")
+        #expect(new.firstStop == 2_640)
+    }
+
     /// Each night's outcome: the local date of the tap and whether it fell back to manual entry.
     static func nights(_ twin: Twin) -> [(date: String, fallback: Bool)] {
         let calendar = WakeCalendar.calendar(in: zone)

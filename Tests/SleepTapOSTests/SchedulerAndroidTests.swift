@@ -244,10 +244,12 @@ struct SchedulerAndroidTests {
         let secondValue = s.takeLaunch(at: next)
         let second = try #require(secondValue)
         #expect(second.runAttemptCount == 1)
-        #expect(second.budget == 30)
+        // 30 s left, and the first run's other 570 s leave the window while this one runs
+        // (AOSP `getTimeUntilQuotaConsumedLocked`): 600 s before the quota is used up.
+        #expect(second.budget == 600)
         // Never reported: the OS stops it at the budget on its own.
-        s.setCharging(false, at: next.addingTimeInterval(120))
-        #expect(s.drainTrace().contains { $0.event.name == .osWorkStopped && $0.at == next.addingTimeInterval(30) })
+        s.setCharging(false, at: next.addingTimeInterval(700))
+        #expect(s.drainTrace().contains { $0.event.name == .osWorkStopped && $0.at == next.addingTimeInterval(600) })
     }
 
     // MARK: Conditions
@@ -373,5 +375,73 @@ struct SchedulerAndroidTests {
         }
         let workingOldUsed = workingOldRuns.map { (start: $0.startedAt, seconds: Self.ran($0, 60)) }
         #expect(Self.maxUse(workingOldUsed, window: 4 * 3600) > 600)
+    }
+
+    /// 7-minute runs every 15 min in the active bucket on battery, two days from `t0`: the starts
+    /// and budgets (seconds after `t0`) of each day.
+    func activeSevenMinuteRuns(api: Int) throws -> [[(start: TimeInterval, budget: TimeInterval?)]] {
+        var s = Self.android(api: api)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        let launches = F.drive(&s, from: t0, to: t0.addingTimeInterval(2 * F.day)) { _, _ in (420, .success) }
+        let all = launches.map { (start: $0.startedAt.timeIntervalSince(t0), budget: $0.budget) }
+        return [all.filter { $0.start < F.day }, all.filter { $0.start >= F.day }]
+    }
+
+    /// The rules: a run ends at `end`, the next starts at `end + 900` (WorkManager); a start needs
+    /// 30 s of quota left in each limit; the budget is the time until a limit is used up, counting
+    /// the job time that leaves the rolling window meanwhile (AOSP
+    /// `QuotaController.getTimeUntilQuotaConsumedLocked`); a stopped run is retried, backed off
+    /// from its enqueue time, as soon as quota allows.
+    ///
+    /// API 34 (only the 4 h per 24 h cap binds in active): runs start every 1,320 s (420 + 900);
+    /// run k starts with 14,400 − 420k s left, so runs 0 to 33 finish and run 34 (44,880 s) gets
+    /// 120 s and is stopped: 35 launches, 34 full. The retry waits for 30 s of run 0 to leave the
+    /// 24 h window (86,430 s); then run 0's last 390 s leave while the new run uses them: budget
+    /// 390 + 30 = 420, it finishes, and the next run, 1,320 s later, finds the same. Every day:
+    /// 35 launches, 34 full, one stopped after 120 s, 4 h of job time.
+    @Test("Active bucket, API 34, 7-minute runs every 15 min: 35 launches a day, 34 full, held by the 4 h cap")
+    func activeBucketAPI34() throws {
+        let days = try activeSevenMinuteRuns(api: 34)
+        let runs = (0..<35).map { TimeInterval($0) }
+        let starts: [TimeInterval] = runs.map { $0 * 1320 }
+        let budgets: [TimeInterval?] = runs.map { 14_400 - $0 * 420 }
+        let steady: [TimeInterval?] = Array(repeating: 420, count: 34) + [120]
+        #expect(days[0].map(\.start) == starts)
+        #expect(days[0].map(\.budget) == budgets)
+        #expect(days[1].map(\.start) == starts.map { F.day + 30 + $0 })
+        #expect(days[1].map(\.budget) == steady)
+    }
+
+    /// API 36 (20 min per rolling hour and the 4 h cap): runs at 0 (budget 1,200 s) and 1,320
+    /// (780 s) finish; the third, at 2,640, has 1,200 − 840 = 360 s and nothing leaves the hour
+    /// before it ends: stopped after 6 min. The retry is held by `quota` until 30 s of run 0 left
+    /// the hour (3,630 s): budget 390 + 30 = 420, it finishes; 1,320 s later the same; the third
+    /// again gets 360 (330 of the hour's oldest run leave, then a 630 s gap). So every 3,630 s:
+    /// two full runs and one of 360 s, 1,200 s of job time; after 12 such cycles (42,930 s) the
+    /// 4 h cap holds the work until 30 s of run 0 leave the day (86,430 s). Every day: 36 launches,
+    /// 24 full, 12 stopped after 6 min: no more job time than API 34, in shorter runs.
+    @Test("Active bucket, API 36: the hour's 20 min cut every third run; 36 launches a day, 24 full")
+    func activeBucketAPI36() throws {
+        let days = try activeSevenMinuteRuns(api: 36)
+        let cycle: [TimeInterval] = [0, 1320, 2640]
+        var starts: [TimeInterval] = []
+        for c in 0..<12 { starts += cycle.map { Double(c) * 3630 + $0 } }
+        let steady: [TimeInterval?] = [420, 420, 360]
+        var firstDay: [TimeInterval?] = [1200, 780, 360]
+        for _ in 1..<12 { firstDay += steady }
+        var secondDay: [TimeInterval?] = []
+        for _ in 0..<12 { secondDay += steady }
+        #expect(days[0].map(\.start) == starts)
+        #expect(days[0].map(\.budget) == firstDay)
+        #expect(days[1].map(\.start) == starts.map { F.day + 30 + $0 })
+        #expect(days[1].map(\.budget) == secondDay)
+        // Between the stop (3,000 s) and 3,630 s the work waits for quota.
+        var s = Self.android(api: 36)
+        try s.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        _ = F.drive(&s, from: t0, to: t0.addingTimeInterval(3100)) { _, _ in (420, .success) }
+        #expect(s.why(at: t0.addingTimeInterval(3100)).reason("quota")?.until == t0.addingTimeInterval(3630))
+        // Without the budget's roll-out (a budget of the job time left only), the retry would get
+        // 30 s: the run at 3,630 s is the one that shows it.
+        #expect(days[0][3].budget == 420)
     }
 }

@@ -449,10 +449,11 @@ public struct PhoneApp: Sendable {
         /// The seconds the run would have taken had the step that expired it finished (> budget).
         var attempted: TimeInterval?
 
-        /// Charges `cost` if it fits the budget; otherwise marks the run expired at `step`.
+        /// Charges `cost` if it fits the budget (to a microsecond: summed costs carry rounding);
+        /// otherwise marks the run expired at `step`.
         mutating func charge(_ cost: TimeInterval, step: String) -> Bool {
             guard expiredAt == nil else { return false }
-            if let budget, elapsed + cost > budget {
+            if let budget, elapsed + cost > budget + 1e-6 {
                 expiredAt = step
                 attempted = elapsed + cost
                 elapsed = budget
