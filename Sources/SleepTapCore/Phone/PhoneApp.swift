@@ -83,7 +83,8 @@ public struct PhoneAppConfiguration: Sendable {
 /// Each step costs virtual seconds (`StepCosts`; the weather step what the provider took). A
 /// background run has a budget: when the next step does not fit before the expiration warning,
 /// the expiration handler runs: the rest is cancelled, what finished stays done, and the task
-/// completes unsuccessfully (`handler.expired`, `handler.completed {success: false}`).
+/// completes unsuccessfully (`handler.expired`, `handler.completed {success: false}`). The order
+/// and the budget are one run's `RefreshJob`; the app performs its actions (`perform(_:_:)`).
 ///
 /// The weather step either asks the provider at once (`WeatherFetch.inline`) or stops the job
 /// with a `fetchWeather` effect and goes on when `weatherArrived(_:cost:)` brings the forecast
@@ -337,10 +338,10 @@ public struct PhoneApp: Sendable {
         }
         lastServedRequest = now
         let budget = delivery.budget.map { max(0, $0 - delivery.expirationWarning) }
-        var job = Job(run: JobRun(now: now, budget: budget), grant: nil, foreground: false, attempt: 0)
+        var job = newJob(at: now, grant: nil, foreground: false, attempt: 0)
         job.request = request
         job.requestBudget = delivery.budget
-        return effects + steps(job) + drainTrace()
+        return effects + startJob(job, budget: budget) + drainTrace()
     }
 
     private func refuse(_ request: DateRequest, _ reason: String) -> [PhoneEffect] {
@@ -352,9 +353,9 @@ public struct PhoneApp: Sendable {
 
     /// The consolidated job for one background grant.
     mutating func runJob(_ grant: BackgroundLaunch, at now: Date, forceExpiration: Bool = false) -> [PhoneEffect] {
-        var run = JobRun(now: now, budget: grant.budget.map { max(0, $0 - grant.expirationWarning) })
+        var budget = grant.budget.map { max(0, $0 - grant.expirationWarning) }
         // The debugger's simulate-expiration: the expiration handler fires right after renew.
-        if forceExpiration { run.budget = configuration.stepCosts.renew }
+        if forceExpiration { budget = configuration.stepCosts.renew }
         let entered = Event(
             .handlerEntered,
             [
@@ -362,7 +363,8 @@ public struct PhoneApp: Sendable {
                 ("budget", grant.budget.map { .double($0) } ?? .null),
                 ("simulated", .bool(grant.simulated)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
             ])
-        return [.emit(entered)] + steps(Job(run: run, grant: grant, foreground: false, attempt: grant.runAttemptCount))
+        let job = newJob(at: now, grant: grant, foreground: false, attempt: grant.runAttemptCount)
+        return [.emit(entered)] + startJob(job, budget: budget)
     }
 
     // MARK: foreground
@@ -407,7 +409,7 @@ public struct PhoneApp: Sendable {
                 ),
             ])
         return [.emit(started)]
-            + steps(Job(run: JobRun(now: now, budget: nil), grant: nil, foreground: true, attempt: 0))
+            + startJob(newJob(at: now, grant: nil, foreground: true, attempt: 0), budget: nil)
     }
 
     /// The batch of the schedule as it stands, made again at `now` after the state write that
@@ -441,38 +443,23 @@ public struct PhoneApp: Sendable {
     /// Whether a job stopped at its weather step and waits for `weatherArrived(_:cost:)`.
     public var awaitsWeather: Bool { suspended != nil }
 
-    struct JobRun: Sendable {
-        let now: Date
-        var budget: TimeInterval?
-        var elapsed: TimeInterval = 0
-        var expiredAt: String?
-        /// The seconds the run would have taken had the step that expired it finished (> budget).
-        var attempted: TimeInterval?
-
-        /// Charges `cost` if it fits the budget (to a microsecond: summed costs carry rounding);
-        /// otherwise marks the run expired at `step`.
-        mutating func charge(_ cost: TimeInterval, step: String) -> Bool {
-            guard expiredAt == nil else { return false }
-            if let budget, elapsed + cost > budget + 1e-6 {
-                expiredAt = step
-                attempted = elapsed + cost
-                elapsed = budget
-                return false
-            }
-            elapsed += cost
-            return true
-        }
-    }
-
-    /// One run of the job, from its start to its end (across a wait for the weather).
+    /// One run of the job, from its start to its end (across a wait for the weather): the step
+    /// machine (`RefreshJob`) and what the app needs to perform its steps.
     struct Job: Sendable {
-        var run: JobRun
-        /// The background grant; nil for a foreground refresh.
+        /// Which step comes next and whether it fits the budget.
+        var machine: RefreshJob
+        /// The virtual instant the run started; every step runs at it (its costs are charged, not
+        /// waited for).
+        let now: Date
+        /// The background grant; nil for a foreground refresh and a watch's REQUEST.
         let grant: BackgroundLaunch?
         let foreground: Bool
         /// Android's `runAttemptCount` (0 in the foreground).
         let attempt: Int
+        /// The notices and wake dates, made at the notices step.
         var plan: RefreshPlan?
+        /// The forecast (or the provider's error) and what it cost, once it arrived.
+        var forecast: WeatherOutcome?
         var fetchReason = ""
         /// The watch's REQUEST this run answers (the OS woke the app for it), nil otherwise.
         var request: DateRequest?
@@ -481,60 +468,110 @@ public struct PhoneApp: Sendable {
         /// The seq of the batch this run published, nil before the dates step.
         var published: UInt64?
 
-        init(run: JobRun, grant: BackgroundLaunch?, foreground: Bool, attempt: Int) {
-            self.run = run
+        init(costs: StepCosts, now: Date, grant: BackgroundLaunch?, foreground: Bool, attempt: Int) {
+            self.machine = RefreshJob(costs: costs)
+            self.now = now
             self.grant = grant
             self.foreground = foreground
             self.attempt = attempt
         }
     }
 
-    /// Steps 1 and 2, then the weather decision: the job ends, goes on from the cache, fetches at
-    /// once (`.inline`) or stops until the forecast arrives (`.deferred`).
-    private mutating func steps(_ start: Job) -> [PhoneEffect] {
+    /// A new run at `now` (`RefreshJob` with this app's step costs).
+    private func newJob(at now: Date, grant: BackgroundLaunch?, foreground: Bool, attempt: Int) -> Job {
+        Job(costs: configuration.stepCosts, now: now, grant: grant, foreground: foreground, attempt: attempt)
+    }
+
+    /// Starts `job` with `budget` virtual seconds (nil = no limit) and performs its steps until it
+    /// ends or waits for the weather.
+    private mutating func startJob(_ job: Job, budget: TimeInterval?) -> [PhoneEffect] {
+        var job = job
+        let action = job.machine.start(budget: budget)
+        return perform(action, job)
+    }
+
+    /// The one place the job's actions become the app's work and effects: performs `first`,
+    /// reports its result to the job's machine, and goes on with the action that returns, until
+    /// the run ends (`complete`, `abandon`) or waits for the weather (`.deferred`: the job is kept
+    /// until `weatherArrived(_:cost:)` or `abandonJob()`).
+    private mutating func perform(_ first: RefreshJob.Action, _ start: Job) -> [PhoneEffect] {
         var job = start
-        let now = job.run.now
-        let costs = configuration.stepCosts
-        // 1. renew first.
-        guard job.run.charge(costs.renew, step: "renew") else { return end(job, outcome: .failure) }
-        var effects = renew(at: now, attempt: recordedAttempt(job), background: job.grant != nil)
-        if crashed != nil { return effects + end(job, outcome: .failure) }  // the submit killed the app
-        effects += renewProcessing(at: now, servingNight: job.grant.map(isProcessing) ?? false)
-        if crashed != nil { return effects + end(job, outcome: .failure) }
-        // 2. bedtime notices, then wake dates, planned on the device's wall clock.
-        let wallNow = scheduler.wallClock(at: now)
-        let plan = RefreshPlan.make(
-            schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
-            deviceSeed: sync.state.deviceSeed)
-        job.plan = plan
-        guard job.run.charge(costs.notices, step: "notices") else { return effects + end(job, outcome: .failure) }
-        effects += post(plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow)
-        guard job.run.charge(costs.dates, step: "dates") else { return effects + end(job, outcome: .failure) }
-        // No churn: an OS-launched background run whose dates equal the acknowledged batch's
-        // sends none; a foreground open (the user asked) and a watch REQUEST (the watch asked,
-        // and a REQUEST is answered with a batch) always publish.
-        effects += sync.publish(
-            entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier,
-            unlessUnchanged: !job.foreground && job.request == nil)
-        job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
-        effects += companionAlarm(entries: plan.entries, at: now)
-        // 3. weather, then the sunlight notice.
-        switch configuration.weatherPolicy.decide(
-            now: now, zone: zone, location: location, cached: sync.state.weather, foreground: job.foreground)
-        {
-        case .fetch(let reason):
-            job.fetchReason = reason
-            switch weatherFetch {
-            case .deferred:
-                suspended = job
-                return effects + [.fetchWeather(location: location, at: now)]
-            case .inline:
-                let (result, cost) = weather.forecast(for: location, now: now)
-                return effects + weatherStep(job, result: result, cost: cost)
+        var action = first
+        var effects: [PhoneEffect] = []
+        let now = job.now
+        while true {
+            switch action {
+            case .renew:
+                // 1. renew first; a submit that kills the app (late-crash) ends the run.
+                effects += renew(at: now, attempt: recordedAttempt(job), background: job.grant != nil)
+                if crashed == nil {
+                    effects += renewProcessing(at: now, servingNight: job.grant.map(isProcessing) ?? false)
+                }
+                action = job.machine.renewed(appAlive: crashed == nil)
+            case .postNotices:
+                // 2. bedtime notices, then wake dates, planned on the device's wall clock.
+                let wallNow = scheduler.wallClock(at: now)
+                let plan = RefreshPlan.make(
+                    schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
+                    deviceSeed: sync.state.deviceSeed)
+                job.plan = plan
+                effects += post(plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow)
+                action = job.machine.noticesPosted()
+            case .publishDates:
+                if let plan = job.plan {
+                    // No churn: an OS-launched background run whose dates equal the acknowledged
+                    // batch's sends none; a foreground open (the user asked) and a watch REQUEST (the
+                    // watch asked, and a REQUEST is answered with a batch) always publish.
+                    effects += sync.publish(
+                        entries: plan.entries, generatedAt: scheduler.wallClock(at: now), timeZone: zone.identifier,
+                        unlessUnchanged: !job.foreground && job.request == nil)
+                    job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
+                    effects += companionAlarm(entries: plan.entries, at: now)
+                }
+                // 3. weather, then the sunlight notice.
+                action = job.machine.datesPublished(
+                    weather: configuration.weatherPolicy.decide(
+                        now: now, zone: zone, location: location, cached: sync.state.weather,
+                        foreground: job.foreground))
+            case .fetchWeather(let reason):
+                job.fetchReason = reason
+                switch weatherFetch {
+                case .deferred:
+                    suspended = job
+                    return effects + [.fetchWeather(location: location, at: now)]
+                case .inline:
+                    let (result, cost) = weather.forecast(for: location, now: now)
+                    job.forecast = WeatherOutcome(result: result, cost: cost)
+                    action = job.machine.weatherArrived(cost: cost)
+                }
+            case .skipWeather(let reason):
+                effects.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))])))
+                action = job.machine.weatherSkipped()
+            case .applyForecast:
+                var outcome = RunOutcome.success
+                if let forecast = job.forecast {
+                    if case .success = forecast.result, job.grant != nil {
+                        // The OS counts the fetch against the data budget of background runs.
+                        scheduler.recordDataTransfer(
+                            bytes: configuration.stepCosts.weatherBytes,
+                            at: job.now.addingTimeInterval(job.machine.elapsed))
+                    }
+                    effects += applyForecast(forecast, reason: job.fetchReason)
+                    if case .failure(let error) = forecast.result, job.grant != nil, scheduler.platform == .android {
+                        outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
+                    }
+                }
+                action = job.machine.forecastApplied(outcome: outcome)
+            case .updateSunlight:
+                if let plan = job.plan { effects += sunlight(plan: plan, at: now) }
+                action = job.machine.sunlightUpdated()
+            case .complete(let completion):
+                return effects + end(job, completion)
+            case .abandon(let completion):
+                return effects + abandoned(job, completion)
+            case .none:
+                return effects
             }
-        case .useCache(let reason), .skip(let reason):
-            effects.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))])))
-            return effects + sunlightStep(job, outcome: .success)
         }
     }
 
@@ -542,9 +579,11 @@ public struct PhoneApp: Sendable {
     /// step (the provider's `cost` is charged now), then the sunlight notice and the end.
     /// - Returns: the rest of the job's effects; none when no job waits.
     public mutating func weatherArrived(_ result: Result<Forecast, WeatherError>, cost: TimeInterval) -> [PhoneEffect] {
-        guard let job = suspended else { return [] }
+        guard var job = suspended else { return [] }
         suspended = nil
-        return weatherStep(job, result: result, cost: cost) + drainTrace()
+        job.forecast = WeatherOutcome(result: result, cost: cost)
+        let action = job.machine.weatherArrived(cost: cost)
+        return perform(action, job) + drainTrace()
     }
 
     /// Ends a job that waits for the weather without its remaining steps, because a write before
@@ -553,119 +592,111 @@ public struct PhoneApp: Sendable {
     /// - Returns: the OS's trace of the failed completion (`os.task.completed`, `os.work.completed`).
     @discardableResult
     public mutating func abandonJob() -> [PhoneEffect] {
-        guard let job = suspended else { return [] }
+        guard var job = suspended else { return [] }
         suspended = nil
-        var effects: [PhoneEffect] = []
-        if let grant = job.grant {
-            let end = job.run.now.addingTimeInterval(job.run.elapsed)
-            scheduler.complete(grant, outcome: .failure, duration: job.run.elapsed, at: end)
-            // The run happened: its record says it failed (the report counts it).
-            effects.append(
-                record(
-                    .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: false, expired: false,
-                    attempt: recordedAttempt(grant)))
-        }
-        return effects + drainTrace()
+        let action = job.machine.abandon()
+        return perform(action, job) + drainTrace()
     }
 
-    private mutating func weatherStep(
-        _ start: Job, result: Result<Forecast, WeatherError>, cost: TimeInterval
-    ) -> [PhoneEffect] {
-        var job = start
-        guard job.run.charge(cost, step: "weather") else { return end(job, outcome: .failure) }
-        var effects: [PhoneEffect] = []
-        var outcome = RunOutcome.success
-        switch result {
-        case .success(let forecast):
-            if job.grant != nil {
-                // The OS counts the fetch against the data budget of background runs.
-                scheduler.recordDataTransfer(
-                    bytes: configuration.stepCosts.weatherBytes, at: job.run.now.addingTimeInterval(job.run.elapsed))
-            }
-            effects += sync.update { $0.weather = forecast }
-            effects.append(
+    /// An abandoned run (`abandonJob()`): a background run's OS completion and its run record.
+    private mutating func abandoned(_ job: Job, _ completion: RefreshJob.Completion) -> [PhoneEffect] {
+        guard let grant = job.grant else { return [] }
+        let end = job.now.addingTimeInterval(completion.elapsed)
+        scheduler.complete(grant, outcome: completion.outcome, duration: completion.elapsed, at: end)
+        // The run happened: its record says it failed (the report counts it).
+        return [
+            record(
+                .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: false, expired: false,
+                attempt: recordedAttempt(grant))
+        ]
+    }
+
+    /// The weather step's result: a forecast is cached (`weather.fetched`), an error said
+    /// (`weather.failed`).
+    private mutating func applyForecast(_ forecast: WeatherOutcome, reason: String) -> [PhoneEffect] {
+        switch forecast.result {
+        case .success(let value):
+            return sync.update { $0.weather = value } + [
                 .emit(
                     Event(
                         .weatherFetched,
                         [
-                            ("reason", .string(job.fetchReason)), ("provider", .string(forecast.source)),
-                            ("hours", .int(Int64(forecast.hours.count))), ("cost", .double(cost)),
-                        ])))
+                            ("reason", .string(reason)), ("provider", .string(value.source)),
+                            ("hours", .int(Int64(value.hours.count))), ("cost", .double(forecast.cost)),
+                        ]))
+            ]
         case .failure(let error):
-            effects.append(
+            return [
                 .emit(
-                    Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))])))
-            if job.grant != nil && scheduler.platform == .android {
-                outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
-            }
+                    Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))]))
+            ]
         }
-        return effects + sunlightStep(job, outcome: outcome)
-    }
-
-    private mutating func sunlightStep(_ start: Job, outcome: RunOutcome) -> [PhoneEffect] {
-        var job = start
-        guard job.run.charge(configuration.stepCosts.sunlight, step: "sunlight"), let plan = job.plan else {
-            return end(job, outcome: .failure)
-        }
-        return sunlight(plan: plan, at: job.run.now) + end(job, outcome: outcome)
     }
 
     /// The end of a run: the expiration handler's event, the OS told the outcome (background),
     /// the run history.
-    private mutating func end(_ job: Job, outcome: RunOutcome) -> [PhoneEffect] {
-        let run = job.run
+    private mutating func end(_ job: Job, _ completion: RefreshJob.Completion) -> [PhoneEffect] {
+        let outcome = completion.outcome
         if let request = job.request {
-            return finishRequest(job, request, success: outcome == .success)
+            return finishRequest(job, request, completion)
         }
         guard let grant = job.grant else {
-            return finish(run, success: outcome == .success, kind: .foreground, outcomeName: outcome.name, grant: nil)
+            return finish(
+                job.now, completion, success: outcome == .success, kind: .foreground, outcomeName: outcome.name,
+                grant: nil)
         }
         var effects: [PhoneEffect] = []
-        if let expiredAt = run.expiredAt {
+        if let expiredAt = completion.expiredAt {
             effects.append(
                 .emit(
                     Event(
                         .handlerExpired,
                         [
-                            ("step", .string(expiredAt)), ("duration", .double(run.elapsed)),
+                            ("step", .string(expiredAt)), ("duration", .double(completion.elapsed)),
                             ("budget", grant.budget.map { .double($0) } ?? .null),
                         ])))
         }
         // Android: a Worker still working when its quota runs out is stopped by JobScheduler
         // (`onStopJob`, STOP_REASON_QUOTA): the OS hears the run went past the budget.
-        let reported = scheduler.platform == .android ? (run.attempted ?? run.elapsed) : run.elapsed
-        scheduler.complete(grant, outcome: outcome, duration: reported, at: run.now.addingTimeInterval(run.elapsed))
+        let reported =
+            scheduler.platform == .android ? (completion.attempted ?? completion.elapsed) : completion.elapsed
+        scheduler.complete(
+            grant, outcome: outcome, duration: reported, at: job.now.addingTimeInterval(completion.elapsed))
         // The OS's completion (at the run's end instant) after the app's own handler.completed.
         let kind: RunKind = isProcessing(grant) ? .processing : .background
         return effects
-            + finish(run, success: outcome == .success, kind: kind, outcomeName: outcome.name, grant: grant)
+            + finish(
+                job.now, completion, success: outcome == .success, kind: kind, outcomeName: outcome.name, grant: grant)
             + drainTrace()
     }
 
     /// The end of a run for a watch's REQUEST: `handler.expired` when the budget ran out, the run
     /// history, `request.served`, and an ERROR to the watch when no batch was published.
-    private mutating func finishRequest(_ job: Job, _ request: DateRequest, success: Bool) -> [PhoneEffect] {
-        let run = job.run
+    private mutating func finishRequest(
+        _ job: Job, _ request: DateRequest, _ completion: RefreshJob.Completion
+    ) -> [PhoneEffect] {
+        let success = completion.outcome == .success
         var effects: [PhoneEffect] = []
-        if let expiredAt = run.expiredAt {
+        if let expiredAt = completion.expiredAt {
             effects.append(
                 .emit(
                     Event(
                         .handlerExpired,
                         [
-                            ("step", .string(expiredAt)), ("duration", .double(run.elapsed)),
+                            ("step", .string(expiredAt)), ("duration", .double(completion.elapsed)),
                             ("budget", job.requestBudget.map { .double($0) } ?? .null),
                         ])))
         }
         effects += finish(
-            run, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure", grant: nil)
+            job.now, completion, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure",
+            grant: nil)
         effects.append(
             .emit(
                 Event(
                     .requestServed,
                     [
                         ("id", .int(Int64(clamping: request.id))), ("success", .bool(success)),
-                        ("duration", .double(run.elapsed)),
+                        ("duration", .double(completion.elapsed)),
                         ("seq", job.published.map { .int(Int64(clamping: $0)) } ?? .null),
                     ])))
         if job.published == nil {
@@ -798,9 +829,10 @@ public struct PhoneApp: Sendable {
     }
 
     private mutating func finish(
-        _ run: JobRun, success: Bool, kind: RunKind, outcomeName: String, grant: BackgroundLaunch?
+        _ started: Date, _ run: RefreshJob.Completion, success: Bool, kind: RunKind, outcomeName: String,
+        grant: BackgroundLaunch?
     ) -> [PhoneEffect] {
-        let end = run.now.addingTimeInterval(run.elapsed)
+        let end = started.addingTimeInterval(run.elapsed)
         let lowPower = scheduler.lowPowerMode
         let bucket = scheduler.standbyBucket?.rawValue
         var effects = sync.update { state in
