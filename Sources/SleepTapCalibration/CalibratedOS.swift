@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapOS
+package import Foundation
+import SleepTapCore
+package import SleepTapOS
 
 /// A model file's fitted delays as the simulated OS takes them (`EmpiricalDelay`), per group
 /// (docs/calibration.md, "Running the OS on the model").
@@ -11,31 +11,31 @@ public import SleepTapOS
 /// `neverAnsweredShare` and `dropRate` are not taken: on these records they are the app's doing
 /// (a request replaced by the app's next submit; a handler registered too late), which the
 /// simulated app does again, so the OS drawing them too would count them twice.
-public struct CalibratedOS: Equatable, Sendable {
+package struct CalibratedOS: Equatable, Sendable {
     /// One group of the model with enough data to run on.
-    public struct Entry: Equatable, Sendable {
+    package struct Entry: Equatable, Sendable {
         /// The group's name in the model (`ios`, `android, rare`, `ios, version 1.1`, …).
-        public var group: String
+        package var group: String
         /// The group's selectors; nil where it spans every value.
-        public var platform: Platform?
-        public var bucket: StandbyBucket?
-        public var appVersion: String?
+        package var platform: Platform?
+        package var bucket: StandbyBucket?
+        package var appVersion: String?
         /// Answered requests behind the fit.
-        public var n: Int
+        package var n: Int
         /// The fitted wait from eligibility to the launch.
-        public var delay: EmpiricalDelay
+        package var delay: EmpiricalDelay
     }
 
     /// Answered requests a group needs before the OS runs on its delay (fewer: the built-in draws).
-    public static let minimumSamples = 20
+    package static let minimumSamples = 20
 
     /// The groups with a usable delay, in the model's order.
-    public var entries: [Entry]
+    package var entries: [Entry]
 
     /// The wait of the most specific group for a device: same platform, and a bucket and app
     /// version that are the device's or unset; more selectors set wins, the model's order breaks ties.
     /// - Returns: nil when no group with data matches (the OS keeps its built-in draws).
-    public func delay(platform: Platform, bucket: StandbyBucket? = nil, appVersion: String? = nil) -> Entry? {
+    package func delay(platform: Platform, bucket: StandbyBucket? = nil, appVersion: String? = nil) -> Entry? {
         var best: Entry?
         var bestScore = -1
         for entry in entries where entry.platform == platform {
@@ -55,7 +55,7 @@ public struct CalibratedOS: Equatable, Sendable {
     /// least a 1 − p share, so `neverLaunch` is 1 − (the smallest such p) (0 when every quantile
     /// is fitted; a lower bound of the curve's last level).
     /// - Returns: nil without a fitted quantile.
-    public static func empiricalDelay(quantiles: [(p: Double, seconds: Double?)]) -> EmpiricalDelay? {
+    package static func empiricalDelay(quantiles: [(p: Double, seconds: Double?)]) -> EmpiricalDelay? {
         let sorted = quantiles.sorted { $0.p < $1.p }
         let fitted = sorted.compactMap { q in q.seconds.map { EmpiricalDelay.Point(p: q.p, seconds: $0) } }
         guard !fitted.isEmpty else { return nil }
@@ -65,7 +65,7 @@ public struct CalibratedOS: Equatable, Sendable {
     }
 
     /// The groups of a fit in memory with at least `minimumSamples` answered requests.
-    public init(model: CalibrationModel) {
+    package init(model: CalibrationModel) {
         entries = model.groups.compactMap { g in
             guard g.platform != nil, g.delay.n >= Self.minimumSamples,
                 let delay = Self.empiricalDelay(quantiles: g.delay.quantiles.map { ($0.p, $0.value) })
@@ -78,7 +78,7 @@ public struct CalibratedOS: Equatable, Sendable {
 
     /// Reads a model file's bytes (`sleeptap-calibrate --out`, schemaVersion 1).
     /// - Throws: `ModelFileError` naming the first field that is wrong.
-    public init(json data: Data) throws(ModelFileError) {
+    package init(json data: Data) throws(ModelFileError) {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ModelFileError("not a JSON object")
         }
@@ -165,9 +165,9 @@ public struct CalibratedOS: Equatable, Sendable {
 }
 
 /// What is wrong with a model file (the reader's first problem).
-public struct ModelFileError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct ModelFileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The field and what is wrong, e.g. `groups[2].delay.n: expected a whole number ≥ 0`.
-    public var description: String
+    package var description: String
 
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-public import SleepTapCore
+package import SleepTapCore
 import SleepTapOS
 
 /// Fits the simulated OS to a fleet's run records (docs/calibration.md): per group (all, each
@@ -10,19 +10,19 @@ import SleepTapOS
 ///
 /// Sans-I/O: records go in one device at a time (`add(device:)`), the model comes out as a value
 /// (`model()`); reading files is `sleeptap-calibrate`'s job.
-public struct Calibration: Sendable {
+package struct Calibration: Sendable {
     /// The quantiles every distribution reports (p10, p25, p50, p75, p90, p99).
-    public static let probabilities: [Double] = [0.10, 0.25, 0.50, 0.75, 0.90, 0.99]
+    package static let probabilities: [Double] = [0.10, 0.25, 0.50, 0.75, 0.90, 0.99]
     /// The right edges of the histograms' bins, seconds (the last bin is open: above 48 h).
-    public static let histogramEdges: [Double] = [
+    package static let histogramEdges: [Double] = [
         5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480, 720, 960, 1_440, 2_880,
     ].map { $0 * 60 }
     /// `RunRecord.stopReason` of a run stopped past its standby quota (`STOP_REASON_QUOTA`,
     /// Android `JobParameters`: <https://developer.android.com/reference/android/app/job/JobParameters#STOP_REASON_QUOTA>).
-    public static let quotaStopReason = 10
+    package static let quotaStopReason = 10
 
     /// Two-sided coverage of every quantile's interval, in (0, 1).
-    public let confidence: Double
+    package let confidence: Double
     /// Each group's place in `tallies`.
     private var slots: [GroupKey: Int] = [:]
     /// The groups' tallies, changed in place by index (no hashing per record).
@@ -34,7 +34,7 @@ public struct Calibration: Sendable {
 
     /// - Parameter confidence: two-sided coverage of the quantiles' intervals (default 0.95),
     ///   clamped to [0.5, 0.9999].
-    public init(confidence: Double = 0.95) {
+    package init(confidence: Double = 0.95) {
         self.confidence = min(0.9999, max(0.5, confidence))
     }
 
@@ -45,7 +45,7 @@ public struct Calibration: Sendable {
     /// docs/metrics.md) not yet answered; on Android (one periodic work, whose renewals WorkManager
     /// schedules itself) the oldest unanswered `submitted` record made by the run's scheduled time. A `submitted` record nothing answered is never answered: replaced when
     /// the device submitted again later, pending at the end of the records otherwise.
-    public mutating func add(device records: [RunRecord]) {
+    package mutating func add(device records: [RunRecord]) {
         guard !records.isEmpty else { return }
         let sorted = records.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
             .map(\.element)
@@ -177,7 +177,7 @@ public struct Calibration: Sendable {
 
     /// The fitted model of everything added so far.
     /// - Parameter skipped: input files skipped, with why (written into the model's `input`).
-    public func model(files: Int = 0, skipped: [(file: String, reason: String)] = []) -> CalibrationModel {
+    package func model(files: Int = 0, skipped: [(file: String, reason: String)] = []) -> CalibrationModel {
         var model = CalibrationModel(confidence: confidence)
         model.devices = devices
         model.records = records
@@ -296,22 +296,22 @@ public struct Calibration: Sendable {
 
 /// An empirical distribution of durations in seconds: the sample size, quantiles with
 /// distribution-free confidence intervals, the mean and a histogram.
-public struct EmpiricalDistribution: Equatable, Sendable {
+package struct EmpiricalDistribution: Equatable, Sendable {
     /// One quantile and its interval.
-    public struct Quantile: Equatable, Sendable {
+    package struct Quantile: Equatable, Sendable {
         /// The probability, in (0, 1).
-        public var p: Double
+        package var p: Double
         /// Type-7 sample quantile (linear interpolation, as the weekly report's percentiles), seconds; nil without samples.
-        public var value: Double?
+        package var value: Double?
         /// The interval's ends, seconds: order statistics x(l) and x(u) (below); nil where the
         /// sample is too small for a bound at the confidence (the interval is open on that side).
-        public var lower: Double?
+        package var lower: Double?
         /// The interval's upper end, seconds; nil where it is open.
-        public var upper: Double?
+        package var upper: Double?
     }
 
     /// How the quantiles and their intervals were computed.
-    public enum Method: String, Equatable, Sendable {
+    package enum Method: String, Equatable, Sendable {
         /// Type-7 sample quantiles; exact order-statistic (binomial) intervals (no censoring).
         case orderStatistic = "order statistic (binomial)"
         /// Kaplan–Meier estimate with right-censored observations; Brookmeyer–Crowley intervals
@@ -320,18 +320,18 @@ public struct EmpiricalDistribution: Equatable, Sendable {
     }
 
     /// How `quantiles` were computed (`orderStatistic` unless made with `init(events:censored:confidence:)`).
-    public var method: Method = .orderStatistic
+    package var method: Method = .orderStatistic
     /// Samples (with `kaplanMeier`: the observed events, the answered requests).
-    public var n: Int
+    package var n: Int
     /// Right-censored observations (`kaplanMeier` only; 0 otherwise).
-    public var censored = 0
+    package var censored = 0
     /// Mean, seconds; nil without samples.
-    public var mean: Double?
+    package var mean: Double?
     /// `Calibration.probabilities`, in order.
-    public var quantiles: [Quantile]
+    package var quantiles: [Quantile]
     /// Counts per bin: bin i holds samples in (edge[i-1], edge[i]] of `Calibration.histogramEdges`
     /// (bin 0 from 0), the last one those above the last edge.
-    public var histogram: [Int]
+    package var histogram: [Int]
 
     /// The distribution of `sample` (seconds, any order).
     ///
@@ -341,7 +341,7 @@ public struct EmpiricalDistribution: Equatable, Sendable {
     /// largest rank with B(l − 1) ≤ α/2 and u the smallest with B(u − 1) ≥ 1 − α/2, α = 1 −
     /// confidence, so each side misses with probability at most α/2, whatever the distribution
     /// (W. J. Conover, Practical Nonparametric Statistics, 3rd ed., 1999, §3.2).
-    public init(_ sample: [Double], confidence: Double) {
+    package init(_ sample: [Double], confidence: Double) {
         let sorted = sample.sorted()
         n = sorted.count
         mean = sorted.isEmpty ? nil : sorted.reduce(0, +) / Double(sorted.count)
@@ -379,7 +379,7 @@ public struct EmpiricalDistribution: Equatable, Sendable {
     /// Kaplan and P. Meier, JASA 53 (1958); R. Brookmeyer and J. Crowley, Biometrics 38 (1982);
     /// M. Greenwood, 1926 (in Kalbfleisch and Prentice, The Statistical Analysis of Failure Time
     /// Data, 2nd ed., 2002, §1.4). The histogram counts the events only.
-    public init(events: [Double], censored: [Double], confidence: Double) {
+    package init(events: [Double], censored: [Double], confidence: Double) {
         self.init(events, confidence: confidence)
         method = .kaplanMeier
         self.censored = censored.count
@@ -426,7 +426,7 @@ public struct EmpiricalDistribution: Equatable, Sendable {
     }
 
     /// The standard normal quantile of `probability` in (0, 1), by bisection on erfc (to 1e-12).
-    public static func normalQuantile(_ probability: Double) -> Double {
+    package static func normalQuantile(_ probability: Double) -> Double {
         var low = -40.0
         var high = 40.0
         for _ in 0..<200 {
@@ -440,7 +440,7 @@ public struct EmpiricalDistribution: Equatable, Sendable {
     /// Conover 1999, §3.2): l the largest rank with B(l − 1) ≤ alpha/2, u the smallest with
     /// B(u − 1) ≥ 1 − alpha/2, B the Binomial(n, p) CDF; nil where none exists (n too small for
     /// that side at this alpha).
-    public static func ranks(n: Int, p: Double, alpha: Double) -> (Int?, Int?) {
+    package static func ranks(n: Int, p: Double, alpha: Double) -> (Int?, Int?) {
         // B(k) for k = 0 ..< n, summed upward from log-pmfs: log pmf(0) = n log(1 − p), and
         // pmf(k + 1) = pmf(k) · (n − k)/(k + 1) · p/(1 − p).
         let logOdds = log(p) - log1p(-p)

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapOS
+package import Foundation
+import SleepTapCore
+package import SleepTapOS
 
 /// The model `sleeptap-calibrate` writes (schemaVersion 1, every field in docs/calibration.md):
 /// what a fleet's run records say about its OS, per group.
-public struct CalibrationModel: Equatable, Sendable {
+package struct CalibrationModel: Equatable, Sendable {
     /// The model file's format version.
-    public static let schemaVersion = 1
+    package static let schemaVersion = 1
 
     /// What the records cannot identify: the model keeps the platforms' documented rules there.
-    public static let notIdentified = [
+    package static let notIdentified = [
         "Doze and its maintenance windows: records carry no Doze state; the built-in rules stay (Android, Optimize for Doze and App Standby)",
         "standby quotas and their windows: records show quota stops, not the quota; the built-in per-bucket limits stay (Android, App Standby Buckets)",
         "conditions (network, charging, Low Power Mode, Background App Refresh off): a request the OS held for a condition looks like a late one",
@@ -19,78 +19,78 @@ public struct CalibrationModel: Equatable, Sendable {
     ]
 
     /// An input file that was skipped, and why.
-    public struct Skipped: Equatable, Sendable {
+    package struct Skipped: Equatable, Sendable {
         /// The file's name in `metrics/bg_runs`.
-        public var file: String
+        package var file: String
         /// Why it was skipped (the strict reader's first problem).
-        public var reason: String
+        package var reason: String
     }
 
     /// One group's fit.
-    public struct Group: Equatable, Sendable {
+    package struct Group: Equatable, Sendable {
         /// `all`, `ios`, `android`, `android, rare`, `version 1.1`, `ios, version 1.1`, ...
-        public var name: String
+        package var name: String
         /// The group's selectors; nil where the group spans every value.
-        public var platform: Platform?
-        public var bucket: StandbyBucket?
-        public var appVersion: String?
+        package var platform: Platform?
+        package var bucket: StandbyBucket?
+        package var appVersion: String?
         /// Devices with any record in the group.
-        public var devices = 0
+        package var devices = 0
         /// `submitted` records (requests) in the group, and how they ended: answered by a
         /// `background` run, by a `dropped` launch, replaced by a later submit before any launch,
         /// or still pending at the end of the records.
-        public var submitted = 0
-        public var answeredByRun = 0
-        public var answeredByDrop = 0
-        public var replaced = 0
-        public var pendingAtEnd = 0
+        package var submitted = 0
+        package var answeredByRun = 0
+        package var answeredByDrop = 0
+        package var replaced = 0
+        package var pendingAtEnd = 0
         /// (replaced + pendingAtEnd) ÷ submitted; nil without requests.
-        public var neverAnsweredShare: Double?
+        package var neverAnsweredShare: Double?
         /// Launches: background runs (handler entered), of them successful, expired and stopped
         /// past the standby quota; dropped launches (no handler registered in time); and launches
         /// whose request has no `submitted` record in the input.
-        public var background = 0
-        public var succeeded = 0
-        public var expired = 0
-        public var quotaStops = 0
-        public var dropped = 0
-        public var unmatchedLaunches = 0
+        package var background = 0
+        package var succeeded = 0
+        package var expired = 0
+        package var quotaStops = 0
+        package var dropped = 0
+        package var unmatchedLaunches = 0
         /// dropped ÷ (background + dropped); expired ÷ background; quotaStops ÷ background;
         /// succeeded ÷ submitted (the weekly report's execution rate); nil on a zero denominator.
-        public var dropRate: Double?
-        public var expirationRate: Double?
-        public var quotaStopRate: Double?
-        public var executionRate: Double?
+        package var dropRate: Double?
+        package var expirationRate: Double?
+        package var quotaStopRate: Double?
+        package var executionRate: Double?
         /// Seconds from a request's eligibility (its earliestBeginDate, or its submit when later)
         /// to the launch that answered it.
-        public var delay = EmpiricalDistribution([], confidence: 0.95)
+        package var delay = EmpiricalDistribution([], confidence: 0.95)
         /// Seconds between a device's consecutive background runs.
-        public var spacing = EmpiricalDistribution([], confidence: 0.95)
+        package var spacing = EmpiricalDistribution([], confidence: 0.95)
 
         /// An empty group called `name`.
-        public init(name: String) { self.name = name }
+        package init(name: String) { self.name = name }
     }
 
     /// Two-sided coverage of the quantiles' intervals.
-    public var confidence: Double
+    package var confidence: Double
     /// Input: devices, records, good files, skipped files, the first and last record's `at`.
-    public var devices = 0
-    public var records = 0
-    public var files = 0
-    public var skipped: [Skipped] = []
-    public var firstRecordAt: Date?
-    public var lastRecordAt: Date?
+    package var devices = 0
+    package var records = 0
+    package var files = 0
+    package var skipped: [Skipped] = []
+    package var firstRecordAt: Date?
+    package var lastRecordAt: Date?
     /// Groups in order: all, platforms, Android buckets, app versions, platform and app version.
-    public var groups: [Group] = []
+    package var groups: [Group] = []
 
     /// An empty model at `confidence`.
-    public init(confidence: Double) { self.confidence = confidence }
+    package init(confidence: Double) { self.confidence = confidence }
 
     /// The group called `name`, if any.
-    public func group(_ name: String) -> Group? { groups.first { $0.name == name } }
+    package func group(_ name: String) -> Group? { groups.first { $0.name == name } }
 
     /// The model as a JSON object (for `JSONSerialization`; absent values are `NSNull`).
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         func value(_ x: Double?) -> Any { x.map { $0 as Any } ?? NSNull() }
         func distribution(_ d: EmpiricalDistribution) -> [String: Any] {
             [
@@ -139,7 +139,7 @@ public struct CalibrationModel: Equatable, Sendable {
     }
 
     /// The model file's bytes: `jsonObject()` with sorted keys and a final newline.
-    public func json() -> Data {
+    package func json() -> Data {
         var data =
             (try? JSONSerialization.data(
                 withJSONObject: jsonObject(), options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
@@ -150,7 +150,7 @@ public struct CalibrationModel: Equatable, Sendable {
 
     /// The readable summary: per group n, the delay's quantiles with their intervals (hours), the
     /// never-answered share and the launch rates; then what the records cannot identify.
-    public func summary() -> String {
+    package func summary() -> String {
         func hours(_ x: Double?) -> String { x.map { String(format: "%.2f", $0 / 3_600) } ?? "open" }
         func percent(_ x: Double?) -> String { x.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a" }
         var lines = [

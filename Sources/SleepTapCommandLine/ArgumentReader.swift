@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 
 /// A command line that cannot be used; printed to stderr with a pointer to `--help`, exit 64.
-public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Either "print help", "print the version" or "run with these options".
-public enum Parsed<Options: Sendable>: Sendable {
+package enum Parsed<Options: Sendable>: Sendable {
     case help
     /// `--version`: print the tool's name and `SleepTapVersion.string`, and exit 0.
     case version
@@ -19,7 +19,7 @@ public enum Parsed<Options: Sendable>: Sendable {
     /// `-h`/`--help` or `--version` anywhere on the command line wins over every other argument,
     /// a bad one included, as in swift-argument-parser; the first of them decides.
     /// - Returns: `.help` or `.version`, or nil when neither is present.
-    public static func informationRequest(in arguments: some Sequence<String>) -> Parsed? {
+    package static func informationRequest(in arguments: some Sequence<String>) -> Parsed? {
         for argument in arguments {
             switch argument {
             case "-h", "--help": return .help
@@ -39,7 +39,7 @@ extension Parsed: Equatable where Options: Equatable {}
 /// A parser asks `nextFlag()` for each option, then the value it needs in the form it needs
 /// (`value`, `nonEmpty`, `integer`, `seconds`, `unsignedInteger`). Every error is a `UsageError`
 /// that names the option, the text given (at most 120 characters) and what was expected.
-public struct ArgumentReader {
+package struct ArgumentReader {
     private var items: [String]
     private var index = 0
     /// The value written after `=` in the last option, until a parser takes it.
@@ -51,11 +51,11 @@ public struct ArgumentReader {
     /// The names the command declares (`CommandSpec`); nil when the parser checks names itself.
     private var declared: Set<String>?
 
-    public init(_ arguments: [String]) { items = arguments }
+    package init(_ arguments: [String]) { items = arguments }
 
     /// A reader that accepts only the options `command` declares: any other argument that starts
     /// with `-` is an unknown option (operands are left to the parser).
-    public init(_ arguments: [String], command: CommandSpec) {
+    package init(_ arguments: [String], command: CommandSpec) {
         items = arguments
         declared = command.declaredNames
     }
@@ -66,7 +66,7 @@ public struct ArgumentReader {
     ///   (`--raw=no`): a switch takes none, and ignoring the value would turn `no` into yes; and
     ///   when the option was given before (`--endpoint A --endpoint B`): which one should win is
     ///   a guess, so neither does.
-    public mutating func nextFlag() throws(UsageError) -> String? {
+    package mutating func nextFlag() throws(UsageError) -> String? {
         if let unused = pendingValue {
             throw UsageError("\(Self.clip(currentFlag)) takes no value (found \"\(Self.clip(unused))\")")
         }
@@ -90,7 +90,7 @@ public struct ArgumentReader {
     /// The value of `flag`: the text after its `=`, else the next argument.
     /// - Throws: `UsageError` when there is none, or when the next argument is an option
     ///   (`--state-dir --help` is a forgotten value, not a directory named "--help").
-    public mutating func value(_ flag: String) throws(UsageError) -> String {
+    package mutating func value(_ flag: String) throws(UsageError) -> String {
         if let pending = pendingValue {
             pendingValue = nil
             return pending
@@ -106,7 +106,7 @@ public struct ArgumentReader {
 
     /// The value of `flag` as a switch: `on` is true, `off` false.
     /// - Throws: `UsageError` naming the flag and the value when it is neither.
-    public mutating func onOff(_ flag: String) throws(UsageError) -> Bool {
+    package mutating func onOff(_ flag: String) throws(UsageError) -> Bool {
         let text = try value(flag)
         guard text == "on" || text == "off" else {
             throw UsageError("\(flag) \"\(Self.clip(text))\": expected on or off")
@@ -116,7 +116,7 @@ public struct ArgumentReader {
 
     /// The value of `flag`, which must not be empty.
     /// - Throws: `UsageError` naming the flag.
-    public mutating func nonEmpty(_ flag: String) throws(UsageError) -> String {
+    package mutating func nonEmpty(_ flag: String) throws(UsageError) -> String {
         let text = try value(flag)
         guard !text.isEmpty else { throw UsageError("\(flag) must not be empty") }
         return text
@@ -124,7 +124,7 @@ public struct ArgumentReader {
 
     /// The value of `flag` as a whole number within `range`.
     /// - Throws: `UsageError` naming the flag, the text and the range.
-    public mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
+    package mutating func integer(_ flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
         let text = try value(flag)
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(
@@ -136,7 +136,7 @@ public struct ArgumentReader {
 
     /// The value of `flag` as an unsigned 64-bit whole number (a seed).
     /// - Throws: `UsageError` naming the flag, the text and the range.
-    public mutating func unsignedInteger(_ flag: String) throws(UsageError) -> UInt64 {
+    package mutating func unsignedInteger(_ flag: String) throws(UsageError) -> UInt64 {
         let text = try value(flag)
         guard let number = UInt64(text) else {
             throw UsageError(
@@ -147,7 +147,7 @@ public struct ArgumentReader {
 
     /// The value of `flag` as seconds, a plain decimal (`decimal(_:)`) within `range`.
     /// - Throws: `UsageError` naming the flag, the text and the range.
-    public mutating func seconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError) -> TimeInterval {
+    package mutating func seconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError) -> TimeInterval {
         let text = try value(flag)
         guard let number = Self.decimal(text), range.contains(number) else {
             throw UsageError(
@@ -159,7 +159,7 @@ public struct ArgumentReader {
     /// The value of `flag` as seconds written plainly (`plainDecimal(_:)`: digits with at most
     /// one dot, no sign or exponent) within `range`.
     /// - Throws: `UsageError` naming the flag, the text and the range.
-    public mutating func plainSeconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError)
+    package mutating func plainSeconds(_ flag: String, in range: ClosedRange<Double>) throws(UsageError)
         -> TimeInterval
     {
         let text = try value(flag)
@@ -173,7 +173,7 @@ public struct ArgumentReader {
 
     /// A non-negative number written as digits with at most one dot (`90`, `1.5`, `.5`): no sign,
     /// exponent, hex, inf or nan.
-    public static func plainDecimal(_ text: String) -> Double? {
+    package static func plainDecimal(_ text: String) -> Double? {
         let digits = text.filter { $0 != "." }
         guard !digits.isEmpty, text.count - digits.count <= 1, digits.allSatisfy({ $0.isASCII && $0.isNumber })
         else { return nil }
@@ -181,17 +181,17 @@ public struct ArgumentReader {
     }
 
     /// The error for an option the parser does not know, naming it.
-    public static func unknown(_ flag: String) -> UsageError {
+    package static func unknown(_ flag: String) -> UsageError {
         UsageError("unknown option \(clip(flag))")
     }
 
     /// At most 120 characters of user input, for messages.
-    public static func clip(_ text: String) -> String {
+    package static func clip(_ text: String) -> String {
         text.count <= 120 ? text : String(text.prefix(117)) + "..."
     }
 
     /// A plain decimal number (digits, one dot, optional exponent): no hex, inf or nan.
-    public static func decimal(_ text: String) -> Double? {
+    package static func decimal(_ text: String) -> Double? {
         let allowed = Set("0123456789.eE+-")
         guard !text.isEmpty, text.allSatisfy({ allowed.contains($0) }) else { return nil }
         return Double(text)

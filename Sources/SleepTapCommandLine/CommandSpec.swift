@@ -3,9 +3,9 @@
 /// One option of a command, declared once: the name its parser accepts, its `--help` line, its
 /// place in the usage line, and a valid sample use for the test that every declared option is
 /// parsed.
-public struct OptionSpec: Sendable, Equatable {
+package struct OptionSpec: Sendable, Equatable {
     /// How an option appears in the usage line.
-    public enum Synopsis: Sendable, Equatable {
+    package enum Synopsis: Sendable, Equatable {
         /// `[--name VALUE]`.
         case optional
         /// `--name VALUE`, without brackets: the command needs it.
@@ -22,26 +22,26 @@ public struct OptionSpec: Sendable, Equatable {
     }
 
     /// The long name, e.g. `--endpoint`.
-    public var name: String
+    package var name: String
     /// A short name accepted as well, e.g. `-h`; nil for none.
-    public var shortName: String?
+    package var shortName: String?
     /// The value's placeholder, e.g. `DIR`; nil for a switch, which takes no value.
-    public var valueName: String?
+    package var valueName: String?
     /// The option's description, as one paragraph: the help generator wraps it.
-    public var help: String
+    package var help: String
     /// Its form in the usage line.
-    public var synopsis: Synopsis
+    package var synopsis: Synopsis
     /// A valid value, for the test that parses every declared option; nil for a switch.
-    public var example: String?
+    package var example: String?
     /// Other arguments a valid use of the option needs alongside it (e.g. `--platform android`),
     /// for the same test.
-    public var needs: [String]
+    package var needs: [String]
     /// A valid use gives only `needs` and the option, without the command's required options
     /// (`sleeptap-fleet --bench`).
-    public var alone: Bool
+    package var alone: Bool
 
     /// An option named `name`; a switch unless it has a `value` name.
-    public init(
+    package init(
         _ name: String, short shortName: String? = nil, value valueName: String? = nil,
         synopsis: Synopsis = .optional, example: String? = nil, needs: [String] = [], alone: Bool = false,
         help: String
@@ -57,67 +57,67 @@ public struct OptionSpec: Sendable, Equatable {
     }
 
     /// `-h, --help`, which wins over any other argument (`Parsed.informationRequest`).
-    public static func helpOption(_ text: String = "this text (wins over any other argument)") -> OptionSpec {
+    package static func helpOption(_ text: String = "this text (wins over any other argument)") -> OptionSpec {
         OptionSpec("--help", short: "-h", synopsis: .hidden, help: text)
     }
 
     /// `--version`, which prints the tool's name and version.
-    public static func versionOption(_ text: String = "print the version") -> OptionSpec {
+    package static func versionOption(_ text: String = "print the version") -> OptionSpec {
         OptionSpec("--version", synopsis: .hidden, help: text)
     }
 
     /// The names the parser accepts: the long one and the short one.
-    public var names: [String] { [shortName, name].compactMap { $0 } }
+    package var names: [String] { [shortName, name].compactMap { $0 } }
 
     /// The arguments of a valid use of the option: what it needs, then the option and its sample
     /// value.
-    public var sampleArguments: [String] { needs + [name] + (example.map { [$0] } ?? []) }
+    package var sampleArguments: [String] { needs + [name] + (example.map { [$0] } ?? []) }
 
     /// The option as its help line starts: `-h, --help`, `--state-dir DIR`.
-    public var label: String {
+    package var label: String {
         names.joined(separator: ", ") + (valueName.map { " " + $0 } ?? "")
     }
 
     /// The option as the usage line shows it: `--state-dir DIR`.
-    public var usageForm: String { name + (valueName.map { " " + $0 } ?? "") }
+    package var usageForm: String { name + (valueName.map { " " + $0 } ?? "") }
 }
 
 /// A command's options and texts, declared once: its `--help` is generated from it
 /// (`HelpGenerator`) and its parser accepts only the names declared here (`ArgumentReader`).
-public struct CommandSpec: Sendable, Equatable {
+package struct CommandSpec: Sendable, Equatable {
     /// A group of options, with a paragraph before it (nil for none).
-    public struct Section: Sendable, Equatable {
+    package struct Section: Sendable, Equatable {
         /// The paragraph printed before the options, wrapped; nil for none.
-        public var heading: String?
+        package var heading: String?
         /// The section's options, in the order of the help text.
-        public var options: [OptionSpec]
+        package var options: [OptionSpec]
 
         /// A section of `options` after `heading`.
-        public init(_ heading: String? = nil, _ options: [OptionSpec]) {
+        package init(_ heading: String? = nil, _ options: [OptionSpec]) {
             self.heading = heading
             self.options = options
         }
     }
 
     /// The name the usage line starts with, e.g. `phone keygen`.
-    public var program: String
+    package var program: String
     /// What comes before the options in the usage line (operands, `FILE...`); empty for none.
-    public var operands: String
+    package var operands: String
     /// Valid operands, for the test that parses every declared option.
-    public var sampleOperands: [String]
+    package var sampleOperands: [String]
     /// Further forms of the command, each printed on a line of its own under the usage line
     /// (`sleeptap-fleet --bench ...`).
-    public var otherUsages: [String]
+    package var otherUsages: [String]
     /// What the command does: the generator wraps each run of lines that start with a letter, and
     /// keeps indented lines (tables, lists) as written.
-    public var summary: String
+    package var summary: String
     /// The options, in the order of the help text.
-    public var sections: [Section]
+    package var sections: [Section]
     /// The text after the options, printed as written (tables of stdin commands, exit codes).
-    public var footer: String
+    package var footer: String
 
     /// A command named `program` with its texts and options.
-    public init(
+    package init(
         program: String, operands: String = "", sampleOperands: [String] = [], otherUsages: [String] = [],
         summary: String, sections: [Section], footer: String = ""
     ) {
@@ -131,24 +131,24 @@ public struct CommandSpec: Sendable, Equatable {
     }
 
     /// Every option, in the order of the help text.
-    public var options: [OptionSpec] { sections.flatMap(\.options) }
+    package var options: [OptionSpec] { sections.flatMap(\.options) }
 
     /// Every name an option is declared by (`-h` and `--help` included).
-    public var declaredNames: Set<String> { Set(options.flatMap(\.names)) }
+    package var declaredNames: Set<String> { Set(options.flatMap(\.names)) }
 
     /// The option declared by `name` (long or short); nil when none is.
-    public func option(named name: String) -> OptionSpec? {
+    package func option(named name: String) -> OptionSpec? {
         options.first { $0.names.contains(name) }
     }
 
     /// A valid command line that gives `option`: the sample operands, every other required option
     /// with its sample value (unless the option is used `alone`), then what `option` needs, the
     /// option and its sample value.
-    public func sampleCommandLine(for option: OptionSpec) -> [String] {
+    package func sampleCommandLine(for option: OptionSpec) -> [String] {
         let required = option.alone ? [] : options.filter { $0.synopsis == .required && $0.name != option.name }
         return sampleOperands + required.flatMap(\.sampleArguments) + option.sampleArguments
     }
 
     /// The `--help` text (`HelpGenerator.help(for:)`).
-    public var help: String { HelpGenerator.help(for: self) }
+    package var help: String { HelpGenerator.help(for: self) }
 }

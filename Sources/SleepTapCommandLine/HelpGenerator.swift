@@ -4,16 +4,16 @@
 /// `HelpGenerator`: the usage line, the summary, the options with their descriptions aligned in
 /// one column, then the footer as written; every line at most `width` columns where the words
 /// allow.
-public enum HelpGenerator {
+package enum HelpGenerator {
     /// The widest line, in characters.
-    public static let width = 100
+    package static let width = 100
     /// Options are indented by this many spaces.
     static let indent = 2
     /// A label longer than this goes on a line of its own, its description on the next.
     static let longestInlineLabel = 22
 
     /// The whole help text of `command`, without a final newline.
-    public static func help(for command: CommandSpec) -> String {
+    package static func help(for command: CommandSpec) -> String {
         var blocks = [usage(for: command)]
         let summary = paragraphs(command.summary)
         if !summary.isEmpty { blocks.append(summary) }

@@ -14,9 +14,9 @@
 /// in poll(2) until the descriptor can be written. EPIPE, when the reader of a pipe is gone
 /// (`tool | head`; SIGPIPE must be ignored), is told apart from the other errors, which lose the
 /// output (pipe(7)).
-public enum OutputWriter {
+package enum OutputWriter {
     /// How a write ended.
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         /// Every byte was written.
         case written
         /// Nobody reads any more (EPIPE).
@@ -30,7 +30,7 @@ public enum OutputWriter {
     ///   - text: the line, without its newline.
     ///   - descriptor: where it goes (1, stdout, unless told).
     /// - Returns: how the write ended.
-    public static func writeLine(_ text: String, to descriptor: Int32 = 1) -> Outcome {
+    package static func writeLine(_ text: String, to descriptor: Int32 = 1) -> Outcome {
         write(Array((text + "\n").utf8), to: descriptor)
     }
 
@@ -40,7 +40,7 @@ public enum OutputWriter {
     ///   - bytes: what to write.
     ///   - descriptor: where it goes.
     /// - Returns: how the write ended.
-    public static func write(_ bytes: [UInt8], to descriptor: Int32) -> Outcome {
+    package static func write(_ bytes: [UInt8], to descriptor: Int32) -> Outcome {
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in

@@ -3,7 +3,7 @@
 /// `text` with control and format characters (a newline, an escape sequence in a file name)
 /// written as `\u{…}`, so that no input a tool echoes can move the terminal's cursor or forge a
 /// line (Unicode general categories Cc and Cf).
-public func printable(_ text: String) -> String {
+package func printable(_ text: String) -> String {
     var out = ""
     for scalar in text.unicodeScalars {
         if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
+import Foundation
 import SleepTapCalibration
-public import SleepTapCore
-public import SleepTapRuntime
+package import SleepTapCore
+package import SleepTapRuntime
 
 /// A refresh strategy `sleeptap-compare` runs a fleet under (docs/fleet.md, "Comparing refresh
 /// strategies"). Each is a documented option of the phone and the watch; `push` is named so
 /// that asking for it is refused clearly: it is not modelled yet.
-public enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
+package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     /// The app's refresh task alone (BGAppRefreshTask, WorkManager periodic work): today's app.
     case refresh
     /// The refresh task, and the watch asks for dates when they run low (`watch
@@ -23,13 +23,13 @@ public enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     case push
 
     /// Whether the simulated phone and watch can run it.
-    public var isModelled: Bool { self != .push }
+    package var isModelled: Bool { self != .push }
 
     /// The strategies run when `--strategies` is not given.
-    public static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon, .processing]
+    package static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon, .processing]
 
     /// What it is, in a few words, with its options (`phone --horizon-days 14`).
-    public func summary(_ settings: CompareSettings) -> String {
+    package func summary(_ settings: CompareSettings) -> String {
         switch self {
         case .refresh: "refresh task only"
         case .request: "+ watch REQUEST (watch --request-dates --warn-nights \(settings.warnNights))"
@@ -40,7 +40,7 @@ public enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     }
 
     /// `options` with this strategy's phone and watch settings; the users' draws are untouched.
-    public func applied(to options: FleetOptions, _ settings: CompareSettings) -> FleetOptions {
+    package func applied(to options: FleetOptions, _ settings: CompareSettings) -> FleetOptions {
         var options = options
         options.horizonDays = BatchPlanner.defaultHorizonDays
         options.requestDates = false
@@ -62,63 +62,63 @@ public enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
 }
 
 /// The strategies' own settings: `--horizon-days` and `--warn-nights` of `sleeptap-compare`.
-public struct CompareSettings: Equatable, Sendable {
+package struct CompareSettings: Equatable, Sendable {
     /// The `horizon` strategy's batch, local days of wake-ups (default 14).
-    public var horizonDays = 14
+    package var horizonDays = 14
     /// The `request` strategy's watch `--warn-nights` (default 2, the watch's).
-    public var warnNights = WatchNode.Configuration.defaultWarnNights
+    package var warnNights = WatchNode.Configuration.defaultWarnNights
 
     /// "longer", "shorter" or "the default": the horizon strategy's batch against the phone's
     /// default (`BatchPlanner.defaultHorizonDays`).
-    public var horizonComparison: String {
+    package var horizonComparison: String {
         horizonDays > BatchPlanner.defaultHorizonDays
             ? "longer" : horizonDays < BatchPlanner.defaultHorizonDays ? "shorter" : "the default"
     }
 
     /// The settings; each parameter sets the property of its name.
-    public init(horizonDays: Int = 14, warnNights: Int = WatchNode.Configuration.defaultWarnNights) {
+    package init(horizonDays: Int = 14, warnNights: Int = WatchNode.Configuration.defaultWarnNights) {
         self.horizonDays = horizonDays
         self.warnNights = warnNights
     }
 }
 
 /// One strategy's figures over a fleet (or a shard of it): the row of the comparison's table.
-public struct StrategyTally: Equatable, Codable, Sendable {
+package struct StrategyTally: Equatable, Codable, Sendable {
     /// The strategy.
-    public var strategy: RefreshStrategy
+    package var strategy: RefreshStrategy
     /// Devices run.
-    public var devices = 0
+    package var devices = 0
     /// Their simulated days (device-days).
-    public var deviceDays = 0
+    package var deviceDays = 0
     /// Bed taps before the end (device-nights).
-    public var nights = 0
+    package var nights = 0
     /// The bed taps answered by a manual entry.
-    public var manualNights = 0
+    package var manualNights = 0
     /// Nights whose alarm rang right (`WatchNight.Alarm.right`).
-    public var alarmsRight = 0
+    package var alarmsRight = 0
     /// Nights whose alarm rang wrong (`WatchNight.Alarm.wrong`).
-    public var alarmsWrong = 0
+    package var alarmsWrong = 0
     /// Nights whose alarm did not ring (`WatchNight.Alarm.missed`).
-    public var alarmsMissed = 0
+    package var alarmsMissed = 0
     /// Nights whose wake-up lies after the end (`WatchNight.Alarm.afterEnd`), not judged.
-    public var alarmsAfterEnd = 0
+    package var alarmsAfterEnd = 0
     /// The `stalenessHours` of the `foreground` records (the user's app opens), sorted at the
     /// end.
-    public var stalenessSamples: [Double] = []
+    package var stalenessSamples: [Double] = []
     /// The app opens of a device with no successful background run yet ("never").
-    public var neverRefreshed = 0
+    package var neverRefreshed = 0
     /// Background launches (`FleetDevice.Outcome.launches`), summed.
-    public var launches = 0
+    package var launches = 0
     /// Link bytes (`FleetDevice.Outcome.linkBytes`), summed.
-    public var linkBytes = 0
+    package var linkBytes = 0
     /// Σ over devices of (its launches)², for `launchesInterval` (an integer, so that shards
     /// add up to the whole fleet's exactly).
-    public var launchSquares = 0
+    package var launchSquares = 0
     /// Σ over devices of (its link bytes)², for `bytesInterval`.
-    public var byteSquares = 0
+    package var byteSquares = 0
 
     /// An empty tally of `strategy`.
-    public init(strategy: RefreshStrategy) { self.strategy = strategy }
+    package init(strategy: RefreshStrategy) { self.strategy = strategy }
 
     /// Adds one device's outcome.
     mutating func add(_ outcome: FleetDevice.Outcome, days: Int) {
@@ -145,7 +145,7 @@ public struct StrategyTally: Equatable, Codable, Sendable {
 
     /// Adds another shard's tally of the same strategy (counts summed, samples joined and
     /// sorted): the shards of a fleet add up to the tally of one run over all of it.
-    public mutating func merge(_ other: StrategyTally) {
+    package mutating func merge(_ other: StrategyTally) {
         devices += other.devices
         deviceDays += other.deviceDays
         nights += other.nights
@@ -163,7 +163,7 @@ public struct StrategyTally: Equatable, Codable, Sendable {
     }
 
     /// What makes a tally read from a file unusable, in words; nil when it is sound.
-    public var problem: String? {
+    package var problem: String? {
         let counts = [
             ("devices", devices), ("deviceDays", deviceDays), ("nights", nights), ("manualNights", manualNights),
             ("alarmsRight", alarmsRight), ("alarmsWrong", alarmsWrong), ("alarmsMissed", alarmsMissed),
@@ -182,39 +182,39 @@ public struct StrategyTally: Equatable, Codable, Sendable {
     }
 
     /// Wrong and missed alarms together: must be 0.
-    public var alarmFailures: Int { alarmsWrong + alarmsMissed }
+    package var alarmFailures: Int { alarmsWrong + alarmsMissed }
 
     /// Manual-entry nights per 1,000 device-nights; nil without a night.
-    public var manualPer1000: Double? { nights == 0 ? nil : 1_000 * Double(manualNights) / Double(nights) }
+    package var manualPer1000: Double? { nights == 0 ? nil : 1_000 * Double(manualNights) / Double(nights) }
 
     /// The 95 % Wilson score interval of `manualPer1000` (`Wilson.interval`); nil without a night.
-    public var manualInterval: (low: Double, high: Double)? {
+    package var manualInterval: (low: Double, high: Double)? {
         Wilson.interval(successes: manualNights, trials: nights).map { (1_000 * $0.low, 1_000 * $0.high) }
     }
 
     /// The p50 staleness at the app opens, hours, by the weekly report's definition
     /// (`Percentile.staleness`: type 7, never-refreshed samples ranked last); nil without opens.
-    public var p50: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.5) }
+    package var p50: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.5) }
     /// The p90 staleness at the app opens, as `p50`.
-    public var p90: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.9) }
+    package var p90: Staleness? { Percentile.staleness(stalenessSamples, never: neverRefreshed, 0.9) }
 
     /// The 95 % interval of `p50` (`StalenessInterval`); nil without opens.
-    public var p50Interval: StalenessInterval? { StalenessInterval(stalenessSamples, never: neverRefreshed, 0.5) }
+    package var p50Interval: StalenessInterval? { StalenessInterval(stalenessSamples, never: neverRefreshed, 0.5) }
     /// The 95 % interval of `p90` (`StalenessInterval`); nil without opens.
-    public var p90Interval: StalenessInterval? { StalenessInterval(stalenessSamples, never: neverRefreshed, 0.9) }
+    package var p90Interval: StalenessInterval? { StalenessInterval(stalenessSamples, never: neverRefreshed, 0.9) }
 
     /// Background launches per device-day.
-    public var launchesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(launches) / Double(deviceDays) }
+    package var launchesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(launches) / Double(deviceDays) }
     /// Link bytes per device-day.
-    public var bytesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(linkBytes) / Double(deviceDays) }
+    package var bytesPerDeviceDay: Double { deviceDays == 0 ? 0 : Double(linkBytes) / Double(deviceDays) }
 
     /// The 95 % interval of `launchesPerDeviceDay` across devices (`MeanInterval`); nil below 2 devices.
-    public var launchesInterval: (low: Double, high: Double)? {
+    package var launchesInterval: (low: Double, high: Double)? {
         MeanInterval.interval(
             mean: launchesPerDeviceDay, sumOfSquares: perDeviceDaySquares(launchSquares), count: devices)
     }
     /// The 95 % interval of `bytesPerDeviceDay` across devices (`MeanInterval`); nil below 2 devices.
-    public var bytesInterval: (low: Double, high: Double)? {
+    package var bytesInterval: (low: Double, high: Double)? {
         MeanInterval.interval(mean: bytesPerDeviceDay, sumOfSquares: perDeviceDaySquares(byteSquares), count: devices)
     }
 
@@ -233,21 +233,21 @@ public struct StrategyTally: Equatable, Codable, Sendable {
 /// The bound assumes independent samples; one device's opens are not (a device that is stale
 /// at one open tends to be at the next), so read it as a lower bound on the uncertainty, as the
 /// Wilson interval of the manual-entry rate.
-public struct StalenessInterval: Equatable, Sendable {
+package struct StalenessInterval: Equatable, Sendable {
     /// An interval of the two ends.
-    public init(low: Staleness?, high: Staleness?) {
+    package init(low: Staleness?, high: Staleness?) {
         self.low = low
         self.high = high
     }
 
     /// The lower end: a staleness, or nil when the sample is too small for a bound (open).
-    public var low: Staleness?
+    package var low: Staleness?
     /// The upper end, as `low`; `.never` when the rank falls on the never-refreshed opens.
-    public var high: Staleness?
+    package var high: Staleness?
 
     /// The interval of the `p` quantile of `sorted` (hours, ascending) and `never` samples.
     /// - Returns: nil for an empty sample.
-    public init?(_ sorted: [Double], never: Int, _ p: Double) {
+    package init?(_ sorted: [Double], never: Int, _ p: Double) {
         let n = sorted.count + never
         guard n > 0 else { return nil }
         let (l, u) = EmpiricalDistribution.ranks(n: n, p: p, alpha: 0.05)
@@ -264,12 +264,12 @@ public struct StalenessInterval: Equatable, Sendable {
 /// sample standard deviation (the central limit theorem; for a few dozen devices or more).
 /// Each simulated device draws its own seed, so devices are independent; their days are not,
 /// which is why the device, not the device-day, is the unit.
-public enum MeanInterval {
+package enum MeanInterval {
     /// The 95 % interval of the mean of `count` per-device values whose sum of squares is
     /// `sumOfSquares`, clamped at 0. Every device of a fleet runs the same days, so a rate per
     /// device-day is the mean of the devices' own rates.
     /// - Returns: nil below 2 devices.
-    public static func interval(mean: Double, sumOfSquares: Double, count: Int) -> (low: Double, high: Double)? {
+    package static func interval(mean: Double, sumOfSquares: Double, count: Int) -> (low: Double, high: Double)? {
         guard count >= 2 else { return nil }
         let n = Double(count)
         let variance = max(0, (sumOfSquares - n * mean * mean) / (n - 1))
@@ -282,14 +282,14 @@ public enum MeanInterval {
 /// of succession, and statistical inference", JASA 22 (1927); recommended over the normal (Wald)
 /// interval by A. Agresti and B. A. Coull, "Approximate is better than 'exact' for interval
 /// estimation of binomial proportions", The American Statistician 52 (1998).
-public enum Wilson {
+package enum Wilson {
     /// The two-sided 95 % normal quantile.
-    public static let z95 = 1.959_963_984_540_054
+    package static let z95 = 1.959_963_984_540_054
 
     /// The interval of the proportion `successes / trials` at `z`: with p̂ the proportion,
     /// (p̂ + z²/2n ± z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n), clamped to [0, 1].
     /// - Returns: nil when `trials` is 0.
-    public static func interval(successes: Int, trials: Int, z: Double = z95) -> (low: Double, high: Double)? {
+    package static func interval(successes: Int, trials: Int, z: Double = z95) -> (low: Double, high: Double)? {
         guard trials > 0 else { return nil }
         let n = Double(trials)
         let p = Double(successes) / n
@@ -302,13 +302,13 @@ public enum Wilson {
 }
 
 /// Runs one fleet's devices under several strategies on the embedded twin (`sleeptap-compare`).
-public enum CompareRun {
+package enum CompareRun {
     /// What a comparison found: one tally per strategy, in the order asked, and the wall time.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// One tally per strategy, in the order asked.
-        public var tallies: [StrategyTally]
+        package var tallies: [StrategyTally]
         /// Wall seconds the run took (not in the JSON, which the seed alone determines).
-        public var seconds: Double
+        package var seconds: Double
     }
 
     /// Simulates this shard's devices under each strategy, one (strategy, device) per task,
@@ -318,7 +318,7 @@ public enum CompareRun {
     ///   - strategies: modelled strategies (`RefreshStrategy.isModelled`), each once.
     ///   - progress: called on the calling task after each (strategy, device) with (done, total).
     /// - Throws: `FileError` naming the file or directory that could not be written.
-    public static func run(
+    package static func run(
         _ options: FleetOptions, strategies: [RefreshStrategy], settings: CompareSettings, jobs: Int,
         out: String? = nil, progress: (Int, Int) -> Void = { _, _ in }
     ) async throws(FileError) -> Result {

@@ -1,29 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-public import SleepTapCommandLine
-public import SleepTapCore
+package import SleepTapCommandLine
+package import SleepTapCore
 
 /// `sleeptap-compare`'s command line: the fleet's population flags (`FleetPopulationFlags`), the
 /// strategies and their settings, and where the outputs go.
-public struct CompareCommand: Equatable, Sendable {
+package struct CompareCommand: Equatable, Sendable {
     /// The fleet (population, seed, shard).
-    public var options: FleetOptions
+    package var options: FleetOptions
     /// The strategies, in the order given, each once.
-    public var strategies: [RefreshStrategy]
+    package var strategies: [RefreshStrategy]
     /// `--horizon-days`, `--warn-nights`.
-    public var settings: CompareSettings
+    package var settings: CompareSettings
     /// `--out DIR`: the Markdown file, the chart and each strategy's records; nil: stdout only.
-    public var out: String?
+    package var out: String?
     /// `--jobs J`: (strategy, device) simulations at once.
-    public var jobs: Int
+    package var jobs: Int
     /// `--json`: the table as one JSON object.
-    public var json: Bool
+    package var json: Bool
     /// `--merge DIR`: no simulation; the table of the shard tallies under DIR
     /// (`CompareMerge`); nil: run the fleet.
-    public var merge: String? = nil
+    package var merge: String? = nil
 
     /// The compare's options and texts; `--help` is generated from them.
-    public static let command = CommandSpec(
+    package static let command = CommandSpec(
         program: "sleeptap-compare",
         summary: """
             Runs the same seeded fleet users (sleeptap-fleet's, docs/fleet.md) under several refresh
@@ -91,7 +91,7 @@ public struct CompareCommand: Equatable, Sendable {
     ///   - environment: the process's environment, for the shard of a batch job when `--shard`
     ///     is not given (`FleetCommand.shard(in:)`).
     /// - Throws: `UsageError` naming the flag and what is wrong.
-    public static func parse(
+    package static func parse(
         _ arguments: [String], today: LocalDate, cores: Int, environment: [String: String] = [:]
     ) throws(UsageError) -> Parsed<CompareCommand> {
         if let request = Parsed<CompareCommand>.informationRequest(in: arguments) { return request }

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
+import Foundation
+import SleepTapCore
 import SleepTapOS
 
 /// The comparison's outputs from its tallies (`sleeptap-compare`, docs/fleet.md): the table on
 /// stdout, the same data as one JSON object, a Markdown file and an SVG bar chart.
-public struct CompareReport: Sendable {
+package struct CompareReport: Sendable {
     /// The fleet compared (its shard, seed and days).
-    public var options: FleetOptions
+    package var options: FleetOptions
     /// The strategies' settings.
-    public var settings: CompareSettings
+    package var settings: CompareSettings
     /// One tally per strategy, in the order asked.
-    public var tallies: [StrategyTally]
+    package var tallies: [StrategyTally]
 
     /// The report of `tallies`; each parameter sets the property of its name.
-    public init(options: FleetOptions, settings: CompareSettings, tallies: [StrategyTally]) {
+    package init(options: FleetOptions, settings: CompareSettings, tallies: [StrategyTally]) {
         self.options = options
         self.settings = settings
         self.tallies = tallies
@@ -22,7 +22,7 @@ public struct CompareReport: Sendable {
 
     /// `200 devices x 28 days from 2026-11-02, seed 1`, or for a shard `shard 1/4: 50 of 200
     /// devices x …`.
-    public var fleetLine: String {
+    package var fleetLine: String {
         let devices = tallies.first?.devices ?? 0
         let fleet =
             options.shardCount == 1
@@ -68,7 +68,7 @@ public struct CompareReport: Sendable {
     }
 
     /// Any wrong or missed alarm under any strategy.
-    public var alarmsFailed: Bool { tallies.contains { $0.alarmFailures > 0 } }
+    package var alarmsFailed: Bool { tallies.contains { $0.alarmFailures > 0 } }
 
     static func number(_ value: Double?, _ decimals: Int = 1) -> String {
         value.map { String(format: "%.\(decimals)f", $0) } ?? "n/a"
@@ -106,7 +106,7 @@ public struct CompareReport: Sendable {
 
     /// The human-readable table: the fleet, one aligned row per strategy, and the strategies'
     /// options.
-    public var text: String {
+    package var text: String {
         let table = [Self.headers] + rows
         let widths = Self.headers.indices.map { column in table.map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
@@ -143,14 +143,14 @@ public struct CompareReport: Sendable {
 
     /// `fleetObject` as JSON text (keys sorted): two shards belong to one comparison when theirs
     /// are equal.
-    public var fleetFingerprint: String {
+    package var fleetFingerprint: String {
         let data = (try? JSONSerialization.data(withJSONObject: fleetObject, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 
     /// The same data as one JSON object (keys sorted); nothing in it depends on the machine or
     /// the wall clock, so the same options give the same bytes.
-    public var json: String {
+    package var json: String {
         func staleness(_ value: Staleness?) -> Any {
             guard let value else { return NSNull() }
             return value.hours.map { ($0 * 1_000).rounded() / 1_000 } ?? "never"
@@ -190,7 +190,7 @@ public struct CompareReport: Sendable {
     }
 
     /// The Markdown file: the fleet, the table, the chart (`chartName`) and the definitions.
-    public func markdown(chartName: String) -> String {
+    package func markdown(chartName: String) -> String {
         let alignment = ["---"] + Array(repeating: "---:", count: Self.headers.count - 1)
         var lines = [
             "# Refresh strategies compared", "",
@@ -229,7 +229,7 @@ public struct CompareReport: Sendable {
 
     /// The SVG bar chart: one bar per strategy, manual-entry nights per 1,000 device-nights, with
     /// its 95 % Wilson interval as a whisker; the value above each bar.
-    public var svg: String {
+    package var svg: String {
         let width = 720.0
         // The fleet's line, wrapped at its commas to fit the width (12 px text, about 7 px a character).
         let subtitle = Self.wrapped(fleetLine, columns: Int(width / 7.5))

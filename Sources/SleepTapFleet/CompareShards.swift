@@ -1,36 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapRuntime
+import Foundation
+import SleepTapCore
+package import SleepTapRuntime
 
 /// One shard's tally of one strategy on disk, `DIR/<strategy>/tally/shard-I-of-N.json`: written
 /// by `sleeptap-compare --out DIR`, read by `sleeptap-compare --merge DIR` (docs/fleet.md,
 /// "Comparing refresh strategies"), which adds the shards up to the whole fleet's table.
-public struct CompareShardFile: Codable, Equatable, Sendable {
+package struct CompareShardFile: Codable, Equatable, Sendable {
     /// What the file is: `sleeptap.compare.shard`.
-    public var kind = Self.kindName
+    package var kind = Self.kindName
     /// The format's version: 1.
-    public var schemaVersion = 1
+    package var schemaVersion = 1
     /// The comparison it belongs to (`CompareReport.fleetFingerprint`).
-    public var fleet: String
+    package var fleet: String
     /// The shard: devices whose index ≡ `shardIndex` (mod `shardCount`), 0-based.
-    public var shardIndex: Int
+    package var shardIndex: Int
     /// The number of shards.
-    public var shardCount: Int
+    package var shardCount: Int
     /// The shard's tally of the strategy (its staleness samples sorted).
-    public var tally: StrategyTally
+    package var tally: StrategyTally
 
     /// `sleeptap.compare.shard`.
-    public static let kindName = "sleeptap.compare.shard"
+    package static let kindName = "sleeptap.compare.shard"
 
     /// The file's path under `root` (a `--out` or `--merge` directory).
-    public static func path(root: String, strategy: RefreshStrategy, shardIndex: Int, shardCount: Int) -> String {
+    package static func path(root: String, strategy: RefreshStrategy, shardIndex: Int, shardCount: Int) -> String {
         "\(root)/\(strategy.rawValue)/tally/shard-\(shardIndex)-of-\(shardCount).json"
     }
 
     /// Writes one file per strategy of `report` under `root`, each atomically.
     /// - Throws: `FileError` naming the directory or file that could not be written.
-    public static func write(_ report: CompareReport, root: String) throws(FileError) {
+    package static func write(_ report: CompareReport, root: String) throws(FileError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         for tally in report.tallies {
@@ -48,14 +48,14 @@ public struct CompareShardFile: Codable, Equatable, Sendable {
 }
 
 /// Why `--merge DIR` cannot make a table, in words naming the file or the shards.
-public struct CompareMergeError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct CompareMergeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The message.
-    public var description: String
+    package var description: String
     init(_ description: String) { self.description = description }
 }
 
 /// `sleeptap-compare --merge DIR`: the shards' tallies added up (`CompareShardFile`).
-public enum CompareMerge {
+package enum CompareMerge {
     /// The whole fleet's tallies from the shard files under `root`, one per strategy, in order.
     ///
     /// Every file under `root/<strategy>/tally/` must be a shard of this comparison (the same
@@ -66,7 +66,7 @@ public enum CompareMerge {
     ///   - root: the directory the shards' `--out` directories were copied into.
     /// - Throws: `CompareMergeError` naming the file (unreadable, not a shard file, another
     ///   comparison: the parameters that differ) or the shards missing or given twice.
-    public static func tallies(for report: CompareReport, root: String) throws(CompareMergeError) -> [StrategyTally] {
+    package static func tallies(for report: CompareReport, root: String) throws(CompareMergeError) -> [StrategyTally] {
         let strategies = report.tallies.map(\.strategy)
         let fingerprint = report.fleetFingerprint
         var result: [StrategyTally] = []

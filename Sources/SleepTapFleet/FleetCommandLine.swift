@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCommandLine
-public import SleepTapCore
+import Foundation
+package import SleepTapCommandLine
+package import SleepTapCore
 import SleepTapOS
 
 /// `sleeptap-fleet`'s command line.
-public enum FleetCommand: Equatable, Sendable {
+package enum FleetCommand: Equatable, Sendable {
     /// Simulate `options`' fleet and write its run records under `out`.
     case run(FleetOptions, out: String, jobs: Int, json: Bool)
     /// The twin's speed workload (docs/performance.md): no files.
     case bench(devices: Int, days: Int, jobs: Int, speed: Double)
 
     /// The fleet's options and texts; `--help` is generated from them.
-    public static let command = CommandSpec(
+    package static let command = CommandSpec(
         program: "sleeptap-fleet",
         otherUsages: ["sleeptap-fleet --bench [--devices N] [--days D] [--jobs J] [--speed S]"],
         summary: """
@@ -61,7 +61,7 @@ public enum FleetCommand: Equatable, Sendable {
     ///   - environment: the process's environment, for the shard of a batch job when `--shard`
     ///     is not given (`shard(in:)`).
     /// - Throws: `UsageError` naming the option or variable and what is wrong.
-    public static func parse(
+    package static func parse(
         _ arguments: [String], today: LocalDate, cores: Int, environment: [String: String] = [:]
     ) throws(UsageError) -> Parsed<FleetCommand> {
         if let request = Parsed<FleetCommand>.informationRequest(in: arguments) { return request }
@@ -114,7 +114,7 @@ public enum FleetCommand: Equatable, Sendable {
     /// Job's manifest sets `SLEEPTAP_SHARD_COUNT` to its `completions`.
     /// - Returns: (index, count), or nil when neither is set.
     /// - Throws: `UsageError` naming the variable and what is wrong.
-    public static func shard(in environment: [String: String]) throws(UsageError) -> (Int, Int)? {
+    package static func shard(in environment: [String: String]) throws(UsageError) -> (Int, Int)? {
         func number(_ name: String, atLeast minimum: Int) throws(UsageError) -> Int? {
             guard let text = environment[name] else { return nil }
             guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= minimum else {

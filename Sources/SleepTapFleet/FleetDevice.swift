@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
-public import SleepTapOS
+package import Foundation
+package import SleepTapCore
+package import SleepTapEmbedded
+package import SleepTapOS
 
 /// One simulated device of a fleet and its user, drawn from the fleet's seed and the device's
 /// index alone (so a device is the same in every run, shard and task order):
@@ -27,16 +27,16 @@ public import SleepTapOS
 ///   where it lies from the bed tap to the next wake-up on the nights `FleetOptions.nightstand`
 ///   does not leave it unplugged (the Android nights' draws), so a user who often leaves it
 ///   unplugged reaches the critical level by itself.
-public struct FleetDevice: Sendable {
+package struct FleetDevice: Sendable {
     /// A place users live in or travel to.
-    public struct City: Sendable, Equatable {
-        public var zone: String
-        public var location: Coordinate
+    package struct City: Sendable, Equatable {
+        package var zone: String
+        package var location: Coordinate
     }
 
     /// The cities of the simulated users (one per inhabited UTC offset band, half-hour and
     /// southern-hemisphere DST included).
-    public static let cities: [City] = [
+    package static let cities: [City] = [
         ("America/New_York", 40.71, -74.01), ("America/Chicago", 41.88, -87.63),
         ("America/Los_Angeles", 34.05, -118.24), ("America/Sao_Paulo", -23.55, -46.63),
         ("Europe/London", 51.51, -0.13), ("Europe/Berlin", 52.52, 13.40), ("Asia/Kolkata", 22.57, 88.36),
@@ -45,45 +45,45 @@ public struct FleetDevice: Sendable {
 
     /// Virtual seconds per wall second of the device's twin (transport timers: a heartbeat each
     /// way every virtual hour).
-    public static let speed = 3_600.0
+    package static let speed = 3_600.0
 
-    public let index: Int
+    package let index: Int
     /// The device's name in its run records, `device-` and the index (zero-padded to the width of
     /// the fleet's largest index, at least 6 digits).
-    public let name: String
-    public let platform: Platform
-    public let home: City
-    public let schedule: WakeSchedule
+    package let name: String
+    package let platform: Platform
+    package let home: City
+    package let schedule: WakeSchedule
     /// The nightly bed tap on the watch, and the wake time typed by hand when no date is cached.
-    public let bedAt: LocalTime
-    public let manualWake: LocalTime
+    package let bedAt: LocalTime
+    package let manualWake: LocalTime
     /// iOS: the app registers its handler too late from `lateFrom` on (nil: from the start).
-    public let registersLate: Bool
-    public let lateFrom: Date?
+    package let registersLate: Bool
+    package let lateFrom: Date?
     /// Android: the standby bucket the user's use of the app keeps it in.
-    public let bucket: StandbyBucket?
+    package let bucket: StandbyBucket?
     /// Seeds of the simulated OS, the phone's state (notice rotation, weather) and the link.
-    public let osSeed: UInt64
-    public let deviceSeed: UInt64
-    public let twinSeed: UInt64
+    package let osSeed: UInt64
+    package let deviceSeed: UInt64
+    package let twinSeed: UInt64
     /// iOS: the fitted launch delay from `FleetOptions.osModel`, nil for the built-in draws.
-    public let fittedDelay: EmpiricalDelay?
+    package let fittedDelay: EmpiricalDelay?
     /// iOS: how the OS draws app-refresh launches (`FleetOptions.opportunityModel`).
-    public let opportunityModel: OpportunityModelKind
+    package let opportunityModel: OpportunityModelKind
     /// The user's actions, in time order: stdin lines of the phone and the watch.
-    public let steps: [(at: Date, step: TwinStep)]
+    package let steps: [(at: Date, step: TwinStep)]
     /// The phone's batch, local days (`FleetOptions.horizonDays`). No draw depends on it or on
     /// the two below, so the same user runs under each refresh strategy.
-    public let horizonDays: Int
+    package let horizonDays: Int
     /// Whether the watch sends REQUESTs (`FleetOptions.requestDates`).
-    public let requestDates: Bool
+    package let requestDates: Bool
     /// iOS: whether the app submits a nightly processing task (`FleetOptions.processingTask`).
-    public let processingTask: Bool
+    package let processingTask: Bool
     /// The watch's `--warn-nights` (`FleetOptions.warnNights`).
-    public let warnNights: Int
+    package let warnNights: Int
 
     /// Draws device `index` of the fleet `options` describes.
-    public init(index: Int, options: FleetOptions) {
+    package init(index: Int, options: FleetOptions) {
         var rng = SplitMix64(state: options.seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
         func unit() -> Double { Double(rng.next() >> 11) / Double(UInt64(1) << 53) }
         func below(_ count: Int) -> Int { Int(rng.next() % UInt64(count)) }
@@ -234,7 +234,7 @@ public struct FleetDevice: Sendable {
     /// with this device's flags.
     /// - Parameter linkMode: how the twin's link hands messages over; the fleet runs `.messages`
     ///   (the same records as `.frames`, without JSON on the link; docs/performance.md).
-    public func twin(start: Date, linkMode: Twin.LinkMode = .messages) -> Twin {
+    package func twin(start: Date, linkMode: Twin.LinkMode = .messages) -> Twin {
         let zone = TimeZone(identifier: home.zone) ?? .gmt
         let taskIdentifier = PhoneAppConfiguration().taskIdentifier
         let os: SimulatedOS
@@ -274,23 +274,23 @@ public struct FleetDevice: Sendable {
     ///   a step due at that instant, or a run that ends there, belongs to a day not simulated),
     ///   in order; those from the app update's moment (`lateFrom`) on carry the update's version
     ///   (`FleetOptions.updatedAppVersion`).
-    public func run(_ options: FleetOptions, linkMode: Twin.LinkMode = .messages) -> [RunRecord] {
+    package func run(_ options: FleetOptions, linkMode: Twin.LinkMode = .messages) -> [RunRecord] {
         simulate(options, linkMode: linkMode).records
     }
 
     /// What one device's simulation gave.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// The run records, as `run(_:linkMode:)` returns them.
-        public var records: [RunRecord]
+        package var records: [RunRecord]
         /// The watch's nights, one per bed tap before the end (`WatchNight`).
-        public var nights: [WatchNight]
+        package var nights: [WatchNight]
         /// The app's background launches before the end: the OS's launches for the refresh task
         /// (`os.launch`, whether the handler was entered or not) and its wakes for a watch
         /// message (`os.watch_message` with `woken`).
-        public var launches: Int
+        package var launches: Int
         /// Bytes phone and watch put on their link, both ways, as wire frames (measured only
         /// when asked: `measureBytes`; else 0).
-        public var linkBytes: Int
+        package var linkBytes: Int
     }
 
     /// Runs the device as `run(_:linkMode:)` does and also reads its watch's nights and its
@@ -299,7 +299,7 @@ public struct FleetDevice: Sendable {
     ///   - linkMode: the twin's link (`.messages` unless given).
     ///   - measureBytes: whether to measure the link's bytes (`Twin.measureLinkBytes()`: each
     ///     message encoded once more, so it costs time).
-    public func simulate(
+    package func simulate(
         _ options: FleetOptions, linkMode: Twin.LinkMode = .messages, measureBytes: Bool = false
     ) -> Outcome {
         var twin = twin(start: options.startInstant, linkMode: linkMode)
@@ -327,7 +327,7 @@ public struct FleetDevice: Sendable {
 
     /// `records` of this device's twin with the app version of their moment: the update's
     /// (`FleetOptions.updatedAppVersion`) from `lateFrom` on, else the one it was built with.
-    public func stamped(_ records: [RunRecord]) -> [RunRecord] {
+    package func stamped(_ records: [RunRecord]) -> [RunRecord] {
         guard let lateFrom else { return records }
         return records.map { record in
             var record = record

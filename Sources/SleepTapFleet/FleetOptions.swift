@@ -1,104 +1,104 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCalibration
-public import SleepTapCore
-public import SleepTapOS
+package import Foundation
+package import SleepTapCalibration
+package import SleepTapCore
+package import SleepTapOS
 
 /// What a simulated fleet is: how many devices, for how long, and the shares of its users'
 /// platforms, app builds and habits (`sleeptap-fleet`'s flags, docs/fleet.md).
-public struct FleetOptions: Equatable, Sendable {
+package struct FleetOptions: Equatable, Sendable {
     /// Devices in the whole fleet, numbered 0 ..< devices (a shard runs some of them).
-    public var devices: Int
+    package var devices: Int
     /// Simulated UTC days.
-    public var days: Int
+    package var days: Int
     /// The first simulated UTC day; the run starts at its 00:00 UTC.
-    public var start: LocalDate
+    package var start: LocalDate
     /// Seeds every device's user, OS and link (SplitMix64).
-    public var seed: UInt64 = 0
+    package var seed: UInt64 = 0
     /// XORed into every device's OS seed (default 0: the OS seed `seed` draws): the same users
     /// with other OS draws, to compare two OS models on one population (`OSModelTests`).
-    public var osSeedSalt: UInt64 = 0
+    package var osSeedSalt: UInt64 = 0
     /// Share of iOS devices in 0...1; the rest are Android.
-    public var iosShare: Double = 0.6
+    package var iosShare: Double = 0.6
     /// Share of iOS devices in 0...1 whose app registers its refresh handler too late (SwiftUI's
     /// `.backgroundTask`, `RegistrationMode.lateSilent`): submit succeeds, the handler never runs.
-    public var lateRegistration: Double = 0
+    package var lateRegistration: Double = 0
     /// The UTC day on which the app update that registers late reaches those devices (each at a
     /// time of that day drawn per device); nil: their app registers late from the start.
-    public var lateRegistrationFrom: LocalDate?
+    package var lateRegistrationFrom: LocalDate?
     /// App opens per user per day, on average (Poisson, at most 10 a day), 0...10.
-    public var opens: Double = 1.5
+    package var opens: Double = 1.5
     /// Share of days in 0...1 on which a user turns Low Power Mode (Battery Saver) on for some hours.
-    public var lowPower: Double = 0.1
+    package var lowPower: Double = 0.1
     /// Share of Android nights in 0...1 on which the phone lies on the nightstand unplugged, screen
     /// off and still, from the bed tap to the morning's wake-up, so Doze takes it (AOSP
     /// `DeviceIdleController`, docs/scheduler.md); on the other nights it charges. An iOS phone
     /// has no Doze; its nights are drawn the same way for the processing task and on the usage
     /// model (unplugged nights drain its battery). The share is this model's assumption: no
     /// platform owner publishes how many users charge overnight.
-    public var nightstand: Double = 0.5
+    package var nightstand: Double = 0.5
     /// Shares of the Android standby buckets, summing to 1, in `StandbyBucket.all` order.
-    public var buckets: [StandbyBucket: Double] = FleetOptions.defaultBuckets
+    package var buckets: [StandbyBucket: Double] = FleetOptions.defaultBuckets
     /// The fitted OS the devices run on (`--os-model FILE`, docs/calibration.md): an iOS device
     /// draws its launch delays from the most specific iOS group of the model for its app version
     /// (`FleetOptions.appVersion`) that has data; nil, or no such group: the built-in draws.
-    public var osModel: CalibratedOS?
+    package var osModel: CalibratedOS?
     /// The model file `osModel` was read from, for the summary; nil without one.
     /// How the iOS devices' OS draws app-refresh launches (`--opportunity-model`, default legacy).
-    public var opportunityModel: OpportunityModelKind = .legacy
-    public var osModelFile: String?
+    package var opportunityModel: OpportunityModelKind = .legacy
+    package var osModelFile: String?
     /// Local days of wake-ups in each batch the phone sends (`phone --horizon-days`, default
     /// `BatchPlanner.defaultHorizonDays`, 7).
-    public var horizonDays = BatchPlanner.defaultHorizonDays
+    package var horizonDays = BatchPlanner.defaultHorizonDays
     /// Whether the watch asks the phone for dates when they run low (`watch --request-dates`,
     /// docs/protocol.md "REQUEST").
-    public var requestDates = false
+    package var requestDates = false
     /// Whether the iOS app also submits a nightly `BGProcessingTask` on the charger (`phone
     /// --processing-task on`); its users then put the phone on the charger, screen off, at bed
     /// time on the nights `nightstand` does not leave it unplugged.
-    public var processingTask = false
+    package var processingTask = false
     /// The watch's `--warn-nights`: `coverage.low` (and, with `requestDates`, a REQUEST) when the
     /// cached nights left fall to this many (default 2).
-    public var warnNights = WatchNode.Configuration.defaultWarnNights
+    package var warnNights = WatchNode.Configuration.defaultWarnNights
     /// Whether `FleetRun` also writes the watch's night records (`sleeptap-fleet --watch-nights`,
     /// `WatchNight`).
-    public var watchNights = false
+    package var watchNights = false
     /// This run's shard: devices whose index ≡ `shardIndex` (mod `shardCount`).
-    public var shardIndex = 0
-    public var shardCount = 1
+    package var shardIndex = 0
+    package var shardCount = 1
 
     /// The app version every simulated device starts with (`RunRecord.appVersion`).
-    public static let appVersion = "1.0"
+    package static let appVersion = "1.0"
     /// The version of the app update `lateRegistrationFrom` installs (the one that registers late).
-    public static let updatedAppVersion = "1.1"
+    package static let updatedAppVersion = "1.1"
 
     /// The default standby-bucket mix (an engaged app's users: mostly active and working set).
-    public static let defaultBuckets: [StandbyBucket: Double] = [
+    package static let defaultBuckets: [StandbyBucket: Double] = [
         .active: 0.3, .workingSet: 0.3, .frequent: 0.2, .rare: 0.15, .restricted: 0.05,
     ]
 
-    public init(devices: Int, days: Int, start: LocalDate) {
+    package init(devices: Int, days: Int, start: LocalDate) {
         self.devices = devices
         self.days = days
         self.start = start
     }
 
     /// The device indices of this shard, in order.
-    public var shardDevices: StrideTo<Int> { stride(from: shardIndex, to: devices, by: shardCount) }
+    package var shardDevices: StrideTo<Int> { stride(from: shardIndex, to: devices, by: shardCount) }
 
     /// 00:00 UTC of `start`.
-    public var startInstant: Date { Self.midnightUTC(start) }
+    package var startInstant: Date { Self.midnightUTC(start) }
 
     /// 00:00 UTC after the last simulated day.
-    public var endInstant: Date {
+    package var endInstant: Date {
         Self.utc.date(byAdding: .day, value: days, to: startInstant) ?? startInstant
     }
 
     /// The Gregorian calendar in UTC, for the run's days.
-    public static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
+    package static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
 
     /// 00:00 UTC of a calendar date.
-    public static func midnightUTC(_ date: LocalDate) -> Date {
+    package static func midnightUTC(_ date: LocalDate) -> Date {
         utc.date(from: DateComponents(year: date.year, month: date.month, day: date.day))
             ?? Date(timeIntervalSince1970: 0)
     }

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-public import SleepTapCommandLine
-public import SleepTapCore
+package import SleepTapCommandLine
+package import SleepTapCore
 import SleepTapOS
 
 /// The flags that describe a simulated fleet's population and its shard, read the same way by
 /// `sleeptap-fleet` and `sleeptap-compare` (docs/fleet.md): `--devices`, `--days`, `--start`,
 /// `--seed`, `--mix`, `--late-registration`, `--late-registration-from`, `--opens`,
 /// `--low-power`, `--nightstand`, `--buckets`, `--os-model`, `--opportunity-model` and `--shard`.
-public struct FleetPopulationFlags: Sendable {
+package struct FleetPopulationFlags: Sendable {
     /// `--devices N`, nil when not given.
-    public var devices: Int?
+    package var devices: Int?
     /// `--days D`, nil when not given.
-    public var days: Int?
+    package var days: Int?
     var start: LocalDate?
     var seed: UInt64 = 0
     var mix: [String: Double]?
@@ -27,10 +27,10 @@ public struct FleetPopulationFlags: Sendable {
     var opportunityModel: OpportunityModelKind?
 
     /// No flag read yet.
-    public init() {}
+    package init() {}
 
     /// The population's and the shard's options, declared once for both tools' `--help`.
-    public static let options: [OptionSpec] = [
+    package static let options: [OptionSpec] = [
         OptionSpec(
             "--devices", value: "N", synopsis: .required, example: "10", help: "devices in the fleet, 1 to 10000000"),
         OptionSpec("--days", value: "D", synopsis: .required, example: "7", help: "simulated UTC days, 1 to 366"),
@@ -110,7 +110,7 @@ public struct FleetPopulationFlags: Sendable {
     /// Reads `flag` and its value from `reader` when it is one of the population's flags.
     /// - Returns: false, reading nothing, for any other flag.
     /// - Throws: `UsageError` naming the flag and what is wrong with its value.
-    public mutating func read(_ flag: String, from reader: inout ArgumentReader) throws(UsageError) -> Bool {
+    package mutating func read(_ flag: String, from reader: inout ArgumentReader) throws(UsageError) -> Bool {
         func share(_ flag: String) throws(UsageError) -> Double {
             let text = try reader.value(flag)
             guard let value = ArgumentReader.decimal(text), (0...1).contains(value) else {
@@ -188,7 +188,7 @@ public struct FleetPopulationFlags: Sendable {
     ///   - environment: for the shard of a batch job when `--shard` is not given
     ///     (`FleetCommand.shard(in:)`).
     /// - Throws: `UsageError` naming the flag (or variable) and what is wrong.
-    public func options(today: LocalDate, environment: [String: String]) throws(UsageError) -> FleetOptions {
+    package func options(today: LocalDate, environment: [String: String]) throws(UsageError) -> FleetOptions {
         guard let devices else { throw UsageError("--devices N is required") }
         guard let days else { throw UsageError("--days D is required") }
         let utc = FleetOptions.utc

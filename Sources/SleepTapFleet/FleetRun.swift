@@ -1,37 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapRuntime
+import Foundation
+import SleepTapCore
+package import SleepTapRuntime
 
 /// Runs a fleet's devices on the embedded twin, one device per task on all cores, and writes
 /// each device's run records under the output root (docs/fleet.md).
-public enum FleetRun {
+package enum FleetRun {
     /// What a run did, for the summary.
-    public struct Summary: Equatable, Sendable {
+    package struct Summary: Equatable, Sendable {
         /// Devices simulated (this shard's).
-        public var devices = 0
-        public var deviceDays = 0
+        package var devices = 0
+        package var deviceDays = 0
         /// Run records written, and the files that hold them.
-        public var records = 0
-        public var files = 0
+        package var records = 0
+        package var files = 0
         /// Records by kind.
-        public var submitted = 0
-        public var submitFailed = 0
-        public var background = 0
-        public var backgroundSucceeded = 0
-        public var dropped = 0
-        public var foreground = 0
+        package var submitted = 0
+        package var submitFailed = 0
+        package var background = 0
+        package var backgroundSucceeded = 0
+        package var dropped = 0
+        package var foreground = 0
         /// Wall seconds the run took.
-        public var seconds = 0.0
+        package var seconds = 0.0
 
-        public init() {}
+        package init() {}
 
         /// Successful `background` runs ÷ `submitted` records (the report's execution rate),
         /// nil without a submitted record.
-        public var executionRate: Double? { submitted == 0 ? nil : Double(backgroundSucceeded) / Double(submitted) }
+        package var executionRate: Double? { submitted == 0 ? nil : Double(backgroundSucceeded) / Double(submitted) }
 
         /// Simulated device-days per wall second.
-        public var deviceDaysPerSecond: Double { seconds > 0 ? Double(deviceDays) / seconds : 0 }
+        package var deviceDaysPerSecond: Double { seconds > 0 ? Double(deviceDays) / seconds : 0 }
 
         mutating func add(_ other: Summary) {
             devices += other.devices
@@ -74,7 +74,7 @@ public enum FleetRun {
     ///   - progress: called on the calling task after each device with (done, total).
     /// - Throws: `FileError` naming the file or directory that could not be written (the run
     ///   stops; the files written so far stay).
-    public static func run(
+    package static func run(
         _ options: FleetOptions, writer: RunRecordWriter, jobs: Int, progress: (Int, Int) -> Void = { _, _ in }
     ) async throws(FileError) -> Summary {
         let clock = ContinuousClock()

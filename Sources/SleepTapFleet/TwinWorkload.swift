@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
+package import Foundation
+import SleepTapCore
+package import SleepTapEmbedded
 import SleepTapOS
 
 /// The twin as the speed measurements run it: one device, iOS, early registration, a watch
 /// that taps bed at 22:30 every night, no link faults (docs/performance.md, "Twin speed").
-public enum TwinWorkload {
+package enum TwinWorkload {
     /// Thu 2025-03-06 12:00 EST: a run that crosses the spring-forward change.
-    public static let start = Date(timeIntervalSince1970: 1_741_280_400)
+    package static let start = Date(timeIntervalSince1970: 1_741_280_400)
 
     /// The twin of device `index`, not booted.
     /// - Parameters:
     ///   - index: the device's number; it seeds the OS, the weather and the link.
     ///   - speed: virtual seconds per wall second (transport timers scale with it).
     ///   - linkMode: how the link hands messages over (`.messages`, the fleet's, unless given).
-    public static func twin(index: Int, speed: Double = 3_600, linkMode: Twin.LinkMode = .messages) -> Twin {
+    package static func twin(index: Int, speed: Double = 3_600, linkMode: Twin.LinkMode = .messages) -> Twin {
         let zone = TimeZone(identifier: "America/New_York")!
         var ios = IOSBackgroundScheduler.Configuration(permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
         ios.registrationMode = .early
@@ -35,7 +35,7 @@ public enum TwinWorkload {
     }
 
     /// Runs device `index` for `days` days and returns the number of log entries.
-    public static func run(index: Int, days: Int, speed: Double = 3_600, linkMode: Twin.LinkMode = .messages) -> Int {
+    package static func run(index: Int, days: Int, speed: Double = 3_600, linkMode: Twin.LinkMode = .messages) -> Int {
         var twin = twin(index: index, speed: speed, linkMode: linkMode)
         twin.boot()
         let calendar = WakeCalendar.calendar(in: TimeZone(identifier: "UTC")!)
@@ -46,7 +46,7 @@ public enum TwinWorkload {
 
     /// Runs devices 0 ..< `devices` for `days` days, `jobs` at a time (1: one after the other on
     /// the calling thread, which valgrind can follow), and returns the number of log entries.
-    public static func runAll(devices: Int, days: Int, jobs: Int, speed: Double) async -> Int {
+    package static func runAll(devices: Int, days: Int, jobs: Int, speed: Double) async -> Int {
         if jobs <= 1 { return (0..<devices).reduce(0) { $0 + run(index: $1, days: days, speed: speed) } }
         return await withTaskGroup(of: Int.self) { group in
             var next = 0

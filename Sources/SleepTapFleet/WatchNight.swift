@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
-public import SleepTapOS
-public import SleepTapRuntime
+package import Foundation
+package import SleepTapCore
+package import SleepTapEmbedded
+package import SleepTapOS
+package import SleepTapRuntime
 
 /// One night of a simulated watch: its bed tap, where the wake-up came from (the cached dates or
 /// the user's typed time) and whether the alarm rang at it (docs/fleet.md, "Night records").
 ///
 /// Written as `metrics/watch_nights/<device>-<YYYY-MM-DD>.json` (the tap's UTC day) beside the
 /// phone's run records, which the weekly report reads alone.
-public struct WatchNight: Equatable, Sendable {
+package struct WatchNight: Equatable, Sendable {
     /// Where the night's wake-up came from.
-    public enum Source: String, Sendable {
+    package enum Source: String, Sendable {
         /// A cached date of the phone's batch covered the night (`bed.wake_time`).
         case cache
         /// No cached date did: the watch asked and the user typed the time
@@ -21,7 +21,7 @@ public struct WatchNight: Equatable, Sendable {
     }
 
     /// Whether the alarm rang right.
-    public enum Alarm: String, Sendable {
+    package enum Alarm: String, Sendable {
         /// It rang first at the wake-up the night answered (not late), and for a cached date that
         /// wake-up is the device's schedule's for its local date, in the batch's zone.
         case right
@@ -34,37 +34,37 @@ public struct WatchNight: Equatable, Sendable {
     }
 
     /// The device's name (`device-000042`), as in its run records.
-    public var device: String
+    package var device: String
     /// `ios` or `android`.
-    public var platform: Platform
+    package var platform: Platform
     /// The tap's instant.
-    public var tapAt: Date
+    package var tapAt: Date
     /// The tap's local date (`YYYY-MM-DD`) in the zone the watch lives in.
-    public var tapLocalDate: String
+    package var tapLocalDate: String
     /// The tap's local time (`HH:MM`) in that zone.
-    public var tapLocalTime: String
+    package var tapLocalTime: String
     /// That zone's identifier (`America/Chicago`).
-    public var tapTimeZone: String
+    package var tapTimeZone: String
     /// Where the wake-up came from.
-    public var source: Source
+    package var source: Source
     /// The wake-up the night answered (the cached date, or the typed time); nil when none was
     /// set by the end.
-    public var wakeTime: Date?
+    package var wakeTime: Date?
     /// Cached wake-ups ahead of the tap, this night's included; 0 for a manual entry.
-    public var nightsLeft: Int
+    package var nightsLeft: Int
     /// When the alarm first rang for `wakeTime`; nil when it did not.
-    public var alarmFiredAt: Date?
+    package var alarmFiredAt: Date?
     /// The verdict on the alarm.
-    public var alarm: Alarm
+    package var alarm: Alarm
     /// The phone's staleness at the tap: hours since its last successful background run ended;
     /// nil when there was none yet.
-    public var stalenessHours: Double?
+    package var stalenessHours: Double?
 
     /// The directory under a metrics root, beside `RunRecordFile.directory`.
-    public static let directory = "metrics/watch_nights"
+    package static let directory = "metrics/watch_nights"
 
     /// Whether the alarm rang wrong or not at all (`wrong`, `missed`): what must never happen.
-    public var alarmFailed: Bool { alarm == .wrong || alarm == .missed }
+    package var alarmFailed: Bool { alarm == .wrong || alarm == .missed }
 
     /// The nights of a device's twin log: one per bed tap of its watch, in order.
     /// - Parameters:
@@ -73,7 +73,7 @@ public struct WatchNight: Equatable, Sendable {
     ///   - schedule: the device's wake schedule, the truth a cached date is checked against.
     ///   - records: the phone's run records, for the staleness at each tap.
     ///   - end: the end of the simulation: wake-ups from it on are `afterEnd`.
-    public static func nights(
+    package static func nights(
         of log: [Twin.Entry], device: String, platform: Platform, schedule: WakeSchedule, records: [RunRecord],
         end: Date
     ) -> [WatchNight] {
@@ -158,13 +158,13 @@ public struct WatchNight: Equatable, Sendable {
     // MARK: The file
 
     /// The file name of a device's nights on the tap's UTC day: `<device>-<YYYY-MM-DD>.json`.
-    public static func fileName(device: String, day: Date) -> String {
+    package static func fileName(device: String, day: Date) -> String {
         "\(device)-\(RunRecordFile.utcDay(day)).json"
     }
 
     /// One night as a JSON object on one line, keys sorted, every key written (null where there
     /// is no value); instants in `RunRecordFile.instantString`'s form.
-    public var line: String {
+    package var line: String {
         func quoted(_ text: String) -> String {
             let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
             return String(decoding: data, as: UTF8.self)
@@ -182,7 +182,7 @@ public struct WatchNight: Equatable, Sendable {
     }
 
     /// A file's bytes: `[`, one night per line, `]`, a final newline (as `RunRecordFile.encode`).
-    public static func encode(_ nights: [WatchNight]) -> Data {
+    package static func encode(_ nights: [WatchNight]) -> Data {
         Data(("[\n" + nights.map(\.line).joined(separator: ",\n") + (nights.isEmpty ? "" : "\n") + "]\n").utf8)
     }
 
@@ -191,7 +191,7 @@ public struct WatchNight: Equatable, Sendable {
     /// - Parameter durable: false skips the fsync (a simulation makes its files again rather
     ///   than recovering them).
     /// - Throws: `FileError` naming the file or directory that cannot be written.
-    public static func write(_ nights: [WatchNight], root: String, durable: Bool = false) throws(FileError) {
+    package static func write(_ nights: [WatchNight], root: String, durable: Bool = false) throws(FileError) {
         let directory = root + "/" + Self.directory
         try AtomicFile.ensureDirectory(directory)
         var byFile: [String: [WatchNight]] = [:]

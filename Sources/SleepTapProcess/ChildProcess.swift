@@ -1,43 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
+package import Foundation
+package import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// One JSON Lines event read from a child's stdout.
-public struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
+package struct ChildEvent: @unchecked Sendable, CustomStringConvertible {
     /// The `event` field as printed.
-    public let rawName: String
+    package let rawName: String
     /// The whole decoded object (`event`, `time`, `source` and the fields).
-    public let fields: [String: Any]
+    package let fields: [String: Any]
     /// The line as printed.
-    public let line: String
+    package let line: String
 
     /// The `event` field from the catalogue; nil for a name the catalogue lacks (a tool's own
     /// events, such as the Python interop client's).
-    public var name: EventName? { EventName(rawValue: rawName) }
+    package var name: EventName? { EventName(rawValue: rawName) }
     /// The `source` field (`phone`, `watch`, `os`), or nil.
-    public var source: EventSource? { string("source").flatMap(EventSource.init(rawValue:)) }
+    package var source: EventSource? { string("source").flatMap(EventSource.init(rawValue:)) }
     /// A string field, or nil.
-    public func string(_ key: String) -> String? { fields[key] as? String }
+    package func string(_ key: String) -> String? { fields[key] as? String }
     /// An integer field, or nil.
-    public func int(_ key: String) -> Int? { (fields[key] as? NSNumber)?.intValue }
+    package func int(_ key: String) -> Int? { (fields[key] as? NSNumber)?.intValue }
     /// A nested object field (e.g. `phone.status`'s `os`), or nil.
-    public func object(_ key: String) -> [String: Any]? { fields[key] as? [String: Any] }
+    package func object(_ key: String) -> [String: Any]? { fields[key] as? [String: Any] }
     /// The `time` field parsed as an instant (with its milliseconds).
-    public var time: Date? { string("time").flatMap(ISO8601.date) }
-    public var description: String { line }
+    package var time: Date? { string("time").flatMap(ISO8601.date) }
+    package var description: String { line }
 }
 
 /// One line a child wrote on stdout, with the wall instant it was read.
-public struct ChildOutputLine: Sendable {
+package struct ChildOutputLine: Sendable {
     /// When the reader thread read the line.
-    public let arrived: Date
+    package let arrived: Date
     /// The line, without its newline.
-    public let text: String
+    package let text: String
 }
 
 /// A spawned SleepTap executable whose stdout is read as JSON Lines on a background thread.
@@ -53,9 +53,9 @@ public struct ChildOutputLine: Sendable {
 /// which covers SIGKILL of this process too. That signal comes when the parent THREAD that
 /// spawned the child exits, not the process, so every child is spawned from one thread that
 /// lives as long as the process (`Spawner`), never from a worker thread that may be retired.
-public final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: @unchecked Sendable {
     /// A label for messages ("phone", "watch").
-    public let name: String
+    package let name: String
     private let process = Process()
     private let stdinPipe = Pipe()
     private let stdoutPipe = Pipe()
@@ -75,7 +75,7 @@ public final class ChildProcess: @unchecked Sendable {
     ///   - standardInput: the child's stdin (e.g. `FileHandle.nullDevice`, a terminal); nil for a
     ///     pipe that `send(line:)` writes to.
     /// - Throws: if the executable cannot be started.
-    public init(
+    package init(
         name: String, executable: URL, arguments: [String], standardInput: FileHandle? = nil,
         onEvent: (@Sendable (ChildEvent) -> Void)? = nil
     ) throws {
@@ -123,32 +123,32 @@ public final class ChildProcess: @unchecked Sendable {
     /// Stops reading the child's stdout and closes this end of the pipe, as `| head` does when it
     /// has read enough: the child's next write fails with EPIPE (or SIGPIPE kills it). Events
     /// read before stay in `events`.
-    public func closeStandardOutput() {
+    package func closeStandardOutput() {
         var byte: UInt8 = 1
         _ = write(cancelWrite, &byte, 1)
     }
 
     /// The child's process id.
-    public var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { process.processIdentifier }
     /// Whether the child is still running.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Every event read so far, in order.
-    public var events: [ChildEvent] {
+    package var events: [ChildEvent] {
         condition.lock()
         defer { condition.unlock() }
         return eventList
     }
 
     /// What the child wrote on stderr so far.
-    public var standardError: String {
+    package var standardError: String {
         condition.lock()
         defer { condition.unlock() }
         return String(decoding: stderrData, as: UTF8.self)
     }
 
     /// The lines the child wrote on stdout that are not JSON events (usage, version), in order.
-    public var otherOutputLines: [String] {
+    package var otherOutputLines: [String] {
         condition.lock()
         defer { condition.unlock() }
         return nonEventLines
@@ -156,19 +156,19 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Every line the child wrote on stdout so far, events and other lines, in order, each with
     /// the wall instant it was read (for help texts, reports, and pacing).
-    public var outputLines: [ChildOutputLine] {
+    package var outputLines: [ChildOutputLine] {
         condition.lock()
         defer { condition.unlock() }
         return outputList
     }
 
     /// Writes one line (a newline is added) to the child's stdin (when it is the pipe).
-    public func send(line: String) {
+    package func send(line: String) {
         try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Closes the child's stdin (when it is the pipe): it reads end of file.
-    public func closeStandardInput() {
+    package func closeStandardInput() {
         try? stdinPipe.fileHandleForWriting.close()
     }
 
@@ -180,7 +180,7 @@ public final class ChildProcess: @unchecked Sendable {
     ///   - timeout: wall seconds to wait at most.
     ///   - predicate: extra condition on the event.
     /// - Returns: the event and its index, or nil at the deadline or when stdout closed first.
-    public func waitFor(
+    package func waitFor(
         _ name: EventName, from: Int = 0, timeout: TimeInterval,
         where predicate: (ChildEvent) -> Bool = { _ in true }
     ) -> (event: ChildEvent, index: Int)? {
@@ -188,7 +188,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for the first event whose name is one of `names` (and matches `predicate`).
-    public func waitFor(
+    package func waitFor(
         anyOf names: Set<EventName>, from: Int = 0, timeout: TimeInterval,
         where predicate: (ChildEvent) -> Bool = { _ in true }
     ) -> (event: ChildEvent, index: Int)? {
@@ -197,7 +197,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the first event whose `event` field, as printed, is one of `rawNames`: for
     /// names outside the catalogue (a tool's own events).
-    public func waitFor(
+    package func waitFor(
         rawNames names: Set<String>, from: Int = 0, timeout: TimeInterval,
         where predicate: (ChildEvent) -> Bool = { _ in true }
     ) -> (event: ChildEvent, index: Int)? {
@@ -223,7 +223,7 @@ public final class ChildProcess: @unchecked Sendable {
     ///   - timeout: wall seconds to wait at most.
     ///   - predicate: the condition on the line's text.
     /// - Returns: the line, or nil at the deadline or when stdout closed first.
-    public func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) -> String? {
+    package func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -241,7 +241,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Sends `signal` and waits up to `timeout` seconds for the exit; SIGKILL after that.
     /// - Returns: the exit status (or 128 + signal when killed by one). Idempotent.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 3) -> Int32 {
+    package func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 3) -> Int32 {
         if process.isRunning {
             kill(process.processIdentifier, signal)
             if !waitForExit(timeout: timeout) {
@@ -253,7 +253,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for the child to exit by itself. - Returns: false at the deadline.
-    public func waitForExit(timeout: TimeInterval) -> Bool {
+    package func waitForExit(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() >= deadline { return false }
@@ -263,7 +263,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Exit status once exited: the code, or 128 + signal when ended by a signal.
-    public var exitStatus: Int32? {
+    package var exitStatus: Int32? {
         guard !process.isRunning else { return nil }
         return process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
@@ -345,7 +345,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits until both stdout and stderr reached end of file (the child exited and every byte
     /// it wrote has been read). - Returns: false at the deadline.
     @discardableResult
-    public func waitForOutputEnd(timeout: TimeInterval) -> Bool {
+    package func waitForOutputEnd(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -359,7 +359,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// `scripts/install.sh` puts them under `PREFIX/libexec/sleeptap`). On Linux it is read from
     /// /proc/self/exe (proc(5)), which holds the resolved path also when the tool was started
     /// through PATH or a symbolic link (`sleeptap-demo`); elsewhere from `argv[0]`.
-    public static var productsDirectory: URL {
+    package static var productsDirectory: URL {
         #if os(Linux)
             if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
                 return URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -370,7 +370,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Finds a built SleepTap executable: next to the running binary, else in `.build/debug` or
     /// `.build/release` below the working directory.
-    public static func locate(_ executable: String) -> URL? {
+    package static func locate(_ executable: String) -> URL? {
         var candidates = [productsDirectory]
         #if os(Linux)
             // `swift test` runs Tests from <build>/debug/<Package>PackageTests.xctest.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapCommandLine
-public import SleepTapCore
+package import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -15,9 +15,9 @@ public import SleepTapCore
 /// stays.
 ///
 /// Exactly one thread ends the process: the first to claim the exit; any later one waits.
-public final class Reaper: @unchecked Sendable {
+package final class Reaper: @unchecked Sendable {
     /// The one reaper of this process.
-    public static let shared = Reaper()
+    package static let shared = Reaper()
 
     private struct Tracked {
         weak var child: ChildProcess?
@@ -49,14 +49,14 @@ public final class Reaper: @unchecked Sendable {
     }
 
     /// Registers a temp dir to remove on exit.
-    public func track(directory: String) {
+    package func track(directory: String) {
         lock.lock()
         directories.insert(directory)
         lock.unlock()
     }
 
     /// Forgets a dir (its owner removed it, or keeps it on purpose).
-    public func forget(directory: String) {
+    package func forget(directory: String) {
         lock.lock()
         directories.remove(directory)
         lock.unlock()
@@ -64,28 +64,28 @@ public final class Reaper: @unchecked Sendable {
 
     /// Notes a dir kept on purpose (`sleeptap-demo --keep`): when a signal ends the process, the
     /// message on stderr says where it is, as the normal end does on stdout.
-    public func noteKept(directory: String) {
+    package func noteKept(directory: String) {
         lock.lock()
         kept.append(directory)
         lock.unlock()
     }
 
     /// True once a thread has begun ending the process (starting new work is pointless then).
-    public var isExiting: Bool {
+    package var isExiting: Bool {
         lock.lock()
         defer { lock.unlock() }
         return exiting
     }
 
     /// What the tool is doing, for the message printed when a signal ends it.
-    public func setPosition(_ text: String) {
+    package func setPosition(_ text: String) {
         lock.lock()
         position = text
         lock.unlock()
     }
 
     /// Claims the exit for the calling thread; false when another thread already did.
-    public func claimExit() -> Bool {
+    package func claimExit() -> Bool {
         lock.lock()
         defer { lock.unlock() }
         if exiting { return false }
@@ -97,7 +97,7 @@ public final class Reaper: @unchecked Sendable {
     ///
     /// SIGTERM first (with SIGCONT, so a stopped child can act on it): phone and watch then save
     /// and close cleanly. Whatever still runs after `grace` seconds gets SIGKILL.
-    public func cleanUp(grace: TimeInterval = 3) {
+    package func cleanUp(grace: TimeInterval = 3) {
         lock.lock()
         let all = children.compactMap(\.child)
         let dirs = directories
@@ -119,7 +119,7 @@ public final class Reaper: @unchecked Sendable {
 
     /// Ends the process with `status` after the clean-up and then `report`, unless another thread
     /// is already ending it (then waits for that).
-    public func finish(_ status: ExitCode, report: () -> Void = {}) -> Never {
+    package func finish(_ status: ExitCode, report: () -> Void = {}) -> Never {
         guard claimExit() else {
             while true { pause() }
         }
@@ -135,7 +135,7 @@ public final class Reaper: @unchecked Sendable {
     /// inherit ignored signals, and a phone or watch spawned with SIGHUP ignored would keep it so
     /// (nohup). The handler is installed asynchronously: this waits for it (at most 2 s), so that
     /// a signal right after this call is not lost.
-    public func installSignalHandlers(program: String) {
+    package func installSignalHandlers(program: String) {
         let numbers = [SIGINT, SIGTERM, SIGHUP]
         lock.lock()
         if handlersInstalled {
@@ -181,7 +181,7 @@ public final class Reaper: @unchecked Sendable {
     /// more (EPIPE: the reader of `tool | head` exited; SIGPIPE must be ignored) the tool has no
     /// one to talk to: it cleans up and exits 0. Any other write error: it cleans up, says why on
     /// stderr and exits 74.
-    public func writeLine(_ line: String) {
+    package func writeLine(_ line: String) {
         switch OutputWriter.writeLine(line) {
         case .written: break
         case .readerGone:
@@ -204,7 +204,7 @@ public final class Reaper: @unchecked Sendable {
     /// the next open(2), pipe(2) or socket(2) (the lowest free descriptor, open(2)), and the output
     /// would go into a child's pipe or a temp file. A closed stdin or stderr is opened on
     /// /dev/null; a closed stdout ends the tool with 74 (EX_IOERR) and a message on stderr.
-    public static func requireStandardStreams() {
+    package static func requireStandardStreams() {
         var stdoutClosed = false
         for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
             guard fcntl(descriptor, F_GETFD) == -1, errno == EBADF else { continue }
@@ -222,7 +222,7 @@ public final class Reaper: @unchecked Sendable {
     }
 
     /// Writes `line` and a newline to stderr (errors there are ignored).
-    public func writeError(_ line: String) {
+    package func writeError(_ line: String) {
         try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
     }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 import SleepTapCore
 
 #if canImport(Glibc)
@@ -8,12 +8,12 @@ import SleepTapCore
 #endif
 
 /// A temp dir could not be made; `description` names the template and the C library's reason.
-public struct TemporaryDirectoryError: Error, CustomStringConvertible {
+package struct TemporaryDirectoryError: Error, CustomStringConvertible {
     /// The mkdtemp(3) template, e.g. `/tmp/sleeptap-demo-XXXXXX`.
-    public let template: String
+    package let template: String
     /// The errno mkdtemp(3) set.
-    public let code: Int32
-    public var description: String { "cannot create a temp dir \(template): \(Errno(code))" }
+    package let code: Int32
+    package var description: String { "cannot create a temp dir \(template): \(Errno(code))" }
 }
 
 extension Reaper {
@@ -27,7 +27,7 @@ extension Reaper {
     ///   - removeOnExit: false to keep the directory (`--keep`).
     /// - Returns: the directory's path.
     /// - Throws: `TemporaryDirectoryError` with mkdtemp's errno.
-    public func makeTemporaryDirectory(
+    package func makeTemporaryDirectory(
         prefix: String, removeOnExit: Bool = true
     ) throws(TemporaryDirectoryError) -> String {
         let template = "/tmp/\(prefix)-XXXXXX"

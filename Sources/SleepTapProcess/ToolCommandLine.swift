@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-public import SleepTapCommandLine
+package import SleepTapCommandLine
 import SleepTapCore
 
 #if canImport(Glibc)
@@ -23,7 +23,7 @@ extension Reaper {
     ///   - versionName: the name `--version` prints; `command.program` when nil.
     ///   - parse: the tool's own parser.
     /// - Returns: the options to run with; never returns for help, version or a usage error.
-    public static func commandLine<Options: Sendable>(
+    package static func commandLine<Options: Sendable>(
         _ command: CommandSpec, versionName: String? = nil, parse: () throws(UsageError) -> Parsed<Options>
     ) -> Options {
         let program = command.program

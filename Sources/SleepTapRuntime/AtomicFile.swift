@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapCore
 
 #if canImport(Glibc)
@@ -12,13 +12,13 @@ import SleepTapCore
 /// Crash-safe whole-file writes: write a temp file in the same directory, fsync it, rename it
 /// over the target, fsync the directory (POSIX rename(2) is atomic within one file system).
 /// After a crash the file holds either the old or the new bytes, never a mix.
-public enum AtomicFile {
+package enum AtomicFile {
     /// Replaces the file at `path` with `data` atomically and durably.
     /// - Parameter durable: false skips both fsyncs: the rename is still atomic for readers (they
     ///   see the old file or the new one), but after a crash the file may be empty or missing.
     ///   For output that is made again rather than recovered (a simulation's files).
     /// - Throws: `FileError` naming the path and the failing call; the old file is untouched.
-    public static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
+    package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -64,7 +64,7 @@ public enum AtomicFile {
     /// - Throws: `FileError` when it cannot be created or is not a writable directory, naming the
     ///   directory that failed and the cause in the system's words (strerror), e.g.
     ///   `/srv/st: cannot create directory: Permission denied`.
-    public static func ensureDirectory(_ path: String) throws(FileError) {
+    package static func ensureDirectory(_ path: String) throws(FileError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw FileError(path: path, reason: "exists and is not a directory") }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
+package import Foundation
+package import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -16,9 +16,9 @@ public import SleepTapCore
 /// `O_NOCTTY`, so that a terminal never becomes the controlling one), and then
 /// checked with fstat(2), so the checks and the read are of the same file; symbolic links are
 /// followed (open(2), fstat(2)).
-public enum BoundedFile {
+package enum BoundedFile {
     /// Why a file was not read.
-    public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// open(2) failed with this errno (`ENOENT`: there is no such file).
         case cannotOpen(Errno)
         /// The path names a directory.
@@ -31,7 +31,7 @@ public enum BoundedFile {
         /// read(2) failed with this errno.
         case cannotRead(Errno)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .cannotOpen(let code), .cannotRead(let code): "cannot be read: \(code)"
             case .isDirectory: "is a directory, not a file"
@@ -42,7 +42,7 @@ public enum BoundedFile {
 
         /// The errno of the system call that failed, nil when the file was refused for its kind
         /// or its size.
-        public var errno: Errno? {
+        package var errno: Errno? {
             switch self {
             case .cannotOpen(let code), .cannotRead(let code): code
             case .isDirectory, .notRegularFile, .tooLarge: nil
@@ -57,7 +57,7 @@ public enum BoundedFile {
     /// - Returns: the file's bytes, at most `limit` of them.
     /// - Throws: `Failure` when the file cannot be opened or read, is not a regular file, or is
     ///   longer than `limit` (refused before it is read, from fstat(2)'s size).
-    public static func read(_ path: String, limit: Int) throws(Failure) -> Data {
+    package static func read(_ path: String, limit: Int) throws(Failure) -> Data {
         var buffer = Data()
         let count = try read(path, in: AT_FDCWD, limit: limit, into: &buffer)
         buffer.count = count
@@ -73,7 +73,7 @@ public enum BoundedFile {
     ///   - buffer: where the bytes go; bytes after the returned count are left over from before.
     /// - Returns: the number of bytes read into the start of `buffer`.
     /// - Throws: `Failure`, as `read(_:limit:)`.
-    public static func read(
+    package static func read(
         _ name: UnsafePointer<CChar>, in directory: Int32, limit: Int, into buffer: inout Data
     ) throws(Failure) -> Int {
         let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)

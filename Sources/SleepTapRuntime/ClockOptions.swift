@@ -1,28 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCommandLine
-public import SleepTapCore
+package import Foundation
+package import SleepTapCommandLine
+package import SleepTapCore
 
 /// The virtual clock flags shared by both executables.
-public struct ClockOptions: Equatable, Sendable {
+package struct ClockOptions: Equatable, Sendable {
     /// `--clock-start ISO8601`: virtual instant at the anchor.
-    public var start: Date?
+    package var start: Date?
     /// `--clock-speed N`: virtual seconds per wall second (default 1).
-    public var speed: Double = 1
+    package var speed: Double = 1
     /// `--clock-anchor UNIX_SECONDS`: wall instant at which virtual now is `start`
     /// (default: when the process started).
-    public var anchor: Date?
+    package var anchor: Date?
 
     /// Bounds of `--clock-start` (and `--clock-anchor`): 1970-01-01T00:00:00Z to
     /// 2199-12-31T23:59:59Z, both included (2200-01-01T00:00:00Z is out of range).
-    public static let earliest = Date(timeIntervalSince1970: 0)
+    package static let earliest = Date(timeIntervalSince1970: 0)
     /// The last instant of 2199 (UTC).
-    public static let latest = Date(timeIntervalSince1970: 7_258_118_399)
+    package static let latest = Date(timeIntervalSince1970: 7_258_118_399)
     /// Largest `--clock-speed`: 10^7 (a wall second is 115 virtual days).
-    public static let maxSpeed = 10_000_000.0
+    package static let maxSpeed = 10_000_000.0
 
-    public init(start: Date? = nil, speed: Double = 1, anchor: Date? = nil) {
+    package init(start: Date? = nil, speed: Double = 1, anchor: Date? = nil) {
         self.start = start
         self.speed = speed
         self.anchor = anchor
@@ -32,7 +32,7 @@ public struct ClockOptions: Equatable, Sendable {
     /// clock reads `--clock-start`, so alone it would be ignored at speed 1 and used at other
     /// speeds; a flag that means nothing on its own is an error rather than a silent choice.
     /// - Throws: `UsageError` naming both flags (exit 64).
-    public func check() throws(UsageError) {
+    package func check() throws(UsageError) {
         if anchor != nil && start == nil {
             throw UsageError(
                 "--clock-anchor needs --clock-start (the anchor is the wall instant at which virtual time is --clock-start)"
@@ -41,7 +41,7 @@ public struct ClockOptions: Equatable, Sendable {
     }
 
     /// Wall time when no flag is given; otherwise `now = start + (wall - anchor) × speed`.
-    public func makeClock(processStart: Date = Date()) -> any SleepTapCore.Clock {
+    package func makeClock(processStart: Date = Date()) -> any SleepTapCore.Clock {
         if start == nil && anchor == nil && speed == 1 { return WallClock() }
         let anchor = anchor ?? processStart
         return VirtualClock(start: start ?? anchor, speed: speed, anchor: anchor)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import SleepTapCommandLine
+package import SleepTapCommandLine
 
 /// The options of `phone`, `watch` and their `keygen`, declared once: `--help` is generated from
 /// them and the parsers accept only these names.
@@ -23,7 +23,7 @@ extension CommandLineParser {
     }
 
     /// `phone`'s options and texts.
-    public static let phoneCommand = CommandSpec(
+    package static let phoneCommand = CommandSpec(
         program: "phone",
         summary: """
             The phone half of SleepTap. Binds a ZeroMQ ROUTER on ENDPOINT, runs a foreground refresh
@@ -294,7 +294,7 @@ extension CommandLineParser {
         """
 
     /// `watch`'s options and texts.
-    public static let watchCommand = CommandSpec(
+    package static let watchCommand = CommandSpec(
         program: "watch",
         summary: """
             The watch half of SleepTap. Connects a ZeroMQ DEALER (routing id ID) to ENDPOINT, says
@@ -417,7 +417,7 @@ extension CommandLineParser {
         """
 
     /// `phone keygen`'s or `watch keygen`'s options and texts.
-    public static func keygenCommand(_ role: Pairing.Role) -> CommandSpec {
+    package static func keygenCommand(_ role: Pairing.Role) -> CommandSpec {
         let program = role.rawValue
         let peer = role.peer.rawValue
         return CommandSpec(

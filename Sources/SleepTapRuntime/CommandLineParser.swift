@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCommandLine
-public import SleepTapCore
+import Foundation
+package import SleepTapCommandLine
+package import SleepTapCore
 import SleepTapOS
 
 /// Command-line parsing for both executables, kept in the library so it is unit-tested; the
 /// options are declared in `CommandDeclarations.swift`.
-public enum CommandLineParser {
+package enum CommandLineParser {
     /// Parses `keygen` arguments (those after `keygen`); `--help`, `-h` and `--version` win wherever
     /// they stand.
     /// - Returns: the directory to write, help or version.
     /// - Throws: `UsageError` naming the flag and what is wrong.
-    public static func parseKeygen(_ arguments: [String]) throws(UsageError) -> Parsed<String> {
+    package static func parseKeygen(_ arguments: [String]) throws(UsageError) -> Parsed<String> {
         if let request = Parsed<String>.informationRequest(in: arguments) { return request }
         var reader = ArgumentReader(arguments, command: keygenCommand(.phone))  // the same options for both roles
         var directory: String?
@@ -28,7 +28,7 @@ public enum CommandLineParser {
 
     /// Parses `phone` arguments (without the program name).
     /// - Throws: `UsageError` naming the flag and what is wrong with its value.
-    public static func parsePhone(
+    package static func parsePhone(
         _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(UsageError) -> Parsed<PhoneOptions> {
         if let request = Parsed<PhoneOptions>.informationRequest(in: arguments) { return request }
@@ -265,7 +265,7 @@ public enum CommandLineParser {
 
     /// Parses `watch` arguments (without the program name).
     /// - Throws: `UsageError` naming the flag and what is wrong with its value.
-    public static func parseWatch(
+    package static func parseWatch(
         _ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(UsageError) -> Parsed<WatchOptions> {
         if let request = Parsed<WatchOptions>.informationRequest(in: arguments) { return request }
@@ -367,7 +367,7 @@ public enum CommandLineParser {
 /// other flags so that `--time-zone` is checked against it (and `--version` prints its version);
 /// nil without the flag.
 /// - Throws: `UsageError` when DIR is not given, does not exist or is not a directory.
-public func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> ZoneDatabase? {
+package func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> ZoneDatabase? {
     // `--tzdata DIR` or `--tzdata=DIR`, as the flag parsers read every flag.
     guard
         let index = arguments.lastIndex(where: { $0 == "--tzdata" || $0.hasPrefix("--tzdata=") })

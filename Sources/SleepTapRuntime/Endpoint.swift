@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
-public import SleepTapCommandLine
+package import SleepTapCommandLine
 
 /// A ZeroMQ endpoint as the executables accept it (`--endpoint`), parsed and checked once.
 ///
 /// `description` gives the endpoint in zmq's syntax for `zmq_bind`/`zmq_connect` (zmq_ipc(7),
 /// zmq_tcp(7)). inproc:// works only inside one process, so the executables do not accept it.
-public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
+package enum Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// `ipc://PATH`: a unix-domain socket. `path` is absolute, or `@name` for a socket in Linux's
     /// abstract namespace, which has no file (unix(7)).
     case ipc(path: String)
@@ -16,10 +16,10 @@ public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
     case tcp(host: String, port: UInt16?)
 
     /// The longest ipc path: `sockaddr_un.sun_path` holds 108 bytes on Linux with the NUL (unix(7)).
-    public static let maximumIPCPathBytes = 107
+    package static let maximumIPCPathBytes = 107
 
     /// The endpoint in zmq's syntax, e.g. `ipc:///run/user/1000/sleeptap.sock` or `tcp://127.0.0.1:5555`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .ipc(let path): return "ipc://" + path
         case .tcp(let host, let port): return "tcp://\(host):\(port.map { String($0) } ?? "*")"
@@ -27,13 +27,13 @@ public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The socket file of an ipc endpoint; nil for tcp and for an abstract-namespace name.
-    public var socketPath: String? {
+    package var socketPath: String? {
         guard case .ipc(let path) = self, !path.hasPrefix("@") else { return nil }
         return path
     }
 
     /// The host of a tcp endpoint without the brackets of an IPv6 literal; nil for ipc.
-    public var tcpHost: String? {
+    package var tcpHost: String? {
         guard case .tcp(var host, _) = self else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return host
@@ -51,7 +51,7 @@ public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
     ///   - workingDirectory: what a relative ipc path is resolved against.
     /// - Returns: the endpoint, with an absolute ipc path.
     /// - Throws: `UsageError` naming the flag, the text and what is wrong.
-    public static func parse(_ text: String, flag: String, workingDirectory: String) throws(UsageError) -> Endpoint {
+    package static func parse(_ text: String, flag: String, workingDirectory: String) throws(UsageError) -> Endpoint {
         let shown = ArgumentReader.clip(text)
         guard let scheme = ["ipc://", "tcp://"].first(where: { text.hasPrefix($0) }) else {
             throw UsageError("\(flag) \"\(shown)\": expected ipc://PATH or tcp://HOST:PORT")

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapCommandLine
-public import SleepTapCore
+package import SleepTapCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,7 +21,7 @@ import Synchronization
 /// surely: it is said once on stderr, the output is marked closed the same way, and `failure`
 /// keeps the cause, so the process stops with exit 74 (`ExitCode.ioError`) instead of going on
 /// in silence.
-public final class EventOutput: @unchecked Sendable {
+package final class EventOutput: @unchecked Sendable {
     private let handle: FileHandle
     private let clock: any SleepTapCore.Clock
     private let process: EventSource
@@ -37,14 +37,14 @@ public final class EventOutput: @unchecked Sendable {
     ///   - clock: gives each event's `time` (virtual now).
     ///   - process: the process writing the lines (each line's `source`, but for the simulated
     ///     OS's `os.*` events).
-    public init(handle: FileHandle = .standardOutput, clock: any SleepTapCore.Clock, process: EventSource) {
+    package init(handle: FileHandle = .standardOutput, clock: any SleepTapCore.Clock, process: EventSource) {
         self.handle = handle
         self.clock = clock
         self.process = process
     }
 
     /// Writes `event` stamped with `time`, or virtual now when nil. Dropped once the output is closed.
-    public func emit(_ event: Event, at time: Date? = nil) {
+    package func emit(_ event: Event, at time: Date? = nil) {
         guard !isClosed else { return }
         let line = Array((event.jsonLine(time: time ?? clock.now, process: process) + "\n").utf8)
         switch OutputWriter.write(line, to: handle.fileDescriptor) {
@@ -59,7 +59,7 @@ public final class EventOutput: @unchecked Sendable {
 
     /// Why a write to the output failed (other than EPIPE), e.g. `No space left on device`; nil
     /// while every write succeeded or the reader merely went away.
-    public var failure: String? { writeFailure.withLock { $0 } }
+    package var failure: String? { writeFailure.withLock { $0 } }
 
     /// Records the first write failure and says it on stderr.
     private func noteFailed(_ reason: String) {
@@ -72,10 +72,10 @@ public final class EventOutput: @unchecked Sendable {
     }
 
     /// Whether the output was found closed.
-    public var isClosed: Bool { closure.withLock { $0.closed } }
+    package var isClosed: Bool { closure.withLock { $0.closed } }
 
     /// Runs `action` once when the output is found closed (at once if it already is).
-    public func whenClosed(_ action: @escaping @Sendable () -> Void) {
+    package func whenClosed(_ action: @escaping @Sendable () -> Void) {
         let runNow = closure.withLock { state in
             if state.closed { return true }
             state.action = CloseAction(action)
@@ -109,7 +109,7 @@ public final class EventOutput: @unchecked Sendable {
 /// The name this process was started as (the last path component of `argv[0]`: `sleeptap-watch`
 /// when installed under that name), or `fallback` when there is none; for the hints that name
 /// a command to run (`see NAME --help`).
-public func invokedName(_ fallback: String) -> String {
+package func invokedName(_ fallback: String) -> String {
     guard let first = CommandLine.arguments.first, !first.isEmpty else { return fallback }
     let name = (first as NSString).lastPathComponent
     return name.isEmpty ? fallback : name
@@ -122,7 +122,7 @@ private final class CloseAction: Sendable {
 }
 
 /// Prints a diagnostic line on stderr, prefixed with the program name.
-public func diagnose(_ program: String, _ message: String) {
+package func diagnose(_ program: String, _ message: String) {
     let line = "\(program): \(message)\n"
     try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Dispatch
 import Foundation
-public import SleepTapCore
+package import SleepTapCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,15 +12,15 @@ import Synchronization
 /// on every core, each thread one file at a time (a file's records are decoded, added and dropped
 /// before that thread reads its next file), and writes only `ROOT/reports/bg_freshness_<date>.md`, atomically (`AtomicFile`). It
 /// never writes, moves or changes an input.
-public enum FreshnessReportFiles {
+package enum FreshnessReportFiles {
     /// Why no report was written.
-    public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// No usable input: no directory, no `*.json` file, or every file bad (exit 65).
         case noInput(String)
         /// The reports directory or the report cannot be written (exit 73).
         case cannotWrite(FileError)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .noInput(let why): why
             case .cannotWrite(let error): "cannot write the report: \(error)"
@@ -28,7 +28,7 @@ public enum FreshnessReportFiles {
         }
 
         /// 65 or 73.
-        public var exitCode: ExitCode {
+        package var exitCode: ExitCode {
             switch self {
             case .noInput: .dataError
             case .cannotWrite: .cantCreate
@@ -39,13 +39,13 @@ public enum FreshnessReportFiles {
     /// A file larger than this is skipped unread (16 MiB, about 60,000 records; one device's day
     /// is a few kilobytes). Each reading thread holds one file and its decoded records at a time,
     /// so this bounds the report's memory.
-    public static let maxFileBytes = 16 << 20
+    package static let maxFileBytes = 16 << 20
 
     /// The last UTC day that has run records under `root`, from the files' names
     /// (`<device>-<YYYY-MM-DD>.json`, the day of every record in the file): `sleeptap-report`'s
     /// default `--date`, so that a fleet that ends yesterday, or a phone on a virtual clock, gets
     /// its last full two weeks. Nil when the directory cannot be listed or no name holds a day.
-    public static func lastRecordDay(root: String) -> LocalDate? {
+    package static func lastRecordDay(root: String) -> LocalDate? {
         let directory = root + "/" + RunRecordFile.directory
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
         var last: String?
@@ -60,7 +60,7 @@ public enum FreshnessReportFiles {
     /// Reads the records under `root` into a report for `date` (no writing).
     /// - Throws: `Failure.noInput` when no file could be used, naming the directory and each
     ///   skipped file's reason.
-    public static func read(root: String, date: LocalDate) throws(Failure) -> FreshnessReport {
+    package static func read(root: String, date: LocalDate) throws(Failure) -> FreshnessReport {
         let directory = root + "/" + RunRecordFile.directory
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
@@ -186,7 +186,7 @@ public enum FreshnessReportFiles {
     /// - Returns: the number of good files and the skipped ones with their reasons, in name order.
     /// - Throws: `Failure.noInput` when there is no directory, no `*.json` file, or no good file
     ///   (naming each skipped file's reason).
-    public static func eachFile(
+    package static func eachFile(
         root: String, _ body: (_ file: String, _ records: [RunRecord]) -> Void
     ) throws(Failure) -> (files: Int, skipped: [(file: String, reason: String)]) {
         let directory = root + "/" + RunRecordFile.directory
@@ -253,7 +253,7 @@ public enum FreshnessReportFiles {
     /// - Returns: the report's path.
     /// - Throws: `Failure.cannotWrite` naming the directory or file.
     @discardableResult
-    public static func write(_ report: FreshnessReport, root: String) throws(Failure) -> String {
+    package static func write(_ report: FreshnessReport, root: String) throws(Failure) -> String {
         let directory = root + "/reports"
         let path = directory + "/" + report.fileName
         do throws(FileError) {

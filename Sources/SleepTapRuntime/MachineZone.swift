@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCommandLine
-public import SleepTapCore
+package import Foundation
+package import SleepTapCommandLine
+package import SleepTapCore
 
 /// The machine's zone, as the environment's `TZ` names it, checked against the tz database in
 /// use (`ZoneDatabase.current`: `--tzdata`, else `TZDIR`, else `/usr/share/zoneinfo`).
@@ -12,7 +12,7 @@ public import SleepTapCore
 /// name after the colon is read here. A `TZ` that names an IANA zone the database lacks is an
 /// error, never a silent fall-back to Foundation's own rules (POSIX.1-2017, 8.3 "Other
 /// Environment Variables", TZ; tz database Theory file).
-public enum MachineZone {
+package enum MachineZone {
     /// The zone `TZ` names, nil when Foundation's `TimeZone.current` stands (no `TZ`, an empty
     /// one, or a POSIX rule string such as `EST5EDT` that is not an IANA name).
     /// - Parameters:
@@ -20,7 +20,7 @@ public enum MachineZone {
     ///   - database: the tz database the zone's rules must come from.
     /// - Throws: `UsageError` naming `TZ`, the zone and the database when the database lacks the
     ///   zone or its file is empty or not TZif (RFC 8536).
-    public static func named(
+    package static func named(
         in environment: [String: String], database: ZoneDatabase = .current
     ) throws(UsageError) -> TimeZone? {
         guard let raw = environment["TZ"], !raw.isEmpty else { return nil }
@@ -42,7 +42,7 @@ public enum MachineZone {
 
     /// The machine's zone for a running phone or watch: `named(in:)` of this process's
     /// environment, else Foundation's `TimeZone.current` (the main checked `TZ` before).
-    public static var current: TimeZone {
+    package static var current: TimeZone {
         ((try? named(in: ProcessInfo.processInfo.environment)) ?? nil) ?? TimeZone.current
     }
 }

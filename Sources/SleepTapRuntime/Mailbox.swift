@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
-public import SleepTapCore
+package import SleepTapCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// Input from other threads (stdin lines, signals) to the loop thread that owns the sockets.
-public enum LoopInput: Sendable, Equatable {
+package enum LoopInput: Sendable, Equatable {
     /// One line typed on stdin, without its newline.
     case line(String)
     /// stdin reached end of file and is not a terminal (`< /dev/null`, a closed pipe): only the
@@ -23,15 +23,15 @@ public enum LoopInput: Sendable, Equatable {
 /// pipe's read end (`zmq_poll` accepts plain file descriptors) so it wakes at once without
 /// busy-polling, and only the loop thread ever touches a socket (ZeroMQ sockets are not thread
 /// safe: zmq(7) and zmq_socket(3) man pages; zguide chapter 2, "Multithreading with ZeroMQ").
-public final class Mailbox: Sendable {
+package final class Mailbox: Sendable {
     private let queue = Mutex<[LoopInput]>([])
     private let weatherResults = Mutex<[WeatherOutcome]>([])
     /// Read end of the wake-up pipe; poll it for readability.
-    public let readFD: Int32
+    package let readFD: Int32
     private let writeFD: Int32
 
     /// - Throws: `FileError` if the pipe cannot be created.
-    public init() throws(FileError) {
+    package init() throws(FileError) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
             let failure = Errno.current
@@ -51,7 +51,7 @@ public final class Mailbox: Sendable {
     }
 
     /// Appends `input` and wakes the loop. Safe from any thread.
-    public func post(_ input: LoopInput) {
+    package func post(_ input: LoopInput) {
         queue.withLock { $0.append(input) }
         var byte: UInt8 = 1
         _ = write(writeFD, &byte, 1)  // EAGAIN (pipe full) is fine: the loop is awake anyway.
@@ -74,7 +74,7 @@ public final class Mailbox: Sendable {
     }
 
     /// Takes everything posted so far and empties the pipe. Loop thread only.
-    public func drain() -> [LoopInput] {
+    package func drain() -> [LoopInput] {
         var sink = [UInt8](repeating: 0, count: 256)
         while read(readFD, &sink, sink.count) > 0 {}
         return queue.withLock { items in

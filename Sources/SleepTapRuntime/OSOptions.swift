@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapCalibration
-public import SleepTapCommandLine
-public import SleepTapCore
-public import SleepTapOS
+package import SleepTapCommandLine
+package import SleepTapCore
+package import SleepTapOS
 
 /// The simulated OS the phone runs on (`--platform`, `--registration`, …).
 ///
@@ -13,70 +13,70 @@ public import SleepTapOS
 /// given at a restart overrides the stored value, as a user changing a setting (or installing
 /// an app build) would; `--os-seed` only seeds a new OS, and `--platform` must match the stored
 /// device (docs/scheduler.md, "The OS outlives the app").
-public struct OSOptions: Equatable, Sendable {
+package struct OSOptions: Equatable, Sendable {
     /// iOS (BGTaskScheduler) or Android (WorkManager); nil = the stored device's, else iOS.
-    public var platform: Platform?
+    package var platform: Platform?
     /// How the installed app registers its refresh handler: early (AppDelegate), late-silent
     /// (SwiftUI `.backgroundTask` on iOS 26.6), late-crash; nil = stored, else early.
-    public var registration: RegistrationMode?
+    package var registration: RegistrationMode?
     /// iOS app-refresh budget, virtual seconds; nil = stored, else 30.
-    public var budget: TimeInterval?
+    package var budget: TimeInterval?
     /// `--low-power`: true; nil = stored, else off.
-    public var lowPower: Bool?
+    package var lowPower: Bool?
     /// Background App Refresh (iOS setting; off = submit fails `unavailable`); `--refresh-off`:
     /// false; nil = stored, else on.
-    public var backgroundRefresh: Bool?
+    package var backgroundRefresh: Bool?
     /// `--charging`: true; nil = stored, else not charging.
-    public var charging: Bool?
+    package var charging: Bool?
     /// Android App Standby bucket; nil = stored, else active.
-    public var bucket: StandbyBucket?
+    package var bucket: StandbyBucket?
     /// Android periodic interval, seconds (raised to 900); nil = stored, else 6 h.
-    public var interval: TimeInterval?
+    package var interval: TimeInterval?
     /// `--android-api`: the Android API level (21...36), which selects the quota table
     /// (`AndroidAPI.quotas(for:android16Flags:)`); nil = stored, else the pre-Android 13 table.
-    public var androidAPI: Int?
+    package var androidAPI: Int?
     /// `--android16-quotas on|off`: Android 16's flagged quota values (API 36); nil = stored, else on.
-    public var android16Flags: Bool?
+    package var android16Flags: Bool?
     /// `--constraints`: the Android work request's `Constraints` (empty: `none`); nil = stored,
     /// else none.
-    public var constraints: [WorkConstraint]?
+    package var constraints: [WorkConstraint]?
     /// `--notifications`: iOS's notification authorization; nil = stored, else `authorized` (so
     /// a scenario without it means what it meant before the flag).
-    public var notifications: NotificationAuthorization?
+    package var notifications: NotificationAuthorization?
     /// `--phone-alarm on|off`: the companion phone alarm (Android `setAlarmClock()` for the next
     /// wake-up); the app's setting, given at each start (not stored); nil = off.
-    public var phoneAlarm: Bool?
+    package var phoneAlarm: Bool?
     /// `--processing-task on|off`: iOS, the app's nightly `BGProcessingTaskRequest` on the charger
     /// (docs/scheduler.md, "Processing tasks"); the app's setting, given at each start (not
     /// stored); nil = off.
-    public var processingTask: Bool?
+    package var processingTask: Bool?
     /// `--exact-alarm-permission schedule|use`: the exact alarm permission the app declares
     /// (`SCHEDULE_EXACT_ALARM` or `USE_EXACT_ALARM`); nil = stored, else `schedule`.
-    public var exactAlarmPermission: ExactAlarmDeclaration?
+    package var exactAlarmPermission: ExactAlarmDeclaration?
     /// `--opportunity-model legacy|usage`: iOS, the rule that draws app-refresh launches
     /// (docs/scheduler.md, "Usage model"); nil = stored, else legacy.
-    public var opportunityModel: OpportunityModelKind?
+    package var opportunityModel: OpportunityModelKind?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
-    public var seed: UInt64?
+    package var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
-    public var stepCosts = StepCosts()
+    package var stepCosts = StepCosts()
     /// `--app-version`: the installed app build's version, written in its run records
     /// (`RunRecord.appVersion`, docs/metrics.md); the app's, not stored with the OS; nil = none.
-    public var appVersion: String?
+    package var appVersion: String?
     /// `--os-model FILE`: a model `sleeptap-calibrate` wrote; read by `loadOSModel()`.
-    public var osModelPath: String?
+    package var osModelPath: String?
     /// The fitted iOS wait `loadOSModel()` took from `osModelPath`; nil = stored, else the
     /// built-in draws.
-    public var empiricalDelay: EmpiricalDelay?
+    package var empiricalDelay: EmpiricalDelay?
 
     /// The seed of a new OS when `--os-seed` is not given.
-    public static let defaultSeed: UInt64 = 1
+    package static let defaultSeed: UInt64 = 1
     /// The Android interval when `--interval` is not given, seconds.
-    public static let defaultInterval: TimeInterval = 6 * 3_600
+    package static let defaultInterval: TimeInterval = 6 * 3_600
     /// The iOS budget when `--budget` is not given, seconds.
-    public static let defaultBudget: TimeInterval = 30
+    package static let defaultBudget: TimeInterval = 30
 
-    public init() {}
+    package init() {}
 
     /// Reads `--os-model`'s file and keeps the fitted wait of its most specific iOS group for
     /// this app's `--app-version` (`CalibratedOS.delay(platform:bucket:appVersion:)`, groups
@@ -85,7 +85,7 @@ public struct OSOptions: Equatable, Sendable {
     /// - Throws: `OSModelLoadError` naming the file and what is wrong: unreadable, not a model,
     ///   no iOS group with enough data, or an Android phone (the model fits iOS delays only;
     ///   Android keeps its documented rules).
-    public mutating func loadOSModel() throws(OSModelLoadError) {
+    package mutating func loadOSModel() throws(OSModelLoadError) {
         guard let path = osModelPath else { return }
         if platform == .android {
             throw OSModelLoadError(
@@ -110,7 +110,7 @@ public struct OSOptions: Equatable, Sendable {
     /// the permissions it starts with on its API level (`SimulatedOS.applyInstallDefaults()`). Device settings
     /// (`lowPower`, `backgroundRefresh`, `charging`, `bucket`) are not applied here: the phone
     /// applies them as events at start, the same way for a new and a stored OS.
-    public func makeOS(taskIdentifier: String) -> SimulatedOS {
+    package func makeOS(taskIdentifier: String) -> SimulatedOS {
         if platform == .android {
             var configuration = AndroidWorkScheduler.Configuration(repeatInterval: interval ?? Self.defaultInterval)
             if let androidAPI {
@@ -135,7 +135,7 @@ public struct OSOptions: Equatable, Sendable {
     /// The device settings given as flags (`--low-power`, `--refresh-off`, `--charging`,
     /// `--bucket`, `--notifications`), as the commands the phone applies at every start, in this order, to a new and
     /// a stored OS alike (the user changing the setting).
-    public var settingCommands: [PhoneCommand] {
+    package var settingCommands: [PhoneCommand] {
         var settings: [PhoneCommand] = []
         if let on = lowPower { settings.append(.lowPower(on)) }
         if let on = backgroundRefresh { settings.append(.backgroundRefresh(on)) }
@@ -157,7 +157,7 @@ public struct OSOptions: Equatable, Sendable {
     /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, an
     ///   iOS registration mode or `--notifications` for a stored Android device); the stored
     ///   state is not changed.
-    public func resolve(stored: SimulatedOS?, taskIdentifier: String, at now: Date) throws(UsageError) -> SimulatedOS {
+    package func resolve(stored: SimulatedOS?, taskIdentifier: String, at now: Date) throws(UsageError) -> SimulatedOS {
         guard var os = stored else { return makeOS(taskIdentifier: taskIdentifier) }
         if let platform, platform != os.platform {
             throw UsageError(
@@ -205,7 +205,7 @@ public struct OSOptions: Equatable, Sendable {
     }
 
     /// The app configuration these options describe, with `horizonDays` of wake-ups per batch.
-    public func appConfiguration(horizonDays: Int = BatchPlanner.defaultHorizonDays) -> PhoneAppConfiguration {
+    package func appConfiguration(horizonDays: Int = BatchPlanner.defaultHorizonDays) -> PhoneAppConfiguration {
         var configuration = PhoneAppConfiguration()
         configuration.stepCosts = stepCosts
         configuration.horizonDays = horizonDays
@@ -217,7 +217,7 @@ public struct OSOptions: Equatable, Sendable {
 }
 
 /// A `--os-model` file that cannot be used, in words naming the file.
-public struct OSModelLoadError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var description: String
+package struct OSModelLoadError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
+package import Foundation
+package import SleepTapCore
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -20,20 +20,20 @@ import Synchronization
 /// Thread safety: a value type with no shared state; every call makes (and invalidates) its own
 /// ephemeral session, so calls from different threads do not interfere. No caching, no cookies,
 /// no retries: retrying is the caller's decision (`WeatherError.isNetwork`).
-public struct OpenMeteoClient: WeatherProvider {
+package struct OpenMeteoClient: WeatherProvider {
     /// Scheme, host, port and optional path prefix the request goes to.
-    public let baseURL: URL
+    package let baseURL: URL
     /// Upper bound on one call, seconds (enforced by the client's own wait, not by URLSession).
-    public let timeout: TimeInterval
+    package let timeout: TimeInterval
 
     /// `"open-meteo"`, recorded as `Forecast.source`.
-    public var name: String { "open-meteo" }
+    package var name: String { "open-meteo" }
 
     /// - Parameters:
     ///   - baseURL: default `https://api.open-meteo.com`; tests point it at a local server.
     ///   - timeout: seconds, default 10; a non-finite or non-positive value becomes 10, and the
     ///     rest is clamped to 0.05...86,400 s.
-    public init(baseURL: URL = OpenMeteo.defaultBaseURL, timeout: TimeInterval = 10) {
+    package init(baseURL: URL = OpenMeteo.defaultBaseURL, timeout: TimeInterval = 10) {
         self.baseURL = baseURL
         self.timeout = timeout.isFinite && timeout > 0 ? min(86_400, max(0.05, timeout)) : 10
     }
@@ -49,7 +49,7 @@ public struct OpenMeteoClient: WeatherProvider {
     ///   other than 200, with `status`; an Open-Meteo error body `{"error":true,"reason":"…"}`
     ///   gives the reason), `.decoding` (a 200 whose body is not a usable forecast); and `cost`,
     ///   the measured wall-clock seconds of the call. Never throws, never traps.
-    public func forecast(for location: Coordinate, now: Date) -> (
+    package func forecast(for location: Coordinate, now: Date) -> (
         result: Result<Forecast, WeatherError>, cost: TimeInterval
     ) {
         let clock = ContinuousClock()

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
-public import SleepTapCore
-public import ZeroMQ
+package import SleepTapCore
+package import ZeroMQ
 
 #if canImport(Glibc)
     import Glibc
@@ -19,12 +19,12 @@ public import ZeroMQ
 ///     public-key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
 ///     secret-key = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"
 /// ```
-public struct CurveCertificate: Equatable, Sendable {
-    public var publicKey: String
+package struct CurveCertificate: Equatable, Sendable {
+    package var publicKey: String
     /// nil in a public certificate.
-    public var secretKey: String?
+    package var secretKey: String?
 
-    public init(publicKey: String, secretKey: String? = nil) {
+    package init(publicKey: String, secretKey: String? = nil) {
         self.publicKey = publicKey
         self.secretKey = secretKey
     }
@@ -33,7 +33,7 @@ public struct CurveCertificate: Equatable, Sendable {
     /// - Throws: `ZPLError` naming the line: ZPL syntax, a section or property a certificate does
     ///   not have, a key given twice or not 40 Z85 characters, no public key, or a public key that
     ///   does not belong to the secret key.
-    public init(parsing text: String) throws(ZPLError) {
+    package init(parsing text: String) throws(ZPLError) {
         let document = try ZPLDocument(parsing: text)
         var found: [String: ZPLDocument.Property] = [:]
         var curveLine: Int?
@@ -100,7 +100,7 @@ public struct CurveCertificate: Equatable, Sendable {
 
     /// The certificate as ZPL text, after `comment` lines (each prefixed `#   `); the secret key
     /// is written only when there is one.
-    public func zpl(comment: [String]) -> String {
+    package func zpl(comment: [String]) -> String {
         var text = comment.map { "#   \($0)\n" }.joined() + "\nmetadata\ncurve\n"
         text += "    public-key = \"\(publicKey)\"\n"
         if let secretKey { text += "    secret-key = \"\(secretKey)\"\n" }
@@ -109,9 +109,9 @@ public struct CurveCertificate: Equatable, Sendable {
 }
 
 /// This side's CURVE key pair and the paired peer's public key.
-public struct PairKeys: Sendable, Equatable {
-    public let mine: CurveKeyPair
-    public let peerPublicKey: String
+package struct PairKeys: Sendable, Equatable {
+    package let mine: CurveKeyPair
+    package let peerPublicKey: String
 }
 
 /// Pairing a phone and a watch with CURVE certificates (ZeroMQ's certificate files, see
@@ -123,21 +123,21 @@ public struct PairKeys: Sendable, Equatable {
 /// phone holds `phone.key_secret` and the watch's `watch.key`; the watch's holds
 /// `watch.key_secret` and the phone's `phone.key`. Phone and watch on one machine may share one
 /// directory holding all four files.
-public enum Pairing {
+package enum Pairing {
     /// The two sides; the raw value is the certificate's file name.
-    public enum Role: String, Sendable, CaseIterable {
+    package enum Role: String, Sendable, CaseIterable {
         case phone, watch
 
-        public var peer: Role { self == .phone ? .watch : .phone }
+        package var peer: Role { self == .phone ? .watch : .phone }
     }
 
     /// `DIR/NAME.key_secret`.
-    public static func secretCertificatePath(_ directory: String, _ role: Role) -> String {
+    package static func secretCertificatePath(_ directory: String, _ role: Role) -> String {
         "\(directory)/\(role.rawValue).key_secret"
     }
 
     /// `DIR/NAME.key`.
-    public static func publicCertificatePath(_ directory: String, _ role: Role) -> String {
+    package static func publicCertificatePath(_ directory: String, _ role: Role) -> String {
         "\(directory)/\(role.rawValue).key"
     }
 
@@ -147,7 +147,7 @@ public enum Pairing {
     /// - Throws: `FileError` when a certificate of that name exists (certificates are never
     ///   overwritten), DIR is writable by another user (`requireNotWritableByOthers`), or a file
     ///   cannot be written; nothing is left half-made.
-    public static func generate(into directory: String, role: Role) throws(FileError) -> CurveKeyPair {
+    package static func generate(into directory: String, role: Role) throws(FileError) -> CurveKeyPair {
         try AtomicFile.ensureDirectory(directory)
         try requireNotWritableByOthers(directory, what: "the keys directory")
         let secretPath = secretCertificatePath(directory, role)
@@ -189,7 +189,7 @@ public enum Pairing {
     ///   readable by others, the directory or a certificate writable by another user (who could
     ///   put their own key in place of the peer's), not a certificate, the wrong kind of certificate, or this side's own key
     ///   where the peer's belongs.
-    public static func load(directory: String, role: Role) throws(FileError) -> PairKeys {
+    package static func load(directory: String, role: Role) throws(FileError) -> PairKeys {
         let secretPath = secretCertificatePath(directory, role)
         try requireNotWritableByOthers(directory, what: "the keys directory")
         for path in [secretPath, publicCertificatePath(directory, role), publicCertificatePath(directory, role.peer)] {
@@ -324,11 +324,11 @@ public enum Pairing {
 }
 
 /// `phone keygen` and `watch keygen`: make this side's CURVE certificates.
-public enum KeyGeneration {
+package enum KeyGeneration {
     /// Runs `ROLE keygen ARGUMENTS` (arguments after `keygen`), printing to stdout and stderr.
     /// - Returns: the exit status: 0, 64 for bad arguments, 73 when the files cannot be made, 74
     ///   when stdout cannot be written.
-    public static func main(role: Role, arguments: [String]) -> ExitCode {
+    package static func main(role: Role, arguments: [String]) -> ExitCode {
         let program = role.rawValue
         let directory: String
         do {
@@ -359,5 +359,5 @@ public enum KeyGeneration {
         }
     }
 
-    public typealias Role = Pairing.Role
+    package typealias Role = Pairing.Role
 }

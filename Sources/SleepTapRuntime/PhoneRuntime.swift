@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
-public import SleepTapCore
+package import SleepTapCore
 import SleepTapOS
 import ZeroMQ
 
 /// The `phone` process: wires `PhoneApp` (the consolidated refresh job on a simulated OS
 /// scheduler, and the sync state machine) to a ZeroMQ ROUTER, a state file, stdin and a clock.
-public final class PhoneRuntime {
+package final class PhoneRuntime {
     private let options: PhoneOptions
     private let program = "phone"
 
-    public init(options: PhoneOptions) { self.options = options }
+    package init(options: PhoneOptions) { self.options = options }
 
     /// Runs until SIGINT, SIGTERM or `quit`.
     /// - Returns: the process exit status.
-    public func run() -> ExitCode {
+    package func run() -> ExitCode {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock, process: .phone)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
+import Foundation
+package import SleepTapCore
 
 /// Writes run records (docs/metrics.md) under a metrics root `DIR`:
 /// `DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json`, one file per device per UTC day, each a JSON
@@ -9,24 +9,24 @@ public import SleepTapCore
 ///
 /// `phone --metrics-dir DIR` appends each record as it comes; a simulation that holds a device's
 /// records (`sleeptap-fleet`) writes each file once with `write(_:)`.
-public struct RunRecordWriter: Sendable {
+package struct RunRecordWriter: Sendable {
     /// The metrics root `DIR`.
-    public let root: String
+    package let root: String
 
     /// - Parameter root: the metrics root; files go under `root/metrics/bg_runs`.
-    public init(root: String) { self.root = root }
+    package init(root: String) { self.root = root }
 
     /// `root/metrics/bg_runs`.
-    public var directory: String { root + "/" + RunRecordFile.directory }
+    package var directory: String { root + "/" + RunRecordFile.directory }
 
     /// The file that holds `record`.
-    public func path(for record: RunRecord) -> String {
+    package func path(for record: RunRecord) -> String {
         directory + "/" + RunRecordFile.fileName(device: record.device, day: record.at)
     }
 
     /// Creates `root/metrics/bg_runs` (mode 0700, with parents) if missing.
     /// - Throws: `FileError` naming the directory that cannot be created or written.
-    public func prepare() throws(FileError) {
+    package func prepare() throws(FileError) {
         try AtomicFile.ensureDirectory(directory)
     }
 
@@ -35,7 +35,7 @@ public struct RunRecordWriter: Sendable {
     /// run-record file is never overwritten.
     /// - Throws: `FileError` naming the file: unreadable, not a run-record file (with the
     ///   problem), or not writable.
-    public func append(_ records: [RunRecord]) throws(FileError) {
+    package func append(_ records: [RunRecord]) throws(FileError) {
         for (path, group) in grouped(records) {
             var existing: [RunRecord] = []
             let data: Data?
@@ -63,7 +63,7 @@ public struct RunRecordWriter: Sendable {
     ///   (`AtomicFile.write(_:to:durable:)`): `sleeptap-fleet`, which makes its files again
     ///   rather than recovering them, writes hundreds of thousands.
     /// - Throws: `FileError` naming the file or directory that cannot be written.
-    public func write(_ records: [RunRecord], durable: Bool = true) throws(FileError) {
+    package func write(_ records: [RunRecord], durable: Bool = true) throws(FileError) {
         try prepare()
         for (path, group) in grouped(records) {
             try AtomicFile.write(RunRecordFile.encode(group), to: path, durable: durable)

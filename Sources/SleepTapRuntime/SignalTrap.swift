@@ -25,14 +25,14 @@ import Synchronization
 /// discarded"). A signal that arrives before the main thread blocks it (while the runtime loads)
 /// has its default action: the process ends by that signal (exit status 128 + N in a shell).
 /// `@unchecked`: the sources are set once in `init` and only cancelled after.
-public final class SignalTrap: @unchecked Sendable {
+package final class SignalTrap: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
 
     /// The signals that stop the process: SIGINT and SIGTERM always (also when ignored on entry:
     /// a `cmd &` in a script inherits SIGINT ignored, and the documented contract is a clean stop
     /// on both), SIGHUP unless ignored on entry (that is how nohup(1) asks a process to outlive
     /// its terminal).
-    public static var stopSignals: [Int32] {
+    package static var stopSignals: [Int32] {
         var onEntry = sigaction()
         sigaction(SIGHUP, nil, &onEntry)
         let hangUpIgnored =
@@ -43,7 +43,7 @@ public final class SignalTrap: @unchecked Sendable {
     /// Blocks `stopSignals` in the calling thread (pthread_sigmask(3)). Call it first thing in the
     /// main thread, before any other thread is created, so that every thread inherits the mask
     /// and a stop signal sent during start-up waits, pending, for the `SignalTrap`. Idempotent.
-    public static func holdStopSignals() {
+    package static func holdStopSignals() {
         var set = sigset_t()
         sigemptyset(&set)
         for number in stopSignals { sigaddset(&set, number) }
@@ -52,7 +52,7 @@ public final class SignalTrap: @unchecked Sendable {
 
     /// Starts turning the stop signals into `.stop` inputs for `mailbox` (and blocks them in the
     /// calling thread, if `holdStopSignals()` was not called yet).
-    public init(posting mailbox: Mailbox) {
+    package init(posting mailbox: Mailbox) {
         signal(SIGPIPE, SIG_IGN)
         Self.holdStopSignals()
         var made: [any DispatchSourceSignal] = []
@@ -66,7 +66,7 @@ public final class SignalTrap: @unchecked Sendable {
     }
 
     /// Stops listening.
-    public func cancel() {
+    package func cancel() {
         for source in sources { source.cancel() }
     }
 }

@@ -8,10 +8,10 @@ import Synchronization
 #endif
 
 /// Reads stdin lines on a background thread and posts them to a mailbox.
-public enum StandardInputReader {
+package enum StandardInputReader {
     /// Starts the reader thread. It ends at end of file, after posting what end of file means
     /// (`endOfFile(onTerminal:)`, with isatty(3) of stdin).
-    public static func start(posting mailbox: Mailbox) {
+    package static func start(posting mailbox: Mailbox) {
         let onTerminal = isatty(STDIN_FILENO) == 1
         let thread = Thread {
             while let line = readLine(strippingNewline: true) {
@@ -27,7 +27,7 @@ public enum StandardInputReader {
     /// character, termios(3)), which stops the process like `quit`. Anywhere else (`< /dev/null`,
     /// a pipe whose writer is gone, CI) there is nothing more to read, but the process has its
     /// own work: only the command reader ends.
-    public static func endOfFile(onTerminal: Bool) -> LoopInput {
+    package static func endOfFile(onTerminal: Bool) -> LoopInput {
         onTerminal ? .stop(.endOfTerminalInput) : .endOfInput
     }
 }

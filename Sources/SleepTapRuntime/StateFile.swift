@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapCore
 
 #if canImport(Glibc)
@@ -10,13 +10,13 @@ import SleepTapCore
 #endif
 
 /// A JSON state file of one Codable value, written with `AtomicFile`.
-public struct StateFile<Value: Codable & Sendable>: Sendable {
-    public let path: String
+package struct StateFile<Value: Codable & Sendable>: Sendable {
+    package let path: String
     /// How instants are written.
-    public let dateFormat: DateFormat
+    package let dateFormat: DateFormat
 
     /// How a state file writes instants.
-    public enum DateFormat: Sendable {
+    package enum DateFormat: Sendable {
         /// ISO 8601 strings to the second, e.g. `2026-06-01T08:00:00Z` (readable; sub-second parts are dropped).
         case iso8601
         /// UNIX seconds as JSON numbers, e.g. `1780300800.25`: exact, so a value read back is the
@@ -27,7 +27,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     /// - Parameters:
     ///   - path: the file.
     ///   - dateFormat: how instants are written (default ISO 8601 to the second).
-    public init(path: String, dateFormat: DateFormat = .iso8601) {
+    package init(path: String, dateFormat: DateFormat = .iso8601) {
         self.path = path
         self.dateFormat = dateFormat
     }
@@ -35,13 +35,13 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     /// The stored value, or nil when the file does not exist yet.
     /// - Throws: `FileError` when it exists but cannot be read or is not a valid state file
     ///   (the file is left in place, never overwritten).
-    public func load() throws(FileError) -> Value? {
+    package func load() throws(FileError) -> Value? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try decode(path)
     }
 
     /// Where a recovered state comes from; the raw value is the `state.recovered` event's `from`.
-    public enum Source: String, Equatable, Sendable {
+    package enum Source: String, Equatable, Sendable {
         /// The last good state, `<path>.prev`.
         case previousCopy = "previous copy"
         /// No state: the process starts as on its first start.
@@ -49,17 +49,17 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     }
 
     /// What `loadRecovering` did about a bad or missing state file.
-    public struct Recovery: Equatable, Sendable {
+    package struct Recovery: Equatable, Sendable {
         /// Why the file was refused, or `missing`.
-        public var reason: String
+        package var reason: String
         /// Where the bad file now is (`<path>.corrupt-<UTC time>`), nil if it was missing.
-        public var movedTo: String?
+        package var movedTo: String?
         /// Where the state now comes from.
-        public var source: Source
+        package var source: Source
         /// Why the previous copy was refused too, when it was (a clean start that discarded it).
-        public var previousReason: String? = nil
+        package var previousReason: String? = nil
         /// Where the refused previous copy now is (`<path>.prev.corrupt-<UTC time>`).
-        public var previousMovedTo: String? = nil
+        package var previousMovedTo: String? = nil
     }
 
     /// Loads the state; a corrupt, truncated or invalid file is moved aside (never overwritten
@@ -76,7 +76,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     /// - Returns: the value (nil = start clean) and what was recovered, if anything.
     /// - Throws: `FileError` only when a file cannot even be read or moved (permissions, a
     ///   directory in its place): then nothing is touched.
-    public func loadRecovering(
+    package func loadRecovering(
         validate: (Value) -> String?, now: Date = Date()
     ) throws(FileError) -> (value: Value?, recovery: Recovery?) {
         let previous = path + ".prev"
@@ -148,7 +148,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     /// process is never touched. Call with the state dir locked.
     /// - Returns: the paths removed.
     @discardableResult
-    public func removeStaleTemporaryFiles() -> [String] {
+    package func removeStaleTemporaryFiles() -> [String] {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)
@@ -173,7 +173,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     /// Largest state file read, in bytes (16 MiB; the files this package writes are a few
     /// kilobytes). A larger one is refused before it is read, so a huge file cannot stall the
     /// start, and is moved aside like any other bad file.
-    public static var maxBytes: Int { 16 << 20 }
+    package static var maxBytes: Int { 16 << 20 }
 
     private func decode(_ file: String) throws(FileError) -> Value {
         let data: Data
@@ -198,7 +198,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     }
 
     /// Writes `value` atomically and durably.
-    public func save(_ value: Value) throws(FileError) {
+    package func save(_ value: Value) throws(FileError) {
         try write(encode(value))
     }
 
@@ -211,7 +211,7 @@ public struct StateFile<Value: Codable & Sendable>: Sendable {
     /// - Throws: `FileError` when the write failed; `last` is then left as it was, so the next
     ///   call tries again.
     @discardableResult
-    public func saveIfChanged(_ value: Value, last: inout Data?) throws(FileError) -> Bool {
+    package func saveIfChanged(_ value: Value, last: inout Data?) throws(FileError) -> Bool {
         let data = try encode(value)
         guard data != last else { return false }
         try write(data)

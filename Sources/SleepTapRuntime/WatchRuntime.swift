@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
-public import SleepTapCore
+package import SleepTapCore
 import ZeroMQ
 
 /// The `watch` process: start-up (signals, state dir, state file, keys), a ZeroMQ DEALER plus a
 /// socket monitor that reports connections and handshakes, then `WatchDriver` runs `WatchNode`.
-public final class WatchRuntime {
+package final class WatchRuntime {
     private let options: WatchOptions
     private let program = "watch"
 
-    public init(options: WatchOptions) { self.options = options }
+    package init(options: WatchOptions) { self.options = options }
 
     /// Runs until SIGINT, SIGTERM or `quit`.
     /// - Returns: the process exit status.
-    public func run() -> ExitCode {
+    package func run() -> ExitCode {
         let clock = options.clock.makeClock()
         let output = EventOutput(clock: clock, process: .watch)
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// A ZPL text that breaks the language's rules: the 1-based line and what is wrong with it.
-public struct ZPLError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct ZPLError: Error, Equatable, Sendable, CustomStringConvertible {
     /// 1-based line number.
-    public var line: Int
-    public var reason: String
-    public init(line: Int, _ reason: String) {
+    package var line: Int
+    package var reason: String
+    package init(line: Int, _ reason: String) {
         self.line = line
         self.reason = reason
     }
-    public var description: String { "line \(line): \(reason)" }
+    package var description: String { "line \(line): \(reason)" }
 }
 
 /// The ZeroMQ Property Language (ZPL, https://rfc.zeromq.org/spec/4/), the text format of ZeroMQ
@@ -20,25 +20,25 @@ public struct ZPLError: Error, Equatable, Sendable, CustomStringConvertible {
 /// refuses tabs in the indentation, a quote that is never closed (the specification reads such a
 /// value as unquoted text), text after a closing quote and control characters, because each of
 /// them is far more likely a damaged file than a meant value.
-public struct ZPLDocument: Equatable, Sendable {
+package struct ZPLDocument: Equatable, Sendable {
     /// One property: its names from the top level down, its value, and where it was written.
-    public struct Property: Equatable, Sendable {
+    package struct Property: Equatable, Sendable {
         /// Names from the top level down, e.g. `["curve", "public-key"]`.
-        public var path: [String]
+        package var path: [String]
         /// The value without its quotes; nil for a property written without `=`.
-        public var value: String?
+        package var value: String?
         /// 1-based line number.
-        public var line: Int
+        package var line: Int
     }
 
     /// Every property, in the order written (ZPL allows a name more than once).
-    public var properties: [Property]
+    package var properties: [Property]
 
     /// Parses a ZPL text.
     /// - Parameter text: the whole text; lines end in LF, CR or CR LF.
     /// - Throws: `ZPLError` naming the first line that breaks the rules.
     /// - Complexity: O(n) in the length of `text`.
-    public init(parsing text: String) throws(ZPLError) {
+    package init(parsing text: String) throws(ZPLError) {
         var properties: [Property] = []
         /// The names of the previous property's path: a child may be at most one level deeper.
         var stack: [String] = []

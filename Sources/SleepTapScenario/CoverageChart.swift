@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
+import Foundation
+import SleepTapCore
 
 /// A small hand-written SVG (SVG 1.1, https://www.w3.org/TR/SVG11/) of a run's coverage: the
 /// nights of cached dates the watch holds over the run's virtual time, with the fallbacks,
@@ -19,7 +19,7 @@ public import SleepTapCore
 ///   cross at 0, `fallback.manual_entry`), `class="warning"` (an orange triangle,
 ///   `coverage.low` from the watch), `class="open"` (a blue line, each `phone: open` step),
 ///   `class="background-run"` (a green tick at the bottom, `handler.entered`).
-public enum CoverageChart {
+package enum CoverageChart {
     static let width = 900.0
     static let height = 320.0
     static let left = 50.0
@@ -28,7 +28,7 @@ public enum CoverageChart {
     static let bottom = 50.0
 
     /// The chart of `run`, as an SVG document (UTF-8 text).
-    public static func svg(_ run: ScenarioRun) -> String {
+    package static func svg(_ run: ScenarioRun) -> String {
         let scenario = run.scenario
         let span = max(scenario.end.timeIntervalSince(scenario.start), 1)
         let plotWidth = width - left - right

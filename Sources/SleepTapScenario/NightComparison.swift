@@ -1,28 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
+import Foundation
 
 /// The twin's nights against the processes', night by night: the same local date, tap time,
 /// outcome and nights left (`ScenarioNight.sameNight(as:)`), and as many nights.
-public struct NightComparison: Sendable, CustomStringConvertible {
+package struct NightComparison: Sendable, CustomStringConvertible {
     /// What the processes were compared with (for messages), e.g. `the twin on the processes' instants`.
-    public var against: String
+    package var against: String
     /// How many nights each side had.
-    public var twinNights: Int
-    public var processNights: Int
+    package var twinNights: Int
+    package var processNights: Int
     /// The 0-based index of the first night that differs (or that one side lacks); nil when all agree.
-    public var firstDifference: Int?
+    package var firstDifference: Int?
     /// That night on each side; nil when the side has no such night.
-    public var twin: ScenarioNight?
-    public var processes: ScenarioNight?
+    package var twin: ScenarioNight?
+    package var processes: ScenarioNight?
 
-    public var equal: Bool { firstDifference == nil }
+    package var equal: Bool { firstDifference == nil }
 
     /// Compares two nights lists.
     /// - Parameters:
     ///   - twin: the twin's nights, in order.
     ///   - processes: the processes' nights, in order.
     ///   - against: what the twin side is, for messages.
-    public static func compare(
+    package static func compare(
         twin: [ScenarioNight], processes: [ScenarioNight], against: String = "the twin"
     ) -> NightComparison {
         let first =
@@ -37,7 +37,7 @@ public struct NightComparison: Sendable, CustomStringConvertible {
     /// `the processes and the twin agree on 21 nights`, or the first differing night from both
     /// sides: `the processes and the twin differ at night 5: processes 2026-07-24 23:00 manual
     /// entry, 0 nights left; twin 2026-07-24 23:00 cached wake-up, 3 nights left`.
-    public var description: String {
+    package var description: String {
         guard let index = firstDifference else {
             return "the processes and \(against) agree on \(processNights) nights"
         }
@@ -48,7 +48,7 @@ public struct NightComparison: Sendable, CustomStringConvertible {
 
     /// The comparison as a JSON-ready object: `equal`, `against`, `twinNights`, `processNights`
     /// and, when they differ, `night` (1-based), `twin` and `processes` (nights or null).
-    public var summary: [String: Any] {
+    package var summary: [String: Any] {
         var object: [String: Any] = [
             "equal": equal, "against": against, "twinNights": twinNights, "processNights": processNights,
         ]

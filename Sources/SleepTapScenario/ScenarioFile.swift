@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
+package import Foundation
+package import SleepTapCore
+package import SleepTapEmbedded
 import SleepTapOS
 import SleepTapRuntime
 
@@ -12,20 +12,20 @@ import SleepTapRuntime
 
 /// A scenario file that cannot be used: the file, the field (a JSON path such as
 /// `steps[2].at`), the value found and what is wrong. Exit 65.
-public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var field: String
-    public var value: String
-    public var reason: String
+package struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var file: String
+    package var field: String
+    package var value: String
+    package var reason: String
 
-    public init(file: String, field: String, value: String, reason: String) {
+    package init(file: String, field: String, value: String, reason: String) {
         self.file = file
         self.field = field
         self.value = value
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         var text = file
         if !field.isEmpty { text += ": \(field)" }
         if !value.isEmpty { text += " \(value)" }
@@ -36,55 +36,55 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
 /// One expectation on the run's event log: the events named `event` (from `source`, at instants
 /// in the half-open window `from..<to`), checked by `first`, `count`, `min` and `max`. Without
 /// any of those four, at least one match is expected (`min` 1).
-public struct ScenarioExpectation: Sendable {
-    public var event: EventName
-    public var source: EventSource?
-    public var from: Date?
-    public var to: Date?
-    public var first: Date?
-    public var count: Int?
-    public var min: Int?
-    public var max: Int?
+package struct ScenarioExpectation: Sendable {
+    package var event: EventName
+    package var source: EventSource?
+    package var from: Date?
+    package var to: Date?
+    package var first: Date?
+    package var count: Int?
+    package var min: Int?
+    package var max: Int?
     /// Field values every match must have, as JSON text (`"manual"`, `7`, `true`).
-    public var fields: [(key: String, json: String)]
+    package var fields: [(key: String, json: String)]
 }
 
 /// A step of a scenario: at `at`, a stdin line for the phone or the watch, the link, or a start,
 /// restart or kill of one of the two processes.
-public struct ScenarioStep: Sendable {
-    public var at: Date
-    public var step: TwinStep
+package struct ScenarioStep: Sendable {
+    package var at: Date
+    package var step: TwinStep
     /// The step as written (`phone: open`).
-    public var text: String
+    package var text: String
 }
 
 /// A scenario file (docs/scenarios.md): a timeline for a phone and a watch, and what must happen.
-public struct ScenarioFile: Sendable {
+package struct ScenarioFile: Sendable {
     /// The only schema version this build reads.
-    public static let schemaVersion = 1
+    package static let schemaVersion = 1
     /// Largest scenario file read, in bytes (1 MiB).
-    public static let maxBytes = 1 << 20
+    package static let maxBytes = 1 << 20
     /// The longest span from `start` to `end`, in calendar years (10 years: 3,652 or 3,653 nights).
-    public static let maxYears = 10
+    package static let maxYears = 10
     /// The Gregorian calendar in UTC (the span's years are counted in it).
     static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
 
-    public var path: String
-    public var name: String
-    public var start: Date
-    public var end: Date
+    package var path: String
+    package var name: String
+    package var start: Date
+    package var end: Date
     /// The zone both devices' systems are set to (the processes' TZ).
-    public var timeZone: TimeZone
-    public var schedule: WakeSchedule
+    package var timeZone: TimeZone
+    package var schedule: WakeSchedule
     /// The schedule file, resolved against the scenario file's directory, when one is named.
-    public var schedulePath: String?
+    package var schedulePath: String?
     /// The inline schedule as a schedule file's JSON (what a process run gives the phone as its
     /// `--schedule` file); nil with `schedulePath`.
-    public var scheduleData: Data?
-    public var phone: [String]
-    public var watch: [String]
-    public var steps: [ScenarioStep]
-    public var expectations: [ScenarioExpectation]
+    package var scheduleData: Data?
+    package var phone: [String]
+    package var watch: [String]
+    package var steps: [ScenarioStep]
+    package var expectations: [ScenarioExpectation]
 
     static let keys = [
         "schemaVersion", "name", "start", "end", "timeZone", "schedule", "scheduleFile", "phone", "watch", "steps",
@@ -104,7 +104,7 @@ public struct ScenarioFile: Sendable {
 
     /// Reads and validates the scenario file at `path`.
     /// - Throws: `ScenarioError` naming the file, the field and the value.
-    public static func load(_ path: String) throws(ScenarioError) -> ScenarioFile {
+    package static func load(_ path: String) throws(ScenarioError) -> ScenarioFile {
         let data: Data
         do {
             data = try BoundedFile.read(path, limit: maxBytes)
@@ -117,7 +117,7 @@ public struct ScenarioFile: Sendable {
     /// Decodes and validates a scenario file's bytes; `path` names it in errors and anchors a
     /// relative `scheduleFile`.
     /// - Throws: `ScenarioError` naming the file, the field and the value.
-    public static func decode(_ data: Data, path: String) throws(ScenarioError) -> ScenarioFile {
+    package static func decode(_ data: Data, path: String) throws(ScenarioError) -> ScenarioFile {
         func fail(_ field: String, _ value: Any?, _ reason: String) -> ScenarioError {
             ScenarioError(file: path, field: field, value: value.map(render) ?? "", reason: reason)
         }

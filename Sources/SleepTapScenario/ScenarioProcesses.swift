@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
+package import Foundation
+package import SleepTapCore
+package import SleepTapEmbedded
 import SleepTapOS
 import SleepTapProcess
 
@@ -10,11 +10,11 @@ import SleepTapProcess
 #endif
 
 /// The `phone` and `watch` executables a process run spawns.
-public struct ScenarioExecutables: Sendable {
-    public var phone: URL
-    public var watch: URL
+package struct ScenarioExecutables: Sendable {
+    package var phone: URL
+    package var watch: URL
 
-    public init(phone: URL, watch: URL) {
+    package init(phone: URL, watch: URL) {
         self.phone = phone
         self.watch = watch
     }
@@ -22,7 +22,7 @@ public struct ScenarioExecutables: Sendable {
     /// The built executables: next to the running binary (where SwiftPM puts every product),
     /// else in `.build/debug` or `.build/release` below the working directory.
     /// - Throws: `ScenarioProcessError` (exit 69) naming the one that is missing.
-    public static func locate() throws(ScenarioProcessError) -> ScenarioExecutables {
+    package static func locate() throws(ScenarioProcessError) -> ScenarioExecutables {
         guard let phone = ChildProcess.locate("phone"), let watch = ChildProcess.locate("watch") else {
             throw ScenarioProcessError(
                 file: "", exitCode: .unavailable,
@@ -36,30 +36,30 @@ public struct ScenarioExecutables: Sendable {
 /// A process run that could not be carried out: the scenario file, why, and the exit status a
 /// tool should end with (69 no executables, 73 no temp dir, 70 a process that did not start or
 /// stop as it should).
-public struct ScenarioProcessError: Error, Sendable, CustomStringConvertible {
-    public var file: String
-    public var exitCode: ExitCode
-    public var reason: String
+package struct ScenarioProcessError: Error, Sendable, CustomStringConvertible {
+    package var file: String
+    package var exitCode: ExitCode
+    package var reason: String
 
-    public init(file: String, exitCode: ExitCode, reason: String) {
+    package init(file: String, exitCode: ExitCode, reason: String) {
         self.file = file
         self.exitCode = exitCode
         self.reason = reason
     }
 
-    public var description: String { file.isEmpty ? reason : "\(file): \(reason)" }
+    package var description: String { file.isEmpty ? reason : "\(file): \(reason)" }
 }
 
 /// The resident set sizes of a process run's `phone` and `watch` (`VmRSS` of /proc/PID/status,
 /// KiB; proc(5)): just after both started, and at `end` just before they are told to quit. nil
 /// when it could not be read.
-public struct ProcessMemory: Sendable, Equatable {
-    public var phoneStart: Int?
-    public var watchStart: Int?
-    public var phoneEnd: Int?
-    public var watchEnd: Int?
+package struct ProcessMemory: Sendable, Equatable {
+    package var phoneStart: Int?
+    package var watchStart: Int?
+    package var phoneEnd: Int?
+    package var watchEnd: Int?
 
-    public init(phoneStart: Int? = nil, watchStart: Int? = nil, phoneEnd: Int? = nil, watchEnd: Int? = nil) {
+    package init(phoneStart: Int? = nil, watchStart: Int? = nil, phoneEnd: Int? = nil, watchEnd: Int? = nil) {
         self.phoneStart = phoneStart
         self.watchStart = watchStart
         self.phoneEnd = phoneEnd
@@ -67,7 +67,7 @@ public struct ProcessMemory: Sendable, Equatable {
     }
 
     /// `VmRSS` of a running process in KiB, nil when it is gone or the line is missing.
-    public static func residentKiB(_ pid: Int32) -> Int? {
+    package static func residentKiB(_ pid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
@@ -81,7 +81,7 @@ public struct ProcessMemory: Sendable, Equatable {
 /// link went down and came up), so that it can be compared with the processes night by night
 /// without taking wall-clock lag (a wall millisecond is minutes of virtual time) for a difference.
 /// The differential tests (IntegrationTests/TwinDifferentialTests) and `--both` use it.
-public enum TwinReplay {
+package enum TwinReplay {
     /// - Parameters:
     ///   - twin: the twin built from the processes' own command lines (`TwinBuilder`), not booted.
     ///   - start: the scenario's start (`--clock-start`).
@@ -89,7 +89,7 @@ public enum TwinReplay {
     ///   - phoneStarted, watchStarted: the `phone.started` and `watch.started` instants.
     ///   - inputs: the outside inputs at their virtual instants; at the same instant, in order.
     /// - Returns: the twin, run to `end`.
-    public static func run(
+    package static func run(
         _ twin: Twin, start: Date, end: Date, phoneStarted: Date, watchStarted: Date,
         inputs: [(at: Date, step: TwinStep)]
     ) -> Twin {
@@ -134,7 +134,7 @@ extension ScenarioRun {
     /// - Returns: the run, mode `.processes`.
     /// - Throws: `ScenarioError` (exit 65) when the flags are refused; `ScenarioProcessError` when
     ///   the run cannot be carried out (its `exitCode`).
-    public static func processes(
+    package static func processes(
         _ scenario: ScenarioFile, speed: Double = defaultSpeed, executables: ScenarioExecutables
     ) throws -> ScenarioRun {
         func failure(_ reason: String, _ code: ExitCode = .software) -> ScenarioProcessError {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
+package import Foundation
+package import SleepTapCore
+package import SleepTapEmbedded
 import SleepTapOS
 
 /// One night of a run: the watch's bed tap and what it gave.
-public struct ScenarioNight: Equatable, Sendable {
-    public enum Outcome: String, Sendable {
+package struct ScenarioNight: Equatable, Sendable {
+    package enum Outcome: String, Sendable {
         case cachedWakeUp = "cached wake-up"
         /// A cached wake-up on a night the watch warned that its dates run low (`coverage.low`).
         case warned
@@ -15,21 +15,21 @@ public struct ScenarioNight: Equatable, Sendable {
     }
 
     /// The tap's local date and time in the zone the watch lives in.
-    public var localDate: String
-    public var tapTime: String
+    package var localDate: String
+    package var tapTime: String
     /// The zone the watch lived in at the tap (`tapTimeZone`): a travel night can show one local
     /// time twice, in two zones.
-    public var tapTimeZone: String
-    public var outcome: Outcome
+    package var tapTimeZone: String
+    package var outcome: Outcome
     /// Cached wake-ups ahead of the tap, this one included (0 on a manual entry).
-    public var nightsLeft: Int
+    package var nightsLeft: Int
     /// The phone's background runs (`handler.entered`) since the previous tap.
-    public var backgroundRuns: Int
+    package var backgroundRuns: Int
     /// The phone's staleness at the tap: hours since its last successful background run ended
     /// (`handler.completed` with `success` true); nil when none has yet ("never").
-    public var stalenessHours: Double?
+    package var stalenessHours: Double?
 
-    public init(
+    package init(
         localDate: String, tapTime: String, outcome: Outcome, nightsLeft: Int, backgroundRuns: Int,
         stalenessHours: Double? = nil, tapTimeZone: String = ""
     ) {
@@ -45,38 +45,38 @@ public struct ScenarioNight: Equatable, Sendable {
     /// Whether the two nights agree on what the comparison of twin and processes looks at: the
     /// local date, the tap time, the outcome and the nights left (background runs and staleness
     /// follow instants that wall-clock lag moves by virtual minutes).
-    public func sameNight(as other: ScenarioNight) -> Bool {
+    package func sameNight(as other: ScenarioNight) -> Bool {
         localDate == other.localDate && tapTime == other.tapTime && outcome == other.outcome
             && nightsLeft == other.nightsLeft
     }
 
     /// The staleness as the table shows it: whole hours (`14 h`), or `never`.
-    public var stalenessText: String {
+    package var stalenessText: String {
         stalenessHours.map { "\(Int($0.rounded(.down))) h" } ?? "never"
     }
 
     /// `2026-08-02 23:00 manual entry, 0 nights left`, for messages.
-    public var summaryText: String {
+    package var summaryText: String {
         "\(localDate) \(tapTime) \(outcome.rawValue), \(nightsLeft) nights left"
     }
 }
 
 /// An expectation checked against a run: whether it holds and what was observed.
-public struct ScenarioCheck: Sendable {
-    public var expectation: ScenarioExpectation
-    public var passed: Bool
+package struct ScenarioCheck: Sendable {
+    package var expectation: ScenarioExpectation
+    package var passed: Bool
     /// What was asked, e.g. `fallback.manual_entry from 2026-08-04T00:00:00Z count 0`.
-    public var asked: String
+    package var asked: String
     /// What was seen, e.g. `count 2` or `first 2026-08-03T15:00:00Z` or `first none`.
-    public var observed: String
+    package var observed: String
 }
 
 /// A scenario run: in the embedded twin (`twin(_:speed:)`) or as the real `phone` and `watch`
 /// processes over ipc (`processes(_:speed:executables:)`, ScenarioProcesses.swift), with its
 /// nights, its expectations checked, and its event log.
-public struct ScenarioRun: Sendable {
+package struct ScenarioRun: Sendable {
     /// Where a run ran.
-    public enum Mode: String, Sendable {
+    package enum Mode: String, Sendable {
         /// The embedded twin (`SleepTapEmbedded`), on virtual time.
         case twin
         /// The real `phone` and `watch` executables over ipc, in accelerated virtual time.
@@ -88,57 +88,57 @@ public struct ScenarioRun: Sendable {
     /// speed: the transport's wall-clock timings (heartbeats, resends, relinks) become this many
     /// virtual seconds per wall second in the twin too, as `--clock-speed` makes them in the
     /// processes.
-    public static let defaultSpeed = 172_800.0
+    package static let defaultSpeed = 172_800.0
 
     /// An event of the run at its virtual instant.
-    public struct LogEntry: Sendable {
-        public var at: Date
-        public var source: EventSource
-        public var event: Event
+    package struct LogEntry: Sendable {
+        package var at: Date
+        package var source: EventSource
+        package var event: Event
 
-        public init(at: Date, source: EventSource, event: Event) {
+        package init(at: Date, source: EventSource, event: Event) {
             self.at = at
             self.source = source
             self.event = event
         }
     }
 
-    public var scenario: ScenarioFile
-    public var mode: Mode
+    package var scenario: ScenarioFile
+    package var mode: Mode
     /// Virtual seconds per wall second.
-    public var speed: Double
-    public var nights: [ScenarioNight]
-    public var checks: [ScenarioCheck]
+    package var speed: Double
+    package var nights: [ScenarioNight]
+    package var checks: [ScenarioCheck]
     /// Every event of the run before `end`, in time order (the twin's log; the processes' JSON
     /// Lines, merged).
-    public var log: [LogEntry]
+    package var log: [LogEntry]
     /// Processes only: their nights against the twin's on the processes' own instants.
-    public var comparison: NightComparison?
+    package var comparison: NightComparison?
     /// Processes only: the virtual instants `phone.started`, `watch.started` and the first
     /// `link.up` (nil: never) came at. Wall-clock start-up time is virtual time at speed: a night
     /// before the first link up has no batch in the processes.
-    public var startUp: (phone: Date, watch: Date, linkUp: Date?)?
+    package var startUp: (phone: Date, watch: Date, linkUp: Date?)?
     /// Processes only: the phone's and the watch's resident set size at the start and at the end.
-    public var memory: ProcessMemory?
+    package var memory: ProcessMemory?
     /// Processes only: the twin's nights on the processes' instants (what `comparison` compared).
-    public var twinNights: [ScenarioNight]?
+    package var twinNights: [ScenarioNight]?
     /// Processes only: the log of that twin (`TwinReplay`), in time order.
-    public var twinLog: [LogEntry]?
+    package var twinLog: [LogEntry]?
     /// Processes only: how far behind virtual time the phone fell, from its last `clock.behind`
     /// (launches handled more than its threshold after their planned instant, and the largest
     /// lateness, virtual seconds); zero counts when it never did.
-    public var behind: ProcessBehind?
+    package var behind: ProcessBehind?
     /// Processes only: the earlier runs of this scenario that failed while the phone fell behind
     /// virtual time, and so could not be judged (`slowerSpeed(after:attempt:)`), oldest first:
     /// the speed each ran at and what it said.
-    public var slowerReruns: [(speed: Double, reason: String)] = []
+    package var slowerReruns: [(speed: Double, reason: String)] = []
     /// Processes only: the outside inputs at the virtual instants the processes handled them
     /// (what the twin replay was given), in order.
-    public var handledInputs: [(at: Date, step: TwinStep)]?
+    package var handledInputs: [(at: Date, step: TwinStep)]?
     /// The versions of the tz databases the phone and the watch ran on (`2026f`), as their
     /// `phone.started` and `watch.started` say (`tzdata`, the first start of each); nil for a
     /// side whose start is not in the log.
-    public var tzdata: (phone: String?, watch: String?) {
+    package var tzdata: (phone: String?, watch: String?) {
         func version(_ name: EventName) -> String? {
             guard let started = log.first(where: { $0.event.name == name }),
                 case .string(let version)? = started.event["tzdata"]
@@ -149,9 +149,9 @@ public struct ScenarioRun: Sendable {
     }
 
     /// Every expectation holds (and, for processes, the twin agrees night by night).
-    public var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
+    package var passed: Bool { checks.allSatisfy(\.passed) && comparison?.equal != false }
 
-    public init(
+    package init(
         scenario: ScenarioFile, mode: Mode = .twin, speed: Double = ScenarioRun.defaultSpeed,
         nights: [ScenarioNight], checks: [ScenarioCheck], log: [LogEntry] = [], comparison: NightComparison? = nil
     ) {
@@ -200,7 +200,8 @@ public struct ScenarioRun: Sendable {
     /// - Parameter speed: virtual seconds per wall second for the transport's timings
     ///   (`--clock-speed`), > 0.
     /// - Throws: `ScenarioError` when the flags are refused or the twin cannot model them.
-    public static func twin(_ scenario: ScenarioFile, speed: Double = defaultSpeed) throws(ScenarioError) -> ScenarioRun
+    package static func twin(_ scenario: ScenarioFile, speed: Double = defaultSpeed) throws(ScenarioError)
+        -> ScenarioRun
     {
         let (phone, watch) = commandLines(
             scenario, speed: speed, phoneEndpoint: "ipc:///nonexistent/sleeptap-scenario.sock",
@@ -397,7 +398,7 @@ public struct ScenarioRun: Sendable {
     }
 
     /// The night-by-night table and the checks, for a person.
-    public var report: String {
+    package var report: String {
         func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
         var lines = ["scenario: \(scenario.name) (\(scenario.path)) in the \(mode == .twin ? "twin" : "processes")"]
         let zoneWidth = max(4, nights.map(\.tapTimeZone.count).max() ?? 0)
@@ -440,7 +441,7 @@ public struct ScenarioRun: Sendable {
     /// The same as `report`, as a JSON-ready object: `file`, `name`, `mode`, `speed`, `pass`,
     /// `nights`, `expectations`, `tzdata` (`{"phone", "watch"}`: the versions of their tz
     /// databases, null when not known) and, for processes, `comparison`.
-    public var summary: [String: Any] {
+    package var summary: [String: Any] {
         var object: [String: Any] = [
             "file": scenario.path, "name": scenario.name, "mode": mode.rawValue, "speed": speed, "pass": passed,
             "nights": nights.map(\.summary),
@@ -468,7 +469,7 @@ public struct ScenarioRun: Sendable {
 
 extension ScenarioNight {
     /// The night as a JSON-ready object (`stalenessHours` null for never).
-    public var summary: [String: Any] {
+    package var summary: [String: Any] {
         [
             // Named as the watch's events name them (`bed.wake_time`, `fallback.manual_entry`).
             "tapLocalDate": localDate, "tapLocalTime": tapTime, "tapTimeZone": tapTimeZone,
@@ -482,7 +483,7 @@ extension ScenarioNight {
 extension ScenarioRun {
     /// How many times a failed processes run is run again, each at half the speed, when its
     /// phone fell behind virtual time (`slowerSpeed(after:attempt:)`).
-    public static let slowerRerunLimit = 2
+    package static let slowerRerunLimit = 2
 
     /// The speed to run a processes run again at, and why, or nil when its verdict stands.
     ///
@@ -496,7 +497,7 @@ extension ScenarioRun {
     ///   - behind: its phone's `clock.behind` totals (nil or a zero count: never behind).
     ///   - speed: the speed it ran at (virtual seconds per wall second).
     ///   - attempt: how many slower runs came before it (0 for the first run).
-    public static func slowerSpeed(passed: Bool, behind: ProcessBehind?, speed: Double, attempt: Int) -> (
+    package static func slowerSpeed(passed: Bool, behind: ProcessBehind?, speed: Double, attempt: Int) -> (
         speed: Double, reason: String
     )? {
         guard !passed, let behind, behind.count > 0, attempt < slowerRerunLimit, speed >= 2 else { return nil }
@@ -515,20 +516,20 @@ extension ScenarioRun {
 }
 
 /// How far behind virtual time a process fell in a run: its last `clock.behind`.
-public struct ProcessBehind: Equatable, Sendable {
+package struct ProcessBehind: Equatable, Sendable {
     /// Launches handled more than the threshold after their planned instant.
-    public var count: Int
+    package var count: Int
     /// The largest such lateness, virtual seconds.
-    public var maxLateSeconds: Double
+    package var maxLateSeconds: Double
 
     /// Counts `count` and `maxLateSeconds` (virtual seconds).
-    public init(count: Int = 0, maxLateSeconds: Double = 0) {
+    package init(count: Int = 0, maxLateSeconds: Double = 0) {
         self.count = count
         self.maxLateSeconds = maxLateSeconds
     }
 
     /// The totals of the last `clock.behind` among `events` (each carries the totals so far).
-    public init(events: [Event]) {
+    package init(events: [Event]) {
         self.init()
         for event in events where event.name == .clockBehind {
             if case .int(let count)? = event["count"] { self.count = max(self.count, Int(count)) }

@@ -1,54 +1,54 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
+package import Foundation
+import SleepTapCore
 import SleepTapEmbedded
 import SleepTapOS
 
 /// A broken invariant of the date-exhaustion soak: which one, on which night, what was seen,
 /// the log lines that show it, and the expectation a scenario file can carry to reproduce it.
-public struct SoakViolation: Error, Sendable, CustomStringConvertible {
+package struct SoakViolation: Error, Sendable, CustomStringConvertible {
     /// 1 fallback iff uncovered, 2 right wake time, 3 twin = processes, 4 foreseeable fallback
     /// warned 24 h ahead.
-    public var invariant: Int
+    package var invariant: Int
     /// The night (1-based bed tap of the scenario), 0 when the broken rule is not a night's.
-    public var night: Int
+    package var night: Int
     /// The tap's local date in the zone the watch lives in ("" when not a night's).
-    public var localDate: String
-    public var message: String
+    package var localDate: String
+    package var message: String
     /// Event lines (JSON Lines, as the processes write them) that show it.
-    public var evidence: [String]
+    package var evidence: [String]
     /// An expectation (docs/scenarios.md) that fails on this run: added to the repro file, so
     /// `sleeptap-scenario` shows the same failure.
-    public var expectation: [String: String]
+    package var expectation: [String: String]
 
-    public var description: String {
+    package var description: String {
         "invariant \(invariant) broken" + (night > 0 ? " on night \(night) (\(localDate))" : "") + ": \(message)"
     }
 }
 
 /// What a scenario run of the soak held: the nights (as `sleeptap-scenario` shows them) and counts.
-public struct SoakTally: Sendable, Equatable {
-    public var nights: [ScenarioNight] = []
+package struct SoakTally: Sendable, Equatable {
+    package var nights: [ScenarioNight] = []
     /// Nights with a cached wake-up, and with a manual entry.
-    public var cached = 0
-    public var fallbacks = 0
+    package var cached = 0
+    package var fallbacks = 0
     /// Fallbacks the watch could foresee (docs/scenarios.md, "Soak"), all of them warned 24 h ahead.
-    public var foreseeable = 0
+    package var foreseeable = 0
     /// Fallbacks of a watch that had never held a batch.
-    public var neverHeld = 0
-    public var warnings = 0
-    public var batchesGenerated = 0
-    public var batchesApplied = 0
-    public var backgroundRuns = 0
+    package var neverHeld = 0
+    package var warnings = 0
+    package var batchesGenerated = 0
+    package var batchesApplied = 0
+    package var backgroundRuns = 0
     /// Alarms that rang at an answered wake-up (`alarm.fired`, first rings only), and answered
     /// wake-ups whose alarm was lost with a restarted watch process: answered before a start that
     /// did not restore them (`watch.started` `alarms`: a fresh start has none), so not checked.
-    public var alarmsFired = 0
-    public var alarmsLostWithRestart = 0
+    package var alarmsFired = 0
+    package var alarmsLostWithRestart = 0
 
-    public init() {}
+    package init() {}
 
-    public static func += (lhs: inout SoakTally, rhs: SoakTally) {
+    package static func += (lhs: inout SoakTally, rhs: SoakTally) {
         lhs.cached += rhs.cached
         lhs.fallbacks += rhs.fallbacks
         lhs.foreseeable += rhs.foreseeable
@@ -64,7 +64,7 @@ public struct SoakTally: Sendable, Equatable {
 
 /// A fault the soak can plant in a run's log before checking it, to show that the checker
 /// catches it (`sleeptap-soak exhaustion --inject-fault`).
-public enum SoakFault: String, Sendable, CaseIterable {
+package enum SoakFault: String, Sendable, CaseIterable {
     /// The first cached wake-up is reported one hour late.
     case wrongWake = "wrong-wake"
     /// The first cached wake-up is reported as a manual entry instead.
@@ -73,14 +73,14 @@ public enum SoakFault: String, Sendable, CaseIterable {
 
 /// Runs a scenario in the twin and checks the soak's invariants night by night
 /// (docs/scenarios.md, "Soak").
-public enum SoakCheck {
+package enum SoakCheck {
     /// Invariant 4's lead: a foreseeable fallback is warned at least this long before.
-    public static let warningLead: TimeInterval = 24 * 3600
+    package static let warningLead: TimeInterval = 24 * 3600
 
     /// Runs `scenario` in the twin (as `ScenarioRun.twin` does) and checks it.
     /// - Parameter fault: planted in the log before the check (the checker must catch it).
     /// - Throws: `SoakViolation`, or `ScenarioError` when the twin cannot be built from the flags.
-    public static func twin(_ scenario: ScenarioFile, fault: SoakFault? = nil) throws -> SoakTally {
+    package static func twin(_ scenario: ScenarioFile, fault: SoakFault? = nil) throws -> SoakTally {
         var log = try twinLog(scenario)
         if let fault { log = plant(fault, in: log) }
         return try check(scenario, log: log)
@@ -101,7 +101,7 @@ public enum SoakCheck {
     /// dates the processes' watch never got or got later than the window) is a violation.
     /// - Returns: the tally of the processes' events, and the raced nights (0-based) that differed.
     /// - Throws: `SoakViolation` at the first broken invariant.
-    public static func processes(_ run: ScenarioRun) throws(SoakViolation) -> (tally: SoakTally, raced: [Int]) {
+    package static func processes(_ run: ScenarioRun) throws(SoakViolation) -> (tally: SoakTally, raced: [Int]) {
         let tally = try check(run.scenario, log: run.log, handled: run.handledInputs)
         guard let twin = run.twinNights else { return (tally, []) }
         let nights = run.nights
@@ -278,7 +278,7 @@ public enum SoakCheck {
     /// 2-core machine (the phone's writes with fsync, the socket, the watch's write) and below
     /// the phone's first resend (`ResendPolicy`, 0.25 s): a batch that had to be sent again was
     /// lost, which the twin would have to show too, so it is not counted as lag.
-    public static func raceWindow(speed: Double) -> TimeInterval {
+    package static func raceWindow(speed: Double) -> TimeInterval {
         max(600, speed * 0.2)
     }
 
@@ -717,7 +717,7 @@ public enum SoakCheck {
 
     /// A violation's expectation as a scenario file's JSON object (`fields.X` keys go into
     /// `fields`; counts become numbers).
-    public static func expectationObject(_ expectation: [String: String]) -> [String: Any] {
+    package static func expectationObject(_ expectation: [String: String]) -> [String: Any] {
         var object: [String: Any] = [:]
         var fields: [String: Any] = [:]
         for (key, value) in expectation {

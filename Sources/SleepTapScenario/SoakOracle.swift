@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
+package import Foundation
+package import SleepTapCore
 
 /// The wake-ups a batch must hold, computed from the schedule alone, for the date-exhaustion
 /// soak (docs/scenarios.md, "Soak"). It does not call the phone's planner (`BatchPlanner`,
@@ -13,16 +13,16 @@ public import SleepTapCore
 /// after its generation; an override wins over the weekday; a wall time in a spring-forward gap
 /// moves forward by the gap; a repeated wall time takes its first occurrence (zone rules from
 /// the IANA tz database in use, `WakeCalendar.utcOffset`; the wall-time search is its own).
-public struct SoakOracle: Sendable {
+package struct SoakOracle: Sendable {
     /// One wake-up: the instant, and its local date (`yyyy-MM-dd`) and wall time (`HH:MM`) in
     /// the zone.
-    public struct Wake: Equatable, Sendable {
-        public var instant: Date
-        public var localDate: String
-        public var localTime: String
+    package struct Wake: Equatable, Sendable {
+        package var instant: Date
+        package var localDate: String
+        package var localTime: String
     }
 
-    public var schedule: WakeSchedule
+    package var schedule: WakeSchedule
     /// Wake instants already computed, by zone, local date and wall time (a run generates many
     /// batches over the same days).
     private var instants: [InstantKey: Date] = [:]
@@ -33,7 +33,7 @@ public struct SoakOracle: Sendable {
         var time: LocalTime
     }
 
-    public init(schedule: WakeSchedule) {
+    package init(schedule: WakeSchedule) {
         self.schedule = schedule
     }
 
@@ -85,7 +85,7 @@ public struct SoakOracle: Sendable {
     ///   - zone: the phone's zone at that instant.
     ///   - horizonDays: local days covered (the phone's `--horizon-days`), at least 1.
     /// - Returns: the wake-ups, strictly increasing; empty when no day of the coming week has one.
-    public mutating func batch(generatedAt: Date, in zone: TimeZone, horizonDays: Int) -> [Wake] {
+    package mutating func batch(generatedAt: Date, in zone: TimeZone, horizonDays: Int) -> [Wake] {
         let shifted = generatedAt.addingTimeInterval(TimeInterval(WakeCalendar.utcOffset(of: zone, at: generatedAt)))
         let parts = Self.dates.dateComponents([.year, .month, .day], from: shifted)
         guard let today = Self.dates.date(from: DateComponents(year: parts.year, month: parts.month, day: parts.day))

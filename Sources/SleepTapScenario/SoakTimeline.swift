@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
+package import Foundation
+import SleepTapCore
+package import SleepTapEmbedded
 import SleepTapOS
 
 /// A random timeline for the date-exhaustion soak, as a scenario file (docs/scenarios.md): the
 /// JSON object that is written to disk when an invariant breaks, and the `ScenarioFile` decoded
 /// from it, so what runs is exactly what `sleeptap-scenario` reads back.
-public struct SoakTimeline: Sendable {
+package struct SoakTimeline: Sendable {
     /// The scenario's position in the run (0-based) and its own seed (derived from the run's).
-    public var index: Int
-    public var seed: UInt64
+    package var index: Int
+    package var seed: UInt64
     /// The scenario file's JSON text (pretty-printed, sorted keys).
-    public var json: Data
-    public var scenario: ScenarioFile
+    package var json: Data
+    package var scenario: ScenarioFile
 
     /// Zones the timelines live and travel in: ones with daylight saving time (some changing at
     /// midnight, by 30 minutes, by 2 hours, or with negative DST in the tz database) and ones
     /// without (whole, half and quarter hours, and both ends of the offsets).
-    public static let zones = [
+    package static let zones = [
         "America/New_York", "America/Los_Angeles", "America/Santiago", "America/Havana", "America/St_Johns",
         "Europe/Berlin", "Europe/London", "Europe/Dublin", "Australia/Sydney", "Australia/Lord_Howe",
         "Pacific/Auckland", "Pacific/Chatham", "Asia/Jerusalem", "Africa/Cairo", "Antarctica/Troll",
@@ -27,7 +27,7 @@ public struct SoakTimeline: Sendable {
     ].filter { WakeCalendar.zone(named: $0) != nil }
 
     /// The seed of scenario `index` of a run seeded `seed`.
-    public static func seed(run seed: UInt64, index: Int) -> UInt64 {
+    package static func seed(run seed: UInt64, index: Int) -> UInt64 {
         var mixer = SplitMix64(state: seed ^ (UInt64(index) &* 0xd1b5_4a32_d192_ed03))
         return mixer.next()
     }
@@ -35,7 +35,7 @@ public struct SoakTimeline: Sendable {
     /// Makes scenario `index` of a run seeded `runSeed`, `nights` nights long.
     /// - Parameter directory: where the scenario file would be written (it names it in errors).
     /// - Throws: `ScenarioError` if the file it wrote does not decode (a bug of the generator).
-    public static func make(runSeed: UInt64, index: Int, nights: Int, directory: String = ".")
+    package static func make(runSeed: UInt64, index: Int, nights: Int, directory: String = ".")
         throws(ScenarioError) -> SoakTimeline
     {
         let seed = seed(run: runSeed, index: index)
@@ -54,12 +54,12 @@ public struct SoakTimeline: Sendable {
     }
 
     /// `soak-<run seed>-<index>.json`.
-    public static func fileName(runSeed: UInt64, index: Int) -> String {
+    package static func fileName(runSeed: UInt64, index: Int) -> String {
         "soak-\(runSeed)-\(index).json"
     }
 
     /// The JSON text with `expectations` added to its `expect` array (what a repro file asks).
-    public func adding(expectations: [[String: Any]]) -> Data {
+    package func adding(expectations: [[String: Any]]) -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else { return json }
         object["expect"] = ((object["expect"] as? [Any]) ?? []) + expectations
         return
@@ -73,7 +73,7 @@ public struct SoakTimeline: Sendable {
     /// process run's repro file replays the processes' inputs as they were handled, but not how
     /// late the processes handled their own timers (`clock.behind`) or started, which the twin
     /// does on time. The event logs written beside the file are the record of those.
-    public func asHandled(_ handled: [(at: Date, step: TwinStep)]) -> Data {
+    package func asHandled(_ handled: [(at: Date, step: TwinStep)]) -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any],
             var steps = object["steps"] as? [[String: Any]]
         else { return json }

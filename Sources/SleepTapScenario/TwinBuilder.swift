@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
-public import SleepTapEmbedded
+package import Foundation
+package import SleepTapCore
+package import SleepTapEmbedded
 import SleepTapRuntime
 
 /// Builds the embedded twin from the very command lines the `phone` and `watch` processes get,
 /// through the same parsers and the same option-to-value functions the executables use, so the
 /// twin and the processes cannot drift apart by a hand-copied setting.
-public enum TwinBuilder {
+package enum TwinBuilder {
     /// A command line the twin cannot model.
-    public struct Unsupported: Error, CustomStringConvertible {
-        public let description: String
+    package struct Unsupported: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// - Parameters:
@@ -24,7 +24,7 @@ public enum TwinBuilder {
     /// - Returns: the twin, not booted.
     /// - Throws: `UsageError` for a bad command line, `Unsupported` for one the twin cannot run,
     ///   a schedule file error.
-    public static func make(
+    package static func make(
         phone phoneArguments: [String], watch watchArguments: [String], machineZone: TimeZone = .current,
         schedule inlineSchedule: WakeSchedule? = nil
     ) throws -> Twin {
