@@ -659,6 +659,24 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         configuration.opportunityModel = kind == .legacy ? nil : kind
     }
 
+    /// Later budget draws and refills follow `budget` (`Configuration.budget`); the balances
+    /// drawn so far are kept, and read up to the new capacity.
+    /// - Parameter budget: the energy and data budgets.
+    public mutating func setBackgroundBudget(_ budget: BackgroundBudget) {
+        configuration.budget = budget == BackgroundBudget() ? nil : budget
+    }
+
+    /// From `now` the battery drains and charges at `battery`'s rates (`Configuration.battery`);
+    /// the level reached at the old rates is kept.
+    /// - Parameters:
+    ///   - battery: the drain and charge rates.
+    ///   - now: virtual instant.
+    public mutating func setBatteryModel(_ battery: BatteryModel, at now: Date) {
+        // The level reached so far at the old rates is the start of the new ones.
+        advance(to: now)
+        configuration.battery = battery == BatteryModel() ? nil : battery
+    }
+
     /// Adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists it).
     /// - Parameter identifier: the task identifier.
     public mutating func permit(_ identifier: String) { configuration.permit(identifier) }

@@ -319,6 +319,16 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return nil
     }
 
+    /// iOS: the usage model's energy and data budgets' balances at `now`
+    /// (`IOSBackgroundScheduler.energyBudget(at:)`, `dataBudget(at:)`: running seconds and bytes,
+    /// below zero when overdrawn); nil on Android and under the legacy model.
+    /// - Parameter now: virtual instant.
+    public func budgetBalances(at now: Date) -> (energy: Double, data: Double)? {
+        guard case .ios(let s) = device, let energy = s.energyBudget(at: now), let data = s.dataBudget(at: now)
+        else { return nil }
+        return (energy, data)
+    }
+
     /// iOS: the app transferred `bytes` during its app-refresh run in flight
     /// (`IOSBackgroundScheduler.recordDataTransfer(bytes:at:)`, the data budget of the usage
     /// model); ignored on Android and under the legacy model.
@@ -336,6 +346,27 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public var opportunityModel: OpportunityModelKind? {
         if case .ios(let s) = device { return s.configuration.effectiveOpportunityModel }
         return nil
+    }
+
+    /// iOS: the usage model's energy and data budgets
+    /// (`IOSBackgroundScheduler.setBackgroundBudget(_:)`); ignored on Android.
+    /// - Parameter budget: the budgets.
+    public mutating func setBackgroundBudget(_ budget: BackgroundBudget) {
+        guard case .ios(var s) = device else { return }
+        s.setBackgroundBudget(budget)
+        device = .ios(s)
+    }
+
+    /// iOS: the battery's drain and charge rates (`IOSBackgroundScheduler.setBatteryModel(_:at:)`);
+    /// ignored on Android.
+    /// - Parameters:
+    ///   - battery: the rates.
+    ///   - now: virtual instant.
+    public mutating func setBatteryModel(_ battery: BatteryModel, at now: Date) {
+        seen(now)
+        guard case .ios(var s) = device else { return }
+        s.setBatteryModel(battery, at: now)
+        device = .ios(s)
     }
 
     /// Sets the iOS app-refresh budget of later runs; ignored on Android.

@@ -74,6 +74,41 @@ extension ArgumentReader {
         return costs
     }
 
+    /// Reads `KEY=NUMBER[,...]`, each key one of `ranges`' and given once, its number within its
+    /// range.
+    /// - Returns: the numbers by key (only the keys given).
+    /// - Throws: `UsageError` naming the flag, the text and what is wrong.
+    mutating func keyedNumbers(
+        _ flag: String, _ ranges: KeyValuePairs<String, ClosedRange<Double>>
+    ) throws(UsageError) -> [String: Double] {
+        let text = try value(flag)
+        let keys = ranges.map(\.key).joined(separator: ", ")
+        var numbers: [String: Double] = [:]
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2, let range = ranges.first(where: { $0.key == pair[0] })?.value else {
+                throw UsageError(
+                    "\(flag) \"\(Self.clip(text))\": expected KEY=NUMBER[,...] with KEY one of \(keys); "
+                        + "\"\(Self.clip(String(item)))\" is not")
+            }
+            guard numbers[pair[0]] == nil else {
+                throw UsageError("\(flag) \"\(Self.clip(text))\": \(pair[0]) is given twice; give each key once")
+            }
+            guard let number = Self.decimal(pair[1]), number.isFinite, range.contains(number) else {
+                throw UsageError(
+                    "\(flag) \"\(Self.clip(text))\": \(pair[0]) \"\(Self.clip(pair[1]))\" is not a number from "
+                        + "\(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound))")
+            }
+            numbers[pair[0]] = number
+        }
+        return numbers
+    }
+
+    /// `value` without a fraction when it has none (600, not 600.0).
+    private static func plain(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
     /// Handles the three clock flags. - Returns: false if `flag` is not one of them.
     mutating func clockFlag(_ flag: String, into clock: inout ClockOptions) throws(UsageError) -> Bool {
         switch flag {

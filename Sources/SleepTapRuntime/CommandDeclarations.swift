@@ -121,6 +121,20 @@ extension CommandLineParser {
                 earliestBeginDate; usage launches before the times of day the user opens the app, rarer as
                 days pass without an open, at least 30 min apart; kept with the OS; refused on Android
                 """),
+        OptionSpec(
+            "--background-budgets", value: "LIST", example: "energy=120,data=500000",
+            help: """
+                iOS usage model: the energy (running seconds) and data (bytes) budgets per 24 h of the
+                app's refresh runs, and the refill a full bucket holds (window, seconds): defaults
+                energy=300,data=2000000,window=21600; a key left out keeps its value; kept with the OS
+                """),
+        OptionSpec(
+            "--battery-rates", value: "LIST", example: "drain=0.05,charge=0.4",
+            help: """
+                iOS usage model: the charge the battery loses per hour unplugged and gains per hour on the
+                charger, as fractions (defaults drain=0.03,charge=0.5), from the level stdin battery sets;
+                kept with the OS
+                """),
         OptionSpec("--low-power", help: "Low Power Mode on (no background runs)"),
         OptionSpec("--refresh-off", help: "Background App Refresh switched off (submit fails: unavailable)"),
         OptionSpec(

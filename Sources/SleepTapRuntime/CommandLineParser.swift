@@ -93,6 +93,14 @@ package enum CommandLineParser {
                     throw UsageError("\(flag) \"\(ArgumentReader.clip(text))\": expected legacy or usage")
                 }
                 os.opportunityModel = kind
+            case "--background-budgets":
+                let numbers = try reader.keyedNumbers(
+                    flag, ["energy": 0.001...86_400, "data": 1...1e12, "window": 60...86_400])
+                os.backgroundBudgets = BudgetSettings(
+                    energyPerDay: numbers["energy"], dataPerDay: numbers["data"], window: numbers["window"])
+            case "--battery-rates":
+                let numbers = try reader.keyedNumbers(flag, ["drain": 0...1, "charge": 0...10])
+                os.batteryRates = BatteryRateSettings(drainPerHour: numbers["drain"], chargePerHour: numbers["charge"])
             case "--insecure": insecure = true
             case "--keys": keys = try reader.nonEmpty(flag)
             case "--metrics-dir": metrics = try reader.nonEmpty(flag)
@@ -226,6 +234,18 @@ package enum CommandLineParser {
             throw UsageError(
                 "--opportunity-model chooses how iOS draws BGAppRefreshTask launches; Android's WorkManager runs "
                     + "by its documented rules (interval, standby bucket, Doze): leave it out on Android")
+        }
+        if os.platform == .android && (os.backgroundBudgets != nil || os.batteryRates != nil) {
+            throw UsageError(
+                "--background-budgets and --battery-rates are iOS's usage model's settings (energy and data "
+                    + "budgets, the battery over the day); Android's WorkManager runs by its documented rules: "
+                    + "leave them out on Android")
+        }
+        if os.opportunityModel == .legacy && (os.backgroundBudgets != nil || os.batteryRates != nil) {
+            throw UsageError(
+                "--background-budgets and --battery-rates take effect on the usage model only; "
+                    + "--opportunity-model legacy has no budgets and a battery that does not drain: use "
+                    + "--opportunity-model usage, or leave them out")
         }
         if os.platform == .android, let path = os.osModelPath {
             throw UsageError(

@@ -56,6 +56,15 @@ package struct OSOptions: Equatable, Sendable {
     /// `--opportunity-model legacy|usage`: iOS, the rule that draws app-refresh launches
     /// (docs/scheduler.md, "Usage model"); nil = stored, else legacy.
     package var opportunityModel: OpportunityModelKind?
+    /// `--background-budgets energy=SECS,data=BYTES,window=SECS`: iOS, the usage model's energy
+    /// and data budgets per 24 hours and the refill a full bucket holds
+    /// (`IOSBackgroundScheduler.Configuration.budget`); a key not given keeps the stored (else
+    /// the default) value; nil = stored, else the defaults.
+    package var backgroundBudgets: BudgetSettings?
+    /// `--battery-rates drain=FRACTION,charge=FRACTION`: iOS, the battery's drain while unplugged
+    /// and charge on the charger per hour (`IOSBackgroundScheduler.Configuration.battery`); a key
+    /// not given keeps the stored (else the default) value; nil = stored, else the defaults.
+    package var batteryRates: BatteryRateSettings?
     /// Seed of a new OS's RNG; nil = 1. Never used for a stored OS (its RNG goes on).
     package var seed: UInt64?
     /// Virtual seconds each job step costs (the app's, not stored with the OS).
@@ -129,6 +138,8 @@ package struct OSOptions: Equatable, Sendable {
         configuration.runtimeBudget = budget ?? Self.defaultBudget
         configuration.opportunity.empirical = empiricalDelay
         if let opportunityModel, opportunityModel != .legacy { configuration.opportunityModel = opportunityModel }
+        if let backgroundBudgets { configuration.budget = backgroundBudgets.applied(to: BackgroundBudget()) }
+        if let batteryRates { configuration.battery = batteryRates.applied(to: BatteryModel()) }
         return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed ?? Self.defaultSeed))
     }
 
@@ -147,7 +158,8 @@ package struct OSOptions: Equatable, Sendable {
 
     /// The OS the phone runs on: `stored` with the flags given applied to it, or a new one.
     ///
-    /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--opportunity-model`, `--budget`,
+    /// Applied to a stored OS: `--registration` (an app update, `os.app.updated`), `--opportunity-model`,
+    /// `--background-budgets`, `--battery-rates`, `--budget`,
     /// `--interval`, `--constraints` (an app build whose request has them), `--exact-alarm-permission` (an app build that declares it), `--android-api` and `--android16-quotas` (an OS update). `--os-seed` is ignored for it (its RNG continues).
     /// - Parameters:
     ///   - stored: the OS read from the state dir, nil on the first start.
@@ -155,7 +167,8 @@ package struct OSOptions: Equatable, Sendable {
     ///   - now: virtual instant.
     /// - Returns: the OS to run on.
     /// - Throws: `UsageError` when a flag contradicts the stored device (another `--platform`, an
-    ///   iOS registration mode or `--notifications` for a stored Android device); the stored
+    ///   iOS registration mode, `--notifications`, `--background-budgets` or `--battery-rates` for a
+    ///   stored Android device); the stored
     ///   state is not changed.
     package func resolve(stored: SimulatedOS?, taskIdentifier: String, at now: Date) throws(UsageError) -> SimulatedOS {
         guard var os = stored else { return makeOS(taskIdentifier: taskIdentifier) }
@@ -193,6 +206,19 @@ package struct OSOptions: Equatable, Sendable {
             }
             os.setOpportunityModel(opportunityModel)
         }
+        if backgroundBudgets != nil || batteryRates != nil {
+            guard case .ios(let s) = os.device else {
+                throw UsageError(
+                    "--background-budgets and --battery-rates are iOS's usage model's settings; the state dir's "
+                        + "os.json holds an android device, which keeps WorkManager's documented rules")
+            }
+            if let backgroundBudgets {
+                os.setBackgroundBudget(backgroundBudgets.applied(to: s.configuration.effectiveBudget))
+            }
+            if let batteryRates {
+                os.setBatteryModel(batteryRates.applied(to: s.configuration.effectiveBattery), at: now)
+            }
+        }
         if let budget { os.setRuntimeBudget(budget) }
         if let interval { os.setRepeatInterval(interval) }
         if let constraints { os.setConstraints(constraints) }
@@ -220,4 +246,46 @@ package struct OSOptions: Equatable, Sendable {
 package struct OSModelLoadError: Error, Equatable, Sendable, CustomStringConvertible {
     package var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// `--background-budgets`' values: each nil keeps the value it is applied to.
+package struct BudgetSettings: Equatable, Sendable {
+    /// Running seconds per 24 hours (`BackgroundBudget.energyPerDay`).
+    package var energyPerDay: TimeInterval?
+    /// Bytes per 24 hours (`BackgroundBudget.dataPerDay`).
+    package var dataPerDay: Double?
+    /// Seconds of refill a full bucket holds (`BackgroundBudget.window`).
+    package var window: TimeInterval?
+
+    package init(energyPerDay: TimeInterval? = nil, dataPerDay: Double? = nil, window: TimeInterval? = nil) {
+        self.energyPerDay = energyPerDay
+        self.dataPerDay = dataPerDay
+        self.window = window
+    }
+
+    /// `base` with the values given here.
+    package func applied(to base: BackgroundBudget) -> BackgroundBudget {
+        BackgroundBudget(
+            energyPerDay: energyPerDay ?? base.energyPerDay, dataPerDay: dataPerDay ?? base.dataPerDay,
+            window: window ?? base.window)
+    }
+}
+
+/// `--battery-rates`' values: each nil keeps the value it is applied to.
+package struct BatteryRateSettings: Equatable, Sendable {
+    /// Charge lost per hour unplugged, a fraction (`BatteryModel.drainPerHour`).
+    package var drainPerHour: Double?
+    /// Charge gained per hour on the charger, a fraction (`BatteryModel.chargePerHour`).
+    package var chargePerHour: Double?
+
+    package init(drainPerHour: Double? = nil, chargePerHour: Double? = nil) {
+        self.drainPerHour = drainPerHour
+        self.chargePerHour = chargePerHour
+    }
+
+    /// `base` with the values given here.
+    package func applied(to base: BatteryModel) -> BatteryModel {
+        BatteryModel(
+            drainPerHour: drainPerHour ?? base.drainPerHour, chargePerHour: chargePerHour ?? base.chargePerHour)
+    }
 }

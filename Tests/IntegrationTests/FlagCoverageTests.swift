@@ -82,6 +82,8 @@ struct FlagCoverageTests {
         "phone --phone-alarm": "SleepTapRuntimeTests/OptionEffectTests.swift phoneAlarmAndPermissions",
         "phone --processing-task": "SleepTapRuntimeTests/OptionEffectTests.swift processingTask",
         "phone --opportunity-model": "SleepTapRuntimeTests/OptionEffectTests.swift opportunityModel",
+        "phone --background-budgets": "SleepTapRuntimeTests/OptionEffectTests.swift budgetsAndBatteryRates",
+        "phone --battery-rates": "SleepTapRuntimeTests/OptionEffectTests.swift budgetsAndBatteryRates",
         "phone --exact-alarm-permission": "SleepTapRuntimeTests/OptionEffectTests.swift phoneAlarmAndPermissions",
         "phone --android16-quotas": "SleepTapRuntimeTests/OptionEffectTests.swift androidAPI",
         "phone --constraints": "SleepTapRuntimeTests/OptionEffectTests.swift constraints",

@@ -219,6 +219,66 @@ struct OptionEffectTests {
     }
 
     @Test(
+        "--background-budgets and --battery-rates reach the iOS usage model, are kept with a stored OS and changed key by key; Android, legacy and bad values are refused naming them"
+    )
+    func budgetsAndBatteryRates() throws {
+        func ios(_ os: SimulatedOS) throws -> IOSBackgroundScheduler {
+            guard case .ios(let s) = os.device else { throw CancellationError() }
+            return s
+        }
+        let flags = [
+            "--opportunity-model", "usage", "--background-budgets", "energy=24,window=3600", "--battery-rates",
+            "drain=0.1",
+        ]
+        var os = try Self.phoneOptions(flags).os.makeOS(taskIdentifier: Self.task)
+        let configuration = try ios(os).configuration
+        #expect(configuration.effectiveBudget == BackgroundBudget(energyPerDay: 24, window: 3_600))
+        #expect(configuration.effectiveBattery == BatteryModel(drainPerHour: 0.1))
+        // 24 s a day, a 1 h bucket: 1 s in a full bucket.
+        #expect(abs(try #require(os.budgetBalances(at: Self.t0)).energy - 1) < 1e-9)
+        // The faster drain empties the battery faster: 10 points an hour against the default 3.
+        os.setBatteryLevel(0.5, at: Self.t0)
+        let hourLater = Self.t0.addingTimeInterval(3_600)
+        #expect(abs(try #require(os.batteryLevel(at: hourLater)) - 0.4) < 1e-9)
+        var standard = try Self.phoneOptions(["--opportunity-model", "usage"]).os.makeOS(taskIdentifier: Self.task)
+        standard.setBatteryLevel(0.5, at: Self.t0)
+        #expect(try #require(standard.batteryLevel(at: hourLater)) > 0.4)
+        // A stored OS keeps them; a later flag changes only the keys it gives, from the level reached.
+        let kept = try Self.phoneOptions([]).os.resolve(stored: os, taskIdentifier: Self.task, at: hourLater)
+        #expect(try ios(kept).configuration == configuration)
+        let changed = try Self.phoneOptions(["--background-budgets", "data=5000", "--battery-rates", "drain=0.2"]).os
+            .resolve(stored: os, taskIdentifier: Self.task, at: hourLater)
+        #expect(
+            try ios(changed).configuration.effectiveBudget
+                == BackgroundBudget(energyPerDay: 24, dataPerDay: 5_000, window: 3_600))
+        #expect(try ios(changed).configuration.effectiveBattery == BatteryModel(drainPerHour: 0.2))
+        let twoHours = Self.t0.addingTimeInterval(2 * 3_600)
+        #expect(abs(try #require(changed.batteryLevel(at: twoHours)) - 0.2) < 1e-9)
+        let android = try Self.phoneOptions(["--platform", "android"]).os.makeOS(taskIdentifier: Self.task)
+        #expect(throws: UsageError.self) {
+            try Self.phoneOptions(["--battery-rates", "charge=1"]).os.resolve(
+                stored: android, taskIdentifier: Self.task, at: Self.t0)
+        }
+        for (bad, named) in [
+            (["--background-budgets", "energy=0"], "energy \"0\" is not a number from 0.001 to 86400"),
+            (["--background-budgets", "fuel=3"], "KEY one of energy, data, window; \"fuel=3\" is not"),
+            (["--background-budgets", "energy=3,energy=4"], "energy is given twice"),
+            (["--background-budgets", ""], "expected KEY=NUMBER"),
+            (["--battery-rates", "drain=1.5"], "drain \"1.5\" is not a number from 0 to 1"),
+            (["--battery-rates", "charge=x"], "charge \"x\" is not a number from 0 to 10"),
+            (["--platform", "android", "--battery-rates", "drain=0.1"], "leave them out on Android"),
+            (["--opportunity-model", "legacy", "--background-budgets", "energy=10"], "usage model only"),
+        ] {
+            do {
+                _ = try Self.phoneOptions(bad)
+                Issue.record("\(bad) accepted")
+            } catch {
+                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
+            }
+        }
+    }
+
+    @Test(
         "--phone-alarm and --exact-alarm-permission reach the app and the OS; a new install on API 33 starts without notifications, on 34 without SCHEDULE_EXACT_ALARM; bad values and iOS are refused naming them"
     )
     func phoneAlarmAndPermissions() throws {

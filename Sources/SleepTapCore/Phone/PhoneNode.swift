@@ -896,6 +896,20 @@ public struct PhoneNode: Sendable {
                     ]))
             ),
         ]
+        // iOS: the battery's charge now (null: never set, full) and the usage model's budgets.
+        fields.append(
+            ("batteryLevel", app.scheduler.batteryLevel(at: now).map { .double(Self.hundredths($0)) } ?? .null))
+        fields.append(
+            (
+                "budgets",
+                app.scheduler.budgetBalances(at: now).map { balances in
+                    .object(
+                        EventObject([
+                            ("energySeconds", .double(Self.hundredths(balances.energy))),
+                            ("dataBytes", .int(Int64(balances.data.rounded(.down)))),
+                        ]))
+                } ?? .null
+            ))
         fields.append(("os", .object(EventObject(app.scheduler.status()))))
         fields.append(("why", .object(EventObject(app.scheduler.why(at: now).fields))))
         if let processing = app.scheduler.whyProcessing(at: now) {

@@ -53,4 +53,39 @@ struct BatteryCommandTests {
         #expect(event["level"] == .double(0.15))
         #expect(bench.node.app.scheduler.batteryLevel(at: bench.now) == 0.15)
     }
+
+    @Test("phone.status gives the battery's level as it drains and the usage model's budgets; null on legacy")
+    func status() throws {
+        var configuration = IOSBackgroundScheduler.Configuration(
+            permittedIdentifiers: [PhoneAppConfiguration().taskIdentifier])
+        configuration.opportunityModel = .usage
+        configuration.battery = BatteryModel(drainPerHour: 0.1)
+        let app = PhoneApp(
+            state: PhoneSyncState(deviceSeed: 7),
+            scheduler: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 1)),
+            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: NodeBench.zone,
+            location: NodeBench.berlin, randomSeed: 42)
+        var bench = NodeBench(app: app)
+        bench.start()
+        bench.type("battery 50%")
+        bench.type("status")
+        let first = try #require(bench.events(.phoneStatus).last)
+        #expect(first["batteryLevel"] == .double(0.5))
+        guard case .object(let budgets) = try #require(first["budgets"]) else {
+            Issue.record("budgets is not an object")
+            return
+        }
+        #expect(budgets["energySeconds"] == .double(75))
+        #expect(budgets["dataBytes"] == .int(500_000))
+        bench.advance(3 * 3_600)
+        bench.type("status")
+        #expect(try #require(bench.events(.phoneStatus).last)["batteryLevel"] == .double(0.2))
+
+        var legacy = NodeBench()
+        legacy.start()
+        legacy.type("status")
+        let status = try #require(legacy.events(.phoneStatus).last)
+        #expect(status["batteryLevel"] == .null)
+        #expect(status["budgets"] == .null)
+    }
 }
