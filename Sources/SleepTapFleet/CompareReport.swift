@@ -39,7 +39,8 @@ package struct CompareReport: Sendable {
             format: ", opens %.2f a day, low power %.2f, nightstand %.2f", options.opens, options.lowPower,
             options.nightstand)
         if options.buckets != FleetOptions.defaultBuckets { line += ", buckets " + Self.bucketText(options.buckets) }
-        if options.opportunityModel != .legacy { line += ", opportunity model \(options.opportunityModel.rawValue)" }
+        // The default (usage) goes unsaid, as the other defaults do.
+        if options.opportunityModel != .usage { line += ", opportunity model \(options.opportunityModel.rawValue)" }
         if let model = options.osModelFile { line += ", os model \(model)" }
         return line
     }

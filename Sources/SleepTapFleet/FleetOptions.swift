@@ -44,8 +44,9 @@ package struct FleetOptions: Equatable, Sendable {
     /// (`FleetOptions.appVersion`) that has data; nil, or no such group: the built-in draws.
     package var osModel: CalibratedOS?
     /// The model file `osModel` was read from, for the summary; nil without one.
-    /// How the iOS devices' OS draws app-refresh launches (`--opportunity-model`, default legacy).
-    package var opportunityModel: OpportunityModelKind = .legacy
+    /// How the iOS devices' OS draws app-refresh launches (`--opportunity-model`, default usage,
+    /// as a new phone's: `OSOptions.defaultOpportunityModel`).
+    package var opportunityModel: OpportunityModelKind = .usage
     package var osModelFile: String?
     /// Local days of wake-ups in each batch the phone sends (`phone --horizon-days`, default
     /// `BatchPlanner.defaultHorizonDays`, 7).

@@ -82,11 +82,11 @@ package struct FleetPopulationFlags: Sendable {
                 active=0.3,working_set=0.3,frequent=0.2,rare=0.15,restricted=0.05)
                 """),
         OptionSpec(
-            "--opportunity-model", value: "legacy|usage", example: "usage",
+            "--opportunity-model", value: "legacy|usage", example: "legacy",
             help: """
-                how the iOS devices' OS draws app-refresh launches: legacy (default) an exponential wait;
-                usage launches before the times of day the user opens the app, rarer as days pass without
-                an open, at least 30 min apart (docs/scheduler.md, "Usage model")
+                how the iOS devices' OS draws app-refresh launches: usage (default) launches before the
+                times of day the user opens the app, rarer as days pass without an open, at least 30 min
+                apart (docs/scheduler.md, "Usage model"); legacy an exponential wait
                 """),
         OptionSpec(
             "--os-model", value: "FILE", example: "model.json",

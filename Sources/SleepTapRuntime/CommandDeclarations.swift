@@ -115,11 +115,12 @@ extension CommandLineParser {
             "--budget", value: "SECS", example: "60",
             help: "iOS app-refresh budget in virtual seconds (default: 30)"),
         OptionSpec(
-            "--opportunity-model", value: "legacy|usage", example: "usage",
+            "--opportunity-model", value: "legacy|usage", example: "legacy",
             help: """
-                iOS: how the OS draws app-refresh launches: legacy (default) an exponential wait after
-                earliestBeginDate; usage launches before the times of day the user opens the app, rarer as
-                days pass without an open, at least 30 min apart; kept with the OS; refused on Android
+                iOS: how the OS draws app-refresh launches: usage (default for a new OS) launches before
+                the times of day the user opens the app, rarer as days pass without an open, at least
+                30 min apart, within energy and data budgets; legacy an exponential wait after
+                earliestBeginDate; kept with the OS; refused on Android
                 """),
         OptionSpec(
             "--background-budgets", value: "LIST", example: "energy=120,data=500000",

@@ -54,7 +54,7 @@ package struct OSOptions: Equatable, Sendable {
     /// (`SCHEDULE_EXACT_ALARM` or `USE_EXACT_ALARM`); nil = stored, else `schedule`.
     package var exactAlarmPermission: ExactAlarmDeclaration?
     /// `--opportunity-model legacy|usage`: iOS, the rule that draws app-refresh launches
-    /// (docs/scheduler.md, "Usage model"); nil = stored, else legacy.
+    /// (docs/scheduler.md, "Usage model"); nil = stored, else `defaultOpportunityModel` (usage).
     package var opportunityModel: OpportunityModelKind?
     /// `--background-budgets energy=SECS,data=BYTES,window=SECS`: iOS, the usage model's energy
     /// and data budgets per 24 hours and the refill a full bucket holds
@@ -82,6 +82,9 @@ package struct OSOptions: Equatable, Sendable {
     package static let defaultSeed: UInt64 = 1
     /// The Android interval when `--interval` is not given, seconds.
     package static let defaultInterval: TimeInterval = 6 * 3_600
+    /// A new iOS OS's opportunity model when `--opportunity-model` is not given: `usage`
+    /// (docs/scheduler.md, "Usage model"); a stored OS keeps its own.
+    package static let defaultOpportunityModel = OpportunityModelKind.usage
     /// The iOS budget when `--budget` is not given, seconds.
     package static let defaultBudget: TimeInterval = 30
 
@@ -137,7 +140,8 @@ package struct OSOptions: Equatable, Sendable {
         configuration.registrationMode = registration ?? .early
         configuration.runtimeBudget = budget ?? Self.defaultBudget
         configuration.opportunity.empirical = empiricalDelay
-        if let opportunityModel, opportunityModel != .legacy { configuration.opportunityModel = opportunityModel }
+        let kind = opportunityModel ?? Self.defaultOpportunityModel
+        if kind != .legacy { configuration.opportunityModel = kind }
         if let backgroundBudgets { configuration.budget = backgroundBudgets.applied(to: BackgroundBudget()) }
         if let batteryRates { configuration.battery = batteryRates.applied(to: BatteryModel()) }
         return SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: seed ?? Self.defaultSeed))

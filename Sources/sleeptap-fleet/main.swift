@@ -87,10 +87,10 @@ case .run(var options, let out, let jobs, let json):
     }
     // The iOS opportunity model, said only when it is not the default.
     let opportunityLine: String? =
-        options.opportunityModel == .legacy
+        options.opportunityModel == .usage
         ? nil
-        : "opportunity model: \(options.opportunityModel.rawValue) (iOS launches before the users' usual opens, "
-            + "rarer as days pass without one; docs/scheduler.md)"
+        : "opportunity model: \(options.opportunityModel.rawValue) (iOS's exponential wait after each request, "
+            + "whatever the users' opens; docs/scheduler.md)"
     let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
     if json {
         var object: [String: Any] = [

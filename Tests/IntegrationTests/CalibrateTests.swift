@@ -98,7 +98,11 @@ struct CalibrateTests {
         let scenario = try Scenario()
         defer { scenario.close() }
         let first = scenario.dir + "/a"
-        let fleet = ["--devices", "8", "--days", "7", "--start", "2026-03-01", "--mix", "ios=1,android=0"]
+        // Legacy's daily draws: 8 devices' week answers enough requests for a group per version.
+        let fleet = [
+            "--devices", "8", "--days", "7", "--start", "2026-03-01", "--mix", "ios=1,android=0", "--opportunity-model",
+            "legacy",
+        ]
         let a = try CapturedRun.run("sleeptap-fleet", fleet + ["--seed", "1", "--out", first], timeout: 120)
         #expect(a.status == 0, "\(a.standardError)")
         let model = first + "/model.json"

@@ -31,12 +31,14 @@ struct CalibrationTests {
         return calibration.model()
     }
 
-    /// An iOS-only fleet without Low Power Mode: only the opportunity model delays a request.
+    /// An iOS-only fleet without Low Power Mode on legacy's draws, whose delays have a closed
+    /// form (`expectedDelay`): only the opportunity model delays a request.
     static func iosFleet(lateRegistration: Double = 0, seed: UInt64 = 24) -> FleetOptions {
         var options = FleetOptions(devices: 40, days: 14, start: start)
         options.seed = seed
         options.iosShare = 1
         options.lowPower = 0
+        options.opportunityModel = .legacy
         options.lateRegistration = lateRegistration
         return options
     }

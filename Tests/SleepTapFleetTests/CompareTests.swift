@@ -363,7 +363,7 @@ struct CompareTests {
         // The users' habits are in the outputs: two runs with other settings can be told apart.
         #expect(lines[0].contains("opens 0.10 a day, low power 0.10, nightstand 0.50"), "\(lines[0])")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
-        #expect(json["opens"] as? Double == 0.1 && json["opportunityModel"] as? String == "legacy")
+        #expect(json["opens"] as? Double == 0.1 && json["opportunityModel"] as? String == "usage")
         #expect((json["buckets"] as? [String: Double])?["rare"] == 0.15)
         #expect(lines[2].hasPrefix("refresh ") && lines[3].hasPrefix("request ") && lines[4].hasPrefix("horizon "))
         let markdown = report.markdown(chartName: "compare.svg")

@@ -175,6 +175,8 @@ struct FleetTests {
         options.iosShare = 1
         options.lateRegistration = 1
         options.opens = 0
+        // Without opens the usage model launches rarely; legacy's daily draw shows the update's day.
+        options.opportunityModel = .legacy
         options.lateRegistrationFrom = LocalDate(parsing: "2026-03-05")!
         let update = FleetOptions.midnightUTC(options.lateRegistrationFrom!)
         for index in 0..<4 {

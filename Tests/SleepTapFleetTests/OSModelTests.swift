@@ -147,10 +147,13 @@ struct OSModelTests {
     static let start = LocalDate(parsing: "2026-03-02")!
     static let reportDate = LocalDate(parsing: "2026-03-15")!
 
-    /// A 14-day fleet of `devices` with the default mix and habits.
+    /// A 14-day fleet of `devices` with the default mix and habits, on legacy's draws: a fitted
+    /// delay does not depend on the time of day or the user's opens, as legacy's does not
+    /// (docs/calibration.md, "What the records cannot identify").
     static func fleet(devices: Int, seed: UInt64, model: CalibratedOS? = nil) -> FleetOptions {
         var options = FleetOptions(devices: devices, days: 14, start: start)
         options.seed = seed
+        options.opportunityModel = .legacy
         options.osModel = model
         return options
     }

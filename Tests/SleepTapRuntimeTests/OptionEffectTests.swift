@@ -179,10 +179,10 @@ struct OptionEffectTests {
     }
 
     @Test(
-        "--opportunity-model reaches the iOS OS (legacy by default, usage learns the user's opens), is kept with a stored OS and changed by a later flag; Android and bad values are refused naming them"
+        "--opportunity-model reaches the iOS OS (usage by default, which learns the user's opens), is kept with a stored OS and changed by a later flag; Android and bad values are refused naming them"
     )
     func opportunityModel() throws {
-        #expect(try Self.phoneOptions([]).os.makeOS(taskIdentifier: Self.task).opportunityModel == .legacy)
+        #expect(try Self.phoneOptions([]).os.makeOS(taskIdentifier: Self.task).opportunityModel == .usage)
         let usage = try Self.phoneOptions(["--opportunity-model", "usage"]).os
         var os = usage.makeOS(taskIdentifier: Self.task)
         #expect(os.opportunityModel == .usage)

@@ -53,12 +53,12 @@ struct OSModelOptionTests {
         return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 
-    @Test("The twin's iOS launches wait the model's 10 to 12 h; without it, the built-in draws' much shorter waits")
+    @Test("The twin's iOS launches wait the model's 10 to 12 h; without it, legacy's much shorter waits")
     func fittedWait() throws {
         let path = try Self.write(Self.model())
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fitted = try Self.waits(["--os-model", path])
-        let builtIn = try Self.waits([])
+        let builtIn = try Self.waits(["--opportunity-model", "legacy"])
         #expect(fitted.count >= 5 && builtIn.count >= 5, "fitted \(fitted), built-in \(builtIn)")
         #expect(Self.median(fitted) >= 36_000 && Self.median(fitted) <= 43_260, "\(fitted)")
         #expect(Self.median(builtIn) < 6 * 3_600, "\(builtIn)")

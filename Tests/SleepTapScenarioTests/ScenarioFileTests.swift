@@ -46,7 +46,10 @@ struct ScenarioFileTests {
         let directory = Self.root.appendingPathComponent("Examples/scenarios")
         let report = try ScenarioFile.load(directory.appendingPathComponent("field-report-shanghai.json").path)
         #expect(report.timeZone.identifier == "Asia/Shanghai")
-        #expect(report.phone == ["--platform", "ios", "--registration", "early", "--os-seed", "1"])
+        #expect(
+            report.phone == [
+                "--platform", "ios", "--opportunity-model", "legacy", "--registration", "early", "--os-seed", "1",
+            ])
         #expect(report.steps.map(\.text) == ["phone: registration late-silent", "phone: open"])
         #expect(report.expectations.first?.event == .fallbackManualEntry)
         #expect(report.expectations.first?.first == ISO8601.date("2026-08-02T15:00:00Z"))

@@ -23,7 +23,10 @@ struct UsageScenarioTests {
         let usage = try ScenarioRun.twin(scenario)
         #expect(usage.passed, "\(usage.report)")
         var legacy = scenario
-        legacy.phone = scenario.phone.filter { $0 != "--opportunity-model" && $0 != "usage" }
+        legacy.phone =
+            scenario.phone.filter { $0 != "--opportunity-model" && $0 != "usage" } + [
+                "--opportunity-model", "legacy",
+            ]
         let run = try ScenarioRun.twin(legacy)
         #expect(run.passed, "\(run.report)")
         // The second week (26 July 16:00Z to 2 August 16:00Z), no open: 3 runs on usage, about one a day on legacy.
