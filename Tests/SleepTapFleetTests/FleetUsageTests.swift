@@ -81,6 +81,48 @@ struct FleetUsageTests {
         }
     }
 
+    @Test(
+        "The weekly report of a usage fleet whose users do not open the app says the runs thin out: this week fewer background runs than last week; on legacy the weeks stay alike"
+    )
+    func reportSaysRunsThinOut() async throws {
+        func report(_ kind: OpportunityModelKind) async -> FreshnessReport {
+            var options = FleetOptions(devices: 16, days: 21, start: FleetTests.start)
+            options.seed = 5
+            options.iosShare = 1
+            options.lowPower = 0
+            options.nightstand = 0
+            options.opens = 0
+            options.opportunityModel = kind
+            // The fleet's last day (2 March + 20): the report's two weeks are the fleet's last two,
+            // after the install's week.
+            var report = FreshnessReport(date: LocalDate(parsing: "2026-03-22")!)
+            for records in await CalibrationTests.records(options) { report.add(file: records) }
+            return report
+        }
+        let usage = await report(.usage)
+        let (usageLast, usageThis) = (
+            usage.figures(.all, days: FreshnessReport.lastWeek), usage.figures(.all, days: FreshnessReport.thisWeek)
+        )
+        #expect(
+            usageThis.background < usageLast.background, "usage: \(usageLast.background) -> \(usageThis.background)")
+        // The report's table says it: this week's runs, then last week's (39 and 73 at seed 5; legacy
+        // 110 and 110).
+        #expect(
+            usage.markdown().contains(
+                "| background runs, all outcomes | \(usageThis.background) | \(usageLast.background) |"))
+        let legacy = await report(.legacy)
+        let (legacyLast, legacyThis) = (
+            legacy.figures(.all, days: FreshnessReport.lastWeek), legacy.figures(.all, days: FreshnessReport.thisWeek)
+        )
+        // Legacy draws a launch a day whatever the opens: the second week loses no more than a tenth.
+        #expect(
+            Double(legacyThis.background) >= 0.9 * Double(legacyLast.background),
+            "legacy: \(legacyLast.background) -> \(legacyThis.background)")
+        #expect(
+            Double(usageThis.background) / Double(usageLast.background)
+                < Double(legacyThis.background) / Double(legacyLast.background))
+    }
+
     @Test("--opportunity-model is read by the fleet's flags; a bad value is refused naming it")
     func flag() throws {
         var flags = FleetPopulationFlags()
