@@ -5,8 +5,8 @@ package import SleepTapCore
 package import SleepTapRuntime
 
 /// A refresh strategy `sleeptap-compare` runs a fleet under (docs/fleet.md, "Comparing refresh
-/// strategies"). Each is a documented option of the phone and the watch; `push` is named so
-/// that asking for it is refused clearly: it is not modelled yet.
+/// strategies"). Each is a documented option of the phone and the watch, or (`push`,
+/// `push-normal`) a server's.
 package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     /// The app's refresh task alone (BGAppRefreshTask, WorkManager periodic work): today's app.
     case refresh
@@ -19,14 +19,16 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     /// --processing-task on`): it runs the same job once the phone has been idle on its charger
     /// (docs/scheduler.md, "Processing tasks"). Android phones run the refresh task alone.
     case processing
-    /// A server push (silent APNs push, FCM message): not modelled yet.
+    /// The refresh task, and a server push to every device each night (04:00 local): a silent
+    /// background notification on iOS, a high-priority FCM message on Android, which Doze lets
+    /// through (docs/scheduler.md, "A server push"; phone stdin `push high`).
     case push
-
-    /// Whether the simulated phone and watch can run it.
-    package var isModelled: Bool { self != .push }
+    /// As `push` with a normal-priority FCM message on Android, which Doze defers to its next
+    /// maintenance window (iOS: the same background notification).
+    case pushNormal = "push-normal"
 
     /// The strategies run when `--strategies` is not given.
-    package static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon, .processing]
+    package static let defaults: [RefreshStrategy] = [.refresh, .request, .horizon, .processing, .push]
 
     /// What it is, in a few words, with its options (`phone --horizon-days 14`).
     package func summary(_ settings: CompareSettings) -> String {
@@ -35,7 +37,8 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
         case .request: "+ watch REQUEST (watch --request-dates --warn-nights \(settings.warnNights))"
         case .horizon: "\(settings.horizonComparison) batch (phone --horizon-days \(settings.horizonDays))"
         case .processing: "+ nightly BGProcessingTask on the charger (iOS: phone --processing-task on)"
-        case .push: "+ server push (not modelled)"
+        case .push: "+ a nightly server push (silent on iOS, high-priority FCM on Android)"
+        case .pushNormal: "+ a nightly server push (silent on iOS, normal-priority FCM on Android)"
         }
     }
 
@@ -45,6 +48,7 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
         options.horizonDays = BatchPlanner.defaultHorizonDays
         options.requestDates = false
         options.processingTask = false
+        options.push = nil
         options.warnNights = WatchNode.Configuration.defaultWarnNights
         switch self {
         case .request:
@@ -54,7 +58,11 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
             options.horizonDays = settings.horizonDays
         case .processing:
             options.processingTask = true
-        case .refresh, .push:
+        case .push:
+            options.push = .high
+        case .pushNormal:
+            options.push = .normal
+        case .refresh:
             break
         }
         return options
@@ -315,7 +323,7 @@ package enum CompareRun {
     /// `jobs` at once; with `out`, writes each strategy's run records and night records under
     /// `out/<strategy>/metrics/` (`bg_runs`, `watch_nights`).
     /// - Parameters:
-    ///   - strategies: modelled strategies (`RefreshStrategy.isModelled`), each once.
+    ///   - strategies: the strategies, each once.
     ///   - progress: called on the calling task after each (strategy, device) with (done, total).
     /// - Throws: `FileError` naming the file or directory that could not be written.
     package static func run(

@@ -41,7 +41,10 @@ package struct CompareCommand: Equatable, Sendable {
               processing  + a nightly BGProcessingTask on the charger (iOS: phone --processing-task
                           on; the users put the phone on its charger at bed time on the nights
                           --nightstand does not leave it unplugged)
-              push        a server push: not modelled yet (refused)
+              push        + a server push each night at 04:00 local: silent on iOS (throttled, not
+                          after a force-quit), high-priority FCM on Android (delivered in Doze)
+              push-normal as push with normal-priority FCM on Android (Doze defers it to its next
+                          maintenance window)
             """,
         sections: [
             .init("options:", options),
@@ -49,7 +52,7 @@ package struct CompareCommand: Equatable, Sendable {
         ],
         footer: """
             exit status: 0 done; 1 a strategy had a wrong or missed alarm; 64 a bad command line (also
-            an unknown strategy, or one not modelled yet); 65 the --os-model file cannot be read or is
+            an unknown strategy); 65 the --os-model file cannot be read or is
             not a model, or --merge finds a bad, foreign or duplicate shard tally or a shard missing;
             73 DIR or a file in it cannot be written (the table is still printed); 74 stdout closed or
             not writable.
@@ -58,7 +61,7 @@ package struct CompareCommand: Equatable, Sendable {
     static let options: [OptionSpec] = [
         OptionSpec(
             "--strategies", value: "LIST", example: "refresh,horizon",
-            help: "comma-separated, each once (default refresh,request,horizon,processing); see strategies above"),
+            help: "comma-separated, each once (default refresh,request,horizon,processing,push); see strategies above"),
         OptionSpec(
             "--horizon-days", value: "H", example: "21",
             help: "the horizon strategy's batch, 1 to 28 local days (default 14)"),
@@ -142,11 +145,6 @@ package struct CompareCommand: Equatable, Sendable {
             let name = String(part)
             guard let strategy = RefreshStrategy(rawValue: name) else {
                 throw UsageError("--strategies: unknown strategy \"\(ArgumentReader.clip(name))\"; expected \(known)")
-            }
-            guard strategy.isModelled else {
-                throw UsageError(
-                    "--strategies: \(name) is not modelled yet (the simulated phone has no server push); use "
-                        + "refresh, request, horizon or processing")
             }
             guard !result.contains(strategy) else { throw UsageError("--strategies: \(name) is given twice") }
             result.append(strategy)

@@ -205,6 +205,15 @@ package struct FleetDevice: Sendable {
                 if !unplugged { add(.phone("charging off"), at: up) }
             }
         }
+        // The server's daily push (no draw: the other strategies' users stay the same).
+        if let priority = options.push {
+            for offset in 0...options.days {
+                guard let day = WakeCalendar.adding(.day, offset, to: firstDay, in: calendar) else { break }
+                if let at = WakeCalendar.instant(of: Self.pushTime, onDayOf: day, in: calendar) {
+                    add(.phone("push \(priority.rawValue)"), at: at)
+                }
+            }
+        }
         // Stable order: by instant, then as drawn (the twin keeps that order for equal instants).
         self.steps = steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
             .map(\.element)
@@ -223,6 +232,10 @@ package struct FleetDevice: Sendable {
         }
         return count
     }
+
+    /// The local time of the server's daily push (`FleetOptions.push`): 04:00, in the night,
+    /// when an Android phone on the nightstand is in Doze.
+    static let pushTime = LocalTime(hour: 4, minute: 0)!
 
     /// `minutes` after midnight as a wall time (taken modulo a day).
     static func time(_ minutes: Int) -> LocalTime {
@@ -285,8 +298,8 @@ package struct FleetDevice: Sendable {
         /// The watch's nights, one per bed tap before the end (`WatchNight`).
         package var nights: [WatchNight]
         /// The app's background launches before the end: the OS's launches for the refresh task
-        /// (`os.launch`, whether the handler was entered or not) and its wakes for a watch
-        /// message (`os.watch_message` with `woken`).
+        /// (`os.launch`, whether the handler was entered or not), its wakes for a watch
+        /// message (`os.watch_message` with `woken`) and the pushes the app got (`push.received`).
         package var launches: Int
         /// Bytes phone and watch put on their link, both ways, as wire frames (measured only
         /// when asked: `measureBytes`; else 0).
@@ -313,6 +326,7 @@ package struct FleetDevice: Sendable {
             switch entry.event.name {
             case .osLaunch: launches += 1
             case .osWatchMessage where entry.event["woken"] == .bool(true): launches += 1
+            case .pushReceived: launches += 1
             default: continue
             }
         }

@@ -58,6 +58,10 @@ package struct FleetOptions: Equatable, Sendable {
     /// --processing-task on`); its users then put the phone on the charger, screen off, at bed
     /// time on the nights `nightstand` does not leave it unplugged.
     package var processingTask = false
+    /// A server push to every device each day at `FleetDevice.pushTime` local, with this
+    /// priority (`sleeptap-compare`'s `push` and `push-normal`, docs/scheduler.md "A server
+    /// push"); nil = none.
+    package var push: PushPriority?
     /// The watch's `--warn-nights`: `coverage.low` (and, with `requestDates`, a REQUEST) when the
     /// cached nights left fall to this many (default 2).
     package var warnNights = WatchNode.Configuration.defaultWarnNights

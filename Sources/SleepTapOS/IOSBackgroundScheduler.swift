@@ -993,6 +993,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// Whether the user force-quit the app and has not opened it (nor restarted the device) since.
     public var isForceQuit: Bool { forceQuitted }
 
+    /// Whether the Background App Refresh switch is on (`setBackgroundRefreshEnabled(_:at:)`).
+    public var backgroundRefreshEnabled: Bool { refreshEnabled }
+
     // MARK: Processing tasks (BGProcessingTaskRequest)
 
     /// The app cancels its pending processing request of `identifier`

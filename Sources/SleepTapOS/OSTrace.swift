@@ -100,6 +100,8 @@ public enum OSEventName: String, CaseIterable, Sendable, Hashable, CustomStringC
     case osWorkStopped = "os.work.stopped"
     /// `os.watch_message`: a message from the paired watch reached the phone.
     case osWatchMessage = "os.watch_message"
+    /// `os.push`: a server push reached the device.
+    case osPush = "os.push"
     /// `os.why`: the conditions holding the pending request back changed (`WhyAnswer`).
     case osWhy = "os.why"
     /// `os.doze`: Doze changed state.

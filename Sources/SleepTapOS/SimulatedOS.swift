@@ -67,6 +67,12 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// How far the device's wall clock is from true time, seconds (wall = true + offset): the sum
     /// of the user's `clock-set` changes; nil = 0 (the clock is right).
     public private(set) var wallClockOffsetState: TimeInterval?
+    /// iOS: the instants of the background notifications delivered in the last hour
+    /// (`backgroundPush`'s throttle); empty = none.
+    private var pushDeliveries: [Date] = []
+    /// Android: the maintenance windows at which normal-priority pushes Doze deferred are
+    /// handed over (`pushesDue(at:)`); empty = none.
+    private var deferredPushes: [Date] = []
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
     /// The latest instant a call gave (what `drainTrace` asks `why` at); not encoded.
@@ -232,7 +238,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// and on iOS.
     public func nextTimedActivity() -> Date? {
         guard case .android(let s) = device else { return nil }
-        return [s.nextAlarmInstant(), s.nextDozeChange()].compactMap { $0 }.min()
+        return [s.nextAlarmInstant(), s.nextDozeChange(), deferredPushes.min()].compactMap { $0 }.min()
     }
 
     /// Forgets up to when Doze's phase changes were said (kept in memory, not in the encoding),
@@ -896,6 +902,91 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         return delivery
     }
 
+    /// Background notifications iOS throttles to in a rolling hour (Apple, "Pushing background
+    /// updates to your app": "don't try to send more than two or three per hour"; the number is
+    /// this model's assumption).
+    public static let pushesPerHour = 3
+    /// Seconds an iOS app woken for a background notification may run (Apple,
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`: up to 30 seconds).
+    public static let pushBudget: TimeInterval = 30
+
+    /// A server push reached the device at `now` (docs/scheduler.md, "A server push"). Traces
+    /// `os.push` {priority, woken, deliverAt, budget, reason}.
+    ///
+    /// - iOS: every background notification is low priority. It is not delivered after a
+    ///   force-quit (Apple: the system does not launch an app the user force-quit for it), nor
+    ///   while Background App Refresh is off or Low Power Mode is on (this model's assumption,
+    ///   as for app refresh), nor beyond `pushesPerHour` in the last hour (throttled). A
+    ///   delivered one runs within `pushBudget`; a launch handler registered too late does not
+    ///   matter (the app delegate gets it).
+    /// - Android: not delivered to a force-stopped app (Firebase: a stopped app gets no
+    ///   messages until the user opens it). High priority is delivered at once, Doze or not, in
+    ///   every standby bucket (this model does not count FCM quotas); normal priority is
+    ///   delivered at once while Doze does not hold jobs, and at Doze's next maintenance window
+    ///   otherwise (`AndroidWorkScheduler.dozeHold(at:)`; `pushesDue(at:)` hands it over then).
+    /// - Parameters:
+    ///   - priority: the sender's priority.
+    ///   - now: virtual instant of the arrival.
+    ///   - appRunning: whether the app process runs (the push is handed to it without a launch).
+    /// - Returns: whether and when the app gets the push, and its budget.
+    public mutating func backgroundPush(priority: PushPriority, at now: Date, appRunning: Bool) -> PushDelivery {
+        seen(now)
+        var delivery: PushDelivery
+        switch device {
+        case .ios(let s):
+            pushDeliveries.removeAll { now.timeIntervalSince($0) >= 3_600 || $0 > now }
+            func refused(_ reason: String) -> PushDelivery {
+                PushDelivery(woken: false, deliverAt: nil, budget: nil, expirationWarning: 0, reason: reason)
+            }
+            if s.isForceQuit && !appRunning {
+                delivery = refused(
+                    "the user force-quit the app; the system does not launch it for a push until the user opens it")
+            } else if !s.backgroundRefreshEnabled {
+                delivery = refused("Background App Refresh is off")
+            } else if s.lowPowerMode {
+                delivery = refused("Low Power Mode is on")
+            } else if pushDeliveries.count >= Self.pushesPerHour {
+                delivery = refused(
+                    "throttled: \(Self.pushesPerHour) background notifications delivered in the last hour")
+            } else {
+                pushDeliveries.append(now)
+                delivery = PushDelivery(
+                    woken: true, deliverAt: now, budget: Self.pushBudget,
+                    expirationWarning: min(s.configuration.expirationWarning, Self.pushBudget), reason: nil)
+            }
+        case .android(let s):
+            if s.isForceStopped && !appRunning {
+                delivery = PushDelivery(
+                    woken: false, deliverAt: nil, budget: nil, expirationWarning: 0,
+                    reason: "the app was force-stopped; no message reaches it until the user opens it")
+            } else if priority == .normal, let window = s.dozeHold(at: now) {
+                deferredPushes.append(window)
+                delivery = PushDelivery(woken: true, deliverAt: window, budget: nil, expirationWarning: 0, reason: nil)
+            } else {
+                delivery = PushDelivery(woken: true, deliverAt: now, budget: nil, expirationWarning: 0, reason: nil)
+            }
+        }
+        ownTrace.add(
+            now, .osPush,
+            [
+                ("priority", .string(priority.rawValue)), ("woken", .bool(delivery.woken)),
+                ("deliverAt", delivery.deliverAt.map { .date($0) } ?? .null),
+                ("budget", .schedulerSeconds(delivery.budget)),
+                ("reason", delivery.reason.map { .string($0) } ?? .null),
+            ])
+        return delivery
+    }
+
+    /// Android: the normal-priority pushes Doze deferred whose maintenance window has come by
+    /// `now`, handed over now (in order; each at most once); empty on iOS.
+    /// - Parameter now: virtual instant.
+    public mutating func pushesDue(at now: Date) -> [PushDelivery] {
+        let due = deferredPushes.filter { $0 <= now }
+        guard !due.isEmpty else { return [] }
+        deferredPushes.removeAll { $0 <= now }
+        return due.map { PushDelivery(woken: true, deliverAt: $0, budget: nil, expirationWarning: 0, reason: nil) }
+    }
+
     /// Every condition holding the pending refresh request back at `now` (docs/scheduler.md,
     /// "Why hasn't it run?"): `IOSBackgroundScheduler.why(at:)` or `AndroidWorkScheduler.why(at:)`.
     /// Pure: a function of the stored state and `now` only.
@@ -938,7 +1029,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case version, platform, seed, reboots, lastReboot, timeZone, launchHistory, ios, android
-        case notificationsDenied, notificationAuthorization, wallClockOffset
+        case notificationsDenied, notificationAuthorization, wallClockOffset, pushDeliveries, deferredPushes
     }
 
     /// Reads `version` first, then `platform` ("ios" or "android") and the scheduler under the
@@ -963,6 +1054,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         notificationAuthorizationState = try container.decodeIfPresent(
             NotificationAuthorization.self, forKey: .notificationAuthorization)
         wallClockOffsetState = try container.decodeIfPresent(TimeInterval.self, forKey: .wallClockOffset)
+        pushDeliveries = try container.decodeIfPresent([Date].self, forKey: .pushDeliveries) ?? []
+        deferredPushes = try container.decodeIfPresent([Date].self, forKey: .deferredPushes) ?? []
         let name = try container.decode(String.self, forKey: .platform)
         switch Platform(rawValue: name) {
         case .ios: device = .ios(try container.decode(IOSBackgroundScheduler.self, forKey: .ios))
@@ -988,6 +1081,8 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         try container.encodeIfPresent(notificationsDenied, forKey: .notificationsDenied)
         try container.encodeIfPresent(notificationAuthorizationState, forKey: .notificationAuthorization)
         try container.encodeIfPresent(wallClockOffsetState, forKey: .wallClockOffset)
+        if !pushDeliveries.isEmpty { try container.encode(pushDeliveries, forKey: .pushDeliveries) }
+        if !deferredPushes.isEmpty { try container.encode(deferredPushes, forKey: .deferredPushes) }
         switch device {
         case .ios(let s): try container.encode(s, forKey: .ios)
         case .android(let s): try container.encode(s, forKey: .android)

@@ -32,12 +32,12 @@ struct CompareTests {
     }
 
     @Test(
-        "Late registration: request and horizon cut the manual-entry nights of refresh alone, a processing task registered as late does not; no alarm is wrong"
+        "Late registration: request, horizon and a server push cut the manual-entry nights of refresh alone, a processing task registered as late does not; no alarm is wrong"
     )
     func lateRegistrationStrategies() async throws {
         let tallies = try await Self.run(Self.lateFleet())
-        let (refresh, request, horizon, processing) = (tallies[0], tallies[1], tallies[2], tallies[3])
-        #expect(tallies.map(\.strategy) == [.refresh, .request, .horizon, .processing])
+        let (refresh, request, horizon, processing, push) = (tallies[0], tallies[1], tallies[2], tallies[3], tallies[4])
+        #expect(tallies.map(\.strategy) == [.refresh, .request, .horizon, .processing, .push])
         // The processing task's handler is registered as late as the refresh task's: the OS
         // launches the app for it and nothing runs, so the watch runs out as with refresh alone.
         #expect(processing.manualNights == refresh.manualNights)
@@ -46,14 +46,18 @@ struct CompareTests {
         let refreshInterval = try #require(refresh.manualInterval)
         // The refresh task alone: the watch runs out of dates and asks by hand, night after night.
         #expect(refresh.manualNights > 100, "\(refresh.manualNights) of \(refresh.nights)")
-        // Both others cut it, beyond the intervals' overlap.
-        for other in [request, horizon] {
+        // The others cut it, beyond the intervals' overlap: a push reaches the app delegate, not
+        // the late launch handler, and its job publishes a batch every night.
+        for other in [request, horizon, push] {
             let interval = try #require(other.manualInterval)
             #expect(interval.high < refreshInterval.low, "\(other.strategy): \(interval) vs \(refreshInterval)")
         }
         #expect(request.manualNights < horizon.manualNights)
         // Asking costs launches (the watch's REQUEST wakes the app); a longer batch costs bytes.
         #expect(request.launchesPerDeviceDay > refresh.launchesPerDeviceDay)
+        // A push a night is about one more launch a device-day (fewer when throttled or refused).
+        #expect(push.launchesPerDeviceDay > refresh.launchesPerDeviceDay + 0.8, "\(push.launchesPerDeviceDay)")
+        #expect(push.manualNights <= request.manualNights)
         #expect(horizon.linkBytes > refresh.linkBytes)
         for tally in tallies {
             #expect(
@@ -319,11 +323,8 @@ struct CompareTests {
         #expect(command.options.seed == 3 && command.options.iosShare == 1 && command.options.lateRegistration == 0.9)
         #expect(command.options.opens == 0.2 && command.options.shardIndex == 1 && command.options.shardCount == 2)
         #expect(command.jobs == 3 && command.json && command.out == "x")
-        #expect(try parse(base)?.strategies == [.refresh, .request, .horizon, .processing])
-        #expect(
-            message(base + ["--strategies", "refresh,push,processing"]).contains(
-                "--strategies: push is not modelled yet"))
-        #expect(message(base + ["--strategies", "push"]).contains("push is not modelled yet"))
+        #expect(try parse(base)?.strategies == [.refresh, .request, .horizon, .processing, .push])
+        #expect(try parse(base + ["--strategies", "push-normal,push"])?.strategies == [.pushNormal, .push])
         #expect(message(base + ["--strategies", "nightly"]).hasPrefix("--strategies: unknown strategy \"nightly\""))
         #expect(message(base + ["--strategies", "refresh,refresh"]) == "--strategies: refresh is given twice")
         #expect(message(base + ["--horizon-days", "0"]).hasPrefix("--horizon-days"))

@@ -252,6 +252,14 @@ public enum EventName: String, CaseIterable, Sendable, Hashable, Comparable, Cus
     case osReboot = "os.reboot"
     /// `os.watch_message` (its fields: docs/protocol.md, "Events").
     case osWatchMessage = "os.watch_message"
+    /// `os.push` (its fields: docs/protocol.md, "Events").
+    case osPush = "os.push"
+    /// `push.received` (its fields: docs/protocol.md, "Events").
+    case pushReceived = "push.received"
+    /// `push.refused` (its fields: docs/protocol.md, "Events").
+    case pushRefused = "push.refused"
+    /// `push.deferred` (its fields: docs/protocol.md, "Events").
+    case pushDeferred = "push.deferred"
     /// `os.why` (its fields: docs/protocol.md, "Events").
     case osWhy = "os.why"
     /// `os.doze` (its fields: docs/protocol.md, "Events").

@@ -119,10 +119,13 @@ public enum EventFieldCatalog {
         | phone | `sunlight.skipped` | reason str |
         | phone | `handler.expired` | step str, duration num (seconds into the run), budget num? (a background run's, or the OS's budget for a watch's REQUEST) |
         | phone | `handler.completed` | success bool, outcome str (`success`, `failure`, `retry`), duration num |
-        | phone | `run.record` | at instant, scheduledAt instant? (a background run's scheduled time: the earliestBeginDate of the request it answered; null for a foreground run or a watch's REQUEST), success bool, lowPower bool, bucket str?, kind str (`background`, `foreground`, `watch-request`, `processing`: iOS's BGProcessingTask, `--processing-task on`), duration num (stdin `history`) |
+        | phone | `run.record` | at instant, scheduledAt instant? (a background run's scheduled time: the earliestBeginDate of the request it answered; null for a foreground run or a watch's REQUEST), success bool, lowPower bool, bucket str?, kind str (`background`, `foreground`, `watch-request`, `processing`: iOS's BGProcessingTask, `--processing-task on`, `push`: a server push), duration num (stdin `history`) |
         | phone | `request.received` | id int, nightsLeft int, coverageEnd instant? (a valid REQUEST from the paired watch); *traffic* |
         | phone | `request.served` | id int, success bool, duration num (seconds), seq int? (the batch the run published, null when none) |
         | phone | `request.refused` | id int, reason str (the app did not run the job for it; an ERROR tells the watch); *limited* |
+        | phone | `push.received` | priority str (`normal` or `high`), budget num? (seconds the OS gives the run; null: no limit) (the app got a server push, stdin `push`, and runs the job for it; docs/scheduler.md "A server push") |
+        | phone | `push.refused` | priority str, reason str (the OS did not hand the push to the app: force-quit or force-stopped, Background App Refresh off, Low Power Mode, throttled; or the app crashed at launch) |
+        | phone | `push.deferred` | priority str, until instant (Android: a normal-priority push that Doze holds until its next maintenance window, when `push.received` follows) |
         | phone | `location.changed` | latitude num, longitude num (degrees), moved num (metres) |
         | os | `os.launch` | identifier str, budget num?, simulated bool; iOS earliestBeginDate instant?, plannedLaunch instant?, and for a processing task kind str (`processing`); Android runAttemptCount int, bucket str, charging bool, due instant (the OS launches the app for its background work) |
         | os | `os.launch.dropped` | identifier str, reason str (iOS: launched, but no handler was registered in time; or the app crashed while launching, which spends the request too) |
@@ -158,6 +161,7 @@ public enum EventFieldCatalog {
         | os | `os.test_driver` | control str (`initial-delay-met`, `period-delay-met`, `constraints-met`, or `stop` armed for the next run), identifier str?, applied bool, reason str? (why it did not apply, or what the armed stop does), nextRunAt instant? (Android: TestDriver-style stdin controls; docs/scheduler.md, "Constraints and test controls") |
         | os | `os.force_quit`, `os.reboot` | none (stdin `force-quit`, `reboot`) |
         | os | `os.standby_bucket` | bucket str (stdin `bucket`; Android's App Standby bucket, the one event for the move) |
+        | os | `os.push` | priority str, woken bool, deliverAt instant? (when the app gets it: the arrival, or Doze's next maintenance window; null when it does not), budget num? (seconds; null: no limit), reason str? (why the app does not get it) (a server push reached the device) |
         | os | `os.watch_message` | channel str (`WatchConnectivity` on iOS, `MessageClient` on Android), woken bool, appRunning bool, budget num? (seconds; null: no limit), reason str? (why the app was not woken) (a REQUEST reached the phone) |
         | os | `os.registration` | registration str, appliesAt str (stdin `registration`) |
         | os | `os.doze` | phase str (deep Doze: `active`, `inactive`, `sensing`, `idle`, `maintenance`), until instant? (when the phase ends; null: while the inputs stay), light str (light Doze: `active`, `inactive`, `idle`, `maintenance`), lightUntil instant?, reason str? (`alarm-clock`: Doze ends `dozeExitLead` before a `setAlarmClock()` alarm, until it fires) (Android: stdin `screen`, `motion`, `idle`, and each phase change Doze makes by itself, at its instant; docs/scheduler.md, "Doze") |

@@ -38,6 +38,7 @@ extension EventName {
             case .osWorkCompleted: .osWorkCompleted
             case .osWorkStopped: .osWorkStopped
             case .osWatchMessage: .osWatchMessage
+            case .osPush: .osPush
             case .osWhy: .osWhy
             case .osDoze: .osDoze
             case .osTestDriver: .osTestDriver

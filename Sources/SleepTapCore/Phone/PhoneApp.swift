@@ -344,6 +344,62 @@ public struct PhoneApp: Sendable {
         return effects + startJob(job, budget: budget) + drainTrace()
     }
 
+    // MARK: a server push
+
+    /// A server push reaches the device (docs/scheduler.md, "A server push"): the OS decides
+    /// whether and when the app gets it (`SimulatedOS.backgroundPush`); delivered now, the app
+    /// (launched in the background when it is not running) runs the consolidated job within the
+    /// OS's budget; deferred by Doze (Android, normal priority), it comes with the OS's next
+    /// timed activity (`alarmsDue(at:)`).
+    /// - Returns: effects: `push.refused` {priority, reason} when the app does not get it,
+    ///   `push.deferred` {priority, until} when it waits for Doze, else `runPush`'s.
+    public mutating func pushReceived(_ priority: PushPriority, at now: Date) -> [PhoneEffect] {
+        let appRunning = running && crashed == nil
+        let delivery = scheduler.backgroundPush(priority: priority, at: now, appRunning: appRunning)
+        let effects = drainTrace()
+        guard delivery.woken, let at = delivery.deliverAt else {
+            let reason = delivery.reason ?? "not delivered"
+            return effects
+                + [.emit(Event(.pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]))]
+        }
+        guard at <= now else {
+            return effects
+                + [.emit(Event(.pushDeferred, [("priority", .string(priority.rawValue)), ("until", .date(at))]))]
+        }
+        return effects + runPush(priority, delivery, at: now)
+    }
+
+    /// The app gets a push at `now`: `push.received` {priority, budget}, a background launch
+    /// when it is not running, and the job (run history kind `push`; no run record: the push is
+    /// not the refresh task the report measures).
+    private mutating func runPush(_ priority: PushPriority, _ delivery: PushDelivery, at now: Date) -> [PhoneEffect] {
+        var effects: [PhoneEffect] = []
+        if !(running && crashed == nil) {
+            effects += launch(at: now, byUser: false)
+            if let crashed {
+                let reason = "the app crashed at launch: \(crashed.message)"
+                return effects
+                    + [
+                        .emit(
+                            Event(
+                                .pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]))
+                    ]
+            }
+        }
+        effects.append(
+            .emit(
+                Event(
+                    .pushReceived,
+                    [
+                        ("priority", .string(priority.rawValue)),
+                        ("budget", delivery.budget.map { .double($0) } ?? .null),
+                    ])))
+        let budget = delivery.budget.map { max(0, $0 - delivery.expirationWarning) }
+        var job = newJob(at: now, grant: nil, foreground: false, attempt: 0)
+        job.push = true
+        return effects + startJob(job, budget: budget) + drainTrace()
+    }
+
     private func refuse(_ request: DateRequest, _ reason: String) -> [PhoneEffect] {
         [
             .emit(Event(.requestRefused, [("id", .int(Int64(clamping: request.id))), ("reason", .string(reason))])),
@@ -465,6 +521,8 @@ public struct PhoneApp: Sendable {
         var request: DateRequest?
         /// The OS's budget for that run (seconds, nil = no limit).
         var requestBudget: TimeInterval?
+        /// Whether the run is for a server push (`pushReceived`).
+        var push = false
         /// The seq of the batch this run published, nil before the dates step.
         var published: UInt64?
 
@@ -639,6 +697,10 @@ public struct PhoneApp: Sendable {
         let outcome = completion.outcome
         if let request = job.request {
             return finishRequest(job, request, completion)
+        }
+        if job.push {
+            return finish(
+                job.now, completion, success: outcome == .success, kind: .push, outcomeName: outcome.name, grant: nil)
         }
         guard let grant = job.grant else {
             return finish(
@@ -1158,6 +1220,10 @@ public struct PhoneApp: Sendable {
         var effects = drainTrace()
         if fired.contains(where: { $0.tag == Self.alarmTag }) {
             effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
+        }
+        // Normal-priority pushes Doze deferred, handed over at its maintenance window.
+        for delivery in scheduler.pushesDue(at: now) {
+            effects += runPush(.normal, delivery, at: now)
         }
         return effects
     }

@@ -53,6 +53,9 @@ public enum PhoneCommand: Equatable, Sendable {
     case clockSet(TimeInterval)
     /// Android: the user grants (true) or revokes `SCHEDULE_EXACT_ALARM`.
     case exactAlarmPermission(Bool)
+    /// A server push reaches the device with this priority (`push [normal|high]`, normal
+    /// unless given): a silent background notification on iOS, an FCM message on Android.
+    case push(PushPriority)
     /// The user swipes the app away.
     case forceQuit
     /// iOS: the user installs an app update that registers its handler this way (from the app's
@@ -92,7 +95,7 @@ public enum PhoneCommand: Equatable, Sendable {
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
         + "idle force|step|off, network on|off, battery LEVEL, battery-low on|off, storage-low on|off, "
         + "period-delay-met, initial-delay-met, constraints-met, stop REASON, permission notifications|exact-alarm grant|revoke, "
-        + "notifications authorized|denied|provisional|not-determined, clock-set ±DURATION, force-quit, "
+        + "notifications authorized|denied|provisional|not-determined, clock-set ±DURATION, push [normal|high], force-quit, "
         + "registration MODE, reboot, simulate-launch, simulate-expiration or quit"
 
     /// The words of each command after its name, as the usage shows them (nil: none).
@@ -107,6 +110,7 @@ public enum PhoneCommand: Equatable, Sendable {
         "period-delay-met": nil, "initial-delay-met": nil, "constraints-met": nil,
         "stop": "REASON (a WorkInfo STOP_REASON_* name or code, e.g. STOP_REASON_USER or 13)",
         "permission": "notifications|exact-alarm grant|revoke", "force-quit": nil,
+        "push": "[normal|high] (the sender's priority; normal unless given)",
         "clock-set": "±DURATION (a signed offset of the wall clock, e.g. -12h, +90m, +1h30m)",
         "registration": "early|late-silent|late-crash", "reboot": nil, "simulate-launch": nil,
         "simulate-expiration": nil, "quit": nil,
@@ -135,7 +139,7 @@ public enum PhoneCommand: Equatable, Sendable {
         }
         if let name = words.first, let usage = argumentUsage[name],
             words.count != (usage == nil ? 1 : name == "permission" ? 3 : 2),
-            !(name == "notifications" && words.count == 2)
+            !(name == "notifications" && words.count == 2), !(name == "push" && words.count == 1)
         {
             if name == "notifications" {
                 throw reject(
@@ -210,6 +214,12 @@ public enum PhoneCommand: Equatable, Sendable {
             default: throw reject("\(usage); not the permission \"\(clipped(words[1]))\"")
             }
         case ("network", 2): return .network(try onOff("network"))
+        case ("push", 1): return .push(.normal)
+        case ("push", 2):
+            guard let priority = PushPriority(rawValue: words[1]) else {
+                throw reject("expected push [normal|high]; not \"\(clipped(words[1]))\"")
+            }
+            return .push(priority)
         case ("battery", 2) where platform != .ios:
             throw reject(
                 "battery LEVEL is iOS's battery charge (the usage model's critically low battery); this phone runs "

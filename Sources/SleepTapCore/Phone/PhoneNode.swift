@@ -226,6 +226,7 @@ public struct PhoneNode: Sendable {
         case open
         case backgroundLaunch(due: Date)
         case watchRequest(DateRequest)
+        case push(PushPriority)
     }
 
     /// The phone app: its sync state machine, the simulated OS, the schedule, zone and location.
@@ -808,7 +809,7 @@ public struct PhoneNode: Sendable {
             ]
         case .lowPower, .backgroundRefresh, .charging, .bucket, .doze, .forceQuit, .registration, .reboot,
             .simulateLaunch, .simulateExpiration, .network, .batteryLow, .battery, .storageLow, .testDriver, .stop,
-            .notificationPermission, .notificationAuthorization, .clockSet, .exactAlarmPermission:
+            .notificationPermission, .notificationAuthorization, .clockSet, .exactAlarmPermission, .push:
             return apply(command, time)
         case .quit:
             return stopping([("reason", .string("quit"))], time)
@@ -827,6 +828,7 @@ public struct PhoneNode: Sendable {
         case .network(let on): return step(time) { $0.setNetwork(on, at: now) }
         case .batteryLow(let on): return step(time) { $0.setBatteryLow(on, at: now) }
         case .battery(let level): return step(time) { $0.setBatteryLevel(level, at: now) }
+        case .push(let priority): return readSchedule(then: .push(priority), time)
         case .storageLow(let on): return step(time) { $0.setStorageLow(on, at: now) }
         case .testDriver(let control): return step(time) { $0.testDriver(control, at: now) }
         case .stop(let reason): return step(time) { $0.stopWork(reason: reason, at: now) }
@@ -961,6 +963,8 @@ public struct PhoneNode: Sendable {
                 }
         case .watchRequest(let request):
             return step(time) { $0.watchRequest(request, at: time.now) }
+        case .push(let priority):
+            return step(time) { $0.pushReceived(priority, at: time.now) }
         }
     }
 

@@ -14,6 +14,8 @@ public enum RunKind: String, Codable, CaseIterable, Sendable {
     /// iOS launched the app for its `BGProcessingTask` (`phone --processing-task on`): the same
     /// job, on the charger while the device is idle.
     case processing
+    /// The OS woke the app for a server push (`push`, docs/scheduler.md "A server push").
+    case push
 }
 
 /// One finished refresh run, as `RefreshLog.markCompleted` records it.
