@@ -109,7 +109,7 @@ struct CompareTests {
             try JSONSerialization.jsonObject(with: Data(one.json.utf8)) as? [String: Any])
         #expect(object["event"] as? String == "compare.summary")
         let rows = try #require(object["strategies"] as? [[String: Any]])
-        #expect(rows.map { $0["strategy"] as? String } == ["refresh", "request", "horizon", "processing"])
+        #expect(rows.map { $0["strategy"] as? String } == ["refresh", "request", "horizon", "processing", "push"])
         #expect(rows.allSatisfy { $0["manualPer1000Low"] is Double && $0["alarmsWrong"] as? Int == 0 })
     }
 
@@ -372,7 +372,7 @@ struct CompareTests {
         #expect(markdown.contains("Wilson"))
         let svg = report.svg
         #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-        #expect(svg.components(separatedBy: "<rect x=").count - 1 == 4)
+        #expect(svg.components(separatedBy: "<rect x=").count - 1 == RefreshStrategy.defaults.count)
         #expect(svg.contains(">refresh</text>") && svg.contains(">horizon</text>"))
         #expect(svg.components(separatedBy: "<text").count == svg.components(separatedBy: "</text>").count)
         #expect(svg.hasSuffix("</svg>\n"))

@@ -13,7 +13,8 @@ struct SpellingTests {
     func rawValues() {
         #expect(Platform.allCases.map(\.rawValue) == ["ios", "android"])
         #expect(RegistrationMode.allCases.map(\.rawValue) == ["early", "late-silent", "late-crash"])
-        #expect(RunKind.allCases.map(\.rawValue) == ["background", "foreground", "watch-request", "processing"])
+        #expect(
+            RunKind.allCases.map(\.rawValue) == ["background", "foreground", "watch-request", "processing", "push"])
     }
 
     @Test("A run record's kind and a registration mode are JSON strings, both ways")
