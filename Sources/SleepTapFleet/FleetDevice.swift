@@ -252,6 +252,9 @@ public struct FleetDevice: Sendable {
         app.appVersion = FleetOptions.appVersion
         app.horizonDays = horizonDays
         app.processingTask = processingTask && platform == .ios
+        // Nothing reads a fleet twin's `os.why` lines (`simulate` keeps launches, nights and
+        // records): not computing them is a fifth of the device-day (docs/performance.md).
+        app.saysWhy = false
         let phone = PhoneSetup(
             os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
