@@ -232,9 +232,12 @@ public struct FleetDevice: Sendable {
 
     /// The device's twin, not booted: the phone and watch as the executables would run them
     /// with this device's flags.
-    /// - Parameter linkMode: how the twin's link hands messages over; the fleet runs `.messages`
-    ///   (the same records as `.frames`, without JSON on the link; docs/performance.md).
-    public func twin(start: Date, linkMode: Twin.LinkMode = .messages) -> Twin {
+    /// - Parameters:
+    ///   - linkMode: how the twin's link hands messages over; the fleet runs `.messages`
+    ///     (the same records as `.frames`, without JSON on the link; docs/performance.md).
+    ///   - saysWhy: whether the phone's log has `os.why` lines (`PhoneAppConfiguration.saysWhy`);
+    ///     the fleet reads none and leaves them out, which changes nothing else (docs/performance.md).
+    public func twin(start: Date, linkMode: Twin.LinkMode = .messages, saysWhy: Bool = false) -> Twin {
         let zone = TimeZone(identifier: home.zone) ?? .gmt
         let taskIdentifier = PhoneAppConfiguration().taskIdentifier
         let os: SimulatedOS
@@ -252,9 +255,7 @@ public struct FleetDevice: Sendable {
         app.appVersion = FleetOptions.appVersion
         app.horizonDays = horizonDays
         app.processingTask = processingTask && platform == .ios
-        // Nothing reads a fleet twin's `os.why` lines (`simulate` keeps launches, nights and
-        // records): not computing them is a fifth of the device-day (docs/performance.md).
-        app.saysWhy = false
+        app.saysWhy = saysWhy
         let phone = PhoneSetup(
             os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
@@ -305,7 +306,9 @@ public struct FleetDevice: Sendable {
     public func simulate(
         _ options: FleetOptions, linkMode: Twin.LinkMode = .messages, measureBytes: Bool = false
     ) -> Outcome {
-        var twin = twin(start: options.startInstant, linkMode: linkMode)
+        // Nothing here reads the twin's `os.why` lines: leaving them out spares computing the
+        // answer after every call into the OS, a fifth of the device-day (docs/performance.md).
+        var twin = twin(start: options.startInstant, linkMode: linkMode, saysWhy: false)
         if measureBytes { twin.measureLinkBytes() }
         twin.boot()
         twin.run(until: options.endInstant)
