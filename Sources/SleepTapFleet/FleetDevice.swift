@@ -245,9 +245,12 @@ package struct FleetDevice: Sendable {
 
     /// The device's twin, not booted: the phone and watch as the executables would run them
     /// with this device's flags.
-    /// - Parameter linkMode: how the twin's link hands messages over; the fleet runs `.messages`
-    ///   (the same records as `.frames`, without JSON on the link; docs/performance.md).
-    package func twin(start: Date, linkMode: Twin.LinkMode = .messages) -> Twin {
+    /// - Parameters:
+    ///   - linkMode: how the twin's link hands messages over; the fleet runs `.messages`
+    ///     (the same records as `.frames`, without JSON on the link; docs/performance.md).
+    ///   - saysWhy: whether the phone's log has `os.why` lines (`PhoneAppConfiguration.saysWhy`);
+    ///     the fleet reads none and leaves them out, which changes nothing else (docs/performance.md).
+    package func twin(start: Date, linkMode: Twin.LinkMode = .messages, saysWhy: Bool = false) -> Twin {
         let zone = TimeZone(identifier: home.zone) ?? .gmt
         let taskIdentifier = PhoneAppConfiguration().taskIdentifier
         let os: SimulatedOS
@@ -265,6 +268,7 @@ package struct FleetDevice: Sendable {
         app.appVersion = FleetOptions.appVersion
         app.horizonDays = horizonDays
         app.processingTask = processingTask && platform == .ios
+        app.saysWhy = saysWhy
         let phone = PhoneSetup(
             os: os, weather: OfflineWeatherProvider(seed: deviceSeed), schedule: schedule,
             location: home.location, appConfiguration: app, deviceSeed: deviceSeed,
@@ -315,7 +319,9 @@ package struct FleetDevice: Sendable {
     package func simulate(
         _ options: FleetOptions, linkMode: Twin.LinkMode = .messages, measureBytes: Bool = false
     ) -> Outcome {
-        var twin = twin(start: options.startInstant, linkMode: linkMode)
+        // Nothing here reads the twin's `os.why` lines: leaving them out spares computing the
+        // answer after every call into the OS, a fifth of the device-day (docs/performance.md).
+        var twin = twin(start: options.startInstant, linkMode: linkMode, saysWhy: false)
         if measureBytes { twin.measureLinkBytes() }
         twin.boot()
         twin.run(until: options.endInstant)

@@ -1020,6 +1020,9 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     /// The OS trace since the last call, in time order.
     public mutating func drainTrace() -> [(at: Date, event: OSEvent)] { trace.drain() }
 
+    /// Whether the trace holds entries `drainTrace()` has not returned yet.
+    var hasTrace: Bool { !trace.isEmpty }
+
     /// `platform`, `pendingIdentifier` (the enqueued work names), `nextLaunch` and `quotaRemaining`
     /// (at the latest instant seen), `runAttemptCount`, `periodCount`, `running`, `bucket`,
     /// `charging`, `lowPowerMode`, `backgroundRefresh`, `forceQuit`.

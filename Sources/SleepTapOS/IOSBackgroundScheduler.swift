@@ -887,6 +887,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The OS trace since the last call, in time order.
     public mutating func drainTrace() -> [(at: Date, event: OSEvent)] { trace.drain() }
 
+    /// Whether the trace holds entries `drainTrace()` has not returned yet.
+    var hasTrace: Bool { !trace.isEmpty }
+
     /// `platform`, `registrationMode`, `processRunning`, `launchPhase`, `pendingIdentifier`,
     /// `earliestBeginDate`, `nextLaunch`, `running`, `backgroundRefresh`, `lowPowerMode`, `forceQuit`.
     public func status() -> [(String, EventValue)] {

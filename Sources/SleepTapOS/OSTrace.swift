@@ -155,6 +155,9 @@ struct SchedulerTrace: Sendable {
         entries.append((at: at, event: OSEvent(name, fields)))
     }
 
+    /// Whether an entry waits to be drained.
+    var isEmpty: Bool { entries.isEmpty }
+
     mutating func drain() -> [(at: Date, event: OSEvent)] {
         let sorted = entries.enumerated().sorted {
             $0.element.at != $1.element.at ? $0.element.at < $1.element.at : $0.offset < $1.offset

@@ -801,10 +801,22 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     }
 
     /// See `BackgroundScheduler.drainTrace()`; the OS's own entries (`os.watch_message`) are
-    /// merged in time order.
-    public mutating func drainTrace() -> [(at: Date, event: OSEvent)] {
-        let scheduler = update { $0.drainTrace() }
-        if let now = lastNow {
+    /// merged in time order, with an `os.why` whenever the pending request's answer changed.
+    public mutating func drainTrace() -> [(at: Date, event: OSEvent)] { drainTrace(sayingWhy: true) }
+
+    /// `drainTrace()`, with or without the `os.why` entries: a host that reads none of them (a
+    /// simulation that keeps only launches and run records) leaves them out, and the answer to
+    /// "why hasn't it run?" is then not computed at each drain (`why(at:)` still answers when asked).
+    /// - Parameter sayingWhy: whether to add `os.why` when the answer changed since it was last said.
+    public mutating func drainTrace(sayingWhy: Bool) -> [(at: Date, event: OSEvent)] {
+        // Most calls leave the scheduler's trace empty: then there is nothing to take out of it.
+        let traced =
+            switch device {
+            case .ios(let s): s.hasTrace
+            case .android(let s): s.hasTrace
+            }
+        let scheduler = traced ? update { $0.drainTrace() } : []
+        if sayingWhy, let now = lastNow {
             let answer = why(at: now)
             if answer != lastWhy {
                 lastWhy = answer

@@ -37,3 +37,37 @@ struct FleetLinkModeTests {
         #expect(records > 24 * 10)
     }
 }
+
+/// The fleet leaves `os.why` out of its twins' logs (`PhoneAppConfiguration.saysWhy`): nothing
+/// else may change, or the fleet's records would depend on a log line nobody reads.
+@Suite("sleeptap-fleet: os.why left out changes nothing else")
+struct FleetWhyTests {
+    @Test(
+        "16 devices of a mixed fleet (Android Doze nights, Low Power, a processing task), 7 days: with and without os.why, the same records and every other log line"
+    )
+    func sameWithoutWhy() {
+        var options = FleetOptions(devices: 16, days: 7, start: LocalDate(parsing: "2026-11-02")!)
+        options.seed = 5
+        options.lowPower = 0.3
+        options.processingTask = true
+        var whyLines = 0
+        for index in 0..<options.devices {
+            let device = FleetDevice(index: index, options: options)
+            var twins = [true, false].map { device.twin(start: options.startInstant, saysWhy: $0) }
+            for i in twins.indices {
+                twins[i].boot()
+                twins[i].run(until: options.endInstant)
+            }
+            let said = twins[0].log.filter { $0.event.name == .osWhy }
+            whyLines += said.count
+            #expect(twins[1].log.allSatisfy { $0.event.name != .osWhy }, "device \(index)")
+            #expect(twins[0].runRecords == twins[1].runRecords, "device \(index)")
+            #expect(
+                twins[0].log.filter { $0.event.name != .osWhy }.map(\.jsonLine) == twins[1].log.map(\.jsonLine),
+                "device \(index)")
+            #expect(device.run(options) == device.stamped(twins[1].runRecords), "device \(index): the fleet's run")
+        }
+        // The comparison means something only if the devices said why, on both platforms.
+        #expect(whyLines > options.devices * options.days)
+    }
+}

@@ -206,7 +206,13 @@ public enum WakeCalendar {
     /// The database id that answers about `zone` (the memo keys' part).
     static func databaseKey(of zone: TimeZone) -> Int {
         let identifier = zone.identifier
-        if identifier == "GMT" || identifier.hasPrefix("GMT+") || identifier.hasPrefix("GMT-") { return 0 }
+        // Only a name whose first byte is "G" can be one of these (the comparisons below are
+        // Unicode-aware, so they cost more than this test, and most zones are not GMT's).
+        if identifier.utf8.first == UInt8(ascii: "G"),
+            identifier == "GMT" || identifier.hasPrefix("GMT+") || identifier.hasPrefix("GMT-")
+        {
+            return 0
+        }
         return ZoneDatabase.current.id
     }
 

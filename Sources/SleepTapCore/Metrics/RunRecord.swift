@@ -246,7 +246,31 @@ extension RunRecord: Codable {
     /// Every key, null where there is no value; instants as `RunRecordFile.instantString`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
-        func put(_ name: String, _ value: (some Encodable)?) throws {
+        // One function per value type, so that each value goes through the container's
+        // overload for its type (a generic value is first checked against the types an encoder
+        // writes its own way, which cost more than the writing); the same JSON either way.
+        func put(_ name: String, _ value: String?) throws {
+            if let value {
+                try container.encode(value, forKey: Key(name))
+            } else {
+                try container.encodeNil(forKey: Key(name))
+            }
+        }
+        func put(_ name: String, _ value: Int?) throws {
+            if let value {
+                try container.encode(value, forKey: Key(name))
+            } else {
+                try container.encodeNil(forKey: Key(name))
+            }
+        }
+        func put(_ name: String, _ value: Bool?) throws {
+            if let value {
+                try container.encode(value, forKey: Key(name))
+            } else {
+                try container.encodeNil(forKey: Key(name))
+            }
+        }
+        func put(_ name: String, _ value: Double?) throws {
             if let value {
                 try container.encode(value, forKey: Key(name))
             } else {

@@ -57,6 +57,12 @@ public struct PhoneAppConfiguration: Sendable {
     public var processingTask = false
     /// The processing task's identifier (listed in `BGTaskSchedulerPermittedIdentifiers`).
     public var processingIdentifier = "net.sleeptap.processing"
+    /// Whether the app's OS trace includes `os.why` whenever the answer to "why hasn't it run?"
+    /// changes (`SimulatedOS.drainTrace(sayingWhy:)`). Default true: the processes and the twin
+    /// say it; a fleet simulation, which reads only launches and run records off its twins,
+    /// turns it off so that the answer is not computed after every call into the OS
+    /// (docs/performance.md). Nothing else the app does depends on it.
+    public var saysWhy = true
 
     /// Hours before the refresh request's earliestBeginDate (the next wake-up + 1 h) from which
     /// the nightly processing request is eligible: 12, so it runs the night before (this
@@ -1265,6 +1271,6 @@ public struct PhoneApp: Sendable {
     /// in order with the app's own events and stamped with that step's instant (a completion's
     /// end is its `duration` later), never left for the next OS activity.
     public mutating func drainTrace() -> [PhoneEffect] {
-        scheduler.drainTrace().map { .emit(Event($0.event)) }
+        scheduler.drainTrace(sayingWhy: configuration.saysWhy).map { .emit(Event($0.event)) }
     }
 }
