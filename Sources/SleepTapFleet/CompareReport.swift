@@ -220,7 +220,8 @@ package struct CompareReport: Sendable {
                 + "Conover, Practical Nonparametric Statistics, §3.2; `…`: too few opens for that end). It treats "
                 + "the opens as independent; one device's are not, so read it as a lower bound on the uncertainty.",
             "- **launches/dev-day**: the OS's background launches of the app (refresh task, handler entered or "
-                + "not, and wakes for a watch REQUEST) per device-day; **bytes/dev-day**: the wire frames phone "
+                + "not, wakes for a watch REQUEST, pushes the app got) per device-day; **bytes/dev-day**: the wire "
+                + "frames phone "
                 + "and watch sent each other. Each with the 95 % normal interval of the mean across devices "
                 + "(mean ± 1.96·s/√devices; each device is independent).",
         ]

@@ -257,6 +257,9 @@ extension CommandLineParser {
                           charger and network, which a processing task waits for
           network on|off, battery-low on|off, storage-low on|off
                           Android: the device conditions --constraints waits for
+          battery LEVEL   iOS: the battery's charge (15% or 0.15); on the usage model it drains
+                          and charges from there (--battery-rates), and below 20 % unplugged
+                          no app refresh runs
           initial-delay-met, period-delay-met, constraints-met
                           Android: androidx.work.testing TestDriver's setInitialDelayMet,
                           setPeriodDelayMet and setAllConstraintsMet for the refresh work
@@ -279,6 +282,11 @@ extension CommandLineParser {
                           +1h30m); true time goes on. iOS: significantTimeChangeNotification,
                           the pending request keeps its instant; Android: TIME_SET, WorkManager
                           replans from the wall clock. The app plans from the wall clock.
+          push [normal|high]
+                          a server push reaches the device (normal unless given): iOS a silent
+                          background notification (30 s, at most 3 an hour, none after a
+                          force-quit), Android an FCM message (high at once, normal deferred by
+                          Doze to its maintenance window); the app runs the job for it
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or
                           late-crash (iOS): the app process ends; the new code runs from the

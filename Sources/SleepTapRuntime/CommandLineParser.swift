@@ -96,6 +96,9 @@ package enum CommandLineParser {
             case "--background-budgets":
                 let numbers = try reader.keyedNumbers(
                     flag, ["energy": 0.001...86_400, "data": 1...1e12, "window": 60...86_400])
+                if let data = numbers["data"], data != data.rounded() {
+                    throw UsageError("\(flag): data \"\(data)\" is not a whole number of bytes")
+                }
                 os.backgroundBudgets = BudgetSettings(
                     energyPerDay: numbers["energy"], dataPerDay: numbers["data"], window: numbers["window"])
             case "--battery-rates":

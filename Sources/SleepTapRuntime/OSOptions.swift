@@ -216,6 +216,12 @@ package struct OSOptions: Equatable, Sendable {
                     "--background-budgets and --battery-rates are iOS's usage model's settings; the state dir's "
                         + "os.json holds an android device, which keeps WorkManager's documented rules")
             }
+            guard os.opportunityModel == .usage else {
+                throw UsageError(
+                    "--background-budgets and --battery-rates take effect on the usage model only; the state dir's "
+                        + "os.json holds a device on the legacy opportunity model (no budgets, a battery that does "
+                        + "not drain): add --opportunity-model usage, or leave them out")
+            }
             if let backgroundBudgets {
                 os.setBackgroundBudget(backgroundBudgets.applied(to: s.configuration.effectiveBudget))
             }

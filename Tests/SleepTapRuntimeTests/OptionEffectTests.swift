@@ -259,10 +259,24 @@ struct OptionEffectTests {
             try Self.phoneOptions(["--battery-rates", "charge=1"]).os.resolve(
                 stored: android, taskIdentifier: Self.task, at: Self.t0)
         }
+        // A stored legacy device would keep settings that do nothing: refused, unless the same
+        // start moves it to usage.
+        let legacy = try Self.phoneOptions(["--opportunity-model", "legacy"]).os.makeOS(taskIdentifier: Self.task)
+        do {
+            _ = try Self.phoneOptions(["--background-budgets", "energy=5"]).os.resolve(
+                stored: legacy, taskIdentifier: Self.task, at: Self.t0)
+            Issue.record("budgets accepted on a stored legacy device")
+        } catch {
+            #expect((error as? UsageError)?.message.contains("legacy opportunity model") == true, "\(error)")
+        }
+        let moved = try Self.phoneOptions(["--opportunity-model", "usage", "--background-budgets", "energy=5"]).os
+            .resolve(stored: legacy, taskIdentifier: Self.task, at: Self.t0)
+        #expect(try ios(moved).configuration.effectiveBudget.energyPerDay == 5)
         for (bad, named) in [
             (["--background-budgets", "energy=0"], "energy \"0\" is not a number from 0.001 to 86400"),
             (["--background-budgets", "fuel=3"], "KEY one of energy, data, window; \"fuel=3\" is not"),
             (["--background-budgets", "energy=3,energy=4"], "energy is given twice"),
+            (["--background-budgets", "data=1.5"], "data \"1.5\" is not a whole number of bytes"),
             (["--background-budgets", ""], "expected KEY=NUMBER"),
             (["--battery-rates", "drain=1.5"], "drain \"1.5\" is not a number from 0 to 1"),
             (["--battery-rates", "charge=x"], "charge \"x\" is not a number from 0 to 10"),
