@@ -281,28 +281,21 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - registration: the updated app's behaviour.
     ///   - now: virtual instant.
     public mutating func installUpdate(registration: RegistrationMode, at now: Date) {
-        seen(now)
-        guard case .ios(var s) = device else { return }
-        s.installUpdate(registration: registration, at: now)
-        device = .ios(s)
+        ios(now) { $0.installUpdate(registration: registration, at: now) }
     }
 
     /// iOS: later requests draw their wait from `delay` (a fitted `EmpiricalDelay`) in place of
     /// the built-in opportunity draws, or from the built-in draws again when nil; a pending
     /// request keeps its drawn opportunity. Ignored on Android.
     public mutating func setEmpiricalDelay(_ delay: EmpiricalDelay?) {
-        guard case .ios(var s) = device else { return }
-        s.setEmpiricalDelay(delay)
-        device = .ios(s)
+        ios(nil) { $0.setEmpiricalDelay(delay) }
     }
 
     /// iOS: later app-refresh requests draw their launch by `kind`
     /// (`IOSBackgroundScheduler.setOpportunityModel(_:)`); ignored on Android.
     /// - Parameter kind: the opportunity model.
     public mutating func setOpportunityModel(_ kind: OpportunityModelKind) {
-        guard case .ios(var s) = device else { return }
-        s.setOpportunityModel(kind)
-        device = .ios(s)
+        ios(nil) { $0.setOpportunityModel(kind) }
     }
 
     /// iOS: the battery's charge changes (`IOSBackgroundScheduler.setBatteryLevel(_:at:)`);
@@ -311,10 +304,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - level: the charge in [0, 1].
     ///   - now: virtual instant.
     public mutating func setBatteryLevel(_ level: Double, at now: Date) {
-        seen(now)
-        guard case .ios(var s) = device else { return }
-        s.setBatteryLevel(level, at: now)
-        device = .ios(s)
+        ios(now) { $0.setBatteryLevel(level, at: now) }
     }
 
     /// iOS: the battery's charge at `now` (`IOSBackgroundScheduler.batteryLevel(at:)`), nil
@@ -358,9 +348,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// (`IOSBackgroundScheduler.setBackgroundBudget(_:)`); ignored on Android.
     /// - Parameter budget: the budgets.
     public mutating func setBackgroundBudget(_ budget: BackgroundBudget) {
-        guard case .ios(var s) = device else { return }
-        s.setBackgroundBudget(budget)
-        device = .ios(s)
+        ios(nil) { $0.setBackgroundBudget(budget) }
     }
 
     /// iOS: the battery's drain and charge rates (`IOSBackgroundScheduler.setBatteryModel(_:at:)`);
@@ -369,18 +357,13 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     ///   - battery: the rates.
     ///   - now: virtual instant.
     public mutating func setBatteryModel(_ battery: BatteryModel, at now: Date) {
-        seen(now)
-        guard case .ios(var s) = device else { return }
-        s.setBatteryModel(battery, at: now)
-        device = .ios(s)
+        ios(now) { $0.setBatteryModel(battery, at: now) }
     }
 
     /// Sets the iOS app-refresh budget of later runs; ignored on Android.
     /// - Parameter seconds: virtual seconds, > 0.
     public mutating func setRuntimeBudget(_ seconds: TimeInterval) {
-        guard case .ios(var s) = device else { return }
-        s.setRuntimeBudget(seconds)
-        device = .ios(s)
+        ios(nil) { $0.setRuntimeBudget(seconds) }
     }
 
     /// A Doze input (Android: `AndroidWorkScheduler.setScreen`, `motion`, `forceIdle`,
@@ -427,6 +410,16 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     }
 
     /// Applies `body` to the Android scheduler; nil on iOS (nothing changes).
+    /// Runs `body` on the iOS scheduler (seen at `now` when given); nil on Android.
+    @discardableResult
+    private mutating func ios<R>(_ now: Date?, _ body: (inout IOSBackgroundScheduler) -> R) -> R? {
+        if let now { seen(now) }
+        guard case .ios(var s) = device else { return nil }
+        let result = body(&s)
+        device = .ios(s)
+        return result
+    }
+
     private mutating func android<R>(_ now: Date, _ body: (inout AndroidWorkScheduler) -> R) -> R? {
         seen(now)
         guard case .android(var s) = device else { return nil }
@@ -484,10 +477,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     /// iOS: the app cancels its pending processing request of `identifier`
     /// (`IOSBackgroundScheduler.cancelProcessing(identifier:at:)`); ignored on Android.
     public mutating func cancelProcessing(identifier: String, at now: Date) {
-        seen(now)
-        guard case .ios(var s) = device else { return }
-        s.cancelProcessing(identifier: identifier, at: now)
-        device = .ios(s)
+        ios(now) { $0.cancelProcessing(identifier: identifier, at: now) }
     }
 
     /// iOS: adds `identifier` to `BGTaskSchedulerPermittedIdentifiers` (an app build that lists
