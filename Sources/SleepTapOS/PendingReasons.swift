@@ -166,15 +166,22 @@ public struct WhyAnswer: Equatable, Sendable {
         }.joined(separator: "; ")
     }
 
+    /// `codes` without repeats, in their first order.
+    private static func distinct(_ codes: [String]) -> [String] {
+        var seen = Set<String>()
+        return codes.filter { seen.insert($0).inserted }
+    }
+
     /// The fields of `os.why` and of `phone.status`'s `why`: `identifier`, `reason` (the first
-    /// reason's code), `reasonCodes` (all, comma-separated), `summary`, `until` (the first reason's),
+    /// reason's code), `reasonCodes` (each code once, in the reasons' order, comma-separated: two
+    /// budgets used up are one `PENDING_JOB_REASON_QUOTA`), `summary`, `until` (the first reason's),
     /// `launchedAt` (the launch that did not enter the handler, else null), `nextLaunch`, and
     /// `reasons`, an object with one entry per condition (`PendingReason.object`).
     public var fields: [(String, EventValue)] {
         [
             ("identifier", identifier.map { .string($0) } ?? .null),
             ("reason", .string(code.rawValue)),
-            ("reasonCodes", .string(reasons.map(\.code.rawValue).joined(separator: ","))),
+            ("reasonCodes", .string(Self.distinct(reasons.map(\.code.rawValue)).joined(separator: ","))),
             ("summary", .string(summary)),
             ("until", .schedulerDate(reasons[0].until)),
             ("launchedAt", .schedulerDate(reason("handler")?.launchedAt)),

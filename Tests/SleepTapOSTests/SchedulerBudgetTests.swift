@@ -57,6 +57,18 @@ struct SchedulerBudgetTests {
         }
     }
 
+    @Test("Both budgets overdrawn: why lists energyBudget and dataBudget, and reasonCodes says QUOTA once")
+    func bothBudgets() throws {
+        var s = Self.scheduler(.usage, seed: 3, budget: BackgroundBudget(energyPerDay: 24, dataPerDay: 100))
+        try Self.open(&s, at: F.start)
+        let (_, end) = try Self.runNext(&s, after: F.start, duration: 10, bytes: 1_000)
+        let why = s.why(at: end)
+        #expect(why.reason("energyBudget") != nil && why.reason("dataBudget") != nil)
+        let codes = why.fields.first { $0.0 == "reasonCodes" }?.1
+        guard case .string(let text)? = codes else { throw CancellationError() }
+        #expect(text.components(separatedBy: ",").filter { $0 == "PENDING_JOB_REASON_QUOTA" }.count == 1, "\(text)")
+    }
+
     @Test("A run that overdraws the energy budget withholds launches until it refills (why: energyBudget, QUOTA)")
     func energyBudget() throws {
         // 24 running seconds a day, a 6 h window: 6 s in a full bucket, refilled at 1 s an hour.
