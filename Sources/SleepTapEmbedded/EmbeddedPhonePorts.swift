@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
-public import SleepTapOS
+import Foundation
+import SleepTapCore
+import SleepTapOS
 
 #if canImport(Glibc)
     import Glibc

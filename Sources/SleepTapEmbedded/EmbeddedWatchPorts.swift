@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
+import Foundation
+import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
-public import SleepTapCore
+import SleepTapCore
 import SleepTapOS
 
 /// Faults an in-memory link injects, each a probability in 0...1 per message (seeded, so a

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 
 /// An in-memory durable store that fails chosen writes with an errno, as a full or broken disk
 /// does (`ENOSPC`, `EIO`). What it holds is what a restarted node would read back.

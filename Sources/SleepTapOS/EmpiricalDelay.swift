@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 
 /// A fitted distribution of the wait from a request's eligibility to its launch, drawn by
 /// inverse-CDF sampling (docs/scheduler.md, "Opportunity model"; docs/calibration.md).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapCore
+import Foundation
+package import SleepTapCore
 
 /// tz databases built in the tests of every test target with `zic` (Debian's libc-bin) from a few lines of tz source,
 /// so no test depends on the machine's tzdata.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 
 /// The type of an event field, as docs/protocol.md's event table writes it.
 public enum EventFieldType: String, Sendable {

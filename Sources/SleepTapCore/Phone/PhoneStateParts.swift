@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 
 /// The part of the phone's state that sync does not need: the pending bedtime notices, the run
 /// history and the forecast cache. The phone process keeps it in its own file, `phone-app.json`
