@@ -26,6 +26,22 @@ struct OptionEffectTests {
         return options
     }
 
+    /// Each of `cases`' flags is refused at parse time with a usage error whose message contains
+    /// its text.
+    static func expectRefused(
+        _ cases: [([String], String)], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for (bad, named) in cases {
+            do {
+                _ = try phoneOptions(bad)
+                Issue.record("\(bad) accepted", sourceLocation: sourceLocation)
+            } catch {
+                #expect(
+                    (error as? UsageError)?.message.contains(named) == true, "\(error)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
     /// A launched app's scheduler with one refresh request submitted at `t0`.
     static func scheduler(_ extra: [String]) throws -> any BackgroundScheduler {
         var scheduler: any BackgroundScheduler = try phoneOptions(extra).os.makeOS(taskIdentifier: task)
@@ -165,17 +181,10 @@ struct OptionEffectTests {
             zone: TimeZone(identifier: "UTC")!, location: Coordinate(latitude: 52.52, longitude: 13.405)!,
             configuration: options.appConfiguration())
         #expect(app.processingEnabled)
-        for (bad, named) in [
+        Self.expectRefused([
             (["--processing-task", "maybe"], "\"maybe\""),
             (["--platform", "android", "--processing-task", "on"], "BGProcessingTaskRequest"),
-        ] {
-            do {
-                _ = try Self.phoneOptions(bad)
-                Issue.record("\(bad) accepted")
-            } catch {
-                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
-            }
-        }
+        ])
     }
 
     @Test(
@@ -202,20 +211,13 @@ struct OptionEffectTests {
         #expect(throws: UsageError.self) {
             try usage.resolve(stored: android, taskIdentifier: Self.task, at: Self.t0)
         }
-        for (bad, named) in [
+        Self.expectRefused([
             (["--opportunity-model", "maybe"], "expected legacy or usage"),
             (["--platform", "android", "--opportunity-model", "usage"], "BGAppRefreshTask"),
             // --os-model is iOS's too: refused on a new Android phone at parse time (exit 64), as a
             // stored Android device refuses it in `resolve` (`UsageError`, exit 64).
             (["--platform", "android", "--os-model", "model.json"], "--os-model model.json: the model runs iOS's"),
-        ] {
-            do {
-                _ = try Self.phoneOptions(bad)
-                Issue.record("\(bad) accepted")
-            } catch {
-                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
-            }
-        }
+        ])
     }
 
     @Test(
@@ -272,7 +274,7 @@ struct OptionEffectTests {
         let moved = try Self.phoneOptions(["--opportunity-model", "usage", "--background-budgets", "energy=5"]).os
             .resolve(stored: legacy, taskIdentifier: Self.task, at: Self.t0)
         #expect(try ios(moved).configuration.effectiveBudget.energyPerDay == 5)
-        for (bad, named) in [
+        Self.expectRefused([
             (["--background-budgets", "energy=0"], "energy \"0\" is not a number from 0.001 to 86400"),
             (["--background-budgets", "fuel=3"], "KEY one of energy, data, window; \"fuel=3\" is not"),
             (["--background-budgets", "energy=3,energy=4"], "energy is given twice"),
@@ -282,14 +284,7 @@ struct OptionEffectTests {
             (["--battery-rates", "charge=x"], "charge \"x\" is not a number from 0 to 10"),
             (["--platform", "android", "--battery-rates", "drain=0.1"], "leave them out on Android"),
             (["--opportunity-model", "legacy", "--background-budgets", "energy=10"], "usage model only"),
-        ] {
-            do {
-                _ = try Self.phoneOptions(bad)
-                Issue.record("\(bad) accepted")
-            } catch {
-                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
-            }
-        }
+        ])
     }
 
     @Test(
@@ -322,19 +317,12 @@ struct OptionEffectTests {
         let updated = try Self.phoneOptions(["--platform", "android", "--exact-alarm-permission", "use"]).os.resolve(
             stored: stored, taskIdentifier: Self.task, at: Self.t0)
         #expect(try android(updated).canScheduleExactAlarms)
-        for (bad, named) in [
+        Self.expectRefused([
             (["--platform", "android", "--phone-alarm", "maybe"], "\"maybe\""),
             (["--platform", "android", "--exact-alarm-permission", "always"], "\"always\""),
             (["--phone-alarm", "on"], "no iOS alarm API"),
             (["--exact-alarm-permission", "use"], "Android setting"),
-        ] {
-            do {
-                _ = try Self.phoneOptions(bad)
-                Issue.record("\(bad) accepted")
-            } catch {
-                #expect((error as? UsageError)?.message.contains(named) == true, "\(error)")
-            }
-        }
+        ])
     }
 
     @Test("--constraints sets the work request's constraints, kept by a stored OS; bad items and iOS are refused")
