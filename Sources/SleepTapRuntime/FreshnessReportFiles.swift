@@ -159,6 +159,12 @@ package enum FreshnessReportFiles {
         var reason: String
     }
 
+    /// One run of files of `eachFile`: its results, once its reading thread signals `ready`.
+    private final class Handoff: Sendable {
+        let part = Mutex<[Result<[RunRecord], SkipReason>]>([])
+        let ready = DispatchSemaphore(value: 0)
+    }
+
     /// Reads and decodes the file `name` of the directory open at `directory` (a regular file of
     /// at most `maxFileBytes`, strict `RunRecordFile.decode`).
     /// - Returns: its records, or why the file is skipped.
@@ -209,28 +215,34 @@ package enum FreshnessReportFiles {
             throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
         }
         defer { close(directoryFD) }
-        // Read and decoded on every core, in contiguous runs of files, then handed to `body` in
-        // name order: what `body` sees does not depend on which thread ran first.
+        // Read and decoded on every core, in contiguous runs of files, and handed to `body` in
+        // name order as each run is done: what `body` sees does not depend on which thread ran
+        // first, and `body` works on the first runs while the others are read.
         let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
-        let loaded = Mutex([[Result<[RunRecord], SkipReason>]](repeating: [], count: runs))
+        let handoffs = (0..<runs).map { _ in Handoff() }
         let list = names
-        DispatchQueue.concurrentPerform(iterations: runs) { run in
-            var buffer = Data()
-            var part: [Result<[RunRecord], SkipReason>] = []
-            for index in (run * list.count / runs)..<((run + 1) * list.count / runs) {
-                part.append(load(file: list[index], in: directoryFD, buffer: &buffer))
+        let reading = DispatchGroup()
+        DispatchQueue.global().async(group: reading) {
+            DispatchQueue.concurrentPerform(iterations: runs) { run in
+                var buffer = Data()
+                var part: [Result<[RunRecord], SkipReason>] = []
+                for index in (run * list.count / runs)..<((run + 1) * list.count / runs) {
+                    part.append(load(file: list[index], in: directoryFD, buffer: &buffer))
+                }
+                handoffs[run].part.withLock { $0 = part }
+                handoffs[run].ready.signal()
             }
-            loaded.withLock { $0[run] = part }
-        }
-        var results = loaded.withLock { value in
-            defer { value = [] }
-            return value
         }
         var files = 0
         var skipped: [(file: String, reason: String)] = []
         var index = 0
-        for run in results.indices {
-            for result in results[run] {
+        for handoff in handoffs {
+            handoff.ready.wait()
+            let part = handoff.part.withLock { value in
+                defer { value = [] }  // the records are `body`'s now
+                return value
+            }
+            for result in part {
                 switch result {
                 case .success(let records):
                     files += 1
@@ -239,8 +251,8 @@ package enum FreshnessReportFiles {
                 }
                 index += 1
             }
-            results[run] = []  // the records are `body`'s now
         }
+        reading.wait()
         guard files > 0 else {
             let reasons = skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
             throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")

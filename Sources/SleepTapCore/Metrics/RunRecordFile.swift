@@ -6,7 +6,8 @@ import SleepTapOS
 /// of `RunRecord` objects, one per line, keys sorted, every key written (null where there is no
 /// value), instants as `2026-03-07T11:30:00.000Z`. The same records give the same bytes.
 ///
-/// Written and read by Foundation's `JSONEncoder` and `JSONDecoder`. Reading is strict: the text
+/// Written by Foundation's `JSONEncoder`; read from the strict scan's values when every record is
+/// plain, else by `JSONDecoder` (docs/metrics.md, "How the values are read"). Reading is strict: the text
 /// must be strict JSON with no key twice in one object (`JSONDiagnosis`, which Foundation does
 /// not check), the top level an array, every element an object with known keys of the right
 /// type, and the record's rules (`RunRecord.problem`) kept. The first problem is thrown, naming
@@ -186,9 +187,19 @@ public enum RunRecordFile {
     /// end first, so `body` never sees part of a bad file.
     /// - Throws: `Problem`, the first one found.
     public static func decode(_ data: Data, _ body: (RunRecord) -> Void) throws(Problem) {
+        try decode(data, readingScannedValues: true, body)
+    }
+
+    /// `decode(_:_:)`; with `readingScannedValues` false every file goes through `JSONDecoder`
+    /// (for tests that compare the two readers).
+    /// - Throws: `Problem`, the first one found.
+    static func decode(
+        _ data: Data, readingScannedValues: Bool, _ body: (RunRecord) -> Void
+    ) throws(Problem) {
         // The strict scan (RFC 8259 syntax, keys given twice, which Foundation does not check)
         // also finds the first key that is not a record's, so the decoder need not list keys.
-        let (found, unknown) = JSONDiagnosis.scan(data, elementKeys: RunRecord.keys)
+        let scan = JSONDiagnosis.scanRecords(data, elementKeys: RunRecord.keys, keepingValues: true)
+        let (found, unknown) = (scan.problem, scan.unknownKey)
         switch found {
         case .syntax(let error):
             throw Problem(index: nil, field: nil, reason: "not valid JSON: \(error)")
@@ -205,12 +216,16 @@ public enum RunRecordFile {
             Problem(index: unknown?.index, field: unknown?.key, reason: Row.unknownKeyReason)
         }
         let rows: [Row]
-        do {
-            rows = try decoder.decode([Row].self, from: data)
-        } catch {
-            let problem = problem(error, in: data)
-            if let index = problem.index, index >= unknownAt { throw unknownKey() }
-            throw problem
+        if readingScannedValues, let plain = plainRows(data, scan) {
+            rows = plain
+        } else {
+            do {
+                rows = try decoder.decode([Row].self, from: data)
+            } catch {
+                let problem = problem(error, in: data)
+                if let index = problem.index, index >= unknownAt { throw unknownKey() }
+                throw problem
+            }
         }
         var records: [RunRecord] = []
         records.reserveCapacity(rows.count)
@@ -220,6 +235,138 @@ public enum RunRecordFile {
             records.append(try row.record(index: index, days: &days))
         }
         for record in records { body(record) }
+    }
+
+    /// The rows of a file whose records are all plain, from the values the strict scan found:
+    /// every element an object, every required key present, every value of its field's JSON
+    /// type, every string ASCII without escapes. Nil for any other file, which `JSONDecoder`
+    /// then reads (and whose errors it names). The rows are the ones `JSONDecoder` gives for the
+    /// same text (a number is read by `Double(_:)`, which rounds as Foundation's reader does);
+    /// docs/metrics.md, "How the values are read".
+    static func plainRows(_ data: Data, _ scan: JSONDiagnosis.RecordScan) -> [Row]? {
+        guard scan.isArray, scan.elementCount == scan.objectElements else { return nil }
+        return data.withUnsafeBytes { raw -> [Row]? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var rows: [Row] = []
+            rows.reserveCapacity(scan.elementCount)
+            var next = 0
+            let members = scan.members
+            for element in 0..<scan.elementCount {
+                var row = PlainRow()
+                while next < members.count, members[next].element == element {
+                    guard row.set(members[next], bytes) else { return nil }
+                    next += 1
+                }
+                guard let done = row.row else { return nil }
+                rows.append(done)
+            }
+            return rows
+        }
+    }
+
+    /// A `Row` being filled from the scanned values of one element, key by key
+    /// (`RunRecord.keys`' order).
+    private struct PlainRow {
+        var appVersion: String?
+        var at: String?
+        var attempt: Double?
+        var bucket: String?
+        var device: String?
+        var earliestBeginDate: String?
+        var expired: Bool?
+        var kind: String?
+        var lowPower: Bool?
+        var platform: String?
+        var reason: String?
+        var stalenessHours: Double?
+        var stopReason: Double?
+        var success: Bool?
+
+        /// The row, nil when a required key is missing.
+        var row: Row? {
+            guard let at, let device, let kind, let lowPower, let platform else { return nil }
+            return Row(
+                appVersion: appVersion, at: at, attempt: attempt, bucket: bucket, device: device,
+                earliestBeginDate: earliestBeginDate, expired: expired, kind: kind, lowPower: lowPower,
+                platform: platform, reason: reason, stalenessHours: stalenessHours, stopReason: stopReason,
+                success: success)
+        }
+
+        /// Takes `member`'s value; false when it is not of the plain shape of its field.
+        mutating func set(_ member: JSONDiagnosis.ElementMember, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            let text = UnsafeBufferPointer(rebasing: bytes[member.range])
+            let first = text[0]
+            let isNull = first == UInt8(ascii: "n")
+            func string() -> String?? {
+                if isNull { return .some(nil) }
+                guard member.plainString else { return nil }
+                return .some(
+                    String(decoding: UnsafeBufferPointer(rebasing: text.dropFirst().dropLast()), as: UTF8.self))
+            }
+            func bool() -> Bool?? {
+                if isNull { return .some(nil) }
+                if first == UInt8(ascii: "t") { return .some(true) }
+                if first == UInt8(ascii: "f") { return .some(false) }
+                return nil
+            }
+            func number() -> Double?? {
+                if isNull { return .some(nil) }
+                guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
+                    let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite
+                else { return nil }
+                // An underflow to zero: left to Foundation's reader to decide.
+                if value == 0, text.contains(where: { (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0) }) {
+                    return nil
+                }
+                return .some(value)
+            }
+            switch member.key {
+            case 0:
+                guard let value = string() else { return false }
+                appVersion = value
+            case 1:
+                guard let value = string(), let value else { return false }
+                at = value
+            case 2:
+                guard let value = number() else { return false }
+                attempt = value
+            case 3:
+                guard let value = string() else { return false }
+                bucket = value
+            case 4:
+                guard let value = string(), let value else { return false }
+                device = value
+            case 5:
+                guard let value = string() else { return false }
+                earliestBeginDate = value
+            case 6:
+                guard let value = bool() else { return false }
+                expired = value
+            case 7:
+                guard let value = string(), let value else { return false }
+                kind = value
+            case 8:
+                guard let value = bool(), let value else { return false }
+                lowPower = value
+            case 9:
+                guard let value = string(), let value else { return false }
+                platform = value
+            case 10:
+                guard let value = string() else { return false }
+                reason = value
+            case 11:
+                guard let value = number() else { return false }
+                stalenessHours = value
+            case 12:
+                guard let value = number() else { return false }
+                stopReason = value
+            case 13:
+                guard let value = bool() else { return false }
+                success = value
+            default: return false
+            }
+            return true
+        }
     }
 
     /// A `JSONDecoder` failure as a `Problem` naming the record and the field (the value shown
@@ -279,7 +426,7 @@ public enum RunRecordFile {
     /// (types checked; an absent optional key reads as null), before its values are checked and
     /// turned into a `RunRecord` (`record(index:days:)`). Unknown keys are found by the strict
     /// scan (`JSONDiagnosis.scan(_:elementKeys:)`).
-    private struct Row: Decodable {
+    struct Row: Decodable {
         var appVersion: String?
         var at: String
         var attempt: Double?

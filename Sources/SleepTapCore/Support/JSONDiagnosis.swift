@@ -84,21 +84,61 @@ public enum JSONDiagnosis {
     /// - Complexity: O(n) in the size of `data` (times the number of `elementKeys` per member).
     static func scan(_ data: Data, elementKeys: [String]) -> (problem: Problem?, unknownKey: (index: Int, key: String)?)
     {
+        let found = scanRecords(data, elementKeys: elementKeys, keepingValues: false)
+        return (found.problem, found.unknownKey)
+    }
+
+    /// Where one member of an element of a top-level array lies in the text: the element's
+    /// index, the key's index in `elementKeys`, the byte range of the value's text, and whether
+    /// that value is a plain string (ASCII without escapes, quotes included in `range`).
+    struct ElementMember {
+        var element: Int
+        var key: Int
+        var range: Range<Int>
+        var plainString: Bool
+    }
+
+    /// What `scanRecords(_:elementKeys:keepingValues:)` found.
+    struct RecordScan {
+        /// `problem(in:)`.
+        var problem: Problem?
+        /// The first key of an element that is not one of the element keys.
+        var unknownKey: (index: Int, key: String)?
+        /// Whether the top level is an array.
+        var isArray = false
+        /// How many elements the top-level array has (0 when the top level is not an array).
+        var elementCount = 0
+        /// How many of them are objects.
+        var objectElements = 0
+        /// The known members of the element objects, in the order of the text; empty unless asked.
+        var members: [ElementMember] = []
+    }
+
+    /// `scan(_:elementKeys:)`, and, with `keepingValues`, where the value of each known member
+    /// of each element object lies (`RecordScan.members`), so that a reader of plain records
+    /// can take their values without parsing the text a second time.
+    /// - Complexity: O(n) in the size of `data` (times the number of `elementKeys` per member).
+    static func scanRecords(_ data: Data, elementKeys: [String], keepingValues: Bool) -> RecordScan {
         precondition(elementKeys.count <= 64, "at most 64 element keys")
         return data.withUnsafeBytes { raw in
             var scanner = Scanner(bytes: raw.bindMemory(to: UInt8.self))
             scanner.findsDuplicateKeys = true
             scanner.elementKeys = elementKeys.map { Array($0.utf8) }
+            scanner.keepsMembers = keepingValues
             do throws(SyntaxError) {
                 try scanner.document()
             } catch {
-                return (.syntax(error), nil)
+                return RecordScan(problem: .syntax(error))
             }
-            guard let duplicate = scanner.firstDuplicate else { return (nil, scanner.firstUnknown) }
-            let place = scanner.error(at: duplicate.offset, "")
-            let problem = Problem.duplicateKey(
-                path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
-            return (problem, scanner.firstUnknown)
+            var found = RecordScan(
+                unknownKey: scanner.firstUnknown, isArray: scanner.topIsArray, elementCount: scanner.elementCount,
+                objectElements: scanner.objectElements, members: scanner.members)
+            if let duplicate = scanner.firstDuplicate {
+                let place = scanner.error(at: duplicate.offset, "")
+                found.problem = .duplicateKey(
+                    path: render(steps: duplicate.path), key: duplicate.key, line: place.line, column: place.column)
+            }
+            return found
         }
     }
 
@@ -227,6 +267,14 @@ public enum JSONDiagnosis {
         /// The first key of such an element that is not in `elementKeys`: the element's index
         /// and the key's text.
         var firstUnknown: (index: Int, key: String)?
+        /// Whether to keep where each known member of an element object lies (`members`).
+        var keepsMembers = false
+        /// The known members of the element objects, in the order of the text (`keepsMembers`).
+        var members: [ElementMember] = []
+        /// How many elements the top-level array has.
+        var elementCount = 0
+        /// How many of them are objects whose keys were checked.
+        var objectElements = 0
 
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
@@ -315,6 +363,7 @@ public enum JSONDiagnosis {
             let checksKeys = depth == 1 && topIsArray && !elementKeys.isEmpty
             var seen: UInt64 = 0
             var guess = 0
+            if checksKeys { objectElements += 1 }
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -355,7 +404,14 @@ public enum JSONDiagnosis {
                 }
                 index += 1
                 skipWhitespace()
+                let valueStart = index
                 try value(depth: depth + 1)
+                if keepsMembers, let known {
+                    members.append(
+                        ElementMember(
+                            element: element, key: known, range: valueStart..<index,
+                            plainString: bytes[valueStart] == UInt8(ascii: "\"") && lastStringPlain))
+                }
                 if findsDuplicateKeys { path.removeLast() }
                 skipWhitespace()
                 guard index < bytes.count else {
@@ -407,7 +463,10 @@ public enum JSONDiagnosis {
             while true {
                 skipWhitespace()
                 if findsDuplicateKeys { path.append(.index(element)) }
-                if depth == 0 { self.element = element }
+                if depth == 0 {
+                    self.element = element
+                    elementCount = element + 1
+                }
                 try value(depth: depth + 1)
                 if findsDuplicateKeys { path.removeLast() }
                 element += 1

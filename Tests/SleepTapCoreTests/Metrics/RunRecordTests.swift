@@ -49,6 +49,65 @@ struct RunRecordTests {
         #expect(try RunRecordFile.decode(JSONEncoder().encode(records)) == records)
     }
 
+    /// `text`'s records by both readers: the strict scan's values and `JSONDecoder`.
+    static func bothReaders(_ text: String) -> (
+        scanned: Result<[RunRecord], RunRecordFile.Problem>, decoder: Result<[RunRecord], RunRecordFile.Problem>
+    ) {
+        func read(_ scanned: Bool) -> Result<[RunRecord], RunRecordFile.Problem> {
+            var records: [RunRecord] = []
+            do throws(RunRecordFile.Problem) {
+                try RunRecordFile.decode(Data(text.utf8), readingScannedValues: scanned) { records.append($0) }
+                return .success(records)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return (read(true), read(false))
+    }
+
+    @Test("The scan's values give the records JSONDecoder gives, and the plain files are read from them")
+    func scannedValuesMatchDecoder() throws {
+        let base = #""at":"2026-03-02T06:00:00Z","bucket":"active","device":"d","lowPower":false,"platform":"android""#
+        let plain = [
+            // Every key, in another order than the writer's, numbers in each JSON form.
+            #"[{"success":true,"stopReason":1.0e0,"stalenessHours":26.50,"reason":null,"platform":"android","lowPower":true,"kind":"background","expired":false,"earliestBeginDate":"2026-03-02T05:00:00.250Z","device":"dev-9","bucket":"rare","attempt":3,"at":"2026-03-02T06:00:00.450Z","appVersion":"2.1"}]"#,
+            #"[{\#(base),"kind":"submit_failed","attempt":0,"stalenessHours":-0,"reason":"unavailable"}]"#,
+            #"[{\#(base),"kind":"foreground","stalenessHours":1E-2}, {\#(base),"kind":"dropped"}]"#,
+            #"[ ]"#,
+            String(decoding: RunRecordFile.encode(Self.sample().filter { $0.reason == nil }), as: UTF8.self),
+        ]
+        for text in plain {
+            let data = Data(text.utf8)
+            let scan = JSONDiagnosis.scanRecords(data, elementKeys: RunRecord.keys, keepingValues: true)
+            #expect(RunRecordFile.plainRows(data, scan) != nil, "read from the scan: \(text)")
+            let (scanned, decoder) = Self.bothReaders(text)
+            #expect(try scanned.get() == decoder.get(), "\(text)")
+        }
+        #expect(try Self.bothReaders(plain[0]).scanned.get().first?.stopReason == 1)
+        #expect(try Self.bothReaders(plain[2]).scanned.get().first?.stalenessHours == 0.01)
+        // What the scan does not read goes to JSONDecoder, whose answer (records or problem) stands.
+        let other = [
+            #"[{\#(base),"kind":"submit_failed","reason":"say \"hi\""}]"#,  // an escape
+            #"[{\#(base),"kind":"submit_failed","reason":"café"}]"#,  // not ASCII
+            #"[{\#(base),"kind":"foreground","stalenessHours":1e-400}]"#,  // an underflow
+            #"[{\#(base),"kind":"foreground","lowPower":1}]"#,
+            #"[{\#(base),"kind":null}]"#,
+            #"[{\#(base)}]"#,
+            #"[{\#(base),"kind":"foreground","stalenessHours":"1"}]"#,
+            #"[{\#(base),"kind":"foreground","expired":[]}]"#,
+            #"[{\#(base),"kind":"foreground"}, 7]"#,
+            #"{\#(base),"kind":"foreground"}"#,
+        ]
+        for text in other {
+            let data = Data(text.utf8)
+            let scan = JSONDiagnosis.scanRecords(data, elementKeys: RunRecord.keys, keepingValues: true)
+            #expect(RunRecordFile.plainRows(data, scan) == nil, "left to JSONDecoder: \(text)")
+            let (scanned, decoder) = Self.bothReaders(text)
+            #expect(scanned == decoder, "\(text)")
+        }
+        #expect(try Self.bothReaders(other[0]).scanned.get().first?.reason == "say \"hi\"")
+    }
+
     @Test("stopReason: Android background only, 0 to 15, written and read back; absent (older files) reads as null")
     func stopReason() throws {
         let record = RunRecord(
