@@ -24,10 +24,8 @@ struct EmbeddedPhonePorts: PhonePorts, Sendable {
     var log: [Twin.Entry] = []
     /// The link from the phone to the watch.
     var link: FaultyLink<WireMessage>
-    /// Whether each message put on the link is measured (`Twin.measureLinkBytes()`).
-    var measuresBytes = false
-    /// The bytes of the wire frames put on the link while `measuresBytes` (`WireCodec.encode`).
-    var bytesSent = 0
+    /// The bytes of the wire frames this side put on the link (`Twin.measureLinkBytes()`).
+    var meter = LinkByteMeter()
     /// The phone's state file (`phone.json`).
     var store = FlakyStore<PhoneSyncState>()
     /// The simulated OS's state file (`os.json`): the device's, it outlives the app.
@@ -78,7 +76,7 @@ struct EmbeddedPhonePorts: PhonePorts, Sendable {
 
     mutating func send(_ message: WireMessage) -> String? {
         guard watchConnected, link.send(message, at: scheduler.now) else { return "watch not connected (EHOSTUNREACH)" }
-        if measuresBytes { bytesSent += WireCodec.encode(message).count }
+        meter.count(message)
         return nil
     }
 

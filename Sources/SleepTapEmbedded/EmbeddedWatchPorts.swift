@@ -22,10 +22,8 @@ struct EmbeddedWatchPorts: WatchPorts, Sendable {
     var log: [Twin.Entry] = []
     /// The link from the watch to the phone.
     var link: FaultyLink<WireMessage>
-    /// Whether each message put on the link is measured (`Twin.measureLinkBytes()`).
-    var measuresBytes = false
-    /// The bytes of the wire frames put on the link while `measuresBytes` (`WireCodec.encode`).
-    var bytesSent = 0
+    /// The bytes of the wire frames this side put on the link (`Twin.measureLinkBytes()`).
+    var meter = LinkByteMeter()
     /// The watch's state file (`watch.json`).
     var store = FlakyStore<WatchSyncState>()
     /// What the watch wrote on stderr, with the virtual instants.
@@ -64,7 +62,7 @@ struct EmbeddedWatchPorts: WatchPorts, Sendable {
 
     mutating func send(_ message: WireMessage, at time: NodeTime) -> WatchNode.SendResult {
         guard connected, link.send(message, at: scheduler.now) else { return .failed(reason: "no connection (EAGAIN)") }
-        if measuresBytes { bytesSent += WireCodec.encode(message).count }
+        meter.count(message)
         return .sent
     }
 

@@ -241,13 +241,13 @@ public struct Twin: Sendable {
     /// Counts from now on the bytes each side puts on the link, each message measured as the
     /// frame `WireCodec.encode` writes for it (the ZeroMQ envelope not included): `linkBytes`.
     public mutating func measureLinkBytes() {
-        phoneDriver.ports.measuresBytes = true
-        watchDriver.ports.measuresBytes = true
+        phoneDriver.ports.meter.isOn = true
+        watchDriver.ports.meter.isOn = true
     }
 
     /// The bytes measured since `measureLinkBytes()`, phone to watch and watch to phone.
     public var linkBytes: (toWatch: Int, toPhone: Int) {
-        (phoneDriver.ports.bytesSent, watchDriver.ports.bytesSent)
+        (phoneDriver.ports.meter.bytes, watchDriver.ports.meter.bytes)
     }
 
     /// Runs every timer, step and delivery due until `end` (virtual), in order.
