@@ -3,7 +3,7 @@ public import Foundation
 public import SleepTapOS
 
 /// One background-refresh run record: a thing that matters for freshness, as a value. The phone
-/// app (`PhoneApp`) produces them as `PhoneEffect.record` (no I/O); the phone process appends them
+/// app (`PhoneApp`) produces them as `PhoneAction.record` (no I/O); the phone process appends them
 /// to `DIR/metrics/bg_runs/<device>-<YYYY-MM-DD>.json` (`--metrics-dir`), the twin collects them,
 /// and `sleeptap-report` reads them. The file format and the meaning of every field are in
 /// docs/metrics.md.

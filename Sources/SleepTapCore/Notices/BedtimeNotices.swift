@@ -119,17 +119,24 @@ public struct NotificationChange: Equatable, Sendable {
     }
 
     /// `notification.added` {id, fireDate, text} for each added record, then
-    /// `notification.dropped` {id, fireDate, text, reason} for each dropped one.
-    public var events: [PhoneEffect] { events(delivery: "alert") }
+    /// `notification.dropped` {id, fireDate, text, reason} for each dropped one, stamped with
+    /// virtual instant `now` (UTC).
+    public func events(at now: Date) -> [PhoneAction] { events(delivery: "alert", at: now) }
 
-    /// `events`, each `notification.added` with `delivery`: what the user sees when it fires
+    /// `events(at:)`, each `notification.added` with `delivery`: what the user sees when it fires
     /// (`alert`; `quiet` for an iOS provisional authorization, Notification Center only; `none`
     /// on Android with the permission revoked).
-    /// - Parameter delivery: the `delivery` field of each `notification.added`.
-    public func events(delivery: String) -> [PhoneEffect] {
+    /// - Parameters:
+    ///   - delivery: the `delivery` field of each `notification.added`.
+    ///   - now: the virtual instant (UTC) the events are stamped with.
+    public func events(delivery: String, at now: Date) -> [PhoneAction] {
         let reason = "over the limit of \(PendingNotifications.limit) pending notifications; the soonest are kept"
-        return added.map { .emit(Event(.notificationAdded, Self.fields($0) + [("delivery", .string(delivery))])) }
-            + dropped.map { .emit(Event(.notificationDropped, Self.fields($0) + [("reason", .string(reason))])) }
+        return added.map {
+            .emit(Event(.notificationAdded, Self.fields($0) + [("delivery", .string(delivery))]), at: now)
+        }
+            + dropped.map {
+                .emit(Event(.notificationDropped, Self.fields($0) + [("reason", .string(reason))]), at: now)
+            }
     }
 
     /// iOS: `notification.failed` {id, fireDate, text, domain, code, error, reason} for each of
@@ -138,9 +145,10 @@ public struct NotificationChange: Equatable, Sendable {
     /// - Parameters:
     ///   - records: the notices the app asked the OS to add.
     ///   - authorization: the app's authorization (`denied` or `not-determined`).
-    public static func failures(_ records: [NotificationRecord], authorization: NotificationAuthorization)
-        -> [PhoneEffect]
-    {
+    ///   - now: the virtual instant (UTC) the events are stamped with.
+    public static func failures(
+        _ records: [NotificationRecord], authorization: NotificationAuthorization, at now: Date
+    ) -> [PhoneAction] {
         let reason =
             "the notification authorization is \(authorization.rawValue): UNUserNotificationCenter.add failed "
             + "(UNErrorDomain code 1, notificationsNotAllowed); nothing is pending"
@@ -152,7 +160,8 @@ public struct NotificationChange: Equatable, Sendable {
                         ("domain", .string(NotificationAuthorization.notAllowedDomain)),
                         ("code", .int(Int64(NotificationAuthorization.notAllowedCode))),
                         ("error", .string("notificationsNotAllowed")), ("reason", .string(reason)),
-                    ]))
+                    ]),
+                at: now)
         }
     }
 

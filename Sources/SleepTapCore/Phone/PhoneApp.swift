@@ -93,7 +93,7 @@ public struct PhoneAppConfiguration: Sendable {
 /// and the budget are one run's `RefreshJob`; the app performs its actions (`perform(_:_:)`).
 ///
 /// The weather step either asks the provider at once (`WeatherFetch.inline`) or stops the job
-/// with a `fetchWeather` effect and goes on when `weatherArrived(_:cost:)` brings the forecast
+/// with a `fetchWeather` action and goes on when `weatherArrived(_:cost:at:)` brings the forecast
 /// (`WeatherFetch.deferred`, the phone process): the order of the steps and the budget charged
 /// are the same either way.
 public struct PhoneApp: Sendable {
@@ -191,11 +191,11 @@ public struct PhoneApp: Sendable {
     /// The app process launches: didFinishLaunching registers the handler (early), or a SwiftUI
     /// scene registers it after launch finished (late modes, per the scheduler's
     /// `RegistrationMode`, `registersEarly`). A user launch then runs the foreground refresh.
-    /// - Returns: effects; `app.crashed` {message} when registration kills the app (late-crash),
+    /// - Returns: actions; `app.crashed` {message} when registration kills the app (late-crash),
     ///   after which nothing else runs in this launch.
-    public mutating func launch(at now: Date, byUser: Bool) -> [PhoneEffect] {
+    public mutating func launch(at now: Date, byUser: Bool) -> [PhoneAction] {
         let early = registersEarly
-        var effects: [PhoneEffect] = byUser ? [record(.foreground, at: now)] : []
+        var effects: [PhoneAction] = byUser ? [record(.foreground, at: now)] : []
         // The app build lists its processing task in BGTaskSchedulerPermittedIdentifiers.
         if processingEnabled { scheduler.permit(configuration.processingIdentifier) }
         scheduler.appLaunched(at: now, byUser: byUser)
@@ -203,7 +203,7 @@ public struct PhoneApp: Sendable {
         // pending, else the OS would launch it into no handler (as `--phone-alarm off` cancels
         // an alarm left set).
         if !processingEnabled { scheduler.cancelProcessing(identifier: configuration.processingIdentifier, at: now) }
-        effects += drainTrace()
+        effects += drainTrace(at: now)
         crashed = nil
         registered = false
         running = true
@@ -214,7 +214,7 @@ public struct PhoneApp: Sendable {
                 for identifier in identifiers {
                     let accepted = try scheduler.register(identifier: identifier, at: now)
                     if identifier == configuration.taskIdentifier { registered = accepted }
-                    effects += drainTrace()
+                    effects += drainTrace(at: now)
                     effects.append(
                         .emit(
                             Event(
@@ -222,30 +222,30 @@ public struct PhoneApp: Sendable {
                                 [
                                     ("identifier", .string(identifier)), ("accepted", .bool(accepted)),
                                     ("phase", .string(early ? "didFinishLaunching" : "after launch")),
-                                ])))
+                                ]), at: now))
                 }
                 return true
             } catch {
                 crashed = error
                 running = false
-                effects += drainTrace()
-                effects.append(.emit(Event(.appCrashed, [("message", .string(error.message))])))
+                effects += drainTrace(at: now)
+                effects.append(.emit(Event(.appCrashed, [("message", .string(error.message))]), at: now))
                 return false
             }
         }
         if early {
-            guard register() else { return effects + drainTrace() }
+            guard register() else { return effects + drainTrace(at: now) }
             scheduler.finishLaunching(at: now)
-            effects += drainTrace()
+            effects += drainTrace(at: now)
         } else {
             scheduler.finishLaunching(at: now)
-            effects += drainTrace()
-            guard register() else { return effects + drainTrace() }
+            effects += drainTrace(at: now)
+            guard register() else { return effects + drainTrace(at: now) }
         }
         if byUser {
             effects += foregroundRefresh(at: now, reason: "open")
         }
-        return effects + drainTrace()
+        return effects + drainTrace(at: now)
     }
 
     /// Whether the app uses its processing task: `processingTask` on iOS.
@@ -266,48 +266,48 @@ public struct PhoneApp: Sendable {
     /// The OS launches the app in the background at `now` (it is due): the app process starts
     /// (registration as in `launch`), then the OS hands over the task; the handler runs the job
     /// only if it was registered in time.
-    public mutating func backgroundLaunchDue(at now: Date) -> [PhoneEffect] {
+    public mutating func backgroundLaunchDue(at now: Date) -> [PhoneAction] {
         var effects = launch(at: now, byUser: false)
         if crashed != nil {
             // The OS launched the app for its request and the app died: the request is spent.
             scheduler.launchCrashed(at: now)
-            return effects + drainTrace()
+            return effects + drainTrace(at: now)
         }
-        guard let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace() }
-        effects += drainTrace()
+        guard let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace(at: now) }
+        effects += drainTrace(at: now)
         guard grant.handlerRegistered else { return effects + [dropped(grant, at: now)] }
         effects += runJob(grant, at: now)
-        return effects + drainTrace()
+        return effects + drainTrace(at: now)
     }
 
     /// The debugger's simulate-launch: run the job now, whatever the scheduler planned.
-    public mutating func simulateLaunch(at now: Date) -> [PhoneEffect] {
+    public mutating func simulateLaunch(at now: Date) -> [PhoneAction] {
         guard let grant = scheduler.simulateLaunch(identifier: configuration.taskIdentifier, at: now) else {
-            return drainTrace()
+            return drainTrace(at: now)
         }
-        var effects = drainTrace()
+        var effects = drainTrace(at: now)
         if grant.handlerRegistered {
             effects += runJob(grant, at: now)
         } else {
             effects.append(dropped(grant, at: now))
         }
-        return effects + drainTrace()
+        return effects + drainTrace(at: now)
     }
 
     /// The debugger's simulate-launch followed by simulate-expiration
     /// (`_simulateExpirationForTaskWithIdentifier:`): the task starts, renews, and then its
     /// expiration handler runs.
-    public mutating func simulateExpiration(at now: Date) -> [PhoneEffect] {
+    public mutating func simulateExpiration(at now: Date) -> [PhoneAction] {
         guard let grant = scheduler.simulateLaunch(identifier: configuration.taskIdentifier, at: now) else {
-            return drainTrace()
+            return drainTrace(at: now)
         }
-        var effects = drainTrace()
+        var effects = drainTrace(at: now)
         if grant.handlerRegistered {
             effects += runJob(grant, at: now, forceExpiration: true)
         } else {
             effects.append(dropped(grant, at: now))
         }
-        return effects + drainTrace()
+        return effects + drainTrace(at: now)
     }
 
     // MARK: a message from the paired watch
@@ -318,28 +318,29 @@ public struct PhoneApp: Sendable {
     /// `launch`: a late registration is accepted, or crashes the app in late-crash mode) and runs
     /// the consolidated job within the OS's budget. The batch the job publishes is the answer.
     ///
-    /// - Returns: effects: `request.refused` {id, reason} and an ERROR to the watch when the app
+    /// - Returns: actions: `request.refused` {id, reason} and an ERROR to the watch when the app
     ///   does not run the job (another REQUEST was served less than `requestSpacing` ago, the OS
-    ///   did not wake the app, the app crashed at launch); otherwise the job's effects, ending
+    ///   did not wake the app, the app crashed at launch); otherwise the job's actions, ending
     ///   with `request.served` {id, success, duration, seq} (and an ERROR when the run published
     ///   no batch).
-    public mutating func watchRequest(_ request: DateRequest, at now: Date) -> [PhoneEffect] {
+    public mutating func watchRequest(_ request: DateRequest, at now: Date) -> [PhoneAction] {
         if let last = lastServedRequest, now.timeIntervalSince(last) < Self.requestSpacing, now >= last {
             return refuse(
                 request,
-                "another REQUEST was served at \(ISO8601.string(last)); at most one per \(Int(Self.requestSpacing)) s")
+                "another REQUEST was served at \(ISO8601.string(last)); at most one per \(Int(Self.requestSpacing)) s",
+                at: now)
         }
         let appRunning = running && crashed == nil
         let delivery = scheduler.watchMessage(at: now, appRunning: appRunning)
-        var effects = drainTrace()
+        var effects = drainTrace(at: now)
         guard delivery.woken else {
             return effects
-                + refuse(request, "the phone's OS did not wake the app: \(delivery.reason ?? "not delivered")")
+                + refuse(request, "the phone's OS did not wake the app: \(delivery.reason ?? "not delivered")", at: now)
         }
         if !appRunning {
             effects += launch(at: now, byUser: false)
             if let crashed {
-                return effects + refuse(request, "the app crashed at launch: \(crashed.message)")
+                return effects + refuse(request, "the app crashed at launch: \(crashed.message)", at: now)
             }
         }
         lastServedRequest = now
@@ -347,7 +348,7 @@ public struct PhoneApp: Sendable {
         var job = newJob(at: now, grant: nil, foreground: false, attempt: 0)
         job.request = request
         job.requestBudget = delivery.budget
-        return effects + startJob(job, budget: budget) + drainTrace()
+        return effects + startJob(job, budget: budget) + drainTrace(at: now)
     }
 
     // MARK: a server push
@@ -357,20 +358,27 @@ public struct PhoneApp: Sendable {
     /// (launched in the background when it is not running) runs the consolidated job within the
     /// OS's budget; deferred by Doze (Android, normal priority), it comes with the OS's next
     /// timed activity (`alarmsDue(at:)`).
-    /// - Returns: effects: `push.refused` {priority, reason} when the app does not get it,
+    /// - Returns: actions: `push.refused` {priority, reason} when the app does not get it,
     ///   `push.deferred` {priority, until} when it waits for Doze, else `runPush`'s.
-    public mutating func pushReceived(_ priority: PushPriority, at now: Date) -> [PhoneEffect] {
+    public mutating func pushReceived(_ priority: PushPriority, at now: Date) -> [PhoneAction] {
         let appRunning = running && crashed == nil
         let delivery = scheduler.backgroundPush(priority: priority, at: now, appRunning: appRunning)
-        let effects = drainTrace()
+        let effects = drainTrace(at: now)
         guard delivery.woken, let at = delivery.deliverAt else {
             let reason = delivery.reason ?? "not delivered"
             return effects
-                + [.emit(Event(.pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]))]
+                + [
+                    .emit(
+                        Event(.pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]),
+                        at: now)
+                ]
         }
         guard at <= now else {
             return effects
-                + [.emit(Event(.pushDeferred, [("priority", .string(priority.rawValue)), ("until", .date(at))]))]
+                + [
+                    .emit(
+                        Event(.pushDeferred, [("priority", .string(priority.rawValue)), ("until", .date(at))]), at: now)
+                ]
         }
         return effects + runPush(priority, delivery, at: now)
     }
@@ -378,8 +386,8 @@ public struct PhoneApp: Sendable {
     /// The app gets a push at `now`: `push.received` {priority, budget}, a background launch
     /// when it is not running, and the job (run history kind `push`; no run record: the push is
     /// not the refresh task the report measures).
-    private mutating func runPush(_ priority: PushPriority, _ delivery: PushDelivery, at now: Date) -> [PhoneEffect] {
-        var effects: [PhoneEffect] = []
+    private mutating func runPush(_ priority: PushPriority, _ delivery: PushDelivery, at now: Date) -> [PhoneAction] {
+        var effects: [PhoneAction] = []
         if !(running && crashed == nil) {
             effects += launch(at: now, byUser: false)
             if let crashed {
@@ -388,7 +396,8 @@ public struct PhoneApp: Sendable {
                     + [
                         .emit(
                             Event(
-                                .pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]))
+                                .pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]),
+                            at: now)
                     ]
             }
         }
@@ -399,22 +408,24 @@ public struct PhoneApp: Sendable {
                     [
                         ("priority", .string(priority.rawValue)),
                         ("budget", delivery.budget.map { .double($0) } ?? .null),
-                    ])))
+                    ]), at: now))
         let budget = delivery.budget.map { max(0, $0 - delivery.expirationWarning) }
         var job = newJob(at: now, grant: nil, foreground: false, attempt: 0)
         job.push = true
-        return effects + startJob(job, budget: budget) + drainTrace()
+        return effects + startJob(job, budget: budget) + drainTrace(at: now)
     }
 
-    private func refuse(_ request: DateRequest, _ reason: String) -> [PhoneEffect] {
+    private func refuse(_ request: DateRequest, _ reason: String, at now: Date) -> [PhoneAction] {
         [
-            .emit(Event(.requestRefused, [("id", .int(Int64(clamping: request.id))), ("reason", .string(reason))])),
+            .emit(
+                Event(.requestRefused, [("id", .int(Int64(clamping: request.id))), ("reason", .string(reason))]),
+                at: now),
             .send(.error(reason: "REQUEST \(request.id) not served: \(reason)")),
         ]
     }
 
     /// The consolidated job for one background grant.
-    mutating func runJob(_ grant: BackgroundLaunch, at now: Date, forceExpiration: Bool = false) -> [PhoneEffect] {
+    mutating func runJob(_ grant: BackgroundLaunch, at now: Date, forceExpiration: Bool = false) -> [PhoneAction] {
         var budget = grant.budget.map { max(0, $0 - grant.expirationWarning) }
         // The debugger's simulate-expiration: the expiration handler fires right after renew.
         if forceExpiration { budget = configuration.stepCosts.renew }
@@ -426,7 +437,7 @@ public struct PhoneApp: Sendable {
                 ("simulated", .bool(grant.simulated)), ("runAttemptCount", .int(Int64(grant.runAttemptCount))),
             ])
         let job = newJob(at: now, grant: grant, foreground: false, attempt: grant.runAttemptCount)
-        return [.emit(entered)] + startJob(job, budget: budget)
+        return [.emit(entered, at: now)] + startJob(job, budget: budget)
     }
 
     // MARK: foreground
@@ -435,7 +446,7 @@ public struct PhoneApp: Sendable {
     /// times are kept: 07:00 stays 07:00); an app that is not running picks the zone up at its
     /// next launch (`refresh.deferred`). The zone is the device's: it is kept with the simulated
     /// OS (`SimulatedOS.timeZoneIdentifier`, os.json) and outlives the app.
-    public mutating func travel(to zone: TimeZone, at now: Date) -> [PhoneEffect] {
+    public mutating func travel(to zone: TimeZone, at now: Date) -> [PhoneAction] {
         zones.travel = zone
         scheduler.setTimeZone(zone)  // the device's zone, kept with the OS (os.json)
         guard running, crashed == nil else {
@@ -443,7 +454,8 @@ public struct PhoneApp: Sendable {
                 .emit(
                     Event(
                         .refreshDeferred,
-                        [("reason", .string("the app is not running; the new zone applies at its next launch"))]))
+                        [("reason", .string("the app is not running; the new zone applies at its next launch"))]),
+                    at: now)
             ]
         }
         return foregroundRefresh(at: now, reason: "time-zone")
@@ -459,7 +471,7 @@ public struct PhoneApp: Sendable {
     /// The user opened the app (already running): the same steps, no budget; the weather is
     /// refreshed when the cache expired or the location moved, otherwise the sunlight plan is
     /// recomputed from the cache.
-    public mutating func foregroundRefresh(at now: Date, reason: String) -> [PhoneEffect] {
+    public mutating func foregroundRefresh(at now: Date, reason: String) -> [PhoneAction] {
         let started = Event(
             .refreshForeground,
             [
@@ -470,7 +482,7 @@ public struct PhoneApp: Sendable {
                         .map { .date($0) } ?? .null
                 ),
             ])
-        return [.emit(started)]
+        return [.emit(started, at: now)]
             + startJob(newJob(at: now, grant: nil, foreground: true, attempt: 0), budget: nil)
     }
 
@@ -478,13 +490,14 @@ public struct PhoneApp: Sendable {
     /// carried the last one failed: the bedtime notices and the wake dates (steps 2 of the job),
     /// no renew, no weather, no run record (it is not a launch).
     /// - Returns: one write of notices and batch, then `batch.generated` and the send.
-    public mutating func republish(at now: Date) -> [PhoneEffect] {
+    public mutating func republish(at now: Date) -> [PhoneAction] {
         let wallNow = scheduler.wallClock(at: now)
         let plan = RefreshPlan.make(
             schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
             deviceSeed: sync.state.deviceSeed)
-        let effects = post(plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow)
-        return effects + sync.publish(entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier)
+        let effects = post(
+            plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow, at: now)
+        return effects + sync.publish(entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier, at: now)
     }
 
     // MARK: the steps
@@ -493,8 +506,8 @@ public struct PhoneApp: Sendable {
     public enum WeatherFetch: Sendable {
         /// The job asks `weather` itself and runs to its end in one call (unit tests of the job).
         case inline
-        /// The job stops at the weather step with `PhoneEffect.fetchWeather` and goes on when
-        /// `weatherArrived(_:cost:)` brings the result (the phone process fetches off its socket
+        /// The job stops at the weather step with `PhoneAction.fetchWeather` and goes on when
+        /// `weatherArrived(_:cost:at:)` brings the result (the phone process fetches off its socket
         /// thread, so a slow network never stalls the link).
         case deferred
     }
@@ -502,7 +515,7 @@ public struct PhoneApp: Sendable {
     /// How the weather step gets its forecast (default `.inline`).
     public var weatherFetch = WeatherFetch.inline
 
-    /// Whether a job stopped at its weather step and waits for `weatherArrived(_:cost:)`.
+    /// Whether a job stopped at its weather step and waits for `weatherArrived(_:cost:at:)`.
     public var awaitsWeather: Bool { suspended != nil }
 
     /// One run of the job, from its start to its end (across a wait for the weather): the step
@@ -548,38 +561,44 @@ public struct PhoneApp: Sendable {
 
     /// Starts `job` with `budget` virtual seconds (nil = no limit) and performs its steps until it
     /// ends or waits for the weather.
-    private mutating func startJob(_ job: Job, budget: TimeInterval?) -> [PhoneEffect] {
+    private mutating func startJob(_ job: Job, budget: TimeInterval?) -> [PhoneAction] {
         var job = job
         let action = job.machine.start(budget: budget)
-        return perform(action, job)
+        // A job starts in the step that made it: its events are stamped with its own instant.
+        return perform(action, job, at: job.now)
     }
 
-    /// The one place the job's actions become the app's work and effects: performs `first`,
-    /// reports its result to the job's machine, and goes on with the action that returns, until
-    /// the run ends (`complete`, `abandon`) or waits for the weather (`.deferred`: the job is kept
-    /// until `weatherArrived(_:cost:)` or `abandonJob()`).
-    private mutating func perform(_ first: RefreshJob.Action, _ start: Job) -> [PhoneEffect] {
+    /// The one place the job's steps (`RefreshJob.Action`) become the app's work and its
+    /// `PhoneAction`s: performs `first`, reports its result to the job's machine, and goes on with
+    /// the step that returns, until the run ends (`complete`, `abandon`) or waits for the weather
+    /// (`.deferred`: the job is kept until `weatherArrived(_:cost:at:)` or `abandonJob(at:)`).
+    /// Every step runs at the job's start (`Job.now`); what it returns is stamped with `now`, the
+    /// virtual instant of the input that performs it (later than the start once the job goes on
+    /// after a wait for the weather).
+    private mutating func perform(_ first: RefreshJob.Action, _ start: Job, at now: Date) -> [PhoneAction] {
         var job = start
         var action = first
-        var effects: [PhoneEffect] = []
-        let now = job.now
+        var effects: [PhoneAction] = []
+        let started = job.now
         while true {
             switch action {
             case .renew:
-                // 1. renew first; a submit that kills the app (late-crash) ends the run.
-                effects += renew(at: now, attempt: recordedAttempt(job), background: job.grant != nil)
+                // 1. renew first; a submit that kills the app (late-crash) ends the run. Steps 1
+                // and 2 come before any wait for the weather: they run in the starting step.
+                effects += renew(at: started, attempt: recordedAttempt(job), background: job.grant != nil)
                 if crashed == nil {
-                    effects += renewProcessing(at: now, servingNight: job.grant.map(isProcessing) ?? false)
+                    effects += renewProcessing(at: started, servingNight: job.grant.map(isProcessing) ?? false)
                 }
                 action = job.machine.renewed(appAlive: crashed == nil)
             case .postNotices:
                 // 2. bedtime notices, then wake dates, planned on the device's wall clock.
-                let wallNow = scheduler.wallClock(at: now)
+                let wallNow = scheduler.wallClock(at: started)
                 let plan = RefreshPlan.make(
                     schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
                     deviceSeed: sync.state.deviceSeed)
                 job.plan = plan
-                effects += post(plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow)
+                effects += post(
+                    plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow, at: now)
                 action = job.machine.noticesPosted()
             case .publishDates:
                 if let plan = job.plan {
@@ -587,29 +606,29 @@ public struct PhoneApp: Sendable {
                     // batch's sends none; a foreground open (the user asked) and a watch REQUEST (the
                     // watch asked, and a REQUEST is answered with a batch) always publish.
                     effects += sync.publish(
-                        entries: plan.entries, generatedAt: scheduler.wallClock(at: now), timeZone: zone.identifier,
-                        unlessUnchanged: !job.foreground && job.request == nil)
+                        entries: plan.entries, generatedAt: scheduler.wallClock(at: started),
+                        timeZone: zone.identifier, unlessUnchanged: !job.foreground && job.request == nil, at: now)
                     job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
-                    effects += companionAlarm(entries: plan.entries, at: now)
+                    effects += companionAlarm(entries: plan.entries, at: started)
                 }
                 // 3. weather, then the sunlight notice.
                 action = job.machine.datesPublished(
                     weather: configuration.weatherPolicy.decide(
-                        now: now, zone: zone, location: location, cached: sync.state.weather,
+                        now: started, zone: zone, location: location, cached: sync.state.weather,
                         foreground: job.foreground))
             case .fetchWeather(let reason):
                 job.fetchReason = reason
                 switch weatherFetch {
                 case .deferred:
                     suspended = job
-                    return effects + [.fetchWeather(location: location, at: now)]
+                    return effects + [.fetchWeather(location: location, at: started)]
                 case .inline:
-                    let (result, cost) = weather.forecast(for: location, now: now)
+                    let (result, cost) = weather.forecast(for: location, now: started)
                     job.forecast = WeatherOutcome(result: result, cost: cost)
                     action = job.machine.weatherArrived(cost: cost)
                 }
             case .skipWeather(let reason):
-                effects.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))])))
+                effects.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))]), at: now))
                 action = job.machine.weatherSkipped()
             case .applyForecast:
                 var outcome = RunOutcome.success
@@ -620,7 +639,7 @@ public struct PhoneApp: Sendable {
                             bytes: configuration.stepCosts.weatherBytes,
                             at: job.now.addingTimeInterval(job.machine.elapsed))
                     }
-                    effects += applyForecast(forecast, reason: job.fetchReason)
+                    effects += applyForecast(forecast, reason: job.fetchReason, at: now)
                     if case .failure(let error) = forecast.result, job.grant != nil, scheduler.platform == .android {
                         outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
                     }
@@ -630,7 +649,7 @@ public struct PhoneApp: Sendable {
                 if let plan = job.plan { effects += sunlight(plan: plan, at: now) }
                 action = job.machine.sunlightUpdated()
             case .complete(let completion):
-                return effects + end(job, completion)
+                return effects + end(job, completion, at: now)
             case .abandon(let completion):
                 return effects + abandoned(job, completion)
             case .none:
@@ -641,29 +660,37 @@ public struct PhoneApp: Sendable {
 
     /// The forecast the job waits for arrived (`.deferred`): the job goes on from its weather
     /// step (the provider's `cost` is charged now), then the sunlight notice and the end.
-    /// - Returns: the rest of the job's effects; none when no job waits.
-    public mutating func weatherArrived(_ result: Result<Forecast, WeatherError>, cost: TimeInterval) -> [PhoneEffect] {
+    /// - Parameters:
+    ///   - result: the forecast, or why the provider gave none.
+    ///   - cost: virtual seconds the fetch took.
+    ///   - now: the virtual instant (UTC) the forecast arrived, which the actions are stamped with.
+    /// - Returns: the rest of the job's actions; none when no job waits.
+    public mutating func weatherArrived(
+        _ result: Result<Forecast, WeatherError>, cost: TimeInterval, at now: Date
+    ) -> [PhoneAction] {
         guard var job = suspended else { return [] }
         suspended = nil
         job.forecast = WeatherOutcome(result: result, cost: cost)
         let action = job.machine.weatherArrived(cost: cost)
-        return perform(action, job) + drainTrace()
+        return perform(action, job, at: now) + drainTrace(at: now)
     }
 
     /// Ends a job that waits for the weather without its remaining steps, because a write before
     /// the fetch failed: the OS hears that the run failed, and a background run keeps its run
     /// record (`success: false`); nothing is written to the state file.
+    /// - Parameter now: the virtual instant (UTC) of the failed write, which the actions are
+    ///   stamped with.
     /// - Returns: the OS's trace of the failed completion (`os.task.completed`, `os.work.completed`).
     @discardableResult
-    public mutating func abandonJob() -> [PhoneEffect] {
+    public mutating func abandonJob(at now: Date) -> [PhoneAction] {
         guard var job = suspended else { return [] }
         suspended = nil
         let action = job.machine.abandon()
-        return perform(action, job) + drainTrace()
+        return perform(action, job, at: now) + drainTrace(at: now)
     }
 
-    /// An abandoned run (`abandonJob()`): a background run's OS completion and its run record.
-    private mutating func abandoned(_ job: Job, _ completion: RefreshJob.Completion) -> [PhoneEffect] {
+    /// An abandoned run (`abandonJob(at:)`): a background run's OS completion and its run record.
+    private mutating func abandoned(_ job: Job, _ completion: RefreshJob.Completion) -> [PhoneAction] {
         guard let grant = job.grant else { return [] }
         let end = job.now.addingTimeInterval(completion.elapsed)
         scheduler.complete(grant, outcome: completion.outcome, duration: completion.elapsed, at: end)
@@ -677,7 +704,7 @@ public struct PhoneApp: Sendable {
 
     /// The weather step's result: a forecast is cached (`weather.fetched`), an error said
     /// (`weather.failed`).
-    private mutating func applyForecast(_ forecast: WeatherOutcome, reason: String) -> [PhoneEffect] {
+    private mutating func applyForecast(_ forecast: WeatherOutcome, reason: String, at now: Date) -> [PhoneAction] {
         switch forecast.result {
         case .success(let value):
             return sync.update { $0.weather = value } + [
@@ -687,33 +714,35 @@ public struct PhoneApp: Sendable {
                         [
                             ("reason", .string(reason)), ("provider", .string(value.source)),
                             ("hours", .int(Int64(value.hours.count))), ("cost", .double(forecast.cost)),
-                        ]))
+                        ]), at: now)
             ]
         case .failure(let error):
             return [
                 .emit(
-                    Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))]))
+                    Event(.weatherFailed, [("reason", .string(error.reason)), ("network", .bool(error.isNetwork))]),
+                    at: now)
             ]
         }
     }
 
     /// The end of a run: the expiration handler's event, the OS told the outcome (background),
     /// the run history.
-    private mutating func end(_ job: Job, _ completion: RefreshJob.Completion) -> [PhoneEffect] {
+    private mutating func end(_ job: Job, _ completion: RefreshJob.Completion, at now: Date) -> [PhoneAction] {
         let outcome = completion.outcome
         if let request = job.request {
-            return finishRequest(job, request, completion)
+            return finishRequest(job, request, completion, at: now)
         }
         if job.push {
             return finish(
-                job.now, completion, success: outcome == .success, kind: .push, outcomeName: outcome.name, grant: nil)
+                job.now, completion, success: outcome == .success, kind: .push, outcomeName: outcome.name, grant: nil,
+                at: now)
         }
         guard let grant = job.grant else {
             return finish(
                 job.now, completion, success: outcome == .success, kind: .foreground, outcomeName: outcome.name,
-                grant: nil)
+                grant: nil, at: now)
         }
-        var effects: [PhoneEffect] = []
+        var effects: [PhoneAction] = []
         if let expiredAt = completion.expiredAt {
             effects.append(
                 .emit(
@@ -722,7 +751,7 @@ public struct PhoneApp: Sendable {
                         [
                             ("step", .string(expiredAt)), ("duration", .double(completion.elapsed)),
                             ("budget", grant.budget.map { .double($0) } ?? .null),
-                        ])))
+                        ]), at: now))
         }
         // Android: a Worker still working when its quota runs out is stopped by JobScheduler
         // (`onStopJob`, STOP_REASON_QUOTA): the OS hears the run went past the budget.
@@ -734,17 +763,18 @@ public struct PhoneApp: Sendable {
         let kind: RunKind = isProcessing(grant) ? .processing : .background
         return effects
             + finish(
-                job.now, completion, success: outcome == .success, kind: kind, outcomeName: outcome.name, grant: grant)
-            + drainTrace()
+                job.now, completion, success: outcome == .success, kind: kind, outcomeName: outcome.name, grant: grant,
+                at: now)
+            + drainTrace(at: now)
     }
 
     /// The end of a run for a watch's REQUEST: `handler.expired` when the budget ran out, the run
     /// history, `request.served`, and an ERROR to the watch when no batch was published.
     private mutating func finishRequest(
-        _ job: Job, _ request: DateRequest, _ completion: RefreshJob.Completion
-    ) -> [PhoneEffect] {
+        _ job: Job, _ request: DateRequest, _ completion: RefreshJob.Completion, at now: Date
+    ) -> [PhoneAction] {
         let success = completion.outcome == .success
-        var effects: [PhoneEffect] = []
+        var effects: [PhoneAction] = []
         if let expiredAt = completion.expiredAt {
             effects.append(
                 .emit(
@@ -753,11 +783,11 @@ public struct PhoneApp: Sendable {
                         [
                             ("step", .string(expiredAt)), ("duration", .double(completion.elapsed)),
                             ("budget", job.requestBudget.map { .double($0) } ?? .null),
-                        ])))
+                        ]), at: now))
         }
         effects += finish(
             job.now, completion, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure",
-            grant: nil)
+            grant: nil, at: now)
         effects.append(
             .emit(
                 Event(
@@ -766,7 +796,7 @@ public struct PhoneApp: Sendable {
                         ("id", .int(Int64(clamping: request.id))), ("success", .bool(success)),
                         ("duration", .double(completion.elapsed)),
                         ("seq", job.published.map { .int(Int64(clamping: $0)) } ?? .null),
-                    ])))
+                    ]), at: now))
         if job.published == nil {
             let reason = "REQUEST \(request.id) not served: the run ended before it published dates"
             effects.append(.send(.error(reason: reason)))
@@ -778,14 +808,14 @@ public struct PhoneApp: Sendable {
     /// renewal (the request for the next period) and for any submit that gives the OS a request it
     /// did not hold; a foreground submit that only re-states the pending request is not one
     /// (docs/metrics.md), so that the execution rate counts requests the OS could answer.
-    private mutating func renew(at now: Date, attempt: Int?, background: Bool) -> [PhoneEffect] {
+    private mutating func renew(at now: Date, attempt: Int?, background: Bool) -> [PhoneAction] {
         // The next wake-up after the device's wall clock (the app's Date()): a clock set back
         // plans from a "now" in the past (docs/scheduler.md, "The user sets the clock").
         let wallNow = scheduler.wallClock(at: now)
         guard let earliest = RefreshPlanner.earliestBeginDate(after: wallNow, schedule: schedule, in: zone) else {
             let reason = "the schedule has no wake-up in the next 8 days"
             return [
-                .emit(Event(.submitFailed, [("reason", .string(reason))])),
+                .emit(Event(.submitFailed, [("reason", .string(reason))]), at: now),
                 record(.submitFailed, at: now, attempt: attempt, reason: reason),
             ]
         }
@@ -795,28 +825,28 @@ public struct PhoneApp: Sendable {
         do {
             try scheduler.submit(identifier: configuration.taskIdentifier, earliestBeginDate: earliest, at: now)
             // The OS's os.request.* now, in this step: never left for the next OS activity.
-            var effects = drainTrace() + sync.update { $0.refreshLog.markScheduled(at: now) }
+            var effects = drainTrace(at: now) + sync.update { $0.refreshLog.markScheduled(at: now) }
             effects.append(
                 .emit(
                     Event(
                         .renewSubmitted,
                         [("identifier", .string(configuration.taskIdentifier)), ("earliestBeginDate", .date(earliest))]
-                    )))
+                    ), at: now))
             if !restated { effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt)) }
             return effects
         } catch {
-            let trace = drainTrace()
+            let trace = drainTrace(at: now)
             switch error {
             case .rejected(let rejection):
                 return trace + [
-                    .emit(Self.submitFailed(rejection)),
+                    .emit(Self.submitFailed(rejection), at: now),
                     record(.submitFailed, at: now, attempt: attempt, reason: rejection.name),
                 ]
             case .crash(let crash):
                 crashed = crash
                 running = false
                 return trace + [
-                    .emit(Event(.appCrashed, [("message", .string(crash.message))])),
+                    .emit(Event(.appCrashed, [("message", .string(crash.message))]), at: now),
                     record(.submitFailed, at: now, attempt: attempt, reason: "crash: \(crash.message)"),
                 ]
             }
@@ -829,7 +859,7 @@ public struct PhoneApp: Sendable {
     /// the next wake-up; once that night is served (this run is a processing run, or one ended
     /// after that instant) the next evening's. A submit that only re-states the pending request is
     /// skipped. No run record: the records count the app-refresh requests (docs/metrics.md).
-    private mutating func renewProcessing(at now: Date, servingNight: Bool) -> [PhoneEffect] {
+    private mutating func renewProcessing(at now: Date, servingNight: Bool) -> [PhoneAction] {
         guard processingEnabled else { return [] }
         let wallNow = scheduler.wallClock(at: now)
         guard let refreshEarliest = RefreshPlanner.earliestBeginDate(after: wallNow, schedule: schedule, in: zone)
@@ -845,21 +875,21 @@ public struct PhoneApp: Sendable {
         guard !scheduler.holdsProcessing(request) else { return [] }
         do {
             try scheduler.submitProcessing(request, at: now)
-            return drainTrace() + [
+            return drainTrace(at: now) + [
                 .emit(
                     Event(
                         .renewSubmitted,
-                        [("identifier", .string(request.identifier)), ("earliestBeginDate", .date(earliest))]))
+                        [("identifier", .string(request.identifier)), ("earliestBeginDate", .date(earliest))]), at: now)
             ]
         } catch {
-            let trace = drainTrace()
+            let trace = drainTrace(at: now)
             switch error {
             case .rejected(let rejection):
-                return trace + [.emit(Self.submitFailed(rejection))]
+                return trace + [.emit(Self.submitFailed(rejection), at: now)]
             case .crash(let crash):
                 crashed = crash
                 running = false
-                return trace + [.emit(Event(.appCrashed, [("message", .string(crash.message))]))]
+                return trace + [.emit(Event(.appCrashed, [("message", .string(crash.message))]), at: now)]
             }
         }
     }
@@ -877,29 +907,29 @@ public struct PhoneApp: Sendable {
     /// `PhoneAppConfiguration.processingLeadHours` in seconds.
     private static var processingLead: TimeInterval { PhoneAppConfiguration.processingLeadHours * 3_600 }
 
-    private mutating func sunlight(plan: RefreshPlan, at now: Date) -> [PhoneEffect] {
+    private mutating func sunlight(plan: RefreshPlan, at now: Date) -> [PhoneAction] {
         guard let wake = plan.entries.first else {
-            return [.emit(Event(.sunlightSkipped, [("reason", .string("no wake-up ahead"))]))]
+            return [.emit(Event(.sunlightSkipped, [("reason", .string("no wake-up ahead"))]), at: now)]
         }
         switch SunlightPlanner.plan(
             wake: wake.wake, location: location, zone: zone, forecast: sync.state.weather,
             policy: configuration.sunlightPolicy)
         {
         case .notice(let record):
-            return post([record], prefix: SunlightPlanner.idPrefix, removingDeliveredBefore: nil)
+            return post([record], prefix: SunlightPlanner.idPrefix, removingDeliveredBefore: nil, at: now)
         case .none(let reason):
             var effects = sync.update { state in
                 state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [])
             }
-            effects.append(.emit(Event(.sunlightSkipped, [("reason", .string(reason))])))
+            effects.append(.emit(Event(.sunlightSkipped, [("reason", .string(reason))]), at: now))
             return effects
         }
     }
 
     private mutating func finish(
         _ started: Date, _ run: RefreshJob.Completion, success: Bool, kind: RunKind, outcomeName: String,
-        grant: BackgroundLaunch?
-    ) -> [PhoneEffect] {
+        grant: BackgroundLaunch?, at now: Date
+    ) -> [PhoneAction] {
         let end = started.addingTimeInterval(run.elapsed)
         let lowPower = scheduler.lowPowerMode
         let bucket = scheduler.standbyBucket?.rawValue
@@ -924,7 +954,7 @@ public struct PhoneApp: Sendable {
                         [
                             ("success", .bool(success)), ("outcome", .string(outcomeName)),
                             ("duration", .double(run.elapsed)),
-                        ])))
+                        ]), at: now))
         }
         return effects
     }
@@ -941,7 +971,7 @@ public struct PhoneApp: Sendable {
     private func record(
         _ kind: RunRecord.Kind, at: Date, earliestBeginDate: Date? = nil, success: Bool? = nil,
         expired: Bool? = nil, attempt: Int? = nil, reason: String? = nil, stopReason: Int? = nil
-    ) -> PhoneEffect {
+    ) -> PhoneAction {
         let platform = scheduler.platform
         return .record(
             RunRecord(
@@ -953,7 +983,7 @@ public struct PhoneApp: Sendable {
     }
 
     /// The OS launched for `grant` but no handler was registered in time.
-    private func dropped(_ grant: BackgroundLaunch, at now: Date) -> PhoneEffect {
+    private func dropped(_ grant: BackgroundLaunch, at now: Date) -> PhoneAction {
         record(.dropped, at: now, earliestBeginDate: grant.earliestBeginDate, attempt: recordedAttempt(grant))
     }
 
@@ -968,12 +998,14 @@ public struct PhoneApp: Sendable {
 
     // MARK: conditions and sync
 
-    /// A message from the watch (delegates to the sync state machine).
-    public mutating func receive(_ message: WireMessage) -> [PhoneEffect] { sync.receive(message) }
+    /// A message from the watch at virtual instant `now` (delegates to the sync state machine).
+    public mutating func receive(_ message: WireMessage, at now: Date) -> [PhoneAction] {
+        sync.receive(message, at: now)
+    }
     /// The resend timer fired.
-    public mutating func resendDue() -> [PhoneEffect] { sync.resendDue() }
+    public mutating func resendDue() -> [PhoneAction] { sync.resendDue() }
     /// Start-up: resume resending an unacknowledged outbox.
-    public mutating func start() -> [PhoneEffect] { sync.start() }
+    public mutating func start() -> [PhoneAction] { sync.start() }
     /// The runtime wrote `saved` to disk (see `PhoneCore.persisted`).
     public mutating func persisted(_ saved: PhoneSyncState) { sync.persisted(saved) }
     /// A write failed: the sync state returns to what is on disk, the numbering stays ahead of
@@ -981,32 +1013,32 @@ public struct PhoneApp: Sendable {
     public mutating func persistFailed() { sync.persistFailed() }
 
     /// The user turns Low Power Mode on or off at virtual instant `now` (`os.low_power`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setLowPowerMode(_ on: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setLowPowerMode(on, at: now)
-        return [.emit(Event(.osLowPower, [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osLowPower, [("on", .bool(on))]), at: now)] + drainTrace(at: now)
     }
 
     /// The user turns Background App Refresh on or off at `now` (`os.background_refresh`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setBackgroundRefreshEnabled(_ on: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setBackgroundRefreshEnabled(on, at: now)
-        return [.emit(Event(.osBackgroundRefresh, [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osBackgroundRefresh, [("on", .bool(on))]), at: now)] + drainTrace(at: now)
     }
 
     /// The device restarts: the app process is gone (it runs again at the next background launch
     /// or when the user opens it); what the OS keeps is `SimulatedOS.reboot(at:)`'s rule.
-    public mutating func reboot(at now: Date) -> [PhoneEffect] {
+    public mutating func reboot(at now: Date) -> [PhoneAction] {
         running = false
         registered = false
         scheduler.reboot(at: now)
-        return [.emit(Event(.osReboot, []))] + drainTrace()
+        return [.emit(Event(.osReboot, []), at: now)] + drainTrace(at: now)
     }
 
     /// The user installs an app update that registers its handler per `registration` (iOS): the
     /// running app process ends, and the new behaviour applies from the app's next launch (the
     /// user's `open`, a background launch, or the next start of the phone).
-    public mutating func installUpdate(registration: RegistrationMode, at now: Date) -> [PhoneEffect] {
+    public mutating func installUpdate(registration: RegistrationMode, at now: Date) -> [PhoneAction] {
         running = false
         registered = false
         scheduler.installUpdate(registration: registration, at: now)
@@ -1014,31 +1046,31 @@ public struct PhoneApp: Sendable {
             .emit(
                 Event(
                     .osRegistration,
-                    [("registration", .string(registration.rawValue)), ("appliesAt", .string("next launch"))]))
-        ] + drainTrace()
+                    [("registration", .string(registration.rawValue)), ("appliesAt", .string("next launch"))]), at: now)
+        ] + drainTrace(at: now)
     }
 
     /// The user force-quits the app at `now` (`os.force_quit`); iOS launches no background task
     /// for a force-quit app until the user opens it again (docs/scheduler.md).
-    /// - Returns: the effects to perform, in order.
-    public mutating func forceQuit(at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func forceQuit(at now: Date) -> [PhoneAction] {
         running = false
         scheduler.forceQuit(at: now)
-        return [.emit(Event(.osForceQuit, []))] + drainTrace()
+        return [.emit(Event(.osForceQuit, []), at: now)] + drainTrace(at: now)
     }
 
     /// Android moves the app to standby bucket `value` at `now` (`os.standby_bucket`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setStandbyBucket(_ value: StandbyBucket, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setStandbyBucket(_ value: StandbyBucket, at now: Date) -> [PhoneAction] {
         scheduler.setStandbyBucket(value, at: now)
-        return [.emit(Event(.osStandbyBucket, [("bucket", .string(value.description))]))] + drainTrace()
+        return [.emit(Event(.osStandbyBucket, [("bucket", .string(value.description))]), at: now)] + drainTrace(at: now)
     }
 
     /// The device is plugged in or unplugged at `now` (`os.charging`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setCharging(_ on: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setCharging(on, at: now)
-        return [.emit(Event(.osCharging, [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osCharging, [("on", .bool(on))]), at: now)] + drainTrace(at: now)
     }
 
     /// Hands `records` to the OS in place of every pending notice whose id starts with `prefix`
@@ -1047,8 +1079,8 @@ public struct PhoneApp: Sendable {
     /// `UNUserNotificationCenter.add` fails (`notification.failed`, `UNErrorDomain` code 1) and
     /// none of `prefix` is pending; otherwise `notice(_:)`'s events.
     private mutating func post(
-        _ records: [NotificationRecord], prefix: String, removingDeliveredBefore wallNow: Date?
-    ) -> [PhoneEffect] {
+        _ records: [NotificationRecord], prefix: String, removingDeliveredBefore wallNow: Date?, at now: Date
+    ) -> [PhoneAction] {
         let authorization = scheduler.notificationAuthorization
         var change = NotificationChange()
         let effects = sync.update { state in
@@ -1056,22 +1088,22 @@ public struct PhoneApp: Sendable {
             change = state.notifications.update(prefix: prefix, with: authorization.allowsAdding ? records : [])
         }
         guard authorization.allowsAdding else {
-            return effects + NotificationChange.failures(records, authorization: authorization)
+            return effects + NotificationChange.failures(records, authorization: authorization, at: now)
         }
-        return effects + noticeEvents(change)
+        return effects + noticeEvents(change, at: now)
     }
 
-    /// The events of a change of the pending notices: `NotificationChange.events(delivery:)`
+    /// The events of a change of the pending notices: `NotificationChange.events(delivery:at:)`
     /// (`quiet` for an iOS provisional authorization, `none` while hidden, else `alert`), then,
     /// while the OS does not show the app's notifications (Android, permission revoked), one
     /// `notification.hidden` {id, fireDate, text, reason} per added notice: posted, never shown,
     /// no error.
-    private func noticeEvents(_ change: NotificationChange) -> [PhoneEffect] {
+    private func noticeEvents(_ change: NotificationChange, at now: Date) -> [PhoneAction] {
         guard !scheduler.notificationsShown else {
-            return change.events(delivery: scheduler.notificationAuthorization.delivery)
+            return change.events(delivery: scheduler.notificationAuthorization.delivery, at: now)
         }
         let reason = "the notification permission (POST_NOTIFICATIONS) is revoked: posted, never shown, no error"
-        return change.events(delivery: "none")
+        return change.events(delivery: "none", at: now)
             + change.added.map { record in
                 .emit(
                     Event(
@@ -1079,41 +1111,42 @@ public struct PhoneApp: Sendable {
                         [
                             ("id", .string(record.id)), ("fireDate", .date(record.fireDate)),
                             ("text", .string(record.text)), ("reason", .string(reason)),
-                        ]))
+                        ]), at: now)
             }
     }
 
     /// Android: the user grants or revokes a permission at `now` (`os.permission`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setNotificationPermission(_ granted: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setNotificationPermission(_ granted: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setNotificationPermission(granted)
         return [
-            .emit(Event(.osPermission, [("permission", .string("notifications")), ("granted", .bool(granted))]))
-        ] + drainTrace()
+            .emit(
+                Event(.osPermission, [("permission", .string("notifications")), ("granted", .bool(granted))]), at: now)
+        ] + drainTrace(at: now)
     }
 
     /// iOS: the user changes the app's notification authorization at `now` (`os.notifications`);
     /// it applies to the next notices the app adds (`notification.failed` while `denied` or
     /// `not-determined`, `delivery` `quiet` while `provisional`).
-    /// - Returns: the effects to perform, in order.
+    /// - Returns: the actions to perform, in order.
     public mutating func setNotificationAuthorization(_ state: NotificationAuthorization, at now: Date)
-        -> [PhoneEffect]
+        -> [PhoneAction]
     {
         scheduler.setNotificationAuthorization(state)
         return [
             .emit(
                 Event(
                     .osNotifications,
-                    [("authorization", .string(state.rawValue)), ("delivery", .string(state.delivery))]))
-        ] + drainTrace()
+                    [("authorization", .string(state.rawValue)), ("delivery", .string(state.delivery))]), at: now)
+        ] + drainTrace(at: now)
     }
 
     /// The user sets the device's wall clock by `delta` seconds at true instant `now`
     /// (`os.clock_set`, then the OS's `os.time_changed`). The app plans its next request, notices
     /// and batch from the wall clock at its next run; true time, and so the watch's alarm
     /// instants, do not move (docs/scheduler.md, "The user sets the clock").
-    /// - Returns: the effects to perform, in order.
-    public mutating func setClock(by delta: TimeInterval, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setClock(by delta: TimeInterval, at now: Date) -> [PhoneAction] {
         scheduler.setWallClock(by: delta, at: now)
         return [
             .emit(
@@ -1122,22 +1155,22 @@ public struct PhoneApp: Sendable {
                     [
                         ("delta", .double(delta)), ("offset", .double(scheduler.wallClockOffset)),
                         ("wallClock", .date(scheduler.wallClock(at: now))),
-                    ]))
-        ] + drainTrace()
+                    ]), at: now)
+        ] + drainTrace(at: now)
     }
 
     /// Android: the network connection comes or goes at `now` (`os.network`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setNetwork(_ on: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setNetwork(_ on: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setNetwork(on, at: now)
-        return [.emit(Event(.osNetwork, [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osNetwork, [("on", .bool(on))]), at: now)] + drainTrace(at: now)
     }
 
     /// Android: the battery becomes low or not at `now` (`os.battery_low`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setBatteryLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setBatteryLow(_ on: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setBatteryLow(on, at: now)
-        return [.emit(Event(.osBatteryLow, [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osBatteryLow, [("on", .bool(on))]), at: now)] + drainTrace(at: now)
     }
 
     /// iOS: the battery's charge is `level` at `now` (`os.battery` {level}); from
@@ -1145,39 +1178,39 @@ public struct PhoneApp: Sendable {
     /// - Parameters:
     ///   - level: the charge in [0, 1].
     ///   - now: virtual instant.
-    /// - Returns: the effects to perform, in order.
-    public mutating func setBatteryLevel(_ level: Double, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setBatteryLevel(_ level: Double, at now: Date) -> [PhoneAction] {
         scheduler.setBatteryLevel(level, at: now)
-        return [.emit(Event(.osBattery, [("level", .double(level))]))] + drainTrace()
+        return [.emit(Event(.osBattery, [("level", .double(level))]), at: now)] + drainTrace(at: now)
     }
 
     /// Android: storage becomes low or not at `now` (`os.storage_low`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setStorageLow(_ on: Bool, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func setStorageLow(_ on: Bool, at now: Date) -> [PhoneAction] {
         scheduler.setStorageLow(on, at: now)
-        return [.emit(Event(.osStorageLow, [("on", .bool(on))]))] + drainTrace()
+        return [.emit(Event(.osStorageLow, [("on", .bool(on))]), at: now)] + drainTrace(at: now)
     }
 
     /// Android: a TestDriver control at `now` (`os.test_driver`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func testDriver(_ control: AndroidWorkScheduler.TestDriverControl, at now: Date) -> [PhoneAction] {
         scheduler.testDriver(control, at: now)
-        return drainTrace()
+        return drainTrace(at: now)
     }
 
     /// Android: the OS stops the worker with `reason` at `now` (`os.work.stopped`, or armed for
     /// the next run: `os.test_driver`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func stopWork(reason: WorkStopReason, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func stopWork(reason: WorkStopReason, at now: Date) -> [PhoneAction] {
         scheduler.stopWork(reason: reason, at: now)
-        return drainTrace()
+        return drainTrace(at: now)
     }
 
     /// A Doze input reaches the device at `now` (Android; `os.doze` says the phase).
-    /// - Returns: the effects to perform, in order.
-    public mutating func doze(_ input: DozeInput, at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func doze(_ input: DozeInput, at now: Date) -> [PhoneAction] {
         scheduler.doze(input, at: now)
-        return drainTrace()
+        return drainTrace(at: now)
     }
 
     // MARK: the companion phone alarm (Android)
@@ -1186,13 +1219,13 @@ public struct PhoneApp: Sendable {
     /// `phoneAlarm` on, sets (or moves) a `setAlarmClock()` alarm (`alarm.set`), or says the
     /// `SecurityException` (`alarm.refused`, once per wake-up); with it off, cancels one the OS
     /// still holds (`alarm.cancelled`). Nothing on iOS.
-    /// - Returns: the effects to perform, in order.
-    mutating func companionAlarm(entries: [WakeEntry], at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    mutating func companionAlarm(entries: [WakeEntry], at now: Date) -> [PhoneAction] {
         guard scheduler.platform == .android else { return [] }
         let held = scheduler.pendingAlarms.first { $0.tag == Self.alarmTag }
         guard configuration.phoneAlarm else {
             guard let held, scheduler.cancelAlarm(tag: Self.alarmTag) != nil else { return [] }
-            return [.emit(alarmEvent(.alarmCancelled, held.kind, held.triggerAt, reason: "--phone-alarm off"))]
+            return [.emit(alarmEvent(.alarmCancelled, held.kind, held.triggerAt, reason: "--phone-alarm off"), at: now)]
         }
         guard let wake = entries.first(where: { $0.wake > now })?.wake, held?.triggerAt != wake,
             refusedAlarm != wake
@@ -1202,10 +1235,10 @@ public struct PhoneApp: Sendable {
             refusedAlarm = nil
             var event = alarmEvent(.alarmSet, .alarmClock, wake)
             event.fields.append(("replaced", replaced.map { .date($0.triggerAt) } ?? .null))
-            return [.emit(event)] + drainTrace()
+            return [.emit(event, at: now)] + drainTrace(at: now)
         } catch {
             refusedAlarm = wake
-            return [.emit(alarmEvent(.alarmRefused, .alarmClock, wake, reason: error.reason))]
+            return [.emit(alarmEvent(.alarmRefused, .alarmClock, wake, reason: error.reason), at: now)]
         }
     }
 
@@ -1220,10 +1253,10 @@ public struct PhoneApp: Sendable {
 
     /// The OS fires the alarms due by `now` (`os.alarm.fired`, at the alarm's own instant); the
     /// companion alarm's receiver sets the next one.
-    /// - Returns: the effects to perform, in order.
-    public mutating func alarmsDue(at now: Date) -> [PhoneEffect] {
+    /// - Returns: the actions to perform, in order.
+    public mutating func alarmsDue(at now: Date) -> [PhoneAction] {
         let fired = scheduler.alarmsDue(at: now)
-        var effects = drainTrace()
+        var effects = drainTrace(at: now)
         if fired.contains(where: { $0.tag == Self.alarmTag }) {
             effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
         }
@@ -1237,11 +1270,11 @@ public struct PhoneApp: Sendable {
     /// Android: the user grants or revokes `SCHEDULE_EXACT_ALARM` at `now` (`os.permission`).
     /// Revoked, the OS deletes the companion alarm with no broadcast (`alarm.lost`); granted, its
     /// broadcast lets the app set it again (`alarm.set`).
-    /// - Returns: the effects to perform, in order.
-    public mutating func setExactAlarmPermission(_ granted: Bool, at now: Date) -> [PhoneEffect] {
-        guard let change = scheduler.setExactAlarmPermission(granted, at: now) else { return drainTrace() }
+    /// - Returns: the actions to perform, in order.
+    public mutating func setExactAlarmPermission(_ granted: Bool, at now: Date) -> [PhoneAction] {
+        guard let change = scheduler.setExactAlarmPermission(granted, at: now) else { return drainTrace(at: now) }
         let broadcast = "ACTION_SCHEDULE_EXACT_ALARM_PERMISSION_STATE_CHANGED"
-        var effects: [PhoneEffect] = [
+        var effects: [PhoneAction] = [
             .emit(
                 Event(
                     .osPermission,
@@ -1249,7 +1282,7 @@ public struct PhoneApp: Sendable {
                         ("permission", .string("exact-alarm")), ("granted", .bool(granted)),
                         ("applied", .bool(change.applied)),
                         ("broadcast", change.broadcast ? .string(broadcast) : .null),
-                    ]))
+                    ]), at: now)
         ]
         for alarm in change.deleted where alarm.tag == Self.alarmTag {
             effects.append(
@@ -1257,20 +1290,21 @@ public struct PhoneApp: Sendable {
                     alarmEvent(
                         .alarmLost, alarm.kind, alarm.triggerAt,
                         reason: "SCHEDULE_EXACT_ALARM revoked: the OS deleted the alarm with no broadcast "
-                            + "(the app is killed and cannot know)")))
+                            + "(the app is killed and cannot know)"), at: now))
         }
         if change.broadcast {
             refusedAlarm = nil
             effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
         }
-        return effects + drainTrace()
+        return effects + drainTrace(at: now)
     }
 
-    /// The OS-side trace (`os.*` events) since the last call, as emit effects. The app drains it
-    /// right after every call into the OS, so each entry is written in the step that caused it,
-    /// in order with the app's own events and stamped with that step's instant (a completion's
-    /// end is its `duration` later), never left for the next OS activity.
-    public mutating func drainTrace() -> [PhoneEffect] {
-        scheduler.drainTrace(sayingWhy: configuration.saysWhy).map { .emit(Event($0.event)) }
+    /// The OS-side trace (`os.*` events) since the last call, as `emit` actions stamped with `now`,
+    /// the virtual instant (UTC) of the step. The app drains it right after every call into the
+    /// OS, so each entry is written in the step that caused it, in order with the app's own events
+    /// and stamped with that step's instant (a completion's end is its `duration` later), never
+    /// left for the next OS activity.
+    public mutating func drainTrace(at now: Date) -> [PhoneAction] {
+        scheduler.drainTrace(sayingWhy: configuration.saysWhy).map { .emit(Event($0.event), at: now) }
     }
 }

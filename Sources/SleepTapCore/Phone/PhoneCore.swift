@@ -3,35 +3,6 @@
 public import Foundation
 public import SleepTapOS
 
-/// What the phone's sync state machine asks for. `PhoneNode` turns effects into actions in order;
-/// when a `persist` fails it drops the rest and restores the core's previous value
-/// (`persistFailed()`), so nothing is sent on the strength of state that is not on disk.
-public enum PhoneEffect: Equatable, Sendable {
-    /// Write this state durably (state file in the state dir).
-    case persist(PhoneSyncState)
-    /// Send to the watch. On success the runtime emits `WireEvents.sent(message)`.
-    case send(WireMessage)
-    /// (Re)arm the resend timer, `after` wall seconds from now (transport timing is wall time).
-    case armResend(after: TimeInterval)
-    /// Disarm the resend timer.
-    case cancelResend
-    /// Write an observable event.
-    case emit(Event)
-    /// Ask the weather provider for a forecast for `location` at virtual instant `at`; the job
-    /// waits at its weather step until `PhoneApp.weatherArrived(_:cost:)` brings the result
-    /// (`PhoneApp.WeatherFetch.deferred` only).
-    case fetchWeather(location: Coordinate, at: Date)
-    /// A run record (docs/metrics.md), for the metrics files or whoever collects them.
-    case record(RunRecord)
-}
-
-extension PhoneEffect {
-    /// The event an `emit` effect writes, nil for the other effects.
-    public var event: Event? {
-        if case .emit(let event) = self { event } else { nil }
-    }
-}
-
 /// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the
 /// pending bedtime notices, and the device seed for daily rotation.
 public struct PhoneSyncState: Codable, Equatable, Sendable {
@@ -231,7 +202,7 @@ public struct PhoneCore: Sendable {
 
     /// A write failed: the state goes back to what is on disk (`durable`), keeping the numbering
     /// ahead of every seq already issued, so the next batch gets a seq never used before.
-    /// The phone node drops the rest of the effects of the step whose write failed.
+    /// The phone node drops the rest of the actions of the step whose write failed.
     public mutating func persistFailed() {
         let epoch = state.epoch
         state = durable
@@ -242,7 +213,7 @@ public struct PhoneCore: Sendable {
 
     /// Changes the non-sync parts of the state (notices, run history, weather cache).
     /// - Returns: one `persist` of the new state.
-    public mutating func update(_ body: (inout PhoneSyncState) -> Void) -> [PhoneEffect] {
+    public mutating func update(_ body: (inout PhoneSyncState) -> Void) -> [PhoneAction] {
         var copy = state
         body(&copy)
         // The sync fields belong to the protocol logic: keep them as they were.
@@ -254,12 +225,12 @@ public struct PhoneCore: Sendable {
         return [.persist(state)]
     }
 
-    /// Effects to perform once at start-up: resume resending an unacknowledged outbox.
-    public mutating func start() -> [PhoneEffect] {
+    /// Actions to perform once at start-up: resume resending an unacknowledged outbox.
+    public mutating func start() -> [PhoneAction] {
         guard let outbox = state.outbox, !state.acked else { return [] }
         attempt = 1
-        var effects: [PhoneEffect] = durable == state ? [] : [.persist(state)]
-        effects += [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
+        var effects: [PhoneAction] = durable == state ? [] : [.persist(state)]
+        effects += [.send(.batch(outbox)), .arm(.resend, .after(resendPolicy.delay(attempt: attempt)))]
         return effects
     }
 
@@ -269,17 +240,19 @@ public struct PhoneCore: Sendable {
     ///   - generatedAt: the batch's `generatedAt` (virtual now, UTC).
     ///   - timeZone: the IANA zone the wake-ups were planned in.
     ///   - unlessUnchanged: when the wake-ups and zone equal the acknowledged batch's
-    ///     (the same digest), publish nothing: `batch.unchanged` (`refresh(_:replacesNotices:unlessUnchanged:)`).
+    ///     (the same digest), publish nothing: `batch.unchanged`
+    ///     (`refresh(_:replacesNotices:unlessUnchanged:at:)`).
+    ///   - now: the virtual instant (UTC) the events are stamped with.
     public mutating func publish(
-        entries: [WakeEntry], generatedAt: Date, timeZone: String, unlessUnchanged: Bool = false
-    ) -> [PhoneEffect] {
+        entries: [WakeEntry], generatedAt: Date, timeZone: String, unlessUnchanged: Bool = false, at now: Date
+    ) -> [PhoneAction] {
         refresh(
             RefreshPlan(entries: entries, generatedAt: generatedAt, timeZone: timeZone), replacesNotices: false,
-            unlessUnchanged: unlessUnchanged)
+            unlessUnchanged: unlessUnchanged, at: now)
     }
 
     /// The next seq to issue, moving to a new epoch when the current one is used up.
-    private mutating func issueSeq() -> (seq: UInt64, epochEvent: PhoneEffect?) {
+    private mutating func issueSeq(at now: Date) -> (seq: UInt64, epochEvent: PhoneAction?) {
         let next = max(state.lastSeq, issuedHighWater)
         guard next >= WireCodec.maxSeq else {
             issuedHighWater = next + 1
@@ -290,15 +263,15 @@ public struct PhoneCore: Sendable {
         state.epoch = nextEpoch()
         issuedHighWater = 1
         state.lastSeq = 1
-        return (1, Self.epochChanged(from: from, to: state.epoch, reason: "seq space exhausted"))
+        return (1, Self.epochChanged(from: from, to: state.epoch, reason: "seq space exhausted", at: now))
     }
 
-    static func epochChanged(from: UInt64, to: UInt64, reason: String) -> PhoneEffect {
+    static func epochChanged(from: UInt64, to: UInt64, reason: String, at now: Date) -> PhoneAction {
         .emit(
             Event(
                 .epochChanged,
-                [("from", .string(Hex64.string(from))), ("to", .string(Hex64.string(to))), ("reason", .string(reason))])
-        )
+                [("from", .string(Hex64.string(from))), ("to", .string(Hex64.string(to))), ("reason", .string(reason))]),
+            at: now)
     }
 
     /// Applies a refresh: replaces the pending bedtime notices with the plan's (each added one
@@ -307,7 +280,7 @@ public struct PhoneCore: Sendable {
     ///
     /// No churn: with `unlessUnchanged`, when the outbox is acknowledged and the plan's wake-ups
     /// and zone hash to its digest (docs/protocol.md, "Digest"), no seq is issued and nothing is
-    /// sent: the watch already holds these dates. The effects are then the notices' (a write
+    /// sent: the watch already holds these dates. The actions are then the notices' (a write
     /// only if they changed) and `batch.unchanged` {seq, epoch, digest, timeZone} naming the
     /// acknowledged batch (docs/protocol.md, phone rule 7).
     ///
@@ -315,10 +288,12 @@ public struct PhoneCore: Sendable {
     ///   - plan: from `RefreshPlan.make`.
     ///   - replacesNotices: false to leave notices alone.
     ///   - unlessUnchanged: skip a batch equal to the acknowledged one (OS-launched refreshes).
+    ///   - now: the virtual instant (UTC) the events are stamped with; the plan's `generatedAt` is
+    ///     the device's wall clock, which the user may have set away from it.
     /// - Returns: persist (one write of batch and notices), events, send, arm the resend timer.
     public mutating func refresh(
-        _ plan: RefreshPlan, replacesNotices: Bool = true, unlessUnchanged: Bool = false
-    ) -> [PhoneEffect] {
+        _ plan: RefreshPlan, replacesNotices: Bool = true, unlessUnchanged: Bool = false, at now: Date
+    ) -> [PhoneAction] {
         let before = state
         var change = NotificationChange()
         state.notifications.removeDelivered(before: plan.generatedAt)
@@ -329,8 +304,8 @@ public struct PhoneCore: Sendable {
             WakeBatch(seq: 0, generatedAt: plan.generatedAt, timeZone: plan.timeZone, entries: plan.entries).digest
                 == outbox.digest
         {
-            var effects: [PhoneEffect] = state == before ? [] : [.persist(state)]
-            effects += change.events
+            var effects: [PhoneAction] = state == before ? [] : [.persist(state)]
+            effects += change.events(at: now)
             effects.append(
                 .emit(
                     Event(
@@ -338,10 +313,11 @@ public struct PhoneCore: Sendable {
                         [
                             ("seq", .int(Int64(clamping: outbox.seq))), ("epoch", .string(Hex64.string(outbox.epoch))),
                             ("digest", .string(Hex64.string(outbox.digest))), ("timeZone", .string(outbox.timeZone)),
-                        ])))
+                        ]),
+                    at: now))
             return effects
         }
-        let (seq, epochEvent) = issueSeq()
+        let (seq, epochEvent) = issueSeq(at: now)
         let batch = WakeBatch(
             epoch: state.epoch, seq: seq,
             generatedAt: Date(timeIntervalSince1970: plan.generatedAt.timeIntervalSince1970.rounded(.down)),
@@ -349,29 +325,29 @@ public struct PhoneCore: Sendable {
         state.outbox = batch
         state.acked = false
         attempt = 1
-        var effects: [PhoneEffect] = [.persist(state)]
+        var effects: [PhoneAction] = [.persist(state)]
         if let epochEvent { effects.append(epochEvent) }
-        effects += change.events
+        effects += change.events(at: now)
         effects += [
-            .emit(Event(.batchGenerated, WireEvents.batchFields(batch))),
+            .emit(Event(.batchGenerated, WireEvents.batchFields(batch)), at: now),
             .send(.batch(batch)),
-            .armResend(after: resendPolicy.delay(attempt: attempt)),
+            .arm(.resend, .after(resendPolicy.delay(attempt: attempt))),
         ]
         return effects
     }
 
     /// The resend timer fired: send the outbox again unless acknowledged.
-    public mutating func resendDue() -> [PhoneEffect] {
+    public mutating func resendDue() -> [PhoneAction] {
         guard let outbox = state.outbox, !state.acked else { return [] }
         attempt += 1
-        return [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
+        return [.send(.batch(outbox)), .arm(.resend, .after(resendPolicy.delay(attempt: attempt)))]
     }
 
-    /// A message from the watch.
-    public mutating func receive(_ message: WireMessage) -> [PhoneEffect] {
+    /// A message from the watch, received at virtual instant `now` (UTC; the events' stamp).
+    public mutating func receive(_ message: WireMessage, at now: Date) -> [PhoneAction] {
         switch message {
         case .hello(let held):
-            return hello(held)
+            return hello(held, at: now)
         case .ack(let ref, let coverageEnd):
             var fields: [(String, EventValue)] = [
                 ("seq", .int(Int64(clamping: ref.seq))), ("epoch", .string(Hex64.string(ref.epoch))),
@@ -379,44 +355,47 @@ public struct PhoneCore: Sendable {
             ]
             guard let outbox = state.outbox, ref.epoch == outbox.epoch, ref.seq == outbox.seq else {
                 fields.append(("newest", .int(Int64(clamping: state.lastSeq))))
-                return [.emit(Event(.ackStale, fields))]
+                return [.emit(Event(.ackStale, fields), at: now)]
             }
             guard ref.digest == outbox.digest else {
                 // Same number, other dates: the watch stored a batch this phone did not send
                 // as its current one. Never record it as acknowledged; re-issue in a new epoch.
                 fields.append(("expected", .string(Hex64.string(outbox.digest))))
-                return [.emit(Event(.ackMismatch, fields))]
-                    + reissue(reason: "the watch acknowledged \(ref) but this phone's batch \(outbox.seq) differs")
+                return [.emit(Event(.ackMismatch, fields), at: now)]
+                    + reissue(
+                        reason: "the watch acknowledged \(ref) but this phone's batch \(outbox.seq) differs", at: now)
             }
             fields.append(("coverageEnd", coverageEnd.map { EventValue.date($0) } ?? .null))
             if state.acked {
-                return [.emit(Event(.ackDuplicate, fields))]
+                return [.emit(Event(.ackDuplicate, fields), at: now)]
             }
             state.acked = true
             attempt = 0
-            return [.persist(state), .cancelResend, .emit(Event(.ackReceived, fields))]
+            return [.persist(state), .cancel(.resend), .emit(Event(.ackReceived, fields), at: now)]
         case .error(let reason):
-            return [.emit(Event(.peerError, [("reason", .string(reason))]))]
+            return [.emit(Event(.peerError, [("reason", .string(reason))]), at: now)]
         case .ping:
             return []  // liveness only: the runtime notes when the watch was last heard
         case .request:
             return []  // the phone node hands it to the app and its OS (PhoneApp.watchRequest)
         case .batch, .upToDate:
             let reason = "\(message.typeName) is a phone-to-watch message"
-            return [.emit(Event(.messageRejected, [("reason", .string(reason))])), .send(.error(reason: reason))]
+            return [
+                .emit(Event(.messageRejected, [("reason", .string(reason))]), at: now), .send(.error(reason: reason)),
+            ]
         }
     }
 
-    private mutating func hello(_ held: BatchRef?) -> [PhoneEffect] {
+    private mutating func hello(_ held: BatchRef?, at now: Date) -> [PhoneAction] {
         guard let outbox = state.outbox else {
             return [.send(.upToDate(seq: held?.seq ?? 0))]
         }
         if held == outbox.ref {
-            var effects: [PhoneEffect] = []
+            var effects: [PhoneAction] = []
             if !state.acked {
                 state.acked = true
                 attempt = 0
-                effects += [.persist(state), .cancelResend]
+                effects += [.persist(state), .cancel(.resend)]
             }
             return effects + [.send(.upToDate(seq: outbox.seq))]
         }
@@ -424,27 +403,27 @@ public struct PhoneCore: Sendable {
             // The watch holds nothing, an older batch of this epoch, or a batch of another
             // epoch: the newest batch replaces it.
             attempt = 1
-            return [.send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt))]
+            return [.send(.batch(outbox)), .arm(.resend, .after(resendPolicy.delay(attempt: attempt)))]
         }
         // Same epoch, and a seq above this phone's newest or the same seq with other dates: the
         // watch holds a batch this phone did not issue as its current one.
-        return reissue(reason: "the watch holds \(held), which this phone did not issue as its newest batch")
+        return reissue(reason: "the watch holds \(held), which this phone did not issue as its newest batch", at: now)
     }
 
     /// Starts a new epoch and sends the newest batch in it, as seq `lastSeq + 1`.
-    private mutating func reissue(reason: String) -> [PhoneEffect] {
+    private mutating func reissue(reason: String, at now: Date) -> [PhoneAction] {
         guard var outbox = state.outbox else { return [] }
         let from = state.epoch
         state.epoch = nextEpoch()
-        let (seq, _) = issueSeq()
+        let (seq, _) = issueSeq(at: now)
         outbox.epoch = state.epoch
         outbox.seq = seq
         state.outbox = outbox
         state.acked = false
         attempt = 1
         return [
-            .persist(state), Self.epochChanged(from: from, to: state.epoch, reason: reason),
-            .send(.batch(outbox)), .armResend(after: resendPolicy.delay(attempt: attempt)),
+            .persist(state), Self.epochChanged(from: from, to: state.epoch, reason: reason, at: now),
+            .send(.batch(outbox)), .arm(.resend, .after(resendPolicy.delay(attempt: attempt))),
         ]
     }
 }

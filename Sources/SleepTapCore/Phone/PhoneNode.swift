@@ -42,8 +42,13 @@ public struct ScheduleLoadError: Error, Equatable, Sendable, CustomStringConvert
     public init(_ description: String) { self.description = description }
 }
 
-/// What the phone node asks its driver to do. The driver performs each action in order and
-/// reports the result of those that have one through the input named.
+/// What the phone asks its driver to do: the one vocabulary of the phone node, its app
+/// (`PhoneApp`), the sync state machine (`PhoneCore`) and the bedtime notices. The driver
+/// performs each action in order and reports the result of those that have one through the input
+/// named. The node passes on what the app returns up to the first `persist`, holds the rest until
+/// the write's result, and when the write fails drops them and restores the sync core's state on
+/// disk (`PhoneCore.persistFailed()`), so nothing is sent on the strength of state that is not on
+/// disk.
 public enum PhoneAction: Equatable, Sendable {
     /// Send to the paired watch; report with `PhoneNode.sent(_:failure:at:)`.
     case send(WireMessage)
@@ -64,8 +69,9 @@ public enum PhoneAction: Equatable, Sendable {
     case cancel(PhoneTimer)
     /// Write an event stamped with virtual instant `at`.
     case emit(Event, at: Date)
-    /// Ask the weather provider, off the socket thread; report with
-    /// `PhoneNode.weatherArrived(_:at:)`.
+    /// Ask the weather provider for a forecast for `location` at virtual instant `at`, off the
+    /// socket thread; report with `PhoneNode.weatherArrived(_:at:)`. The job waits at its weather
+    /// step until then (`PhoneApp.WeatherFetch.deferred` only).
     case fetchWeather(location: Coordinate, at: Date)
     /// Keep a run record (`--metrics-dir`: append it to its day's file; the twin collects it).
     /// Nothing is reported back: a failed write is the driver's to say.
@@ -74,6 +80,13 @@ public enum PhoneAction: Equatable, Sendable {
     case loadSchedule(path: String)
     /// Stop the process cleanly.
     case stop
+}
+
+extension PhoneAction {
+    /// The event an `emit` action writes, nil for the other actions.
+    public var event: Event? {
+        if case .emit(let event, _) = self { event } else { nil }
+    }
 }
 
 /// The phone node's settings that do not change while it runs.
@@ -218,7 +231,7 @@ public struct PhoneNode: Sendable {
         case readingSchedule(then: AfterSchedule)
         /// A write is with the driver (`persist`); what its step said after it is held, with
         /// the time of that step, until the result (`persisted(_:at:)`).
-        case writing(PhoneSyncState, held: [(PhoneEffect, NodeTime)])
+        case writing(PhoneSyncState, held: [(PhoneAction, NodeTime)])
     }
 
     /// What runs once the schedule file is read.
@@ -446,7 +459,7 @@ public struct PhoneNode: Sendable {
     /// The write asked for with `persist` ended.
     public mutating func persisted(_ result: PersistResult, at time: NodeTime) -> [PhoneAction] {
         let written: PhoneSyncState
-        let rest: [(PhoneEffect, NodeTime)]
+        let rest: [(PhoneAction, NodeTime)]
         switch state {
         case .writing(let value, let held):
             (written, rest) = (value, held)
@@ -490,7 +503,7 @@ public struct PhoneNode: Sendable {
             actions += rest.compactMap { if case .record(let record) = $0.0 { .record(record) } else { nil } }
             // The job's weather step will not run: end the run as failed.
             if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) {
-                actions += release(app.abandonJob().map { ($0, time) })
+                actions += release(app.abandonJob(at: time.now).map { ($0, time) })
             }
             actions += armBackgroundLaunch(at: time.now)
         }
@@ -647,7 +660,7 @@ public struct PhoneNode: Sendable {
         case .firstLaunch:
             return step(time) { $0.launch(at: time.now, byUser: true) }
         case .weather(let outcome):
-            return step(time) { $0.weatherArrived(outcome.result, cost: outcome.cost) }
+            return step(time) { $0.weatherArrived(outcome.result, cost: outcome.cost, at: time.now) }
         case .timer(.resend):
             return step(time) { $0.resendDue() }
         case .timer(.osLaunch):
@@ -764,7 +777,7 @@ public struct PhoneNode: Sendable {
             waiting.append(.watchRequest(request))
             return actions
         }
-        return actions + step(time) { $0.receive(message) }
+        return actions + step(time) { $0.receive(message, at: time.now) }
     }
 
     // MARK: commands
@@ -998,15 +1011,15 @@ public struct PhoneNode: Sendable {
     /// `value` rounded to one decimal.
     private static func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 
-    // MARK: effects to actions
+    // MARK: the app's actions
 
-    /// Applies `body` to the app and releases its effects (up to the first write), then re-arms
+    /// Applies `body` to the app and releases its actions (up to the first write), then re-arms
     /// the OS launch timer and writes the OS's state.
-    private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneEffect]) -> [PhoneAction] {
+    private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneAction]) -> [PhoneAction] {
         // Whatever the OS traced in this step is written in it (the app drains after each call
         // into the OS; this catches the rest), never at the next OS activity.
-        let effects = body(&app) + app.drainTrace()
-        return release(effects.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
+        let actions = body(&app) + app.drainTrace(at: time.now)
+        return release(actions.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
     }
 
     /// Re-arms (or cancels) the OS launch timer and writes the OS's state: the OS keeps its own
@@ -1029,8 +1042,8 @@ public struct PhoneNode: Sendable {
         return actions + [.persistOS(app.scheduler)]
     }
 
-    /// The actions for `effects` up to the first write, then one write; everything after the
-    /// first write is held until its result.
+    /// The app's `actions` up to the first write, then one write; everything after the first
+    /// write is held until its result.
     ///
     /// The writes of one step collapse into its last one: each `persist` carries the whole sync
     /// state as it stands at that point, so the last holds every earlier one's changes. The
@@ -1038,40 +1051,28 @@ public struct PhoneNode: Sendable {
     /// and nothing is said before the state behind it is on disk. A job that goes on without a
     /// weather fetch thus writes once (renew, notices, dates, weather, sunlight, its history),
     /// then sends its batch, and the disk is free for the watch's write and the ACK's.
-    private mutating func release(_ effects: [(PhoneEffect, NodeTime)]) -> [PhoneAction] {
-        var actions: [PhoneAction] = []
-        for (index, (effect, time)) in effects.enumerated() {
-            switch effect {
+    private mutating func release(_ actions: [(PhoneAction, NodeTime)]) -> [PhoneAction] {
+        var released: [PhoneAction] = []
+        for (index, (action, time)) in actions.enumerated() {
+            switch action {
             case .persist(let first):
                 var last = first
-                var rest: [(PhoneEffect, NodeTime)] = []
-                for later in effects[(index + 1)...] {
+                var rest: [(PhoneAction, NodeTime)] = []
+                for later in actions[(index + 1)...] {
                     if case .persist(let newer) = later.0 { last = newer } else { rest.append(later) }
                 }
                 state = .writing(last, held: rest)
-                return actions + [.persist(last)]
-            case .send(let message):
-                actions.append(.send(message))
-            case .armResend(let seconds):
-                actions.append(.arm(.resend, .after(seconds)))
-            case .cancelResend:
-                actions.append(.cancel(.resend))
-            case .emit(let event):
+                return released + [.persist(last)]
+            case .emit(let event, _) where event.name == .peerError || event.name == .requestRefused:
                 // What the watch can cause at will is rate-limited: its ERRORs, refused REQUESTs.
-                if event.name == .peerError || event.name == .requestRefused {
-                    actions += limited(event, time)
-                } else if event.name == .ackDuplicate || event.name == .ackStale {
-                    actions += trafficLimited(event, time)
-                } else {
-                    actions.append(.emit(event, at: time.now))
-                }
-            case .fetchWeather(let location, let at):
-                actions.append(.fetchWeather(location: location, at: at))
-            case .record(let record):
-                actions.append(.record(record))
+                released += limited(event, time)
+            case .emit(let event, _) where event.name == .ackDuplicate || event.name == .ackStale:
+                released += trafficLimited(event, time)
+            default:
+                released.append(action)
             }
         }
-        return actions
+        return released
     }
 
     /// `event` through the rate limiter (events a peer can cause at will).

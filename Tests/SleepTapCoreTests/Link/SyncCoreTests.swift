@@ -14,7 +14,12 @@ struct SyncCoreTests {
         BatchPlanner.entries(for: .everyDayAtSeven, in: zone, after: now)
     }
 
-    static func sent(_ effects: [PhoneEffect]) -> [WireMessage] {
+    /// `phone` publishes the wake-ups of `entries()` in `timeZone`, made and stamped at `t0`.
+    static func publish(_ phone: inout PhoneCore, timeZone: String = zone.identifier) -> [PhoneAction] {
+        phone.publish(entries: entries(), generatedAt: t0, timeZone: timeZone, at: t0)
+    }
+
+    static func sent(_ effects: [PhoneAction]) -> [WireMessage] {
         effects.compactMap { if case .send(let m) = $0 { m } else { nil } }
     }
 
@@ -29,18 +34,18 @@ struct SyncCoreTests {
     @Test("publish persists before it sends, numbers batches from 1 and arms a resend")
     func publishOrder() throws {
         var phone = PhoneCore()
-        let effects = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        let effects = Self.publish(&phone)
         let persistIndex = try #require(effects.firstIndex { if case .persist = $0 { true } else { false } })
         let sendIndex = try #require(effects.firstIndex { if case .send = $0 { true } else { false } })
         #expect(persistIndex < sendIndex)
-        #expect(effects.contains(.armResend(after: 0.25)))
-        let batches = { (effects: [PhoneEffect]) -> [WakeBatch] in
+        #expect(effects.contains(.arm(.resend, .after(0.25))))
+        let batches = { (effects: [PhoneAction]) -> [WakeBatch] in
             Self.sent(effects).compactMap { if case .batch(let batch) = $0 { batch } else { nil } }
         }
         let batch = try #require(batches(effects).first, "the first publish sent no batch")
         #expect(batch.seq == 1 && batch.entries.count == 7)
         #expect(phone.state == PhoneSyncState(epoch: batch.epoch, lastSeq: 1, outbox: batch, acked: false))
-        let second = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        let second = Self.publish(&phone)
         let next = try #require(batches(second).first, "the second publish sent no batch")
         #expect(next.seq == 2)
     }
@@ -48,53 +53,53 @@ struct SyncCoreTests {
     @Test("Resends back off exponentially up to the cap and stop at the ACK")
     func resendBackoff() throws {
         var phone = PhoneCore(resendPolicy: ResendPolicy(initial: 0.25, maximum: 1))
-        _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
-        let ref = try #require(phone.state.outbox?.ref)
-        let delays = (0..<4).map { _ -> TimeInterval? in
-            phone.resendDue().compactMap { if case .armResend(let d) = $0 { d } else { nil } }.first
-        }
-        #expect(delays == [0.5, 1, 1, 1])
-        let acked = phone.receive(.ack(ref, coverageEnd: nil))
-        #expect(acked.contains(.cancelResend))
+        _ = Self.publish(&phone)
+        let outbox = try #require(phone.state.outbox)
+        let ref = outbox.ref
+        let resends = (0..<4).map { _ in phone.resendDue() }
+        #expect(resends == [0.5, 1, 1, 1].map { [.send(.batch(outbox)), .arm(.resend, .after($0))] })
+        let acked = phone.receive(.ack(ref, coverageEnd: nil), at: Self.t0)
+        #expect(acked.contains(.cancel(.resend)))
         #expect(phone.state.acked)
         #expect(phone.resendDue().isEmpty)
         // A second ACK of the same seq changes nothing durable.
         #expect(
-            !phone.receive(.ack(ref, coverageEnd: nil)).contains { if case .persist = $0 { true } else { false } })
+            !phone.receive(.ack(ref, coverageEnd: nil), at: Self.t0).contains {
+                if case .persist = $0 { true } else { false }
+            })
     }
 
     @Test("HELLO is answered with the newest batch, UP_TO_DATE, or the newest batch in a new epoch after a phone reset")
     func helloAnswers() throws {
         var phone = PhoneCore()
-        _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        _ = Self.publish(&phone)
         let first = try #require(phone.state.outbox)
-        _ = phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
+        _ = Self.publish(&phone)
         let newest = try #require(phone.state.outbox)
-        let answer = try #require(Self.sent(phone.receive(.hello(first.ref))).first)
+        let answer = try #require(Self.sent(phone.receive(.hello(first.ref), at: Self.t0)).first)
         #expect(answer == .batch(newest))
-        #expect(Self.sent(phone.receive(.hello(newest.ref))) == [.upToDate(seq: 2)])
+        #expect(Self.sent(phone.receive(.hello(newest.ref), at: Self.t0)) == [.upToDate(seq: 2)])
         #expect(phone.state.acked, "a HELLO naming exactly the newest batch proves the watch has it")
 
         // A phone whose state was reset meets a watch holding seq 40 of its (restored) epoch.
         var reset = PhoneCore(state: PhoneSyncState(epoch: 0xabc), randomSeed: 3)
-        _ = reset.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: Self.zone.identifier)
-        let sent = Self.sent(reset.receive(.hello(BatchRef(epoch: 0xabc, seq: 40, digest: 1))))
+        _ = Self.publish(&reset)
+        let sent = Self.sent(reset.receive(.hello(BatchRef(epoch: 0xabc, seq: 40, digest: 1)), at: Self.t0))
         guard case .batch(let renewed) = try #require(sent.first) else {
             Issue.record("a phone behind the watch must send its newest batch in a new epoch, sent \(sent)")
             return
         }
         #expect(renewed.epoch != 0xabc && renewed.seq == 2 && reset.state.lastSeq == 2)
         // A watch holding another epoch simply gets the newest batch.
-        #expect(Self.sent(reset.receive(.hello(BatchRef(epoch: 0xdef, seq: 900, digest: 1)))) == [.batch(renewed)])
+        let other = BatchRef(epoch: 0xdef, seq: 900, digest: 1)
+        #expect(Self.sent(reset.receive(.hello(other), at: Self.t0)) == [.batch(renewed)])
     }
 
     @Test("The watch persists before it acks, re-acks duplicates without writing, and never applies older over newer")
     func watchApply() throws {
         var phone = PhoneCore()
-        let b1 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[
-            0]
-        let b2 = Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[
-            0]
+        let b1 = Self.sent(Self.publish(&phone, timeZone: "America/New_York"))[0]
+        let b2 = Self.sent(Self.publish(&phone, timeZone: "America/New_York"))[0]
         var watch = WatchCore()
         #expect(Self.sent(watch.connected()) == [.hello(nil)])
 
@@ -124,8 +129,7 @@ struct SyncCoreTests {
     func bedTapAndManualEntry() {
         var watch = WatchCore()
         var phone = PhoneCore()
-        let batch = Self.sent(
-            phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0]
+        let batch = Self.sent(Self.publish(&phone, timeZone: "America/New_York"))[0]
         _ = watch.receive(batch)
         let firstNight = ISO8601.date("2025-03-07T03:30:00Z")!  // Thu Mar 6 22:30 EST
         let shown = Self.events(watch.bedTap(at: firstNight, in: Self.zone))
@@ -161,8 +165,7 @@ struct SyncCoreTests {
     func remainingHasOneMeaning(tapAt: String) throws {
         var watch = WatchCore()
         var phone = PhoneCore()
-        _ = watch.receive(
-            Self.sent(phone.publish(entries: Self.entries(), generatedAt: Self.t0, timeZone: "America/New_York"))[0])
+        _ = watch.receive(Self.sent(Self.publish(&phone, timeZone: "America/New_York"))[0])
         let now = try #require(ISO8601.date(tapAt))
         let ahead = Int64(try #require(watch.state.batch).entries.filter { $0.wake > now }.count)
         let tap = try #require(Self.events(watch.bedTap(at: now, in: Self.zone)).first)
@@ -178,7 +181,7 @@ struct SyncCoreTests {
         #expect(watch.state == WatchSyncState())
         var phone = PhoneCore()
         let before = phone.state
-        #expect(Self.sent(phone.receive(.upToDate(seq: 1))).first?.typeName == "ERROR")
+        #expect(Self.sent(phone.receive(.upToDate(seq: 1), at: Self.t0)).first?.typeName == "ERROR")
         #expect(phone.state == before)
     }
 }

@@ -356,7 +356,7 @@ struct RunRecordTests {
         return app
     }
 
-    static func records(_ effects: [PhoneEffect]) -> [RunRecord] {
+    static func records(_ effects: [PhoneAction]) -> [RunRecord] {
         effects.compactMap { if case .record(let record) = $0 { record } else { nil } }
     }
 

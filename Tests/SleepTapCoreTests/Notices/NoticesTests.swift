@@ -111,9 +111,11 @@ struct NoticesTests {
     func travel() throws {
         let now = try #require(ISO8601.date("2026-06-01T12:00:00Z"))
         var phone = PhoneCore()
-        _ = phone.refresh(RefreshPlan.make(schedule: .everyDayAtSeven, zone: Self.newYork, now: now, deviceSeed: 3))
+        _ = phone.refresh(
+            RefreshPlan.make(schedule: .everyDayAtSeven, zone: Self.newYork, now: now, deviceSeed: 3), at: now)
         let later = now.addingTimeInterval(3_600)
-        _ = phone.refresh(RefreshPlan.make(schedule: .everyDayAtSeven, zone: Self.berlin, now: later, deviceSeed: 3))
+        _ = phone.refresh(
+            RefreshPlan.make(schedule: .everyDayAtSeven, zone: Self.berlin, now: later, deviceSeed: 3), at: later)
         let batch = try #require(phone.state.outbox)
         #expect(batch.seq == 2 && batch.timeZone == "Europe/Berlin")
         #expect(batch.entries.allSatisfy { $0.localTime == "07:00" && $0.timeZone == "Europe/Berlin" })

@@ -44,11 +44,11 @@ struct RefreshJobTests {
             zone: zone, location: berlin, configuration: configuration)
     }
 
-    static func names(_ effects: [PhoneEffect]) -> [EventName] {
+    static func names(_ effects: [PhoneAction]) -> [EventName] {
         effects.compactMap { $0.event?.name }
     }
 
-    static func event(_ name: EventName, in effects: [PhoneEffect]) -> Event? {
+    static func event(_ name: EventName, in effects: [PhoneAction]) -> Event? {
         effects.lazy.compactMap { $0.event?.name == name ? $0.event : nil }.first
     }
 
@@ -124,10 +124,10 @@ struct RefreshJobTests {
         #expect(Self.names(again).contains(.batchGenerated))
     }
 
-    /// Acknowledges the phone's outbox as the watch would.
-    static func acknowledge(_ app: inout PhoneApp) throws {
+    /// Acknowledges the phone's outbox as the watch would, at `now`.
+    static func acknowledge(_ app: inout PhoneApp, at now: Date) throws {
         let outbox = try #require(app.sync.state.outbox)
-        _ = app.receive(.ack(outbox.ref, coverageEnd: outbox.coverageEnd))
+        _ = app.receive(.ack(outbox.ref, coverageEnd: outbox.coverageEnd), at: now)
         #expect(app.sync.state.acked)
     }
 
@@ -143,7 +143,7 @@ struct RefreshJobTests {
         #expect(Self.names(unacked).contains(.batchGenerated))
         let second = try #require(app.sync.state.outbox)
         #expect(second.seq == first.seq + 1 && second.digest == first.digest)
-        try Self.acknowledge(&app)
+        try Self.acknowledge(&app, at: same)
         let quiet = app.simulateLaunch(at: same.addingTimeInterval(15 * 60))
         #expect(!Self.names(quiet).contains(.batchGenerated), "\(Self.names(quiet))")
         #expect(!quiet.contains { if case .send(.batch) = $0 { true } else { false } })
@@ -156,7 +156,7 @@ struct RefreshJobTests {
         // A foreground open publishes anyway (the user asked).
         let open = app.foregroundRefresh(at: same.addingTimeInterval(30 * 60), reason: "open")
         #expect(Self.names(open).contains(.batchGenerated))
-        try Self.acknowledge(&app)
+        try Self.acknowledge(&app, at: same.addingTimeInterval(30 * 60))
         // Once the first wake-up (Fri 07:00 EST) has passed, the dates differ: a new batch.
         let after = ISO8601.date("2025-03-07T13:00:00Z")!
         let next = app.simulateLaunch(at: after)
@@ -172,7 +172,7 @@ struct RefreshJobTests {
                 scheduler: SimulatedOS(AndroidWorkScheduler(configuration: .init(repeatInterval: 3_600))),
                 weather: FixedWeather(cost: 1, error: error))
             _ = app.launch(at: Self.start, byUser: true)
-            var effects: [PhoneEffect] = []
+            var effects: [PhoneAction] = []
             var now = Self.start
             for _ in 0..<5 where Self.event(.handlerCompleted, in: effects) == nil {
                 guard let due = app.nextBackgroundLaunch(after: now) else { break }
@@ -188,11 +188,35 @@ struct RefreshJobTests {
         var app = Self.app(scheduler: Self.iOS(.early))
         _ = app.launch(at: Self.start, byUser: true)
         _ = app.forceQuit(at: Self.start)
-        let effects = app.travel(to: TimeZone(identifier: "Europe/Berlin")!, at: Self.start.addingTimeInterval(60))
-        #expect(Self.names(effects) == [.refreshDeferred])
+        let moved = Self.start.addingTimeInterval(60)
+        let reason = "the app is not running; the new zone applies at its next launch"
+        #expect(
+            app.travel(to: TimeZone(identifier: "Europe/Berlin")!, at: moved)
+                == [.emit(Event(.refreshDeferred, [("reason", .string(reason))]), at: moved)])
         #expect(app.crashed == nil)
         let reopened = app.launch(at: Self.start.addingTimeInterval(120), byUser: true)
         #expect(Self.event(.batchGenerated, in: reopened)?["timeZone"] == .string("Europe/Berlin"))
+    }
+
+    @Test("A job that waits for its forecast stamps what it says after the wait with the forecast's arrival")
+    func deferredWeatherStamps() throws {
+        var app = Self.app(scheduler: Self.iOS(.early), weather: FixedWeather(cost: 0.2))
+        app.weatherFetch = .deferred
+        let opened = app.launch(at: Self.start, byUser: true)
+        #expect(opened.contains(.fetchWeather(location: Self.berlin, at: Self.start)), "\(Self.names(opened))")
+        #expect(Self.stamps(opened) == [Self.start] && Self.names(opened).contains(.batchGenerated))
+        #expect(!Self.names(opened).contains(.weatherFetched))
+        let arrival = Self.start.addingTimeInterval(5)
+        let (result, cost) = app.weather.forecast(for: Self.berlin, now: Self.start)
+        let rest = app.weatherArrived(result, cost: cost, at: arrival)
+        #expect(Self.names(rest).contains(.weatherFetched), "\(Self.names(rest))")
+        #expect(Self.stamps(rest) == [arrival])
+        #expect(app.weatherArrived(result, cost: cost, at: arrival).isEmpty, "no job waits any more")
+    }
+
+    /// The distinct instants the `emit` actions of `actions` are stamped with.
+    static func stamps(_ actions: [PhoneAction]) -> Set<Date> {
+        Set(actions.compactMap { if case .emit(_, let at) = $0 { at } else { nil } })
     }
 
     @Test("A submit that kills the app ends the run: no dates, no success in the history")

@@ -163,7 +163,7 @@ struct SimulatedOSTests {
             location: Coordinate(latitude: 52.52, longitude: 13.405)!)
     }
 
-    static func names(_ effects: [PhoneEffect]) -> [EventName] {
+    static func names(_ effects: [PhoneAction]) -> [EventName] {
         effects.compactMap { $0.event?.name }
     }
 

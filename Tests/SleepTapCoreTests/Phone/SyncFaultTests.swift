@@ -208,14 +208,14 @@ struct SyncFaultTests {
         var phone = PhoneCore(randomSeed: 5)
         let entries = BatchPlanner.entries(
             for: .everyDayAtSeven, in: TimeZone(identifier: "Asia/Tokyo")!, after: Self.start)
-        let published = phone.publish(entries: entries, generatedAt: Self.start, timeZone: "Asia/Tokyo")
+        let published = phone.publish(entries: entries, generatedAt: Self.start, timeZone: "Asia/Tokyo", at: Self.start)
         let batch = try #require(published.compactMap { if case .send(.batch(let b)) = $0 { b } else { nil } }.first)
         // The watch holds the same (epoch, seq) with other dates.
         var other = batch
         other.entries.removeLast()
-        let mismatch = phone.receive(.ack(other.ref, coverageEnd: other.coverageEnd))
+        let mismatch = phone.receive(.ack(other.ref, coverageEnd: other.coverageEnd), at: Self.start)
         #expect(!phone.state.acked)
-        #expect(mismatch.contains { if case .emit(let e) = $0 { e.name == .ackMismatch } else { false } })
+        #expect(mismatch.contains { $0.event?.name == .ackMismatch })
         let resent = try #require(mismatch.compactMap { if case .send(.batch(let b)) = $0 { b } else { nil } }.first)
         #expect(resent.epoch != batch.epoch && resent.entries == batch.entries)
         // A watch holding the conflicting batch applies the re-sent one and acknowledges it.
@@ -225,13 +225,13 @@ struct SyncFaultTests {
         #expect(conflict.contains { if case .send(.ack(let ref, _)) = $0 { ref == other.ref } else { false } })
         let applied = watch.receive(.batch(resent))
         let ack = try #require(applied.compactMap { if case .send(let m) = $0 { m } else { nil } }.first)
-        _ = phone.receive(ack)
+        _ = phone.receive(ack, at: Self.start)
         #expect(phone.state.acked && watch.state.batch == resent)
         // A HELLO naming the same seq with other dates does not count as acknowledged either.
         var fresh = PhoneCore(randomSeed: 6)
-        let sent = fresh.publish(entries: entries, generatedAt: Self.start, timeZone: "Asia/Tokyo")
+        let sent = fresh.publish(entries: entries, generatedAt: Self.start, timeZone: "Asia/Tokyo", at: Self.start)
         let mine = try #require(sent.compactMap { if case .send(.batch(let b)) = $0 { b } else { nil } }.first)
-        _ = fresh.receive(.hello(BatchRef(epoch: mine.epoch, seq: mine.seq, digest: mine.digest ^ 1)))
+        _ = fresh.receive(.hello(BatchRef(epoch: mine.epoch, seq: mine.seq, digest: mine.digest ^ 1)), at: Self.start)
         #expect(!fresh.state.acked)
     }
 
@@ -289,7 +289,7 @@ struct NotificationDroppedTests {
         #expect(pending.records.count == PendingNotifications.limit)
         #expect(change.added.map(\.id) == notices.prefix(4).map(\.id))
         #expect(change.dropped.map(\.id) == notices.suffix(3).map(\.id))
-        let names = change.events.compactMap { if case .emit(let e) = $0 { e.name } else { nil } }
+        let names = change.events(at: t0).compactMap(\.event?.name)
         #expect(
             names == Array(repeating: .notificationAdded, count: 4)
                 + Array(repeating: .notificationDropped, count: 3))

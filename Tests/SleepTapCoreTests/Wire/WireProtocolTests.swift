@@ -253,11 +253,12 @@ struct WireSequenceLimitTests {
     @Test("A phone at the last seq starts a new epoch at seq 1 instead of overflowing or stopping")
     func exhaustion() throws {
         var phone = PhoneCore(state: PhoneSyncState(epoch: 7, lastSeq: WireCodec.maxSeq), randomSeed: 1)
-        let published = phone.publish(entries: [], generatedAt: Date(), timeZone: "UTC")
+        let now = Date()
+        let published = phone.publish(entries: [], generatedAt: now, timeZone: "UTC", at: now)
         let sent = published.compactMap { if case .send(.batch(let b)) = $0 { b } else { nil } }
         #expect(sent.map(\.seq) == [1])
         #expect(sent.first?.epoch != 7 && sent.first?.epoch != 0)
-        #expect(published.contains { if case .emit(let e) = $0 { e.name == .epochChanged } else { false } })
+        #expect(published.contains { $0.event?.name == .epochChanged })
     }
 
     @Test("Hand-edited state files that break the wire rules are refused on load")
