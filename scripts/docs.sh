@@ -3,7 +3,9 @@
 # Builds the API documentation of the ZeroMQ, SleepTapOS, SleepTapCore and SleepTapEmbedded modules as a static site, with
 # the toolchain's own tools only (no plugin package):
 #   1. swift build of the modules, then swift-symbolgraph-extract (public symbols);
-#   2. every public symbol must have a doc comment (scripts/check-doc-comments.py);
+#   2. every public symbol must have a doc comment (scripts/check-doc-comments.py), and the
+#      Topics of SleepTapCore's and SleepTapEmbedded's catalogs must name exactly their public
+#      top-level symbols (scripts/check-catalog-topics.py);
 #   3. every Swift block of the getting-started articles must be in the code that runs
 #      (scripts/check-doc-snippets.py: the Examples packages, and the GettingStartedTests);
 #   4. docc convert of Sources/<Module>/<Module>.docc with --warnings-as-errors (a broken symbol
@@ -19,7 +21,7 @@ browser=1
 for argument in "$@"; do
   case "$argument" in
     --no-browser) browser=0 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "docs.sh: unknown argument $argument (usage: scripts/docs.sh [--no-browser])" >&2; exit 64 ;;
   esac
 done
@@ -43,6 +45,10 @@ for module in "${modules[@]}"; do
     -I "$bin/Modules" -I "$bin" -I Sources/CZeroMQ \
     -minimum-access-level public -output-dir "$out/symbol-graphs/$module"
   python3 scripts/check-doc-comments.py "$module" "$out/symbol-graphs/$module"
+  case "$module" in
+    SleepTapCore | SleepTapEmbedded)
+      python3 scripts/check-catalog-topics.py "$module" "$out/symbol-graphs/$module" "Sources/$module/$module.docc/$module.md" ;;
+  esac
 done
 
 echo "== article code"

@@ -14,11 +14,11 @@ public protocol Clock: Sendable {
 }
 
 /// The wall clock: `now` is `Date()`.
-public struct WallClock: Clock {
+package struct WallClock: Clock {
     /// The system's wall clock.
-    public init() {}
-    public var now: Date { Date() }
-    public func wallDate(for instant: Date) -> Date { instant }
+    package init() {}
+    package var now: Date { Date() }
+    package func wallDate(for instant: Date) -> Date { instant }
 }
 
 /// Scaled virtual time shared by several processes.

@@ -105,7 +105,7 @@ public enum WakeCalendar {
     /// `identifier`: `.missing` (not in the database at DIR), `.corrupt` (its file
     /// DIR/Area/Location is empty or not TZif, RFC 8536) or `.badName`; nil when it can, and for
     /// `UTC` and `GMT` (known without a file).
-    public static func zoneError(named identifier: String) -> ZoneError? {
+    package static func zoneError(named identifier: String) -> ZoneError? {
         if identifier == "UTC" || identifier == "GMT" { return nil }
         do {
             _ = try ZoneDatabase.current.rules(for: identifier)

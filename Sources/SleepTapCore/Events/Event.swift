@@ -199,7 +199,7 @@ public enum ISO8601 {
 
 /// At most `limit` characters of untrusted text, for events and messages (a 50 MB stdin line or
 /// schedule key must not become a 50 MB event). Control characters are shown as `\u{…}`.
-public func clipped(_ text: String, to limit: Int = 120) -> String {
+package func clipped(_ text: String, to limit: Int = 120) -> String {
     let short = text.count <= limit ? text : String(text.prefix(limit - 3)) + "..."
     return short.unicodeScalars.map {
         $0.value < 0x20 || $0.value == 0x7f ? "\\u{\(String($0.value, radix: 16))}" : String($0)

@@ -3,7 +3,7 @@
 import Foundation
 
 /// The type of an event field, as docs/protocol.md's event table writes it.
-public enum EventFieldType: String, Sendable {
+package enum EventFieldType: String, Sendable {
     /// `str`: a JSON string.
     case string = "str"
     /// `int`: a whole JSON number.
@@ -27,13 +27,13 @@ public enum EventFieldType: String, Sendable {
 }
 
 /// One documented field of an event: its type, and whether it may be null (`?`).
-public struct EventField: Sendable, Equatable {
+package struct EventField: Sendable, Equatable {
     /// The field's JSON key.
-    public var name: String
+    package var name: String
     /// Its type.
-    public var type: EventFieldType
+    package var type: EventFieldType
     /// Whether the field may be null.
-    public var optional: Bool
+    package var optional: Bool
 }
 
 /// The fields each event carries, read from the event table of docs/protocol.md ("Events"),
@@ -43,9 +43,9 @@ public struct EventField: Sendable, Equatable {
 /// Every event also has `event`, `time` (instant) and `source` (str), and a held-back one
 /// `suppressed` (int). An event whose row describes some fields in prose (`soak.summary`'s "the
 /// batch and fault counts") is open: other fields are not refused for it.
-public enum EventFieldCatalog {
+package enum EventFieldCatalog {
     /// The event table's rows, as in docs/protocol.md.
-    public static let table = #"""
+    package static let table = #"""
         | phone | `phone.started` | endpoint str (an ipc path made absolute), timeZone zone, timeZoneSource str (where timeZone comes from, highest first: `time-zone`, travel in this run; `os.json`, the device's zone as travel or a `--time-zone` left it before this start; `--time-zone`; `schedule`; `machine`), lastSeq int, pid int, platform str (`ios`, `android`), registration str, osState str (`new`: a new simulated OS; `stored`: the one in os.json), boundEndpoint str, security str, tzdata str (the tz database's version, `2026f`, or `unknown`) |
         | phone | `refresh.foreground` | reason str (`open`: a user launch, also at start; `time-zone`), timeZone zone, earliestBeginDate instant? |
         | phone | `notification.added`, `notification.pending` | id str, fireDate instant, text str (each bedtime notice a refresh adds; stdin `notifications`); `notification.added`: delivery str (what the user sees when it fires: `alert`; iOS `quiet` while the authorization is `provisional`, Notification Center only; Android `none` while the permission is revoked) |
@@ -171,10 +171,10 @@ public enum EventFieldCatalog {
         """#
 
     /// The documented fields of each event, and whether the row leaves some unnamed (open).
-    public static let events: [EventName: (fields: [String: EventField], open: Bool)] = parse(table)
+    package static let events: [EventName: (fields: [String: EventField], open: Bool)] = parse(table)
 
     /// The fields every event line has.
-    public static let common: [String: EventField] = [
+    package static let common: [String: EventField] = [
         "event": EventField(name: "event", type: .string, optional: false),
         "time": EventField(name: "time", type: .instant, optional: false),
         "source": EventField(name: "source", type: .string, optional: false),
@@ -183,7 +183,7 @@ public enum EventFieldCatalog {
 
     /// Parses event table rows: `| side | `name`, `name` | field type, field type? (note); ... |`.
     /// - Returns: the fields per event name the catalogue knows (rows of other names are skipped).
-    public static func parse(_ text: String) -> [EventName: (fields: [String: EventField], open: Bool)] {
+    package static func parse(_ text: String) -> [EventName: (fields: [String: EventField], open: Bool)] {
         var result: [EventName: (fields: [String: EventField], open: Bool)] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("| ") {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
@@ -253,7 +253,7 @@ public enum EventFieldCatalog {
     /// Why `value` (a JSON value as `JSONSerialization` gives it) cannot be field `key` of
     /// `event`, or nil when it can.
     /// - Returns: a reason naming the field, its documented type and the event's fields.
-    public static func problem(event: EventName, key: String, value: Any) -> String? {
+    package static func problem(event: EventName, key: String, value: Any) -> String? {
         guard let entry = events[event] else { return nil }
         guard let field = entry.fields[key] ?? common[key] else {
             if entry.open { return nil }

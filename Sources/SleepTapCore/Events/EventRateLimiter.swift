@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapOS
 
 /// Holds back repeats of an event that a peer (or an absent peer) can cause at will, so that a
@@ -20,15 +20,15 @@ import SleepTapOS
 ///
 /// A value type with no clock of its own: the caller passes `now` (wall time, as transport timing
 /// is), so tests drive it with any instants they like.
-public struct EventRateLimiter: Sendable {
+package struct EventRateLimiter: Sendable {
     /// A stream: the event name and the class of its reason.
-    public struct Key: Hashable, Sendable {
+    package struct Key: Hashable, Sendable {
         /// The event's name.
-        public var event: EventName
+        package var event: EventName
         /// The class of the event's `reason` field (`reasonClass(_:)`).
-        public var reason: String
+        package var reason: String
         /// The stream of `event` occurrences whose reason falls in the class `reason`.
-        public init(event: EventName, reason: String) {
+        package init(event: EventName, reason: String) {
             self.event = event
             self.reason = reason
         }
@@ -48,19 +48,19 @@ public struct EventRateLimiter: Sendable {
     }
 
     /// The first window, seconds.
-    public let interval: TimeInterval
+    package let interval: TimeInterval
     /// The longest window, seconds.
-    public let maximumInterval: TimeInterval
+    package let maximumInterval: TimeInterval
     /// The most streams tracked at once; occurrences beyond them share one stream per event name.
-    public let maximumStreams: Int
+    package let maximumStreams: Int
     /// How many lines a stream lets through in one window before it holds repeats back.
-    public let burst: Int
+    package let burst: Int
     /// The field whose class (`reasonClass(_:)`) splits an event's occurrences into streams.
-    public let keyField: String
+    package let keyField: String
     private var streams: [Key: Stream] = [:]
 
     /// The reason class that collects occurrences once `maximumStreams` streams are tracked.
-    public static let otherReasons = "(other reasons)"
+    package static let otherReasons = "(other reasons)"
 
     /// - Parameters:
     ///   - interval: the first window, seconds (default 30).
@@ -72,7 +72,7 @@ public struct EventRateLimiter: Sendable {
     ///     only the first), so traffic that is normal at a low rate passes untouched.
     ///   - keyField: the field that splits an event into streams (default `reason`; `type` for
     ///     `message.received`).
-    public init(
+    package init(
         interval: TimeInterval = 30, maximumInterval: TimeInterval = 960, maximumStreams: Int = 64, burst: Int = 1,
         keyField: String = "reason"
     ) {
@@ -84,7 +84,7 @@ public struct EventRateLimiter: Sendable {
     }
 
     /// The stream `event` belongs to.
-    public func key(for event: Event) -> Key {
+    package func key(for event: Event) -> Key {
         let reason: String
         if case .string(let text) = event[keyField] { reason = Self.reasonClass(text) } else { reason = "" }
         let key = Key(event: event.name, reason: reason)
@@ -101,7 +101,7 @@ public struct EventRateLimiter: Sendable {
     /// - Returns: the event to write now (with `suppressed` when repeats were held back since the
     ///   previous line of its stream), or nil: held back and counted.
     /// - Complexity: O(1) on average.
-    public mutating func admit(_ event: Event, at now: Date) -> Event? {
+    package mutating func admit(_ event: Event, at now: Date) -> Event? {
         let key = key(for: event)
         guard var stream = streams[key], now < stream.windowEnd || stream.held > 0 else {
             streams[key] = Stream(windowEnd: now.addingTimeInterval(interval), window: interval)
@@ -134,7 +134,7 @@ public struct EventRateLimiter: Sendable {
     /// regularly (every second is plenty).
     /// - Returns: the lines to write, oldest stream first.
     /// - Complexity: O(s log s) in the number of streams.
-    public mutating func flush(at now: Date) -> [Event] {
+    package mutating func flush(at now: Date) -> [Event] {
         var lines: [(Date, Event)] = []
         for (key, var stream) in streams where now >= stream.windowEnd {
             guard stream.held > 0, let last = stream.lastHeld else {
@@ -155,7 +155,7 @@ public struct EventRateLimiter: Sendable {
     /// Ends every stream of `eventName` (its cause went away, e.g. a send succeeded), so its next
     /// occurrence is written at once.
     /// - Returns: the summaries of repeats still held back, as `flush(at:)` writes them.
-    public mutating func end(_ eventName: EventName) -> [Event] {
+    package mutating func end(_ eventName: EventName) -> [Event] {
         var lines: [Event] = []
         for (key, stream) in streams where key.event == eventName {
             if stream.held > 0, let last = stream.lastHeld {
@@ -168,7 +168,7 @@ public struct EventRateLimiter: Sendable {
 
     /// Ends every stream (the process stops).
     /// - Returns: the summaries of all repeats still held back.
-    public mutating func endAll() -> [Event] {
+    package mutating func endAll() -> [Event] {
         let names = Set(streams.keys.map(\.event)).sorted()
         return names.flatMap { end($0) }
     }
@@ -177,7 +177,7 @@ public struct EventRateLimiter: Sendable {
     /// each run of digits `#`, so a peer that varies ids or numbers in what it sends still makes
     /// one stream. (`unknown peer routing id "m1"` and `… "m2"` are one class; `not valid JSON`
     /// another.)
-    public static func reasonClass(_ reason: String) -> String {
+    package static func reasonClass(_ reason: String) -> String {
         var text = Substring(reason)
         if let first = text.firstIndex(of: "\""), let last = text.lastIndex(of: "\""), first < last {
             text = text[..<first] + "\"…\"" + text[text.index(after: last)...]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapOS
 
 /// The check of a peer's clock against this side's virtual now, from the instants a message
@@ -12,18 +12,18 @@ import SleepTapOS
 /// legitimately be old (sent again after an outage, or the answer to a HELLO), so the past
 /// direction warns only beyond `behindLimit` (8 days: more than the 7-day horizon, when every
 /// date it carries has passed). This project's thresholds; no platform documents one.
-public enum ClockSkew {
+package enum ClockSkew {
     /// Seconds a message's instant may be ahead of the receiver's virtual now (1 h).
-    public static let aheadLimit: TimeInterval = 3_600
+    package static let aheadLimit: TimeInterval = 3_600
     /// Seconds a message's instant may be behind the receiver's virtual now (8 days).
-    public static let behindLimit: TimeInterval = 8 * 86_400
+    package static let behindLimit: TimeInterval = 8 * 86_400
 
     /// `clock.skew` {message, generatedAt, skewHours, reason} when `generatedAt` is too far from
     /// `now`, nil otherwise.
     /// - Parameters:
     ///   - generatedAt: the batch's `generatedAt` (the sender's virtual instant, UTC).
     ///   - now: the receiver's virtual now.
-    public static func check(generatedAt: Date, now: Date) -> Event? {
+    package static func check(generatedAt: Date, now: Date) -> Event? {
         let skew = generatedAt.timeIntervalSince(now)
         guard skew > aheadLimit || -skew > behindLimit else { return nil }
         let hours = (skew / 360).rounded() / 10
@@ -49,7 +49,7 @@ public enum ClockSkew {
     ///   - sentAt: the message's `sentAt` (the sender's virtual instant, UTC).
     ///   - now: the receiver's virtual now.
     ///   - message: the message type (`HELLO`).
-    public static func check(sentAt: Date, now: Date, message: String) -> Event? {
+    package static func check(sentAt: Date, now: Date, message: String) -> Event? {
         let skew = sentAt.timeIntervalSince(now)
         guard abs(skew) > aheadLimit else { return nil }
         let hours = (skew / 360).rounded() / 10

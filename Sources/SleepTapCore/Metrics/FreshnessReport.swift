@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
-public import SleepTapOS
+package import Foundation
+package import SleepTapOS
 
 /// Exact sample percentiles.
-public enum Percentile {
+package enum Percentile {
     /// The `p` quantile of `sorted` (ascending) by linear interpolation between closest ranks:
     /// Hyndman and Fan's type 7, the default of R's `quantile` and numpy's `percentile`, Excel's
     /// `PERCENTILE.INC`. With h = (n − 1)p: x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋ + 1] − x[⌊h⌋]).
@@ -11,7 +11,7 @@ public enum Percentile {
     ///   - sorted: the sample, ascending.
     ///   - p: in [0, 1].
     /// - Returns: nil for an empty sample; the one value for n = 1.
-    public static func linear(_ sorted: [Double], _ p: Double) -> Double? {
+    package static func linear(_ sorted: [Double], _ p: Double) -> Double? {
         guard let first = sorted.first else { return nil }
         guard sorted.count > 1 else { return first }
         let h = Double(sorted.count - 1) * p
@@ -26,7 +26,7 @@ public enum Percentile {
     /// staleness): type 7 as `linear(_:_:)` over the whole sample. A rank that lands on a `never`
     /// sample, or a bracket that includes one, reads `.never`.
     /// - Returns: nil for an empty sample.
-    public static func staleness(_ sorted: [Double], never: Int, _ p: Double) -> Staleness? {
+    package static func staleness(_ sorted: [Double], never: Int, _ p: Double) -> Staleness? {
         let count = sorted.count + never
         guard count > 0 else { return nil }
         guard count > 1 else { return sorted.first.map(Staleness.hours) ?? .never }
@@ -41,27 +41,27 @@ public enum Percentile {
 
     /// Hours as whole seconds (rounded to the nearest), for exact comparisons: 12.0 h is
     /// 43,200 s, where floating point would make 28.1 − 16.1 = 12.000000000000002.
-    public static func wholeSeconds(hours: Double) -> Int64 {
+    package static func wholeSeconds(hours: Double) -> Int64 {
         Int64((hours * 3_600).rounded())
     }
 }
 
 /// A staleness percentile: a number of hours, or `never` (the rank fell on devices that have had
 /// no successful background run yet: unbounded staleness, worse than any number).
-public enum Staleness: Equatable, Sendable, CustomStringConvertible {
+package enum Staleness: Equatable, Sendable, CustomStringConvertible {
     /// Hours since the last successful background run.
     case hours(Double)
     /// No successful background run yet.
     case never
 
     /// The hours, nil for `never`.
-    public var hours: Double? {
+    package var hours: Double? {
         if case .hours(let value) = self { return value }
         return nil
     }
 
     /// `5.6` (one decimal) or `never`.
-    public var description: String { hours.map(FreshnessReport.hours) ?? "never" }
+    package var description: String { hours.map(FreshnessReport.hours) ?? "never" }
 }
 
 /// The weekly background-refresh freshness report (`sleeptap-report`, docs/metrics.md), sans I/O:
@@ -73,9 +73,9 @@ public enum Staleness: Equatable, Sendable, CustomStringConvertible {
 /// bucket, the groups above them are their unions) and per group a few counters; the devices seen
 /// (and those with a successful background run) per group and week as sets of names; per app
 /// version (records that carry one) the same for each week.
-public struct FreshnessReport: Sendable {
+package struct FreshnessReport: Sendable {
     /// What a row of the report is about.
-    public enum Group: Hashable, Comparable, Sendable, CustomStringConvertible {
+    package enum Group: Hashable, Comparable, Sendable, CustomStringConvertible {
         /// Every device.
         case all
         /// The devices of one platform.
@@ -84,15 +84,15 @@ public struct FreshnessReport: Sendable {
         case bucket(StandbyBucket)
 
         /// The fixed order of rows: all, ios, android, then the buckets most to least privileged.
-        public static let ordered: [Group] =
+        package static let ordered: [Group] =
             [.all, .platform(.ios), .platform(.android)] + StandbyBucket.all.map { .bucket($0) }
 
         var index: Int { Self.ordered.firstIndex(of: self)! }
 
-        public static func < (a: Group, b: Group) -> Bool { a.index < b.index }
+        package static func < (a: Group, b: Group) -> Bool { a.index < b.index }
 
         /// `all`, `ios`, `android`, `android, rare`.
-        public var description: String {
+        package var description: String {
             switch self {
             case .all: "all"
             case .platform(let platform): platform.rawValue
@@ -158,49 +158,49 @@ public struct FreshnessReport: Sendable {
     }
 
     /// A group over a span of days, computed.
-    public struct Figures: Equatable, Sendable {
+    package struct Figures: Equatable, Sendable {
         /// Devices with at least one record in the week (for a span that is not one of the two
         /// weeks: in either week).
-        public var devices: Int
+        package var devices: Int
         /// Staleness samples (foreground records), numbers and nulls.
-        public var samples: Int
+        package var samples: Int
         /// Samples that were null: the device had never had a successful background run.
-        public var neverRefreshed: Int
+        package var neverRefreshed: Int
         /// Type-7 percentiles of all the samples, a null one ranked as unbounded staleness
         /// (`Percentile.staleness`); nil when there are none.
-        public var p50: Staleness?
+        package var p50: Staleness?
         /// The 90th percentile; nil when there are no samples.
-        public var p90: Staleness?
+        package var p90: Staleness?
         /// `submitted` records.
-        public var submitted: Int
+        package var submitted: Int
         /// `background` records with success.
-        public var succeeded: Int
+        package var succeeded: Int
         /// `background` records.
-        public var background: Int
+        package var background: Int
         /// `background` records whose expiration handler ran.
-        public var expired: Int
+        package var expired: Int
         /// `dropped` records: launched, no handler.
-        public var dropped: Int
+        package var dropped: Int
         /// `submit_failed` records by reason.
-        public var submitFailed: [String: Int]
+        package var submitFailed: [String: Int]
         /// Records of every kind.
-        public var records: Int
+        package var records: Int
         /// Of `devices`, those without a `background` record with success in the same window.
-        public var noRunDevices: Int
+        package var noRunDevices: Int
 
         /// succeeded ÷ submitted, nil when nothing was submitted.
-        public var executionRate: Double? { submitted == 0 ? nil : Double(succeeded) / Double(submitted) }
+        package var executionRate: Double? { submitted == 0 ? nil : Double(succeeded) / Double(submitted) }
 
         /// noRunDevices ÷ devices, nil without devices.
-        public var noRunShare: Double? { devices == 0 ? nil : Double(noRunDevices) / Double(devices) }
+        package var noRunShare: Double? { devices == 0 ? nil : Double(noRunDevices) / Double(devices) }
     }
 
     /// The report date (UTC day).
-    public let date: LocalDate
+    package let date: LocalDate
     /// Where the date came from, for the report's text (`sleeptap-report` sets it).
-    public var dateSource = DateSource.given
+    package var dateSource = DateSource.given
     /// The 14 UTC days, oldest first: 0...6 last week, 7...13 this week.
-    public let days: [LocalDate]
+    package let days: [LocalDate]
     /// Their starts and the end of the last one (15 instants).
     private let bounds: [Double]
     /// [group][day]
@@ -217,25 +217,25 @@ public struct FreshnessReport: Sendable {
     /// App version -> [week]: the records that carry an `appVersion`.
     private var versions: [String: [VersionWeek]] = [:]
     /// Records in the two weeks without an `appVersion`.
-    public private(set) var withoutVersion = 0
+    package private(set) var withoutVersion = 0
     /// Records outside the two weeks.
-    public private(set) var outside = 0
+    package private(set) var outside = 0
     /// Records read.
-    public private(set) var records = 0
+    package private(set) var records = 0
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
-    public private(set) var firstRecordAt: Date?
+    package private(set) var firstRecordAt: Date?
     /// The latest `at` of every record read (UTC instant).
-    public private(set) var lastRecordAt: Date?
+    package private(set) var lastRecordAt: Date?
     /// Good files read.
-    public private(set) var files = 0
+    package private(set) var files = 0
     /// Files not used, with why, in the order given.
-    public private(set) var skipped: [(file: String, reason: String)] = []
+    package private(set) var skipped: [(file: String, reason: String)] = []
 
     private var lastDevice = ""
     private var lastDeviceSeen: UInt64 = 0
 
     /// Where the report's date came from.
-    public enum DateSource: Sendable, Equatable {
+    package enum DateSource: Sendable, Equatable {
         /// `--date`.
         case given
         /// The last UTC day that has run records (by the files' names).
@@ -245,7 +245,7 @@ public struct FreshnessReport: Sendable {
     }
 
     /// - Parameter date: the report's day (UTC); this week ends with it.
-    public init(date: LocalDate) {
+    package init(date: LocalDate) {
         self.date = date
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -289,7 +289,7 @@ public struct FreshnessReport: Sendable {
     }
 
     /// A file was read whole and is good: its records go in.
-    public mutating func add(file records: [RunRecord]) {
+    package mutating func add(file records: [RunRecord]) {
         files += 1
         for record in records { add(record) }
     }
@@ -298,7 +298,7 @@ public struct FreshnessReport: Sendable {
     /// A then B equals A's report merged with B's (samples, counts, devices and skipped files
     /// in the same order), so files read on several threads and merged in their order give the
     /// same report, and the same bytes, as one thread.
-    public mutating func merge(_ other: FreshnessReport) {
+    package mutating func merge(_ other: FreshnessReport) {
         precondition(other.date == date, "merging reports of different dates")
         let bothSorted = samplesSorted && other.samplesSorted
         for leaf in samples.indices {
@@ -338,7 +338,7 @@ public struct FreshnessReport: Sendable {
     /// same), but a group's percentiles over several days then sort runs already sorted (the
     /// standard library's sort merges them), and `merge` of two sorted reports merges in linear
     /// time. Call it where the report was built (each thread on its own part), before `merge`.
-    public mutating func sortSamples() {
+    package mutating func sortSamples() {
         guard !samplesSorted else { return }
         for leaf in samples.indices {
             for day in samples[leaf].indices { samples[leaf][day].sort() }
@@ -370,12 +370,12 @@ public struct FreshnessReport: Sendable {
     }
 
     /// A file that was not used, with why.
-    public mutating func skip(file: String, reason: String) {
+    package mutating func skip(file: String, reason: String) {
         skipped.append((file, reason))
     }
 
     /// One record.
-    public mutating func add(_ record: RunRecord) {
+    package mutating func add(_ record: RunRecord) {
         records += 1
         firstRecordAt = min(firstRecordAt ?? record.at, record.at)
         lastRecordAt = max(lastRecordAt ?? record.at, record.at)
@@ -433,7 +433,7 @@ public struct FreshnessReport: Sendable {
     }
 
     /// A group's figures over days `range` (indexes into `days`).
-    public func figures(_ group: Group, days range: ClosedRange<Int>) -> Figures {
+    package func figures(_ group: Group, days range: ClosedRange<Int>) -> Figures {
         var cell = Cell()
         for day in range { cell.merge(cells[group.index][day]) }
         var values: [Double] = []
@@ -454,7 +454,7 @@ public struct FreshnessReport: Sendable {
     }
 
     /// The app versions the records carry, in version order (`1.9` before `1.10`).
-    public var appVersions: [String] {
+    package var appVersions: [String] {
         versions.keys.sorted {
             let order = $0.compare($1, options: [.numeric, .literal])
             return order == .orderedSame ? $0 < $1 : order == .orderedAscending
@@ -463,19 +463,19 @@ public struct FreshnessReport: Sendable {
 
     /// The figures of the records of app version `version` in week `range` (`lastWeek` or
     /// `thisWeek`); nil for a version no record carries.
-    public func figures(appVersion version: String, days range: ClosedRange<Int>) -> Figures? {
+    package func figures(appVersion version: String, days range: ClosedRange<Int>) -> Figures? {
         guard let weeks = versions[version] else { return nil }
         let week = weeks[range == Self.lastWeek ? 0 : 1]
         return Self.figures(week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
     }
 
     /// Last week's day indexes into `days`.
-    public static let lastWeek = 0...6
+    package static let lastWeek = 0...6
     /// This week's day indexes into `days` (the last is the report date).
-    public static let thisWeek = 7...13
+    package static let thisWeek = 7...13
 
     /// The week-over-week verdict.
-    public enum Trend: Equatable, Sendable {
+    package enum Trend: Equatable, Sendable {
         /// Both weeks' p90 are numbers: the change in whole seconds; `warning` when more than 12 h.
         case compared(changeSeconds: Int64, warning: Bool)
         /// This week's p90 is `never` while last week's was a number: worse by more than 12 h,
@@ -486,7 +486,7 @@ public struct FreshnessReport: Sendable {
         case notComparable(String)
 
         /// Whether the week-over-week rule puts ⚠ in the heading.
-        public var warning: Bool {
+        package var warning: Bool {
             switch self {
             case .compared(_, let warning): warning
             case .becameNever: true
@@ -496,15 +496,15 @@ public struct FreshnessReport: Sendable {
     }
 
     /// The warning threshold: 12 hours, in seconds.
-    public static let thresholdSeconds: Int64 = 12 * 3_600
+    package static let thresholdSeconds: Int64 = 12 * 3_600
     /// The watch's cache horizon: 7 days of wake dates (the phone's default `--horizon-days`), in
     /// seconds. A p90 staleness above it means the watch of one user in ten can run out of dates.
-    public static let cacheHorizonSeconds: Int64 = Int64(BatchPlanner.defaultHorizonDays) * 24 * 3_600
+    package static let cacheHorizonSeconds: Int64 = Int64(BatchPlanner.defaultHorizonDays) * 24 * 3_600
     /// Fewer staleness samples than this on a side of a comparison mark it "few samples".
-    public static let fewSamples = 20
+    package static let fewSamples = 20
 
     /// This week's p90 against last week's (all devices).
-    public var trend: Trend {
+    package var trend: Trend {
         Self.trend(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
     }
 
@@ -529,7 +529,7 @@ public struct FreshnessReport: Sendable {
 
     /// A reason for ⚠ in the heading. The week-over-week rule is one sufficient condition; the
     /// others are absolute, about this week alone.
-    public enum Condition: Equatable, Sendable {
+    package enum Condition: Equatable, Sendable {
         /// This week's p90 is more than 12 h above last week's (whole seconds).
         case weekOverWeek(changeSeconds: Int64)
         /// This week's p90 is `never`, last week's was a number of hours.
@@ -542,7 +542,7 @@ public struct FreshnessReport: Sendable {
         case mostDevicesWithoutRun(noRun: Int, devices: Int)
 
         /// The condition's name in `--json` (`conditions[].condition`).
-        public var name: String {
+        package var name: String {
             switch self {
             case .weekOverWeek: "p90WeekOverWeek"
             case .p90BecameNever: "p90BecameNever"
@@ -553,7 +553,7 @@ public struct FreshnessReport: Sendable {
         }
 
         /// One sentence with the numbers.
-        public var text: String {
+        package var text: String {
             switch self {
             case .weekOverWeek(let seconds):
                 "p90 staleness is \(FreshnessReport.signedHours(seconds: seconds)) week over week: more than 12 h worse."
@@ -574,7 +574,7 @@ public struct FreshnessReport: Sendable {
     }
 
     /// The conditions that put ⚠ in the heading, in a fixed order; empty: no warning.
-    public var conditions: [Condition] {
+    package var conditions: [Condition] {
         Self.conditions(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
     }
 
@@ -600,28 +600,28 @@ public struct FreshnessReport: Sendable {
 
     /// A day whose execution rate fell: at least `fallPoints` percentage points below the best
     /// rate of the days before it, and by more than two standard errors of the difference.
-    public struct Fall: Equatable, Sendable {
+    package struct Fall: Equatable, Sendable {
         /// The UTC day the rate fell on.
-        public var day: LocalDate
+        package var day: LocalDate
         /// That day's execution rate, a fraction from 0 to 1.
-        public var rate: Double
+        package var rate: Double
         /// The best earlier day and its rate.
-        public var bestDay: LocalDate
+        package var bestDay: LocalDate
         /// The best earlier day's execution rate, a fraction from 0 to 1.
-        public var bestRate: Double
+        package var bestRate: Double
     }
 
     /// A fall of the daily execution rate counts from this many percentage points.
-    public static let fallPoints = 5.0
+    package static let fallPoints = 5.0
     /// Days with fewer `submitted` records than this are left out of the fall search.
-    public static let fallMinimumSubmitted = 10
+    package static let fallMinimumSubmitted = 10
 
     /// The first of the 14 days whose execution rate (all devices) is `fallPoints` or more below
     /// the best of the days before it and more than 2 standard errors below it (the difference
     /// of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), n the days' `submitted`, so that a
     /// small fleet's day-to-day noise is no fall); days with at least `fallMinimumSubmitted`
     /// submitted. Nil when none fell.
-    public var firstExecutionRateFall: Fall? {
+    package var firstExecutionRateFall: Fall? {
         var best: (day: LocalDate, rate: Double, submitted: Int)?
         for index in 0..<14 {
             let f = figures(.all, days: index...index)
@@ -642,11 +642,11 @@ public struct FreshnessReport: Sendable {
     }
 
     /// Whether most records (more than half) fall outside the two weeks.
-    public var mostRecordsOutside: Bool { outside * 2 > records }
+    package var mostRecordsOutside: Bool { outside * 2 > records }
 
     /// The usual cause of each failure kind the two weeks' records show, one sentence each
     /// (sources in docs/metrics.md).
-    public var causes: [String] {
+    package var causes: [String] {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         var out: [String] = []
@@ -688,7 +688,7 @@ public struct FreshnessReport: Sendable {
     }
 
     /// An Android bucket whose execution rate this week is below this gets the App Standby cause.
-    public static let lowExecutionRate = 0.8
+    package static let lowExecutionRate = 0.8
 
     /// The usual cause of a `submit_failed` reason (`BGTaskScheduler.Error.Code`, or this app's).
     static func submitFailedCause(_ reason: String) -> String {
@@ -763,14 +763,14 @@ extension FreshnessReport {
     }
 
     /// The heading: `# Background refresh freshness, 2026-03-14`, with `⚠ ` in front on a warning.
-    public var heading: String { heading(warning: !conditions.isEmpty) }
+    package var heading: String { heading(warning: !conditions.isEmpty) }
 
     func heading(warning: Bool) -> String {
         (warning ? "# ⚠ " : "# ") + "Background refresh freshness, \(date)"
     }
 
     /// The report's file name: `bg_freshness_<date>.md`.
-    public var fileName: String { "bg_freshness_\(date).md" }
+    package var fileName: String { "bg_freshness_\(date).md" }
 
     /// `Most records (N of M) fall outside the two weeks: ...`, nil when most are inside.
     var outsideSentence: String? {
@@ -791,7 +791,7 @@ extension FreshnessReport {
 
     /// The whole report, Markdown (GitHub renders the Mermaid chart). Deterministic: the same
     /// records and skipped files give the same text.
-    public func markdown() -> String {
+    package func markdown() -> String {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
@@ -1028,7 +1028,7 @@ extension FreshnessReport {
     }
 
     /// The summary as one JSON object (`sleeptap-report --json`, fields in docs/metrics.md).
-    public func summary(path: String) -> [String: Any] {
+    package func summary(path: String) -> [String: Any] {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
@@ -1072,7 +1072,7 @@ extension FreshnessReport {
 
     /// A few readable lines: where the report is, the heading and what fired it, this week
     /// against last week.
-    public func summaryLines(path: String) -> String {
+    package func summaryLines(path: String) -> String {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)

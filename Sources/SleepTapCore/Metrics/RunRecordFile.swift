@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
+package import Foundation
 import SleepTapOS
 
 /// The run-record file, `metrics/bg_runs/<device>-<YYYY-MM-DD>.json`: one JSON array (RFC 8259)
@@ -12,21 +12,21 @@ import SleepTapOS
 /// not check), the top level an array, every element an object with known keys of the right
 /// type, and the record's rules (`RunRecord.problem`) kept. The first problem is thrown, naming
 /// the record's index and the field.
-public enum RunRecordFile {
+package enum RunRecordFile {
     /// Why a file is not a run-record file.
-    public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+    package struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
         /// The index of the record at fault, nil when the problem is not in one record.
-        public var index: Int?
+        package var index: Int?
         /// The field at fault, nil when none.
-        public var field: String?
+        package var field: String?
         /// What is wrong.
-        public var reason: String
+        package var reason: String
 
         /// - Parameters:
         ///   - index: the record's 0-based index, nil when not in one record.
         ///   - field: the field at fault, nil when none.
         ///   - reason: what is wrong.
-        public init(index: Int?, field: String?, reason: String) {
+        package init(index: Int?, field: String?, reason: String) {
             self.index = index
             self.field = field
             self.reason = reason
@@ -34,7 +34,7 @@ public enum RunRecordFile {
 
         /// `record 3, field bucket = "x": expected active, ...`, `record 0, field device: missing`,
         /// or the reason alone.
-        public var description: String {
+        package var description: String {
             let separator = reason.hasPrefix("= ") ? " " : ": "
             switch (index, field) {
             case (let index?, let field?): return "record \(index), field \(field)\(separator)\(reason)"
@@ -46,15 +46,15 @@ public enum RunRecordFile {
     }
 
     /// The directory under a metrics root that holds the files: `metrics/bg_runs`.
-    public static let directory = "metrics/bg_runs"
+    package static let directory = "metrics/bg_runs"
 
     /// `<device>-<YYYY-MM-DD>.json` for `device` and the UTC day of `instant`.
-    public static func fileName(device: String, day instant: Date) -> String {
+    package static func fileName(device: String, day instant: Date) -> String {
         "\(device)-\(utcDay(instant)).json"
     }
 
     /// The UTC calendar day of `instant`, `YYYY-MM-DD`.
-    public static func utcDay(_ instant: Date) -> String {
+    package static func utcDay(_ instant: Date) -> String {
         String(instantString(instant).prefix(10))
     }
 
@@ -62,7 +62,7 @@ public enum RunRecordFile {
 
     /// The file's bytes for `records`, in the order given: `[`, one record per line (each
     /// written by `JSONEncoder`, keys sorted, no spaces), `]`, a final newline. Deterministic.
-    public static func encode(_ records: [RunRecord]) -> Data {
+    package static func encode(_ records: [RunRecord]) -> Data {
         var out = Data("[\n".utf8)
         for (index, record) in records.enumerated() {
             out.append(Data(line(record).utf8))
@@ -74,7 +74,7 @@ public enum RunRecordFile {
 
     /// One record as a JSON object on one line, keys sorted, every key (null where none):
     /// `JSONEncoder` with `RunRecord`'s `Encodable`.
-    public static func line(_ record: RunRecord) -> String {
+    package static func line(_ record: RunRecord) -> String {
         // The record holds strings, numbers, booleans and nulls only: encoding cannot fail
         // (a non-finite stalenessHours breaks `RunRecord.problem` and is never written).
         String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self)
@@ -92,7 +92,7 @@ public enum RunRecordFile {
 
     /// `2026-03-07T11:30:00.450Z`: UTC, to the millisecond (rounded to the nearest). The date
     /// and the time of day are `ISO8601.string`'s (Foundation's UTC calendar).
-    public static func instantString(_ date: Date) -> String {
+    package static func instantString(_ date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded())
         var (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1_000)
         if fraction < 0 {
@@ -109,7 +109,7 @@ public enum RunRecordFile {
     /// Parses `YYYY-MM-DDTHH:MM:SS` with an optional fraction (1 to 9 digits) and `Z`, strictly
     /// (the day must exist, hours < 24, minutes and seconds < 60).
     /// - Returns: nil when the text is not such an instant.
-    public static func parseInstant(_ b: ArraySlice<UInt8>) -> Date? {
+    package static func parseInstant(_ b: ArraySlice<UInt8>) -> Date? {
         var days = DayCache()
         return b.withUnsafeBufferPointer { parseInstant($0, days: &days) }
     }
@@ -165,7 +165,7 @@ public enum RunRecordFile {
 
     /// Reads a whole file: every record, in order.
     /// - Throws: `Problem`, the first one found.
-    public static func decode(_ data: Data) throws(Problem) -> [RunRecord] {
+    package static func decode(_ data: Data) throws(Problem) -> [RunRecord] {
         var records: [RunRecord] = []
         try decode(data) { records.append($0) }
         return records
@@ -173,20 +173,20 @@ public enum RunRecordFile {
 
     /// `decode(_:)` of a file's bytes.
     /// - Throws: `Problem`, the first one found.
-    public static func decode(bytes: [UInt8]) throws(Problem) -> [RunRecord] {
+    package static func decode(bytes: [UInt8]) throws(Problem) -> [RunRecord] {
         try decode(Data(bytes))
     }
 
     /// `decode(_:_:)` of a file's bytes.
     /// - Throws: `Problem`, the first one found.
-    public static func decode(bytes: [UInt8], _ body: (RunRecord) -> Void) throws(Problem) {
+    package static func decode(bytes: [UInt8], _ body: (RunRecord) -> Void) throws(Problem) {
         try decode(Data(bytes), body)
     }
 
     /// Reads a whole file and hands each record to `body` in order. The file is checked to its
     /// end first, so `body` never sees part of a bad file.
     /// - Throws: `Problem`, the first one found.
-    public static func decode(_ data: Data, _ body: (RunRecord) -> Void) throws(Problem) {
+    package static func decode(_ data: Data, _ body: (RunRecord) -> Void) throws(Problem) {
         try decode(data, readingScannedValues: true, body)
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
-public import SleepTapOS
+package import SleepTapOS
 
 /// A pending local notification, as the phone would hand it to the OS (UNNotificationRequest:
 /// identifier, trigger date, body).
@@ -51,7 +51,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
     /// soonest `limit` of all, and says what changed.
     /// - Returns: the records of `new` now pending, and every record (new or already pending)
     ///   the `limit` pushed out. Replaced records of `prefix` are neither.
-    public mutating func update(prefix: String, with new: [NotificationRecord]) -> NotificationChange {
+    package mutating func update(prefix: String, with new: [NotificationRecord]) -> NotificationChange {
         let candidates = records.filter { !$0.id.hasPrefix(prefix) } + new
         let added = replace(prefix: prefix, with: new)
         let kept = IDs(records.map(\.id))
@@ -106,14 +106,14 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
 }
 
 /// What one `PendingNotifications.update` did.
-public struct NotificationChange: Equatable, Sendable {
+package struct NotificationChange: Equatable, Sendable {
     /// Records of the update now pending, soonest first.
-    public var added: [NotificationRecord] = []
+    package var added: [NotificationRecord] = []
     /// Records the 64-request limit pushed out, soonest first: the OS would never show them.
-    public var dropped: [NotificationRecord] = []
+    package var dropped: [NotificationRecord] = []
 
     /// A change that added `added` and pushed out `dropped`.
-    public init(added: [NotificationRecord] = [], dropped: [NotificationRecord] = []) {
+    package init(added: [NotificationRecord] = [], dropped: [NotificationRecord] = []) {
         self.added = added
         self.dropped = dropped
     }
@@ -121,7 +121,7 @@ public struct NotificationChange: Equatable, Sendable {
     /// `notification.added` {id, fireDate, text} for each added record, then
     /// `notification.dropped` {id, fireDate, text, reason} for each dropped one, stamped with
     /// virtual instant `now` (UTC).
-    public func events(at now: Date) -> [PhoneAction] { events(delivery: "alert", at: now) }
+    package func events(at now: Date) -> [PhoneAction] { events(delivery: "alert", at: now) }
 
     /// `events(at:)`, each `notification.added` with `delivery`: what the user sees when it fires
     /// (`alert`; `quiet` for an iOS provisional authorization, Notification Center only; `none`
@@ -129,7 +129,7 @@ public struct NotificationChange: Equatable, Sendable {
     /// - Parameters:
     ///   - delivery: the `delivery` field of each `notification.added`.
     ///   - now: the virtual instant (UTC) the events are stamped with.
-    public func events(delivery: String, at now: Date) -> [PhoneAction] {
+    package func events(delivery: String, at now: Date) -> [PhoneAction] {
         let reason = "over the limit of \(PendingNotifications.limit) pending notifications; the soonest are kept"
         return added.map {
             .emit(Event(.notificationAdded, Self.fields($0) + [("delivery", .string(delivery))]), at: now)
@@ -146,7 +146,7 @@ public struct NotificationChange: Equatable, Sendable {
     ///   - records: the notices the app asked the OS to add.
     ///   - authorization: the app's authorization (`denied` or `not-determined`).
     ///   - now: the virtual instant (UTC) the events are stamped with.
-    public static func failures(
+    package static func failures(
         _ records: [NotificationRecord], authorization: NotificationAuthorization, at now: Date
     ) -> [PhoneAction] {
         let reason =
@@ -172,7 +172,7 @@ public struct NotificationChange: Equatable, Sendable {
 
 /// Daily rotation of notice texts: which of `count` texts a given local day shows, shifted by the
 /// device's seed so not every user sees the same one.
-public enum DailyRotation {
+package enum DailyRotation {
     /// `SplitMix64(state: seed &+ day).next() % count`, where `day` is the number of days since
     /// 1970-01-01 of the local date (for UTC this equals `Int(t / 86400)` of a Unix time `t`).
     ///
@@ -181,7 +181,7 @@ public enum DailyRotation {
     ///   - seed: the device's seed.
     ///   - count: number of texts, ≥ 1.
     /// - Returns: an index in `0..<count`.
-    public static func entryIndex(for date: LocalDate, seed: UInt64, count: Int) -> Int {
+    package static func entryIndex(for date: LocalDate, seed: UInt64, count: Int) -> Int {
         precondition(count >= 1, "DailyRotation needs at least one entry")
         var generator = SplitMix64(state: seed &+ UInt64(bitPattern: Int64(date.daysSinceEpoch)))
         return Int(generator.next() % UInt64(count))
@@ -189,12 +189,12 @@ public enum DailyRotation {
 }
 
 /// Bedtime notices: one per wake-up, at wake − sleep target − lead.
-public enum BedtimeNoticePlanner {
+package enum BedtimeNoticePlanner {
     /// Identifier prefix of bedtime notices; an update replaces every pending one.
-    public static let idPrefix = "bedtime-"
+    package static let idPrefix = "bedtime-"
 
     /// The built-in texts, rotated daily. `{bed}` is the bedtime, `{wake}` the wake time (local).
-    public static let texts = [
+    package static let texts = [
         "Time to wind down: bed at {bed} gives you your sleep before {wake}.",
         "Screens off soon. Bedtime {bed}, alarm {wake}.",
         "Your wake-up is {wake}. Head to bed by {bed}.",
@@ -239,7 +239,7 @@ public enum BedtimeNoticePlanner {
     ///   - seed: the device seed for `DailyRotation`.
     /// - Returns: records with id `bedtime-<wake local date>`, fire = wake − target − lead
     ///   (elapsed time: a DST night is an hour shorter or longer on the wall, not in sleep).
-    public static func notices(
+    package static func notices(
         for entries: [WakeEntry], schedule: WakeSchedule, in zone: TimeZone, now: Date, seed: UInt64
     ) -> [NotificationRecord] {
         let calendar = WakeCalendar.calendar(in: zone)
@@ -260,12 +260,12 @@ public enum BedtimeNoticePlanner {
 }
 
 /// When the phone asks the OS to run its refresh job next.
-public enum RefreshPlanner {
+package enum RefreshPlanner {
     /// earliestBeginDate = the next wake-up after `now` + 1 h (this project's rule: the earliest
     /// time is the user's wake-up time plus one hour). The wake-up follows the calendar rule of
     /// `WakeCalendar`, so it is right across DST changes; the hour is elapsed time. nil when the
     /// schedule has no wake-up in the next 8 days.
-    public static func earliestBeginDate(after now: Date, schedule: WakeSchedule, in zone: TimeZone) -> Date? {
+    package static func earliestBeginDate(after now: Date, schedule: WakeSchedule, in zone: TimeZone) -> Date? {
         // The first entry of any horizon is the first day's (the search for it looks 8 days ahead).
         guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 1).first else {
             return nil

@@ -202,22 +202,22 @@ public struct WakeSchedule: Sendable, Equatable {
 
 /// A schedule file that cannot be used. `field` is a JSON path (`wake.monday`), `value` the
 /// offending text as found, `reason` what is wrong. Executables exit 65 (EX_DATAERR) on it.
-public struct ScheduleError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct ScheduleError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The JSON path of the field (`wake.monday`).
-    public var field: String
+    package var field: String
     /// The offending text, as found.
-    public var value: String
+    package var value: String
     /// What is wrong with it.
-    public var reason: String
+    package var reason: String
 
     /// An error about `field` holding `value`, for `reason`.
-    public init(field: String, value: String, reason: String) {
+    package init(field: String, value: String, reason: String) {
         self.field = field
         self.value = value
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         field.isEmpty ? reason : "\(field) = \(value): \(reason)"
     }
 }
@@ -234,15 +234,15 @@ public struct ScheduleError: Error, Equatable, Sendable, CustomStringConvertible
 /// Every weekday must appear, as `"HH:MM"` (24-hour, local wall time) or `"off"`. `timeZone` is
 /// optional (an IANA identifier). Unknown keys are errors, so a typo never silently means "off";
 /// so is a key given twice in one object, and any text that is not strict JSON (RFC 8259).
-public enum ScheduleFile {
+package enum ScheduleFile {
     /// The only schema version this build reads.
-    public static let schemaVersion = 1
+    package static let schemaVersion = 1
     /// Largest schedule file read, in bytes (1 MiB; a full one is a few kilobytes).
-    public static let maxBytes = 1 << 20
+    package static let maxBytes = 1 << 20
 
     /// Decodes and validates a schedule file's bytes.
     /// - Throws: `ScheduleError` naming the field and the bad value.
-    public static func decode(_ data: Data) throws(ScheduleError) -> WakeSchedule {
+    package static func decode(_ data: Data) throws(ScheduleError) -> WakeSchedule {
         guard data.count <= maxBytes else {
             throw ScheduleError(
                 field: "", value: "", reason: "\(data.count) bytes; a schedule file is at most \(maxBytes) bytes")

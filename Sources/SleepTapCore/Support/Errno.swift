@@ -13,23 +13,23 @@ import Foundation
 ///
 /// The one place the package turns an errno into words; the numbers are Linux's
 /// (asm-generic/errno-base.h and errno.h, errno(3)).
-public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
+package struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The errno number.
-    public var code: Int32
+    package var code: Int32
 
     /// - Parameter code: the errno number.
-    public init(_ code: Int32) {
+    package init(_ code: Int32) {
         self.code = code
     }
 
     /// The calling thread's `errno` now: read it right after the call that failed.
-    public static var current: Errno { Errno(errno) }
+    package static var current: Errno { Errno(errno) }
 
     /// The system's words for it (strerror(3)).
-    public var message: String { String(cString: strerror(code)) }
+    package var message: String { String(cString: strerror(code)) }
 
     /// Its symbolic name (`ENOSPC`, `EACCES`, …), nil for a number this table does not name.
-    public var name: String? {
+    package var name: String? {
         switch code {
         case EPERM: "EPERM"
         case ENOENT: "ENOENT"
@@ -65,5 +65,5 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The system's words, as strerror(3) gives them (what every message of the package shows).
-    public var description: String { message }
+    package var description: String { message }
 }

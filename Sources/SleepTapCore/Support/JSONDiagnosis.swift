@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 
 /// Why a JSON file cannot be used, in words that name the place: the line and column of a syntax
 /// error (RFC 8259 grammar), or the field and value of a type or range error in valid JSON.
@@ -8,26 +8,26 @@ public import Foundation
 /// Foundation's own messages give neither: on Linux `JSONSerialization` reports "The data is not
 /// in the correct format" without an offset, and `JSONDecoder` reports a number that does not fit
 /// its field (a negative `UInt64`) as "The given data was not valid JSON" with no coding path.
-public enum JSONDiagnosis {
+package enum JSONDiagnosis {
     /// A syntax error at a place in the text.
-    public struct SyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+    package struct SyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
         /// 1-based line (lines end at LF).
-        public var line: Int
+        package var line: Int
         /// 1-based column, in characters (Unicode scalars) from the start of the line.
-        public var column: Int
+        package var column: Int
         /// 0-based byte offset.
-        public var offset: Int
+        package var offset: Int
         /// What is wrong there.
-        public var reason: String
+        package var reason: String
 
         /// `line 3, column 14: expected ',' or '}' after a member, found 'x'`.
-        public var description: String { "line \(line), column \(column): \(reason)" }
+        package var description: String { "line \(line), column \(column): \(reason)" }
     }
 
     /// The first syntax error in `data` as JSON (RFC 8259: one value, any type, whitespace around
     /// it), or nil when it is valid JSON.
     /// - Complexity: O(n) in the size of `data`.
-    public static func syntaxError(in data: Data) -> SyntaxError? {
+    package static func syntaxError(in data: Data) -> SyntaxError? {
         data.withUnsafeBytes { raw in
             var scanner = Scanner(bytes: raw.bindMemory(to: UInt8.self))
             do throws(SyntaxError) {
@@ -40,7 +40,7 @@ public enum JSONDiagnosis {
     }
 
     /// Why a text is not one JSON object this package accepts.
-    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
         /// Not JSON by RFC 8259's grammar (a trailing comma, a leading zero, a missing quote, …).
         case syntax(SyntaxError)
         /// Valid JSON in which one object names a key twice: RFC 8259 §4 says the names within
@@ -55,7 +55,7 @@ public enum JSONDiagnosis {
         /// `not valid JSON: line 1, column 40: …`, `key wake.sunday appears twice (line 1,
         /// column 37); a key must appear once in an object`, or `the top level must be a JSON
         /// object, found a string`.
-        public var description: String {
+        package var description: String {
             switch self {
             case .syntax(let error): "not valid JSON: \(error)"
             case .duplicateKey(let path, _, let line, let column):
@@ -72,7 +72,7 @@ public enum JSONDiagnosis {
     /// equal when they are after unescaping (`"a"` and `"\u0061"`) and by Swift's `String`
     /// equality (canonical equivalence), as the keys of the dictionary Foundation builds.
     /// - Complexity: O(n) in the size of `data`.
-    public static func problem(in data: Data) -> Problem? {
+    package static func problem(in data: Data) -> Problem? {
         scan(data)
     }
 
@@ -164,7 +164,7 @@ public enum JSONDiagnosis {
     /// - Returns: the object, as `JSONSerialization` builds it.
     /// - Throws: `Problem` saying what is wrong and where.
     /// - Complexity: O(n) in the size of `data`.
-    public static func object(from data: Data) throws(Problem) -> [String: Any] {
+    package static func object(from data: Data) throws(Problem) -> [String: Any] {
         if let problem = problem(in: data) { throw problem }
         let root: Any
         do {
@@ -193,7 +193,7 @@ public enum JSONDiagnosis {
     ///   - type: the type that was decoded.
     ///   - data: the text.
     ///   - decoder: the decoder that failed, to re-run when the field has to be found.
-    public static func describe<T: Decodable>(
+    package static func describe<T: Decodable>(
         _ error: any Error, decoding type: T.Type, from data: Data, with decoder: JSONDecoder
     ) -> String {
         if let syntax = syntaxError(in: data) { return "not valid JSON: \(syntax)" }
@@ -742,7 +742,7 @@ extension String {
 /// number written with a fraction or an exponent, "Q" an integer above `Int64.max`), so that no
 /// strict reader takes `true` for 1 or `7.0` for 7 (RFC 8259 section 6 leaves the kinds to the
 /// reader).
-public enum JSONNumber: Equatable, Sendable {
+package enum JSONNumber: Equatable, Sendable {
     /// `true` or `false`.
     case bool(Bool)
     /// An integer written without fraction or exponent, in `Int64`'s range.
@@ -753,7 +753,7 @@ public enum JSONNumber: Equatable, Sendable {
     case fraction(Double)
 
     /// - Parameter number: a value `JSONSerialization` decoded.
-    public init(_ number: NSNumber) {
+    package init(_ number: NSNumber) {
         switch UInt8(bitPattern: number.objCType.pointee) {
         case UInt8(ascii: "c"): self = .bool(number.boolValue)
         case UInt8(ascii: "d"), UInt8(ascii: "f"): self = .fraction(number.doubleValue)
@@ -763,13 +763,13 @@ public enum JSONNumber: Equatable, Sendable {
     }
 
     /// Whether it is `true` or `false`.
-    public var isBool: Bool {
+    package var isBool: Bool {
         if case .bool = self { return true }
         return false
     }
 
     /// Whether it is an integer written without fraction or exponent.
-    public var isInteger: Bool {
+    package var isInteger: Bool {
         switch self {
         case .integer, .unsignedInteger: true
         case .bool, .fraction: false

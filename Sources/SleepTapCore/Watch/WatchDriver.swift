@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 
 /// What a `WatchDriver` performs the watch node's actions on: the link to the phone, the state
 /// file, the timers, the event output, stderr and the process's end.
@@ -9,7 +9,7 @@ public import Foundation
 /// loop's timers; the embedded twin gives its `FaultyLink`, `FlakyStore` and
 /// `VirtualScheduler`. A port performs and reports; it decides nothing (the node does). The
 /// shape follows swift-nio's `EmbeddedChannel`, which hosts the real handler on simulated I/O.
-public protocol WatchPorts {
+package protocol WatchPorts {
     /// Both time bases now (virtual now, monotonic wall seconds): what the node's next input
     /// carries.
     mutating func now() -> NodeTime
@@ -74,18 +74,18 @@ public enum WatchInbound: Equatable, Sendable {
 ///
 /// Durable before acknowledged: a `persist` ends an action list, and what depends on it comes
 /// from `WatchNode.persisted(_:at:)`, which the driver calls with the write's result.
-public struct WatchDriver<Ports: WatchPorts> {
+package struct WatchDriver<Ports: WatchPorts> {
     /// The machine. Replacing it is a new process on the same ports (the twin's restart).
-    public var node: WatchNode
+    package var node: WatchNode
     /// What the actions are performed on.
-    public var ports: Ports
+    package var ports: Ports
 
     /// A driver of `node` on `ports`; nothing runs until the first input (`start`).
     /// - Parameters:
     ///   - node: the watch node, built from its configuration and stored state.
     ///   - ports: the link, state file, timers, output and stop of its host.
     @inlinable
-    public init(node: WatchNode, ports: Ports) {
+    package init(node: WatchNode, ports: Ports) {
         self.node = node
         self.ports = ports
     }
@@ -95,7 +95,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// The process started (`WatchNode.start(processID:at:)`).
     /// - Parameter processID: the pid `watch.started` names.
     @inlinable
-    public mutating func start(processID: Int32) {
+    package mutating func start(processID: Int32) {
         let time = ports.now()
         run(node.start(processID: processID, at: time))
     }
@@ -103,7 +103,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// One ZeroMQ message from the phone, decoded here (`WatchInbound(frames:)`).
     /// - Parameter frames: the message's frames.
     @inlinable
-    public mutating func received(frames: [[UInt8]]) {
+    package mutating func received(frames: [[UInt8]]) {
         let inbound = WatchInbound(frames: frames)
         let time = ports.now()
         run(node.received(inbound, at: time))
@@ -112,7 +112,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// One message from the phone already decoded (the twin's typed link, `WireCodec.delivered`).
     /// - Parameter message: the message.
     @inlinable
-    public mutating func received(message: WireMessage) {
+    package mutating func received(message: WireMessage) {
         let time = ports.now()
         run(node.received(message: message, at: time))
     }
@@ -120,7 +120,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// What the transport reported about the link (the socket monitor).
     /// - Parameter event: the link event.
     @inlinable
-    public mutating func link(_ event: WatchLinkEvent) {
+    package mutating func link(_ event: WatchLinkEvent) {
         let time = ports.now()
         run(node.link(event, at: time))
     }
@@ -128,7 +128,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// An armed timer is due (already disarmed by the port).
     /// - Parameter timer: the timer.
     @inlinable
-    public mutating func timerFired(_ timer: WatchTimer) {
+    package mutating func timerFired(_ timer: WatchTimer) {
         let time = ports.now()
         run(node.timerFired(timer, at: time))
     }
@@ -136,7 +136,7 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// A line of the watch's stdin language.
     /// - Parameter line: the line, without its newline.
     @inlinable
-    public mutating func command(line: String) {
+    package mutating func command(line: String) {
         let time = ports.now()
         run(node.command(line: line, at: time))
     }
@@ -144,14 +144,14 @@ public struct WatchDriver<Ports: WatchPorts> {
     /// A signal, a closed output or Ctrl-D on a terminal.
     /// - Parameter cause: why the process stops.
     @inlinable
-    public mutating func stop(_ cause: StopCause) {
+    package mutating func stop(_ cause: StopCause) {
         let time = ports.now()
         run(node.stop(cause, at: time))
     }
 
     /// The process ends without a stop (its loop failed): what the rate limits still hold back.
     @inlinable
-    public mutating func finish() {
+    package mutating func finish() {
         let time = ports.now()
         run(node.finish(at: time))
     }

@@ -25,29 +25,29 @@ public enum WatchTimer: Hashable, Sendable, CaseIterable {
 
 /// The watch's alarm: the wake-up instants it was set to and has not rung yet, and the one
 /// ringing (rules: `WatchNode`, "Alarm"; docs/protocol.md, "The alarm").
-public struct WatchAlarm: Equatable, Sendable {
+package struct WatchAlarm: Equatable, Sendable {
     /// An alarm that is ringing, or snoozed between two rings.
-    public struct Ringing: Equatable, Sendable {
+    package struct Ringing: Equatable, Sendable {
         /// The wake-up instant it was set to (virtual, UTC).
-        public var alarmTime: Date
+        package var alarmTime: Date
         /// When it started ringing this time (its instant, or the end of the last snooze).
-        public var since: Date
+        package var since: Date
         /// While snoozed: when it rings again; nil while it rings.
-        public var snoozedUntil: Date?
+        package var snoozedUntil: Date?
         /// Snoozes so far.
-        public var snoozes: Int
+        package var snoozes: Int
     }
 
     /// The instants set and not yet rung, in time order, without repeats.
-    public private(set) var set: [Date] = []
+    package private(set) var set: [Date] = []
     /// The alarm ringing or snoozed, nil when none is.
-    public var ringing: Ringing?
+    package var ringing: Ringing?
 
     /// An alarm with nothing set and nothing ringing.
-    public init() {}
+    package init() {}
 
     /// Sets the alarm at `instant` (one already set there stays one).
-    public mutating func add(_ instant: Date) {
+    package mutating func add(_ instant: Date) {
         guard !set.contains(instant) else { return }
         set.append(instant)
         set.sort()
@@ -58,7 +58,7 @@ public struct WatchAlarm: Equatable, Sendable {
 
     /// The next instant something happens: the earliest set alarm, the end of a snooze, or
     /// `userStop` seconds after a ring began (the simulated user's stop; nil: nobody stops it).
-    public func nextDue(userStop: TimeInterval?) -> Date? {
+    package func nextDue(userStop: TimeInterval?) -> Date? {
         var candidates = set.prefix(1).map { $0 }
         if let ringing {
             if let until = ringing.snoozedUntil {
@@ -243,7 +243,7 @@ public struct WatchNode: Sendable {
     /// Whether the ZMTP handshake with the phone completed and the link has not dropped since.
     public private(set) var linkUp = false
     /// Whether the phone is online, from what arrives (`peer.online` / `peer.offline`).
-    public private(set) var liveness = LinkLiveness()
+    package private(set) var liveness = LinkLiveness()
     /// Messages refused since start.
     public private(set) var rejectedMessages = 0
     /// Sends that failed since start.
@@ -272,7 +272,7 @@ public struct WatchNode: Sendable {
     /// The timers armed and not yet fired or cancelled.
     public private(set) var armed: Set<WatchTimer> = []
     /// The alarm: set by each answered bed tap and typed wake time, rung at its instant.
-    public private(set) var alarm = WatchAlarm()
+    package private(set) var alarm = WatchAlarm()
     /// Repeats of the events a peer can cause at will (failed handshakes, rejected messages and
     /// the ERROR replies to them, the peer's ERRORs, failed sends) are held back and counted
     /// (docs/protocol.md, "Events").

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import SleepTapOS
 
 /// The default provider: a deterministic, plausible 48-hour hourly forecast with no network.
@@ -11,29 +11,29 @@ import SleepTapOS
 /// knots every 6 hours, linear in between); temperature follows a daily cycle peaking at 15:00
 /// local solar time and falls with latitude; precipitation probability rises with cloud cover;
 /// the WMO code is derived from both.
-public struct OfflineWeatherProvider: WeatherProvider {
+package struct OfflineWeatherProvider: WeatherProvider {
     /// How many hours each forecast holds: 48.
-    public static let hourCount = 48
+    package static let hourCount = 48
 
     /// The seed every value derives from.
-    public let seed: UInt64
+    package let seed: UInt64
     /// The simulated seconds each call reports as its `cost`.
-    public let cost: TimeInterval
+    package let cost: TimeInterval
 
     /// `"offline"`.
-    public var name: String { "offline" }
+    package var name: String { "offline" }
 
     /// - Parameters:
     ///   - seed: e.g. the device seed.
     ///   - cost: simulated duration of a fetch in seconds (default 0.3), reported as `cost`.
-    public init(seed: UInt64, cost: TimeInterval = 0.3) {
+    package init(seed: UInt64, cost: TimeInterval = 0.3) {
         self.seed = seed
         self.cost = cost
     }
 
     /// 48 hours starting at the UTC hour that contains `now`; `fetchedAt` = `now`, `source` =
     /// `"offline"`. Never fails.
-    public func forecast(for location: Coordinate, now: Date) -> (
+    package func forecast(for location: Coordinate, now: Date) -> (
         result: Result<Forecast, WeatherError>, cost: TimeInterval
     ) {
         let firstHour = Int64((now.timeIntervalSince1970 / 3_600).rounded(.down))

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 
 /// The Open-Meteo forecast API (https://open-meteo.com/en/docs): the request the phone makes and
 /// the strict decoder for its JSON answer. Pure: no I/O (the HTTP client is `OpenMeteoClient` in
 /// SleepTapRuntime).
-public enum OpenMeteo {
+package enum OpenMeteo {
     /// `https://api.open-meteo.com`, the free public endpoint (no API key).
-    public static let defaultBaseURL =
+    package static let defaultBaseURL =
         URL(string: "https://api.open-meteo.com") ?? URL(fileURLWithPath: "/")  // the literal always parses
 
     /// The hourly variables asked for, in the order Open-Meteo documents them.
-    public static let hourlyVariables = ["temperature_2m", "cloud_cover", "precipitation_probability", "weather_code"]
+    package static let hourlyVariables = ["temperature_2m", "cloud_cover", "precipitation_probability", "weather_code"]
 
     /// The forecast request for `location`.
     ///
@@ -25,7 +25,7 @@ public enum OpenMeteo {
     ///     local test server).
     ///   - location: where.
     /// - Returns: the URL, with the path `/v1/forecast` appended to `base`'s path.
-    public static func requestURL(base: URL = defaultBaseURL, location: Coordinate) -> URL {
+    package static func requestURL(base: URL = defaultBaseURL, location: Coordinate) -> URL {
         let query = [
             "latitude=\(number(location.latitude))",
             "longitude=\(number(location.longitude))",
@@ -60,7 +60,7 @@ public enum OpenMeteo {
     ///   `hourly` or `hourly.time`, a malformed or out-of-order time, a non-number value, arrays of
     ///   unequal length.
     /// - Complexity: O(n) in the number of hours.
-    public static func decode(_ data: Data, fetchedAt: Date, location: Coordinate) -> Result<Forecast, WeatherError> {
+    package static func decode(_ data: Data, fetchedAt: Date, location: Coordinate) -> Result<Forecast, WeatherError> {
         guard !data.isEmpty else { return .failure(.decoding("empty body")) }
         let body: Body
         do {
@@ -118,7 +118,7 @@ public enum OpenMeteo {
     }
 
     /// The `reason` of an Open-Meteo error body (`{"error": true, "reason": "…"}`), if `data` is one.
-    public static func errorReason(_ data: Data) -> String? {
+    package static func errorReason(_ data: Data) -> String? {
         guard let body = try? JSONDecoder().decode(ErrorBody.self, from: data), body.error == true else {
             return nil
         }

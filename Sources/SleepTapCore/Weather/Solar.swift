@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// Sunrise and sunset by the NOAA solar calculator (NOAA Global Monitoring Division, "General
@@ -18,21 +18,21 @@ import Synchronization
 /// All inputs and results are instants (`Date`, absolute); a local date is turned into its
 /// instants through Foundation's `Calendar` in the given zone, so days of 23 or 25 hours are
 /// handled.
-public enum Solar {
+package enum Solar {
     /// Altitude of the Sun's centre at sunrise and sunset, degrees: −0.833 (NOAA, USNO).
-    public static let horizonAltitude: Double = -0.833
+    package static let horizonAltitude: Double = -0.833
 
     /// A sunrise or a sunset.
-    public struct Event: Equatable, Sendable, CustomStringConvertible {
+    package struct Event: Equatable, Sendable, CustomStringConvertible {
         /// Which way the Sun crosses the horizon.
-        public enum Kind: Sendable, Equatable, CustomStringConvertible {
+        package enum Kind: Sendable, Equatable, CustomStringConvertible {
             /// The Sun's centre rises through −0.833°.
             case sunrise
             /// The Sun's centre sets through −0.833°.
             case sunset
 
             /// `rise` or `set`.
-            public var description: String {
+            package var description: String {
                 switch self {
                 case .sunrise: "rise"
                 case .sunset: "set"
@@ -41,24 +41,24 @@ public enum Solar {
         }
 
         /// Rise or set.
-        public let kind: Kind
+        package let kind: Kind
         /// The instant (absolute; render it in any zone).
-        public let at: Date
+        package let at: Date
 
         /// - Parameters:
         ///   - kind: rise or set.
         ///   - at: the instant.
-        public init(kind: Kind, at: Date) {
+        package init(kind: Kind, at: Date) {
             self.kind = kind
             self.at = at
         }
 
         /// `rise 2020-06-15T12:21:05Z` (UTC).
-        public var description: String { "\(kind) \(ISO8601.string(at))" }
+        package var description: String { "\(kind) \(ISO8601.string(at))" }
     }
 
     /// What the Sun does during one local day.
-    public enum Day: Equatable, Sendable {
+    package enum Day: Equatable, Sendable {
         /// The rises and sets inside the local day, in time order. Never empty, except for a
         /// local date the zone skipped altogether (Pacific/Apia 2011-12-30), which has no
         /// instants and so no events.
@@ -76,7 +76,7 @@ public enum Solar {
     ///   - instant: the moment.
     ///   - location: where.
     /// - Returns: degrees in -90...90. The Sun counts as up when this is above `horizonAltitude`.
-    public static func altitude(at instant: Date, location: Coordinate) -> Double {
+    package static func altitude(at instant: Date, location: Coordinate) -> Double {
         let seconds = instant.timeIntervalSince1970
         let position = position(unixSeconds: seconds)
         var secondOfDay = fmod(seconds, 86_400)
@@ -91,7 +91,7 @@ public enum Solar {
     }
 
     /// Whether the Sun's centre is above `horizonAltitude` (−0.833°) at `instant`.
-    public static func isUp(at instant: Date, location: Coordinate) -> Bool {
+    package static func isUp(at instant: Date, location: Coordinate) -> Bool {
         altitude(at: instant, location: location) > horizonAltitude
     }
 
@@ -110,7 +110,7 @@ public enum Solar {
     /// - Returns: `.events` in time order, or `.polarDay` / `.polarNight` when the Sun stays on one
     ///   side of −0.833° all day. Never NaN, never a crash.
     /// - Complexity: about 60 altitude evaluations plus 30 per event.
-    public static func day(_ date: LocalDate, at location: Coordinate, in zone: TimeZone) -> Day {
+    package static func day(_ date: LocalDate, at location: Coordinate, in zone: TimeZone) -> Day {
         guard let (start, end) = bounds(of: date, in: zone) else { return .events([]) }
         return day(from: start.timeIntervalSince1970, to: end.timeIntervalSince1970, at: location)
     }
@@ -118,7 +118,7 @@ public enum Solar {
     /// The (first) sunrise on the local date `date` in `zone` at `location`.
     ///
     /// - Returns: the instant, or nil on a polar day, a polar night, or a day without a rise.
-    public static func sunrise(on date: LocalDate, at location: Coordinate, in zone: TimeZone) -> Date? {
+    package static func sunrise(on date: LocalDate, at location: Coordinate, in zone: TimeZone) -> Date? {
         guard case .events(let events) = day(date, at: location, in: zone) else { return nil }
         return events.first(where: { $0.kind == .sunrise })?.at
     }
@@ -126,7 +126,7 @@ public enum Solar {
     /// The last sunset on the local date `date` in `zone` at `location`.
     ///
     /// - Returns: the instant, or nil on a polar day, a polar night, or a day without a set.
-    public static func sunset(on date: LocalDate, at location: Coordinate, in zone: TimeZone) -> Date? {
+    package static func sunset(on date: LocalDate, at location: Coordinate, in zone: TimeZone) -> Date? {
         guard case .events(let events) = day(date, at: location, in: zone) else { return nil }
         return events.last(where: { $0.kind == .sunset })?.at
     }

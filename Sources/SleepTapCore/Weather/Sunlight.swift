@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+package import Foundation
 
 /// Thresholds for the sunlight notice (the "get some sun" notice): which forecast hours count as
 /// a morning worth going out into.
@@ -56,12 +56,12 @@ public struct SunlightPolicy: Equatable, Sendable {
 /// Plans the sunlight notice for one wake-up: the first forecast hour, on the wake-up's local
 /// morning, that starts at or after the later of wake-up and sunrise and whose weather passes the
 /// `SunlightPolicy`.
-public enum SunlightPlanner {
+package enum SunlightPlanner {
     /// Identifier prefix of sunlight notices (`sunlight-2026-06-21`); an update replaces them.
-    public static let idPrefix = "sunlight-"
+    package static let idPrefix = "sunlight-"
 
     /// The outcome for one wake-up.
-    public enum Plan: Equatable, Sendable {
+    package enum Plan: Equatable, Sendable {
         /// Schedule this notification.
         case notice(NotificationRecord)
         /// No notice, and why: `no forecast`, `polar night`, `no sunrise before 12:00`,
@@ -86,7 +86,7 @@ public enum SunlightPlanner {
     /// - Returns: a record with id `sunlight-<local date of wake>`, fire date = the chosen hour's
     ///   start, text naming its local `HH:MM`; or `.none` with a reason. The caller drops a notice
     ///   whose fire date has passed.
-    public static func plan(
+    package static func plan(
         wake: Date, location: Coordinate, zone: TimeZone, forecast: Forecast?, policy: SunlightPolicy
     ) -> Plan {
         guard let forecast else { return .none(reason: "no forecast") }

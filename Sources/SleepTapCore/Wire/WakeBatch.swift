@@ -170,9 +170,9 @@ public struct BatchRef: Equatable, Hashable, Sendable, CustomStringConvertible {
 
 /// The 64-bit FNV-1a hash (Fowler, Noll, Vo; IETF draft-eastlake-fnv, "FNV-1a"): offset basis
 /// 14695981039346656037, prime 1099511628211, each byte XORed in before the multiply.
-public enum FNV1a64 {
+package enum FNV1a64 {
     /// The FNV-1a 64 hash of `bytes`.
-    public static func hash(_ bytes: [UInt8]) -> UInt64 {
+    package static func hash(_ bytes: [UInt8]) -> UInt64 {
         var value: UInt64 = 14_695_981_039_346_656_037
         for byte in bytes {
             value ^= UInt64(byte)
@@ -183,15 +183,15 @@ public enum FNV1a64 {
 }
 
 /// A 64-bit value as exactly 16 lower-case hexadecimal digits (how epochs and digests travel).
-public enum Hex64 {
+package enum Hex64 {
     /// `value` as 16 lower-case hexadecimal digits, zero-padded (`000000000000002a`).
-    public static func string(_ value: UInt64) -> String {
+    package static func string(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// Parses exactly 16 lower-case hexadecimal digits; nil otherwise.
-    public static func parse(_ text: String) -> UInt64? {
+    package static func parse(_ text: String) -> UInt64? {
         guard text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
         else { return nil }
         return UInt64(text, radix: 16)

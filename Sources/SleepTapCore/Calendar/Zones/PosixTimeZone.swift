@@ -5,26 +5,26 @@
 /// section 8.3, with the RFC's extensions: hours -167...167 in rule times, `<...>` names).
 ///
 /// Offsets are kept as seconds east of UTC (the string's sign is the other way round).
-public struct PosixTimeZone: Sendable, Equatable {
+package struct PosixTimeZone: Sendable, Equatable {
     /// Offset of standard time, seconds east of UTC.
-    public let standardOffset: Int32
+    package let standardOffset: Int32
     /// Offset of daylight time and the rules of its start and end; nil without daylight time.
-    public let daylight: Daylight?
+    package let daylight: Daylight?
 
     /// Daylight saving time of a POSIX TZ string.
-    public struct Daylight: Sendable, Equatable {
+    package struct Daylight: Sendable, Equatable {
         /// Offset of daylight time, seconds east of UTC.
-        public let offset: Int32
+        package let offset: Int32
         /// When it starts, in standard local time.
-        public let start: Rule
+        package let start: Rule
         /// When it ends, in daylight local time.
-        public let end: Rule
+        package let end: Rule
     }
 
     /// A day of the year and a local time of day on it (seconds, may be negative or past 24 h).
-    public struct Rule: Sendable, Equatable {
+    package struct Rule: Sendable, Equatable {
         /// The day: `Jn`, `n` or `Mm.w.d`.
-        public enum Day: Sendable, Equatable {
+        package enum Day: Sendable, Equatable {
             /// `Jn`: day 1...365, February 29 never counted.
             case julian(Int)
             /// `n`: day 0...365, February 29 counted.
@@ -34,13 +34,13 @@ public struct PosixTimeZone: Sendable, Equatable {
         }
 
         /// Which day of the year the transition falls on.
-        public let day: Day
+        package let day: Day
         /// Seconds after local midnight of that day (default 02:00).
-        public let time: Int64
+        package let time: Int64
     }
 
     /// Parses a POSIX TZ string; nil for anything else.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         var scanner = PosixScanner(bytes: Array(text.utf8))
         guard scanner.name(), let std = scanner.offset(maxHours: 24) else { return nil }
         standardOffset = Int32(-std)
@@ -71,7 +71,7 @@ public struct PosixTimeZone: Sendable, Equatable {
     }
 
     /// The UTC offset at `instant` (UNIX seconds), seconds east of UTC.
-    public func offset(at instant: Int64) -> Int32 {
+    package func offset(at instant: Int64) -> Int32 {
         guard let daylight else { return standardOffset }
         let year = CivilDate(days: floorDiv(instant + Int64(standardOffset), 86_400)).year
         let start = daylight.start.instant(in: year, offset: Int64(standardOffset))

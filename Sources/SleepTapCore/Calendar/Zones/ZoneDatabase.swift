@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
+import Foundation
 import Synchronization
 
 /// An IANA tz database: the rules of zones read on demand from TZif files (RFC 8536) through an
@@ -55,7 +55,7 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: `ZoneError.badName` for a name of another form (never read as a path),
     ///   `.missing` naming the zone and the directory when it has no file, `.corrupt` naming the
     ///   file (`DIR/Area/Location`) and what is wrong when it is empty or not TZif.
-    public func rules(for name: String) throws(ZoneError) -> ZoneRules {
+    package func rules(for name: String) throws(ZoneError) -> ZoneRules {
         if let known = zones.withLock({ $0[name] }) { return try known.get() }
         let result: Result<ZoneRules, ZoneError>
         if !WakeCalendar.isZoneName(name) && !name.hasPrefix("Etc/") {
@@ -104,7 +104,7 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
     /// directory, or a directory with none of `tzdata.zi`, `UTC`, `Etc/UTC` (every database `zic`
     /// builds from the IANA release has them); nil when it is unset, empty, or looks right.
     /// - Parameter environment: the process's environment (`TZDIR` is read).
-    public static func systemDirectoryProblem(
+    package static func systemDirectoryProblem(
         in environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String? {
         guard let tzdir = environment["TZDIR"], !tzdir.isEmpty else { return nil }
@@ -136,13 +136,13 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Makes `database` the one of this process (`process`).
-    public static func use(_ database: ZoneDatabase) {
+    package static func use(_ database: ZoneDatabase) {
         processDefault.withLock { $0 = database }
     }
 
     /// A database for the code running inside `ZoneDatabase.$scoped.withValue(_:)`: the twin runs
     /// a phone and a watch on different databases in one process.
-    @TaskLocal public static var scoped: ZoneDatabase?
+    @TaskLocal package static var scoped: ZoneDatabase?
 
     /// The database in use here: `scoped`, else `process`.
     public static var current: ZoneDatabase { scoped ?? process }

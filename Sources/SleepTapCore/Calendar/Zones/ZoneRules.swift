@@ -5,21 +5,21 @@
 ///
 /// All instants are UNIX seconds (UTC, leap seconds not counted, as `Date.timeIntervalSince1970`);
 /// offsets are seconds east of UTC. Pure: built from bytes, no I/O.
-public struct ZoneRules: Sendable, Equatable {
+package struct ZoneRules: Sendable, Equatable {
     /// The zone's name as asked for (`America/Vancouver`).
-    public let name: String
+    package let name: String
     /// Transition instants, ascending (64-bit data of a v2+ file, 32-bit of a v1 file).
-    public let transitions: [Int64]
+    package let transitions: [Int64]
     /// The UTC offset from each transition on (same count as `transitions`).
-    public let offsetsAfter: [Int32]
+    package let offsetsAfter: [Int32]
     /// The offset before the first transition (RFC 8536 3.2: local time type 0).
-    public let initialOffset: Int32
+    package let initialOffset: Int32
     /// The footer's rule for instants after the last transition; nil when the file has none
     /// (v1, or an empty footer: the last transition's offset holds for ever).
-    public let footer: PosixTimeZone?
+    package let footer: PosixTimeZone?
 
     /// A zone whose offset never changes.
-    public init(name: String, fixedOffset: Int32) {
+    package init(name: String, fixedOffset: Int32) {
         self.name = name
         transitions = []
         offsetsAfter = []
@@ -35,7 +35,7 @@ public struct ZoneRules: Sendable, Equatable {
     /// - Throws: `ZoneError.corrupt` naming the zone and what is wrong (bad magic, a count past
     ///   the end of the file, a type index out of range, transitions not ascending, a footer that
     ///   is not a POSIX TZ string).
-    public init(tzif bytes: [UInt8], name: String) throws(ZoneError) {
+    package init(tzif bytes: [UInt8], name: String) throws(ZoneError) {
         var reader = TZifReader(bytes: bytes, name: name)
         let first = try reader.header()
         if first.version == 0 {
@@ -66,7 +66,7 @@ public struct ZoneRules: Sendable, Equatable {
     }
 
     /// The UTC offset at `instant` (UNIX seconds), seconds east of UTC.
-    public func offset(at instant: Int64) -> Int32 {
+    package func offset(at instant: Int64) -> Int32 {
         guard let last = transitions.last, instant >= transitions[0] else {
             if transitions.isEmpty, let footer { return footer.offset(at: instant) }
             return initialOffset
@@ -85,7 +85,7 @@ public struct ZoneRules: Sendable, Equatable {
     /// local): a wall time in a gap (spring forward) moves forward by the gap, one that occurs
     /// twice (fall back) takes the first occurrence (Foundation's `Calendar.nextDate` with
     /// `.nextTimePreservingSmallerComponents` and `repeatedTimePolicy: .first`).
-    public func instant(ofWall wall: Int64) -> Int64 {
+    package func instant(ofWall wall: Int64) -> Int64 {
         // The offsets around: 28 h either side covers every offset change of a real zone.
         let window: Int64 = 28 * 3600
         let before = Int64(offset(at: wall - window))
@@ -102,11 +102,11 @@ public struct ZoneRules: Sendable, Equatable {
     }
 
     /// The local wall time (seconds since 1970-01-01T00:00 local) of `instant`.
-    public func wall(at instant: Int64) -> Int64 { instant + Int64(offset(at: instant)) }
+    package func wall(at instant: Int64) -> Int64 { instant + Int64(offset(at: instant)) }
 }
 
 /// A time zone that cannot be used: not in the database, or its file unreadable or corrupt.
-public enum ZoneError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ZoneError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No file for `zone` under `directory`.
     case missing(zone: String, directory: String)
     /// The file of `zone` is not valid TZif (RFC 8536).
@@ -114,7 +114,7 @@ public enum ZoneError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not the form of an IANA zone name (`Area/Location`, `UTC`).
     case badName(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing(let zone, let directory): "time zone \"\(zone)\" is not in the tz database at \(directory)"
         case .corrupt(let zone, let reason): "time zone \"\(zone)\": not a valid TZif file (RFC 8536): \(reason)"
