@@ -57,8 +57,9 @@ public enum PhoneAction: Equatable, Sendable {
     /// The ZAP reply frames for the request just given (RFC 27).
     case zapReply([[UInt8]])
     /// Write the state durably; report with `PhoneNode.persisted(_:at:)`. The node holds every
-    /// later action of the step until then.
-    case persist(PhoneSyncState)
+    /// later action of the step until then. Boxed (`indirect`), as `persistOS` is: the state is
+    /// the next largest payload (216 bytes unboxed).
+    indirect case persist(PhoneSyncState)
     /// Write the simulated OS's state (its own file) when it differs from what was last written;
     /// report a failure with `PhoneNode.osPersisted(_:at:)`. Boxed (`indirect`): the OS value is
     /// the largest payload, and every other action would otherwise be copied at its size.
@@ -74,8 +75,9 @@ public enum PhoneAction: Equatable, Sendable {
     /// step until then (`PhoneApp.WeatherFetch.deferred` only).
     case fetchWeather(location: Coordinate, at: Date)
     /// Keep a run record (`--metrics-dir`: append it to its day's file; the twin collects it).
-    /// Nothing is reported back: a failed write is the driver's to say.
-    case record(RunRecord)
+    /// Nothing is reported back: a failed write is the driver's to say. Boxed (`indirect`): a
+    /// record is 137 bytes, and the emits, most of the actions, would be copied at its size.
+    indirect case record(RunRecord)
     /// Read and check the schedule file; report with `PhoneNode.scheduleLoaded(_:at:)`.
     case loadSchedule(path: String)
     /// Stop the process cleanly.
