@@ -111,12 +111,22 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     ) {
         lastRunAt = now
         if success { lastSuccessAt = now }
-        if success && (kind == .background || kind == .processing) { lastBackgroundSuccessAt = now }
+        if success && Self.resetsStaleness(kind) { lastBackgroundSuccessAt = now }
         history.append(
             RefreshRun(
                 at: now, scheduledAt: scheduledAt, success: success, lowPower: lowPower, bucket: bucket,
                 kind: kind, duration: duration))
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
+    }
+
+    /// Whether a successful run of `kind` ends staleness: a run the app got without the user
+    /// (the refresh task, the processing task, a server push); not the user's open, and not a
+    /// watch's REQUEST, which the watch asks for (docs/metrics.md, "Two ages, two meanings").
+    static func resetsStaleness(_ kind: RunKind) -> Bool {
+        switch kind {
+        case .background, .processing, .push: true
+        case .foreground, .watchRequest: false
+        }
     }
 
     /// Staleness: hours since the last successful background run finished, nil before the first

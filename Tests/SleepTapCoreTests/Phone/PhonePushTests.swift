@@ -41,6 +41,8 @@ struct PhonePushTests {
         #expect(bench.sentBatches.count == batches + 1)
         #expect(bench.node.app.state.refreshLog.history.last?.kind == .push)
         #expect(bench.events(.osPush).first?["woken"] == .bool(true))
+        // The push's run is background work the user did not ask for: staleness starts again.
+        #expect(bench.node.app.state.refreshLog.stalenessHours(at: bench.now) == 0)
     }
 
     @Test("iOS: after a force-quit the push is refused, push.refused says why, and no job runs")
