@@ -5,21 +5,21 @@ public import SleepTapOS
 
 /// Virtual seconds each step of the consolidated refresh job costs, charged against the
 /// background task's budget. The weather step costs what the provider reports.
-public struct StepCosts: Equatable, Sendable {
+package struct StepCosts: Equatable, Sendable {
     /// Submitting the next background request, seconds.
-    public var renew: TimeInterval = 0.1
+    package var renew: TimeInterval = 0.1
     /// Updating the bedtime notices, seconds.
-    public var notices: TimeInterval = 0.1
+    package var notices: TimeInterval = 0.1
     /// Making and sending the watch's wake-date batch, seconds.
-    public var dates: TimeInterval = 0.2
+    package var dates: TimeInterval = 0.2
     /// Updating the sunlight notice, seconds.
-    public var sunlight: TimeInterval = 0.05
+    package var sunlight: TimeInterval = 0.05
     /// Bytes a weather fetch transfers (request and response: a 2-day hourly forecast of four
     /// variables), drawn from the iOS data budget when a background run fetches (default 8,000;
     /// this project's assumption).
-    public var weatherBytes = 8_000
+    package var weatherBytes = 8_000
     /// Costs of the job's steps in virtual seconds; the defaults are 0.1, 0.1, 0.2 and 0.05.
-    public init(
+    package init(
         renew: TimeInterval = 0.1, notices: TimeInterval = 0.1, dates: TimeInterval = 0.2, sunlight: TimeInterval = 0.05
     ) {
         self.renew = renew
@@ -36,7 +36,7 @@ public struct PhoneAppConfiguration: Sendable {
     /// Local days of wake-ups per batch.
     public var horizonDays = BatchPlanner.defaultHorizonDays
     /// Virtual seconds each step of the job costs.
-    public var stepCosts = StepCosts()
+    package var stepCosts = StepCosts()
     /// When the weather step fetches and how long a forecast is cached (docs/weather.md).
     public var weatherPolicy = WeatherPolicy()
     /// When the sunlight notice is planned (docs/weather.md).

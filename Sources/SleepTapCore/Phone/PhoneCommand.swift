@@ -90,7 +90,7 @@ public enum PhoneCommand: Equatable, Sendable {
     }
 
     /// The rejection reason for a line that names no command.
-    public static let unknownCommandReason =
+    package static let unknownCommandReason =
         "unknown command; expected open, status, why, history, notifications, time-zone TZ, move LAT,LON, "
         + "low-power on|off, background-refresh on|off, charging on|off, bucket NAME, screen on|off, motion, "
         + "idle force|step|off, network on|off, battery LEVEL, battery-low on|off, storage-low on|off, "
@@ -118,7 +118,7 @@ public enum PhoneCommand: Equatable, Sendable {
 
     /// Splits a line into words at spaces and tabs (the two blanks of POSIX's `[:blank:]`).
     /// - Returns: the line without its leading and trailing blanks, and its words.
-    public static func words(_ line: String) -> (text: String, words: [String]) {
+    package static func words(_ line: String) -> (text: String, words: [String]) {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         let text = line.drop(while: { $0 == " " || $0 == "\t" })
         let end = text.lastIndex(where: { $0 != " " && $0 != "\t" }).map { text.index(after: $0) } ?? text.startIndex
@@ -277,20 +277,20 @@ public enum PhoneCommand: Equatable, Sendable {
     }
 
     /// Why a `clock-set` argument is not an offset.
-    public struct ClockOffsetProblem: Error, Equatable, Sendable {
+    package struct ClockOffsetProblem: Error, Equatable, Sendable {
         /// The reason, naming the argument.
-        public var reason: String
+        package var reason: String
     }
 
     /// The largest `clock-set` change, seconds (366 days; this model's bound).
-    public static let clockOffsetLimit: TimeInterval = 366 * 86_400
+    package static let clockOffsetLimit: TimeInterval = 366 * 86_400
 
     /// A `clock-set` argument: a sign, then one or more whole numbers each followed by a unit
     /// (`d`, `h`, `m`, `s`), largest unit first (`-12h`, `+90m`, `+1h30m`, `-45s`); a zero change
     /// (`-0m`, `+0s`) is refused.
     /// - Parameter text: the argument.
     /// - Returns: the offset in seconds, or the problem naming `text`.
-    public static func clockOffset(_ text: String) -> Result<TimeInterval, ClockOffsetProblem> {
+    package static func clockOffset(_ text: String) -> Result<TimeInterval, ClockOffsetProblem> {
         let shown = clipped(text)
         func problem(_ what: String) -> Result<TimeInterval, ClockOffsetProblem> {
             .failure(
@@ -332,7 +332,7 @@ public enum PhoneCommand: Equatable, Sendable {
     /// A `battery` argument: a percentage from 0% to 100% (`15%`, `12.5%`) or a fraction from 0
     /// to 1 (`0.15`), digits and one `.` only.
     /// - Returns: the fraction in [0, 1], nil when the text is not such a level.
-    public static func batteryLevel(_ text: String) -> Double? {
+    package static func batteryLevel(_ text: String) -> Double? {
         let percent = text.hasSuffix("%")
         let number = percent ? String(text.dropLast()) : text
         guard !number.isEmpty, number.count <= 12, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
@@ -345,7 +345,7 @@ public enum PhoneCommand: Equatable, Sendable {
 
     /// `LAT,LON` in decimal degrees (digits, `.`, `e`, sign), each in range.
     /// - Returns: nil when the text is not such a pair.
-    public static func coordinate(_ text: String) -> Coordinate? {
+    package static func coordinate(_ text: String) -> Coordinate? {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         let allowed = Set("0123456789.eE+-")
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(allowed.contains) }),
@@ -357,7 +357,7 @@ public enum PhoneCommand: Equatable, Sendable {
     /// Whether the command starts or changes the app's work (a launch, a job, a setting of the
     /// OS): such a command waits while a job waits for its weather. Read-only commands and
     /// `quit` never wait.
-    public var touchesApp: Bool {
+    package var touchesApp: Bool {
         switch self {
         case .status, .why, .history, .notifications, .quit: false
         default: true

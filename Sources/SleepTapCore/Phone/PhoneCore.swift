@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
-public import SleepTapOS
+package import SleepTapOS
 
 /// The phone's durable state: the newest batch (the outbox) and whether the watch acked it, the
 /// pending bedtime notices, and the device seed for daily rotation.
@@ -115,20 +115,20 @@ public struct RefreshPlan: Equatable, Sendable {
 }
 
 /// Resend timing for unacknowledged batches: exponential backoff in wall seconds.
-public struct ResendPolicy: Equatable, Sendable {
+package struct ResendPolicy: Equatable, Sendable {
     /// First delay, seconds.
-    public var initial: TimeInterval
+    package var initial: TimeInterval
     /// Upper bound on a delay, seconds.
-    public var maximum: TimeInterval
+    package var maximum: TimeInterval
 
     /// Backoff from `initial` wall seconds, doubling up to `maximum` (defaults 0.25 s and 4 s).
-    public init(initial: TimeInterval = 0.25, maximum: TimeInterval = 4) {
+    package init(initial: TimeInterval = 0.25, maximum: TimeInterval = 4) {
         self.initial = initial
         self.maximum = maximum
     }
 
     /// The delay before resend number `attempt` (1-based): `initial × 2^(attempt-1)`, capped.
-    public func delay(attempt: Int) -> TimeInterval {
+    package func delay(attempt: Int) -> TimeInterval {
         let exponent = Double(max(0, min(attempt - 1, 30)))
         return min(maximum, initial * pow(2, exponent))
     }
@@ -149,7 +149,7 @@ public struct PhoneCore: Sendable {
     /// The sync state, including what is not on disk yet.
     public private(set) var state: PhoneSyncState
     /// Resend backoff for an unacknowledged outbox.
-    public var resendPolicy: ResendPolicy
+    package var resendPolicy: ResendPolicy
     /// The last state the runtime reported on disk (`persisted(_:)`); what `persistFailed()`
     /// returns to.
     public private(set) var durable: PhoneSyncState
@@ -166,7 +166,7 @@ public struct PhoneCore: Sendable {
     ///   - resendPolicy: resend backoff.
     ///   - randomSeed: seeds the generator of epochs (SplitMix64); pass a random value in
     ///     production and a fixed one in tests.
-    public init(
+    package init(
         state: PhoneSyncState = PhoneSyncState(), resendPolicy: ResendPolicy = ResendPolicy(), randomSeed: UInt64 = 0
     ) {
         self.durable = state
@@ -429,9 +429,9 @@ public struct PhoneCore: Sendable {
 }
 
 /// Events that describe a message once the transport has sent it.
-public enum WireEvents {
+package enum WireEvents {
     /// `seq`, `count`, `first`, `last` (first/last wake-up instants, null when empty).
-    public static func batchFields(_ batch: WakeBatch) -> [(String, EventValue)] {
+    package static func batchFields(_ batch: WakeBatch) -> [(String, EventValue)] {
         [
             ("seq", .int(Int64(clamping: batch.seq))), ("epoch", .string(Hex64.string(batch.epoch))),
             ("digest", .string(Hex64.string(batch.digest))),
@@ -443,7 +443,7 @@ public enum WireEvents {
     }
 
     /// A REQUEST's `id`, `nightsLeft` and `coverageEnd` (null for an empty batch).
-    public static func requestFields(_ request: DateRequest) -> [(String, EventValue)] {
+    package static func requestFields(_ request: DateRequest) -> [(String, EventValue)] {
         [
             ("id", .int(Int64(clamping: request.id))), ("nightsLeft", .int(Int64(request.nightsLeft))),
             ("coverageEnd", request.coverageEnd.map { .date($0) } ?? .null),
@@ -452,7 +452,7 @@ public enum WireEvents {
 
     /// `batch.sent`, `ack.sent`, `hello.sent`, `up_to_date.sent`, `request.sent` or `error.sent`, with fields;
     /// nil for a heartbeat PING, which is not reported.
-    public static func sent(_ message: WireMessage) -> Event? {
+    package static func sent(_ message: WireMessage) -> Event? {
         switch message {
         case .batch(let batch):
             return Event(.batchSent, batchFields(batch))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import Foundation
-public import SleepTapOS
+package import Foundation
+package import SleepTapOS
 
 /// What a `PhoneDriver` performs the phone node's actions on: the link to the watch (and to
 /// strangers), the ZAP handler, the state files, the timers, the event output, the weather
@@ -11,7 +11,7 @@ public import SleepTapOS
 /// timers, the Open-Meteo client or the offline provider, `RunRecordWriter` and the schedule
 /// file; the embedded twin gives its `FaultyLink`, `FlakyStore`s and `VirtualScheduler`. A port
 /// performs and reports; it decides nothing (the node does).
-public protocol PhonePorts {
+package protocol PhonePorts {
     /// Both time bases now (virtual now, monotonic wall seconds): what the node's next input
     /// carries.
     mutating func now() -> NodeTime
@@ -67,11 +67,11 @@ public protocol PhonePorts {
 /// (and every list nested in it) is done: that list's later actions were computed before the
 /// forecast, and must not run after the forecast's newer ones (a launch timer re-armed or
 /// cancelled, `os.json` written with the OS from before the job completed).
-public struct PhoneDriver<Ports: PhonePorts> {
+package struct PhoneDriver<Ports: PhonePorts> {
     /// The machine. Replacing it is a new process on the same ports (the twin's restart).
-    public var node: PhoneNode
+    package var node: PhoneNode
     /// What the actions are performed on.
-    public var ports: Ports
+    package var ports: Ports
     /// Forecasts at hand, for the node once the current action list is done.
     @usableFromInline
     var weatherInFlight: [WeatherOutcome] = []
@@ -84,7 +84,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     ///   - node: the phone node, built from its configuration and stored state.
     ///   - ports: the link, state files, timers, output, weather and stop of its host.
     @inlinable
-    public init(node: PhoneNode, ports: Ports) {
+    package init(node: PhoneNode, ports: Ports) {
         self.node = node
         self.ports = ports
     }
@@ -93,7 +93,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
 
     /// The process started (`PhoneNode.start(at:)`).
     @inlinable
-    public mutating func start() {
+    package mutating func start() {
         let time = ports.now()
         run(node.start(at: time))
     }
@@ -101,7 +101,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// A message on the ROUTER, its frames (routing id first).
     /// - Parameter frames: the message's frames.
     @inlinable
-    public mutating func messageReceived(_ frames: [[UInt8]]) {
+    package mutating func messageReceived(_ frames: [[UInt8]]) {
         let time = ports.now()
         run(node.messageReceived(frames, at: time))
     }
@@ -112,7 +112,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     ///   - message: the message.
     ///   - hello: the HELLO's `sentAt` and `instance`, nil for other messages.
     @inlinable
-    public mutating func messageReceived(_ message: WireMessage, hello: WireCodec.Hello?) {
+    package mutating func messageReceived(_ message: WireMessage, hello: WireCodec.Hello?) {
         let time = ports.now()
         run(node.messageReceived(message, hello: hello, at: time))
     }
@@ -120,7 +120,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// A ZAP request (RFC 27).
     /// - Parameter frames: the request's frames.
     @inlinable
-    public mutating func zapRequest(_ frames: [[UInt8]]) {
+    package mutating func zapRequest(_ frames: [[UInt8]]) {
         let time = ports.now()
         run(node.zapRequest(frames, at: time))
     }
@@ -128,7 +128,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// A line of the phone's stdin language.
     /// - Parameter line: the line, without its newline.
     @inlinable
-    public mutating func commandLine(_ line: String) {
+    package mutating func commandLine(_ line: String) {
         let time = ports.now()
         run(node.commandLine(line, at: time))
     }
@@ -136,7 +136,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// An armed timer is due (already disarmed by the port).
     /// - Parameter timer: the timer.
     @inlinable
-    public mutating func timerFired(_ timer: PhoneTimer) {
+    package mutating func timerFired(_ timer: PhoneTimer) {
         let time = ports.now()
         run(node.timerFired(timer, at: time))
     }
@@ -144,7 +144,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// A forecast that came later than its `fetchWeather` (a fetch off the socket thread).
     /// - Parameter outcome: the forecast or the provider's error, and what it cost.
     @inlinable
-    public mutating func weatherArrived(_ outcome: WeatherOutcome) {
+    package mutating func weatherArrived(_ outcome: WeatherOutcome) {
         let time = ports.now()
         run(node.weatherArrived(outcome, at: time))
     }
@@ -152,7 +152,7 @@ public struct PhoneDriver<Ports: PhonePorts> {
     /// A signal, a closed output or Ctrl-D on a terminal.
     /// - Parameter cause: why the process stops.
     @inlinable
-    public mutating func stop(_ cause: StopCause) {
+    package mutating func stop(_ cause: StopCause) {
         let time = ports.now()
         run(node.stop(cause, at: time))
     }

@@ -321,7 +321,7 @@ public struct PhoneNode: Sendable {
     public static let behindThreshold: TimeInterval = 600
 
     /// Wall seconds before write retry number `attempt` (1-based): 1 s doubling to 60 s.
-    public static func writeRetryDelay(attempt: Int) -> TimeInterval {
+    package static func writeRetryDelay(attempt: Int) -> TimeInterval {
         min(60, pow(2, Double(max(0, min(attempt - 1, 10)))))
     }
 

@@ -6,16 +6,16 @@ import Foundation
 /// history and the forecast cache. The phone process keeps it in its own file, `phone-app.json`
 /// in the state dir, written only when it changed, so that the ACK path writes the small sync
 /// part alone (docs/architecture.md, "The phone's state files").
-public struct PhoneAppState: Codable, Equatable, Sendable {
+package struct PhoneAppState: Codable, Equatable, Sendable {
     /// The OS's pending local notifications as last set by the phone.
-    public var notifications: PendingNotifications
+    package var notifications: PendingNotifications
     /// The run history: last scheduled, last run, the last 30 runs.
-    public var refreshLog: RefreshLog
+    package var refreshLog: RefreshLog
     /// The cached forecast (6 h cache of the weather step).
-    public var weather: Forecast?
+    package var weather: Forecast?
 
     /// A part with the given fields; the defaults describe a phone that never ran.
-    public init(
+    package init(
         notifications: PendingNotifications = PendingNotifications(), refreshLog: RefreshLog = RefreshLog(),
         weather: Forecast? = nil
     ) {
@@ -30,7 +30,7 @@ public struct PhoneAppState: Codable, Equatable, Sendable {
 
     /// Every field may be absent (a phone that never ran): absent is its default.
     /// - Throws: the decoder's errors for a field of the wrong type.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         notifications = try container.decodeIfPresent(PendingNotifications.self, forKey: .notifications) ?? .init()
         refreshLog = try container.decodeIfPresent(RefreshLog.self, forKey: .refreshLog) ?? RefreshLog()
@@ -41,17 +41,17 @@ public struct PhoneAppState: Codable, Equatable, Sendable {
 extension PhoneSyncState {
     /// What sync needs, and all that `phone.json` holds: the epoch, the last seq issued, the
     /// outbox, whether the watch acknowledged it, and the device seed. An ACK changes only this.
-    public struct SyncPart: Codable, Equatable, Sendable {
+    package struct SyncPart: Codable, Equatable, Sendable {
         /// `PhoneSyncState.epoch`.
-        public var epoch: UInt64
+        package var epoch: UInt64
         /// `PhoneSyncState.lastSeq`.
-        public var lastSeq: UInt64
+        package var lastSeq: UInt64
         /// `PhoneSyncState.outbox`.
-        public var outbox: WakeBatch?
+        package var outbox: WakeBatch?
         /// `PhoneSyncState.acked`.
-        public var acked: Bool
+        package var acked: Bool
         /// `PhoneSyncState.deviceSeed`.
-        public var deviceSeed: UInt64
+        package var deviceSeed: UInt64
 
         private enum CodingKeys: String, CodingKey {
             case epoch, lastSeq, outbox, acked, deviceSeed
@@ -59,7 +59,7 @@ extension PhoneSyncState {
 
         /// Reads the fields as `PhoneSyncState` does (an absent epoch or seed is 0).
         /// - Throws: the decoder's errors, and `DecodingError.dataCorrupted` for a bad hex value.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let whole = try PhoneSyncState(from: decoder)
             self = whole.syncPart
         }
@@ -74,7 +74,7 @@ extension PhoneSyncState {
 
         /// Writes the epoch and the device seed as 16 hex digits, as `PhoneSyncState` does.
         /// - Throws: the encoder's errors.
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(Hex64.string(epoch), forKey: .epoch)
             try container.encode(lastSeq, forKey: .lastSeq)
@@ -85,12 +85,12 @@ extension PhoneSyncState {
     }
 
     /// The sync part of this state (what `phone.json` holds).
-    public var syncPart: SyncPart {
+    package var syncPart: SyncPart {
         SyncPart(epoch: epoch, lastSeq: lastSeq, outbox: outbox, acked: acked, deviceSeed: deviceSeed)
     }
 
     /// The app part of this state (what `phone-app.json` holds).
-    public var app: PhoneAppState {
+    package var app: PhoneAppState {
         get { PhoneAppState(notifications: notifications, refreshLog: refreshLog, weather: weather) }
         set {
             notifications = newValue.notifications

@@ -4,7 +4,7 @@ public import Foundation
 import SleepTapOS
 
 /// What started a refresh run; the raw value is the `run.record` event's and the state file's `kind`.
-public enum RunKind: String, Codable, CaseIterable, Sendable {
+package enum RunKind: String, Codable, CaseIterable, Sendable {
     /// The OS launched the app in the background.
     case background
     /// The user opened the app.
@@ -19,28 +19,28 @@ public enum RunKind: String, Codable, CaseIterable, Sendable {
 }
 
 /// One finished refresh run, as `RefreshLog.markCompleted` records it.
-public struct RefreshRun: Codable, Equatable, Sendable {
+package struct RefreshRun: Codable, Equatable, Sendable {
     /// When the run finished (virtual time).
-    public var at: Date
+    package var at: Date
     /// The run's scheduled time: the `earliestBeginDate` of the request the OS launch answered
     /// (on Android the work's next run time), nil for a foreground run or when unknown. Not the
     /// renewal the run itself submitted.
-    public var scheduledAt: Date?
+    package var scheduledAt: Date?
     /// Whether the run finished its work (setTaskCompleted(success: true) / Result.success).
-    public var success: Bool
+    package var success: Bool
     /// Low Power Mode at the time.
-    public var lowPower: Bool
+    package var lowPower: Bool
     /// Android standby bucket value (10-45) at the time, nil on iOS (stored as the number; events
     /// name it).
-    public var bucket: Int?
+    package var bucket: Int?
     /// An OS launch or the user opening the app.
-    public var kind: RunKind
+    package var kind: RunKind
     /// Virtual seconds the run took.
-    public var duration: TimeInterval
+    package var duration: TimeInterval
 
     /// The `run.record` event (stdin `history`): the bucket by its name (`rare`), as everywhere
     /// else, the duration in seconds.
-    public var event: Event {
+    package var event: Event {
         Event(
             .runRecord,
             [
@@ -52,7 +52,7 @@ public struct RefreshRun: Codable, Equatable, Sendable {
     }
 
     /// A run record with the given fields (`bucket` is the Android standby bucket's raw value).
-    public init(
+    package init(
         at: Date, scheduledAt: Date?, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
         duration: TimeInterval
     ) {
@@ -74,7 +74,7 @@ public struct RefreshRun: Codable, Equatable, Sendable {
 /// (how old the data on the phone is). docs/metrics.md.
 public struct RefreshLog: Codable, Equatable, Sendable {
     /// How many runs are kept: the last 30 (this project's rule; enough to analyse freshness).
-    public static let historyLimit = 30
+    package static let historyLimit = 30
 
     /// When the last request was submitted successfully.
     public private(set) var lastScheduledAt: Date?
@@ -85,13 +85,13 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     /// When the last successful background run (app refresh or processing) finished: the start of staleness.
     public private(set) var lastBackgroundSuccessAt: Date?
     /// The last `historyLimit` runs, oldest first.
-    public private(set) var history: [RefreshRun] = []
+    package private(set) var history: [RefreshRun] = []
 
     /// An empty history.
     public init() {}
 
     /// A request was submitted at `now`.
-    public mutating func markScheduled(at now: Date) {
+    package mutating func markScheduled(at now: Date) {
         lastScheduledAt = now
     }
 
@@ -105,7 +105,7 @@ public struct RefreshLog: Codable, Equatable, Sendable {
     ///   - bucket: the Android standby bucket's value, nil on iOS.
     ///   - kind: what started the run.
     ///   - duration: virtual seconds the run took.
-    public mutating func markCompleted(
+    package mutating func markCompleted(
         at now: Date, scheduledAt: Date? = nil, success: Bool, lowPower: Bool, bucket: Int?, kind: RunKind,
         duration: TimeInterval
     ) {

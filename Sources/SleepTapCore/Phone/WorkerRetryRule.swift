@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import SleepTapOS
+package import SleepTapOS
 
 /// The refresh job's Android Worker: which `Result` it returns after a run (the app's policy,
 /// not the OS's: WorkManager only acts on the result, `AndroidWorkScheduler`).
@@ -13,9 +13,9 @@ public import SleepTapOS
 /// "At most 3 attempts" read precisely: `runAttemptCount` is 0 on the first run, so the runs with
 /// counts 0, 1 and 2 may retry and the run with count 3 fails: at most 3 retries, 4 runs in all,
 /// before the work gives up for this period (periodic work then resets the count and moves on).
-public enum WorkerRetryRule {
+package enum WorkerRetryRule {
     /// Retries allowed for network errors: `runAttemptCount < maxRetries` retries.
-    public static let maxRetries = 3
+    package static let maxRetries = 3
 
     /// The worker's result.
     /// - Parameters:
@@ -23,7 +23,7 @@ public enum WorkerRetryRule {
     ///     false = any other error.
     ///   - runAttemptCount: WorkManager's `runAttemptCount` for this run (0 on the first try).
     /// - Returns: `.success`; `.retry` for a network error while `runAttemptCount < 3`; `.failure` otherwise.
-    public static func result(networkError: Bool?, runAttemptCount: Int) -> RunOutcome {
+    package static func result(networkError: Bool?, runAttemptCount: Int) -> RunOutcome {
         guard let networkError else { return .success }
         return networkError && runAttemptCount < maxRetries ? .retry : .failure
     }
