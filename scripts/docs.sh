@@ -4,8 +4,8 @@
 # the toolchain's own tools only (no plugin package):
 #   1. swift build of the modules, then swift-symbolgraph-extract (public symbols);
 #   2. every public symbol must have a doc comment (scripts/check-doc-comments.py), and the
-#      Topics of SleepTapCore's and SleepTapEmbedded's catalogs must name exactly their public
-#      top-level symbols (scripts/check-catalog-topics.py);
+#      Topics of each module's catalog must name exactly its public top-level symbols
+#      (scripts/check-catalog-topics.py);
 #   3. every Swift block of the getting-started articles must be in the code that runs
 #      (scripts/check-doc-snippets.py: the Examples packages, and the GettingStartedTests);
 #   4. docc convert of Sources/<Module>/<Module>.docc with --warnings-as-errors (a broken symbol
@@ -45,10 +45,7 @@ for module in "${modules[@]}"; do
     -I "$bin/Modules" -I "$bin" -I Sources/CZeroMQ \
     -minimum-access-level public -output-dir "$out/symbol-graphs/$module"
   python3 scripts/check-doc-comments.py "$module" "$out/symbol-graphs/$module"
-  case "$module" in
-    SleepTapCore | SleepTapEmbedded)
-      python3 scripts/check-catalog-topics.py "$module" "$out/symbol-graphs/$module" "Sources/$module/$module.docc/$module.md" ;;
-  esac
+  python3 scripts/check-catalog-topics.py "$module" "$out/symbol-graphs/$module" "Sources/$module/$module.docc/$module.md"
 done
 
 echo "== article code"
