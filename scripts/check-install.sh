@@ -6,7 +6,7 @@
 # .build, finds the phone and watch installed next to it and runs two steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version="$(sed -n 's/.*public static let string = "\(.*\)".*/\1/p' Sources/SleepTapCore/Support/Version.swift)"
+version="$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/SleepTapCore/Support/Version.swift)"
 [ -n "$version" ] || { echo "check-install: no version string in Sources/SleepTapCore/Support/Version.swift" >&2; exit 1; }
 prefix="$(mktemp -d "${TMPDIR:-/tmp}/sleeptap-install.XXXXXX")"
 trap 'rm -rf "$prefix"' EXIT

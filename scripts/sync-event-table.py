@@ -24,7 +24,7 @@ rows = [line for line in docs.split("\n") if is_row(line)]
 swift = root / "Sources/SleepTapCore/Events/EventFieldCatalog.swift"
 text = swift.read_text(encoding="utf-8")
 body = "\n".join("        " + row for row in rows)
-new, count = re.subn(r'(public static let table = #"""\n).*?(\n        """#)',
+new, count = re.subn(r'((?:public|package) static let table = #"""\n).*?(\n        """#)',
                      lambda m: m.group(1) + body + m.group(2), text, flags=re.S)
 if count != 1:
     raise SystemExit("sync-event-table: the table literal was not found in " + str(swift))
