@@ -264,9 +264,17 @@ package enum RunRecordFile {
         }
     }
 
-    /// A `Row` being filled from the scanned values of one element, key by key
-    /// (`RunRecord.keys`' order).
+    /// A `Row` being filled from the scanned values of one element, key by key.
     private struct PlainRow {
+        /// A record's field, named as its key.
+        enum Field: String {
+            case appVersion, at, attempt, bucket, device, earliestBeginDate, expired, kind, lowPower, platform,
+                reason, stalenessHours, stopReason, success
+        }
+
+        /// The field of each of `RunRecord.keys`, by the key's index (the scan's `ElementMember.key`).
+        static let fields: [Field] = RunRecord.keys.map { Field(rawValue: $0)! }
+
         var appVersion: String?
         var at: String?
         var attempt: Double?
@@ -320,50 +328,49 @@ package enum RunRecordFile {
                 }
                 return .some(value)
             }
-            switch member.key {
-            case 0:
+            switch Self.fields[member.key] {
+            case .appVersion:
                 guard let value = string() else { return false }
                 appVersion = value
-            case 1:
+            case .at:
                 guard let value = string(), let value else { return false }
                 at = value
-            case 2:
+            case .attempt:
                 guard let value = number() else { return false }
                 attempt = value
-            case 3:
+            case .bucket:
                 guard let value = string() else { return false }
                 bucket = value
-            case 4:
+            case .device:
                 guard let value = string(), let value else { return false }
                 device = value
-            case 5:
+            case .earliestBeginDate:
                 guard let value = string() else { return false }
                 earliestBeginDate = value
-            case 6:
+            case .expired:
                 guard let value = bool() else { return false }
                 expired = value
-            case 7:
+            case .kind:
                 guard let value = string(), let value else { return false }
                 kind = value
-            case 8:
+            case .lowPower:
                 guard let value = bool(), let value else { return false }
                 lowPower = value
-            case 9:
+            case .platform:
                 guard let value = string(), let value else { return false }
                 platform = value
-            case 10:
+            case .reason:
                 guard let value = string() else { return false }
                 reason = value
-            case 11:
+            case .stalenessHours:
                 guard let value = number() else { return false }
                 stalenessHours = value
-            case 12:
+            case .stopReason:
                 guard let value = number() else { return false }
                 stopReason = value
-            case 13:
+            case .success:
                 guard let value = bool() else { return false }
                 success = value
-            default: return false
             }
             return true
         }
