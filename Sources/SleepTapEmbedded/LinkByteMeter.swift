@@ -5,7 +5,9 @@ import SleepTapCore
 /// `WireCodec.encode` writes for it (the ZeroMQ envelope not included).
 ///
 /// A message equal to the last one of its type measured has that one's size and is not encoded
-/// again: the PINGs of a day are all the same, and a BATCH resent or answered again is too.
+/// again: the PINGs of a day are all the same, and a BATCH resent or answered again is too. A new
+/// BATCH is sized as its frame without entries plus its entries (`WireCodec.encodedSize(of:)`),
+/// each entry measured once: a day's batch shares all but one entry with the day before's.
 struct LinkByteMeter {
     /// Whether messages are counted (`Twin.measureLinkBytes()`).
     var isOn = false
@@ -22,9 +24,31 @@ struct LinkByteMeter {
             bytes += known.size
             return
         }
-        let size = WireCodec.encode(message).count
+        let size = Self.size(of: message, entrySizes: &entrySizes)
         last[slot] = (message, size)
         bytes += size
+    }
+
+    /// The sizes of the BATCH entries measured so far (cleared when it reaches `entryMemoLimit`).
+    private var entrySizes: [WakeEntry: Int] = [:]
+    private static let entryMemoLimit = 256
+
+    /// The size of `message`'s frame, `WireCodec.encode(message).count`: a BATCH's from its parts.
+    static func size(of message: WireMessage, entrySizes: inout [WakeEntry: Int]) -> Int {
+        guard case .batch(var batch) = message, !batch.entries.isEmpty else { return WireCodec.encode(message).count }
+        var size = batch.entries.count - 1
+        for entry in batch.entries {
+            if let known = entrySizes[entry] {
+                size += known
+            } else {
+                if entrySizes.count >= entryMemoLimit { entrySizes.removeAll(keepingCapacity: true) }
+                let measured = WireCodec.encodedSize(of: entry)
+                entrySizes[entry] = measured
+                size += measured
+            }
+        }
+        batch.entries = []
+        return size + WireCodec.encode(.batch(batch)).count
     }
 
     /// One slot per message type.

@@ -166,7 +166,7 @@ package struct WatchNight: Equatable, Sendable {
     /// is no value); instants in `RunRecordFile.instantString`'s form.
     package var line: String {
         func quoted(_ text: String) -> String {
-            let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+            let data = (try? Self.stringEncoder.encode(text)) ?? Data("\"\"".utf8)
             return String(decoding: data, as: UTF8.self)
         }
         func instant(_ date: Date?) -> String { date.map { quoted(RunRecordFile.instantString($0)) } ?? "null" }
@@ -180,6 +180,11 @@ package struct WatchNight: Equatable, Sendable {
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
+
+    /// Writes each string field as a JSON string. Made once: `JSONEncoder.encode` may be called
+    /// from any thread (it copies its options), and making an encoder per field cost more than
+    /// using it.
+    private static let stringEncoder = JSONEncoder()
 
     /// A file's bytes: `[`, one night per line, `]`, a final newline (as `RunRecordFile.encode`).
     package static func encode(_ nights: [WatchNight]) -> Data {

@@ -186,5 +186,8 @@ extension Date {
     /// `.iso8601` format style, for the OS's texts (`PendingReason.state`, `WhyAnswer.summary`),
     /// which are built only when read. SleepTapCore's `ISO8601.string` writes the same text
     /// (its `WireEncodingTests` keep the two equal), so the `os.why` lines are unchanged.
-    var osText: String { formatted(.iso8601) }
+    var osText: String { Self.osTextStyle.format(self) }
+
+    /// Foundation's `.iso8601` style, made once: building it for each text cost as much as using it.
+    private static let osTextStyle = Date.ISO8601FormatStyle()
 }

@@ -168,8 +168,11 @@ public struct WhyAnswer: Equatable, Sendable {
 
     /// `codes` without repeats, in their first order.
     private static func distinct(_ codes: [String]) -> [String] {
-        var seen = Set<String>()
-        return codes.filter { seen.insert($0).inserted }
+        // A handful of codes: a scan of the kept ones costs less than hashing each.
+        var kept: [String] = []
+        kept.reserveCapacity(codes.count)
+        for code in codes where !kept.contains(code) { kept.append(code) }
+        return kept
     }
 
     /// The fields of `os.why` and of `phone.status`'s `why`: `identifier`, `reason` (the first

@@ -121,17 +121,28 @@ public enum WakeCalendar {
     /// not names (tz database Theory file, "Names of timezones").
     public static func isZoneName(_ identifier: String) -> Bool {
         if identifier == "UTC" || identifier == "GMT" { return true }
-        let bytes = Array(identifier.utf8)
-        guard bytes.count <= 64 else { return false }
-        let parts = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard parts.count >= 2 else { return false }
-        return parts.allSatisfy { part in
-            guard let first = part.first, isLetter(first) else { return false }
-            return part.allSatisfy {
-                isLetter($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "+")
-                    || $0 == UInt8(ascii: "-")
+        // One pass over the bytes, no copies: it runs for every zone name a batch or a flag gives.
+        var count = 0
+        var parts = 1
+        var atPartStart = true
+        for byte in identifier.utf8 {
+            count += 1
+            guard count <= 64 else { return false }
+            if byte == UInt8(ascii: "/") {
+                guard !atPartStart else { return false }
+                parts += 1
+                atPartStart = true
+            } else if atPartStart {
+                guard isLetter(byte) else { return false }
+                atPartStart = false
+            } else {
+                guard
+                    isLetter(byte) || (48...57).contains(byte) || byte == UInt8(ascii: "_")
+                        || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                else { return false }
             }
         }
+        return parts >= 2 && !atPartStart
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool { (65...90).contains(byte) || (97...122).contains(byte) }

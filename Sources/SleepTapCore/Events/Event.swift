@@ -90,32 +90,42 @@ public enum ISO8601 {
     /// day is the instant's distance from that day's start; every other instant is formatted by
     /// `.iso8601` itself.
     public static func string(_ date: Date) -> String {
+        text(date, milliseconds: nil) ?? date.formatted(.iso8601)
+    }
+
+    /// `string(date)`'s text with `.mmm` before the `Z` when `milliseconds` (0 to 999) is given;
+    /// nil for instants outside 1970 to 9999, which `UTCDays` does not cover.
+    package static func text(_ date: Date, milliseconds: Int?) -> String? {
         let time = date.timeIntervalSince1970
-        guard time >= 0, time < 253_402_300_800, let day = UTCDays.day(containing: date) else {
-            return date.formatted(.iso8601)
-        }
+        guard time >= 0, time < 253_402_300_800, let day = UTCDays.day(containing: date) else { return nil }
         let secondOfDay = Int((time - day.start.timeIntervalSince1970).rounded(.down))
-        var out = [UInt8](repeating: 0, count: 20)
-        func put(_ value: Int, _ at: Int, _ width: Int) {
-            var value = value
-            for index in stride(from: at + width - 1, through: at, by: -1) {
-                out[index] = UInt8(48 + value % 10)
-                value /= 10
+        let count = milliseconds == nil ? 20 : 24
+        return String(unsafeUninitializedCapacity: count) { out in
+            func put(_ value: Int, _ at: Int, _ width: Int) {
+                var value = value
+                for index in stride(from: at + width - 1, through: at, by: -1) {
+                    out[index] = UInt8(48 + value % 10)
+                    value /= 10
+                }
             }
+            put(day.date.year, 0, 4)
+            out[4] = UInt8(ascii: "-")
+            put(day.date.month, 5, 2)
+            out[7] = UInt8(ascii: "-")
+            put(day.date.day, 8, 2)
+            out[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3_600, 11, 2)
+            out[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, 14, 2)
+            out[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, 17, 2)
+            if let milliseconds {
+                out[19] = UInt8(ascii: ".")
+                put(milliseconds, 20, 3)
+            }
+            out[count - 1] = UInt8(ascii: "Z")
+            return count
         }
-        put(day.date.year, 0, 4)
-        out[4] = UInt8(ascii: "-")
-        put(day.date.month, 5, 2)
-        out[7] = UInt8(ascii: "-")
-        put(day.date.day, 8, 2)
-        out[10] = UInt8(ascii: "T")
-        put(secondOfDay / 3_600, 11, 2)
-        out[13] = UInt8(ascii: ":")
-        put(secondOfDay / 60 % 60, 14, 2)
-        out[16] = UInt8(ascii: ":")
-        put(secondOfDay % 60, 17, 2)
-        out[19] = UInt8(ascii: "Z")
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The instant `string(date)` names, read back by `date(_:)`: `date` floored to the whole

@@ -99,9 +99,10 @@ package enum RunRecordFile {
             seconds -= 1
             fraction += 1_000
         }
-        let whole = ISO8601.string(Date(timeIntervalSince1970: Double(seconds)))
+        let whole = Date(timeIntervalSince1970: Double(seconds))
+        if let text = ISO8601.text(whole, milliseconds: Int(fraction)) { return text }
         let ms = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
-        return whole.dropLast() + "." + ms + "Z"
+        return ISO8601.string(whole).dropLast() + "." + ms + "Z"
     }
 
     // MARK: reading

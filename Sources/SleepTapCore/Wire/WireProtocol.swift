@@ -168,11 +168,7 @@ public enum WireCodec {
                 Wire.Batch(
                     epoch: Hex64.string(batch.epoch), seq: batch.seq,
                     generatedAt: ISO8601.string(batch.generatedAt), timeZone: batch.timeZone,
-                    entries: batch.entries.map {
-                        Wire.Entry(
-                            wake: ISO8601.string($0.wake), localDate: $0.localDate, localTime: $0.localTime,
-                            timeZone: $0.timeZone, utcOffset: $0.utcOffset)
-                    }))
+                    entries: batch.entries.map(Wire.Entry.init)))
         case .ack(let ref, let coverageEnd):
             frame = .ack(
                 Wire.Ack(
@@ -193,6 +189,14 @@ public enum WireCodec {
         let envelope = Wire.Envelope(type: message.typeName, v: version, body: frame)
         // Every field is a string, an integer or null: encoding cannot fail.
         return Array((try? encoder.encode(envelope)) ?? Data())
+    }
+
+    /// The size in bytes of one BATCH entry as `encode(_:)` writes it inside the batch's `entries`
+    /// array. The frame of a batch of n ≥ 1 entries is its frame without entries, plus each entry's
+    /// size, plus the n − 1 commas between them (compact JSON: RFC 8259, section 5, arrays), so a
+    /// meter can size a batch from entries it measured before (the twin's `LinkByteMeter`).
+    package static func encodedSize(of entry: WakeEntry) -> Int {
+        (try? encoder.encode(Wire.Entry(entry)))?.count ?? 0
     }
 
     /// Configured once; `JSONEncoder.encode` may be called from any thread (it copies its options).
@@ -218,6 +222,14 @@ public enum WireCodec {
             var localTime: String
             var timeZone: String
             var utcOffset: Int
+
+            init(_ entry: WakeEntry) {
+                wake = ISO8601.string(entry.wake)
+                localDate = entry.localDate
+                localTime = entry.localTime
+                timeZone = entry.timeZone
+                utcOffset = entry.utcOffset
+            }
         }
 
         struct Batch: Encodable {

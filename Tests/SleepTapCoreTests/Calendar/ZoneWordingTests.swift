@@ -20,6 +20,20 @@ struct ZoneWordingTests {
     }
 
     @Test(
+        "A zone name is UTC, GMT or Area/Location[/More]: each part a letter, then letters, digits, _ + -; at most 64 bytes",
+        arguments: [
+            ("UTC", true), ("GMT", true), ("Europe/Berlin", true), ("America/Argentina/Buenos_Aires", true),
+            ("Etc/GMT+5", true), ("Etc/GMT-14", true), ("America/Port-au-Prince", true), ("EST", false),
+            ("GMT+5", false), ("+09:00", false), ("", false), ("/", false), ("Europe/", false), ("/Berlin", false),
+            ("Europe//Berlin", false), ("1Europe/Berlin", false), ("Europe/_Berlin", false), ("Europe/Ber lin", false),
+            ("Europe/Berlín", false), ("A/" + String(repeating: "b", count: 62), true),
+            ("A/" + String(repeating: "b", count: 63), false),
+        ])
+    func zoneNames(name: String, valid: Bool) {
+        #expect(WakeCalendar.isZoneName(name) == valid, "\(name)")
+    }
+
+    @Test(
         "Phone stdin, watch stdin, a BATCH on the wire, a schedule file and os.json give the same words for Mars/Base and EST",
         arguments: ["Mars/Base", "EST"])
     func sameOnBothSides(zone: String) throws {

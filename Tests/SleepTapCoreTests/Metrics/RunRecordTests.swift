@@ -194,6 +194,22 @@ struct RunRecordTests {
         #expect(RunRecordFile.fileName(device: "dev-1", day: late) == "dev-1-2026-03-02.json")
         #expect(RunRecordFile.instantString(ISO8601.date("1999-12-31T23:59:59.9996Z")!) == "2000-01-01T00:00:00.000Z")
         #expect(RunRecordFile.instantString(ISO8601.date("2024-02-29T12:00:00Z")!) == "2024-02-29T12:00:00.000Z")
+        #expect(
+            RunRecordFile.instantString(Date(timeIntervalSince1970: 1_772_000_000.0071)) == "2026-02-25T06:13:20.007Z")
+        #expect(
+            RunRecordFile.instantString(Date(timeIntervalSince1970: 1_772_000_000.045)) == "2026-02-25T06:13:20.045Z")
+        #expect(
+            RunRecordFile.instantString(Date(timeIntervalSince1970: 1_772_000_059.999)) == "2026-02-25T06:14:19.999Z")
+        // Before 1970 the text is Foundation's, with the same millisecond rule.
+        #expect(RunRecordFile.instantString(Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.750Z")
+        // Every millisecond of a second, written and parsed back.
+        for ms in 0..<1_000 {
+            let instant = Date(timeIntervalSince1970: 1_772_000_000 + Double(ms) / 1_000)
+            let text = RunRecordFile.instantString(instant)
+            #expect(text.hasPrefix("2026-02-25T06:13:20.") && text.hasSuffix("Z") && text.count == 24)
+            let parsed = RunRecordFile.parseInstant(ArraySlice(text.utf8))
+            #expect(parsed.map { abs($0.timeIntervalSince(instant)) < 0.000_5 } == true, "\(text)")
+        }
     }
 
     @Test(
