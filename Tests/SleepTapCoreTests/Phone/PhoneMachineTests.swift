@@ -403,7 +403,9 @@ struct PhoneMachineTests {
         #expect(Self.persists(arrived).map(\.weather) == [try outcome.result.get()])
     }
 
-    @Test("The forecast's write done: weather.fetched with its cost, the sunlight notice, the run completed")
+    @Test(
+        "The forecast's write done: weather.fetched, the run's record, handler.completed with the fetch's cost in its duration"
+    )
     func weatherReleasedAfterWrite() throws {
         var node = Self.started()
         let time = Self.at(22 * 3_600)
