@@ -11,8 +11,8 @@ import Testing
 #endif
 
 /// The phone node's decisions, reached without a process: ZAP verdicts, frame checks, the stdin
-/// language, zone precedence, schedule reloads, writes before sends, the weather as an input,
-/// liveness.
+/// language, zone precedence, schedule reloads, writes before sends, the weather as an input.
+/// Single decisions compared as whole action lists are `PhoneMachineTests`'.
 @Suite("Phone node")
 struct PhoneNodeTests {
     static let key = [UInt8](repeating: 7, count: 32)
@@ -311,73 +311,6 @@ struct PhoneNodeTests {
             return
         }
         #expect(age == 0.16, "\(age)")
-    }
-
-    @Test("Frames: an unknown routing id gets an ERROR back to it, never to the watch")
-    func unknownRoutingID() throws {
-        var bench = NodeBench()
-        bench.start()
-        let before = bench.sent.count
-        bench.receive([Array("stranger".utf8), WireCodec.encode(.hello(nil))])
-        let reply = try #require(bench.replies.first)
-        #expect(reply.routingID == Array("stranger".utf8))
-        #expect(
-            reply.message
-                == .error(reason: "unknown peer routing id \"stranger\"; this phone delivers to another id"))
-        #expect(bench.sent.count == before, "nothing to the paired watch")
-        #expect(!bench.names().contains(.messageReceived))
-        #expect(bench.node.counters.rejectedMessages == 1)
-    }
-
-    @Test("Frames: bad JSON is answered with an ERROR; a bad message that claims to be an ERROR is not")
-    func neverAnswerAnError() throws {
-        var bench = NodeBench()
-        bench.start()
-        let before = bench.sent.count
-        bench.receive([Array(NodeBench.watchID.utf8), Array("{not json".utf8)])
-        let first = try #require(bench.sent.last)
-        #expect({ if case .error = first { true } else { false } }(), "\(first)")
-        #expect(bench.sent.count == before + 1)
-        bench.receive([Array(NodeBench.watchID.utf8), Array(#"{"v":1,"type":"ERROR","bogus":1}"#.utf8)])
-        #expect(bench.sent.count == before + 1, "an ERROR is never answered with an ERROR")
-        #expect(bench.events(.messageRejected).count == 2)
-        #expect(bench.node.counters.rejectedMessages == 2)
-    }
-
-    // MARK: liveness
-
-    @Test("Liveness: the watch comes online with its first message and goes offline after 3 s of silence")
-    func liveness() throws {
-        var bench = NodeBench()
-        bench.start()
-        bench.receive(.ping)
-        #expect(bench.names().filter { $0 == .peerOnline }.count == 1)
-        #expect(!bench.names().contains(.messageReceived), "a ping is liveness only")
-        bench.receive(.ping)
-        #expect(bench.names().filter { $0 == .peerOnline }.count == 1, "online once")
-        for _ in 0..<3 {
-            bench.advance(1)
-            bench.fire(.heartbeat)
-        }
-        #expect(bench.events(.peerOffline).isEmpty, "3 s of silence is not yet more than the timeout")
-        bench.advance(1)
-        bench.fire(.heartbeat)
-        let offline = try #require(bench.events(.peerOffline).first)
-        #expect(offline["silentFor"] == .double(4))
-        #expect(bench.sent.filter { $0 == .ping }.count == 4, "every heartbeat pings the watch")
-        #expect(bench.armed[.heartbeat] == .after(LinkLiveness.interval))
-    }
-
-    @Test("Liveness: a pause of this process (no heartbeat for 10 s) is not the watch's silence")
-    func pauseIsNotSilence() {
-        var bench = NodeBench()
-        bench.start()
-        bench.receive(.ping)
-        bench.advance(1)
-        bench.fire(.heartbeat)
-        bench.advance(10)
-        bench.fire(.heartbeat)
-        #expect(bench.events(.peerOffline).isEmpty)
     }
 
     // MARK: the stdin language
@@ -725,17 +658,6 @@ struct PhoneNodeTests {
         #expect(fetchedAt < entered)
     }
 
-    @Test("A weather result with no job waiting changes nothing")
-    func strayWeather() {
-        var bench = NodeBench()
-        bench.start()
-        let state = bench.node.app.state
-        bench.clearEvents()
-        bench.answerWeather(WeatherOutcome(result: .failure(.network("late")), cost: 1))
-        #expect(bench.events.isEmpty)
-        #expect(bench.node.app.state == state)
-    }
-
     @Test(
         "Android: a network failure arriving as input makes the run retry; another failure fails it",
         arguments: [(WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure")])
@@ -871,19 +793,6 @@ struct PhoneNodeTests {
         #expect(last["count"] == .int(3))
         #expect(last["plannedAt"] == .null)
         #expect(bench.names().last == .phoneStopping)
-    }
-
-    @Test("The resend timer sends the unacknowledged batch again with backoff; an ACK cancels it")
-    func resendTimer() throws {
-        var bench = NodeBench()
-        bench.start()
-        let batch = try #require(bench.sentBatches.last)
-        #expect(bench.armed[.resend] == .after(0.25))
-        bench.fire(.resend)
-        #expect(bench.sentBatches.last == batch)
-        #expect(bench.armed[.resend] == .after(0.5))
-        bench.receive(.ack(batch.ref, coverageEnd: nil))
-        #expect(bench.armed[.resend] == nil)
     }
 
     @Test("Sends to an absent watch are counted; repeats are held back until it is there again")

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import SleepTapOS
+import Testing
+
+@testable import SleepTapCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The phone machine's decisions, as the watch node's are tested: a `PhoneNode` built directly
+/// (no driver), one input after a small known setup, and the whole list of actions it returns
+/// (or an exact part of it) checked in one equality.
+@Suite("Phone machine")
+struct PhoneMachineTests {
+    static let watchID = NodeBench.watchID
+    static let statePath = "/state/phone.json"
+    static let zone = NodeBench.zone
+    /// Thu 2025-03-06 12:00 in New York (17:00Z).
+    static let t0 = NodeBench.start
+
+    /// `seconds` after `t0`, virtual and wall alike (wall 100 at `t0`).
+    static func at(_ seconds: TimeInterval) -> NodeTime {
+        NodeTime(now: t0.addingTimeInterval(seconds), wall: 100 + seconds)
+    }
+
+    /// The virtual instant `instant`, wall seconds as `at` counts them.
+    static func at(_ instant: Date) -> NodeTime { at(instant.timeIntervalSince(t0)) }
+
+    static func node(platform: Platform = .ios, registration: RegistrationMode = .early) -> PhoneNode {
+        PhoneNode(
+            app: NodeBench.app(platform: platform, registration: registration),
+            configuration: NodeBench.configuration())
+    }
+
+    /// A node started at `t0` whose start-up job is done: its writes succeeded and its forecast
+    /// came (`OfflineWeatherProvider`), so its batch (seq 1) is on disk, sent and not yet acked.
+    static func started(platform: Platform = .ios, registration: RegistrationMode = .early) -> PhoneNode {
+        var node = node(platform: platform, registration: registration)
+        Self.settle(&node, node.start(at: at(0)), at: at(0))
+        return node
+    }
+
+    /// Answers every write (succeeded) the actions ask for, and those of the answers, until none
+    /// is left; every forecast too (`OfflineWeatherProvider`) unless `weather` is false.
+    static func settle(_ node: inout PhoneNode, _ actions: [PhoneAction], at time: NodeTime, weather: Bool = true) {
+        var queue = actions
+        while !queue.isEmpty {
+            switch queue.removeFirst() {
+            case .persist: queue += node.persisted(.succeeded, at: time)
+            case .fetchWeather(let location, let instant) where weather:
+                let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: location, now: instant)
+                queue += node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time)
+            default: break
+            }
+        }
+    }
+
+    // MARK: sub-lists
+
+    static func sends(_ actions: [PhoneAction]) -> [WireMessage] {
+        actions.compactMap { if case .send(let message) = $0 { message } else { nil } }
+    }
+
+    static func persists(_ actions: [PhoneAction]) -> [PhoneSyncState] {
+        actions.compactMap { if case .persist(let state) = $0 { state } else { nil } }
+    }
+
+    static func osWrites(_ actions: [PhoneAction]) -> [SimulatedOS] {
+        actions.compactMap { if case .persistOS(let os) = $0 { os } else { nil } }
+    }
+
+    static func timers(_ actions: [PhoneAction]) -> [PhoneAction] {
+        actions.filter {
+            switch $0 {
+            case .arm, .cancel: true
+            default: false
+            }
+        }
+    }
+
+    /// The weather step's actions: the fetch asked for, and the `weather.*` events.
+    static func weatherSteps(_ actions: [PhoneAction]) -> [PhoneAction] {
+        actions.filter {
+            if case .fetchWeather = $0 { return true }
+            return $0.event.map { $0.name.rawValue.hasPrefix("weather.") } ?? false
+        }
+    }
+
+    /// Each action as a short word, in order, `os.why` left out (the OS's own explanation): the
+    /// shape of a long list.
+    static func shape(_ actions: [PhoneAction]) -> [String] {
+        actions.compactMap { action in
+            switch action {
+            case .send(let message): "send \(message.typeName)"
+            case .reply(_, let message): "reply \(message.typeName)"
+            case .zapReply: "zapReply"
+            case .persist: "persist"
+            case .persistOS: "persistOS"
+            case .arm(let timer, _): "arm \(timer)"
+            case .cancel(let timer): "cancel \(timer)"
+            case .emit(let event, _): event.name == .osWhy ? nil : event.name.rawValue
+            case .fetchWeather: "fetchWeather"
+            case .record(let record): "record \(record.kind.rawValue)"
+            case .loadSchedule: "loadSchedule"
+            case .stop: "stop"
+            }
+        }
+    }
+
+    static func event(_ name: EventName, _ fields: [(String, EventValue)], at time: NodeTime) -> PhoneAction {
+        .emit(Event(name, fields), at: time.now)
+    }
+
+    static func frames(_ bytes: [UInt8]) -> [[UInt8]] { [Array(watchID.utf8), bytes] }
+
+    // MARK: heartbeat and liveness
+
+    @Test("Heartbeat: a PING to the watch and the timer re-armed 1 s on; no liveness event before the watch was heard")
+    func heartbeat() {
+        var node = Self.started()
+        #expect(node.timerFired(.heartbeat, at: Self.at(1)) == [.send(.ping), .arm(.heartbeat, .after(1))])
+    }
+
+    @Test("Liveness: the first message brings the watch online; a PING is liveness only")
+    func online() {
+        var node = Self.started()
+        let online = Self.event(.peerOnline, [("id", .string(Self.watchID))], at: Self.at(1))
+        #expect(node.messageReceived(Self.frames(WireCodec.encode(.ping)), at: Self.at(1)) == [online])
+        #expect(node.messageReceived(Self.frames(WireCodec.encode(.ping)), at: Self.at(1.5)) == [])
+    }
+
+    @Test("Liveness: the heartbeat more than 3 s after the watch was last heard says peer.offline with the silence")
+    func offline() {
+        var node = Self.started()
+        _ = node.messageReceived(.ping, at: Self.at(1))
+        for second in 2...4 { _ = node.timerFired(.heartbeat, at: Self.at(Double(second))) }
+        let offline = Self.event(
+            .peerOffline, [("id", .string(Self.watchID)), ("silentFor", .double(4))], at: Self.at(5))
+        #expect(
+            node.timerFired(.heartbeat, at: Self.at(5)) == [.send(.ping), offline, .arm(.heartbeat, .after(1))])
+    }
+
+    @Test("Liveness: a heartbeat 10 s late (this process paused) is not the watch's silence")
+    func pauseIsNotSilence() {
+        var node = Self.started()
+        _ = node.messageReceived(.ping, at: Self.at(1))
+        _ = node.timerFired(.heartbeat, at: Self.at(2))
+        #expect(node.timerFired(.heartbeat, at: Self.at(12)) == [.send(.ping), .arm(.heartbeat, .after(1))])
+    }
+
+    @Test("Resend: the unacknowledged batch again, the timer backed off from 0.25 s to 0.5 s")
+    func resend() throws {
+        var node = Self.started()
+        let batch = try #require(node.app.state.outbox)
+        let next = try #require(node.nextLaunch)
+        let os = node.app.scheduler
+        #expect(
+            node.timerFired(.resend, at: Self.at(1)) == [
+                .send(.batch(batch)), .arm(.resend, .after(0.5)), .arm(.osLaunch, .at(next)), .persistOS(os),
+            ])
+    }
+
+    // MARK: the ACK and the write before it counts
+
+    @Test("An ACK of the outbox's batch: message.received, then only the write of the acked state; the rest waits")
+    func ackWritesFirst() throws {
+        var node = Self.started()
+        let batch = try #require(node.app.state.outbox)
+        let next = try #require(node.nextLaunch)
+        let os = node.app.scheduler
+        var acked = node.app.state
+        acked.acked = true
+        let time = Self.at(2)
+        #expect(
+            node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: time) == [
+                Self.event(.peerOnline, [("id", .string(Self.watchID))], at: time),
+                Self.event(.messageReceived, [("type", .string("ACK"))], at: time),
+                .persist(acked), .arm(.osLaunch, .at(next)), .persistOS(os),
+            ])
+    }
+
+    @Test("The ACK's write done: the resend timer is cancelled and ack.received said, at the ACK's instant")
+    func ackReleasedAfterWrite() throws {
+        var node = Self.started()
+        let batch = try #require(node.app.state.outbox)
+        _ = node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: Self.at(2))
+        let received = Self.event(
+            .ackReceived,
+            [
+                ("seq", .int(Int64(batch.seq))), ("epoch", .string(Hex64.string(batch.epoch))),
+                ("digest", .string(Hex64.string(batch.digest))), ("coverageEnd", .null),
+            ], at: Self.at(2))
+        #expect(node.persisted(.succeeded, at: Self.at(3)) == [.cancel(.resend), received])
+        #expect(node.app.state.acked)
+    }
+
+    @Test("The ACK's write failed: persist.failed at the ACK's instant, no batch unsaved, nothing sent; not acked")
+    func ackWriteFailed() throws {
+        var node = Self.started()
+        let batch = try #require(node.app.state.outbox)
+        let before = node.app.state
+        let next = try #require(node.nextLaunch)
+        _ = node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: Self.at(2))
+        let os = node.app.scheduler
+        let failed = Self.event(
+            .persistFailed,
+            [
+                ("path", .string(Self.statePath)), ("reason", .string("No space left on device")),
+                ("errno", .string("ENOSPC")), ("unsavedSeq", .null), ("retryIn", .null),
+            ], at: Self.at(2))
+        #expect(
+            node.persisted(.failed(errno: ENOSPC, reason: "No space left on device"), at: Self.at(3)) == [
+                failed, .arm(.osLaunch, .at(next)), .persistOS(os),
+            ])
+        #expect(node.app.state == before)
+        #expect(node.unsaved == nil)
+    }
+
+    @Test("An ACK of another seq is stale: ack.stale with the newest seq, no write, the sync state unchanged")
+    func staleAck() throws {
+        var node = Self.started()
+        _ = node.messageReceived(.ping, at: Self.at(1))
+        let batch = try #require(node.app.state.outbox)
+        let before = node.app.state
+        let next = try #require(node.nextLaunch)
+        let os = node.app.scheduler
+        var old = batch.ref
+        old.seq = batch.seq - 1
+        let time = Self.at(2)
+        let stale = Self.event(
+            .ackStale,
+            [
+                ("seq", .int(Int64(old.seq))), ("epoch", .string(Hex64.string(old.epoch))),
+                ("digest", .string(Hex64.string(old.digest))), ("newest", .int(Int64(batch.seq))),
+            ], at: time)
+        #expect(
+            node.messageReceived(.ack(old, coverageEnd: nil), at: time) == [
+                Self.event(.messageReceived, [("type", .string("ACK"))], at: time), stale,
+                .arm(.osLaunch, .at(next)), .persistOS(os),
+            ])
+        #expect(node.app.state == before)
+    }
+
+    // MARK: frames with a protocol error
+
+    @Test("Bad JSON from the watch: message.rejected and an ERROR back naming the error; no state change")
+    func badJSON() throws {
+        var node = Self.started()
+        let before = node.app.state
+        let bytes = Array("{not json".utf8)
+        let reason = try #require(Self.decodeError(bytes))
+        #expect(
+            node.messageReceived(Self.frames(bytes), at: Self.at(1)) == [
+                Self.event(.messageRejected, [("reason", .string(reason))], at: Self.at(1)),
+                .send(.error(reason: reason)),
+            ])
+        #expect(node.app.state == before)
+        #expect(node.counters.rejectedMessages == 1)
+    }
+
+    @Test("A bad message that claims to be an ERROR is rejected but never answered with an ERROR")
+    func neverAnswerAnError() throws {
+        var node = Self.started()
+        let bytes = Array(#"{"v":1,"type":"ERROR","bogus":1}"#.utf8)
+        let reason = try #require(Self.decodeError(bytes))
+        #expect(
+            node.messageReceived(Self.frames(bytes), at: Self.at(1)) == [
+                Self.event(.messageRejected, [("reason", .string(reason))], at: Self.at(1))
+            ])
+        #expect(node.counters.rejectedMessages == 1)
+    }
+
+    @Test("An unknown routing id: message.rejected and an ERROR replied to it, nothing to the watch")
+    func unknownRoutingID() {
+        var node = Self.started()
+        let before = node.app.state
+        let stranger = Array("stranger".utf8)
+        let reason = "unknown peer routing id \"stranger\""
+        #expect(
+            node.messageReceived([stranger, WireCodec.encode(.hello(nil))], at: Self.at(1)) == [
+                Self.event(.messageRejected, [("reason", .string(reason))], at: Self.at(1)),
+                .reply(routingID: stranger, .error(reason: reason + "; this phone delivers to another id")),
+            ])
+        #expect(node.app.state == before)
+        #expect(node.counters.rejectedMessages == 1)
+    }
+
+    /// The reason `WireCodec` rejects `bytes` with, nil when it accepts them.
+    static func decodeError(_ bytes: [UInt8]) -> String? {
+        do throws(ProtocolError) {
+            _ = try WireCodec.decodeWithHello(bytes)
+            return nil
+        } catch {
+            return error.reason
+        }
+    }
+
+    // MARK: writes before sends
+
+    @Test("open: the step ends with one write and sends nothing; once written, its batch goes out")
+    func sendOnlyAfterWrite() throws {
+        var node = Self.started()
+        let before = node.app.state
+        // An hour later the forecast cached at start is fresh: the job runs without a fetch.
+        let time = Self.at(3_600)
+        let open = node.commandLine("open", at: time)
+        #expect(Self.sends(open) == [])
+        #expect(Array(Self.shape(open).drop { $0 != "persist" }) == ["persist", "arm osLaunch", "persistOS"])
+        let batch = WakeBatch(
+            epoch: before.epoch, seq: before.lastSeq + 1, generatedAt: time.now, timeZone: Self.zone.identifier,
+            entries: BatchPlanner.entries(for: .everyDayAtSeven, in: Self.zone, after: time.now))
+        let released = node.persisted(.succeeded, at: time)
+        #expect(Self.sends(released) == [.batch(batch)])
+        #expect(Self.timers(released) == [.arm(.resend, .after(0.25))])
+    }
+
+    @Test("open's write failed: persist.failed naming the unsaved batch, a write retry in 1 s, nothing sent")
+    func openWriteFailed() throws {
+        var node = Self.started()
+        let before = node.app.state
+        let next = try #require(node.nextLaunch)
+        let time = Self.at(3_600)
+        _ = node.commandLine("open", at: time)
+        let os = node.app.scheduler
+        let failed = Self.event(
+            .persistFailed,
+            [
+                ("path", .string(Self.statePath)), ("reason", .string("No space left on device")),
+                ("errno", .string("ENOSPC")), ("unsavedSeq", .int(Int64(before.lastSeq + 1))), ("retryIn", .double(1)),
+            ], at: time)
+        #expect(
+            node.persisted(.failed(errno: ENOSPC, reason: "No space left on device"), at: Self.at(3_601)) == [
+                failed, .arm(.writeRetry, .after(1)), .arm(.osLaunch, .at(next)), .persistOS(os),
+            ])
+        #expect(node.app.state.outbox == before.outbox)
+    }
+
+    // MARK: background launches (iOS)
+
+    @Test("iOS, handler registered late: the OS launch is taken and dropped, the job is not entered, nothing sent")
+    func lateRegistrationDropsTheLaunch() throws {
+        var node = Self.started(registration: .lateSilent)
+        let due = try #require(node.nextLaunch)
+        #expect(
+            Self.shape(node.timerFired(.osLaunch, at: Self.at(due))) == [
+                "os.app.launched", "os.register", "handler.registered", "os.launch", "os.launch.dropped",
+                "record dropped", "cancel osLaunch", "persistOS",
+            ])
+    }
+
+    @Test("iOS, handler registered early: the job is entered and its first work is the renew, then one write")
+    func earlyRegistrationRenewsFirst() throws {
+        var node = Self.started()
+        let due = try #require(node.nextLaunch)
+        let launched = node.timerFired(.osLaunch, at: Self.at(due))
+        #expect(
+            Self.shape(launched) == [
+                "os.app.launched", "os.register", "handler.registered", "os.launch", "handler.entered",
+                "os.request.submitted", "persist", "arm osLaunch", "persistOS",
+            ])
+    }
+
+    @Test("iOS, handler registered early: after the write, renew, then notices and the batch, then the weather")
+    func earlyRegistrationJobOrder() throws {
+        var node = Self.started()
+        let due = try #require(node.nextLaunch)
+        try #require(WeatherPolicy().inWindow(due, zone: Self.zone), "the launch is in the weather window")
+        _ = node.timerFired(.osLaunch, at: Self.at(due))
+        // One bedtime notice per wake-up of the new plan, each said as added (a replaced one too).
+        let notices = RefreshPlan.make(schedule: .everyDayAtSeven, zone: Self.zone, now: due, deviceSeed: 7).notices
+        #expect(!notices.isEmpty)
+        #expect(
+            Self.shape(node.persisted(.succeeded, at: Self.at(due)))
+                == ["renew.submitted", "record submitted"] + notices.map { _ in "notification.added" } + [
+                    "batch.generated", "send BATCH", "arm resend", "fetchWeather",
+                ])
+    }
+
+    // MARK: the weather step
+
+    static func forecast(at instant: Date, cost: TimeInterval) -> WeatherOutcome {
+        let (result, _) = OfflineWeatherProvider(seed: 9).forecast(for: NodeBench.berlin, now: instant)
+        return WeatherOutcome(result: result, cost: cost)
+    }
+
+    @Test("The forecast arrives while the job waits at its weather step: the job goes on with one write, held")
+    func weatherWhileWaiting() throws {
+        var node = Self.started()
+        // 10:00 in New York the next day: in the weather window, the cache 22 h old.
+        let time = Self.at(22 * 3_600)
+        let launch = node.commandLine("simulate-launch", at: time)
+        #expect(Self.persists(launch).count == 1)
+        #expect(
+            Self.weatherSteps(node.persisted(.succeeded, at: time))
+                == [.fetchWeather(location: NodeBench.berlin, at: time.now)])
+        #expect(node.app.awaitsWeather)
+        let outcome = Self.forecast(at: time.now, cost: 1.5)
+        let arrived = node.weatherArrived(outcome, at: Self.at(22 * 3_600 + 2))
+        #expect(Self.shape(arrived) == ["persist", "arm osLaunch", "persistOS"])
+        #expect(Self.persists(arrived).map(\.weather) == [try outcome.result.get()])
+    }
+
+    @Test(
+        "The forecast's write done: weather.fetched, the run's record, handler.completed with the fetch's cost in its duration"
+    )
+    func weatherReleasedAfterWrite() throws {
+        var node = Self.started()
+        let time = Self.at(22 * 3_600)
+        Self.settle(&node, node.commandLine("simulate-launch", at: time), at: time, weather: false)
+        let later = Self.at(22 * 3_600 + 2)
+        _ = node.weatherArrived(Self.forecast(at: time.now, cost: 1.5), at: later)
+        let released = node.persisted(.succeeded, at: later)
+        let completed = Self.event(
+            .handlerCompleted,
+            [
+                ("success", .bool(true)), ("outcome", .string("success")),
+                ("duration", .double(0.1 + 0.1 + 0.2 + 1.5 + 0.05)),
+            ],
+            at: later)
+        #expect(released.filter { $0.event?.name == .handlerCompleted } == [completed])
+        // The sunlight notice (added, or skipped) depends on the forecast's clouds: left out here.
+        let steps = Self.shape(released).filter { !$0.hasPrefix("notification.") && !$0.hasPrefix("sunlight.") }
+        #expect(steps == ["weather.fetched", "record background", "handler.completed", "os.task.completed"])
+    }
+
+    @Test("A background run at 20:00 local (outside 06:00-18:00) skips the weather: no fetch")
+    func noFetchOutsideWindow() throws {
+        var node = Self.started()
+        // 20:00 in New York, the cache 8 h old.
+        let time = Self.at(8 * 3_600)
+        let all = node.commandLine("simulate-launch", at: time) + node.persisted(.succeeded, at: time)
+        #expect(
+            Self.weatherSteps(all)
+                == [Self.event(.weatherSkipped, [("reason", .string("outside 06:00-18:00"))], at: time)])
+        #expect(!node.app.awaitsWeather)
+    }
+
+    @Test("A forecast with no job waiting changes nothing but re-states the launch timer and the OS")
+    func strayWeather() throws {
+        var node = Self.started()
+        let before = node.app.state
+        let next = try #require(node.nextLaunch)
+        let os = node.app.scheduler
+        #expect(
+            node.weatherArrived(WeatherOutcome(result: .failure(.network("late")), cost: 1), at: Self.at(5))
+                == [.arm(.osLaunch, .at(next)), .persistOS(os)])
+        #expect(node.app.state == before)
+    }
+
+    // MARK: the stdin language
+
+    @Test("A bad command line: input.rejected naming the line and what is wrong; nothing else, no state change")
+    func badCommandLine() {
+        var node = Self.started()
+        let before = node.app.state
+        let os = node.app.scheduler
+        #expect(
+            node.commandLine("low-power maybe", at: Self.at(1)) == [
+                Self.event(
+                    .inputRejected,
+                    [("input", .string("low-power maybe")), ("reason", .string("expected low-power on|off"))],
+                    at: Self.at(1))
+            ])
+        #expect(node.app.state == before)
+        #expect(node.app.scheduler == os)
+    }
+
+    // MARK: Android
+
+    @Test("Android: idle force defers the due launch to Doze's first maintenance window, 1 h on, and arms the alarm")
+    func dozeForceDefersTheLaunch() throws {
+        var node = Self.started(platform: .android)
+        let first = try #require(node.nextLaunch)
+        Self.settle(&node, node.timerFired(.osLaunch, at: Self.at(first)), at: Self.at(first))
+        let due = try #require(node.nextLaunch)
+        let forced = due.addingTimeInterval(-600)
+        let actions = node.commandLine("idle force", at: Self.at(forced))
+        let window = forced.addingTimeInterval(3_600)
+        #expect(Self.timers(actions) == [.arm(.osLaunch, .at(window)), .arm(.osAlarm, .at(window))])
+    }
+
+    @Test(
+        "Android: the restricted bucket (1 session a day) after a counted run arms the next launch 24 h after its end")
+    func restrictedBucket() throws {
+        var node = Self.started(platform: .android)
+        // The rare bucket: runs count against a quota (3 sessions a day) but one run leaves room.
+        _ = node.commandLine("bucket rare", at: Self.at(1))
+        let due = try #require(node.nextLaunch)
+        Self.settle(&node, node.timerFired(.osLaunch, at: Self.at(due)), at: Self.at(due), weather: false)
+        try #require(node.app.awaitsWeather, "the run at 08:00 local fetches (the cache is 20 h old)")
+        Self.settle(&node, node.weatherArrived(Self.forecast(at: due, cost: 1.5), at: Self.at(due)), at: Self.at(due))
+        let end = due.addingTimeInterval(0.1 + 0.1 + 0.2 + 1.5 + 0.05)
+        let actions = node.commandLine("bucket restricted", at: Self.at(end.addingTimeInterval(60)))
+        #expect(Self.timers(actions) == [.arm(.osLaunch, .at(end.addingTimeInterval(86_400)))])
+    }
+
+    // MARK: the OS's state
+
+    @Test("The OS's state is written once per step, as it stands after it; inputs that leave the app alone write none")
+    func osWrittenOncePerStep() throws {
+        var node = Self.started()
+        let before = node.app.scheduler
+        let lowPower = node.commandLine("low-power on", at: Self.at(1))
+        #expect(Self.osWrites(lowPower) == [node.app.scheduler])
+        #expect(node.app.scheduler != before)
+        #expect(Self.osWrites(node.commandLine("status", at: Self.at(2))) == [])
+        #expect(Self.osWrites(node.timerFired(.heartbeat, at: Self.at(3))) == [])
+        #expect(Self.osWrites(node.commandLine("bogus", at: Self.at(4))) == [])
+    }
+}
