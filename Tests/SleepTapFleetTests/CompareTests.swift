@@ -74,6 +74,30 @@ struct CompareTests {
     }
 
     @Test(
+        "The push row gets worse when the OS refuses pushes: Low Power Mode every day takes launches away and leaves the dates staler at the opens"
+    )
+    func pushRowWorsensWhenRefused() async throws {
+        // Late registration: the refresh task never runs, so the nightly push is the only
+        // background run, and iOS refuses it while Low Power Mode is on (docs/scheduler.md).
+        var options = Self.lateFleet(devices: 8, days: 14)
+        options.opens = 1
+        options.lowPower = 0
+        let delivered = try await Self.run(options, [.push])[0]
+        options.lowPower = 1
+        let refused = try await Self.run(options, [.push])[0]
+        #expect(delivered.nights == refused.nights)
+        #expect(
+            refused.launchesPerDeviceDay < delivered.launchesPerDeviceDay - 0.1,
+            "\(refused.launchesPerDeviceDay) vs \(delivered.launchesPerDeviceDay)")
+        let fresh = try #require(delivered.p50?.hours)
+        let freshP90 = try #require(delivered.p90?.hours)
+        let stale = try #require(refused.p90)
+        #expect(stale == .never || (stale.hours ?? 0) > freshP90, "p90 \(stale) vs \(freshP90)")
+        #expect((refused.p50?.hours ?? .infinity) > fresh, "p50 \(String(describing: refused.p50)) vs \(fresh)")
+        #expect(refused.manualNights >= delivered.manualNights)
+    }
+
+    @Test(
         "Early registration, phones on the charger every night: the processing strategy adds a nightly background run to the refresh task's, with no alarm wrong"
     )
     func processingAddsNightlyRuns() async throws {
