@@ -195,7 +195,7 @@ public struct PhoneApp: Sendable {
     ///   after which nothing else runs in this launch.
     public mutating func launch(at now: Date, byUser: Bool) -> [PhoneAction] {
         let early = registersEarly
-        var effects: [PhoneAction] = byUser ? [record(.foreground, at: now)] : []
+        var actions: [PhoneAction] = byUser ? [record(.foreground, at: now)] : []
         // The app build lists its processing task in BGTaskSchedulerPermittedIdentifiers.
         if processingEnabled { scheduler.permit(configuration.processingIdentifier) }
         scheduler.appLaunched(at: now, byUser: byUser)
@@ -203,7 +203,7 @@ public struct PhoneApp: Sendable {
         // pending, else the OS would launch it into no handler (as `--phone-alarm off` cancels
         // an alarm left set).
         if !processingEnabled { scheduler.cancelProcessing(identifier: configuration.processingIdentifier, at: now) }
-        effects += drainTrace(at: now)
+        actions += drainTrace(at: now)
         crashed = nil
         registered = false
         running = true
@@ -214,8 +214,8 @@ public struct PhoneApp: Sendable {
                 for identifier in identifiers {
                     let accepted = try scheduler.register(identifier: identifier, at: now)
                     if identifier == configuration.taskIdentifier { registered = accepted }
-                    effects += drainTrace(at: now)
-                    effects.append(
+                    actions += drainTrace(at: now)
+                    actions.append(
                         .emit(
                             Event(
                                 .handlerRegistered,
@@ -228,24 +228,24 @@ public struct PhoneApp: Sendable {
             } catch {
                 crashed = error
                 running = false
-                effects += drainTrace(at: now)
-                effects.append(.emit(Event(.appCrashed, [("message", .string(error.message))]), at: now))
+                actions += drainTrace(at: now)
+                actions.append(.emit(Event(.appCrashed, [("message", .string(error.message))]), at: now))
                 return false
             }
         }
         if early {
-            guard register() else { return effects + drainTrace(at: now) }
+            guard register() else { return actions + drainTrace(at: now) }
             scheduler.finishLaunching(at: now)
-            effects += drainTrace(at: now)
+            actions += drainTrace(at: now)
         } else {
             scheduler.finishLaunching(at: now)
-            effects += drainTrace(at: now)
-            guard register() else { return effects + drainTrace(at: now) }
+            actions += drainTrace(at: now)
+            guard register() else { return actions + drainTrace(at: now) }
         }
         if byUser {
-            effects += foregroundRefresh(at: now, reason: "open")
+            actions += foregroundRefresh(at: now, reason: "open")
         }
-        return effects + drainTrace(at: now)
+        return actions + drainTrace(at: now)
     }
 
     /// Whether the app uses its processing task: `processingTask` on iOS.
@@ -267,17 +267,17 @@ public struct PhoneApp: Sendable {
     /// (registration as in `launch`), then the OS hands over the task; the handler runs the job
     /// only if it was registered in time.
     public mutating func backgroundLaunchDue(at now: Date) -> [PhoneAction] {
-        var effects = launch(at: now, byUser: false)
+        var actions = launch(at: now, byUser: false)
         if crashed != nil {
             // The OS launched the app for its request and the app died: the request is spent.
             scheduler.launchCrashed(at: now)
-            return effects + drainTrace(at: now)
+            return actions + drainTrace(at: now)
         }
-        guard let grant = scheduler.takeLaunch(at: now) else { return effects + drainTrace(at: now) }
-        effects += drainTrace(at: now)
-        guard grant.handlerRegistered else { return effects + [dropped(grant, at: now)] }
-        effects += runJob(grant, at: now)
-        return effects + drainTrace(at: now)
+        guard let grant = scheduler.takeLaunch(at: now) else { return actions + drainTrace(at: now) }
+        actions += drainTrace(at: now)
+        guard grant.handlerRegistered else { return actions + [dropped(grant, at: now)] }
+        actions += runJob(grant, at: now)
+        return actions + drainTrace(at: now)
     }
 
     /// The debugger's simulate-launch: run the job now, whatever the scheduler planned.
@@ -285,13 +285,13 @@ public struct PhoneApp: Sendable {
         guard let grant = scheduler.simulateLaunch(identifier: configuration.taskIdentifier, at: now) else {
             return drainTrace(at: now)
         }
-        var effects = drainTrace(at: now)
+        var actions = drainTrace(at: now)
         if grant.handlerRegistered {
-            effects += runJob(grant, at: now)
+            actions += runJob(grant, at: now)
         } else {
-            effects.append(dropped(grant, at: now))
+            actions.append(dropped(grant, at: now))
         }
-        return effects + drainTrace(at: now)
+        return actions + drainTrace(at: now)
     }
 
     /// The debugger's simulate-launch followed by simulate-expiration
@@ -301,13 +301,13 @@ public struct PhoneApp: Sendable {
         guard let grant = scheduler.simulateLaunch(identifier: configuration.taskIdentifier, at: now) else {
             return drainTrace(at: now)
         }
-        var effects = drainTrace(at: now)
+        var actions = drainTrace(at: now)
         if grant.handlerRegistered {
-            effects += runJob(grant, at: now, forceExpiration: true)
+            actions += runJob(grant, at: now, forceExpiration: true)
         } else {
-            effects.append(dropped(grant, at: now))
+            actions.append(dropped(grant, at: now))
         }
-        return effects + drainTrace(at: now)
+        return actions + drainTrace(at: now)
     }
 
     // MARK: a message from the paired watch
@@ -332,15 +332,15 @@ public struct PhoneApp: Sendable {
         }
         let appRunning = running && crashed == nil
         let delivery = scheduler.watchMessage(at: now, appRunning: appRunning)
-        var effects = drainTrace(at: now)
+        var actions = drainTrace(at: now)
         guard delivery.woken else {
-            return effects
+            return actions
                 + refuse(request, "the phone's OS did not wake the app: \(delivery.reason ?? "not delivered")", at: now)
         }
         if !appRunning {
-            effects += launch(at: now, byUser: false)
+            actions += launch(at: now, byUser: false)
             if let crashed {
-                return effects + refuse(request, "the app crashed at launch: \(crashed.message)", at: now)
+                return actions + refuse(request, "the app crashed at launch: \(crashed.message)", at: now)
             }
         }
         lastServedRequest = now
@@ -348,7 +348,7 @@ public struct PhoneApp: Sendable {
         var job = newJob(at: now, grant: nil, foreground: false, attempt: 0)
         job.request = request
         job.requestBudget = delivery.budget
-        return effects + startJob(job, budget: budget) + drainTrace(at: now)
+        return actions + startJob(job, budget: budget) + drainTrace(at: now)
     }
 
     // MARK: a server push
@@ -363,10 +363,10 @@ public struct PhoneApp: Sendable {
     public mutating func pushReceived(_ priority: PushPriority, at now: Date) -> [PhoneAction] {
         let appRunning = running && crashed == nil
         let delivery = scheduler.backgroundPush(priority: priority, at: now, appRunning: appRunning)
-        let effects = drainTrace(at: now)
+        let actions = drainTrace(at: now)
         guard delivery.woken, let at = delivery.deliverAt else {
             let reason = delivery.reason ?? "not delivered"
-            return effects
+            return actions
                 + [
                     .emit(
                         Event(.pushRefused, [("priority", .string(priority.rawValue)), ("reason", .string(reason))]),
@@ -374,25 +374,25 @@ public struct PhoneApp: Sendable {
                 ]
         }
         guard at <= now else {
-            return effects
+            return actions
                 + [
                     .emit(
                         Event(.pushDeferred, [("priority", .string(priority.rawValue)), ("until", .date(at))]), at: now)
                 ]
         }
-        return effects + runPush(priority, delivery, at: now)
+        return actions + runPush(priority, delivery, at: now)
     }
 
     /// The app gets a push at `now`: `push.received` {priority, budget}, a background launch
     /// when it is not running, and the job (run history kind `push`; no run record: the push is
     /// not the refresh task the report measures).
     private mutating func runPush(_ priority: PushPriority, _ delivery: PushDelivery, at now: Date) -> [PhoneAction] {
-        var effects: [PhoneAction] = []
+        var actions: [PhoneAction] = []
         if !(running && crashed == nil) {
-            effects += launch(at: now, byUser: false)
+            actions += launch(at: now, byUser: false)
             if let crashed {
                 let reason = "the app crashed at launch: \(crashed.message)"
-                return effects
+                return actions
                     + [
                         .emit(
                             Event(
@@ -401,7 +401,7 @@ public struct PhoneApp: Sendable {
                     ]
             }
         }
-        effects.append(
+        actions.append(
             .emit(
                 Event(
                     .pushReceived,
@@ -412,7 +412,7 @@ public struct PhoneApp: Sendable {
         let budget = delivery.budget.map { max(0, $0 - delivery.expirationWarning) }
         var job = newJob(at: now, grant: nil, foreground: false, attempt: 0)
         job.push = true
-        return effects + startJob(job, budget: budget) + drainTrace(at: now)
+        return actions + startJob(job, budget: budget) + drainTrace(at: now)
     }
 
     private func refuse(_ request: DateRequest, _ reason: String, at now: Date) -> [PhoneAction] {
@@ -495,9 +495,9 @@ public struct PhoneApp: Sendable {
         let plan = RefreshPlan.make(
             schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
             deviceSeed: sync.state.deviceSeed)
-        let effects = post(
+        let actions = post(
             plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow, at: now)
-        return effects + sync.publish(entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier, at: now)
+        return actions + sync.publish(entries: plan.entries, generatedAt: wallNow, timeZone: zone.identifier, at: now)
     }
 
     // MARK: the steps
@@ -578,16 +578,16 @@ public struct PhoneApp: Sendable {
     private mutating func perform(_ first: RefreshJob.Action, _ start: Job, at now: Date) -> [PhoneAction] {
         var job = start
         var action = first
-        var effects: [PhoneAction] = []
+        var actions: [PhoneAction] = []
         let started = job.now
         while true {
             switch action {
             case .renew:
                 // 1. renew first; a submit that kills the app (late-crash) ends the run. Steps 1
                 // and 2 come before any wait for the weather: they run in the starting step.
-                effects += renew(at: started, attempt: recordedAttempt(job), background: job.grant != nil)
+                actions += renew(at: started, attempt: recordedAttempt(job), background: job.grant != nil)
                 if crashed == nil {
-                    effects += renewProcessing(at: started, servingNight: job.grant.map(isProcessing) ?? false)
+                    actions += renewProcessing(at: started, servingNight: job.grant.map(isProcessing) ?? false)
                 }
                 action = job.machine.renewed(appAlive: crashed == nil)
             case .postNotices:
@@ -597,7 +597,7 @@ public struct PhoneApp: Sendable {
                     schedule: schedule, zone: zone, now: wallNow, horizonDays: configuration.horizonDays,
                     deviceSeed: sync.state.deviceSeed)
                 job.plan = plan
-                effects += post(
+                actions += post(
                     plan.notices, prefix: BedtimeNoticePlanner.idPrefix, removingDeliveredBefore: wallNow, at: now)
                 action = job.machine.noticesPosted()
             case .publishDates:
@@ -605,11 +605,11 @@ public struct PhoneApp: Sendable {
                     // No churn: an OS-launched background run whose dates equal the acknowledged
                     // batch's sends none; a foreground open (the user asked) and a watch REQUEST (the
                     // watch asked, and a REQUEST is answered with a batch) always publish.
-                    effects += sync.publish(
+                    actions += sync.publish(
                         entries: plan.entries, generatedAt: scheduler.wallClock(at: started),
                         timeZone: zone.identifier, unlessUnchanged: !job.foreground && job.request == nil, at: now)
                     job.published = sync.state.outbox?.seq ?? sync.state.lastSeq
-                    effects += companionAlarm(entries: plan.entries, at: started)
+                    actions += companionAlarm(entries: plan.entries, at: started)
                 }
                 // 3. weather, then the sunlight notice.
                 action = job.machine.datesPublished(
@@ -621,14 +621,14 @@ public struct PhoneApp: Sendable {
                 switch weatherFetch {
                 case .deferred:
                     suspended = job
-                    return effects + [.fetchWeather(location: location, at: started)]
+                    return actions + [.fetchWeather(location: location, at: started)]
                 case .inline:
                     let (result, cost) = weather.forecast(for: location, now: started)
                     job.forecast = WeatherOutcome(result: result, cost: cost)
                     action = job.machine.weatherArrived(cost: cost)
                 }
             case .skipWeather(let reason):
-                effects.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))]), at: now))
+                actions.append(.emit(Event(.weatherSkipped, [("reason", .string(reason))]), at: now))
                 action = job.machine.weatherSkipped()
             case .applyForecast:
                 var outcome = RunOutcome.success
@@ -639,21 +639,21 @@ public struct PhoneApp: Sendable {
                             bytes: configuration.stepCosts.weatherBytes,
                             at: job.now.addingTimeInterval(job.machine.elapsed))
                     }
-                    effects += applyForecast(forecast, reason: job.fetchReason, at: now)
+                    actions += applyForecast(forecast, reason: job.fetchReason, at: now)
                     if case .failure(let error) = forecast.result, job.grant != nil, scheduler.platform == .android {
                         outcome = WorkerRetryRule.result(networkError: error.isNetwork, runAttemptCount: job.attempt)
                     }
                 }
                 action = job.machine.forecastApplied(outcome: outcome)
             case .updateSunlight:
-                if let plan = job.plan { effects += sunlight(plan: plan, at: now) }
+                if let plan = job.plan { actions += sunlight(plan: plan, at: now) }
                 action = job.machine.sunlightUpdated()
             case .complete(let completion):
-                return effects + end(job, completion, at: now)
+                return actions + end(job, completion, at: now)
             case .abandon(let completion):
-                return effects + abandoned(job, completion)
+                return actions + abandoned(job, completion)
             case .none:
-                return effects
+                return actions
             }
         }
     }
@@ -742,9 +742,9 @@ public struct PhoneApp: Sendable {
                 job.now, completion, success: outcome == .success, kind: .foreground, outcomeName: outcome.name,
                 grant: nil, at: now)
         }
-        var effects: [PhoneAction] = []
+        var actions: [PhoneAction] = []
         if let expiredAt = completion.expiredAt {
-            effects.append(
+            actions.append(
                 .emit(
                     Event(
                         .handlerExpired,
@@ -761,7 +761,7 @@ public struct PhoneApp: Sendable {
             grant, outcome: outcome, duration: reported, at: job.now.addingTimeInterval(completion.elapsed))
         // The OS's completion (at the run's end instant) after the app's own handler.completed.
         let kind: RunKind = isProcessing(grant) ? .processing : .background
-        return effects
+        return actions
             + finish(
                 job.now, completion, success: outcome == .success, kind: kind, outcomeName: outcome.name, grant: grant,
                 at: now)
@@ -774,9 +774,9 @@ public struct PhoneApp: Sendable {
         _ job: Job, _ request: DateRequest, _ completion: RefreshJob.Completion, at now: Date
     ) -> [PhoneAction] {
         let success = completion.outcome == .success
-        var effects: [PhoneAction] = []
+        var actions: [PhoneAction] = []
         if let expiredAt = completion.expiredAt {
-            effects.append(
+            actions.append(
                 .emit(
                     Event(
                         .handlerExpired,
@@ -785,10 +785,10 @@ public struct PhoneApp: Sendable {
                             ("budget", job.requestBudget.map { .double($0) } ?? .null),
                         ]), at: now))
         }
-        effects += finish(
+        actions += finish(
             job.now, completion, success: success, kind: .watchRequest, outcomeName: success ? "success" : "failure",
             grant: nil, at: now)
-        effects.append(
+        actions.append(
             .emit(
                 Event(
                     .requestServed,
@@ -799,9 +799,9 @@ public struct PhoneApp: Sendable {
                     ]), at: now))
         if job.published == nil {
             let reason = "REQUEST \(request.id) not served: the run ended before it published dates"
-            effects.append(.send(.error(reason: reason)))
+            actions.append(.send(.error(reason: reason)))
         }
-        return effects
+        return actions
     }
 
     /// Step 1: submit the next request. A `submitted` run record is written for a background run's
@@ -825,15 +825,15 @@ public struct PhoneApp: Sendable {
         do {
             try scheduler.submit(identifier: configuration.taskIdentifier, earliestBeginDate: earliest, at: now)
             // The OS's os.request.* now, in this step: never left for the next OS activity.
-            var effects = drainTrace(at: now) + sync.update { $0.refreshLog.markScheduled(at: now) }
-            effects.append(
+            var actions = drainTrace(at: now) + sync.update { $0.refreshLog.markScheduled(at: now) }
+            actions.append(
                 .emit(
                     Event(
                         .renewSubmitted,
                         [("identifier", .string(configuration.taskIdentifier)), ("earliestBeginDate", .date(earliest))]
                     ), at: now))
-            if !restated { effects.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt)) }
-            return effects
+            if !restated { actions.append(record(.submitted, at: now, earliestBeginDate: earliest, attempt: attempt)) }
+            return actions
         } catch {
             let trace = drainTrace(at: now)
             switch error {
@@ -918,11 +918,11 @@ public struct PhoneApp: Sendable {
         case .notice(let record):
             return post([record], prefix: SunlightPlanner.idPrefix, removingDeliveredBefore: nil, at: now)
         case .none(let reason):
-            var effects = sync.update { state in
+            var actions = sync.update { state in
                 state.notifications.replace(prefix: SunlightPlanner.idPrefix, with: [])
             }
-            effects.append(.emit(Event(.sunlightSkipped, [("reason", .string(reason))]), at: now))
-            return effects
+            actions.append(.emit(Event(.sunlightSkipped, [("reason", .string(reason))]), at: now))
+            return actions
         }
     }
 
@@ -933,21 +933,21 @@ public struct PhoneApp: Sendable {
         let end = started.addingTimeInterval(run.elapsed)
         let lowPower = scheduler.lowPowerMode
         let bucket = scheduler.standbyBucket?.rawValue
-        var effects = sync.update { state in
+        var actions = sync.update { state in
             state.refreshLog.markCompleted(
                 at: end, scheduledAt: grant?.earliestBeginDate, success: success, lowPower: lowPower, bucket: bucket,
                 kind: kind, duration: run.elapsed)
         }
         if let grant {
             // After markCompleted: a successful run's own record has staleness 0.
-            effects.append(
+            actions.append(
                 record(
                     .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: success,
                     expired: run.expiredAt != nil, attempt: recordedAttempt(grant),
                     stopReason: scheduler.stopReason(of: grant)))
         }
         if kind == .background || kind == .processing {
-            effects.append(
+            actions.append(
                 .emit(
                     Event(
                         .handlerCompleted,
@@ -956,7 +956,7 @@ public struct PhoneApp: Sendable {
                             ("duration", .double(run.elapsed)),
                         ]), at: now))
         }
-        return effects
+        return actions
     }
 
     // MARK: run records
@@ -1083,14 +1083,14 @@ public struct PhoneApp: Sendable {
     ) -> [PhoneAction] {
         let authorization = scheduler.notificationAuthorization
         var change = NotificationChange()
-        let effects = sync.update { state in
+        let actions = sync.update { state in
             if let wallNow { state.notifications.removeDelivered(before: wallNow) }
             change = state.notifications.update(prefix: prefix, with: authorization.allowsAdding ? records : [])
         }
         guard authorization.allowsAdding else {
-            return effects + NotificationChange.failures(records, authorization: authorization, at: now)
+            return actions + NotificationChange.failures(records, authorization: authorization, at: now)
         }
-        return effects + noticeEvents(change, at: now)
+        return actions + noticeEvents(change, at: now)
     }
 
     /// The events of a change of the pending notices: `NotificationChange.events(delivery:at:)`
@@ -1256,15 +1256,15 @@ public struct PhoneApp: Sendable {
     /// - Returns: the actions to perform, in order.
     public mutating func alarmsDue(at now: Date) -> [PhoneAction] {
         let fired = scheduler.alarmsDue(at: now)
-        var effects = drainTrace(at: now)
+        var actions = drainTrace(at: now)
         if fired.contains(where: { $0.tag == Self.alarmTag }) {
-            effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
+            actions += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
         }
         // Normal-priority pushes Doze deferred, handed over at its maintenance window.
         for delivery in scheduler.pushesDue(at: now) {
-            effects += runPush(.normal, delivery, at: now)
+            actions += runPush(.normal, delivery, at: now)
         }
-        return effects
+        return actions
     }
 
     /// Android: the user grants or revokes `SCHEDULE_EXACT_ALARM` at `now` (`os.permission`).
@@ -1274,7 +1274,7 @@ public struct PhoneApp: Sendable {
     public mutating func setExactAlarmPermission(_ granted: Bool, at now: Date) -> [PhoneAction] {
         guard let change = scheduler.setExactAlarmPermission(granted, at: now) else { return drainTrace(at: now) }
         let broadcast = "ACTION_SCHEDULE_EXACT_ALARM_PERMISSION_STATE_CHANGED"
-        var effects: [PhoneAction] = [
+        var actions: [PhoneAction] = [
             .emit(
                 Event(
                     .osPermission,
@@ -1285,7 +1285,7 @@ public struct PhoneApp: Sendable {
                     ]), at: now)
         ]
         for alarm in change.deleted where alarm.tag == Self.alarmTag {
-            effects.append(
+            actions.append(
                 .emit(
                     alarmEvent(
                         .alarmLost, alarm.kind, alarm.triggerAt,
@@ -1294,9 +1294,9 @@ public struct PhoneApp: Sendable {
         }
         if change.broadcast {
             refusedAlarm = nil
-            effects += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
+            actions += companionAlarm(entries: state.outbox?.entries ?? [], at: now)
         }
-        return effects + drainTrace(at: now)
+        return actions + drainTrace(at: now)
     }
 
     /// The OS-side trace (`os.*` events) since the last call, as `emit` actions stamped with `now`,

@@ -229,9 +229,9 @@ public struct PhoneCore: Sendable {
     public mutating func start() -> [PhoneAction] {
         guard let outbox = state.outbox, !state.acked else { return [] }
         attempt = 1
-        var effects: [PhoneAction] = durable == state ? [] : [.persist(state)]
-        effects += [.send(.batch(outbox)), .arm(.resend, .after(resendPolicy.delay(attempt: attempt)))]
-        return effects
+        var actions: [PhoneAction] = durable == state ? [] : [.persist(state)]
+        actions += [.send(.batch(outbox)), .arm(.resend, .after(resendPolicy.delay(attempt: attempt)))]
+        return actions
     }
 
     /// Publishes a freshly generated set of wake-ups as the next batch (no notices change).
@@ -304,9 +304,9 @@ public struct PhoneCore: Sendable {
             WakeBatch(seq: 0, generatedAt: plan.generatedAt, timeZone: plan.timeZone, entries: plan.entries).digest
                 == outbox.digest
         {
-            var effects: [PhoneAction] = state == before ? [] : [.persist(state)]
-            effects += change.events(at: now)
-            effects.append(
+            var actions: [PhoneAction] = state == before ? [] : [.persist(state)]
+            actions += change.events(at: now)
+            actions.append(
                 .emit(
                     Event(
                         .batchUnchanged,
@@ -315,7 +315,7 @@ public struct PhoneCore: Sendable {
                             ("digest", .string(Hex64.string(outbox.digest))), ("timeZone", .string(outbox.timeZone)),
                         ]),
                     at: now))
-            return effects
+            return actions
         }
         let (seq, epochEvent) = issueSeq(at: now)
         let batch = WakeBatch(
@@ -325,15 +325,15 @@ public struct PhoneCore: Sendable {
         state.outbox = batch
         state.acked = false
         attempt = 1
-        var effects: [PhoneAction] = [.persist(state)]
-        if let epochEvent { effects.append(epochEvent) }
-        effects += change.events(at: now)
-        effects += [
+        var actions: [PhoneAction] = [.persist(state)]
+        if let epochEvent { actions.append(epochEvent) }
+        actions += change.events(at: now)
+        actions += [
             .emit(Event(.batchGenerated, WireEvents.batchFields(batch)), at: now),
             .send(.batch(batch)),
             .arm(.resend, .after(resendPolicy.delay(attempt: attempt))),
         ]
-        return effects
+        return actions
     }
 
     /// The resend timer fired: send the outbox again unless acknowledged.
@@ -391,13 +391,13 @@ public struct PhoneCore: Sendable {
             return [.send(.upToDate(seq: held?.seq ?? 0))]
         }
         if held == outbox.ref {
-            var effects: [PhoneAction] = []
+            var actions: [PhoneAction] = []
             if !state.acked {
                 state.acked = true
                 attempt = 0
-                effects += [.persist(state), .cancel(.resend)]
+                actions += [.persist(state), .cancel(.resend)]
             }
-            return effects + [.send(.upToDate(seq: outbox.seq))]
+            return actions + [.send(.upToDate(seq: outbox.seq))]
         }
         guard let held, held.epoch == outbox.epoch, held.seq >= outbox.seq else {
             // The watch holds nothing, an older batch of this epoch, or a batch of another
