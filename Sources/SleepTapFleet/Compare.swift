@@ -153,21 +153,25 @@ package struct StrategyTally: Equatable, Codable, Sendable {
 
     /// Adds another shard's tally of the same strategy (counts summed, samples joined and
     /// sorted): the shards of a fleet add up to the tally of one run over all of it.
-    package mutating func merge(_ other: StrategyTally) {
-        devices += other.devices
-        deviceDays += other.deviceDays
-        nights += other.nights
-        manualNights += other.manualNights
-        alarmsRight += other.alarmsRight
-        alarmsWrong += other.alarmsWrong
-        alarmsMissed += other.alarmsMissed
-        alarmsAfterEnd += other.alarmsAfterEnd
-        stalenessSamples = (stalenessSamples + other.stalenessSamples).sorted()
-        neverRefreshed += other.neverRefreshed
-        launches += other.launches
-        linkBytes += other.linkBytes
-        launchSquares += other.launchSquares
-        byteSquares += other.byteSquares
+    /// - Returns: nil, or the count whose sum would not fit in 64 bits (from tally files that were
+    ///   edited or corrupt); then this tally is unchanged.
+    package mutating func merge(_ other: StrategyTally) -> String? {
+        let sums: [(String, WritableKeyPath<StrategyTally, Int>)] = [
+            ("devices", \.devices), ("deviceDays", \.deviceDays), ("nights", \.nights),
+            ("manualNights", \.manualNights), ("alarmsRight", \.alarmsRight), ("alarmsWrong", \.alarmsWrong),
+            ("alarmsMissed", \.alarmsMissed), ("alarmsAfterEnd", \.alarmsAfterEnd),
+            ("neverRefreshed", \.neverRefreshed), ("launches", \.launches), ("linkBytes", \.linkBytes),
+            ("launchSquares", \.launchSquares), ("byteSquares", \.byteSquares),
+        ]
+        var merged = self
+        for (name, key) in sums {
+            let (sum, overflow) = self[keyPath: key].addingReportingOverflow(other[keyPath: key])
+            if overflow { return "\(name): the shards' sum is too large" }
+            merged[keyPath: key] = sum
+        }
+        merged.stalenessSamples = (stalenessSamples + other.stalenessSamples).sorted()
+        self = merged
+        return nil
     }
 
     /// What makes a tally read from a file unusable, in words; nil when it is sound.
@@ -179,9 +183,18 @@ package struct StrategyTally: Equatable, Codable, Sendable {
             ("linkBytes", linkBytes), ("launchSquares", launchSquares), ("byteSquares", byteSquares),
         ]
         if let (name, value) = counts.first(where: { $0.1 < 0 }) { return "\(name) = \(value): must be 0 or more" }
+        // 2^53: a count no fleet of 10,000,000 devices over 366 days comes near, and far enough
+        // below 2^63 that the alarms' sum below cannot overflow (the sums of squares may be
+        // larger; a merge checks every sum).
+        if let (name, value) = counts.first(where: { !$0.0.hasSuffix("Squares") && $0.1 > 1 << 53 }) {
+            return "\(name) = \(value): more than 2^53, no fleet's count"
+        }
         if manualNights > nights { return "manualNights \(manualNights) > nights \(nights)" }
         if alarmsRight + alarmsWrong + alarmsMissed + alarmsAfterEnd != nights {
             return "the alarms (right, wrong, missed, after the end) do not add up to nights \(nights)"
+        }
+        if devices == 0 && (deviceDays > 0 || nights > 0 || launches > 0 || linkBytes > 0) {
+            return "devices = 0 with device-days, nights, launches or bytes counted"
         }
         if let bad = stalenessSamples.first(where: { !$0.isFinite || $0 < 0 }) {
             return "stalenessSamples holds \(bad): hours must be finite and 0 or more"

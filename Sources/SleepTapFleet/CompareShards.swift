@@ -103,7 +103,7 @@ package enum CompareMerge {
                         "\(path): shard \(file.shardIndex)/\(file.shardCount) is also in \(other)")
                 }
                 shards[file.shardIndex] = path
-                total.merge(file.tally)
+                if let overflow = total.merge(file.tally) { throw CompareMergeError("\(path): tally: \(overflow)") }
             }
             let n = count?.0 ?? 1
             let missing = (0..<n).filter { shards[$0] == nil }

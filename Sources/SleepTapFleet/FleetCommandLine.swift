@@ -112,6 +112,7 @@ package enum FleetCommand: Equatable, Sendable {
     /// (https://kubernetes.io/docs/tasks/job/indexed-parallel-processing-static/:
     /// `JOB_COMPLETION_INDEX`, 0-based). Kubernetes does not pass the completion count, so the
     /// Job's manifest sets `SLEEPTAP_SHARD_COUNT` to its `completions`.
+    /// Slurm's variables win over Kubernetes' when both are set.
     /// - Returns: (index, count), or nil when neither is set.
     /// - Throws: `UsageError` naming the variable and what is wrong.
     package static func shard(in environment: [String: String]) throws(UsageError) -> (Int, Int)? {
@@ -145,6 +146,12 @@ package enum FleetCommand: Equatable, Sendable {
                 throw UsageError("environment JOB_COMPLETION_INDEX=\(index) is not below SLEEPTAP_SHARD_COUNT=\(count)")
             }
             return (index, count)
+        }
+        // The count alone: a Job whose pods lack their index would each simulate the whole fleet.
+        if environment["SLEEPTAP_SHARD_COUNT"] != nil {
+            throw UsageError(
+                "environment SLEEPTAP_SHARD_COUNT is set without JOB_COMPLETION_INDEX (an Indexed Job's "
+                    + "completionMode: Indexed gives each pod its index); give --shard I/N, or unset it")
         }
         return nil
     }

@@ -18,7 +18,9 @@ package enum AtomicFile {
     ///   see the old file or the new one), but after a crash the file may be empty or missing.
     ///   For output that is made again rather than recovered (a simulation's files).
     /// - Throws: `FileError` naming the path and the failing call; the old file is untouched.
+    ///   Also when something other than a regular file is at `path` (`notReplaceable(_:)`).
     package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
+        if let reason = notReplaceable(path) { throw FileError(path: path, reason: reason) }
         let directory = (path as NSString).deletingLastPathComponent
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -58,6 +60,16 @@ package enum AtomicFile {
             _ = fsync(dirFd)
             close(dirFd)
         }
+    }
+
+    /// Why `write(_:to:durable:)` must not replace what is at `path`, nil when it may (nothing
+    /// there, or a regular file). The rename would put a regular file in place of a directory
+    /// entry of any other kind: a device such as /dev/null, a FIFO, or a symbolic link (the link
+    /// itself, not its target, would be replaced: rename(2)).
+    package static func notReplaceable(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return nil }
+        return "exists and is not a regular file (a directory, device, FIFO or symbolic link); not replaced"
     }
 
     /// Creates `path` (and parents) with mode 0700 if missing, like `mkdir -p`.

@@ -30,10 +30,25 @@ if let out = options.out {
         ? "its directory \(directory) does not exist"
         : !isDirectory.boolValue
             ? "\(directory) is not a directory"
-            : access(directory, W_OK) != 0 ? "its directory \(directory) is not writable" : nil
+            : access(directory, W_OK) != 0
+                ? "its directory \(directory) is not writable" : AtomicFile.notReplaceable(out)
     if let problem {
         Reaper.shared.writeError("sleeptap-calibrate: --out \(printable(out)): \(printable(problem)); nothing was read")
         exit(ExitCode.cantCreate.rawValue)
+    }
+}
+
+// The model must not land among the records it is fitted to: it would replace a record file,
+// or be read as one (and skipped, named) at the next run.
+if let out = options.out {
+    let records = URL(fileURLWithPath: options.root).appendingPathComponent(RunRecordFile.directory)
+        .resolvingSymlinksInPath().path
+    let target = URL(fileURLWithPath: out).deletingLastPathComponent().resolvingSymlinksInPath().path
+    if target == records || target.hasPrefix(records + "/") {
+        Reaper.shared.writeError(
+            "sleeptap-calibrate: --out \(printable(out)): is inside the input records' directory "
+                + "\(printable(records)); the model would replace or join the records it is fitted to")
+        exit(ExitCode.usage.rawValue)
     }
 }
 
@@ -53,6 +68,13 @@ do {
 }
 for (file, reason) in input.skipped {
     Reaper.shared.writeError("sleeptap-calibrate: skipped \(printable(file)): \(printable(reason))")
+}
+// Files that are good but hold no record (`[]`) leave nothing to fit: no input, as no file.
+if byDevice.isEmpty {
+    Reaper.shared.writeError(
+        "sleeptap-calibrate: no run records in \(printable(options.root))/\(RunRecordFile.directory): "
+            + "the \(input.files) good file(s) hold none; no model written")
+    exit(ExitCode.dataError.rawValue)
 }
 var calibration = Calibration()
 for device in byDevice.keys.sorted() { calibration.add(device: byDevice[device]!) }

@@ -60,6 +60,52 @@ struct CalibrateTests {
         #expect(!FileManager.default.fileExists(atPath: scenario.dir + "/missing"))
     }
 
+    @Test(
+        "--out must be a regular file or nothing, outside the input records: a FIFO or a symbolic link is exit 73 before any work, a path among the records exit 64; nothing is replaced"
+    )
+    func outThatWouldReplaceSomething() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try ReportTests.root(scenario)
+        let before = try ReportTests.fingerprint(root + "/metrics")
+        let fifo = scenario.dir + "/model.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let link = scenario.dir + "/model-link.json"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: scenario.dir + "/elsewhere.json")
+        for out in [fifo, link] {
+            let run = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--out", out], timeout: 30)
+            #expect(run.status == 73, "\(out): \(run.standardError)")
+            #expect(run.standardError.contains("exists and is not a regular file"), "\(run.standardError)")
+            #expect(run.standardOutput.isEmpty)
+        }
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO is still a FIFO")
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link is still a link")
+        #expect(!FileManager.default.fileExists(atPath: scenario.dir + "/elsewhere.json"))
+        let records = root + "/metrics/bg_runs"
+        let input = try #require(try FileManager.default.contentsOfDirectory(atPath: records).sorted().first)
+        for out in [records + "/" + input, records + "/model.json"] {
+            let run = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--out", out], timeout: 30)
+            #expect(run.status == 64, "\(out): \(run.standardError)")
+            #expect(run.standardError.contains("is inside the input records' directory"), "\(run.standardError)")
+        }
+        #expect(try ReportTests.fingerprint(root + "/metrics") == before, "an input changed")
+    }
+
+    @Test("Good files that hold no record (`[]`) are no input: exit 65, no model written")
+    func emptyFilesOnly() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let directory = scenario.dir + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data("[]\n".utf8).write(to: URL(fileURLWithPath: directory + "/x-2026-03-01.json"))
+        let out = scenario.dir + "/model.json"
+        let run = try CapturedRun.run("sleeptap-calibrate", ["--root", scenario.dir, "--out", out], timeout: 30)
+        #expect(run.status == 65, "\(run.standardError)")
+        #expect(run.standardError.contains("no run records in"), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     static func median(_ delay: [String: Any]) throws -> Double? {
         let quantiles = try #require(delay["quantiles"] as? [[String: Any]])
         return quantiles.first { $0["p"] as? Double == 0.5 }?["seconds"] as? Double

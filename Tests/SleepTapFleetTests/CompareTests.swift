@@ -220,6 +220,21 @@ struct CompareTests {
         bad.tally.manualNights = bad.tally.nights + 1
         try JSONEncoder().encode(bad).write(to: URL(fileURLWithPath: path(.refresh, 0)))
         #expect(problem()?.contains("tally: manualNights") == true)
+        // Counts no fleet has, and counts whose sum over the shards does not fit in 64 bits.
+        for edit in [
+            { (tally: inout StrategyTally) in tally.linkBytes = .max },
+            { (tally: inout StrategyTally) in tally.alarmsRight = .max },
+            { (tally: inout StrategyTally) in tally.devices = 0 },
+            { (tally: inout StrategyTally) in tally.byteSquares = .max },
+        ] {
+            var edited = try JSONDecoder().decode(CompareShardFile.self, from: saved)
+            edit(&edited.tally)
+            try JSONEncoder().encode(edited).write(to: URL(fileURLWithPath: path(.refresh, 0)))
+            let found = problem()
+            #expect(
+                found?.contains("refresh/tally/") == true && found?.contains("tally: ") == true,
+                "\(String(describing: found))")
+        }
         try saved.write(to: URL(fileURLWithPath: path(.refresh, 0)))
         #expect(problem() == nil)
         // No tallies at all.
