@@ -134,6 +134,7 @@ package struct CompareReport: Sendable {
             "opens": options.opens, "lowPower": options.lowPower, "nightstand": options.nightstand,
             "buckets": Dictionary(uniqueKeysWithValues: StandbyBucket.all.map { ($0.name, options.buckets[$0] ?? 0) }),
             "opportunityModel": options.opportunityModel.rawValue, "osModel": options.osModelFile ?? NSNull(),
+            "osModelDigest": options.osModelDigest ?? NSNull(),
             "horizonDays": settings.horizonDays, "warnNights": settings.warnNights, "interval": "wilson95",
             "intervals": [
                 "manual": "95 % Wilson score", "staleness": "95 % order statistic (binomial)",
@@ -142,10 +143,13 @@ package struct CompareReport: Sendable {
         ]
     }
 
-    /// `fleetObject` as JSON text (keys sorted): two shards belong to one comparison when theirs
-    /// are equal.
+    /// `fleetObject` as JSON text (keys sorted) without the model file's path: two shards belong
+    /// to one comparison when theirs are equal, so the same model under another path (another
+    /// machine's) matches, and another model under the same path does not (`osModelDigest`).
     package var fleetFingerprint: String {
-        let data = (try? JSONSerialization.data(withJSONObject: fleetObject, options: [.sortedKeys])) ?? Data()
+        var object = fleetObject
+        object["osModel"] = nil
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 

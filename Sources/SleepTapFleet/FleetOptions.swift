@@ -43,11 +43,14 @@ package struct FleetOptions: Equatable, Sendable {
     /// draws its launch delays from the most specific iOS group of the model for its app version
     /// (`FleetOptions.appVersion`) that has data; nil, or no such group: the built-in draws.
     package var osModel: CalibratedOS?
-    /// The model file `osModel` was read from, for the summary; nil without one.
     /// How the iOS devices' OS draws app-refresh launches (`--opportunity-model`, default usage,
     /// as a new phone's: `OSOptions.defaultOpportunityModel`).
     package var opportunityModel: OpportunityModelKind = .usage
+    /// The model file `osModel` was read from, for the summary; nil without one.
     package var osModelFile: String?
+    /// The FNV-1a 64 hash of the model file's bytes, 16 hex digits (`FNV1a64`): what identifies the
+    /// model across machines and paths (a `--merge` compares it, not the path); nil without one.
+    package var osModelDigest: String?
     /// Local days of wake-ups in each batch the phone sends (`phone --horizon-days`, default
     /// `BatchPlanner.defaultHorizonDays`, 7).
     package var horizonDays = BatchPlanner.defaultHorizonDays

@@ -41,6 +41,7 @@ if let path = command.options.osModelFile {
     do {
         let data = try BoundedFile.read(path, limit: 64 << 20)
         command.options.osModel = try CalibratedOS(json: data)
+        command.options.osModelDigest = Hex64.string(FNV1a64.hash(Array(data)))
     } catch let failure as BoundedFile.Failure {
         fail("--os-model \(path): \(failure)", .dataError)
     } catch {

@@ -237,6 +237,15 @@ struct CompareTests {
         }
         try saved.write(to: URL(fileURLWithPath: path(.refresh, 0)))
         #expect(problem() == nil)
+        // A model is the same model under another path, and another model under the same path.
+        var moved = template
+        moved.options.osModelFile = "/elsewhere/model.json"
+        #expect(moved.fleetFingerprint == template.fleetFingerprint)
+        var changed = template
+        changed.options.osModelDigest = Hex64.string(FNV1a64.hash(Array("{}".utf8)))
+        #expect(
+            problem(changed)?.contains("a shard of another comparison (osModelDigest") == true,
+            "\(String(describing: problem(changed)))")
         // No tallies at all.
         var more = template
         more.tallies.append(StrategyTally(strategy: .horizon))
