@@ -79,8 +79,13 @@ package struct CalibratedOS: Equatable, Sendable {
     /// Reads a model file's bytes (`sleeptap-calibrate --out`, schemaVersion 1).
     /// - Throws: `ModelFileError` naming the first field that is wrong.
     package init(json data: Data) throws(ModelFileError) {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw ModelFileError("not a JSON object")
+        // Strictly, as every JSON input: RFC 8259 (no trailing comma, NaN or number out of range),
+        // no key twice in one object, an object at the top; the problem says where.
+        let root: [String: Any]
+        do {
+            root = try JSONDiagnosis.object(from: data)
+        } catch {
+            throw ModelFileError(error.description)
         }
         guard root["kind"] as? String == "sleeptap.calibration" else {
             throw ModelFileError("kind: expected \"sleeptap.calibration\" (a sleeptap-calibrate model)")

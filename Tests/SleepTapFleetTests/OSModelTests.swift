@@ -129,7 +129,14 @@ struct OSModelTests {
                 return nil
             } catch { return error.description }
         }
-        #expect(problem("[]") == "not a JSON object")
+        #expect(problem("[]") == "the top level must be a JSON object, found an array")
+        // Strict JSON, as every input: what Foundation alone would accept or say only vaguely.
+        #expect(problem("") != nil)
+        #expect(problem(#"{"kind": "sleeptap.calibration",}"#)?.hasPrefix("not valid JSON: line 1, column") == true)
+        #expect(
+            problem(#"{"kind": "x", "kind": "sleeptap.calibration"}"#)?.hasPrefix("key kind appears twice") == true,
+            "\(String(describing: problem(#"{"kind": "x", "kind": "sleeptap.calibration"}"#)))")
+        #expect(problem(#"{"n": NaN}"#)?.hasPrefix("not valid JSON: line 1, column") == true)
         #expect(problem(#"{"kind": "x"}"#)?.hasPrefix("kind:") == true)
         #expect(
             problem(#"{"kind": "sleeptap.calibration", "schemaVersion": 2, "groups": []}"#)
