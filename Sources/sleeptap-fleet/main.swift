@@ -85,7 +85,7 @@ case .run(var options, let out, let jobs, let json):
         }
         let bins = entry.delay.byDaysSinceOpen?.count ?? 0
         return "os model: \(path): iOS delays from group \"\(entry.group)\" (n = \(entry.n))"
-            + (bins == 0 ? "" : ", by the days since the last open (\(bins) bins with data)")
+            + (bins == 0 ? "" : ", by the days since the last open (\(bins) bin\(bins == 1 ? "" : "s") with data)")
     }
     // The iOS opportunity model, said only when it is not the default.
     let opportunityLine: String? =

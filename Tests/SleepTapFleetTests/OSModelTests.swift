@@ -125,6 +125,13 @@ struct OSModelTests {
         bad = delay
         bad.byDaysSinceOpen?[1].delay.points[0].seconds = -1
         #expect(bad.validationProblem == "byDaysSinceOpen[1].delay.points[0].seconds -1.0: expected ≥ 0")
+        // The stored OS's check names the field under its configuration.
+        var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: ["refresh"])
+        configuration.opportunity.empirical = bad
+        let os = SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 1))
+        #expect(
+            os.validationProblem(zoneProblem: { _ in nil })
+                == "configuration.opportunity.empirical.byDaysSinceOpen[1].delay.points[0].seconds -1.0: expected ≥ 0")
         bad = delay
         bad.byDaysSinceOpen?.append(.init(fromDays: nil, toDays: 2, delay: plain))
         #expect(
