@@ -205,13 +205,14 @@ package struct CalibrationModel: Equatable, Sendable {
                 let d = bin.delay
                 let days =
                     bin.fromDays.map { from in
-                        bin.toDays.map { String(format: "[%g, %g)", from, $0) } ?? String(format: "≥ %g", from)
-                    } ?? "no open"
+                        "days since the last open "
+                            + (bin.toDays.map { String(format: "[%g, %g)", from, $0) } ?? String(format: "≥ %g", from))
+                    } ?? "no open before the request"
                 let quantiles = d.quantiles.filter { [0.5, 0.9].contains($0.p) }.map { q in
                     "p\(Int((q.p * 100).rounded())) \(hours(q.value)) [\(hours(q.lower)), \(hours(q.upper))]"
                 }
                 lines.append(
-                    "  delay, days since the last open \(days), n = \(d.n), censored \(d.censored): "
+                    "  delay, \(days), n = \(d.n), censored \(d.censored): "
                         + (d.n == 0 ? "no samples" : quantiles.joined(separator: ", ")))
             }
         }
