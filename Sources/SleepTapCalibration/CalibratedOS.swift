@@ -64,15 +64,46 @@ package struct CalibratedOS: Equatable, Sendable {
         return delay.points.isEmpty ? nil : delay
     }
 
+    /// A bin of the delay by the days since the last open as read: its bounds, its answered
+    /// requests and its quantiles.
+    package struct OpenBinFit: Sendable {
+        /// Lower bound, days (inclusive); nil for the requests with no open before them.
+        package var fromDays: Double?
+        /// Upper bound, days (exclusive); nil for none.
+        package var toDays: Double?
+        /// Answered requests behind the bin's fit.
+        package var n: Int
+        /// The bin's fitted quantiles (seconds nil where the curve never falls to 1 − p).
+        package var quantiles: [(p: Double, seconds: Double?)]
+    }
+
+    /// The pooled wait with the bins by the days since the last open that have data: a bin with
+    /// fewer than `minimumSamples` answered requests (or no fitted quantile) is left out, so its
+    /// requests draw from the pooled wait; no bin left: the pooled wait alone (nil bins).
+    package static func withOpenBins(_ pooled: EmpiricalDelay, _ bins: [OpenBinFit]) -> EmpiricalDelay {
+        var delay = pooled
+        let kept = bins.compactMap { bin -> EmpiricalDelay.OpenBin? in
+            guard bin.n >= minimumSamples, let fit = empiricalDelay(quantiles: bin.quantiles) else { return nil }
+            return EmpiricalDelay.OpenBin(fromDays: bin.fromDays, toDays: bin.toDays, delay: fit)
+        }
+        delay.byDaysSinceOpen = kept.isEmpty ? nil : kept
+        return delay
+    }
+
     /// The groups of a fit in memory with at least `minimumSamples` answered requests.
     package init(model: CalibrationModel) {
         entries = model.groups.compactMap { g in
             guard g.platform != nil, g.delay.n >= Self.minimumSamples,
-                let delay = Self.empiricalDelay(quantiles: g.delay.quantiles.map { ($0.p, $0.value) })
+                let pooled = Self.empiricalDelay(quantiles: g.delay.quantiles.map { ($0.p, $0.value) })
             else { return nil }
+            let bins = (g.delayByDaysSinceOpen ?? []).map { b in
+                OpenBinFit(
+                    fromDays: b.fromDays, toDays: b.toDays, n: b.delay.n,
+                    quantiles: b.delay.quantiles.map { ($0.p, $0.value) })
+            }
             return Entry(
                 group: g.name, platform: g.platform, bucket: g.bucket, appVersion: g.appVersion, n: g.delay.n,
-                delay: delay)
+                delay: Self.withOpenBins(pooled, bins))
         }
     }
 
@@ -117,42 +148,100 @@ package struct CalibratedOS: Equatable, Sendable {
                 throw ModelFileError("\(at).bucket \"\(bucketName)\": not a standby bucket")
             }
             let appVersion = try selector("appVersion")
-            guard let d = g["delay"] as? [String: Any] else { throw ModelFileError("\(at).delay: expected an object") }
-            guard let n = Self.integer(d["n"]), n >= 0 else {
-                throw ModelFileError("\(at).delay.n: expected a whole number ≥ 0")
-            }
-            guard let list = d["quantiles"] as? [Any] else {
-                throw ModelFileError("\(at).delay.quantiles: expected an array")
-            }
-            var quantiles: [(p: Double, seconds: Double?)] = []
-            for (j, q) in list.enumerated() {
-                let qat = "\(at).delay.quantiles[\(j)]"
-                guard let q = q as? [String: Any], let p = Self.number(q["p"]), p > 0, p < 1 else {
-                    throw ModelFileError("\(qat).p: expected a number between 0 and 1")
-                }
-                if q["seconds"] == nil || q["seconds"] is NSNull {
-                    quantiles.append((p, nil))
-                } else {
-                    guard let s = Self.number(q["seconds"]), s >= 0 else {
-                        throw ModelFileError("\(qat).seconds: expected a number ≥ 0 or null")
-                    }
-                    quantiles.append((p, s))
-                }
-            }
-            let ps = quantiles.map(\.p)
-            guard ps == ps.sorted(), Set(ps).count == ps.count else {
-                throw ModelFileError("\(at).delay.quantiles: p must increase")
-            }
-            let fitted = quantiles.compactMap(\.seconds)
-            guard fitted == fitted.sorted() else {
-                throw ModelFileError("\(at).delay.quantiles: seconds must not decrease")
-            }
-            guard platform != nil, n >= Self.minimumSamples, let delay = Self.empiricalDelay(quantiles: quantiles)
+            let (n, quantiles) = try Self.distribution(g["delay"], at: "\(at).delay")
+            let bins = try Self.openBins(g["delayByDaysSinceOpen"], at: "\(at).delayByDaysSinceOpen")
+            guard platform != nil, n >= Self.minimumSamples, let pooled = Self.empiricalDelay(quantiles: quantiles)
             else { continue }
             entries.append(
-                Entry(group: name, platform: platform, bucket: bucket, appVersion: appVersion, n: n, delay: delay))
+                Entry(
+                    group: name, platform: platform, bucket: bucket, appVersion: appVersion, n: n,
+                    delay: Self.withOpenBins(pooled, bins)))
         }
         self.entries = entries
+    }
+
+    /// A fitted delay's `n` and quantiles as the model file gives them at `at`.
+    /// - Throws: `ModelFileError` naming the field under `at` that is wrong.
+    static func distribution(_ value: Any?, at: String) throws(ModelFileError) -> (
+        n: Int, quantiles: [(p: Double, seconds: Double?)]
+    ) {
+        guard let d = value as? [String: Any] else { throw ModelFileError("\(at): expected an object") }
+        guard let n = Self.integer(d["n"]), n >= 0 else {
+            throw ModelFileError("\(at).n: expected a whole number ≥ 0")
+        }
+        guard let list = d["quantiles"] as? [Any] else {
+            throw ModelFileError("\(at).quantiles: expected an array")
+        }
+        var quantiles: [(p: Double, seconds: Double?)] = []
+        for (j, q) in list.enumerated() {
+            let qat = "\(at).quantiles[\(j)]"
+            guard let q = q as? [String: Any], let p = Self.number(q["p"]), p > 0, p < 1 else {
+                throw ModelFileError("\(qat).p: expected a number between 0 and 1")
+            }
+            if q["seconds"] == nil || q["seconds"] is NSNull {
+                quantiles.append((p, nil))
+            } else {
+                guard let s = Self.number(q["seconds"]), s >= 0 else {
+                    throw ModelFileError("\(qat).seconds: expected a number ≥ 0 or null")
+                }
+                quantiles.append((p, s))
+            }
+        }
+        let ps = quantiles.map(\.p)
+        guard ps == ps.sorted(), Set(ps).count == ps.count else {
+            throw ModelFileError("\(at).quantiles: p must increase")
+        }
+        let fitted = quantiles.compactMap(\.seconds)
+        guard fitted == fitted.sorted() else {
+            throw ModelFileError("\(at).quantiles: seconds must not decrease")
+        }
+        return (n, quantiles)
+    }
+
+    /// A group's bins by the days since the last open at `at` (absent or null: none): each
+    /// `fromDays` a number ≥ 0 or null (the bin without an open, at most one, its `toDays` null),
+    /// each `toDays` a number > `fromDays` or null (no upper bound), the bins with bounds in
+    /// increasing order without overlap, each `delay` as a group's.
+    /// - Throws: `ModelFileError` naming the bin and the field that is wrong.
+    static func openBins(_ value: Any?, at: String) throws(ModelFileError) -> [OpenBinFit] {
+        guard let value, !(value is NSNull) else { return [] }
+        guard let list = value as? [Any] else { throw ModelFileError("\(at): expected an array or null") }
+        var bins: [OpenBinFit] = []
+        var previousEnd: Double?
+        var withoutOpen = false
+        for (j, item) in list.enumerated() {
+            let bat = "\(at)[\(j)]"
+            guard let b = item as? [String: Any] else { throw ModelFileError("\(bat): expected an object") }
+            func bound(_ key: String) throws(ModelFileError) -> Double? {
+                guard let raw = b[key], !(raw is NSNull) else { return nil }
+                guard let x = Self.number(raw), x >= 0 else {
+                    throw ModelFileError("\(bat).\(key): expected a number ≥ 0 or null")
+                }
+                return x
+            }
+            let from = try bound("fromDays")
+            let to = try bound("toDays")
+            if let from {
+                if let to, !(to > from) {
+                    throw ModelFileError("\(bat).toDays \(to): expected more than fromDays \(from)")
+                }
+                if let end = previousEnd, from < end {
+                    let before = end.isFinite ? "up to \(end)" : "no upper bound"
+                    throw ModelFileError(
+                        "\(bat).fromDays \(from): overlaps the bin before (\(before)); bins must increase")
+                }
+                previousEnd = to ?? .infinity
+            } else {
+                if to != nil {
+                    throw ModelFileError("\(bat).toDays: expected null in the bin without an open (fromDays null)")
+                }
+                if withoutOpen { throw ModelFileError("\(bat).fromDays: a second bin without an open (null)") }
+                withoutOpen = true
+            }
+            let (n, quantiles) = try Self.distribution(b["delay"], at: "\(bat).delay")
+            bins.append(OpenBinFit(fromDays: from, toDays: to, n: n, quantiles: quantiles))
+        }
+        return bins
     }
 
     /// A finite JSON number that is not a boolean (`JSONNumber`).

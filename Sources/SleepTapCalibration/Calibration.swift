@@ -20,6 +20,17 @@ package struct Calibration: Sendable {
     /// `RunRecord.stopReason` of a run stopped past its standby quota (`STOP_REASON_QUOTA`,
     /// Android `JobParameters`: <https://developer.android.com/reference/android/app/job/JobParameters#STOP_REASON_QUOTA>).
     package static let quotaStopReason = 10
+    /// The lower bounds of the iOS delay's bins by the days since the device's last user open at
+    /// the request's eligibility, days: [0, 1), [1, 2), [2, 4), [4, 7), [7, 14), ≥ 14; requests
+    /// with no open before them make a bin of their own (docs/calibration.md, "What is fitted").
+    package static let openBinStartsDays: [Double] = [0, 1, 2, 4, 7, 14]
+
+    /// The bin in `openBinStartsDays` order (the bin without an open last) of `days` since the
+    /// last open; nil days (no open) is the last bin.
+    static func openBin(daysSinceOpen days: Double?) -> Int {
+        guard let days else { return openBinStartsDays.count }
+        return max(0, (openBinStartsDays.lastIndex { $0 <= days }) ?? 0)
+    }
 
     /// Two-sided coverage of every quantile's interval, in (0, 1).
     package let confidence: Double
@@ -60,6 +71,20 @@ package struct Calibration: Sendable {
         var pendingAndroid: [Int] = []  // Android submits not yet answered, oldest first
         var lastRun: Date?
         var lastSubmit: Int?
+        // The user's opens (`foreground` records), in order: the delay's bin by the days since
+        // the last open at or before a request's eligibility.
+        let opens = sorted.filter { $0.kind == .foreground }.map(\.at)
+        func openBin(_ record: RunRecord, eligible: Date) -> Int? {
+            guard record.platform == .ios else { return nil }
+            var low = 0
+            var high = opens.count
+            while low < high {
+                let middle = (low + high) / 2
+                if opens[middle] <= eligible { low = middle + 1 } else { high = middle }
+            }
+            let days = low == 0 ? nil : eligible.timeIntervalSince(opens[low - 1]) / 86_400
+            return Self.openBin(daysSinceOpen: days)
+        }
         for (index, record) in sorted.enumerated() {
             let keys = slots(of: record, cache: &cache)
             for key in keys where tallies[key].lastDevice != devices {
@@ -109,9 +134,12 @@ package struct Calibration: Sendable {
                 }
                 guard let request else {
                     // Its request is not in the input: how late it ran, from its scheduled time.
+                    let delay = max(0, record.at.timeIntervalSince(begin))
+                    let bin = openBin(record, eligible: begin)
                     for key in keys {
                         tallies[key].unmatchedLaunches += 1
-                        tallies[key].delays.append(max(0, record.at.timeIntervalSince(begin)))
+                        tallies[key].delays.append(delay)
+                        if let bin { tallies[key].openBins[bin].delays.append(delay) }
                     }
                     continue
                 }
@@ -119,8 +147,10 @@ package struct Calibration: Sendable {
                 let submit = sorted[request]
                 let eligible = max(submit.at, begin)
                 let delay = max(0, record.at.timeIntervalSince(eligible))
+                let bin = openBin(submit, eligible: eligible)
                 for key in slots(of: submit, cache: &cache) {
                     tallies[key].delays.append(delay)
+                    if let bin { tallies[key].openBins[bin].delays.append(delay) }
                     if isRun { tallies[key].answeredByRun += 1 } else { tallies[key].answeredByDrop += 1 }
                 }
             case .submitFailed, .foreground:
@@ -132,15 +162,19 @@ package struct Calibration: Sendable {
             defer { nextSubmit = record.at }
             guard !answered.contains(index) else { continue }
             let eligible = max(record.at, record.earliestBeginDate ?? record.at)
+            let bin = openBin(record, eligible: eligible)
             for key in slots(of: record, cache: &cache) {
                 if index == lastSubmit {
                     tallies[key].pendingAtEnd += 1
                     tallies[key].pendingEligible.append(eligible)
+                    if let bin { tallies[key].openBins[bin].pendingEligible.append(eligible) }
                 } else {
                     tallies[key].replaced += 1
                     // Replaced before it could run: never at risk of a launch, no observation.
                     if let nextSubmit, nextSubmit > eligible {
-                        tallies[key].censored.append(nextSubmit.timeIntervalSince(eligible))
+                        let censored = nextSubmit.timeIntervalSince(eligible)
+                        tallies[key].censored.append(censored)
+                        if let bin { tallies[key].openBins[bin].censored.append(censored) }
                     }
                 }
             }
@@ -257,6 +291,27 @@ package struct Calibration: Sendable {
         /// Eligibility of the requests still pending at the end (censored at the last record's `at`).
         var pendingEligible: [Date] = []
         var spacing: [Double] = []
+        /// The iOS requests' delays by the days since the last open (`Calibration.openBin`).
+        var openBins = [Censored](repeating: Censored(), count: Calibration.openBinStartsDays.count + 1)
+
+        /// One bin's observations of the delay.
+        struct Censored: Sendable {
+            /// Answered requests' delays, seconds.
+            var delays: [Double] = []
+            /// Requests replaced after they became eligible: seconds from eligibility to the replacing submit.
+            var censored: [Double] = []
+            /// Eligibility of the requests still pending at the end.
+            var pendingEligible: [Date] = []
+
+            /// The Kaplan–Meier fit, the pending requests censored at `end`.
+            func distribution(confidence: Double, end: Date?) -> EmpiricalDistribution {
+                var all = censored
+                if let end {
+                    for eligible in pendingEligible where end > eligible { all.append(end.timeIntervalSince(eligible)) }
+                }
+                return EmpiricalDistribution(events: delays, censored: all, confidence: confidence)
+            }
+        }
 
         func group(_ key: GroupKey, confidence: Double, end: Date?) -> CalibrationModel.Group {
             func ratio(_ a: Int, _ b: Int) -> Double? { b == 0 ? nil : Double(a) / Double(b) }
@@ -281,13 +336,17 @@ package struct Calibration: Sendable {
             group.expirationRate = ratio(expired, background)
             group.quotaStopRate = ratio(quotaStops, background)
             group.executionRate = ratio(succeeded, submitted)
-            var censoredAll = censored
-            if let end {
-                for eligible in pendingEligible where end > eligible {
-                    censoredAll.append(end.timeIntervalSince(eligible))
+            group.delay = Censored(delays: delays, censored: censored, pendingEligible: pendingEligible)
+                .distribution(confidence: confidence, end: end)
+            if key.platform == .ios {
+                let starts = Calibration.openBinStartsDays
+                group.delayByDaysSinceOpen = openBins.enumerated().map { i, bin in
+                    CalibrationModel.OpenBin(
+                        fromDays: i < starts.count ? starts[i] : nil,
+                        toDays: i + 1 < starts.count ? starts[i + 1] : nil,
+                        delay: bin.distribution(confidence: confidence, end: end))
                 }
             }
-            group.delay = EmpiricalDistribution(events: delays, censored: censoredAll, confidence: confidence)
             group.spacing = EmpiricalDistribution(spacing, confidence: confidence)
             return group
         }

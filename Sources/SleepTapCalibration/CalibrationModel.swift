@@ -26,6 +26,17 @@ package struct CalibrationModel: Equatable, Sendable {
         package var reason: String
     }
 
+    /// The delay of the requests in one bin of the days since the device's last user open at
+    /// their eligibility (iOS groups only).
+    package struct OpenBin: Equatable, Sendable {
+        /// Lower bound, days (inclusive); nil for the requests with no open before them.
+        package var fromDays: Double?
+        /// Upper bound, days (exclusive); nil for none (and in the bin without an open).
+        package var toDays: Double?
+        /// The bin's Kaplan–Meier fit, as the group's `delay`.
+        package var delay: EmpiricalDistribution
+    }
+
     /// One group's fit.
     package struct Group: Equatable, Sendable {
         /// `all`, `ios`, `android`, `android, rare`, `version 1.1`, `ios, version 1.1`, ...
@@ -64,6 +75,9 @@ package struct CalibrationModel: Equatable, Sendable {
         /// Seconds from a request's eligibility (its earliestBeginDate, or its submit when later)
         /// to the launch that answered it.
         package var delay = EmpiricalDistribution([], confidence: 0.95)
+        /// iOS groups: `delay` by the days since the last user open at eligibility, in
+        /// `Calibration.openBinStartsDays` order, the bin without an open last; nil elsewhere.
+        package var delayByDaysSinceOpen: [OpenBin]?
         /// Seconds between a device's consecutive background runs.
         package var spacing = EmpiricalDistribution([], confidence: 0.95)
 
@@ -121,7 +135,7 @@ package struct CalibrationModel: Equatable, Sendable {
                 "lastRecordAt": lastRecordAt.map { ISO8601.string($0) as Any } ?? NSNull(),
             ] as [String: Any],
             "groups": groups.map { g -> [String: Any] in
-                [
+                var object: [String: Any] = [
                     "group": g.name, "platform": g.platform.map { $0.rawValue as Any } ?? NSNull(),
                     "bucket": g.bucket.map { $0.name as Any } ?? NSNull(),
                     "appVersion": g.appVersion.map { $0 as Any } ?? NSNull(), "devices": g.devices,
@@ -134,6 +148,12 @@ package struct CalibrationModel: Equatable, Sendable {
                     "executionRate": value(g.executionRate), "delay": distribution(g.delay),
                     "spacing": distribution(g.spacing),
                 ]
+                if let bins = g.delayByDaysSinceOpen {
+                    object["delayByDaysSinceOpen"] = bins.map { b -> [String: Any] in
+                        ["fromDays": value(b.fromDays), "toDays": value(b.toDays), "delay": distribution(b.delay)]
+                    }
+                }
+                return object
             },
         ]
     }
@@ -179,6 +199,20 @@ package struct CalibrationModel: Equatable, Sendable {
                 let censored = d.method == .kaplanMeier ? ", censored \(d.censored)" : ""
                 lines.append(
                     "  \(label) (h), n = \(d.n)\(censored): "
+                        + (d.n == 0 ? "no samples" : quantiles.joined(separator: ", ")))
+            }
+            for bin in g.delayByDaysSinceOpen ?? [] {
+                let d = bin.delay
+                let days =
+                    bin.fromDays.map { from in
+                        "days since the last open "
+                            + (bin.toDays.map { String(format: "[%g, %g)", from, $0) } ?? String(format: "≥ %g", from))
+                    } ?? "no open before the request"
+                let quantiles = d.quantiles.filter { [0.5, 0.9].contains($0.p) }.map { q in
+                    "p\(Int((q.p * 100).rounded())) \(hours(q.value)) [\(hours(q.lower)), \(hours(q.upper))]"
+                }
+                lines.append(
+                    "  delay, \(days), n = \(d.n), censored \(d.censored): "
                         + (d.n == 0 ? "no samples" : quantiles.joined(separator: ", ")))
             }
         }

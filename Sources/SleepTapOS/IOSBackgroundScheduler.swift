@@ -213,6 +213,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The user's most recent opens of the app, oldest first, at most `UsageModel.historyLimit`;
     /// kept while the usage model is in effect; nil = none (and an older encoding).
     private var userOpens: [Date]?
+    /// The user's last open of the app, kept only while the fitted wait has bins by the days since
+    /// the last open (`EmpiricalDelay.byDaysSinceOpen`); nil = none seen (and an older encoding).
+    private var lastUserOpen: Date?
     /// The last natural app-refresh launch while the usage model is in effect (its spacing
     /// floor); nil = none (and an older encoding).
     private var lastRefreshLaunch: Date?
@@ -231,7 +234,7 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         case refreshEnabled, lowPower, forceQuitted, lastDroppedLaunch
         case processing, processingSubmittedAt, processingRun, processingExpiredAt, processingIdentifier
         case screenOffAt, externalPower, networkOff, userOpens, lastRefreshLaunch, batteryLevel
-        case batteryUpdatedAt, energyBalance, dataBalance
+        case batteryUpdatedAt, energyBalance, dataBalance, lastUserOpen
     }
 
     /// - Parameters:
@@ -268,6 +271,28 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         if byUser && configuration.effectiveOpportunityModel == .usage {
             recordOpen(at: now)
         }
+        if byUser && configuration.opportunity.empirical?.byDaysSinceOpen != nil {
+            recordOpenForFittedWait(at: now)
+        }
+    }
+
+    /// A fitted wait by the days since the last open learns an open: a pending request not yet
+    /// eligible is drawn again from the bin of its eligibility as seen now (the fit counts the
+    /// last open at or before a request's eligibility); an eligible one keeps its plan.
+    private mutating func recordOpenForFittedWait(at now: Date) {
+        lastUserOpen = now
+        guard launchesAllowed, running == nil, var request = pending, let begin = request.earliestBeginDate,
+            begin > now
+        else { return }
+        drawOpportunities(&request, from: now)
+        pending = request
+    }
+
+    /// Days (86,400 s of elapsed time) from the user's last open known to the OS to `eligible`;
+    /// nil when no open is known.
+    private func daysSinceOpen(at eligible: Date) -> Double? {
+        guard let last = [lastUserOpen, userOpens?.last].compactMap({ $0 }).max() else { return nil }
+        return max(0, eligible.timeIntervalSince(last)) / 86_400
     }
 
     /// The usage model learns an open: kept in the bounded history, and the pending request's
@@ -1323,7 +1348,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
         var eligible = max(now, request.earliestBeginDate ?? now)
         if let empirical = model.empirical {
             // One draw of the whole fitted wait; nil: the OS never launches this request.
-            request.opportunity = empirical.draw(using: &rng).map { model.grid(eligible, delay: $0) }
+            request.opportunity = empirical.draw(daysSinceOpen: daysSinceOpen(at: eligible), using: &rng).map {
+                model.grid(eligible, delay: $0)
+            }
             return
         }
         if configuration.effectiveOpportunityModel == .usage {

@@ -21,7 +21,8 @@ struct CalibrateOptions: Equatable, Sendable {
             gives the delay from a request's earliestBeginDate (or its submit, when later) to the
             launch that answered it as an empirical distribution (p10, p25, p50, p75, p90, p99 of a
             Kaplan-Meier fit in which a request replaced or still pending is censored, each with a
-            95 % Brookmeyer-Crowley interval, and a histogram), the share of requests never
+            95 % Brookmeyer-Crowley interval, and a histogram; for iOS also by the days since the
+            device's last user open), the share of requests never
             answered, the rates of dropped launches, expirations and quota stops, and the spacing
             of background runs (quantiles with order-statistic (binomial) intervals). Doze, standby quotas and conditions are not
             identified by the records; the simulated OS keeps the platforms' documented rules there.

@@ -83,7 +83,9 @@ case .run(var options, let out, let jobs, let json):
         guard let entry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) else {
             return "os model: \(path): no iOS group with data; the built-in draws"
         }
+        let bins = entry.delay.byDaysSinceOpen?.count ?? 0
         return "os model: \(path): iOS delays from group \"\(entry.group)\" (n = \(entry.n))"
+            + (bins == 0 ? "" : ", by the days since the last open (\(bins) bin\(bins == 1 ? "" : "s") with data)")
     }
     // The iOS opportunity model, said only when it is not the default.
     let opportunityLine: String? =

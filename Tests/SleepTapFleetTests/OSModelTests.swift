@@ -81,6 +81,127 @@ struct OSModelTests {
             try JSONDecoder().decode(IOSBackgroundScheduler.Configuration.self, from: old).opportunity.empirical == nil)
     }
 
+    /// A wait of `points` with a fast bin [0, 1) day (mean 600 s) and a slow one from 1 day on
+    /// (mean 60,000 s), no bin for the requests without an open (they take the pooled 6,000 s).
+    static func binned() -> EmpiricalDelay {
+        EmpiricalDelay(
+            points: Self.exponential(mean: 6_000),
+            byDaysSinceOpen: [
+                .init(fromDays: 0, toDays: 1, delay: EmpiricalDelay(points: Self.exponential(mean: 600))),
+                .init(fromDays: 1, toDays: nil, delay: EmpiricalDelay(points: Self.exponential(mean: 60_000))),
+            ])
+    }
+
+    @Test(
+        "Bins by the days since the last open: the bin of a request's days, the pooled wait outside them, bad bins named"
+    )
+    func openBins() throws {
+        let delay = Self.binned()
+        #expect(delay.validationProblem == nil)
+        #expect(delay.delay(daysSinceOpen: 0).points == Self.exponential(mean: 600))
+        #expect(delay.delay(daysSinceOpen: 0.999).points == Self.exponential(mean: 600))
+        #expect(delay.delay(daysSinceOpen: 1).points == Self.exponential(mean: 60_000))
+        #expect(delay.delay(daysSinceOpen: 30).points == Self.exponential(mean: 60_000))
+        // No open seen and no bin for it: the pooled wait.
+        #expect(delay.delay(daysSinceOpen: nil).points == delay.points)
+        // Without bins (an older value) every request takes the pooled wait.
+        let plain = EmpiricalDelay(points: Self.exponential(mean: 6_000))
+        #expect(plain.delay(daysSinceOpen: 3) == plain)
+        // Codable, and an encoding without the key (older os.json) decodes as no bins.
+        let data = try JSONEncoder().encode(delay)
+        #expect(try JSONDecoder().decode(EmpiricalDelay.self, from: data) == delay)
+        let old = try JSONEncoder().encode(plain)
+        #expect(!String(decoding: old, as: UTF8.self).contains("byDaysSinceOpen"))
+        #expect(try JSONDecoder().decode(EmpiricalDelay.self, from: old).byDaysSinceOpen == nil)
+        // A decoded value's bins are checked.
+        var bad = delay
+        bad.byDaysSinceOpen?[1].fromDays = 0.5
+        #expect(
+            bad.validationProblem
+                == "byDaysSinceOpen[1].fromDays 0.5: overlaps the bin before (up to 1.0); bins must increase")
+        bad = delay
+        bad.byDaysSinceOpen?[0].toDays = 0
+        #expect(bad.validationProblem == "byDaysSinceOpen[0].toDays 0.0: expected a finite number > fromDays 0.0")
+        bad = delay
+        bad.byDaysSinceOpen?[1].delay.points[0].seconds = -1
+        #expect(bad.validationProblem == "byDaysSinceOpen[1].delay.points[0].seconds -1.0: expected ≥ 0")
+        // The stored OS's check names the field under its configuration.
+        var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: ["refresh"])
+        configuration.opportunity.empirical = bad
+        let os = SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 1))
+        #expect(
+            os.validationProblem(zoneProblem: { _ in nil })
+                == "configuration.opportunity.empirical.byDaysSinceOpen[1].delay.points[0].seconds -1.0: expected ≥ 0")
+        bad = delay
+        bad.byDaysSinceOpen?.append(.init(fromDays: nil, toDays: 2, delay: plain))
+        #expect(
+            bad.validationProblem
+                == "byDaysSinceOpen[2].toDays: expected null in the bin without an open (fromDays null)")
+    }
+
+    /// The launch's wait after eligibility on `delay` for a request eligible 1 h after its
+    /// submit at `t0`, the user's last open `openedDaysBefore` days before `t0` (nil: none), and
+    /// optionally an open between the submit and the eligibility.
+    static func binnedWait(
+        _ delay: EmpiricalDelay, seed: UInt64, openedDaysBefore: Double?, openBeforeEligible: Bool = false
+    ) throws -> TimeInterval? {
+        var configuration = IOSBackgroundScheduler.Configuration(permittedIdentifiers: ["refresh"])
+        configuration.opportunity.empirical = delay
+        var ios = IOSBackgroundScheduler(configuration: configuration, seed: seed)
+        let t0 = Date(timeIntervalSince1970: 1_772_409_600)
+        let start = t0.addingTimeInterval(-(openedDaysBefore ?? 30) * 86_400)
+        ios.appLaunched(at: start, byUser: openedDaysBefore != nil)
+        _ = try ios.register(identifier: "refresh", at: start)
+        ios.finishLaunching(at: start)
+        try ios.submit(identifier: "refresh", earliestBeginDate: t0.addingTimeInterval(3_600), at: t0)
+        if openBeforeEligible {
+            // Through os.json (the stored last open), then the user opens the app.
+            ios = try JSONDecoder().decode(IOSBackgroundScheduler.self, from: JSONEncoder().encode(ios))
+            ios.appLaunched(at: t0.addingTimeInterval(1_800), byUser: true)
+            _ = try ios.register(identifier: "refresh", at: t0.addingTimeInterval(1_800))
+            ios.finishLaunching(at: t0.addingTimeInterval(1_800))
+        }
+        return ios.nextLaunch(after: t0).map { $0.timeIntervalSince(t0) - 3_600 }
+    }
+
+    @Test(
+        "The iOS OS draws from the bin of the days since the user's last open at eligibility; an open before it draws again"
+    )
+    func binnedDraws() throws {
+        let delay = Self.binned()
+        func median(_ openedDaysBefore: Double?, openBeforeEligible: Bool = false) throws -> Double {
+            var waits: [Double] = []
+            for seed in 0..<2_000 as Range<UInt64> {
+                waits.append(
+                    try #require(
+                        try Self.binnedWait(
+                            delay, seed: seed, openedDaysBefore: openedDaysBefore,
+                            openBeforeEligible: openBeforeEligible)))
+            }
+            return waits.sorted()[1_000]
+        }
+        // Medians: 600 s, 6,000 s and 60,000 s × ln 2 (n = 2,000: standard errors near 3 %), plus
+        // up to 60 s of the minute grid.
+        let fast = try median(0.5)
+        let slow = try median(3)
+        let none = try median(nil)
+        #expect(abs(fast - 416) < 42 + 60, "\(fast)")
+        #expect(abs(slow - 41_589) < 4_159, "\(slow)")
+        #expect(abs(none - 4_159) < 416 + 60, "\(none)")
+        // Opened 3 days ago, then again before the request became eligible: the fast bin.
+        let reopened = try median(3, openBeforeEligible: true)
+        #expect(abs(reopened - 416) < 42 + 60, "\(reopened)")
+        // The same seed, the same launch.
+        #expect(
+            try Self.binnedWait(delay, seed: 9, openedDaysBefore: 3)
+                == (try Self.binnedWait(delay, seed: 9, openedDaysBefore: 3)))
+        // The pooled wait alone (an older model) ignores the opens.
+        let plain = EmpiricalDelay(points: Self.exponential(mean: 6_000))
+        #expect(
+            try Self.binnedWait(plain, seed: 9, openedDaysBefore: 3)
+                == (try Self.binnedWait(plain, seed: 9, openedDaysBefore: 0.5)))
+    }
+
     @Test("The model file's reader: groups with data, the most specific match, and a bad file named by its field")
     func reader() throws {
         var model = CalibrationModel(confidence: 0.95)
@@ -151,6 +272,83 @@ struct OSModelTests {
                 == #"groups[0].platform "tv": expected ios or android"#)
     }
 
+    @Test(
+        "The model file's bins by the days since the last open: kept with data, the pooled wait otherwise, bad bins named"
+    )
+    func readerBins() throws {
+        func distribution(n: Int, mean: Double) -> EmpiricalDistribution {
+            var d = EmpiricalDistribution([], confidence: 0.95)
+            d.n = n
+            d.quantiles = Self.exponential(mean: mean).map { .init(p: $0.p, value: $0.seconds, lower: nil, upper: nil) }
+            return d
+        }
+        var ios = CalibrationModel.Group(name: "ios")
+        ios.platform = .ios
+        ios.delay = distribution(n: 400, mean: 6_000)
+        ios.delayByDaysSinceOpen = [
+            .init(fromDays: 0, toDays: 1, delay: distribution(n: 300, mean: 600)),
+            .init(fromDays: 1, toDays: 7, delay: distribution(n: CalibratedOS.minimumSamples - 1, mean: 9_000)),
+            .init(fromDays: 7, toDays: nil, delay: distribution(n: 60, mean: 60_000)),
+            .init(fromDays: nil, toDays: nil, delay: distribution(n: 0, mean: 1)),
+        ]
+        var model = CalibrationModel(confidence: 0.95)
+        model.groups = [ios]
+        let os = try CalibratedOS(json: model.json())
+        let delay = try #require(os.delay(platform: .ios)?.delay)
+        // The bins with 20 or more answered requests; the others' requests take the pooled wait.
+        #expect(delay.byDaysSinceOpen?.map(\.fromDays) == [0, 7])
+        #expect(delay.byDaysSinceOpen?.map(\.toDays) == [1, nil])
+        #expect(CalibratedOS(model: model).entries.first?.delay.byDaysSinceOpen?.count == 2)
+        let median = try #require(delay.delay(daysSinceOpen: 3).seconds(at: 0.5))
+        #expect(abs(median - 6_000 * log(2)) < 1e-6, "\(median)")
+        #expect(abs(try #require(delay.delay(daysSinceOpen: 8).seconds(at: 0.5)) - 60_000 * log(2)) < 1e-3)
+        // A model without bins (a file of before) reads as the pooled wait alone.
+        ios.delayByDaysSinceOpen = nil
+        model.groups = [ios]
+        let text = String(decoding: model.json(), as: UTF8.self)
+        #expect(!text.contains("delayByDaysSinceOpen"))
+        let old = try CalibratedOS(json: model.json())
+        #expect(old.entries.first?.delay.byDaysSinceOpen == nil)
+        #expect(old.entries.first?.delay.points == delay.points)
+
+        func problem(_ bins: String) -> String? {
+            let text = #"""
+                {"kind": "sleeptap.calibration", "schemaVersion": 1, "groups": [{"group": "ios", "platform": "ios",
+                 "bucket": null, "appVersion": null, "delay": {"n": 30, "quantiles": [{"p": 0.5, "seconds": 10}]},
+                 "delayByDaysSinceOpen": 
+                """# + bins + "}]}"
+            do {
+                _ = try CalibratedOS(json: Data(text.utf8))
+                return nil
+            } catch { return error.description }
+        }
+        let q = #""delay": {"n": 30, "quantiles": [{"p": 0.5, "seconds": 10}]}"#
+        #expect(problem("null") == nil)
+        #expect(problem(#"[{"fromDays": 0, "toDays": 1, \#(q)}, {"fromDays": null, "toDays": null, \#(q)}]"#) == nil)
+        #expect(problem("{}") == "groups[0].delayByDaysSinceOpen: expected an array or null")
+        #expect(
+            problem(#"[{"fromDays": -1, "toDays": 1, \#(q)}]"#)
+                == "groups[0].delayByDaysSinceOpen[0].fromDays: expected a number ≥ 0 or null")
+        #expect(
+            problem(#"[{"fromDays": 2, "toDays": 1, \#(q)}]"#)
+                == "groups[0].delayByDaysSinceOpen[0].toDays 1.0: expected more than fromDays 2.0")
+        #expect(
+            problem(#"[{"fromDays": 0, "toDays": 2, \#(q)}, {"fromDays": 1, "toDays": 3, \#(q)}]"#)
+                == "groups[0].delayByDaysSinceOpen[1].fromDays 1.0: overlaps the bin before (up to 2.0); bins must increase"
+        )
+        #expect(
+            problem(#"[{"fromDays": null, "toDays": null, \#(q)}, {"fromDays": null, "toDays": null, \#(q)}]"#)
+                == "groups[0].delayByDaysSinceOpen[1].fromDays: a second bin without an open (null)")
+        #expect(
+            problem(
+                #"[{"fromDays": 0, "toDays": 1, "delay": {"n": 30, "quantiles": [{"p": 0.5, "seconds": 10}, {"p": 0.9, "seconds": 5}]}}]"#
+            )
+                == "groups[0].delayByDaysSinceOpen[0].delay.quantiles: seconds must not decrease")
+        #expect(
+            problem(#"[{"fromDays": 0, "toDays": 1, "delay": {"n": 30, "quantiles": [{"p": 1.5, "seconds": 10}]}}]"#)
+                == "groups[0].delayByDaysSinceOpen[0].delay.quantiles[0].p: expected a number between 0 and 1")
+    }
+
     static let start = LocalDate(parsing: "2026-03-02")!
     static let reportDate = LocalDate(parsing: "2026-03-15")!
 
@@ -193,6 +391,46 @@ struct OSModelTests {
     /// built-in model already differed by 3.9 h in the iOS p90 and 1.9 points in the execution
     /// rate (measured), the tolerances' size; at 200 that noise is about 1/1.3 of it.
     static let devices = 200
+
+    /// An iOS fleet of rare users (`opens` a day, so days pass between their opens) without Low
+    /// Power Mode or unplugged nights, on `kind`'s draws.
+    static func rareUsers(_ kind: OpportunityModelKind, devices: Int, opens: Double) -> FleetOptions {
+        var options = FleetOptions(devices: devices, days: 14, start: start)
+        options.seed = 5
+        options.iosShare = 1
+        options.lowPower = 0
+        options.nightstand = 0
+        options.opens = opens
+        options.opportunityModel = kind
+        return options
+    }
+
+    @Test(
+        "The delay by the days since the last open recovers the usage model's decay: longer in the higher bins; legacy's bins agree"
+    )
+    func openBinsDirection() async throws {
+        /// The fitted median delay of the bins from 0 and from 4 days since the last open, seconds.
+        func medians(_ kind: OpportunityModelKind) async throws -> (Double, Double) {
+            let model = await CalibrationTests.fit(Self.rareUsers(kind, devices: 80, opens: 0.2))
+            let bins = try #require(model.group("ios")?.delayByDaysSinceOpen)
+            #expect(bins.map(\.fromDays) == [0, 1, 2, 4, 7, 14, nil])
+            func p50(_ from: Double) throws -> Double {
+                let bin = try #require(bins.first { $0.fromDays == from })
+                #expect(bin.delay.n >= 100, "\(kind) bin \(from): n \(bin.delay.n)")
+                return try #require(bin.delay.quantiles.first { $0.p == 0.5 }?.value, "\(kind) bin \(from)")
+            }
+            return (try p50(0), try p50(4))
+        }
+        // Usage: the OS keeps an opportunity with a chance that halves per 7 days since the last
+        // open, so a wait about 5 days later in that decay (bin [4, 7) against [0, 1)) is about
+        // 2^(5/7) = 1.64 times as long. 80 devices, 0.2 opens a day: medians 5.8 h and 8.5 h
+        // (1.47 times; 1.36 to 1.76 over six populations); on legacy 1.1 h and 1.1 h (0.86 to 1.09).
+        let usage = try await medians(.usage)
+        #expect(usage.1 > 1.25 * usage.0, "usage p50 by bin: \(usage)")
+        // Legacy's wait does not depend on the opens: the same comparison fails there.
+        let legacy = try await medians(.legacy)
+        #expect(legacy.1 < 1.25 * legacy.0, "legacy p50 by bin: \(legacy)")
+    }
 
     @Test(
         "Round trip: the fleet on the model fitted to its records, with other OS draws, gives its weekly report; longer delays, worse p90"
