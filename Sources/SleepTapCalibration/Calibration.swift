@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+package import Foundation
 package import SleepTapCore
 import SleepTapOS
 
@@ -42,6 +42,21 @@ package struct Calibration: Sendable {
     private var records = 0
     private var first: Date?
     private var last: Date?
+    /// Each device's last record, to tell a stray late record from the input's end.
+    private var deviceEnds: [Date] = []
+
+    /// The input's last record when it lies more than `lateEndSlack` after the median device's
+    /// last record, with that median; nil otherwise. Requests still pending are censored at the
+    /// input's last record (docs/calibration.md, "The delay is censored"), so one record from a
+    /// wrong clock or a stray file lengthens every censored wait and with them the fitted delay.
+    package var lateEnd: (end: Date, median: Date)? {
+        guard let last, !deviceEnds.isEmpty else { return nil }
+        let median = deviceEnds.sorted()[(deviceEnds.count - 1) / 2]
+        return last.timeIntervalSince(median) > Self.lateEndSlack ? (last, median) : nil
+    }
+
+    /// 48 hours: a fleet's devices export within a day or two of each other (this tool's choice).
+    package static let lateEndSlack: TimeInterval = 48 * 3_600
 
     /// - Parameter confidence: two-sided coverage of the quantiles' intervals (default 0.95),
     ///   clamped to [0.5, 0.9999].
@@ -64,6 +79,7 @@ package struct Calibration: Sendable {
         self.records += sorted.count
         if first == nil || sorted[0].at < first! { first = sorted[0].at }
         if last == nil || sorted[sorted.count - 1].at > last! { last = sorted[sorted.count - 1].at }
+        deviceEnds.append(sorted[sorted.count - 1].at)
         // The last record's selectors and its groups' slots: a device's records mostly share them.
         var cache: (selector: Selector, slots: [Int])?
         var open: [Date: Int] = [:]  // earliestBeginDate -> index in `sorted` of the unanswered submit

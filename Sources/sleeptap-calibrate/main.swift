@@ -79,6 +79,13 @@ if byDevice.isEmpty {
 var calibration = Calibration()
 for device in byDevice.keys.sorted() { calibration.add(device: byDevice[device]!) }
 byDevice = [:]
+if let late = calibration.lateEnd {
+    let hours = Int(late.end.timeIntervalSince(late.median) / 3_600)
+    Reaper.shared.writeError(
+        "sleeptap-calibrate: warning: the last record (\(ISO8601.string(late.end))) is \(hours) h after half the "
+            + "devices' last records (\(ISO8601.string(late.median))); requests still pending are censored there, "
+            + "which lengthens the fitted delays: check for a wrong clock or a stray file")
+}
 let model = calibration.model(files: input.files, skipped: input.skipped)
 if let out = options.out {
     do throws(FileError) {

@@ -98,6 +98,34 @@ struct CalibrationTests {
         #expect(model.group("android") == nil)
     }
 
+    @Test(
+        "One record far after the rest is named as a late end (pending requests are censored there), and it lengthens the fitted delay; a fleet's own end is not"
+    )
+    func lateEnd() async throws {
+        var options = Self.iosFleet()
+        options.devices = 12
+        options.lateRegistration = 0.5  // requests left pending: censored at the end
+        let devices = await Self.records(options)
+        var clean = Calibration()
+        for device in devices { clean.add(device: device) }
+        #expect(clean.lateEnd == nil)
+        // One device's clock ten days ahead for its last record.
+        var stray = devices
+        var last = try #require(stray[0].last)
+        last.at = last.at.addingTimeInterval(10 * 24 * 3_600)
+        stray[0].append(last)
+        var late = Calibration()
+        for device in stray { late.add(device: device) }
+        let found = try #require(late.lateEnd)
+        #expect(found.end == last.at && found.end.timeIntervalSince(found.median) > Calibration.lateEndSlack)
+        // Why it is said: the censored waits grow with it, and the fitted iOS delay with them.
+        func p75(_ model: CalibrationModel) -> Double {
+            let ios = model.groups.first { $0.name == "ios" }
+            return ios?.delay.quantiles.first { $0.p == 0.75 }?.value ?? .infinity
+        }
+        #expect(p75(late.model()) > p75(clean.model()), "\(p75(late.model())) vs \(p75(clean.model()))")
+    }
+
     @Test("A wrong model is rejected: the intervals exclude a 60-minute mean")
     func rejectsWrongModel() async throws {
         let model = await Self.fit(Self.iosFleet(), confidence: 0.995)
