@@ -41,20 +41,32 @@ package enum FreshnessReportFiles {
     /// so this bounds the report's memory.
     package static let maxFileBytes = 16 << 20
 
-    /// The last UTC day that has run records under `root`, from the files' names
-    /// (`<device>-<YYYY-MM-DD>.json`, the day of every record in the file): `sleeptap-report`'s
-    /// default `--date`, so that a fleet that ends yesterday, or a phone on a virtual clock, gets
-    /// its last full two weeks. Nil when the directory cannot be listed or no name holds a day.
+    /// The last UTC day that has run records under `root`: `sleeptap-report`'s default `--date`,
+    /// so that a fleet that ends yesterday, or a phone on a virtual clock, gets its last full two
+    /// weeks. The files' names give the candidates (`<device>-<YYYY-MM-DD>.json`, the day of every
+    /// record in the file), latest first; a day counts once one of its files reads as records
+    /// (`RunRecordFile.decode`) with at least one of that UTC day, so an empty, bad or misnamed
+    /// file does not move the report to its day. Nil when the directory cannot be listed or no
+    /// file qualifies.
     package static func lastRecordDay(root: String) -> LocalDate? {
         let directory = root + "/" + RunRecordFile.directory
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
-        var last: String?
-        for name in names where name.hasSuffix(".json") && name.utf8.count >= 16 {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? .gmt
+        // ISO dates sort as text; only a real calendar date counts.
+        let candidates = names.compactMap { name -> (day: String, name: String)? in
+            guard name.hasSuffix(".json"), name.utf8.count >= 16 else { return nil }
             let day = String(name.dropLast(5).suffix(10))
-            // ISO dates sort as text; only a real calendar date counts.
-            if day > (last ?? ""), LocalDate(parsing: day) != nil { last = day }
+            return LocalDate(parsing: day) == nil ? nil : (day, name)
+        }.sorted { ($0.day, $0.name) > ($1.day, $1.name) }
+        for candidate in candidates {
+            guard let day = LocalDate(parsing: candidate.day),
+                let data = try? BoundedFile.read(directory + "/" + candidate.name, limit: maxFileBytes),
+                let records = try? RunRecordFile.decode(data)
+            else { continue }
+            if records.contains(where: { LocalDate($0.at, in: utc) == day }) { return day }
         }
-        return last.flatMap(LocalDate.init(parsing:))
+        return nil
     }
 
     /// Reads the records under `root` into a report for `date` (no writing).

@@ -6,7 +6,7 @@ import SleepTapCore
 /// `sleeptap-report`'s command line.
 struct ReportOptions: Equatable, Sendable {
     var root: String
-    /// The report's UTC day; nil = the last UTC day with records (by the files' names), else today.
+    /// The report's UTC day; nil = the last UTC day with records (`FreshnessReportFiles.lastRecordDay`), else today.
     var date: LocalDate?
     var json = false
 
@@ -40,8 +40,9 @@ struct ReportOptions: Equatable, Sendable {
                         "--date", value: "YYYY-MM-DD", example: "2026-03-14",
                         help: """
                             the report's day, UTC, 1970-01-14 to 9999-12-31 (default: the last UTC day that has
-                            run records, from the files' names <device>-<YYYY-MM-DD>.json, so it agrees with
-                            sleeptap-fleet, whose last day is yesterday; today when no name holds a day)
+                            run records: the latest day of the files' names <device>-<YYYY-MM-DD>.json whose file
+                            holds a record of that day, so it agrees with sleeptap-fleet, whose last day is
+                            yesterday; today when no file does)
                             """),
                     OptionSpec("--json", help: "print the summary as one JSON object instead of lines"),
                     .versionOption("print the version and exit"), .helpOption("print this help and exit"),

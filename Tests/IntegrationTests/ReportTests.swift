@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCore
 import SleepTapProcess
+import SleepTapRuntime
 import Testing
 
 #if canImport(Glibc)
@@ -163,6 +164,14 @@ struct ReportTests {
         #expect(wrong.standardOutput.contains(sentence), "\(wrong.standardOutput)")
         let text = try String(contentsOfFile: root + "/reports/bg_freshness_2027-03-10.md", encoding: .utf8)
         #expect(text.contains(sentence))
+        // A later file with no record ([]) or with records of another day (misnamed) does not
+        // move the default date; one with a record of its day does.
+        let directory = root + "/metrics/bg_runs"
+        try Data("[]\n".utf8).write(to: URL(fileURLWithPath: directory + "/notes-2099-01-01.json"))
+        try Self.goodFile("c", day: 10).write(to: URL(fileURLWithPath: directory + "/c-2036-03-10.json"))
+        #expect(FreshnessReportFiles.lastRecordDay(root: root) == LocalDate(parsing: "2026-03-10"))
+        try Self.goodFile("d", day: 12).write(to: URL(fileURLWithPath: directory + "/d-2026-03-12.json"))
+        #expect(FreshnessReportFiles.lastRecordDay(root: root) == LocalDate(parsing: "2026-03-12"))
         let help = try CapturedRun.run("sleeptap-report", ["--help"], timeout: 30)
         // The help is wrapped where the words fall: compare its words.
         let words = help.standardOutput.split(whereSeparator: \.isWhitespace).joined(separator: " ")
