@@ -154,7 +154,7 @@ package struct FleetPopulationFlags: Sendable {
                 count <= 1_000_000, index >= 0, index < count
             else {
                 throw UsageError(
-                    "--shard \"\(ArgumentReader.clip(text))\": expected I/N with 0 <= I < N (e.g. 0/4)")
+                    "--shard \"\(ArgumentReader.clip(text))\": expected I/N with 0 <= I < N <= 1000000 (e.g. 0/4)")
             }
             shard = (index, count)
         case "--os-model": osModel = try reader.nonEmpty(flag)

@@ -49,7 +49,7 @@ if let path = command.options.osModelFile {
     }
     if command.options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) == nil {
         writeErr(
-            "sleeptap-compare: --os-model \(printable(path)): no iOS group with data; the iOS devices keep the "
+            "sleeptap-compare: --os-model \(printable(path)): no iOS group with \(CalibratedOS.minimumSamples) or more answered requests; the iOS devices keep the "
                 + "built-in draws\n")
     }
 }
