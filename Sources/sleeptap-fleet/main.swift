@@ -81,7 +81,8 @@ case .run(var options, let out, let jobs, let json):
     // The model group the iOS devices ran on, or why none.
     let modelLine: String? = options.osModelFile.map { path in
         guard let entry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) else {
-            return "os model: \(path): no iOS group with \(CalibratedOS.minimumSamples) or more answered requests; the built-in draws"
+            return
+                "os model: \(path): no iOS group with \(CalibratedOS.minimumSamples) or more answered requests; the built-in draws"
         }
         let bins = entry.delay.byDaysSinceOpen?.count ?? 0
         return "os model: \(path): iOS delays from group \"\(entry.group)\" (n = \(entry.n))"
