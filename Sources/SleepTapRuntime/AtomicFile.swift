@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 package import Foundation
-import SleepTapCore
+package import SleepTapCore
 
 #if canImport(Glibc)
     import Glibc
@@ -20,7 +20,9 @@ package enum AtomicFile {
     /// - Throws: `FileError` naming the path and the failing call; the old file is untouched.
     ///   Also when something other than a regular file is at `path` (`notReplaceable(_:)`).
     package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
-        if let reason = notReplaceable(path) { throw FileError(path: path, reason: reason) }
+        if let refusal = notReplaceable(path) {
+            throw FileError(path: path, reason: refusal.reason, errno: refusal.errno)
+        }
         let directory = (path as NSString).deletingLastPathComponent
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -66,10 +68,15 @@ package enum AtomicFile {
     /// there, or a regular file). The rename would put a regular file in place of a directory
     /// entry of any other kind: a device such as /dev/null, a FIFO, or a symbolic link (the link
     /// itself, not its target, would be replaced: rename(2)).
-    package static func notReplaceable(_ path: String) -> String? {
+    /// - Returns: the reason, and the errno a caller reports: `EISDIR` for a directory (what the
+    ///   rename itself would fail with), `EEXIST` for the rest.
+    package static func notReplaceable(_ path: String) -> (reason: String, errno: Errno)? {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return nil }
-        return "exists and is not a regular file (a directory, device, FIFO or symbolic link); not replaced"
+        return (
+            "exists and is not a regular file (a directory, device, FIFO or symbolic link); not replaced",
+            Errno(info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EEXIST)
+        )
     }
 
     /// Creates `path` (and parents) with mode 0700 if missing, like `mkdir -p`.

@@ -31,7 +31,7 @@ if let out = options.out {
         : !isDirectory.boolValue
             ? "\(directory) is not a directory"
             : access(directory, W_OK) != 0
-                ? "its directory \(directory) is not writable" : AtomicFile.notReplaceable(out)
+                ? "its directory \(directory) is not writable" : AtomicFile.notReplaceable(out)?.reason
     if let problem {
         Reaper.shared.writeError("sleeptap-calibrate: --out \(printable(out)): \(printable(problem)); nothing was read")
         exit(ExitCode.cantCreate.rawValue)

@@ -114,7 +114,7 @@ struct PhoneStateFilesTests {
         let dir = try StateFileTests.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var files = PhoneStateFiles(syncPath: dir + "/phone.json", savedApp: nil)
-        // A directory where the file should be: the rename onto it fails with EISDIR.
+        // A directory where the file should be: refused before any write, with EISDIR.
         try FileManager.default.createDirectory(atPath: dir + "/phone-app.json", withIntermediateDirectories: false)
         let result = files.save(Self.sent)
         guard case .failed(let errno, _, let path) = result else {
