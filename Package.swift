@@ -73,7 +73,9 @@ let package = Package(
             dependencies: ["SleepTapCore", "SleepTapEmbedded", "SleepTapOS", "SleepTapProcess", "SleepTapRuntime"]),
         .executableTarget(
             name: "sleeptap-scenario",
-            dependencies: ["SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapScenario"]),
+            dependencies: [
+                "SleepTapCommandLine", "SleepTapCore", "SleepTapProcess", "SleepTapRuntime", "SleepTapScenario",
+            ]),
         // The floor the bench measures against: the same echo and atomic writes in plain C on libzmq.
         .executableTarget(name: "sleeptap-bench-baseline", dependencies: ["CZeroMQ"]),
         // Ratios to that floor, measured in one interleaved run; builds the baseline, phone, watch

@@ -156,15 +156,8 @@ package struct StrategyTally: Equatable, Codable, Sendable {
     /// - Returns: nil, or the count whose sum would not fit in 64 bits (from tally files that were
     ///   edited or corrupt); then this tally is unchanged.
     package mutating func merge(_ other: StrategyTally) -> String? {
-        let sums: [(String, WritableKeyPath<StrategyTally, Int>)] = [
-            ("devices", \.devices), ("deviceDays", \.deviceDays), ("nights", \.nights),
-            ("manualNights", \.manualNights), ("alarmsRight", \.alarmsRight), ("alarmsWrong", \.alarmsWrong),
-            ("alarmsMissed", \.alarmsMissed), ("alarmsAfterEnd", \.alarmsAfterEnd),
-            ("neverRefreshed", \.neverRefreshed), ("launches", \.launches), ("linkBytes", \.linkBytes),
-            ("launchSquares", \.launchSquares), ("byteSquares", \.byteSquares),
-        ]
         var merged = self
-        for (name, key) in sums {
+        for (name, key) in Self.counts {
             let (sum, overflow) = self[keyPath: key].addingReportingOverflow(other[keyPath: key])
             if overflow { return "\(name): the shards' sum is too large" }
             merged[keyPath: key] = sum
@@ -174,14 +167,20 @@ package struct StrategyTally: Equatable, Codable, Sendable {
         return nil
     }
 
+    /// Every count of a tally with its name in the tally file: what a merge sums and `problem` checks.
+    static var counts: [(String, WritableKeyPath<StrategyTally, Int>)] {
+        [
+            ("devices", \.devices), ("deviceDays", \.deviceDays), ("nights", \.nights),
+            ("manualNights", \.manualNights), ("alarmsRight", \.alarmsRight), ("alarmsWrong", \.alarmsWrong),
+            ("alarmsMissed", \.alarmsMissed), ("alarmsAfterEnd", \.alarmsAfterEnd),
+            ("neverRefreshed", \.neverRefreshed), ("launches", \.launches), ("linkBytes", \.linkBytes),
+            ("launchSquares", \.launchSquares), ("byteSquares", \.byteSquares),
+        ]
+    }
+
     /// What makes a tally read from a file unusable, in words; nil when it is sound.
     package var problem: String? {
-        let counts = [
-            ("devices", devices), ("deviceDays", deviceDays), ("nights", nights), ("manualNights", manualNights),
-            ("alarmsRight", alarmsRight), ("alarmsWrong", alarmsWrong), ("alarmsMissed", alarmsMissed),
-            ("alarmsAfterEnd", alarmsAfterEnd), ("neverRefreshed", neverRefreshed), ("launches", launches),
-            ("linkBytes", linkBytes), ("launchSquares", launchSquares), ("byteSquares", byteSquares),
-        ]
+        let counts = Self.counts.map { ($0.0, self[keyPath: $0.1]) }
         if let (name, value) = counts.first(where: { $0.1 < 0 }) { return "\(name) = \(value): must be 0 or more" }
         // 2^53: a count no fleet of 10,000,000 devices over 366 days comes near, and far enough
         // below 2^63 that the alarms' sum below cannot overflow (the sums of squares may be

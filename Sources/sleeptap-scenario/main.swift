@@ -4,6 +4,7 @@ import Foundation
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapProcess
+import SleepTapRuntime
 import SleepTapScenario
 
 #if canImport(Glibc)
@@ -46,11 +47,7 @@ for path in options.svgPaths() {
     if inputPaths.contains(URL(fileURLWithPath: path).resolvingSymlinksInPath().path) {
         refuse(.usage, "is one of the input files; the chart would replace it")
     }
-    var info = stat()
-    if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
-        refuse(
-            .cantCreate, "exists and is not a regular file (a directory, device, FIFO or symbolic link); not replaced")
-    }
+    if let refusal = AtomicFile.notReplaceable(path) { refuse(.cantCreate, refusal.reason) }
     let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
     var directoryInfo = stat()
     guard stat(directory, &directoryInfo) == 0, directoryInfo.st_mode & S_IFMT == S_IFDIR else {
