@@ -507,7 +507,7 @@ public struct PhoneNode: Sendable {
             if rest.contains(where: { if case .fetchWeather = $0.0 { true } else { false } }) {
                 actions += release(app.abandonJob(at: time.now).map { ($0, time) })
             }
-            actions += armBackgroundLaunch(at: time.now)
+            actions += persistOS() + armBackgroundLaunch(at: time.now)
         }
         return actions + drain(time)
     }
@@ -1015,17 +1015,29 @@ public struct PhoneNode: Sendable {
 
     // MARK: the app's actions
 
-    /// Applies `body` to the app and releases its actions (up to the first write), then re-arms
-    /// the OS launch timer and writes the OS's state.
+    /// Applies `body` to the app, writes the OS's state (`persistOS()`), releases the app's
+    /// actions (up to the first write), then re-arms the OS launch timer.
     private mutating func step(_ time: NodeTime, _ body: (inout PhoneApp) -> [PhoneAction]) -> [PhoneAction] {
         // Whatever the OS traced in this step is written in it (the app drains after each call
         // into the OS; this catches the rest), never at the next OS activity.
         let actions = body(&app) + app.drainTrace(at: time.now)
-        return release(actions.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
+        return persistOS() + release(actions.map { ($0, time) }) + armBackgroundLaunch(at: time.now)
     }
 
-    /// Re-arms (or cancels) the OS launch timer and writes the OS's state: the OS keeps its own
-    /// records whatever happens to the app's writes.
+    /// The write of the OS's state as the step left it, before anything the step writes or
+    /// sends (the driver's save port skips a value equal to the last one written).
+    ///
+    /// The OS keeps its own records whatever happens to the app's writes, and a request is the
+    /// OS's once `submit` returns (Apple: `BGTaskScheduler.submit(_:)`,
+    /// <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/submit(_:)>),
+    /// so the step's renewal is on disk before its batch leaves: a phone killed after the send
+    /// does not come back with the request the launch had already taken. The value is the
+    /// step's last, so a later step's write is always newer (never a stale tail).
+    private func persistOS() -> [PhoneAction] {
+        [.persistOS(app.scheduler)]
+    }
+
+    /// Re-arms (or cancels) the OS launch timer, and the alarm timer when it changed.
     ///
     /// A launch already due whose timer has not been handled yet (the driver woke late, or the
     /// timer waits behind a write) keeps its instant: the OS asked from that instant on gives it
@@ -1041,7 +1053,7 @@ public struct PhoneNode: Sendable {
             nextAlarm = alarm
             actions.append(alarm.map { .arm(.osAlarm, .at($0)) } ?? .cancel(.osAlarm))
         }
-        return actions + [.persistOS(app.scheduler)]
+        return actions
     }
 
     /// The app's `actions` up to the first write, then one write; everything after the first

@@ -159,7 +159,7 @@ struct PhoneMachineTests {
         let os = node.app.scheduler
         #expect(
             node.timerFired(.resend, at: Self.at(1)) == [
-                .send(.batch(batch)), .arm(.resend, .after(0.5)), .arm(.osLaunch, .at(next)), .persistOS(os),
+                .persistOS(os), .send(.batch(batch)), .arm(.resend, .after(0.5)), .arm(.osLaunch, .at(next)),
             ])
     }
 
@@ -178,7 +178,7 @@ struct PhoneMachineTests {
             node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: time) == [
                 Self.event(.peerOnline, [("id", .string(Self.watchID))], at: time),
                 Self.event(.messageReceived, [("type", .string("ACK"))], at: time),
-                .persist(acked), .arm(.osLaunch, .at(next)), .persistOS(os),
+                .persistOS(os), .persist(acked), .arm(.osLaunch, .at(next)),
             ])
     }
 
@@ -213,7 +213,7 @@ struct PhoneMachineTests {
             ], at: Self.at(2))
         #expect(
             node.persisted(.failed(errno: ENOSPC, reason: "No space left on device"), at: Self.at(3)) == [
-                failed, .arm(.osLaunch, .at(next)), .persistOS(os),
+                failed, .persistOS(os), .arm(.osLaunch, .at(next)),
             ])
         #expect(node.app.state == before)
         #expect(node.unsaved == nil)
@@ -238,8 +238,8 @@ struct PhoneMachineTests {
             ], at: time)
         #expect(
             node.messageReceived(.ack(old, coverageEnd: nil), at: time) == [
-                Self.event(.messageReceived, [("type", .string("ACK"))], at: time), stale,
-                .arm(.osLaunch, .at(next)), .persistOS(os),
+                Self.event(.messageReceived, [("type", .string("ACK"))], at: time), .persistOS(os), stale,
+                .arm(.osLaunch, .at(next)),
             ])
         #expect(node.app.state == before)
     }
@@ -308,7 +308,8 @@ struct PhoneMachineTests {
         let time = Self.at(3_600)
         let open = node.commandLine("open", at: time)
         #expect(Self.sends(open) == [])
-        #expect(Array(Self.shape(open).drop { $0 != "persist" }) == ["persist", "arm osLaunch", "persistOS"])
+        #expect(Self.shape(open).first == "persistOS")
+        #expect(Array(Self.shape(open).drop { $0 != "persist" }) == ["persist", "arm osLaunch"])
         let batch = WakeBatch(
             epoch: before.epoch, seq: before.lastSeq + 1, generatedAt: time.now, timeZone: Self.zone.identifier,
             entries: BatchPlanner.entries(for: .everyDayAtSeven, in: Self.zone, after: time.now))
@@ -333,7 +334,7 @@ struct PhoneMachineTests {
             ], at: time)
         #expect(
             node.persisted(.failed(errno: ENOSPC, reason: "No space left on device"), at: Self.at(3_601)) == [
-                failed, .arm(.writeRetry, .after(1)), .arm(.osLaunch, .at(next)), .persistOS(os),
+                failed, .arm(.writeRetry, .after(1)), .persistOS(os), .arm(.osLaunch, .at(next)),
             ])
         #expect(node.app.state.outbox == before.outbox)
     }
@@ -346,8 +347,8 @@ struct PhoneMachineTests {
         let due = try #require(node.nextLaunch)
         #expect(
             Self.shape(node.timerFired(.osLaunch, at: Self.at(due))) == [
-                "os.app.launched", "os.register", "handler.registered", "os.launch", "os.launch.dropped",
-                "record dropped", "cancel osLaunch", "persistOS",
+                "persistOS", "os.app.launched", "os.register", "handler.registered", "os.launch",
+                "os.launch.dropped", "record dropped", "cancel osLaunch",
             ])
     }
 
@@ -358,9 +359,20 @@ struct PhoneMachineTests {
         let launched = node.timerFired(.osLaunch, at: Self.at(due))
         #expect(
             Self.shape(launched) == [
-                "os.app.launched", "os.register", "handler.registered", "os.launch", "handler.entered",
-                "os.request.submitted", "persist", "arm osLaunch", "persistOS",
+                "persistOS", "os.app.launched", "os.register", "handler.registered", "os.launch",
+                "handler.entered", "os.request.submitted", "persist", "arm osLaunch",
             ])
+        // The OS is written first, with the renewed request: killed after the send, the phone
+        // would not come back with the request this launch took.
+        let renewal = launched.compactMap { $0.event }.first { $0.name == .osRequestSubmitted }?["earliestBeginDate"]
+        guard case .date(let renewed) = renewal else {
+            Issue.record("no os.request.submitted with an earliestBeginDate: \(String(describing: renewal))")
+            return
+        }
+        #expect(
+            Self.osWrites(launched).map {
+                $0.holdsRequest(identifier: node.app.configuration.taskIdentifier, earliestBeginDate: renewed)
+            } == [true])
     }
 
     @Test("iOS, handler registered early: after the write, renew, then notices and the batch, then the weather")
@@ -399,7 +411,7 @@ struct PhoneMachineTests {
         #expect(node.app.awaitsWeather)
         let outcome = Self.forecast(at: time.now, cost: 1.5)
         let arrived = node.weatherArrived(outcome, at: Self.at(22 * 3_600 + 2))
-        #expect(Self.shape(arrived) == ["persist", "arm osLaunch", "persistOS"])
+        #expect(Self.shape(arrived) == ["persistOS", "persist", "arm osLaunch"])
         #expect(Self.persists(arrived).map(\.weather) == [try outcome.result.get()])
     }
 
@@ -446,7 +458,7 @@ struct PhoneMachineTests {
         let os = node.app.scheduler
         #expect(
             node.weatherArrived(WeatherOutcome(result: .failure(.network("late")), cost: 1), at: Self.at(5))
-                == [.arm(.osLaunch, .at(next)), .persistOS(os)])
+                == [.persistOS(os), .arm(.osLaunch, .at(next))])
         #expect(node.app.state == before)
     }
 
