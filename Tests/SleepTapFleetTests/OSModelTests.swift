@@ -470,4 +470,32 @@ struct OSModelTests {
         let now = try #require(slower.figures(.platform(.ios), days: FreshnessReport.thisWeek).p90?.hours)
         #expect(now > was + 1, "p90 \(was) h -> \(now) h")
     }
+
+    /// On `usage`, the default, the fleet on its fitted model comes near its weekly report,
+    /// though not within `roundTrip`'s tolerance (docs/calibration.md, "What the records cannot
+    /// identify"). Holding launches again for a critically low battery on top of a wait fitted
+    /// with those holds in it had put the iOS p50 gap at 27 h of 43, the p90's at 97 h of 150 and
+    /// the execution rate 13 points lower; these bounds fail on each.
+    @Test(
+        "Round trip on usage: the fitted wait already holds the battery's holds, so the fleet on its model comes near"
+    )
+    func usageRoundTrip() async throws {
+        var original = FleetOptions(devices: Self.devices, days: 14, start: Self.start)
+        original.seed = 41
+        original.opportunityModel = .usage
+        let (before, fitted) = await Self.run(original)
+        var second = original
+        second.osSeedSalt = 1
+        second.osModel = try CalibratedOS(json: fitted.json())
+        let (after, _) = await Self.run(second)
+        let a = before.figures(.platform(.ios), days: FreshnessReport.thisWeek)
+        let b = after.figures(.platform(.ios), days: FreshnessReport.thisWeek)
+        for (name, x, y) in [("p50", a.p50?.hours, b.p50?.hours), ("p90", a.p90?.hours, b.p90?.hours)] {
+            let x = try #require(x, "fleet \(name)")
+            let y = try #require(y, "fleet on its model \(name)")
+            #expect(abs(x - y) <= 0.3 * x, "\(name): \(x) h vs \(y) h")
+        }
+        let rate = (try #require(a.executionRate), try #require(b.executionRate))
+        #expect(abs(rate.0 - rate.1) <= 0.06, "execution rate \(rate)")
+    }
 }

@@ -241,6 +241,22 @@ struct SchedulerUsageTests {
         #expect(legacy.nextLaunch(after: F.start) == planned)
     }
 
+    @Test(
+        "On a fitted wait a critically low battery withholds nothing: the fit already holds the holds; the level is still kept"
+    )
+    func fittedWaitIgnoresBattery() throws {
+        var s = Self.scheduler(.usage, seed: 9, usage: UsageModel(offHoursWeight: 1))
+        s.setEmpiricalDelay(EmpiricalDelay(points: [.init(p: 0.5, seconds: 3_600), .init(p: 1, seconds: 7_200)]))
+        let t = Self.midnight
+        try Self.open(&s, at: t)
+        let planned = try #require(s.nextLaunch(after: t))
+        s.setBatteryLevel(0.15, at: t)
+        #expect(!s.batteryCritical)
+        #expect(s.nextLaunch(after: t) == planned)
+        #expect(s.why(at: t).reasons.allSatisfy { $0.condition != "battery" })
+        #expect(s.batteryLevel(at: t.addingTimeInterval(3_600)).map { $0 < 0.15 } == true)
+    }
+
     @Test("Legacy is the default: the same seed gives the same launches with the setting nil or legacy")
     func legacyUnchanged() throws {
         for seed: UInt64 in [0, 7, 42, 0xDEAD_BEEF] {
