@@ -17,7 +17,8 @@ package enum AtomicFile {
     /// - Parameter durable: false skips both fsyncs: the rename is still atomic for readers (they
     ///   see the old file or the new one), but after a crash the file may be empty or missing.
     ///   For output that is made again rather than recovered (a simulation's files).
-    /// - Throws: `FileError` naming the path and the failing call; the old file is untouched.
+    /// - Throws: `FileError` naming `path` and the failing call (and the temporary file beside
+    ///   `path`, `PATH.tmp-PID`, when the call was on it); the old file is untouched.
     ///   Also when something other than a regular file is at `path` (`notReplaceable(_:)`).
     package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
         if let refusal = notReplaceable(path) {
@@ -26,7 +27,7 @@ package enum AtomicFile {
         let directory = (path as NSString).deletingLastPathComponent
         let temp = "\(path).tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure(temp, "open") }
+        guard fd >= 0 else { throw failure(path, "open of its temporary file \(temp)") }
         var ok = false
         defer {
             if !ok { unlink(temp) }
@@ -44,12 +45,12 @@ package enum AtomicFile {
             return true
         }
         guard written else {
-            let error = failure(temp, "write")
+            let error = failure(path, "write of its temporary file \(temp)")
             close(fd)
             throw error
         }
         guard !durable || fsync(fd) == 0 else {
-            let error = failure(temp, "fsync")
+            let error = failure(path, "fsync of its temporary file \(temp)")
             close(fd)
             throw error
         }
@@ -62,6 +63,24 @@ package enum AtomicFile {
             _ = fsync(dirFd)
             close(dirFd)
         }
+    }
+
+    /// Why `write(_:to:durable:)` to `path` would fail before writing anything, nil when it can
+    /// start: what is at `path` is not replaceable (`notReplaceable(_:)`), or its temporary file
+    /// cannot be created (tried: created, then removed). A check for a tool to make before long
+    /// work whose result goes to `path`; `access(2)` would not do, as it says yes to root where
+    /// the file system says no (/proc, a read-only mount).
+    /// - Returns: the failure, naming `path`.
+    package static func cannotWrite(_ path: String) -> FileError? {
+        if let refusal = notReplaceable(path) {
+            return FileError(path: path, reason: refusal.reason, errno: refusal.errno)
+        }
+        let temp = "\(path).tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return failure(path, "open of its temporary file \(temp)") }
+        close(fd)
+        unlink(temp)
+        return nil
     }
 
     /// Why `write(_:to:durable:)` must not replace what is at `path`, nil when it may (nothing

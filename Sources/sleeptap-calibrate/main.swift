@@ -19,25 +19,6 @@ let options = Reaper.commandLine(CalibrateOptions.command) {
     try CalibrateOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 
-// The --out file's directory is checked before the work: a missing or read-only one would
-// otherwise fail only after the whole fit, naming a temporary file.
-if let out = options.out {
-    let parent = (out as NSString).deletingLastPathComponent
-    let directory = parent.isEmpty ? "." : parent
-    var isDirectory: ObjCBool = false
-    let problem: String? =
-        !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
-        ? "its directory \(directory) does not exist"
-        : !isDirectory.boolValue
-            ? "\(directory) is not a directory"
-            : access(directory, W_OK) != 0
-                ? "its directory \(directory) is not writable" : AtomicFile.notReplaceable(out)?.reason
-    if let problem {
-        Reaper.shared.writeError("sleeptap-calibrate: --out \(printable(out)): \(printable(problem)); nothing was read")
-        exit(ExitCode.cantCreate.rawValue)
-    }
-}
-
 // The model must not land among the records it is fitted to: it would replace a record file,
 // or be read as one (and skipped, named) at the next run.
 if let out = options.out {
@@ -49,6 +30,24 @@ if let out = options.out {
             "sleeptap-calibrate: --out \(printable(out)): is inside the input records' directory "
                 + "\(printable(records)); the model would replace or join the records it is fitted to")
         exit(ExitCode.usage.rawValue)
+    }
+}
+
+// The --out file's directory is checked before the work (by creating the temporary file a write
+// makes there): a missing or read-only one would otherwise fail only after the whole fit.
+if let out = options.out {
+    let parent = (out as NSString).deletingLastPathComponent
+    let directory = parent.isEmpty ? "." : parent
+    var isDirectory: ObjCBool = false
+    let problem: String? =
+        !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+        ? "its directory \(directory) does not exist"
+        : !isDirectory.boolValue
+            ? "\(directory) is not a directory"
+            : AtomicFile.cannotWrite(out)?.reason
+    if let problem {
+        Reaper.shared.writeError("sleeptap-calibrate: --out \(printable(out)): \(printable(problem)); nothing was read")
+        exit(ExitCode.cantCreate.rawValue)
     }
 }
 

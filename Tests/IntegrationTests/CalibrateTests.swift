@@ -61,6 +61,22 @@ struct CalibrateTests {
     }
 
     @Test(
+        "An --out where no file can be created (/proc), though access(2) says yes to root, is exit 73 before any work, naming --out"
+    )
+    func outWhereNothingCanBeCreated() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try ReportTests.root(scenario)
+        let out = "/proc/sleeptap-model-\(getpid()).json"
+        let run = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--out", out], timeout: 30)
+        #expect(run.status == 73, "\(run.standardError)")
+        #expect(
+            run.standardError.contains("--out \(out): open of its temporary file")
+                && run.standardError.contains("; nothing was read"), "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty, "no summary before the failure: \(run.standardOutput)")
+    }
+
+    @Test(
         "--out must be a regular file or nothing, outside the input records: a FIFO or a symbolic link is exit 73 before any work, a path among the records exit 64; nothing is replaced"
     )
     func outThatWouldReplaceSomething() throws {

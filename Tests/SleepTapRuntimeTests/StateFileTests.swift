@@ -82,7 +82,9 @@ struct StateFileTests {
         let blocker = file.path + ".tmp-\(getpid())"
         try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: false)
         for seq in [2, 3] as [UInt64] {
-            #expect(throws: FileError.self) { try file.save(PhoneSyncState(lastSeq: seq)) }
+            // The error names the state file (what the user knows), and the temporary file.
+            let error = #expect(throws: FileError.self) { try file.save(PhoneSyncState(lastSeq: seq)) }
+            #expect(error?.path == file.path && error?.reason.contains(blocker) == true, "\(String(describing: error))")
             let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
             #expect(names == ["phone.json", "phone.json.prev", "phone.json.tmp-\(getpid())"], "after write \(seq)")
         }
