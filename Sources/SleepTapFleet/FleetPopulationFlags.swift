@@ -15,6 +15,8 @@ package struct FleetPopulationFlags: Sendable {
     package var days: Int?
     var start: LocalDate?
     var seed: UInt64 = 0
+    /// Whether `--seed` was given (the `--bench` workload has its own seeds).
+    private(set) var seedGiven = false
     var mix: [String: Double]?
     var late = 0.0
     var lateFrom: LocalDate?
@@ -129,7 +131,9 @@ package struct FleetPopulationFlags: Sendable {
         case "--devices": devices = try reader.integer(flag, in: 1...10_000_000)
         case "--days": days = try reader.integer(flag, in: 1...366)
         case "--start": start = try date(flag)
-        case "--seed": seed = try reader.unsignedInteger(flag)
+        case "--seed":
+            seed = try reader.unsignedInteger(flag)
+            seedGiven = true
         case "--mix":
             mix = try FleetCommand.shares(flag, try reader.value(flag), names: ["ios", "android"])
         case "--late-registration": late = try share(flag)
@@ -173,7 +177,7 @@ package struct FleetPopulationFlags: Sendable {
     /// fleet's order: (flag, given).
     var fleetOnlyGiven: [(String, Bool)] {
         [
-            ("--start", start != nil), ("--mix", mix != nil),
+            ("--seed", seedGiven), ("--start", start != nil), ("--mix", mix != nil),
             ("--late-registration", late != 0), ("--late-registration-from", lateFrom != nil),
             ("--low-power", lowPower != nil), ("--nightstand", nightstand != nil), ("--opens", opens != nil),
             ("--buckets", buckets != nil), ("--os-model", osModel != nil),

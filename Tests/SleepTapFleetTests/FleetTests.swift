@@ -362,6 +362,7 @@ struct FleetTests {
             ("--devices 3 --days 3 --out F --opens 11", "--opens \"11\""),
             ("--devices 3 --days 3 --out F --speed 10", "--speed is a --bench option"),
             ("--bench --out F", "--out is not a --bench option"),
+            ("--bench --seed 7", "--seed is not a --bench option"),
             ("--devices 3 --days 3 --out F --frob", "unknown option --frob"),
         ])
     func badCommandLines(_ line: String, _ message: String) {
