@@ -731,8 +731,9 @@ public struct IOSBackgroundScheduler: BackgroundScheduler, Codable {
     /// The battery's charge is `level` at `now`, a fraction in [0, 1]. Under the usage model a
     /// level below `UsageModel.criticalBatteryLevel` while not charging withholds app-refresh
     /// launches (WWDC20 "Background execution demystified": critically low battery, essential
-    /// work only; not on a fitted wait, `batteryHolds`), and from `now` the level drains while unplugged and rises while charging at
-    /// `Configuration.battery`'s rates (this model's assumptions); the legacy model ignores it.
+    /// work only; not on a fitted wait, `batteryHolds`), and from `now` the level drains while
+    /// unplugged and rises while charging at `Configuration.battery`'s rates (this model's
+    /// assumptions); the legacy model ignores it.
     /// - Parameters:
     ///   - level: the charge, clamped to [0, 1].
     ///   - now: virtual instant.

@@ -21,11 +21,9 @@ package enum AtomicFile {
     ///   `path`, `PATH.tmp-PID`, when the call was on it); the old file is untouched.
     ///   Also when something other than a regular file is at `path` (`notReplaceable(_:)`).
     package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
-        if let refusal = notReplaceable(path) {
-            throw FileError(path: path, reason: refusal.reason, errno: refusal.errno)
-        }
+        if let refusal = refusal(path) { throw refusal }
         let directory = (path as NSString).deletingLastPathComponent
-        let temp = "\(path).tmp-\(getpid())"
+        let temp = temporaryPath(path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure(path, "open of its temporary file \(temp)") }
         var ok = false
@@ -72,10 +70,8 @@ package enum AtomicFile {
     /// the file system says no (/proc, a read-only mount).
     /// - Returns: the failure, naming `path`.
     package static func cannotWrite(_ path: String) -> FileError? {
-        if let refusal = notReplaceable(path) {
-            return FileError(path: path, reason: refusal.reason, errno: refusal.errno)
-        }
-        let temp = "\(path).tmp-\(getpid())"
+        if let refusal = refusal(path) { return refusal }
+        let temp = temporaryPath(path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return failure(path, "open of its temporary file \(temp)") }
         close(fd)
@@ -136,6 +132,14 @@ package enum AtomicFile {
             }
         }
         return FileError(path: path, reason: reason, errno: failure)
+    }
+
+    /// The temporary file a write to `path` makes beside it: `PATH.tmp-PID`.
+    private static func temporaryPath(_ path: String) -> String { "\(path).tmp-\(getpid())" }
+
+    /// `notReplaceable(_:)` as the failure a write reports.
+    private static func refusal(_ path: String) -> FileError? {
+        notReplaceable(path).map { FileError(path: path, reason: $0.reason, errno: $0.errno) }
     }
 
     private static func failure(_ path: String, _ call: String) -> FileError {
