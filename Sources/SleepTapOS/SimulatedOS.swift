@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import Synchronization
 
 /// The simulated phone OS as one durable value: the platform's background scheduler (its pending
 /// requests or enqueued work, its RNG position, its settings, the registration behaviour of the
@@ -43,36 +44,76 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
     public static let launchHistoryLimit = 50
 
     /// The encoding's version (`formatVersion` when written by this code).
-    public private(set) var version: Int
+    public private(set) var version: Int {
+        didSet { changed() }
+    }
     /// The seed the OS's RNG started from; kept for the record, never used again.
     public let seed: UInt64
     /// The platform's scheduler and its state.
-    public private(set) var device: Device
+    public private(set) var device: Device {
+        didSet { changed() }
+    }
     /// The most recent launches, oldest first, at most `launchHistoryLimit`.
-    public private(set) var launchHistory: [LaunchRecord] = []
+    public private(set) var launchHistory: [LaunchRecord] = [] {
+        didSet { changed() }
+    }
     /// How many times the device restarted.
-    public private(set) var reboots = 0
+    public private(set) var reboots = 0 {
+        didSet { changed() }
+    }
     /// When the device last restarted, nil when never.
-    public private(set) var lastReboot: Date?
+    public private(set) var lastReboot: Date? {
+        didSet { changed() }
+    }
     /// The device's time zone as the user last set it (IANA identifier): travel, or a zone the host
     /// sets at a start; nil until either happened. It is the device's, so it
     /// outlives the app like the rest of this value (docs/scheduler.md, "The OS outlives the app").
-    public private(set) var timeZoneIdentifier: String?
+    public private(set) var timeZoneIdentifier: String? {
+        didSet { changed() }
+    }
     /// Android: the user revoked the app's notification permission (`POST_NOTIFICATIONS`,
     /// Android 13+; before 13 the app's notifications switched off in Settings); nil = granted.
-    public private(set) var notificationsDenied: Bool?
+    public private(set) var notificationsDenied: Bool? {
+        didSet { changed() }
+    }
     /// iOS: the app's notification authorization
     /// (`setNotificationAuthorization(_:)`); nil = `authorized`, this model's default.
-    public private(set) var notificationAuthorizationState: NotificationAuthorization?
+    public private(set) var notificationAuthorizationState: NotificationAuthorization? {
+        didSet { changed() }
+    }
     /// How far the device's wall clock is from true time, seconds (wall = true + offset): the sum
     /// of the user's `clock-set` changes; nil = 0 (the clock is right).
-    public private(set) var wallClockOffsetState: TimeInterval?
+    public private(set) var wallClockOffsetState: TimeInterval? {
+        didSet { changed() }
+    }
     /// iOS: the instants of the background notifications delivered in the last hour
     /// (`backgroundPush`'s throttle); empty = none.
-    private var pushDeliveries: [Date] = []
+    private var pushDeliveries: [Date] = [] {
+        didSet { changed() }
+    }
     /// Android: the maintenance windows at which normal-priority pushes Doze deferred are
     /// handed over (`pushesDue(at:)`); empty = none.
-    private var deferredPushes: [Date] = []
+    private var deferredPushes: [Date] = [] {
+        didSet { changed() }
+    }
+    /// A stamp of this value's durable state: a change to any encoded field gives it a new
+    /// one, never given to any other value in the process, and a copy keeps its original's. Two
+    /// values with one revision hold the same state (`==`), so a host that wrote a value need not
+    /// encode this one again to know it is unchanged (`PhoneNode`'s OS write). Two values with
+    /// different revisions may still be equal (a change that put back a value, a trace
+    /// drained). Not encoded: a decoded value gets a new one.
+    public private(set) var revision = SimulatedOS.newRevision()
+    /// The last revision handed out in this process.
+    private static let revisions = Atomic<UInt64>(0)
+
+    /// A revision no value of this process had.
+    private static func newRevision() -> UInt64 {
+        revisions.add(1, ordering: .relaxed).newValue
+    }
+
+    /// Gives this value a new revision (every encoded field's `didSet`).
+    private mutating func changed() { revision = Self.newRevision() }
+
     /// This value's own trace (`os.watch_message`), merged into `drainTrace()`; not encoded.
     private var ownTrace = SchedulerTrace()
     /// The latest instant a call gave (what `drainTrace` asks `why` at); not encoded.

@@ -278,6 +278,9 @@ public struct PhoneNode: Sendable {
     /// Free, reading the schedule, or writing (`State`).
     private var state: State = .idle
     private var waiting: [Pending] = []
+    /// The `SimulatedOS.revision` of the OS last handed to a write (`persistOS()`), nil before
+    /// the first and after a failed one (`osPersisted(_:at:)`), so the next step writes again.
+    private var writtenOSRevision: UInt64?
     /// True once `phone.stopping` was said: the last line; nothing waiting runs after it.
     public private(set) var isStopping = false
 
@@ -516,6 +519,7 @@ public struct PhoneNode: Sendable {
     /// again).
     public mutating func osPersisted(_ result: PersistResult, at time: NodeTime) -> [PhoneAction] {
         guard case .failed(_, let reason, _) = result else { return [] }
+        writtenOSRevision = nil
         return [
             .emit(
                 Event(.persistFailed, [("path", .string(configuration.osStatePath)), ("reason", .string(reason))]),
@@ -1025,7 +1029,8 @@ public struct PhoneNode: Sendable {
     }
 
     /// The write of the OS's state as the step left it, before anything the step writes or
-    /// sends (the driver's save port skips a value equal to the last one written).
+    /// sends; none when the OS holds what was last written (`SimulatedOS.revision`, no encoding
+    /// needed to tell), so a step that did not touch the OS, such as an ACK's, writes nothing.
     ///
     /// The OS keeps its own records whatever happens to the app's writes, and a request is the
     /// OS's once `submit` returns (Apple: `BGTaskScheduler.submit(_:)`,
@@ -1033,8 +1038,10 @@ public struct PhoneNode: Sendable {
     /// so the step's renewal is on disk before its batch leaves: a phone killed after the send
     /// does not come back with the request the launch had already taken. The value is the
     /// step's last, so a later step's write is always newer (never a stale tail).
-    private func persistOS() -> [PhoneAction] {
-        [.persistOS(app.scheduler)]
+    private mutating func persistOS() -> [PhoneAction] {
+        guard app.scheduler.revision != writtenOSRevision else { return [] }
+        writtenOSRevision = app.scheduler.revision
+        return [.persistOS(app.scheduler)]
     }
 
     /// Re-arms (or cancels) the OS launch timer, and the alarm timer when it changed.

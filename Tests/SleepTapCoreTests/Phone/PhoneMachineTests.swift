@@ -156,10 +156,9 @@ struct PhoneMachineTests {
         var node = Self.started()
         let batch = try #require(node.app.state.outbox)
         let next = try #require(node.nextLaunch)
-        let os = node.app.scheduler
         #expect(
             node.timerFired(.resend, at: Self.at(1)) == [
-                .persistOS(os), .send(.batch(batch)), .arm(.resend, .after(0.5)), .arm(.osLaunch, .at(next)),
+                .send(.batch(batch)), .arm(.resend, .after(0.5)), .arm(.osLaunch, .at(next)),
             ])
     }
 
@@ -170,15 +169,15 @@ struct PhoneMachineTests {
         var node = Self.started()
         let batch = try #require(node.app.state.outbox)
         let next = try #require(node.nextLaunch)
-        let os = node.app.scheduler
         var acked = node.app.state
         acked.acked = true
         let time = Self.at(2)
+        // The ACK leaves the OS as it was written: no OS write on the round trip's path.
         #expect(
             node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: time) == [
                 Self.event(.peerOnline, [("id", .string(Self.watchID))], at: time),
                 Self.event(.messageReceived, [("type", .string("ACK"))], at: time),
-                .persistOS(os), .persist(acked), .arm(.osLaunch, .at(next)),
+                .persist(acked), .arm(.osLaunch, .at(next)),
             ])
     }
 
@@ -204,7 +203,6 @@ struct PhoneMachineTests {
         let before = node.app.state
         let next = try #require(node.nextLaunch)
         _ = node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: Self.at(2))
-        let os = node.app.scheduler
         let failed = Self.event(
             .persistFailed,
             [
@@ -213,7 +211,7 @@ struct PhoneMachineTests {
             ], at: Self.at(2))
         #expect(
             node.persisted(.failed(errno: ENOSPC, reason: "No space left on device"), at: Self.at(3)) == [
-                failed, .persistOS(os), .arm(.osLaunch, .at(next)),
+                failed, .arm(.osLaunch, .at(next)),
             ])
         #expect(node.app.state == before)
         #expect(node.unsaved == nil)
@@ -226,7 +224,6 @@ struct PhoneMachineTests {
         let batch = try #require(node.app.state.outbox)
         let before = node.app.state
         let next = try #require(node.nextLaunch)
-        let os = node.app.scheduler
         var old = batch.ref
         old.seq = batch.seq - 1
         let time = Self.at(2)
@@ -238,7 +235,7 @@ struct PhoneMachineTests {
             ], at: time)
         #expect(
             node.messageReceived(.ack(old, coverageEnd: nil), at: time) == [
-                Self.event(.messageReceived, [("type", .string("ACK"))], at: time), .persistOS(os), stale,
+                Self.event(.messageReceived, [("type", .string("ACK"))], at: time), stale,
                 .arm(.osLaunch, .at(next)),
             ])
         #expect(node.app.state == before)
@@ -325,7 +322,6 @@ struct PhoneMachineTests {
         let next = try #require(node.nextLaunch)
         let time = Self.at(3_600)
         _ = node.commandLine("open", at: time)
-        let os = node.app.scheduler
         let failed = Self.event(
             .persistFailed,
             [
@@ -334,7 +330,7 @@ struct PhoneMachineTests {
             ], at: time)
         #expect(
             node.persisted(.failed(errno: ENOSPC, reason: "No space left on device"), at: Self.at(3_601)) == [
-                failed, .arm(.writeRetry, .after(1)), .persistOS(os), .arm(.osLaunch, .at(next)),
+                failed, .arm(.writeRetry, .after(1)), .arm(.osLaunch, .at(next)),
             ])
         #expect(node.app.state.outbox == before.outbox)
     }
@@ -450,15 +446,14 @@ struct PhoneMachineTests {
         #expect(!node.app.awaitsWeather)
     }
 
-    @Test("A forecast with no job waiting changes nothing but re-states the launch timer and the OS")
+    @Test("A forecast with no job waiting changes nothing but re-states the launch timer; the OS is not written again")
     func strayWeather() throws {
         var node = Self.started()
         let before = node.app.state
         let next = try #require(node.nextLaunch)
-        let os = node.app.scheduler
         #expect(
             node.weatherArrived(WeatherOutcome(result: .failure(.network("late")), cost: 1), at: Self.at(5))
-                == [.persistOS(os), .arm(.osLaunch, .at(next))])
+                == [.arm(.osLaunch, .at(next))])
         #expect(node.app.state == before)
     }
 
@@ -521,5 +516,16 @@ struct PhoneMachineTests {
         #expect(Self.osWrites(node.commandLine("status", at: Self.at(2))) == [])
         #expect(Self.osWrites(node.timerFired(.heartbeat, at: Self.at(3))) == [])
         #expect(Self.osWrites(node.commandLine("bogus", at: Self.at(4))) == [])
+    }
+
+    @Test("A failed write of the OS's state: the next step writes it again, though that step left the OS alone")
+    func osWrittenAgainAfterAFailure() throws {
+        var node = Self.started()
+        let lowPower = node.commandLine("low-power on", at: Self.at(1))
+        #expect(Self.osWrites(lowPower) == [node.app.scheduler])
+        #expect(Self.osWrites(node.timerFired(.resend, at: Self.at(2))) == [])
+        _ = node.osPersisted(.failed(errno: EIO, reason: "Input/output error"), at: Self.at(2))
+        #expect(Self.osWrites(node.timerFired(.resend, at: Self.at(3))) == [node.app.scheduler])
+        #expect(Self.osWrites(node.timerFired(.resend, at: Self.at(4))) == [])
     }
 }
