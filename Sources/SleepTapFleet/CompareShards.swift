@@ -39,7 +39,7 @@ package struct CompareShardFile: Codable, Equatable, Sendable {
                 shardCount: report.options.shardCount, tally: tally)
             let path = Self.path(
                 root: root, strategy: tally.strategy, shardIndex: file.shardIndex, shardCount: file.shardCount)
-            try AtomicFile.ensureDirectory((path as NSString).deletingLastPathComponent)
+            try AtomicFile.ensureDirectory(FilePaths.parent(of: path))
             // Encoding plain numbers and strings cannot fail.
             let data = (try? encoder.encode(file)) ?? Data()
             try AtomicFile.write(data, to: path, durable: false)

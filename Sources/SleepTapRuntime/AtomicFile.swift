@@ -22,7 +22,7 @@ package enum AtomicFile {
     ///   Also when something other than a regular file is at `path` (`notReplaceable(_:)`).
     package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
         if let refusal = refusal(path) { throw refusal }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePaths.parent(of: path)
         let temp = temporaryPath(path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure(path, "open of its temporary file \(temp)") }
@@ -122,7 +122,7 @@ package enum AtomicFile {
         let failure = Errno.current
         var reason = "\(what): \(failure)"
         if failure.code == EACCES || failure.code == EPERM {
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = FilePaths.parent(of: path)
             let shown = call == "mkdir" ? (parent.isEmpty ? "." : parent) : path
             var info = stat()
             if stat(shown, &info) == 0 {

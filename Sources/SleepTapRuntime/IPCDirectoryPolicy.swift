@@ -18,9 +18,7 @@ enum IPCDirectoryPolicy {
         guard !path.hasPrefix("@") else {
             return "abstract ipc sockets (@name) have no directory to protect; use a path"
         }
-        let directory =
-            (path as NSString).deletingLastPathComponent.isEmpty
-            ? "." : (path as NSString).deletingLastPathComponent
+        let directory = FilePaths.directory(of: path)
         let socket = (path as NSString).lastPathComponent
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {

@@ -23,7 +23,7 @@ struct PhoneStateFiles {
     /// The files beside `syncPath` (phone.json); `savedApp` is what phone-app.json holds now.
     init(syncPath: String, savedApp: PhoneAppState?) {
         sync = StateFile(path: syncPath)
-        let directory = (syncPath as NSString).deletingLastPathComponent
+        let directory = FilePaths.parent(of: syncPath)
         app = StateFile(path: (directory.isEmpty ? "." : directory) + "/" + Self.appFileName)
         self.savedApp = savedApp
     }

@@ -149,7 +149,7 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
     /// - Returns: the paths removed.
     @discardableResult
     package func removeStaleTemporaryFiles() -> [String] {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FilePaths.parent(of: path)
         let name = (path as NSString).lastPathComponent
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)
         else { return [] }

@@ -36,8 +36,7 @@ if let out = options.out {
 // The --out file's directory is checked before the work (by creating the temporary file a write
 // makes there): a missing or read-only one would otherwise fail only after the whole fit.
 if let out = options.out {
-    let parent = (out as NSString).deletingLastPathComponent
-    let directory = parent.isEmpty ? "." : parent
+    let directory = FilePaths.directory(of: out)
     var isDirectory: ObjCBool = false
     let problem: String? =
         !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)

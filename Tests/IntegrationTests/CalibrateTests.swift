@@ -76,6 +76,20 @@ struct CalibrateTests {
         #expect(run.standardOutput.isEmpty, "no summary before the failure: \(run.standardOutput)")
     }
 
+    @Test("--out with a one-character name in the working directory writes the model there (it had died of SIGILL)")
+    func outOfOneCharacter() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = try ReportTests.root(scenario)
+        let calibrate = try Scenario.executable("sleeptap-calibrate").path
+        let run = try CapturedRun.run(
+            "sh", ["-c", "cd \"$1\" && exec \"$2\" --root \"$3\" --out m", "sh", scenario.dir, calibrate, root],
+            executable: URL(fileURLWithPath: "/bin/sh"), timeout: 30)
+        #expect(run.status == 0, "\(run.standardError)")
+        let model = try String(contentsOfFile: scenario.dir + "/m", encoding: .utf8)
+        #expect(model.contains("\"kind\" : \"sleeptap.calibration\""), "\(model.prefix(200))")
+    }
+
     @Test(
         "--out must be a regular file or nothing, outside the input records: a FIFO or a symbolic link is exit 73 before any work, a path among the records exit 64; nothing is replaced"
     )
