@@ -23,10 +23,12 @@ package struct ScenarioNight: Equatable, Sendable {
     package var outcome: Outcome
     /// Cached wake-ups ahead of the tap, this one included (0 on a manual entry).
     package var nightsLeft: Int
-    /// The phone's background runs (`handler.entered`) since the previous tap.
+    /// The phone's background runs since the previous tap: the tasks' (`handler.entered`) and
+    /// the server pushes' (`push.received`).
     package var backgroundRuns: Int
     /// The phone's staleness at the tap: hours since its last successful background run ended
-    /// (`handler.completed` with `success` true); nil when none has yet ("never").
+    /// (`handler.completed` with `success` true, which a push's run says too); nil when none has
+    /// yet ("never").
     package var stalenessHours: Double?
 
     package init(
@@ -238,7 +240,7 @@ package struct ScenarioRun: Sendable {
         var lastSuccess: Date?
         for entry in log {
             switch entry.event.name {
-            case .handlerEntered:
+            case .handlerEntered, .pushReceived:
                 runs += 1
             case .handlerCompleted where entry.event["success"] == .bool(true):
                 lastSuccess = entry.at

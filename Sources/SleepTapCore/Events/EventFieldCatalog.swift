@@ -118,7 +118,7 @@ package enum EventFieldCatalog {
         | phone | `weather.failed` | reason str, network bool |
         | phone | `sunlight.skipped` | reason str |
         | phone | `handler.expired` | step str, duration num (seconds into the run), budget num? (a background run's, or the OS's budget for a watch's REQUEST) |
-        | phone | `handler.completed` | success bool, outcome str (`success`, `failure`, `retry`), duration num |
+        | phone | `handler.completed` | success bool, outcome str (`success`, `failure`, `retry`), duration num (the end of a run the app got without the user: the refresh task's, the processing task's or a server push's) |
         | phone | `run.record` | at instant, scheduledAt instant? (a background run's scheduled time: the earliestBeginDate of the request it answered; null for a foreground run or a watch's REQUEST), success bool, lowPower bool, bucket str?, kind str (`background`, `foreground`, `watch-request`, `processing`: iOS's BGProcessingTask, `--processing-task on`, `push`: a server push), duration num (stdin `history`) |
         | phone | `request.received` | id int, nightsLeft int, coverageEnd instant? (a valid REQUEST from the paired watch); *traffic* |
         | phone | `request.served` | id int, success bool, duration num (seconds), seq int? (the batch the run published, null when none) |

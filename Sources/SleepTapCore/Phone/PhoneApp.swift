@@ -946,7 +946,10 @@ public struct PhoneApp: Sendable {
                     expired: run.expiredAt != nil, attempt: recordedAttempt(grant),
                     stopReason: scheduler.stopReason(of: grant)))
         }
-        if kind == .background || kind == .processing {
+        // The end of every run the app got without the user (the ones staleness counts,
+        // docs/metrics.md): the refresh task's, the processing task's, a server push's (iOS
+        // calls the push's fetch completion handler; Android's onMessageReceived returns).
+        if kind == .background || kind == .processing || kind == .push {
             actions.append(
                 .emit(
                     Event(
