@@ -59,8 +59,9 @@ package enum CompareMerge {
     /// The whole fleet's tallies from the shard files under `root`, one per strategy, in order.
     ///
     /// Every file under `root/<strategy>/tally/` must be a shard of this comparison (the same
-    /// `CompareReport.fleetFingerprint` as `report`'s options and settings), and together they
-    /// must be shards 0 to N − 1 of one N, each once.
+    /// `CompareReport.fleetFingerprint` as `report`'s options and settings) with the devices and
+    /// device-days of its shard of that fleet, and together they must be shards 0 to N − 1 of
+    /// one N, each once.
     /// - Parameters:
     ///   - report: the comparison asked for (its options' shard is ignored; its tallies unused).
     ///   - root: the directory the shards' `--out` directories were copied into.
@@ -101,6 +102,18 @@ package enum CompareMerge {
                 if let other = shards[file.shardIndex] {
                     throw CompareMergeError(
                         "\(path): shard \(file.shardIndex)/\(file.shardCount) is also in \(other)")
+                }
+                // The fingerprint gives the fleet's devices and days, so each shard's counts: the
+                // devices whose index ≡ I (mod N), as `FleetOptions.shardDevices`.
+                let fleetDevices = report.options.devices
+                let devices =
+                    fleetDevices > file.shardIndex ? (fleetDevices - file.shardIndex - 1) / file.shardCount + 1 : 0
+                let (deviceDays, overflow) = devices.multipliedReportingOverflow(by: report.options.days)
+                guard file.tally.devices == devices, !overflow, file.tally.deviceDays == deviceDays else {
+                    throw CompareMergeError(
+                        "\(path): tally: devices \(file.tally.devices) and deviceDays \(file.tally.deviceDays), but shard "
+                            + "\(file.shardIndex)/\(file.shardCount) of \(report.options.devices) devices × "
+                            + "\(report.options.days) days has \(devices) and \(deviceDays)")
                 }
                 shards[file.shardIndex] = path
                 if let overflow = total.merge(file.tally) { throw CompareMergeError("\(path): tally: \(overflow)") }

@@ -226,6 +226,10 @@ struct CompareTests {
             { (tally: inout StrategyTally) in tally.alarmsRight = .max },
             { (tally: inout StrategyTally) in tally.devices = 0 },
             { (tally: inout StrategyTally) in tally.byteSquares = .max },
+            // Counts another shard size would have: the fleet's devices and days fix each shard's.
+            { (tally: inout StrategyTally) in tally.deviceDays = 0 },
+            { (tally: inout StrategyTally) in tally.deviceDays += 1 },
+            { (tally: inout StrategyTally) in tally.devices = 500_000 },
         ] {
             var edited = try JSONDecoder().decode(CompareShardFile.self, from: saved)
             edit(&edited.tally)
@@ -235,6 +239,13 @@ struct CompareTests {
                 found?.contains("refresh/tally/") == true && found?.contains("tally: ") == true,
                 "\(String(describing: found))")
         }
+        var halved = try JSONDecoder().decode(CompareShardFile.self, from: saved)
+        halved.tally.deviceDays = 0
+        try JSONEncoder().encode(halved).write(to: URL(fileURLWithPath: path(.refresh, 0)))
+        #expect(
+            problem()?.hasSuffix(
+                "tally: devices 2 and deviceDays 0, but shard 0/3 of 6 devices × 10 days has 2 and 20") == true,
+            "\(String(describing: problem()))")
         try saved.write(to: URL(fileURLWithPath: path(.refresh, 0)))
         #expect(problem() == nil)
         // A model is the same model under another path, and another model under the same path.
