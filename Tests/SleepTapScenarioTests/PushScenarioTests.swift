@@ -15,7 +15,8 @@ struct PushScenarioTests {
     )
     func pushRunsEndStaleness() throws {
         let scenario = try ScenarioFile.load(
-            ScenarioFileTests.root.appendingPathComponent("Examples/scenarios/server-push-late-silent-new-york.json").path)
+            ScenarioFileTests.root.appendingPathComponent("Examples/scenarios/server-push-late-silent-new-york.json")
+                .path)
         let run = try ScenarioRun.twin(scenario)
         #expect(run.passed, "\(run.report)")
         let nights = run.nights
