@@ -79,16 +79,7 @@ package enum FreshnessReportFiles {
         else {
             throw .noInput("no input: \(directory) is not a directory")
         }
-        let names: Names
-        do {
-            // Filtered and sorted in place; the names are then kept as bytes, not as strings.
-            var list = try FileManager.default.contentsOfDirectory(atPath: directory)
-            list.removeAll { !$0.hasSuffix(".json") }
-            list.sort()
-            names = Names(list)
-        } catch {
-            throw .noInput("no input: \(directory) cannot be listed (\(error.localizedDescription))")
-        }
+        let names = try Names(jsonFilesIn: directory)
         guard names.count > 0 else { throw .noInput("no input: no *.json file in \(directory)") }
         // Names are looked up in the open directory (fstatat, openat), not from the root each time.
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -129,14 +120,35 @@ package enum FreshnessReportFiles {
         var starts: [Int] = []
         var count: Int { starts.count }
 
-        init(_ names: [String]) {
-            starts.reserveCapacity(names.count)
-            bytes.reserveCapacity(names.reduce(0) { $0 + $1.utf8.count + 1 })
-            for name in names {
+        /// The `*.json` names in `directory`, as readdir(3) gives them, in order of their text
+        /// (then of their bytes): a name that is not UTF-8 is opened by its own bytes, where a
+        /// `String` of it (`FileManager`'s listing) holds U+FFFD and names no file.
+        /// - Throws: `Failure.noInput` when the directory cannot be listed.
+        init(jsonFilesIn directory: String) throws(Failure) {
+            guard let stream = opendir(directory) else {
+                throw .noInput("no input: \(directory) cannot be listed (\(Errno.current))")
+            }
+            defer { closedir(stream) }
+            var found: [(text: String, bytes: [UInt8])] = []
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    Array(raw.prefix { $0 != 0 })
+                }
+                guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else { continue }
+                found.append((String(decoding: name, as: UTF8.self), name))
+            }
+            found.sort { $0.text != $1.text ? $0.text < $1.text : $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            starts.reserveCapacity(found.count)
+            for name in found {
                 starts.append(bytes.count)
-                for byte in name.utf8 { bytes.append(CChar(bitPattern: byte)) }
+                for byte in name.bytes { bytes.append(CChar(bitPattern: byte)) }
                 bytes.append(0)
             }
+        }
+
+        /// Name `index` as text, for messages (bytes that are not UTF-8 as U+FFFD).
+        func text(_ index: Int) -> String {
+            bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress! + starts[index]) }
         }
     }
 
@@ -213,15 +225,8 @@ package enum FreshnessReportFiles {
         else {
             throw .noInput("no input: \(directory) is not a directory")
         }
-        var names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw .noInput("no input: \(directory) cannot be listed (\(error.localizedDescription))")
-        }
-        names.removeAll { !$0.hasSuffix(".json") }
-        names.sort()
-        guard !names.isEmpty else { throw .noInput("no input: no *.json file in \(directory)") }
+        let names = try Names(jsonFilesIn: directory)
+        guard names.count > 0 else { throw .noInput("no input: no *.json file in \(directory)") }
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else {
             throw .noInput("no input: \(directory) cannot be opened (\(Errno.current)))")
@@ -232,14 +237,16 @@ package enum FreshnessReportFiles {
         // first, and `body` works on the first runs while the others are read.
         let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
         let handoffs = (0..<runs).map { _ in Handoff() }
-        let list = names
         let reading = DispatchGroup()
         DispatchQueue.global().async(group: reading) {
             DispatchQueue.concurrentPerform(iterations: runs) { run in
                 var buffer = Data()
                 var part: [Result<[RunRecord], SkipReason>] = []
-                for index in (run * list.count / runs)..<((run + 1) * list.count / runs) {
-                    part.append(load(file: list[index], in: directoryFD, buffer: &buffer))
+                names.bytes.withUnsafeBufferPointer { text in
+                    for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
+                        part.append(
+                            load(file: text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer))
+                    }
                 }
                 handoffs[run].part.withLock { $0 = part }
                 handoffs[run].ready.signal()
@@ -258,8 +265,8 @@ package enum FreshnessReportFiles {
                 switch result {
                 case .success(let records):
                     files += 1
-                    body(names[index], records)
-                case .failure(let skip): skipped.append((names[index], skip.reason))
+                    body(names.text(index), records)
+                case .failure(let skip): skipped.append((names.text(index), skip.reason))
                 }
                 index += 1
             }
