@@ -88,12 +88,17 @@ case .run(var options, let out, let jobs, let json):
         return "os model: \(path): iOS delays from group \"\(entry.group)\" (n = \(entry.n))"
             + (bins == 0 ? "" : ", by the days since the last open (\(bins) bin\(bins == 1 ? "" : "s") with data)")
     }
-    // The iOS opportunity model, said only when it is not the default.
+    // The iOS opportunity model, said only when it is not the default; on a model's fitted
+    // delay neither model draws the wait, nor holds a launch (docs/calibration.md).
+    let fitted = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) != nil
     let opportunityLine: String? =
         options.opportunityModel == .usage
         ? nil
-        : "opportunity model: \(options.opportunityModel.rawValue) (iOS's exponential wait after each request, "
-            + "whatever the users' opens; docs/scheduler.md)"
+        : fitted
+            ? "opportunity model: \(options.opportunityModel.rawValue), unused: the iOS devices wait as the os model's "
+                + "fitted delay says, whichever opportunity model is given (docs/calibration.md)"
+            : "opportunity model: \(options.opportunityModel.rawValue) (iOS's exponential wait after each request, "
+                + "whatever the users' opens; docs/scheduler.md)"
     let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
     if json {
         var object: [String: Any] = [

@@ -191,6 +191,9 @@ struct CalibrateTests {
         #expect(
             b.standardOutput.contains("os model: \(model): iOS delays from group \"ios, version 1.0\" (n = "),
             "\(b.standardOutput)")
+        // On the fitted delay --opportunity-model draws nothing: the summary says so.
+        #expect(b.standardOutput.contains("opportunity model: legacy, unused: "), "\(b.standardOutput)")
+        #expect(a.standardOutput.contains("opportunity model: legacy (iOS's exponential wait"), "\(a.standardOutput)")
         #expect(FileManager.default.fileExists(atPath: second + "/metrics/bg_runs"))
         // Bad model files: exit 65, the file and the first wrong field named, no --out made.
         let bad = scenario.dir + "/bad.json"
