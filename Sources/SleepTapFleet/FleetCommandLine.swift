@@ -105,6 +105,9 @@ package enum FleetCommand: Equatable, Sendable {
         return .run(.run(options, out: out, jobs: jobs, json: json))
     }
 
+    /// The most shards a fleet is split into (`--shard I/N`, the batch systems' variables).
+    package static let maxShards = 1_000_000
+
     /// The shard a batch system gives this process, when `--shard` is not given: a Slurm job
     /// array's task (https://slurm.schedmd.com/job_array.html: `SLURM_ARRAY_TASK_ID` among
     /// `SLURM_ARRAY_TASK_COUNT` tasks, numbered from `SLURM_ARRAY_TASK_MIN` by
@@ -131,7 +134,11 @@ package enum FleetCommand: Equatable, Sendable {
             let minimum = try number("SLURM_ARRAY_TASK_MIN", atLeast: 0) ?? 0
             let step = try number("SLURM_ARRAY_TASK_STEP", atLeast: 1) ?? 1
             let index = (id - minimum) / step
-            guard id >= minimum, (id - minimum) % step == 0, index < count, count <= 1_000_000 else {
+            guard count <= Self.maxShards else {
+                throw UsageError(
+                    "environment SLURM_ARRAY_TASK_COUNT=\(count): at most \(Self.maxShards) shards (as --shard)")
+            }
+            guard id >= minimum, (id - minimum) % step == 0, index < count else {
                 throw UsageError(
                     "environment SLURM_ARRAY_TASK_ID=\(id) is not one of \(count) tasks from \(minimum) by \(step)")
             }
@@ -142,7 +149,11 @@ package enum FleetCommand: Equatable, Sendable {
                 throw UsageError(
                     "environment JOB_COMPLETION_INDEX is set without SLEEPTAP_SHARD_COUNT (the Job's completions)")
             }
-            guard index < count, count <= 1_000_000 else {
+            guard count <= Self.maxShards else {
+                throw UsageError(
+                    "environment SLEEPTAP_SHARD_COUNT=\(count): at most \(Self.maxShards) shards (as --shard)")
+            }
+            guard index < count else {
                 throw UsageError("environment JOB_COMPLETION_INDEX=\(index) is not below SLEEPTAP_SHARD_COUNT=\(count)")
             }
             return (index, count)

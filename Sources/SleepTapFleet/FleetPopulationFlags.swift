@@ -155,7 +155,7 @@ package struct FleetPopulationFlags: Sendable {
             let text = try reader.value(flag)
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
-                count <= 1_000_000, index >= 0, index < count
+                count <= FleetCommand.maxShards, index >= 0, index < count
             else {
                 throw UsageError(
                     "--shard \"\(ArgumentReader.clip(text))\": expected I/N with 0 <= I < N <= 1000000 (e.g. 0/4)")

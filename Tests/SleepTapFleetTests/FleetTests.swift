@@ -321,6 +321,15 @@ struct FleetTests {
                 ], "is not one of 4 tasks from 1 by 2"
             ),
             (["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "0"], "SLURM_ARRAY_TASK_COUNT=\"0\""),
+            // Past the shard limit: the limit is named, not the index.
+            (
+                ["JOB_COMPLETION_INDEX": "0", "SLEEPTAP_SHARD_COUNT": "1000001"],
+                "SLEEPTAP_SHARD_COUNT=1000001: at most 1000000 shards"
+            ),
+            (
+                ["SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2000000"],
+                "SLURM_ARRAY_TASK_COUNT=2000000: at most 1000000 shards"
+            ),
         ])
     func badBatchShard(environment: [String: String], message: String) {
         #expect {
