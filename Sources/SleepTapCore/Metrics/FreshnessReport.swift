@@ -785,7 +785,8 @@ extension FreshnessReport {
         switch dateSource {
         case .given: "report date given with --date"
         case .lastRecordDay: "report date: the last UTC day with run records (no --date given)"
-        case .today: "report date: today, UTC (no --date given, and no record file holds a record of the day its name gives)"
+        case .today:
+            "report date: today, UTC (no --date given, and no record file holds a record of the day its name gives)"
         }
     }
 
