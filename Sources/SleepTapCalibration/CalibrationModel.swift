@@ -178,6 +178,8 @@ package struct CalibrationModel: Equatable, Sendable {
                 + (skipped.isEmpty ? "" : ", \(skipped.count) skipped"),
             "delay = hours from a request's earliestBeginDate (or its submit, when later) to the launch that answered it;",
             "  Kaplan-Meier: a request replaced, or pending at the end, is censored there, not dropped;",
+            "  one replaced or pending before its earliestBeginDate was never at risk of a launch and is not",
+            "  counted (so censored is at most the never-answered requests);",
             String(
                 format:
                     "intervals: %.0f %% per quantile; delay Brookmeyer-Crowley (Greenwood), spacing order-statistic (binomial)",

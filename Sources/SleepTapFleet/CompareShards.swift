@@ -138,11 +138,17 @@ package enum CompareMerge {
         } catch {
             throw CompareMergeError("\(path): \(error)")
         }
+        // Strict JSON first (a key given twice, a number out of range: where, by line and column).
+        if let problem = JSONDiagnosis.problem(in: data) {
+            throw CompareMergeError("\(path): not a shard tally of sleeptap-compare (\(problem))")
+        }
         let file: CompareShardFile
+        let decoder = JSONDecoder()
         do {
-            file = try JSONDecoder().decode(CompareShardFile.self, from: data)
+            file = try decoder.decode(CompareShardFile.self, from: data)
         } catch {
-            throw CompareMergeError("\(path): not a shard tally of sleeptap-compare (\(Self.describe(error)))")
+            let why = JSONDiagnosis.describe(error, decoding: CompareShardFile.self, from: data, with: decoder)
+            throw CompareMergeError("\(path): not a shard tally of sleeptap-compare (\(why))")
         }
         guard file.kind == CompareShardFile.kindName else {
             throw CompareMergeError("\(path): kind \"\(file.kind)\": expected \"\(CompareShardFile.kindName)\"")
@@ -155,18 +161,6 @@ package enum CompareMerge {
         }
         if let problem = file.tally.problem { throw CompareMergeError("\(path): tally: \(problem)") }
         return file
-    }
-
-    /// A decoding error in a few words: the key and what is wrong.
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): return "\(key.stringValue) missing"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-            DecodingError.dataCorrupted(let context):
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return (path.isEmpty ? "" : path + ": ") + context.debugDescription
-        default: return "\(error)"
-        }
     }
 
     /// The parameters that differ between two fingerprints: `seed 2, not 1`.

@@ -216,6 +216,20 @@ struct CompareTests {
         let saved = try Data(contentsOf: URL(fileURLWithPath: path(.refresh, 0)))
         try Data("{\"kind\": 1}".utf8).write(to: URL(fileURLWithPath: path(.refresh, 0)))
         #expect(problem()?.contains("not a shard tally of sleeptap-compare") == true)
+        // A key given twice, and a count that is not a whole number: named with where they are.
+        let text = String(decoding: saved, as: UTF8.self)
+        try Data(
+            text.replacingOccurrences(of: "{", with: "{\"schemaVersion\":1,", options: [], range: text.range(of: "{"))
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: path(.refresh, 0)))
+        #expect(problem()?.contains("key schemaVersion appears twice") == true, "\(String(describing: problem()))")
+        var fraction = try JSONSerialization.jsonObject(with: saved) as! [String: Any]
+        var fractionTally = fraction["tally"] as! [String: Any]
+        fractionTally["launches"] = 1.5
+        fraction["tally"] = fractionTally
+        try JSONSerialization.data(withJSONObject: fraction).write(to: URL(fileURLWithPath: path(.refresh, 0)))
+        #expect(problem()?.contains("tally.launches") == true, "\(String(describing: problem()))")
         var bad = try JSONDecoder().decode(CompareShardFile.self, from: saved)
         bad.tally.manualNights = bad.tally.nights + 1
         try JSONEncoder().encode(bad).write(to: URL(fileURLWithPath: path(.refresh, 0)))

@@ -523,11 +523,31 @@ package enum JSONDiagnosis {
                         UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         index += 1
                     case UInt8(ascii: "u"):
-                        let hex = bytes[(index + 1)...].prefix(4)
-                        guard hex.count == 4, hex.allSatisfy({ Character(UnicodeScalar($0)).isHexDigit }) else {
+                        guard let unit = hex4(at: index + 1) else {
                             throw error(at: index - 1, "expected four hex digits after \\u")
                         }
-                        index += 5
+                        // A UTF-16 surrogate only as a high one followed by a low one: a lone
+                        // one is no character (RFC 8259 §8.2; I-JSON, RFC 7493 §2.1, refuses it).
+                        switch unit {
+                        case 0xD800...0xDBFF:
+                            guard index + 6 < bytes.count, bytes[index + 5] == UInt8(ascii: "\\"),
+                                bytes[index + 6] == UInt8(ascii: "u"), let low = hex4(at: index + 7),
+                                (0xDC00...0xDFFF).contains(low)
+                            else {
+                                throw error(
+                                    at: index - 1,
+                                    "\\u\(String(unit, radix: 16, uppercase: true)) is a lone UTF-16 surrogate "
+                                        + "(a high one must be followed by a \\uDC00-\\uDFFF low one)")
+                            }
+                            index += 11
+                        case 0xDC00...0xDFFF:
+                            throw error(
+                                at: index - 1,
+                                "\\u\(String(unit, radix: 16, uppercase: true)) is a lone UTF-16 surrogate "
+                                    + "(a low one must follow a \\uD800-\\uDBFF high one)")
+                        default:
+                            index += 5
+                        }
                     default:
                         throw error(at: index - 1, "invalid escape \\\(found.trimmingCharacters(in: ["'"]))")
                     }
@@ -541,6 +561,17 @@ package enum JSONDiagnosis {
                 }
             }
             throw error(at: start, "the string starting here is not closed")
+        }
+
+        /// The value of the four hex digits at `offset`, nil when there are not four.
+        func hex4(at offset: Int) -> Int? {
+            guard offset + 4 <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[offset..<(offset + 4)] {
+                guard let digit = Character(UnicodeScalar(byte)).hexDigitValue else { return nil }
+                value = value * 16 + digit
+            }
+            return value
         }
 
         /// A scan path as `PathStep`s, the keys' texts made.
@@ -599,6 +630,15 @@ package enum JSONDiagnosis {
             if let value = Double(text), !value.isFinite {
                 throw error(
                     at: start, "the number \(text.prefix(40)) is out of range (a double holds at most about 1.8e308)")
+            }
+            // And below what it holds (1e-400 reads as 0): a nonzero digit before the exponent.
+            if Double(text) == 0,
+                text.prefix(while: { $0 != "e" && $0 != "E" }).contains(where: { ("1"..."9").contains($0) })
+            {
+                throw error(
+                    at: start,
+                    "the number \(text.prefix(40)) is out of range (a double holds no nonzero value below about 4.9e-324)"
+                )
             }
         }
 

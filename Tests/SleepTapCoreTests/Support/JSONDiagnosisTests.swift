@@ -23,6 +23,11 @@ struct JSONDiagnosisTests {
             ("{\"a\": True}", 1, 7, "true, false and null are lowercase"),
             ("{\"a\": 1,\n \"sleepTargetMinutes\": 1e999}", 2, 24, "the number 1e999 is out of range"),
             ("[-2E+400]", 1, 2, "the number -2E+400 is out of range"),
+            ("{\"stalenessHours\": 1e-400}", 1, 20, "the number 1e-400 is out of range (a double holds no nonzero"),
+            ("[0.000e-999, -1.5e-999]", 1, 14, "the number -1.5e-999 is out of range"),
+            ("{\"group\": \"\\ud800\"}", 1, 12, "\\uD800 is a lone UTF-16 surrogate (a high one"),
+            ("{\"a\": \"x\\uD800\\u0041\"}", 1, 9, "\\uD800 is a lone UTF-16 surrogate"),
+            ("[\"\\udc00\"]", 1, 3, "\\uDC00 is a lone UTF-16 surrogate (a low one"),
         ])
     func syntax(text: String, line: Int, column: Int, reason: String) throws {
         let error = try #require(JSONDiagnosis.syntaxError(in: Data(text.utf8)))
@@ -33,7 +38,10 @@ struct JSONDiagnosisTests {
 
     @Test(
         "Valid JSON has no syntax error",
-        arguments: ["{}", "[]", " {\"a\": [1, -0.5e+3, true, false, null, \"\\u00e9\\n\"]}\n", "0", "\"x\""])
+        arguments: [
+            "{}", "[]", " {\"a\": [1, -0.5e+3, true, false, null, \"\\u00e9\\n\"]}\n", "0", "\"x\"",
+            "[0e-999, 0.0, -0.0e5, 4.9e-324]", "[\"\\ud83d\\ude00 \\uD83D\\uDE00\"]",
+        ])
     func valid(text: String) {
         #expect(JSONDiagnosis.syntaxError(in: Data(text.utf8)) == nil)
         #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil)
