@@ -114,7 +114,13 @@ case .run(var options, let out, let jobs, let json):
             "tzdata": ZoneDatabase.current.version,
         ]
         object["executionRate"] = summary.executionRate ?? NSNull()
-        if let modelLine { object["osModel"] = modelLine }
+        // The model file as given (as sleeptap-compare's `osModel`), and the group the iOS
+        // devices ran on, null when none qualified (the built-in draws).
+        if let path = options.osModelFile {
+            object["osModel"] = path
+            let entry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion)
+            object["osModelGroup"] = entry.map { ["name": $0.group, "n": $0.n] as [String: Any] } ?? NSNull()
+        }
         if opportunityLine != nil { object["opportunityModel"] = options.opportunityModel.rawValue }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         writeOut(String(decoding: data, as: UTF8.self))

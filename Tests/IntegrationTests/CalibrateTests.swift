@@ -191,6 +191,14 @@ struct CalibrateTests {
         #expect(
             b.standardOutput.contains("os model: \(model): iOS delays from group \"ios, version 1.0\" (n = "),
             "\(b.standardOutput)")
+        // --json names the file as given, as sleeptap-compare does, and the group apart.
+        let json = try CapturedRun.run(
+            "sleeptap-fleet", fleet + ["--seed", "2", "--out", scenario.dir + "/json", "--os-model", model, "--json"],
+            timeout: 120)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        #expect(object["osModel"] as? String == model)
+        #expect((object["osModelGroup"] as? [String: Any])?["name"] as? String == "ios, version 1.0", "\(object)")
         // On the fitted delay --opportunity-model draws nothing: the summary says so.
         #expect(b.standardOutput.contains("opportunity model: legacy, unused: "), "\(b.standardOutput)")
         #expect(a.standardOutput.contains("opportunity model: legacy (iOS's exponential wait"), "\(a.standardOutput)")
