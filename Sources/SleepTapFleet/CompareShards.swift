@@ -103,11 +103,11 @@ package enum CompareMerge {
                     throw CompareMergeError(
                         "\(path): shard \(file.shardIndex)/\(file.shardCount) is also in \(other)")
                 }
-                // The fingerprint gives the fleet's devices and days, so each shard's counts: the
-                // devices whose index ≡ I (mod N), as `FleetOptions.shardDevices`.
-                let fleetDevices = report.options.devices
-                let devices =
-                    fleetDevices > file.shardIndex ? (fleetDevices - file.shardIndex - 1) / file.shardCount + 1 : 0
+                // The fingerprint gives the fleet's devices and days, so each shard's counts.
+                var shard = report.options
+                shard.shardIndex = file.shardIndex
+                shard.shardCount = file.shardCount
+                let devices = shard.shardDeviceCount
                 let (deviceDays, overflow) = devices.multipliedReportingOverflow(by: report.options.days)
                 guard file.tally.devices == devices, !overflow, file.tally.deviceDays == deviceDays else {
                     throw CompareMergeError(

@@ -94,6 +94,9 @@ package struct FleetOptions: Equatable, Sendable {
     /// The device indices of this shard, in order.
     package var shardDevices: StrideTo<Int> { stride(from: shardIndex, to: devices, by: shardCount) }
 
+    /// How many devices `shardDevices` holds.
+    package var shardDeviceCount: Int { devices > shardIndex ? (devices - shardIndex - 1) / shardCount + 1 : 0 }
+
     /// 00:00 UTC of `start`.
     package var startInstant: Date { Self.midnightUTC(start) }
 

@@ -22,7 +22,7 @@ package enum AtomicFile {
     ///   Also when something other than a regular file is at `path` (`notReplaceable(_:)`).
     package static func write(_ data: Data, to path: String, durable: Bool = true) throws(FileError) {
         if let refusal = refusal(path) { throw refusal }
-        let directory = FilePaths.parent(of: path)
+        let directory = FilePaths.directory(of: path)
         let temp = temporaryPath(path)
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure(path, "open of its temporary file \(temp)") }
@@ -56,7 +56,7 @@ package enum AtomicFile {
         guard rename(temp, path) == 0 else { throw failure(path, "rename") }
         ok = true
         guard durable else { return }
-        let dirFd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dirFd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFd >= 0 {
             _ = fsync(dirFd)
             close(dirFd)
@@ -122,8 +122,7 @@ package enum AtomicFile {
         let failure = Errno.current
         var reason = "\(what): \(failure)"
         if failure.code == EACCES || failure.code == EPERM {
-            let parent = FilePaths.parent(of: path)
-            let shown = call == "mkdir" ? (parent.isEmpty ? "." : parent) : path
+            let shown = call == "mkdir" ? FilePaths.directory(of: path) : path
             var info = stat()
             if stat(shown, &info) == 0 {
                 reason +=

@@ -50,19 +50,25 @@ package enum FreshnessReportFiles {
     /// file qualifies.
     package static func lastRecordDay(root: String) -> LocalDate? {
         let directory = root + "/" + RunRecordFile.directory
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        guard let names = try? Names(jsonFilesIn: directory) else { return nil }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { return nil }
+        defer { close(directoryFD) }
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC") ?? .gmt
         // ISO dates sort as text; only a real calendar date counts.
-        let candidates = names.compactMap { name -> (day: String, name: String)? in
-            guard name.hasSuffix(".json"), name.utf8.count >= 16 else { return nil }
+        let candidates = (0..<names.count).compactMap { index -> (day: String, name: String, index: Int)? in
+            let name = names.text(index)
+            guard name.utf8.count >= 16 else { return nil }
             let day = String(name.dropLast(5).suffix(10))
-            return LocalDate(parsing: day) == nil ? nil : (day, name)
+            return LocalDate(parsing: day) == nil ? nil : (day, name, index)
         }.sorted { ($0.day, $0.name) > ($1.day, $1.name) }
+        var buffer = Data()
         for candidate in candidates {
             guard let day = LocalDate(parsing: candidate.day),
-                let data = try? BoundedFile.read(directory + "/" + candidate.name, limit: maxFileBytes),
-                let records = try? RunRecordFile.decode(data)
+                case .success(let records) = names.bytes.withUnsafeBufferPointer({ text in
+                    load(file: text.baseAddress! + names.starts[candidate.index], in: directoryFD, buffer: &buffer)
+                })
             else { continue }
             if records.contains(where: { LocalDate($0.at, in: utc) == day }) { return day }
         }

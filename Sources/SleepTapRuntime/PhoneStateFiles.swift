@@ -23,8 +23,8 @@ struct PhoneStateFiles {
     /// The files beside `syncPath` (phone.json); `savedApp` is what phone-app.json holds now.
     init(syncPath: String, savedApp: PhoneAppState?) {
         sync = StateFile(path: syncPath)
-        let directory = FilePaths.parent(of: syncPath)
-        app = StateFile(path: (directory.isEmpty ? "." : directory) + "/" + Self.appFileName)
+        let directory = FilePaths.directory(of: syncPath)
+        app = StateFile(path: directory + "/" + Self.appFileName)
         self.savedApp = savedApp
     }
 

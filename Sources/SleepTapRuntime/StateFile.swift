@@ -151,7 +151,7 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
     package func removeStaleTemporaryFiles() -> [String] {
         let directory = FilePaths.parent(of: path)
         let name = (path as NSString).lastPathComponent
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: FilePaths.directory(of: path))
         else { return [] }
         var removed: [String] = []
         for entry in entries.sorted() {

@@ -79,8 +79,9 @@ case .run(var options, let out, let jobs, let json):
         fail("\(error)", .cantCreate)
     }
     // The model group the iOS devices ran on, or why none.
+    let modelEntry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion)
     let modelLine: String? = options.osModelFile.map { path in
-        guard let entry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) else {
+        guard let entry = modelEntry else {
             return
                 "os model: \(path): no iOS group with \(CalibratedOS.minimumSamples) or more answered requests; the built-in draws"
         }
@@ -90,7 +91,7 @@ case .run(var options, let out, let jobs, let json):
     }
     // The iOS opportunity model, said only when it is not the default; on a model's fitted
     // delay neither model draws the wait, nor holds a launch (docs/calibration.md).
-    let fitted = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion) != nil
+    let fitted = modelEntry != nil
     let opportunityLine: String? =
         options.opportunityModel == .usage
         ? nil
@@ -118,8 +119,7 @@ case .run(var options, let out, let jobs, let json):
         // devices ran on, null when none qualified (the built-in draws).
         if let path = options.osModelFile {
             object["osModel"] = path
-            let entry = options.osModel?.delay(platform: .ios, appVersion: FleetOptions.appVersion)
-            object["osModelGroup"] = entry.map { ["name": $0.group, "n": $0.n] as [String: Any] } ?? NSNull()
+            object["osModelGroup"] = modelEntry.map { ["name": $0.group, "n": $0.n] as [String: Any] } ?? NSNull()
         }
         if opportunityLine != nil { object["opportunityModel"] = options.opportunityModel.rawValue }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
