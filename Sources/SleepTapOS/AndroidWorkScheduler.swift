@@ -329,7 +329,10 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
     private var lastWhileIdleFire: Date?
     /// When the app's exact while-idle alarms fired in Doze, within the quota's window.
     private var exactWhileIdleFires: [Date]?
-    /// The instant `alarmsDue(at:)` last ran: Doze exits before an alarm clock up to it are said.
+    /// The latest Doze exit before an alarm clock that `alarmsDue(at:)` has reached (said, or
+    /// passed over when the device was not idle then): exits up to it are never said again. It is
+    /// an exit's instant, not the call's, so the stored value does not depend on how late a host
+    /// polled (the processes' timer lag; the twin polls on time). The coding key keeps its name.
     private var alarmsCheckedAt: Date?
     /// The instant up to which Doze's phase changes were said (`os.doze`): a change Doze makes
     /// by itself after it is said at the next call (`sayDozeChanges(through:)`); not encoded, so
@@ -1579,9 +1582,12 @@ extension AndroidWorkScheduler {
     /// - Returns: the alarms fired, in order.
     public mutating func alarmsDue(at now: Date) -> [Alarm] {
         advance(to: now)
+        var reached = alarmsCheckedAt
         for alarm in pendingAlarms where alarm.kind == .alarmClock {
             let exit = exitStart(before: alarm)
-            guard exit <= now, exit >= alarm.setAt, alarmsCheckedAt.map({ exit > $0 }) ?? true, rawIdle(at: exit)
+            guard exit <= now else { continue }
+            reached = max(reached ?? exit, exit)
+            guard exit >= alarm.setAt, alarmsCheckedAt.map({ exit > $0 }) ?? true, rawIdle(at: exit)
             else { continue }
             let (light, _, lightEnd) = lightDozePhase(at: exit)
             trace.add(
@@ -1592,7 +1598,7 @@ extension AndroidWorkScheduler {
                     ("reason", .string("alarm-clock")),
                 ])
         }
-        alarmsCheckedAt = max(alarmsCheckedAt ?? now, now)
+        if reached != alarmsCheckedAt { alarmsCheckedAt = reached }
         var fired: [Alarm] = []
         while let next = pendingAlarms.map({ ($0, fireTime(of: $0)) }).filter({ $0.1 <= now })
             .min(by: {

@@ -163,4 +163,33 @@ struct SchedulerAlarmTests {
         let old = try JSONDecoder().decode(AndroidWorkScheduler.self, from: JSONEncoder().encode(F.android()))
         #expect(old.pendingAlarms.isEmpty && old.canScheduleExactAlarms)
     }
+
+    /// The processes' phone polls `alarmsDue(at:)` when its timer fires, which under load can be
+    /// after the next input was handled; the twin polls on time. What is stored must not depend
+    /// on which came first.
+    @Test(
+        "os.json does not record when the host polled alarmsDue: on time before an input, or late after it, store the same value (with and without an alarm clock)"
+    )
+    func storedValueIndependentOfPollTime() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for withAlarm in [false, true] {
+            var onTime = F.android(interval: 3600)
+            onTime.setScreen(false, at: t0)
+            if withAlarm { try onTime.setAlarm(.alarmClock, tag: "wake-up", triggerAt: at(21_600), at: at(60)) }
+            var late = onTime
+            // Deep idle begins at 1 h (a phase change the host's timer is armed for); with the
+            // alarm clock, Doze's exit before it at 6 h − 3 min.
+            let due = withAlarm ? at(21_600 - 180) : at(3_600)
+            let input = due.addingTimeInterval(120)  // before the alarm clock fires
+            _ = onTime.alarmsDue(at: due)
+            onTime.setScreen(true, at: input)
+            late.setScreen(true, at: input)
+            _ = late.alarmsDue(at: input)
+            let (a, b) = (try encoder.encode(onTime), try encoder.encode(late))
+            #expect(
+                a == b,
+                "withAlarm \(withAlarm):\n\(String(decoding: a, as: UTF8.self))\n\(String(decoding: b, as: UTF8.self))")
+        }
+    }
 }
