@@ -238,6 +238,21 @@ package final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits until what the child wrote on stderr so far contains `text`: stderr is read on its
+    /// own thread, so a line written before a stdout event may not be read when the event is.
+    /// - Parameter timeout: wall seconds to wait at most.
+    /// - Returns: false at the deadline, or when stderr closed without it.
+    @discardableResult
+    package func waitForStandardError(containing text: String, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !String(decoding: stderrData, as: UTF8.self).contains(text) {
+            if stderrClosed || !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
     /// Sends `signal` and waits up to `timeout` seconds for the exit; SIGKILL after that.
     /// - Returns: the exit status (or 128 + signal when killed by one). Idempotent.
     @discardableResult
@@ -333,6 +348,7 @@ package final class ChildProcess: @unchecked Sendable {
         _ = readChunks(from: fd, cancellable: false) { chunk in
             condition.lock()
             stderrData.append(contentsOf: chunk)
+            condition.broadcast()
             condition.unlock()
         }
         try? stderrPipe.fileHandleForReading.close()

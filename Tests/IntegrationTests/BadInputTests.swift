@@ -169,8 +169,7 @@ struct BadInputTests {
         let movedTo = try #require(recovered.string("previousMovedTo"))
         #expect(FileManager.default.contents(atPath: movedTo) == garbage, "the bad copy is kept, byte for byte")
         try child.expect(program == "phone" ? .phoneStarted : .watchStarted)
-        let deadline = Date().addingTimeInterval(Scenario.deadline)
-        while !child.standardError.contains("starting clean") && Date() < deadline { usleep(10_000) }
+        child.waitForStandardError(containing: "starting clean", timeout: Scenario.deadline)
         #expect(child.standardError.contains("\(previous) is not usable"), "stderr: \(child.standardError)")
         #expect(child.standardError.contains("moved aside to \(movedTo); starting clean"))
     }

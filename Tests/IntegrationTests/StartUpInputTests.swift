@@ -23,7 +23,8 @@ struct StartUpInputTests {
             environment: ["SLEEPTAP_PARENT_PID": "abc"])
         try child.expect(name == "phone" ? .phoneStarted : .watchStarted)
         #expect(
-            child.standardError.contains(#"SLEEPTAP_PARENT_PID="abc" is not a process id"#),
+            child.waitForStandardError(
+                containing: #"SLEEPTAP_PARENT_PID="abc" is not a process id"#, timeout: Scenario.deadline),
             "stderr: \(child.standardError)")
         #expect(child.stop(signal: SIGTERM, timeout: 5) == 0)
     }
