@@ -54,8 +54,9 @@ package struct CompareCommand: Equatable, Sendable {
             exit status: 0 done; 1 a strategy had a wrong or missed alarm; 64 a bad command line (also
             an unknown strategy); 65 the --os-model file cannot be read or is
             not a model, or --merge finds a bad, foreign or duplicate shard tally or a shard missing;
-            73 DIR or a file in it cannot be written (the table is still printed); 74 stdout closed or
-            not writable.
+            73 DIR or a file in it cannot be written (the table is still printed), or a strategy's
+            directory in DIR holds another run's records (nothing is run); 74 stdout closed or not
+            writable.
             """)
 
     static let options: [OptionSpec] = [

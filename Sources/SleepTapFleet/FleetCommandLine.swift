@@ -26,7 +26,8 @@ package enum FleetCommand: Equatable, Sendable {
         sections: [.init("options:", options)],
         footer: """
             exit status: 0 done; 64 a bad command line; 65 the --os-model file cannot be read or is not
-            a model; 73 DIR or a file in it cannot be written; 74 stdout closed or not writable.
+            a model; 73 DIR or a file in it cannot be written, or DIR holds another fleet's records
+            (docs/fleet.md, "Output"); 74 stdout closed or not writable.
             """)
 
     static let options: [OptionSpec] =

@@ -67,14 +67,13 @@ if let out = command.out {
             fail("--out: \(out)/\(name) is a directory; the table is written there", .cantCreate)
         }
     }
-    // Records of an earlier run in the same directory would mix with this run's.
+    // One run per strategy directory: an earlier run's records would mix with this one's.
     for strategy in command.strategies {
-        let records = out + "/" + strategy.rawValue + "/metrics/bg_runs"
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: records), !names.isEmpty {
-            writeErr(
-                "sleeptap-compare: --out \(printable(out)): \(printable(records)) already holds \(names.count) files; "
-                    + "this run's records are written beside them (use an empty directory to keep runs apart)\n")
-            break
+        do throws(FleetOutput.Refusal) {
+            try FleetOutput.claim(
+                root: out + "/" + strategy.rawValue, options: strategy.applied(to: command.options, command.settings))
+        } catch {
+            fail("--out \(printable(out)): \(error)", .cantCreate)
         }
     }
 }

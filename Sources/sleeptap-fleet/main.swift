@@ -59,11 +59,18 @@ case .run(var options, let out, let jobs, let json):
         do {
             let data = try BoundedFile.read(path, limit: 64 << 20)
             options.osModel = try CalibratedOS(json: data)
+            options.osModelDigest = Hex64.string(FNV1a64.hash(Array(data)))
         } catch let failure as BoundedFile.Failure {
             fail("--os-model \(path): \(failure)", .dataError)
         } catch {
             fail("--os-model \(path): \(error)", .dataError)
         }
+    }
+    // One fleet per directory: another run's records beside this one's would mix in every report.
+    do throws(FleetOutput.Refusal) {
+        try FleetOutput.claim(root: out, options: options)
+    } catch {
+        fail("--out \(printable(out)): \(error)", .cantCreate)
     }
     let terminal = isatty(STDERR_FILENO) == 1
     var lastShown = ContinuousClock.now

@@ -224,4 +224,29 @@ struct FleetReportTests {
         #expect(blocked.status == 73 && blocked.stderr.contains(blocker), "\(blocked.stderr)")
         #expect(FileManager.default.contents(atPath: blocker) == Data("x".utf8))
     }
+
+    @Test(
+        "A fleet of other options into a directory that holds one exits 73 and leaves the first's files; the same command again runs"
+    )
+    func oneFleetPerDirectory() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let out = scenario.dir + "/fleet"
+        let first = ["--devices", "3", "--days", "2", "--start", Self.start, "--seed", "5", "--out", out]
+        #expect(try scenario.runToExit("sleeptap-fleet", first, timeout: 60).status == 0)
+        let written = try Self.files(out)
+        #expect(!written.isEmpty)
+        let other = try scenario.runToExit(
+            "sleeptap-fleet", ["--devices", "2", "--days", "1", "--start", Self.start, "--seed", "6", "--out", out],
+            timeout: 60)
+        #expect(other.status == 73, "\(other.stderr)")
+        #expect(
+            other.stderr.contains(
+                "\(out)/metrics/bg_runs already holds \(written.count) files, a fleet of other options"),
+            "\(other.stderr)")
+        #expect(try Self.files(out) == written)
+        let again = try scenario.runToExit("sleeptap-fleet", first + ["--jobs", "1"], timeout: 60)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Self.files(out) == written)
+    }
 }

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import SleepTapCommandLine
+import SleepTapCore
+import SleepTapOS
+import SleepTapRuntime
+
+/// Keeps one simulated fleet per output directory: `DIR/metrics/fleet-run.json` names the options
+/// of the run whose records `DIR/metrics/bg_runs` holds, and a run with other options is refused
+/// there, because the report and the calibration read every file of the directory and would mix
+/// the two fleets. Running the same command again (after a stop half-way, docs/fleet.md) is
+/// allowed: it writes the same files again; so are the other shards of the same fleet, whose
+/// files together make the whole fleet's.
+package enum FleetOutput {
+    /// The file under `DIR/metrics` naming the run that wrote `DIR/metrics/bg_runs`.
+    package static let manifestName = "fleet-run.json"
+
+    /// Why a directory cannot take this run's records.
+    package struct Refusal: Error, CustomStringConvertible {
+        package var description: String
+    }
+
+    /// The options that decide a fleet's records, as one line of text: not `--jobs`, which
+    /// changes nothing in them, nor the shard, which picks some of the same fleet's devices,
+    /// nor the model file's path (its bytes' digest is).
+    package static func signature(of options: FleetOptions) -> String {
+        let buckets = StandbyBucket.all.map { "\($0.rawValue):\(options.buckets[$0] ?? 0)" }.joined(separator: ",")
+        let model = options.osModelDigest ?? (options.osModel == nil ? "none" : "given")
+        return [
+            "devices=\(options.devices)", "days=\(options.days)", "start=\(options.start)", "seed=\(options.seed)",
+            "osSeedSalt=\(options.osSeedSalt)", "ios=\(options.iosShare)",
+            "lateRegistration=\(options.lateRegistration)",
+            "lateRegistrationFrom=\(options.lateRegistrationFrom?.description ?? "none")", "opens=\(options.opens)",
+            "lowPower=\(options.lowPower)", "nightstand=\(options.nightstand)", "buckets=\(buckets)",
+            "opportunityModel=\(options.opportunityModel.rawValue)", "osModel=\(model)",
+            "horizonDays=\(options.horizonDays)", "requestDates=\(options.requestDates)",
+            "processingTask=\(options.processingTask)", "push=\(options.push?.rawValue ?? "none")",
+            "warnNights=\(options.warnNights)", "watchNights=\(options.watchNights)",
+        ].joined(separator: " ")
+    }
+
+    /// Checks that `root` may take the records of a run with `options`, and records that it
+    /// does: when `root/metrics/bg_runs` holds `.json` files, `root/metrics/fleet-run.json` must
+    /// name the same options; then writes that file (atomically) for this run.
+    /// - Parameters:
+    ///   - root: the run's `--out` directory (or a strategy's under it).
+    ///   - options: the run's options.
+    /// - Throws: `Refusal` naming the directory, what it holds and how to go on; nothing is
+    ///   written then.
+    package static func claim(root: String, options: FleetOptions) throws(Refusal) {
+        let metrics = root + "/metrics"
+        let records = root + "/" + RunRecordFile.directory
+        let manifest = metrics + "/" + manifestName
+        let signature = signature(of: options)
+        let held =
+            (try? FileManager.default.contentsOfDirectory(atPath: records))?.filter { $0.hasSuffix(".json") } ?? []
+        if !held.isEmpty {
+            let written = (try? BoundedFile.read(manifest, limit: 64 << 10)).flatMap {
+                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+            }
+            let earlier = written?["options"] as? String
+            guard earlier == signature else {
+                let whose =
+                    earlier.map { "a fleet of other options (\($0))" }
+                    ?? "records of no known run (no \(manifestName) beside them)"
+                throw Refusal(
+                    description:
+                        "\(printable(records)) already holds \(held.count) files, \(whose); this run's would mix "
+                        + "with them in every report and calibration. Give an empty --out directory, or remove "
+                        + "\(printable(records)) first")
+            }
+        }
+        let object: [String: Any] = ["kind": "sleeptap.fleet-run", "options": signature]
+        do throws(FileError) {
+            try AtomicFile.ensureDirectory(metrics)
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            try AtomicFile.write(data + Data("\n".utf8), to: manifest, durable: false)
+        } catch {
+            throw Refusal(description: "\(error)")
+        }
+    }
+}

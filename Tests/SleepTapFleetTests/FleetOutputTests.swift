@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import SleepTapCore
+import Testing
+
+@testable import SleepTapFleet
+
+/// One fleet per output directory (`FleetOutput`): the same run again may write there, another
+/// may not, so a report never reads two fleets as one.
+@Suite("One fleet per output directory")
+struct FleetOutputTests {
+    static func directory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-output-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func options(seed: UInt64 = 1) -> FleetOptions {
+        var options = FleetOptions(devices: 20, days: 7, start: LocalDate(parsing: "2026-03-02")!)
+        options.seed = seed
+        return options
+    }
+
+    static func addRecord(_ root: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: root + "/" + RunRecordFile.directory, withIntermediateDirectories: true)
+        try Data("[]".utf8).write(to: URL(fileURLWithPath: root + "/" + RunRecordFile.directory + "/device-0.json"))
+    }
+
+    @Test(
+        "An empty directory takes any run; then the same fleet again or another shard of it, but not another seed or a strategy's batch"
+    )
+    func sameRunOnly() throws {
+        let root = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FleetOutput.claim(root: root, options: Self.options())
+        try Self.addRecord(root)
+        try FleetOutput.claim(root: root, options: Self.options())
+        var shard = Self.options()
+        (shard.shardIndex, shard.shardCount) = (1, 2)
+        try FleetOutput.claim(root: root, options: shard)
+        var horizon = Self.options()
+        horizon.horizonDays = 14
+        for other in [Self.options(seed: 2), horizon] {
+            #expect(throws: FleetOutput.Refusal.self) { try FleetOutput.claim(root: root, options: other) }
+        }
+        // The refused runs left the manifest as it was: the first run may still go on.
+        try FleetOutput.claim(root: root, options: Self.options())
+    }
+
+    @Test("Records with no manifest beside them are refused, naming the directory and how many files it holds")
+    func unknownRecords() throws {
+        let root = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try Self.addRecord(root)
+        do {
+            try FleetOutput.claim(root: root, options: Self.options())
+            Issue.record("records of no known run were accepted")
+        } catch {
+            #expect(error.description.contains("\(root)/metrics/bg_runs already holds 1 files"), "\(error)")
+            #expect(error.description.contains("no fleet-run.json"), "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: root + "/metrics/" + FleetOutput.manifestName))
+    }
+
+    @Test("The signature is the same for the same options and differs when an option that changes the records does")
+    func signature() {
+        var other = Self.options()
+        other.lowPower = 0.3
+        #expect(FleetOutput.signature(of: Self.options()) == FleetOutput.signature(of: Self.options()))
+        #expect(FleetOutput.signature(of: Self.options()) != FleetOutput.signature(of: other))
+    }
+}
