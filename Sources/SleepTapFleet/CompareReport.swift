@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCalibration
 import SleepTapCore
 import SleepTapOS
 
@@ -41,7 +42,12 @@ package struct CompareReport: Sendable {
         if options.buckets != FleetOptions.defaultBuckets { line += ", buckets " + Self.bucketText(options.buckets) }
         // The default (usage) goes unsaid, as the other defaults do.
         if options.opportunityModel != .usage { line += ", opportunity model \(options.opportunityModel.rawValue)" }
-        if let model = options.osModelFile { line += ", os model \(model)" }
+        if let model = options.osModelFile {
+            // Said unused when no iOS group qualified: the iOS devices kept the built-in draws.
+            let used = options.osModel.map { $0.delay(platform: .ios, appVersion: FleetOptions.appVersion) != nil }
+            line +=
+                ", os model \(model)" + (used == false ? " (unused: no iOS group with enough answered requests)" : "")
+        }
         return line
     }
 

@@ -230,6 +230,14 @@ package struct FleetPopulationFlags: Sendable {
         if let nightstand { options.nightstand = nightstand }
         if let opens { options.opens = opens }
         if let buckets { options.buckets = buckets }
+        if let osModel, options.iosShare == 0 {
+            // The model gives iOS's delays only; Android keeps the documented rules
+            // (docs/calibration.md), so a fleet without iOS devices would not run on it.
+            throw UsageError(
+                "--os-model \(printable(osModel)): the fleet has no iOS devices (--mix ios=0), and the model "
+                    + "drives only iOS's delays (Android keeps the documented rules); leave it out, or give iOS a share"
+            )
+        }
         options.osModelFile = osModel
         if let opportunityModel { options.opportunityModel = opportunityModel }
         var shard = self.shard

@@ -101,7 +101,9 @@ public struct UsageModel: Codable, Equatable, Sendable {
     }
 
     /// The first kept opportunity at or after `eligible` (thinning a Poisson process of mean
-    /// spacing `meanDelay`), on the `grid`, or nil when none comes within `horizon`.
+    /// spacing `meanDelay`), on the `grid`, or nil when none comes within `horizon`, or when
+    /// `eligible` is so far from 1970 that a step leaves it unchanged (a double then cannot hold
+    /// the steps; the instants of any run lie far closer).
     func draw(
         from eligible: Date, opens: [Date], meanDelay: TimeInterval, grid: (Date) -> Date,
         using rng: inout SplitMix64
@@ -109,7 +111,10 @@ public struct UsageModel: Codable, Equatable, Sendable {
         let end = eligible.addingTimeInterval(horizon)
         var t = eligible
         while true {
-            t = t.addingTimeInterval(-meanDelay * log1p(-rng.schedulerUnitInterval()))
+            let step = -meanDelay * log1p(-rng.schedulerUnitInterval())
+            let next = t.addingTimeInterval(step)
+            if step > 0 && next == t { return nil }
+            t = next
             if t > end { return nil }
             if rng.schedulerUnitInterval() < keepProbability(at: t, opens: opens) { return grid(t) }
         }

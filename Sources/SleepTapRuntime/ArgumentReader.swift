@@ -44,9 +44,18 @@ extension ArgumentReader {
     mutating func stepCosts(_ flag: String) throws(UsageError) -> StepCosts {
         let text = try value(flag)
         var costs = StepCosts()
-        for item in text.split(separator: ",") {
+        var given: Set<String> = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
-            if pair.count == 2, pair[0] == "weather-bytes" {
+            guard pair.count == 2 else {
+                throw UsageError(
+                    "\(flag) \"\(Self.clip(text))\": expected STEP=SECONDS[,...]; \"\(Self.clip(String(item)))\" is not"
+                )
+            }
+            guard given.insert(pair[0]).inserted else {
+                throw UsageError("\(flag) \"\(Self.clip(text))\": \(pair[0]) is given twice; give each step once")
+            }
+            if pair[0] == "weather-bytes" {
                 guard pair[1].count <= 9, pair[1].allSatisfy({ $0.isASCII && $0.isNumber }), let bytes = Int(pair[1])
                 else {
                     throw UsageError(

@@ -20,9 +20,16 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
         /// ISO 8601 strings to the second, e.g. `2026-06-01T08:00:00Z` (readable; sub-second parts are dropped).
         case iso8601
         /// UNIX seconds as JSON numbers, e.g. `1780300800.25`: exact, so a value read back is the
-        /// value written (the simulated OS's planned instants must not move by a rounding).
+        /// value written (the simulated OS's planned instants must not move by a rounding). A
+        /// number outside `instantRange` (before 1970, or after 9999, where no ISO 8601 instant
+        /// with a four-digit year lies) is refused as a bad file.
         case secondsSince1970
     }
+
+    /// The UNIX seconds a `secondsSince1970` file may hold: 1970-01-01T00:00:00Z up to the end of
+    /// 9999. A larger instant is no date a run reaches, and one such as 1e300 stalls any
+    /// arithmetic on it (adding a day leaves it unchanged).
+    package static var instantRange: Range<Double> { 0..<253_402_300_800 }
 
     /// - Parameters:
     ///   - path: the file.
@@ -258,7 +265,21 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
 
     private var decoder: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
+        switch dateFormat {
+        case .iso8601:
+            decoder.dateDecodingStrategy = .iso8601
+        case .secondsSince1970:
+            decoder.dateDecodingStrategy = .custom { decoder in
+                let container = try decoder.singleValueContainer()
+                let seconds = try container.decode(Double.self)
+                guard Self.instantRange.contains(seconds) else {
+                    throw DecodingError.dataCorruptedError(
+                        in: container,
+                        debugDescription: "an instant must be UNIX seconds from 0 (1970) to 253402300799 (9999)")
+                }
+                return Date(timeIntervalSince1970: seconds)
+            }
+        }
         return decoder
     }
 }

@@ -212,6 +212,38 @@ struct OSStateTests {
         #expect(os.contains("\"notificationAuthorization\":\"denied\""))
     }
 
+    @Test(
+        "An os.json instant beyond 9999 (a pending request's earliestBeginDate of 1e300) is moved aside naming the field; the phone starts and quits"
+    )
+    func storedInstantOutOfRange() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let stateDir = "\(scenario.dir)/phone"
+        let path = stateDir + "/os.json"
+        let first = try scenario.phone()
+        try first.expect(.phoneStarted)
+        first.send(line: "quit")
+        try #require(first.waitForExit(timeout: Scenario.deadline))
+        let written = try #require(FileManager.default.contents(atPath: path))
+        var stored = try #require(try JSONSerialization.jsonObject(with: written) as? [String: Any])
+        var ios = try #require(stored["ios"] as? [String: Any])
+        var pending = try #require(ios["pending"] as? [String: Any], "a new phone submits its refresh request")
+        pending["earliestBeginDate"] = 1e300
+        ios["pending"] = pending
+        stored["ios"] = ios
+        let edited = try JSONSerialization.data(withJSONObject: stored)
+        #expect(FileManager.default.createFile(atPath: path, contents: edited))
+        let phone = try scenario.phone()
+        let recovered = try phone.expect(.stateRecovered) { $0.string("path") == path }.event
+        #expect(recovered.string("reason")?.contains("earliestBeginDate") == true, "\(recovered)")
+        #expect(recovered.string("reason")?.contains("1970") == true, "\(recovered)")
+        try phone.expect(.phoneStarted)
+        phone.send(line: "quit")
+        #expect(phone.waitForExit(timeout: Scenario.deadline) && phone.exitStatus == 0)
+        let moved = try #require(recovered.string("movedTo"), "\(recovered)")
+        #expect(FileManager.default.contents(atPath: moved) == edited, "the bad file is kept byte for byte")
+    }
+
     @Test("A bad os.json is moved aside and the OS starts new; --platform against the stored OS exits 64 and leaves it")
     func badStoredOS() throws {
         let scenario = try Scenario()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SleepTapCalibration
 import SleepTapCommandLine
 import SleepTapCore
 import SleepTapRuntime
@@ -410,6 +411,11 @@ struct CompareTests {
                 == "--late-registration-from needs --late-registration F above 0 (the share it reaches)")
         #expect(message(base + ["--mix", "ios=2"]).hasPrefix("--mix"))
         #expect(message(base + ["--bench"]).contains("--bench"))
+        // A model drives iOS only: on a fleet with no iOS device it would be said used and run nowhere.
+        #expect(
+            message(base + ["--mix", "android=1", "--os-model", "m.json"]).hasPrefix(
+                "--os-model m.json: the fleet has no iOS devices"))
+        #expect(try parse(base + ["--mix", "ios=0.1,android=0.9", "--os-model", "m.json"]) != nil)
         // The batch system's shard, as the fleet takes it.
         let slurm = try CompareCommand.parse(
             base, today: Self.start, cores: 1,
@@ -449,5 +455,18 @@ struct CompareTests {
         #expect(svg.contains(">refresh</text>") && svg.contains(">horizon</text>"))
         #expect(svg.components(separatedBy: "<text").count == svg.components(separatedBy: "</text>").count)
         #expect(svg.hasSuffix("</svg>\n"))
+    }
+
+    @Test("The table's fleet line names the os model, and says it unused when no iOS group qualified")
+    func modelUnusedSaid() {
+        var options = FleetOptions(devices: 10, days: 7, start: LocalDate(parsing: "2026-11-02")!)
+        options.osModelFile = "m.json"
+        options.osModel = CalibratedOS(model: CalibrationModel(confidence: 0.95))
+        let report = CompareReport(options: options, settings: CompareSettings(), tallies: [])
+        #expect(report.fleetLine.hasSuffix(", os model m.json (unused: no iOS group with enough answered requests)"))
+        options.osModel = nil
+        #expect(
+            CompareReport(options: options, settings: CompareSettings(), tallies: []).fleetLine.hasSuffix(
+                ", os model m.json"))
     }
 }

@@ -295,4 +295,16 @@ struct SchedulerUsageTests {
         #expect(back.openHistory == [Self.midnight])
         #expect(back.nextLaunch(after: Self.midnight) == u.nextLaunch(after: Self.midnight))
     }
+
+    @Test(
+        "A wait drawn from an instant so far from 1970 that a step leaves it unchanged (1e300 s) ends with no opportunity, not a loop that never ends"
+    )
+    func drawFromAnUnreachableInstant() {
+        var rng = SplitMix64(state: 5)
+        let model = UsageModel()
+        let far = Date(timeIntervalSince1970: 1e300)
+        #expect(model.draw(from: far, opens: [], meanDelay: 3_600, grid: { $0 }, using: &rng) == nil)
+        let near = Date(timeIntervalSince1970: 1_780_000_000)
+        #expect(model.draw(from: near, opens: [], meanDelay: 3_600, grid: { $0 }, using: &rng) != nil)
+    }
 }

@@ -87,6 +87,18 @@ struct OptionEffectTests {
         for bad in ["weather-bytes=-1", "weather-bytes=1.5", "weather-bytes=1e9", "weather-bytes=9999999999"] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.phoneOptions(["--step-costs", bad]) }
         }
+        // A step given twice, or an empty item, is named: the first would silently lose.
+        for (bad, says) in [
+            ("dates=1,dates=2", "dates is given twice"), ("dates=1,,notices=2", "\"\" is not"),
+            ("weather-bytes=1,weather-bytes=2", "weather-bytes is given twice"), ("dates=1,", "\"\" is not"),
+        ] {
+            do {
+                _ = try Self.phoneOptions(["--step-costs", bad])
+                Issue.record("\(bad) was accepted")
+            } catch {
+                #expect("\(error)".contains(says), "\(bad): \(error)")
+            }
+        }
     }
 
     @Test("--weather-cost is what an offline fetch costs")
