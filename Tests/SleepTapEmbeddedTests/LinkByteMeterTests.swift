@@ -42,6 +42,30 @@ struct LinkByteMeterTests {
         all.append(.batch(batch(seq: 100, zone: "Europe/Berlin", after: start, days: 7, time: "06:45")))
         all.append(.upToDate(seq: 100))
         all.append(.error(reason: "unknown type \"x\"/\\ \u{1}"))
+        // Shapes: every digit count of a sequence number, ids of every width of their hex, and
+        // instants with and without fractions, at the ends of what ISO8601.string writes in 20
+        // characters and beyond them.
+        let ends = [
+            Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 253_402_300_799.9),
+            start.addingTimeInterval(0.5), Date(timeIntervalSince1970: -1),
+            Date(timeIntervalSince1970: 253_402_300_800),
+        ]
+        for (index, seq) in [0, 1, 9, 10, 99, 100, 12_345, 9_007_199_254_740_991].enumerated() {
+            let id = UInt64(1) << (index * 8 % 64)
+            let ref = BatchRef(epoch: id, seq: UInt64(seq), digest: ~id)
+            let end = ends[index % ends.count]
+            all.append(.ack(ref, coverageEnd: end))
+            all.append(.ack(ref, coverageEnd: nil))
+            all.append(.hello(ref))
+            all.append(.upToDate(seq: UInt64(seq)))
+            all.append(.request(DateRequest(id: UInt64(seq) + 1, nightsLeft: index * 2, coverageEnd: end)))
+            all.append(.request(DateRequest(id: UInt64(seq) + 1, nightsLeft: 0, coverageEnd: nil)))
+            let empty = WakeBatch(epoch: id, seq: UInt64(seq), generatedAt: end, timeZone: "Etc/GMT+5", entries: [])
+            all.append(.batch(empty))
+            var dated = batch(seq: UInt64(seq), zone: "America/New_York", after: start, days: 2)
+            dated.generatedAt = end
+            all.append(.batch(dated))
+        }
         return all
     }
 
