@@ -598,17 +598,18 @@ package struct FreshnessReport: Sendable {
         return out
     }
 
-    /// A day whose execution rate fell: at least `fallPoints` percentage points below the best
-    /// rate of the days before it, and by more than two standard errors of the difference.
+    /// A day whose execution rate fell: at least `fallPoints` percentage points below the rate of
+    /// the days before it, and by more than two standard errors of the difference.
     package struct Fall: Equatable, Sendable {
         /// The UTC day the rate fell on.
         package var day: LocalDate
         /// That day's execution rate, a fraction from 0 to 1.
         package var rate: Double
-        /// The best earlier day and its rate.
-        package var bestDay: LocalDate
-        /// The best earlier day's execution rate, a fraction from 0 to 1.
-        package var bestRate: Double
+        /// The first and the last of the earlier days the rate is compared with.
+        package var before: ClosedRange<LocalDate>
+        /// Their execution rate, all their successful runs over all their `submitted`, a fraction
+        /// (above 1 when requests of earlier days ran in them).
+        package var beforeRate: Double
     }
 
     /// A fall of the daily execution rate counts from this many percentage points.
@@ -617,26 +618,33 @@ package struct FreshnessReport: Sendable {
     package static let fallMinimumSubmitted = 10
 
     /// The first of the 14 days whose execution rate (all devices) is `fallPoints` or more below
-    /// the best of the days before it and more than 2 standard errors below it (the difference
-    /// of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), n the days' `submitted`, so that a
-    /// small fleet's day-to-day noise is no fall); days with at least `fallMinimumSubmitted`
-    /// submitted. Nil when none fell.
+    /// the rate of all the days before it taken together, and more than 2 standard errors below
+    /// it (the difference of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), n the `submitted`
+    /// of each side), so that a small fleet's day-to-day noise is no fall; days with at least
+    /// `fallMinimumSubmitted` submitted. The earlier days are pooled, not searched for their best:
+    /// the best of several noisy days lies above their common rate, and an ordinary day after it
+    /// read as a fall. Nil when none fell.
     package var firstExecutionRateFall: Fall? {
-        var best: (day: LocalDate, rate: Double, submitted: Int)?
+        var before: (from: LocalDate, to: LocalDate, succeeded: Int, submitted: Int)?
         for index in 0..<14 {
             let f = figures(.all, days: index...index)
             guard f.submitted >= Self.fallMinimumSubmitted, let rate = f.executionRate else { continue }
-            if let best {
+            if let before {
+                let earlier = Double(before.succeeded) / Double(before.submitted)
                 // Rates above 100 % (a request run in another window) count as 100 % for the error.
-                let p1 = min(1, best.rate)
+                let p1 = min(1, earlier)
                 let p2 = min(1, rate)
-                let error = (p1 * (1 - p1) / Double(best.submitted) + p2 * (1 - p2) / Double(f.submitted)).squareRoot()
-                let drop = best.rate - rate
+                let error = (p1 * (1 - p1) / Double(before.submitted) + p2 * (1 - p2) / Double(f.submitted))
+                    .squareRoot()
+                let drop = earlier - rate
                 if drop * 100 >= Self.fallPoints - 1e-9, drop > 2 * error {
-                    return Fall(day: days[index], rate: rate, bestDay: best.day, bestRate: best.rate)
+                    return Fall(day: days[index], rate: rate, before: before.from...before.to, beforeRate: earlier)
                 }
             }
-            if best == nil || rate > best!.rate { best = (days[index], rate, f.submitted) }
+            before = (
+                before?.from ?? days[index], days[index], (before?.succeeded ?? 0) + f.succeeded,
+                (before?.submitted ?? 0) + f.submitted
+            )
         }
         return nil
     }
@@ -729,6 +737,11 @@ extension FreshnessReport {
 
     /// `48.0 %`.
     static func percent(_ value: Double) -> String { String(format: "%.1f %%", value * 100) }
+
+    /// `2026-03-01` for one day, `2026-03-01 to 2026-03-10` for several.
+    static func span(_ days: ClosedRange<LocalDate>) -> String {
+        days.lowerBound == days.upperBound ? "\(days.lowerBound)" : "\(days.lowerBound) to \(days.upperBound)"
+    }
 
     /// `93.1 % (1200 / 1289)`, or `n/a (0 submitted)`.
     static func rate(_ figures: Figures) -> String {
@@ -907,13 +920,13 @@ extension FreshnessReport {
         if let fall = firstExecutionRateFall {
             out +=
                 "The daily execution rate first fell on **\(fall.day)**: \(Self.percent(fall.rate)), after "
-                + "\(Self.percent(fall.bestRate)) on \(fall.bestDay) (a fall is \(Int(Self.fallPoints)) points or "
-                + "more, and more than 2 standard errors, below the best earlier day; days with at least "
-                + "\(Self.fallMinimumSubmitted) submitted).\n\n"
+                + "\(Self.percent(fall.beforeRate)) over \(Self.span(fall.before)) (a fall is "
+                + "\(Int(Self.fallPoints)) points or more, and more than 2 standard errors, below the rate of the "
+                + "earlier days together; days with at least \(Self.fallMinimumSubmitted) submitted).\n\n"
         } else {
             out +=
                 "The daily execution rate did not fall by \(Int(Self.fallPoints)) points or more (and more than 2 "
-                + "standard errors) below an earlier day in the two weeks (days with at least "
+                + "standard errors) below the rate of the days before it in the two weeks (days with at least "
                 + "\(Self.fallMinimumSubmitted) submitted).\n\n"
         }
 
@@ -1053,7 +1066,10 @@ extension FreshnessReport {
         }
         var fall: Any = NSNull()
         if let f = firstExecutionRateFall {
-            fall = ["day": f.day.description, "rate": f.rate, "bestDay": f.bestDay.description, "bestRate": f.bestRate]
+            fall = [
+                "day": f.day.description, "rate": f.rate, "beforeFrom": f.before.lowerBound.description,
+                "beforeTo": f.before.upperBound.description, "beforeRate": f.beforeRate,
+            ]
         }
         return [
             "event": "report.summary", "date": date.description,

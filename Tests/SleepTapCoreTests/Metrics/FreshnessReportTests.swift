@@ -220,10 +220,14 @@ struct FreshnessReportTests {
                     version: late ? "1.1" : "1.0"))
         }
         let fall = try #require(report.firstExecutionRateFall)
-        #expect(fall.day == LocalDate(parsing: "2026-03-11")! && fall.bestRate == 1 && abs(fall.rate - 1.0 / 3) < 1e-12)
+        #expect(
+            fall.day == LocalDate(parsing: "2026-03-11")! && fall.beforeRate == 1 && abs(fall.rate - 1.0 / 3) < 1e-12)
+        #expect(fall.before == LocalDate(parsing: "2026-03-01")!...LocalDate(parsing: "2026-03-10")!)
         let text = report.markdown()
         #expect(
-            text.contains("The daily execution rate first fell on **2026-03-11**: 33.3 %, after 100.0 % on 2026-03-01"),
+            text.contains(
+                "The daily execution rate first fell on **2026-03-11**: 33.3 %, after 100.0 % over 2026-03-01 to 2026-03-10"
+            ),
             "\(text)")
         #expect(
             text.contains(
@@ -260,6 +264,26 @@ struct FreshnessReportTests {
                 && causes[3].contains("App Standby"))
         #expect(other.firstExecutionRateFall == nil)
         #expect(other.markdown().contains("did not fall by 5 points or more"))
+    }
+
+    @Test(
+        "An ordinary day after the luckiest one is no fall: the earlier days are pooled (84.4 %), so 80 % is 4.4 points below, though 6 below the best day's 86 %; a day at 70 % is one"
+    )
+    func fallAgainstThePooledRate() throws {
+        func report(_ rates: [Int: Int]) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            for day in 1...14 {
+                let percent = rates[day] ?? 84
+                report.add(file: Self.week(day, devices: 400, days: 1, hours: { _ in 2 }, ran: { $0 % 100 < percent }))
+            }
+            return report
+        }
+        // The rule before: 86 % on day 4, then 80 % on day 6, is 6 points and 2.3 standard errors.
+        #expect(report([4: 86, 6: 80]).firstExecutionRateFall == nil)
+        let fall = try #require(report([4: 86, 6: 80, 12: 70]).firstExecutionRateFall)
+        #expect(fall.day == LocalDate(parsing: "2026-03-12")! && abs(fall.rate - 0.7) < 1e-12)
+        #expect(fall.before == LocalDate(parsing: "2026-03-01")!...LocalDate(parsing: "2026-03-11")!)
+        #expect(abs(fall.beforeRate - (84.0 * 9 + 86 + 80) / 1_100) < 1e-12)
     }
 
     @Test("A comparison with fewer than 20 samples a side is marked \"few samples\"; 20 a side is not")
