@@ -75,6 +75,33 @@ package enum FreshnessReportFiles {
         return nil
     }
 
+    /// A hint for a `--root` with no `metrics/bg_runs` under it that holds records nearby: the
+    /// `metrics` or `bg_runs` directory itself (the root is above it), or the directories of
+    /// `sleeptap-compare --out` (one root per strategy); empty when none applies.
+    package static func rootHint(_ root: String) -> String {
+        let trimmed = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        let parts = RunRecordFile.directory.split(separator: "/").map(String.init)  // metrics, bg_runs
+        func isDirectory(_ path: String) -> Bool {
+            var flag: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &flag) && flag.boolValue
+        }
+        let name = trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+        if name == parts[1], isDirectory(trimmed) {
+            let above = FilePaths.directory(of: FilePaths.directory(of: trimmed))
+            return " (--root is the directory that holds \(RunRecordFile.directory): try --root \(above))"
+        }
+        if name == parts[0], isDirectory(trimmed + "/" + parts[1]) {
+            return
+                " (--root is the directory that holds \(RunRecordFile.directory): try --root \(FilePaths.directory(of: trimmed)))"
+        }
+        let holders = ((try? FileManager.default.contentsOfDirectory(atPath: trimmed)) ?? []).sorted().filter {
+            isDirectory(trimmed + "/" + $0 + "/" + RunRecordFile.directory)
+        }
+        guard let first = holders.first else { return "" }
+        return " (records lie one level down, in \(holders.joined(separator: ", ")): give one of them as --root, "
+            + "e.g. --root \(trimmed)/\(first); sleeptap-compare --out writes one per strategy)"
+    }
+
     /// Reads the records under `root` into a report for `date` (no writing).
     /// - Throws: `Failure.noInput` when no file could be used, naming the directory and each
     ///   skipped file's reason.
@@ -83,7 +110,7 @@ package enum FreshnessReportFiles {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
         else {
-            throw .noInput("no input: \(directory) is not a directory")
+            throw .noInput("no input: \(directory) is not a directory" + rootHint(root))
         }
         let names = try Names(jsonFilesIn: directory)
         guard names.count > 0 else { throw .noInput("no input: no *.json file in \(directory)") }
@@ -229,7 +256,7 @@ package enum FreshnessReportFiles {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
         else {
-            throw .noInput("no input: \(directory) is not a directory")
+            throw .noInput("no input: \(directory) is not a directory" + rootHint(root))
         }
         let names = try Names(jsonFilesIn: directory)
         guard names.count > 0 else { throw .noInput("no input: no *.json file in \(directory)") }

@@ -39,4 +39,33 @@ struct RecordFileNamesTests {
         let report = try FreshnessReportFiles.read(root: root, date: LocalDate(parsing: "2026-11-26")!)
         #expect(report.files == 1 && report.skipped.isEmpty)
     }
+
+    @Test(
+        "A --root with no metrics/bg_runs under it is pointed to the records nearby: the metrics or bg_runs directory given, or one directory per strategy"
+    )
+    func rootHints() throws {
+        let root = NSTemporaryDirectory() + "record-root-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for strategy in ["refresh", "push"] {
+            try FileManager.default.createDirectory(
+                atPath: root + "/\(strategy)/" + RunRecordFile.directory, withIntermediateDirectories: true)
+        }
+        #expect(
+            FreshnessReportFiles.rootHint(root + "/push/metrics")
+                == " (--root is the directory that holds metrics/bg_runs: try --root \(root)/push)")
+        #expect(
+            FreshnessReportFiles.rootHint(root + "/push/metrics/bg_runs/")
+                == " (--root is the directory that holds metrics/bg_runs: try --root \(root)/push)")
+        #expect(
+            FreshnessReportFiles.rootHint(root)
+                == " (records lie one level down, in push, refresh: give one of them as --root, e.g. --root \(root)/push; sleeptap-compare --out writes one per strategy)"
+        )
+        #expect(FreshnessReportFiles.rootHint(root + "/missing") == "")
+        do {
+            _ = try FreshnessReportFiles.read(root: root, date: LocalDate(parsing: "2026-11-26")!)
+            Issue.record("a root with no records was read")
+        } catch {
+            #expect("\(error)".contains("give one of them as --root"), "\(error)")
+        }
+    }
 }
