@@ -205,7 +205,7 @@ package struct ScenarioFile: Sendable {
         let watch = resolvingPaths(try flags(object["watch"], "watch", fail), against: directory)
         let platform = try platform(of: phone, fail)
         let steps = try decodeSteps(object["steps"], start: start, end: end, platform: platform, fail)
-        let expectations = try decodeExpectations(object["expect"], fail)
+        let expectations = try decodeExpectations(object["expect"], start: start, end: end, fail)
         let file = ScenarioFile(
             path: path, name: name, start: start, end: end, timeZone: timeZone, schedule: schedule,
             schedulePath: schedulePath, scheduleData: scheduleData, phone: phone, watch: watch, steps: steps,
@@ -443,7 +443,9 @@ package struct ScenarioFile: Sendable {
         return steps
     }
 
-    static func decodeExpectations(_ value: Any?, _ fail: Fail) throws(ScenarioError) -> [ScenarioExpectation] {
+    static func decodeExpectations(
+        _ value: Any?, start: Date, end: Date, _ fail: Fail
+    ) throws(ScenarioError) -> [ScenarioExpectation] {
         guard let value else { return [] }
         guard let array = value as? [Any] else { throw fail("expect", value, "expected an array of expectations") }
         var result: [ScenarioExpectation] = []
@@ -458,6 +460,11 @@ package struct ScenarioFile: Sendable {
             if let text = object["source"] {
                 guard let name = text as? String, let value = EventSource(rawValue: name) else {
                     throw fail(field + ".source", text, "expected phone, watch or os")
+                }
+                // A source the event never comes from matches nothing: `count: 0` would pass vacuously.
+                if let sources = EventFieldCatalog.sources[event], !sources.contains(value) {
+                    let from = sources.map(\.rawValue).sorted().joined(separator: " or ")
+                    throw fail(field + ".source", text, "\(event.rawValue) comes from \(from) only")
                 }
                 source = value
             }
@@ -476,6 +483,13 @@ package struct ScenarioFile: Sendable {
             let to = try optionalInstant("to")
             if let from, let to, from >= to {
                 throw fail(field + ".to", object["to"], "must be after from \(ISO8601.string(from))")
+            }
+            // A window with no instant of the run matches nothing.
+            if let from, from >= end {
+                throw fail(field + ".from", object["from"], "at or after the scenario's end \(ISO8601.string(end))")
+            }
+            if let to, to <= start {
+                throw fail(field + ".to", object["to"], "at or before the scenario's start \(ISO8601.string(start))")
             }
             let count = try optionalCount("count")
             let min = try optionalCount("min")

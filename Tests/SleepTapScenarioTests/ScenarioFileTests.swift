@@ -314,8 +314,37 @@ struct ScenarioFileTests {
         let fields = try check(
             #"{"event": "fallback.manual_entry", "fields": {"tapLocalDate": "2026-07-21"}, "count": 1}"#)
         #expect(fields.passed, "\(fields.observed)")
-        let source = try check(#"{"event": "fallback.manual_entry", "source": "phone"}"#)
-        #expect(!source.passed && source.observed == "count 0", "\(source.observed)")
+        // A source the event never comes from, a count beyond any JSON integer and a window
+        // outside the run would match nothing: refused at load, so `count: 0` cannot pass on them.
+        for (json, says) in [
+            (
+                #"{"event": "fallback.manual_entry", "source": "phone", "count": 0}"#,
+                "fallback.manual_entry comes from watch only"
+            ),
+            (#"{"event": "os.low_power", "source": "watch", "count": 0}"#, "os.low_power comes from os only"),
+            (#"{"event": "coverage.low", "fields": {"nightsLeft": 1e300}, "count": 0}"#, "of at most 2^53 - 1"),
+            (
+                #"{"event": "batch.applied", "fields": {"seq": 99999999999999999999}, "count": 0}"#,
+                "of at most 2^53 - 1"
+            ),
+            (
+                #"{"event": "os.low_power", "from": "2030-01-01T00:00:00Z", "count": 0}"#,
+                "at or after the scenario's end"
+            ),
+            (
+                #"{"event": "os.low_power", "to": "2020-01-01T00:00:00Z", "count": 0}"#,
+                "at or before the scenario's start"
+            ),
+        ] {
+            do {
+                _ = try check(json)
+                Issue.record("accepted: \(json)")
+            } catch {
+                #expect("\(error)".contains(says), "\(json): \(error)")
+            }
+        }
+        let phoneSide = try check(#"{"event": "state.recovered", "source": "phone", "count": 0}"#)
+        #expect(phoneSide.passed, "\(phoneSide.observed)")
         // A misspelt field cannot pass vacuously: no fallback.manual_entry carries tapLocalDay,
         // which the file's load already says (ExpectationCatalogTests).
         #expect(throws: ScenarioError.self) {

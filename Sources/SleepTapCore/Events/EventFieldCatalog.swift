@@ -173,6 +173,27 @@ package enum EventFieldCatalog {
     /// The documented fields of each event, and whether the row leaves some unnamed (open).
     package static let events: [EventName: (fields: [String: EventField], open: Bool)] = parse(table)
 
+    /// The `source` each event's lines can carry, from the table's side column (`both`: phone
+    /// and watch; the `os.*` names: os, whichever process writes them, `EventName.source(in:)`).
+    package static let sources: [EventName: Set<EventSource>] = {
+        var result: [EventName: Set<EventSource>] = [:]
+        for line in table.split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard cells.count >= 4 else { continue }
+            let processes: [EventSource] =
+                cells[1] == "both" ? [.phone, .watch] : EventSource(rawValue: cells[1]).map { [$0] } ?? []
+            let names = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.compactMap { EventName(rawValue: String($0.element)) }
+            for name in names {
+                result[name, default: []].formUnion(processes.map { name.source(in: $0) })
+            }
+        }
+        return result
+    }()
+
     /// The fields every event line has.
     package static let common: [String: EventField] = [
         "event": EventField(name: "event", type: .string, optional: false),
@@ -268,7 +289,12 @@ package enum EventFieldCatalog {
         if let number = value as? NSNumber {
             switch field.type {
             case .number: return nil
-            case .int: return number.doubleValue.rounded() == number.doubleValue ? nil : "\(expected), not a fraction"
+            case .int:
+                // Every count and sequence number the tools write is an exact JSON integer
+                // (|n| ≤ 2^53 − 1, RFC 7493 §2.2): a larger one matches no line.
+                let double = number.doubleValue
+                guard double.rounded() == double else { return "\(expected), not a fraction" }
+                return abs(double) <= 9_007_199_254_740_991 ? nil : "\(expected) of at most 2^53 - 1, not beyond it"
             default: return "\(expected), not a number"
             }
         }
