@@ -83,6 +83,11 @@ struct ReportOptions: Equatable, Sendable {
                 }
                 date = day
             case "--json": json = true
+            case let operand where !operand.hasPrefix("-") && root == nil:
+                // A directory given alone, as most tools take one: say which option takes it.
+                throw UsageError(
+                    "unknown argument \(ArgumentReader.clip(operand)): the records' directory is given as --root \(ArgumentReader.clip(operand))"
+                )
             default: throw ArgumentReader.unknown(flag)
             }
         }

@@ -165,6 +165,14 @@ struct CalibrateTests {
         #expect(flag.standardError.contains("--frob"), "\(flag.standardError)")
         let missing = try CapturedRun.run("sleeptap-calibrate", ["--json"], timeout: 30)
         #expect(missing.status == 64 && missing.standardError.contains("--root is required"))
+        // A directory given alone is pointed to --root, in both readers of the records.
+        for tool in ["sleeptap-calibrate", "sleeptap-report"] {
+            let bare = try CapturedRun.run(tool, [scenario.dir], timeout: 30)
+            #expect(bare.status == 64, "\(tool): \(bare.standardError)")
+            #expect(
+                bare.standardError.contains("the records' directory is given as --root \(scenario.dir)"),
+                "\(tool): \(bare.standardError)")
+        }
     }
 
     @Test(
