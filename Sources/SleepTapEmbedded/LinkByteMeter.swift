@@ -122,8 +122,7 @@ struct LinkByteMeter {
 
     /// Whether `ISO8601.string` writes `date` in 20 characters (1970 to 9999).
     private static func hasFixedWidth(_ date: Date) -> Bool {
-        let time = date.timeIntervalSince1970
-        return time >= 0 && time < 253_402_300_800
+        ISO8601.fourDigitYears.contains(date.timeIntervalSince1970)
     }
 
     /// A batch reference's shape: both ids 0, the sequence number the smallest of its width.

@@ -26,10 +26,10 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
         case secondsSince1970
     }
 
-    /// The UNIX seconds a `secondsSince1970` file may hold: 1970-01-01T00:00:00Z up to the end of
-    /// 9999. A larger instant is no date a run reaches, and one such as 1e300 stalls any
-    /// arithmetic on it (adding a day leaves it unchanged).
-    package static var instantRange: Range<Double> { 0..<253_402_300_800 }
+    /// The UNIX seconds a `secondsSince1970` file may hold: those of a four-digit year
+    /// (`ISO8601.fourDigitYears`). A larger instant is no date a run reaches, and one such as
+    /// 1e300 stalls any arithmetic on it (adding a day leaves it unchanged).
+    package static var instantRange: Range<Double> { ISO8601.fourDigitYears }
 
     /// - Parameters:
     ///   - path: the file.

@@ -82,6 +82,10 @@ public struct Event: Equatable, Sendable {
 
 /// ISO-8601 instants as SleepTap writes them: UTC, whole seconds, `Z` suffix.
 public enum ISO8601 {
+    /// The UNIX seconds of the instants `string(_:)` writes in 20 characters, with a four-digit
+    /// year: 1970-01-01T00:00:00Z up to the end of 9999.
+    package static let fourDigitYears: Range<Double> = 0..<253_402_300_800
+
     /// `2025-03-07T11:30:00Z`. Fractions of a second are dropped (floored).
     ///
     /// The same text as Foundation's `.iso8601` format style (`ISO8601Tests` keeps them equal).
@@ -97,7 +101,7 @@ public enum ISO8601 {
     /// nil for instants outside 1970 to 9999, which `UTCDays` does not cover.
     package static func text(_ date: Date, milliseconds: Int?) -> String? {
         let time = date.timeIntervalSince1970
-        guard time >= 0, time < 253_402_300_800, let day = UTCDays.day(containing: date) else { return nil }
+        guard fourDigitYears.contains(time), let day = UTCDays.day(containing: date) else { return nil }
         let secondOfDay = Int((time - day.start.timeIntervalSince1970).rounded(.down))
         let count = milliseconds == nil ? 20 : 24
         return String(unsafeUninitializedCapacity: count) { out in
@@ -133,7 +137,7 @@ public enum ISO8601 {
     /// where `string` writes what `date` may not read.
     public static func wholeSecond(_ date: Date) -> Date? {
         let time = date.timeIntervalSince1970
-        guard time >= 0, time < 253_402_300_800, let day = UTCDays.day(containing: date),
+        guard fourDigitYears.contains(time), let day = UTCDays.day(containing: date),
             let start = UTCDays.start(of: day.date)
         else { return nil }
         let secondOfDay = Int((time - day.start.timeIntervalSince1970).rounded(.down))

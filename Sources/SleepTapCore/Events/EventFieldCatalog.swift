@@ -177,17 +177,10 @@ package enum EventFieldCatalog {
     /// and watch; the `os.*` names: os, whichever process writes them, `EventName.source(in:)`).
     package static let sources: [EventName: Set<EventSource>] = {
         var result: [EventName: Set<EventSource>] = [:]
-        for line in table.split(separator: "\n") where line.hasPrefix("| ") {
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
-            guard cells.count >= 4 else { continue }
+        for row in rows(table) {
             let processes: [EventSource] =
-                cells[1] == "both" ? [.phone, .watch] : EventSource(rawValue: cells[1]).map { [$0] } ?? []
-            let names = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
-                $0.offset % 2 == 1
-            }.compactMap { EventName(rawValue: String($0.element)) }
-            for name in names {
+                row.side == "both" ? [.phone, .watch] : EventSource(rawValue: row.side).map { [$0] } ?? []
+            for name in row.names.compactMap(EventName.init(rawValue:)) {
                 result[name, default: []].formUnion(processes.map { name.source(in: $0) })
             }
         }
@@ -206,17 +199,10 @@ package enum EventFieldCatalog {
     /// - Returns: the fields per event name the catalogue knows (rows of other names are skipped).
     package static func parse(_ text: String) -> [EventName: (fields: [String: EventField], open: Bool)] {
         var result: [EventName: (fields: [String: EventField], open: Bool)] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("| ") {
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
-            guard cells.count >= 4 else { continue }
-            let names = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
-                $0.offset % 2 == 1
-            }.map { String($0.element) }
+        for (_, names, fieldText) in rows(text) {
             var fields: [String: EventField] = [:]
             var open = false
-            for item in topLevelItems(withoutNotes(cells[3...].dropLast().joined(separator: "|"))) {
+            for item in topLevelItems(withoutNotes(fieldText)) {
                 var words = item.split(separator: " ").map(String.init)
                 // `phone: id str`, `iOS forceQuitCleared bool`: a qualifier before the field.
                 while let first = words.first, first.hasSuffix(":") || first == "iOS" || first == "Android" {
@@ -237,6 +223,22 @@ package enum EventFieldCatalog {
             }
         }
         return result
+    }
+
+    /// The rows of an event table: the side column (`phone`, `watch`, `both`, `os`, `soak`), the
+    /// names in backticks of the event column, and the text of the fields column.
+    private static func rows(_ text: String) -> [(side: String, names: [String], fields: String)] {
+        text.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("| ") else { return nil }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard cells.count >= 4 else { return nil }
+            let names = cells[2].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
+            return (cells[1], names, cells[3...].dropLast().joined(separator: "|"))
+        }
     }
 
     /// The text with every parenthesised note removed (parentheses inside backticks are text).
