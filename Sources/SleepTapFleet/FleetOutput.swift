@@ -23,17 +23,18 @@ package enum FleetOutput {
 
     /// The options that decide a fleet's records, as one line of text: not `--jobs`, which
     /// changes nothing in them, nor the shard, which picks some of the same fleet's devices,
-    /// nor the model file's path (its bytes' digest is).
+    /// nor the model file's path (its bytes' digest is). Each part is named after its
+    /// `FleetOptions` property (`FleetOutputTests` checks that none is missing).
     package static func signature(of options: FleetOptions) -> String {
         let buckets = StandbyBucket.all.map { "\($0.rawValue):\(options.buckets[$0] ?? 0)" }.joined(separator: ",")
         let model = options.osModelDigest ?? (options.osModel == nil ? "none" : "given")
         return [
             "devices=\(options.devices)", "days=\(options.days)", "start=\(options.start)", "seed=\(options.seed)",
-            "osSeedSalt=\(options.osSeedSalt)", "ios=\(options.iosShare)",
+            "osSeedSalt=\(options.osSeedSalt)", "iosShare=\(options.iosShare)",
             "lateRegistration=\(options.lateRegistration)",
             "lateRegistrationFrom=\(options.lateRegistrationFrom?.description ?? "none")", "opens=\(options.opens)",
             "lowPower=\(options.lowPower)", "nightstand=\(options.nightstand)", "buckets=\(buckets)",
-            "opportunityModel=\(options.opportunityModel.rawValue)", "osModel=\(model)",
+            "opportunityModel=\(options.opportunityModel.rawValue)", "osModelDigest=\(model)",
             "horizonDays=\(options.horizonDays)", "requestDates=\(options.requestDates)",
             "processingTask=\(options.processingTask)", "push=\(options.push?.rawValue ?? "none")",
             "warnNights=\(options.warnNights)", "watchNights=\(options.watchNights)",

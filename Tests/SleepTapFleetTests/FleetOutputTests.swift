@@ -71,4 +71,14 @@ struct FleetOutputTests {
         #expect(FleetOutput.signature(of: Self.options()) == FleetOutput.signature(of: Self.options()))
         #expect(FleetOutput.signature(of: Self.options()) != FleetOutput.signature(of: other))
     }
+
+    @Test("Every option of the fleet is in the signature but the shard, the model value and its path")
+    func signatureNamesEveryOption() {
+        let signature = FleetOutput.signature(of: Self.options())
+        let left = ["shardIndex", "shardCount", "osModel", "osModelFile"]
+        for case let label? in Mirror(reflecting: Self.options()).children.map(\.label) where !left.contains(label) {
+            #expect(
+                signature.contains(" \(label)=") || signature.hasPrefix("\(label)="), "\(label) is not in \(signature)")
+        }
+    }
 }
