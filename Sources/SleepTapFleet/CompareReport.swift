@@ -196,7 +196,9 @@ package struct CompareReport: Sendable {
         object["devices"] = tallies.first?.devices ?? 0
         object["shard"] = "\(options.shardIndex)/\(options.shardCount)"
         object["strategies"] = strategies
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 

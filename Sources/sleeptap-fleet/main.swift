@@ -129,7 +129,9 @@ case .run(var options, let out, let jobs, let json):
             object["osModelGroup"] = modelEntry.map { ["name": $0.group, "n": $0.n] as [String: Any] } ?? NSNull()
         }
         if opportunityLine != nil { object["opportunityModel"] = options.opportunityModel.rawValue }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
         writeOut(String(decoding: data, as: UTF8.self))
     } else {
         // "200 devices", or for one shard "shard 1/4: 50 of 200 devices".

@@ -5,6 +5,7 @@ import SleepTapCore
 import SleepTapEmbedded
 import SleepTapOS
 import SleepTapProcess
+import SleepTapRuntime
 import SleepTapScenario
 import Synchronization
 
@@ -206,6 +207,31 @@ final class Exhaustion {
                 violation = (error, timeline, file, logs)
             }
         }
+    }
+
+    /// Why a failing timeline's scenario file could not be written under `directory` (`--out`),
+    /// nil when it could: something other than a directory there or on the way to it, or no
+    /// file can be created in it (or, for a directory still to be made, in the nearest existing
+    /// one above it; tried by creating and removing a temporary file, as `access(2)` says yes to
+    /// root where the file system says no). Nothing is created.
+    static func outProblem(_ directory: String) -> String? {
+        var existing = directory
+        while !FileManager.default.fileExists(atPath: existing) {
+            let parent = FilePaths.directory(of: existing)
+            guard parent != existing else { break }
+            existing = parent
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: existing, isDirectory: &isDirectory) else {
+            return "\(existing) does not exist"
+        }
+        guard isDirectory.boolValue else {
+            return existing == directory ? "is not a directory" : "\(existing) is not a directory"
+        }
+        if let failure = AtomicFile.cannotWrite(existing + "/sleeptap-soak-probe.json") {
+            return existing == directory ? "no file can be created in it: \(failure.reason)" : "\(failure)"
+        }
+        return nil
     }
 
     struct SetupError: Error {
@@ -418,6 +444,12 @@ func runExhaustion(_ arguments: [String]) -> Never {
         ExhaustionOptions.command, versionName: "sleeptap-soak"
     ) { () throws(UsageError) in
         try ExhaustionOptions.parse(arguments)
+    }
+    // --out is written only when a timeline breaks, at the end of a long run: check it first.
+    if let problem = Exhaustion.outProblem(options.outDirectory) {
+        Reaper.shared.finish(.cantCreate) {
+            complain("sleeptap-soak exhaustion: --out \(printable(options.outDirectory)): \(printable(problem))")
+        }
     }
     let soak = Exhaustion(options: options, seed: options.seed ?? UInt64.random(in: 0...UInt64.max))
     Exhaustion.current = soak

@@ -72,7 +72,10 @@ struct ExhaustionOptions: Equatable, Sendable {
                             """),
                     OptionSpec(
                         "--out", value: "DIR", example: "/tmp",
-                        help: "where the scenario file of a failing timeline is written (default .)"),
+                        help: """
+                            where the scenario file of a failing timeline is written (default .); checked
+                            before the run, made only when a file goes there
+                            """),
                     OptionSpec("--json", help: "print the summary as one JSON object (event soak.summary)"),
                     OptionSpec(
                         "--inject-fault", value: "KIND", example: "wrong-wake",
@@ -95,8 +98,8 @@ struct ExhaustionOptions: Equatable, Sendable {
             128 + N.
 
             Exit: 0 every invariant held, 1 an invariant broke, 64 bad arguments, 69 phone or watch
-            not built (--processes), 70 a timeline could not run, 73 the scenario file or a temp dir
-            cannot be written, 74 stdout closed or not writable, 128 + N on signal N.
+            not built (--processes), 70 a timeline could not run, 73 --out (at start), the scenario file or a temp
+            dir cannot be written, 74 stdout closed or not writable, 128 + N on signal N.
             """)
 
     /// Parses the arguments after `exhaustion`; `-h`/`--help` wins wherever it stands.

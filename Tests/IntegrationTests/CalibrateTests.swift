@@ -206,6 +206,8 @@ struct CalibrateTests {
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
         #expect(object["osModel"] as? String == model)
+        // The path as typed: no JSON escape of its slashes (RFC 8259 allows both; people read this).
+        #expect(json.standardOutput.contains("\"osModel\":\"\(model)\""), "\(json.standardOutput)")
         #expect((object["osModelGroup"] as? [String: Any])?["name"] as? String == "ios, version 1.0", "\(object)")
         // On the fitted delay --opportunity-model draws nothing: the summary says so.
         #expect(b.standardOutput.contains("opportunity model: legacy, unused: "), "\(b.standardOutput)")

@@ -55,6 +55,34 @@ struct SoakExhaustionTests {
         #expect(result.standardOutput.contains("INVARIANT BROKEN"), "\(result.standardOutput)")
     }
 
+    @Test(
+        "--out is checked before the run: not a directory, or under a file, exits 73 at once; a missing one is not made"
+    )
+    func outChecked() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        // A run this long would not end within the timeout: the refusal must come first.
+        let long = ["exhaustion", "--seed", "1", "--scenarios", "1000000", "--nights", "60"]
+        for (out, reason) in [
+            ("/dev/null", "--out /dev/null: is not a directory"),
+            (file, "--out \(file): is not a directory"),
+            (file + "/sub/dir", "--out \(file)/sub/dir: \(file) is not a directory"),
+        ] {
+            let result = try CapturedRun.run("sleeptap-soak", long + ["--out", out], timeout: 30)
+            #expect(result.status == 73 && result.standardError.contains(reason), "\(out): \(result.standardError)")
+            #expect(result.standardOutput.isEmpty, "\(result.standardOutput)")
+        }
+        // A directory still to be made is made only when a failing timeline is written there.
+        let missing = directory + "/new/sub"
+        let passed = try CapturedRun.run(
+            "sleeptap-soak", ["exhaustion", "--seed", "3", "--scenarios", "1", "--nights", "4", "--out", missing],
+            timeout: 60)
+        #expect(passed.status == 0, "\(passed.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/new"))
+    }
+
     @Test("--processes with no timelines to spare, and an unknown fault, are usage errors (64)")
     func usage() throws {
         let more = try CapturedRun.run(

@@ -267,6 +267,8 @@ struct CompareTests {
         var moved = template
         moved.options.osModelFile = "/elsewhere/model.json"
         #expect(moved.fleetFingerprint == template.fleetFingerprint)
+        // --json gives the path as typed, its slashes unescaped.
+        #expect(moved.json.contains("\"osModel\":\"/elsewhere/model.json\""), "\(moved.json)")
         var changed = template
         changed.options.osModelDigest = Hex64.string(FNV1a64.hash(Array("{}".utf8)))
         #expect(

@@ -61,7 +61,14 @@ public struct Event: Equatable, Sendable {
         }
     }
 
-    /// JSON string literal with RFC 8259 escaping.
+    /// Whether `quote` escapes a scalar that JSON allows raw: DEL, the C1 controls and the format
+    /// characters (Unicode Cf, such as U+202E, which reverses the text after it), so that no line
+    /// read on a terminal is moved or disguised by its content. A JSON reader gets the text back.
+    private static func escapedAbove(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value <= 0x9f || scalar.properties.generalCategory == .format
+    }
+
+    /// JSON string literal with RFC 8259 escaping, and `escapedAbove(_:)`'s characters escaped.
     static func quote(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -73,6 +80,9 @@ public struct Event: Equatable, Sendable {
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
                 out += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value >= 0x7f && Self.escapedAbove(scalar):
+                // A UTF-16 escape, as a pair of surrogates above the BMP (RFC 8259, section 7).
+                for unit in String(scalar).utf16 { out += String(format: "\\u%04x", unit) }
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -211,11 +221,17 @@ public enum ISO8601 {
     }
 }
 
+/// At most `limit` characters of untrusted text, for an event's field that echoes an input
+/// (`input.rejected`'s `input`): its characters as given, which the event's JSON escapes
+/// (`Event.quote`), so a reader of the event gets the typed text back.
+package func echoed(_ text: String, to limit: Int = 120) -> String {
+    text.count <= limit ? text : String(text.prefix(limit - 3)) + "..."
+}
+
 /// At most `limit` characters of untrusted text, for events and messages (a 50 MB stdin line or
 /// schedule key must not become a 50 MB event). Control characters are shown as `\u{…}`.
 package func clipped(_ text: String, to limit: Int = 120) -> String {
-    let short = text.count <= limit ? text : String(text.prefix(limit - 3)) + "..."
-    return short.unicodeScalars.map {
+    echoed(text, to: limit).unicodeScalars.map {
         $0.value < 0x20 || $0.value == 0x7f ? "\\u{\(String($0.value, radix: 16))}" : String($0)
     }
     .joined()

@@ -70,16 +70,16 @@ public enum PhoneCommand: Equatable, Sendable {
     /// Stop the process cleanly.
     case quit
 
-    /// A line the language does not accept: the line (clipped) and what is wrong with it.
+    /// A line the language does not accept: the line (shortened) and what is wrong with it.
     public struct Rejection: Error, Equatable, Sendable {
-        /// The rejected line, clipped to a printable length.
+        /// The rejected line as given, shortened to 120 characters (`echoed(_:to:)`).
         public var input: String
         /// What is wrong with it, in words (`expected low-power on|off`).
         public var reason: String
 
-        /// A rejection of `input` (clipped) for `reason`.
+        /// A rejection of `input` (shortened) for `reason`.
         public init(input: String, reason: String) {
-            self.input = clipped(input)
+            self.input = echoed(input)
             self.reason = reason
         }
 

@@ -32,7 +32,7 @@ public enum WatchCommand: Equatable, Sendable {
     /// Stop the process.
     case quit
     /// A line naming a command with the wrong words after it (`status 1`, `time-zone`), or a
-    /// wake time that is not `HH:MM` (`7:30`, `25:00`): `input` clipped for echoing, and what is
+    /// wake time that is not `HH:MM` (`7:30`, `25:00`): `input` shortened for echoing (`echoed(_:to:)`), and what is
     /// wrong with it.
     case invalid(input: String, reason: String)
     /// A line that names no command (`dance`, `BED`: commands are lower case). It is an
@@ -54,7 +54,7 @@ public enum WatchCommand: Equatable, Sendable {
         switch name {
         case "bed", "status", "quit", "stop", "snooze", "complication":
             guard words.count == 1 else {
-                self = .invalid(input: clipped(text), reason: "\(name) takes no argument")
+                self = .invalid(input: echoed(text), reason: "\(name) takes no argument")
                 return
             }
             switch name {
@@ -69,7 +69,7 @@ public enum WatchCommand: Equatable, Sendable {
             if words.count == 2, words[1] == "up" || words[1] == "down" {
                 self = .wrist(up: words[1] == "up")
             } else {
-                self = .invalid(input: clipped(text), reason: "expected wrist up or wrist down")
+                self = .invalid(input: echoed(text), reason: "expected wrist up or wrist down")
             }
         case "time-zone":
             if words.count == 2, let zone = WakeCalendar.zone(named: words[1]) {
@@ -79,14 +79,14 @@ public enum WatchCommand: Equatable, Sendable {
                     words.count == 2
                     ? WakeCalendar.unknownZoneReason(words[1])
                     : "expected time-zone TZ with one IANA zone, e.g. time-zone Asia/Tokyo"
-                self = .invalid(input: clipped(text), reason: reason)
+                self = .invalid(input: echoed(text), reason: reason)
             }
         default:
             if words.count == 1, let time = LocalTime(parsing: name) {
                 self = .wakeTime(time)
             } else if name.first?.isASCII == true, name.first?.isNumber == true {
                 // Starts with a digit: a wake time that is not HH:MM.
-                self = .invalid(input: clipped(text), reason: Self.wakeTimeReason)
+                self = .invalid(input: echoed(text), reason: Self.wakeTimeReason)
             } else {
                 self = .unrecognized(text)
             }

@@ -231,7 +231,7 @@ public struct WatchCore: Sendable {
                     Event(
                         .inputRejected,
                         [
-                            ("input", .string(clipped(text))),
+                            ("input", .string(echoed(text))),
                             ("reason", .string("no manual-entry prompt is open; tap bed first")),
                         ]))
             ]
@@ -242,7 +242,7 @@ public struct WatchCore: Sendable {
                     Event(
                         .inputRejected,
                         [
-                            ("input", .string(clipped(text))),
+                            ("input", .string(echoed(text))),
                             ("reason", .string("expected a wake time HH:MM (00:00-23:59)")),
                         ]))
             ]
@@ -253,7 +253,7 @@ public struct WatchCore: Sendable {
                 .emit(
                     Event(
                         .inputRejected,
-                        [("input", .string(clipped(text))), ("reason", .string("no such local time ahead"))]))
+                        [("input", .string(echoed(text))), ("reason", .string("no such local time ahead"))]))
             ]
         }
         awaitingManualEntry = false

@@ -772,7 +772,7 @@ public struct WatchNode: Sendable {
                 .emit(
                     Event(
                         .inputRejected,
-                        [("input", .string(clipped(text))), ("reason", .string(WatchCommand.unknownCommandReason))]),
+                        [("input", .string(echoed(text))), ("reason", .string(WatchCommand.unknownCommandReason))]),
                     at: now)
             ]
         }

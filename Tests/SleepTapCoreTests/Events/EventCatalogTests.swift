@@ -52,6 +52,38 @@ struct EventCatalogTests {
         #expect(phone.hasPrefix(#"{"event":"batch.sent","time":"2026-07-20T00:30:00.123Z","source":"phone""#))
     }
 
+    @Test("A field's text: controls, DEL, C1 and format characters escaped; a JSON reader gets the text back")
+    func escapedText() throws {
+        let text = "a\u{0}b\u{1b}[2J\u{7f}\u{85}\u{202e}gpj.exe\u{e0001}é日😀\"\\"
+        let line = Event(.inputRejected, [("input", .string(text))]).jsonLine(
+            time: Date(timeIntervalSince1970: 0), process: .phone)
+        #expect(
+            line.hasSuffix(
+                #""input":"a\u0000b\u001b[2J\u007f\u0085\u202egpj.exe\udb40\udc01é日😀\"\\"}"#), "\(line)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["input"] as? String == text)
+    }
+
+    @Test("input.rejected echoes the line as typed: a NUL is U+0000 to a JSON reader, not the text \\u{0}")
+    func rejectedLineAsTyped() throws {
+        #expect(throws: PhoneCommand.Rejection.self) { try PhoneCommand.parse("ope\u{0}n", platform: .ios) }
+        do {
+            _ = try PhoneCommand.parse("ope\u{0}n", platform: .ios)
+        } catch {
+            #expect(error.input == "ope\u{0}n")
+        }
+        do {
+            _ = try PhoneCommand.parse(String(repeating: "x", count: 500), platform: .ios)
+        } catch {
+            #expect(error.input == String(repeating: "x", count: 117) + "...")
+        }
+        guard case .invalid(let input, _) = WatchCommand(parsing: "wrist \u{0}") else {
+            Issue.record("wrist with a NUL was not invalid")
+            return
+        }
+        #expect(input == "wrist \u{0}")
+    }
+
     @Test(
         "Milliseconds are written as three digits, floored, and read back",
         arguments: [
