@@ -639,6 +639,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         if let name = timeZoneIdentifier, let problem = zoneProblem(name) {
             return "timeZone: \(problem)"
         }
+        if reboots < 0 { return "reboots \(reboots): expected a count ≥ 0" }
         if let offset = wallClockOffsetState, !offset.isFinite {
             return "wallClockOffset \(offset): expected a finite number of seconds"
         }
@@ -689,8 +690,22 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             }
         case .android(let s):
             let c = s.configuration
-            if !(c.repeatInterval > 0) { return "configuration.repeatInterval \(c.repeatInterval): expected > 0" }
-            if !(c.maxBackoff >= 0) { return "configuration.maxBackoff \(c.maxBackoff): expected ≥ 0" }
+            // The ranges of the flags that set them (`--interval`: 1 s to 30 days).
+            if !(1...(30 * 86_400)).contains(c.repeatInterval) {
+                return "configuration.repeatInterval \(c.repeatInterval): expected 1 to 2592000 seconds (30 days)"
+            }
+            if let flex = c.flex, !(flex >= 0 && flex.isFinite) {
+                return "configuration.flex \(flex): expected a finite number ≥ 0"
+            }
+            if !(c.backoffDelay >= 0 && c.backoffDelay.isFinite) {
+                return "configuration.backoffDelay \(c.backoffDelay): expected a finite number ≥ 0"
+            }
+            if !(c.maxBackoff >= 0 && c.maxBackoff.isFinite) {
+                return "configuration.maxBackoff \(c.maxBackoff): expected a finite number ≥ 0"
+            }
+            if !(c.quotaBuffer >= 0 && c.quotaBuffer.isFinite) {
+                return "configuration.quotaBuffer \(c.quotaBuffer): expected a finite number ≥ 0"
+            }
         }
         return nil
     }

@@ -645,6 +645,12 @@ extension PhoneSyncState {
         guard lastSeq <= WireCodec.maxSeq else { return "lastSeq exceeds 2^53-1" }
         guard let outbox else { return nil }
         guard outbox.seq <= lastSeq else { return "outbox.seq \(outbox.seq) is above lastSeq \(lastSeq)" }
+        // The outbox is always issued in the current epoch (a file from before epochs has neither).
+        guard outbox.epoch == epoch else {
+            return epoch == 0
+                ? "outbox.epoch \(Hex64.string(outbox.epoch)) with no epoch (the file's epoch is missing or 0)"
+                : "outbox.epoch \(Hex64.string(outbox.epoch)) differs from epoch \(Hex64.string(epoch))"
+        }
         return outbox.validationProblem.map { "outbox: \($0)" }
     }
 }

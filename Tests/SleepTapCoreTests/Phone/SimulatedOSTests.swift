@@ -330,6 +330,43 @@ struct SimulatedOSTests {
         }
     }
 
+    @Test("Values no OS writes are refused on load: reboots below 0, an Android interval or backoff out of range")
+    func absurdStoredValues() throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        func problem(_ os: SimulatedOS, _ change: (inout [String: Any]) -> Void) throws -> String? {
+            var object = try #require(JSONSerialization.jsonObject(with: encoder.encode(os)) as? [String: Any])
+            change(&object)
+            return try decoder.decode(SimulatedOS.self, from: JSONSerialization.data(withJSONObject: object))
+                .validationProblem
+        }
+        #expect(try problem(Self.ios(seed: 1)) { $0["reboots"] = 0 } == nil)
+        #expect(try problem(Self.ios(seed: 1)) { $0["reboots"] = -1 } == "reboots -1: expected a count ≥ 0")
+        let android = SimulatedOS(F.android(interval: 900), seed: 2)
+        #expect(try problem(android) { _ in } == nil)
+        func configured(_ key: String, _ value: Any) -> (inout [String: Any]) -> Void {
+            { object in
+                var scheduler = object["android"] as? [String: Any] ?? [:]
+                var configuration = scheduler["configuration"] as? [String: Any] ?? [:]
+                configuration[key] = value
+                scheduler["configuration"] = configuration
+                object["android"] = scheduler
+            }
+        }
+        #expect(try problem(android, configured("repeatInterval", 2_592_000)) == nil)
+        #expect(
+            try problem(android, configured("repeatInterval", 1e300))
+                == "configuration.repeatInterval 1e+300: expected 1 to 2592000 seconds (30 days)")
+        #expect(
+            try problem(android, configured("maxBackoff", -5))
+                == "configuration.maxBackoff -5.0: expected a finite number ≥ 0")
+        #expect(
+            try problem(android, configured("backoffDelay", -1))
+                == "configuration.backoffDelay -1.0: expected a finite number ≥ 0")
+    }
+
     @Test("The device's zone is kept in the encoding (absent until set; an unknown name is refused)")
     func timeZoneRoundTrip() throws {
         let encoder = JSONEncoder()

@@ -291,6 +291,25 @@ struct WireSequenceLimitTests {
             WatchSyncState(lastAppliedSeq: 6, batch: batch).validationProblem
                 == "batch.seq 5 differs from lastAppliedSeq 6")
         #expect(WatchSyncState().validationProblem == nil)
+        // The outbox is in the file's epoch; a file from before epochs has 0 for both.
+        #expect(
+            PhoneSyncState(
+                lastSeq: 5,
+                outbox: decoded.map {
+                    var b = $0
+                    b.seq = 5
+                    return b
+                }
+            ).validationProblem == nil)
+        var newer = decoded
+        newer?.epoch = 0xa1
+        #expect(
+            PhoneSyncState(lastSeq: 2, outbox: newer).validationProblem
+                == "outbox.epoch 00000000000000a1 with no epoch (the file's epoch is missing or 0)")
+        #expect(
+            PhoneSyncState(epoch: 0xb2, lastSeq: 2, outbox: newer).validationProblem
+                == "outbox.epoch 00000000000000a1 differs from epoch 00000000000000b2")
+        #expect(PhoneSyncState(epoch: 0xa1, lastSeq: 2, outbox: newer).validationProblem == nil)
     }
 }
 
