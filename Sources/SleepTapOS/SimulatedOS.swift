@@ -1120,7 +1120,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         case .android: device = .android(try container.decode(AndroidWorkScheduler.self, forKey: .android))
         case nil:
             throw DecodingError.dataCorruptedError(
-                forKey: .platform, in: container, debugDescription: "\"\(name)\": expected ios or android")
+                forKey: .platform, in: container, debugDescription: "expected ios or android")
         }
     }
 

@@ -573,6 +573,27 @@ package struct FreshnessReport: Sendable {
         }
     }
 
+    /// Why this week's p90 reads `never`, nil when it does not: the share of app opens that came
+    /// before the device's first successful background run, and, when the records begin inside
+    /// this week (a fleet or an app younger than the week), that its first days' opens are in the
+    /// sample. A `never` sample is what the metric defines (docs/metrics.md): the note explains
+    /// the figure and changes nothing in it.
+    package var neverNote: String? {
+        let this = figures(.all, days: Self.thisWeek)
+        guard this.p90 == .never, this.samples > 0 else { return nil }
+        var note =
+            "p90 is never: \(this.neverRefreshed) of \(this.samples) app opens "
+            + "(\(Self.percent(Double(this.neverRefreshed) / Double(this.samples)))) came before the device's first "
+            + "successful background run, and more than 10 % make the p90 never."
+        let all = cells[Group.all.index]
+        if let first = all.indices.first(where: { all[$0].records > 0 }), first > Self.thisWeek.lowerBound {
+            note +=
+                " The records begin on \(days[first]), inside this week: the opens of the devices' first days, "
+                + "before any background run could answer, are in its sample."
+        }
+        return note
+    }
+
     /// The conditions that put ⚠ in the heading, in a fixed order; empty: no warning.
     package var conditions: [Condition] {
         Self.conditions(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
@@ -788,9 +809,18 @@ extension FreshnessReport {
     /// `Most records (N of M) fall outside the two weeks: ...`, nil when most are inside.
     var outsideSentence: String? {
         guard mostRecordsOutside, let first = firstRecordAt, let last = lastRecordAt else { return nil }
-        return "Most records (\(outside) of \(records)) fall outside the two weeks: the records run from "
-            + "\(RunRecordFile.utcDay(first)) to \(RunRecordFile.utcDay(last)) (UTC); "
-            + "a --date of \(RunRecordFile.utcDay(last)) covers their last two weeks."
+        let span =
+            "Most records (\(outside) of \(records)) fall outside the two weeks: the records run from "
+            + "\(RunRecordFile.utcDay(first)) to \(RunRecordFile.utcDay(last)) (UTC)"
+        guard RunRecordFile.utcDay(last) == date.description else {
+            return span + "; a --date of \(RunRecordFile.utcDay(last)) covers their last two weeks."
+        }
+        // The report already ends on the last record's day: suggesting it again would help nobody.
+        // Few records near it and most before: a stray late record (a device with a wrong
+        // clock) may have set the date.
+        return span + "; the report ends on the last record's day"
+            + (dateSource == .lastRecordDay
+                ? " (no --date given): if a record with a wrong clock set that day, give --date." : ".")
     }
 
     /// The date's source in words.
@@ -822,6 +852,7 @@ extension FreshnessReport {
             skipped.isEmpty
             ? ".\n\n" : "; \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (listed below).\n\n"
         if let outsideSentence { out += "**\(outsideSentence)**\n\n" }
+        if let neverNote { out += neverNote + "\n\n" }
         let counts = "(\(this.samples) samples this week, \(last.samples) last week)"
         let few =
             this.samples < Self.fewSamples || last.samples < Self.fewSamples
@@ -850,14 +881,14 @@ extension FreshnessReport {
             + "\(Self.staleness(last.p90)) (n = \(last.samples)) |\n"
         out += "| execution rate | \(Self.rate(this)) | \(Self.rate(last)) |\n"
         out += "| devices without a successful background run | \(Self.noRun(this)) | \(Self.noRun(last)) |\n"
-        out += "| devices | \(this.devices) | \(last.devices) |\n\n"
+        out += "| devices with records | \(this.devices) | \(last.devices) |\n\n"
 
         for (title, range) in [("this week", Self.thisWeek), ("last week", Self.lastWeek)] {
             out += "## Breakdown, \(title)\n\n"
             out += "By platform and by Android standby bucket (the bucket at each record)"
             out += range == Self.thisWeek ? "; p90 change against last week's p90 of the same group.\n\n" : ".\n\n"
             out +=
-                "| group | devices | no successful run | samples | never refreshed | p50 (h) | p90 (h) | execution rate |"
+                "| group | devices with records | no successful run | samples | never refreshed | p50 (h) | p90 (h) | execution rate |"
             out +=
                 range == Self.thisWeek
                 ? " p90 change |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n"
@@ -1078,6 +1109,7 @@ extension FreshnessReport {
             "conditions": conditions.map { ["condition": $0.name, "text": $0.text] },
             "p90ChangeSeconds": change,
             "fewSamples": this.samples < Self.fewSamples || last.samples < Self.fewSamples,
+            "neverNote": neverNote ?? NSNull(),
             "thisWeek": Self.object(this), "lastWeek": Self.object(last), "groups": groups, "appVersions": versions,
             "causes": causes, "firstExecutionRateFall": fall, "files": files, "records": records,
             "outside": outside, "mostRecordsOutside": mostRecordsOutside,
@@ -1118,6 +1150,7 @@ extension FreshnessReport {
                 + dateSentence,
         ]
         if let outsideSentence { lines.append("  " + outsideSentence) }
+        if let neverNote { lines.append("  " + neverNote) }
         return lines.joined(separator: "\n")
     }
 }

@@ -286,6 +286,40 @@ struct FreshnessReportTests {
         #expect(abs(fall.beforeRate - (84.0 * 9 + 86 + 80) / 1_100) < 1e-12)
     }
 
+    @Test(
+        "A p90 of never is explained: the share of opens before a first run, and records that begin inside the week; the figures stay"
+    )
+    func neverExplained() throws {
+        // Records from 2026-03-10 only (inside this week, 03-08..03-14): 3 of 20 opens never.
+        func young(never: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            report.add(
+                file: Self.week(10, devices: 20, days: 5, hours: { $0 < never ? nil : 5 }, ran: { _ in true }))
+            return report
+        }
+        let report = young(never: 3)
+        #expect(report.figures(.all, days: FreshnessReport.thisWeek).p90 == .never)
+        let note = try #require(report.neverNote)
+        #expect(
+            note
+                == "p90 is never: 3 of 20 app opens (15.0 %) came before the device's first successful background run, "
+                + "and more than 10 % make the p90 never. The records begin on 2026-03-10, inside this week: the opens "
+                + "of the devices' first days, before any background run could answer, are in its sample.")
+        #expect(report.summaryLines(path: "r").contains(note) && report.markdown().contains(note))
+        #expect(report.summary(path: "r")["neverNote"] as? String == note)
+        // More opens before a first run: a larger share, the p90 still never.
+        #expect(young(never: 6).neverNote?.contains("6 of 20 app opens (30.0 %)") == true)
+        // Records in both weeks: the share alone.
+        var old = FreshnessReport(date: Self.date)
+        for firstDay in [1, 8] {
+            old.add(file: Self.week(firstDay, devices: 20, hours: { $0 < 3 ? nil : 5 }, ran: { _ in true }))
+        }
+        #expect(old.neverNote?.hasSuffix("make the p90 never.") == true, "\(String(describing: old.neverNote))")
+        // A p90 that is a number needs no note.
+        #expect(young(never: 1).neverNote == nil)
+        #expect(young(never: 1).markdown().contains("| devices with records | 20 | 0 |"))
+    }
+
     @Test("A comparison with fewer than 20 samples a side is marked \"few samples\"; 20 a side is not")
     func fewSamples() {
         let few = Self.report(lastWeek: Self.sample, thisWeek: [1, 2, 3, 4, 5, 6, 7, 8, 27.5, 28.5])
@@ -322,6 +356,26 @@ struct FreshnessReportTests {
         #expect(wrongYear.markdown().contains("**" + sentence), "\(wrongYear.markdown())")
         #expect(wrongYear.summaryLines(path: "r").contains(sentence))
         #expect(wrongYear.summary(path: "r")["mostRecordsOutside"] as? Bool == true)
+        #expect(
+            wrongYear.summaryLines(path: "r").contains(
+                sentence + "; a --date of 2026-03-09 covers their last two weeks."))
+        // The report already ends on the last record's day: no date to suggest; without --date a
+        // stray late record may have set it, and the sentence says so.
+        var stray = FreshnessReport(date: Self.date)
+        stray.add(file: [Self.open(14, 7)])
+        stray.add(
+            file: (1...3).map { _ in
+                RunRecord(
+                    device: "x", platform: .ios, kind: .foreground, at: ISO8601.date("2025-03-09T12:00:00Z")!,
+                    stalenessHours: 1)
+            })
+        #expect(stray.summaryLines(path: "r").contains("(UTC); the report ends on the last record's day."))
+        stray.dateSource = .lastRecordDay
+        #expect(
+            stray.summaryLines(path: "r").contains(
+                "(UTC); the report ends on the last record's day (no --date given): if a record with a wrong clock set "
+                    + "that day, give --date."))
+        #expect(!stray.summaryLines(path: "r").contains("a --date of 2026-03-14"))
     }
 
     @Test("Execution rate, breakdown by platform and bucket, failures, windows in UTC days")
