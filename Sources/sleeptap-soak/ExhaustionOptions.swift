@@ -98,8 +98,9 @@ struct ExhaustionOptions: Equatable, Sendable {
             128 + N.
 
             Exit: 0 every invariant held, 1 an invariant broke, 64 bad arguments, 69 phone or watch
-            not built (--processes), 70 a timeline could not run, 73 --out (at start), the scenario file or a temp
-            dir cannot be written, 74 stdout closed or not writable, 128 + N on signal N.
+            not built (--processes), 70 a timeline could not run, 73 --out (at start), the scenario
+            file or a temp dir cannot be written, 74 stdout closed or not writable, 128 + N on
+            signal N.
             """)
 
     /// Parses the arguments after `exhaustion`; `-h`/`--help` wins wherever it stands.
