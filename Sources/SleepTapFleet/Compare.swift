@@ -2,6 +2,7 @@
 import Foundation
 import SleepTapCalibration
 package import SleepTapCore
+package import SleepTapOS
 package import SleepTapRuntime
 
 /// A refresh strategy `sleeptap-compare` runs a fleet under (docs/fleet.md, "Comparing refresh
@@ -40,6 +41,14 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
         case .push: "+ a nightly server push (silent on iOS, high-priority FCM on Android)"
         case .pushNormal: "+ a nightly server push (silent on iOS, normal-priority FCM on Android)"
         }
+    }
+
+    /// The strategy whose run a device of `platform` makes under this one: `processing` is
+    /// `refresh` on Android (the processing task is an iOS setting, `FleetDevice`), every other
+    /// strategy itself. Two strategies that run as the same one give a device the same run, so a
+    /// comparison simulates it once (`CompareRun`; `CompareTests.androidProcessingIsRefresh`).
+    package func runsAs(on platform: Platform) -> RefreshStrategy {
+        self == .processing && platform == .android ? .refresh : self
     }
 
     /// `options` with this strategy's phone and watch settings; the users' draws are untouched.
@@ -331,8 +340,19 @@ package enum CompareRun {
         package var seconds: Double
     }
 
+    /// Whether the run of `pair`'s device under an earlier strategy of the list answers it too
+    /// (both run as one strategy on the device's platform).
+    private static func answeredEarlier(
+        _ pair: (s: Int, index: Int), _ strategies: [RefreshStrategy], _ platforms: [Int: Platform]
+    ) -> Bool {
+        guard let platform = platforms[pair.index] else { return false }
+        let runsAs = strategies[pair.s].runsAs(on: platform)
+        return strategies[..<pair.s].contains { $0.runsAs(on: platform) == runsAs }
+    }
+
     /// Simulates this shard's devices under each strategy, one (strategy, device) per task,
-    /// `jobs` at once; with `out`, writes each strategy's run records and night records under
+    /// `jobs` at once (a device's strategies that run as one on its platform share one task,
+    /// `RefreshStrategy.runsAs(on:)`); with `out`, writes each strategy's run records and night records under
     /// `out/<strategy>/metrics/` (`bg_runs`, `watch_nights`).
     /// - Parameters:
     ///   - strategies: the strategies, each once.
@@ -344,20 +364,33 @@ package enum CompareRun {
     ) async throws(FileError) -> Result {
         let clock = ContinuousClock()
         let begin = clock.now
-        let variants = strategies.map { $0.applied(to: options, settings) }
-        let work = strategies.indices.flatMap { s in options.shardDevices.map { (s, $0) } }
-        typealias Done = Swift.Result<(Int, FleetDevice.Outcome), FileError>
+        // One run per device and strategy, except where two strategies run as one on the device's
+        // platform (`RefreshStrategy.runsAs(on:)`): that run is simulated once and counted (and
+        // its records written) for each. The platform is the user's draw, the same under every
+        // strategy.
+        let work = strategies.indices.map { s in options.shardDevices.map { (s, $0) } }.joined()
+            .map { (s: $0.0, index: $0.1) }
+        let platforms = Dictionary(
+            uniqueKeysWithValues: options.shardDevices.map { ($0, FleetDevice(index: $0, options: options).platform) })
+        typealias Done = Swift.Result<([Int], FleetDevice.Outcome), FileError>
         let outcome: Swift.Result<[StrategyTally], FileError> = await withTaskGroup(of: Done.self) { group in
             var next = 0
             func start() {
+                // Skip the pairs an earlier run of the same device already answers.
+                while next < work.count, Self.answeredEarlier(work[next], strategies, platforms) { next += 1 }
                 guard next < work.count else { return }
                 let (s, index) = work[next]
                 next += 1
-                let variant = variants[s]
-                let root = out.map { $0 + "/" + strategies[s].rawValue }
+                guard let platform = platforms[index] else { return }
+                let runsAs = strategies[s].runsAs(on: platform)
+                let answered = strategies.indices.filter {
+                    $0 >= s && strategies[$0].runsAs(on: platform) == runsAs
+                }
+                let variant = runsAs.applied(to: options, settings)
+                let roots = out.map { out in answered.map { out + "/" + strategies[$0].rawValue } } ?? []
                 group.addTask {
                     let outcome = FleetDevice(index: index, options: variant).simulate(variant, measureBytes: true)
-                    if let root {
+                    for root in roots {
                         do throws(FileError) {
                             try RunRecordWriter(root: root).write(outcome.records, durable: false)
                             try WatchNight.write(outcome.nights, root: root)
@@ -365,7 +398,7 @@ package enum CompareRun {
                             return .failure(error)
                         }
                     }
-                    return .success((s, outcome))
+                    return .success((answered, outcome))
                 }
             }
             for _ in 0..<max(1, jobs) { start() }
@@ -373,12 +406,13 @@ package enum CompareRun {
             var done = 0
             while let result = await group.next() {
                 switch result {
-                case .success(let (s, device)): tallies[s].add(device, days: options.days)
+                case .success(let (answered, device)):
+                    for s in answered { tallies[s].add(device, days: options.days) }
+                    done += answered.count
                 case .failure(let error):
                     group.cancelAll()
                     return .failure(error)
                 }
-                done += 1
                 progress(done, work.count)
                 start()
             }

@@ -33,6 +33,46 @@ struct CompareTests {
     }
 
     @Test(
+        "An Android phone's run under processing is its run under refresh, record for record: simulated once, counted for both"
+    )
+    func androidProcessingIsRefresh() async throws {
+        var options = FleetOptions(devices: 12, days: 10, start: Self.start)
+        options.seed = 4
+        options.iosShare = 0.5
+        let settings = CompareSettings()
+        let refresh = RefreshStrategy.refresh.applied(to: options, settings)
+        let processing = RefreshStrategy.processing.applied(to: options, settings)
+        var android = 0
+        var iosDiffer = 0
+        for index in 0..<options.devices {
+            let device = FleetDevice(index: index, options: refresh)
+            #expect(FleetDevice(index: index, options: processing).platform == device.platform)
+            let a = device.simulate(refresh, measureBytes: true)
+            let b = FleetDevice(index: index, options: processing).simulate(processing, measureBytes: true)
+            let same =
+                a.records == b.records && a.nights == b.nights && a.launches == b.launches
+                && a.linkBytes == b.linkBytes
+            if device.platform == .android {
+                android += 1
+                #expect(same, "device \(index)")
+                #expect(RefreshStrategy.processing.runsAs(on: .android) == .refresh)
+            } else if !same {
+                iosDiffer += 1
+            }
+        }
+        #expect(android >= 3)
+        // On iOS the processing task is a setting that runs: the two differ, and are run apart.
+        #expect(iosDiffer > 0)
+        #expect(RefreshStrategy.processing.runsAs(on: .ios) == .processing)
+        // The comparison's tallies are those of separate runs: the shared run is counted for each.
+        let together = try await Self.run(options, [.processing, .refresh], jobs: 2)
+        let processingAlone = try await Self.run(options, [.processing], jobs: 1)
+        let refreshAlone = try await Self.run(options, [.refresh], jobs: 1)
+        #expect(together[0] == processingAlone[0])
+        #expect(together[1] == refreshAlone[0])
+    }
+
+    @Test(
         "Late registration: request, horizon and a server push cut the manual-entry nights of refresh alone, a processing task registered as late does not; no alarm is wrong"
     )
     func lateRegistrationStrategies() async throws {
