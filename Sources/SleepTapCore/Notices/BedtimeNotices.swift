@@ -36,6 +36,17 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         self.records = Self.capped(records)
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case records
+    }
+
+    /// Reads `records` as stored and keeps the list's rule on them (soonest first, one per id,
+    /// at most `limit`), whatever order a file holds them in.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        records = Self.capped(try container.decode([NotificationRecord].self, forKey: .records))
+    }
+
     /// Replaces every pending request whose id starts with `prefix` with `new` (an update
     /// replaces the previous set), then keeps the soonest `limit` of all.
     /// - Returns: the records of `new` that are pending afterwards (each is a `notification.added`).
@@ -52,6 +63,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
     /// - Returns: the records of `new` now pending, and every record (new or already pending)
     ///   the `limit` pushed out. Replaced records of `prefix` are neither.
     package mutating func update(prefix: String, with new: [NotificationRecord]) -> NotificationChange {
+        if let change = mergedUpdate(prefix: prefix, with: new) { return change }
         let candidates = records.filter { !$0.id.hasPrefix(prefix) } + new
         let added = replace(prefix: prefix, with: new)
         let kept = IDs(records.map(\.id))
@@ -59,6 +71,45 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         let dropped = candidates.reversed().filter { seen.insert($0.id) && !kept.contains($0.id) }
             .sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
         return NotificationChange(added: added, dropped: dropped)
+    }
+
+    /// `update(prefix:with:)` by one merge, where every id of `new` has `prefix` and none repeats
+    /// (what the app's jobs pass): the pending records without the prefix are already sorted and
+    /// unique (`records`' invariant), so they and the sorted `new` merge in one pass and the
+    /// limit cuts the tail. Nil for any other `new`, which takes the general path.
+    private mutating func mergedUpdate(prefix: String, with new: [NotificationRecord]) -> NotificationChange? {
+        guard new.count <= 16, new.allSatisfy({ $0.id.hasPrefix(prefix) }) else { return nil }
+        for (index, record) in new.enumerated() where new[..<index].contains(where: { $0.id == record.id }) {
+            return nil
+        }
+        let fresh = new.sorted(by: Self.soonerFirst)
+        var merged: [NotificationRecord] = []
+        merged.reserveCapacity(records.count + fresh.count)
+        var change = NotificationChange()
+        var next = 0
+        for record in records where !record.id.hasPrefix(prefix) {
+            while next < fresh.count, Self.soonerFirst(fresh[next], record) {
+                if merged.count < Self.limit { change.added.append(fresh[next]) }
+                merged.append(fresh[next])
+                next += 1
+            }
+            merged.append(record)
+        }
+        for record in fresh[next...] {
+            if merged.count < Self.limit { change.added.append(record) }
+            merged.append(record)
+        }
+        if merged.count > Self.limit {
+            change.dropped = Array(merged[Self.limit...])
+            merged.removeSubrange(Self.limit...)
+        }
+        records = merged
+        return change
+    }
+
+    /// The pending list's order: by fire date, then by id.
+    private static func soonerFirst(_ a: NotificationRecord, _ b: NotificationRecord) -> Bool {
+        a.fireDate != b.fireDate ? a.fireDate < b.fireDate : a.id < b.id
     }
 
     /// Drops requests that fired at or before `now`.
@@ -267,9 +318,15 @@ package enum RefreshPlanner {
     /// schedule has no wake-up in the next 8 days.
     package static func earliestBeginDate(after now: Date, schedule: WakeSchedule, in zone: TimeZone) -> Date? {
         // The first entry of any horizon is the first day's (the search for it looks 8 days ahead).
-        guard let next = BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 1).first else {
-            return nil
-        }
+        earliestBeginDate(
+            nextWake: BatchPlanner.entries(for: schedule, in: zone, after: now, horizonDays: 1).first, in: zone)
+    }
+
+    /// `earliestBeginDate(after:schedule:in:)` from the next wake-up already found: the first
+    /// entry of a batch planned at the same instant (`BatchPlanner.entries`: its first entry is
+    /// the same for every horizon). nil when there is none.
+    package static func earliestBeginDate(nextWake next: WakeEntry?, in zone: TimeZone) -> Date? {
+        guard let next else { return nil }
         return WakeCalendar.adding(.hour, 1, to: next.wake, in: WakeCalendar.calendar(in: zone))
     }
 }

@@ -98,7 +98,8 @@ public struct RefreshPlan: Equatable, Sendable {
             notices: BedtimeNoticePlanner.notices(
                 for: entries, schedule: schedule, in: zone, now: now, seed: deviceSeed),
             generatedAt: now, timeZone: zone.identifier,
-            earliestBeginDate: RefreshPlanner.earliestBeginDate(after: now, schedule: schedule, in: zone))
+            // The batch's first entry is the next wake-up `RefreshPlanner` would look up again.
+            earliestBeginDate: RefreshPlanner.earliestBeginDate(nextWake: entries.first, in: zone))
     }
 
     /// A plan with the given fields.

@@ -88,6 +88,63 @@ struct NoticesTests {
     }
 
     @Test(
+        "An update is the rule's answer: 2,000 seeded updates (ties, repeats, ids without the prefix, past the limit) against the rule written plainly"
+    )
+    func updateMatchesTheRule() throws {
+        // The rule, written plainly: the others and `new`, the later of an id winning, sorted,
+        // the soonest `limit` kept; added = the new records kept; dropped = the rest, sorted.
+        func reference(_ records: [NotificationRecord], prefix: String, new: [NotificationRecord]) -> (
+            records: [NotificationRecord], change: NotificationChange
+        ) {
+            func sooner(_ a: NotificationRecord, _ b: NotificationRecord) -> Bool {
+                (a.fireDate, a.id) < (b.fireDate, b.id)
+            }
+            let candidates = records.filter { !$0.id.hasPrefix(prefix) } + new
+            var seen = Set<String>()
+            let unique = candidates.reversed().filter { seen.insert($0.id).inserted }.sorted(by: sooner)
+            let kept = Array(unique.prefix(PendingNotifications.limit))
+            let keptIDs = Set(kept.map(\.id))
+            return (
+                kept,
+                NotificationChange(
+                    added: new.filter { keptIDs.contains($0.id) }.sorted(by: sooner),
+                    dropped: Array(unique.dropFirst(PendingNotifications.limit)))
+            )
+        }
+        var rng = SplitMix64(state: 11)
+        func draw(_ n: UInt64) -> Int { Int(rng.next() % n) }
+        var pending = PendingNotifications()
+        var fast = 0
+        for round in 0..<2_000 {
+            let prefix = ["bedtime-", "sunlight-"][draw(2)]
+            let count = [0, 1, 3, 7, 16, 40, 70][draw(7)]
+            let new = (0..<count).map { index -> NotificationRecord in
+                let id =
+                    draw(20) == 0
+                    ? "other-\(draw(5))" : draw(10) == 0 ? "\(prefix)\(draw(3))" : "\(prefix)\(round)-\(index)"
+                // Whole hours in a short span: equal fire dates are common.
+                return NotificationRecord(
+                    id: id, fireDate: Date(timeIntervalSince1970: 1_800_000_000 + Double(draw(90)) * 3_600),
+                    text: "t\(draw(3))")
+            }
+            let expected = reference(pending.records, prefix: prefix, new: new)
+            let unique = Set(new.map(\.id)).count == new.count && new.allSatisfy { $0.id.hasPrefix(prefix) }
+            if unique && new.count <= 16 { fast += 1 }
+            let change = pending.update(prefix: prefix, with: new)
+            #expect(change == expected.change, "round \(round)")
+            #expect(pending.records == expected.records, "round \(round)")
+            if draw(8) == 0 { pending.removeDelivered(before: Date(timeIntervalSince1970: 1_800_000_000 + 40 * 3_600)) }
+        }
+        #expect(fast > 1_000, "the merge took \(fast) of the updates")
+        // A stored list out of order is read back in the list's order.
+        let stored = #"{"records":[{"id":"b","fireDate":2000,"text":"x"},{"id":"a","fireDate":1000,"text":"y"}]}"#
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        let read = try decoder.decode(PendingNotifications.self, from: Data(stored.utf8))
+        #expect(read.records.map(\.id) == ["a", "b"])
+    }
+
+    @Test(
         "earliestBeginDate is the next wake-up + 1 h, right across DST changes",
         arguments: [
             // Sat 15:00 EST before spring-forward: Sun 07:00 EDT = 11:00Z, + 1 h.
@@ -105,6 +162,29 @@ struct NoticesTests {
         let got = RefreshPlanner.earliestBeginDate(
             after: try #require(ISO8601.date(now)), schedule: schedule, in: Self.newYork)
         #expect(got == ISO8601.date(expected))
+        // A refresh plan takes it from its batch's first entry: the same instant at any horizon.
+        for horizon in [1, 7, 14] {
+            let plan = RefreshPlan.make(
+                schedule: schedule, zone: Self.newYork, now: try #require(ISO8601.date(now)), horizonDays: horizon,
+                deviceSeed: 1)
+            #expect(plan.earliestBeginDate == got, "horizon \(horizon)")
+        }
+    }
+
+    @Test("A plan's earliestBeginDate is the planner's, hour by hour over two weeks of a schedule with days off")
+    func planEarliestBeginDate() throws {
+        let weekdays = WakeSchedule(
+            wakeTimes: [.monday: LocalTime(hour: 6, minute: 30), .wednesday: LocalTime(hour: 2, minute: 30)]
+                .compactMapValues { $0 })
+        let start = try #require(ISO8601.date("2026-03-01T00:00:00Z"))
+        for hour in 0..<(14 * 24) {
+            let now = start.addingTimeInterval(Double(hour) * 3_600 + 1_234)
+            for zone in [Self.newYork, Self.berlin] {
+                #expect(
+                    RefreshPlan.make(schedule: weekdays, zone: zone, now: now, deviceSeed: 2).earliestBeginDate
+                        == RefreshPlanner.earliestBeginDate(after: now, schedule: weekdays, in: zone))
+            }
+        }
     }
 
     @Test("Travel keeps the wall-clock wake time: 07:00 in New York, then 07:00 in Berlin, in the next batch")
