@@ -129,6 +129,9 @@ public struct Twin: Sendable {
     private var phoneDriver: PhoneDriver<EmbeddedPhonePorts>
     /// The watch node.
     public var watch: WatchNode { watchDriver.node }
+    /// `WatchNode.requestChecksLow` of every watch this twin ran, the one running included.
+    public var watchRequestChecksLow: Int { retiredRequestChecksLow + watchDriver.node.requestChecksLow }
+    private var retiredRequestChecksLow = 0
     /// The watch node on the twin's ports: the driver the `watch` process runs, on embedded I/O.
     private var watchDriver: WatchDriver<EmbeddedWatchPorts>
     /// How the phone is built at every start.
@@ -403,6 +406,7 @@ public struct Twin: Sendable {
 
     /// A new watch process on what its state file holds (or none): a new node, no timers.
     private mutating func restartWatch(keepState: Bool) {
+        retiredRequestChecksLow += watchDriver.node.requestChecksLow
         for timer in WatchTimer.allCases { scheduler.cancel(.watch(timer)) }
         if !keepState { watchDriver.ports.store.wipe() }
         watchDriver.node = ZoneDatabase.$scoped.withValue(watchDatabase) {

@@ -43,14 +43,6 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
         }
     }
 
-    /// The strategy whose run a device of `platform` makes under this one: `processing` is
-    /// `refresh` on Android (the processing task is an iOS setting, `FleetDevice`), every other
-    /// strategy itself. Two strategies that run as the same one give a device the same run, so a
-    /// comparison simulates it once (`CompareRun`; `CompareTests.androidProcessingIsRefresh`).
-    package func runsAs(on platform: Platform) -> RefreshStrategy {
-        self == .processing && platform == .android ? .refresh : self
-    }
-
     /// `options` with this strategy's phone and watch settings; the users' draws are untouched.
     package func applied(to options: FleetOptions, _ settings: CompareSettings) -> FleetOptions {
         var options = options
@@ -340,23 +332,13 @@ package enum CompareRun {
         package var seconds: Double
     }
 
-    /// Whether the run of `pair`'s device under an earlier strategy of the list answers it too
-    /// (both run as one strategy on the device's platform).
-    private static func answeredEarlier(
-        _ pair: (s: Int, index: Int), _ strategies: [RefreshStrategy], _ platforms: [Int: Platform]
-    ) -> Bool {
-        guard let platform = platforms[pair.index] else { return false }
-        let runsAs = strategies[pair.s].runsAs(on: platform)
-        return strategies[..<pair.s].contains { $0.runsAs(on: platform) == runsAs }
-    }
-
-    /// Simulates this shard's devices under each strategy, one (strategy, device) per task,
-    /// `jobs` at once (a device's strategies that run as one on its platform share one task,
-    /// `RefreshStrategy.runsAs(on:)`); with `out`, writes each strategy's run records and night records under
-    /// `out/<strategy>/metrics/` (`bg_runs`, `watch_nights`).
+    /// Simulates this shard's devices under each strategy, one device per task, `jobs` at once
+    /// (`device(_:_:strategies:settings:)`); with `out`, writes each strategy's run records and
+    /// night records under `out/<strategy>/metrics/` (`bg_runs`, `watch_nights`).
     /// - Parameters:
     ///   - strategies: the strategies, each once.
-    ///   - progress: called on the calling task after each (strategy, device) with (done, total).
+    ///   - progress: called on the calling task after each device with (done, total), counting
+    ///     a (strategy, device) as one.
     /// - Throws: `FileError` naming the file or directory that could not be written.
     package static func run(
         _ options: FleetOptions, strategies: [RefreshStrategy], settings: CompareSettings, jobs: Int,
@@ -364,41 +346,28 @@ package enum CompareRun {
     ) async throws(FileError) -> Result {
         let clock = ContinuousClock()
         let begin = clock.now
-        // One run per device and strategy, except where two strategies run as one on the device's
-        // platform (`RefreshStrategy.runsAs(on:)`): that run is simulated once and counted (and
-        // its records written) for each. The platform is the user's draw, the same under every
-        // strategy.
-        let work = strategies.indices.map { s in options.shardDevices.map { (s, $0) } }.joined()
-            .map { (s: $0.0, index: $0.1) }
-        let platforms = Dictionary(
-            uniqueKeysWithValues: options.shardDevices.map { ($0, FleetDevice(index: $0, options: options).platform) })
-        typealias Done = Swift.Result<([Int], FleetDevice.Outcome), FileError>
+        let devices = Array(options.shardDevices)
+        let total = devices.count * strategies.count
+        typealias Done = Swift.Result<[FleetDevice.Outcome], FileError>
         let outcome: Swift.Result<[StrategyTally], FileError> = await withTaskGroup(of: Done.self) { group in
             var next = 0
             func start() {
-                // Skip the pairs an earlier run of the same device already answers.
-                while next < work.count, Self.answeredEarlier(work[next], strategies, platforms) { next += 1 }
-                guard next < work.count else { return }
-                let (s, index) = work[next]
+                guard next < devices.count else { return }
+                let index = devices[next]
                 next += 1
-                guard let platform = platforms[index] else { return }
-                let runsAs = strategies[s].runsAs(on: platform)
-                let answered = strategies.indices.filter {
-                    $0 >= s && strategies[$0].runsAs(on: platform) == runsAs
-                }
-                let variant = runsAs.applied(to: options, settings)
-                let roots = out.map { out in answered.map { out + "/" + strategies[$0].rawValue } } ?? []
                 group.addTask {
-                    let outcome = FleetDevice(index: index, options: variant).simulate(variant, measureBytes: true)
-                    for root in roots {
+                    let runs = Self.device(index, options, strategies: strategies, settings: settings)
+                    guard let out else { return .success(runs) }
+                    for (s, run) in runs.enumerated() {
+                        let root = out + "/" + strategies[s].rawValue
                         do throws(FileError) {
-                            try RunRecordWriter(root: root).write(outcome.records, durable: false)
-                            try WatchNight.write(outcome.nights, root: root)
+                            try RunRecordWriter(root: root).write(run.records, durable: false)
+                            try WatchNight.write(run.nights, root: root)
                         } catch {
                             return .failure(error)
                         }
                     }
-                    return .success((answered, outcome))
+                    return .success(runs)
                 }
             }
             for _ in 0..<max(1, jobs) { start() }
@@ -406,14 +375,14 @@ package enum CompareRun {
             var done = 0
             while let result = await group.next() {
                 switch result {
-                case .success(let (answered, device)):
-                    for s in answered { tallies[s].add(device, days: options.days) }
-                    done += answered.count
+                case .success(let runs):
+                    for (s, run) in runs.enumerated() { tallies[s].add(run, days: options.days) }
+                    done += runs.count
                 case .failure(let error):
                     group.cancelAll()
                     return .failure(error)
                 }
-                progress(done, work.count)
+                progress(done, total)
                 start()
             }
             for index in tallies.indices { tallies[index].stalenessSamples.sort() }
@@ -424,5 +393,39 @@ package enum CompareRun {
         return Result(
             tallies: tallies,
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Device `index`'s run under each strategy, in the list's order. A run is simulated once
+    /// and taken by every later strategy it answers (`answers(_:_:)`): two strategies that set
+    /// the device up alike (`processing` on Android is `refresh`: the processing task is an iOS
+    /// setting), or that differ only in the watch's `--request-dates` where the run's watch
+    /// never found its nights low at a REQUEST check (`FleetDevice.Outcome.requestChecksLow`),
+    /// the one thing that flag acts on (`WatchNode.requestChecksLow`).
+    /// `CompareTests.sharedRunsAreSeparateRuns` checks each against a run of its own.
+    package static func device(
+        _ index: Int, _ options: FleetOptions, strategies: [RefreshStrategy], settings: CompareSettings
+    ) -> [FleetDevice.Outcome] {
+        var simulated: [(options: FleetOptions, outcome: FleetDevice.Outcome)] = []
+        // The user's draws, the platform among them, are the same under every strategy.
+        let platform = FleetDevice(index: index, options: options).platform
+        return strategies.map { strategy in
+            var wanted = strategy.applied(to: options, settings)
+            if platform == .android { wanted.processingTask = false }
+            if let run = simulated.first(where: { answers($0, wanted) }) { return run.outcome }
+            let outcome = FleetDevice(index: index, options: wanted).simulate(wanted, measureBytes: true)
+            simulated.append((wanted, outcome))
+            return outcome
+        }
+    }
+
+    /// Whether a device's run under `run.options` is its run under `wanted`: the same options,
+    /// or options that differ only in `requestDates` where the run's watch never found its
+    /// nights low at a REQUEST check with the link up (the REQUEST checks decide the same way
+    /// in both runs until one is low, and none was).
+    static func answers(_ run: (options: FleetOptions, outcome: FleetDevice.Outcome), _ wanted: FleetOptions) -> Bool {
+        if run.options == wanted { return true }
+        var other = run.options
+        other.requestDates = wanted.requestDates
+        return other == wanted && run.outcome.requestChecksLow == 0
     }
 }

@@ -308,6 +308,10 @@ package struct FleetDevice: Sendable {
         /// Bytes phone and watch put on their link, both ways, as wire frames (measured only
         /// when asked: `measureBytes`; else 0).
         package var linkBytes: Int
+        /// The watch's REQUEST checks that found its nights low with the link up
+        /// (`Twin.watchRequestChecksLow`); 0 in a run without `--request-dates` means the run
+        /// with it, at the same `--warn-nights`, is this one.
+        package var requestChecksLow = 0
     }
 
     /// Runs the device as `run(_:linkMode:)` does and also reads its watch's nights and its
@@ -342,7 +346,7 @@ package struct FleetDevice: Sendable {
         let bytes = twin.linkBytes
         return Outcome(
             records: records, nights: nights.filter { $0.tapAt < end }, launches: launches,
-            linkBytes: bytes.toWatch + bytes.toPhone)
+            linkBytes: bytes.toWatch + bytes.toPhone, requestChecksLow: twin.watchRequestChecksLow)
     }
 
     /// `records` of this device's twin with the app version of their moment: the update's

@@ -33,43 +33,56 @@ struct CompareTests {
     }
 
     @Test(
-        "An Android phone's run under processing is its run under refresh, record for record: simulated once, counted for both"
+        "A device's shared runs are its separate runs, record for record: Android's processing is refresh, request is refresh while the watch is never low"
     )
-    func androidProcessingIsRefresh() async throws {
-        var options = FleetOptions(devices: 12, days: 10, start: Self.start)
-        options.seed = 4
-        options.iosShare = 0.5
+    func sharedRunsAreSeparateRuns() async throws {
+        var mixed = FleetOptions(devices: 16, days: 14, start: Self.start)
+        mixed.seed = 4
+        mixed.iosShare = 0.5
         let settings = CompareSettings()
-        let refresh = RefreshStrategy.refresh.applied(to: options, settings)
-        let processing = RefreshStrategy.processing.applied(to: options, settings)
-        var android = 0
-        var iosDiffer = 0
-        for index in 0..<options.devices {
-            let device = FleetDevice(index: index, options: refresh)
-            #expect(FleetDevice(index: index, options: processing).platform == device.platform)
-            let a = device.simulate(refresh, measureBytes: true)
-            let b = FleetDevice(index: index, options: processing).simulate(processing, measureBytes: true)
-            let same =
-                a.records == b.records && a.nights == b.nights && a.launches == b.launches
-                && a.linkBytes == b.linkBytes
-            if device.platform == .android {
-                android += 1
-                #expect(same, "device \(index)")
-                #expect(RefreshStrategy.processing.runsAs(on: .android) == .refresh)
-            } else if !same {
-                iosDiffer += 1
+        let strategies = RefreshStrategy.defaults
+        var androidShared = 0
+        var requestShared = 0
+        var requestOwn = 0
+        for options in [mixed, Self.lateFleet(devices: 6, days: 14)] {
+            for index in 0..<options.devices {
+                let shared = CompareRun.device(index, options, strategies: strategies, settings: settings)
+                let platform = FleetDevice(index: index, options: options).platform
+                for (s, strategy) in strategies.enumerated() {
+                    let variant = strategy.applied(to: options, settings)
+                    let own = FleetDevice(index: index, options: variant).simulate(variant, measureBytes: true)
+                    let run = shared[s]
+                    #expect(
+                        run.records == own.records && run.nights == own.nights && run.launches == own.launches
+                            && run.linkBytes == own.linkBytes, "device \(index), \(strategy)")
+                }
+                if platform == .android { androidShared += 1 }
+                if shared[0].requestChecksLow == 0 { requestShared += 1 } else { requestOwn += 1 }
             }
         }
-        #expect(android >= 3)
-        // On iOS the processing task is a setting that runs: the two differ, and are run apart.
-        #expect(iosDiffer > 0)
-        #expect(RefreshStrategy.processing.runsAs(on: .ios) == .processing)
-        // The comparison's tallies are those of separate runs: the shared run is counted for each.
-        let together = try await Self.run(options, [.processing, .refresh], jobs: 2)
-        let processingAlone = try await Self.run(options, [.processing], jobs: 1)
-        let refreshAlone = try await Self.run(options, [.refresh], jobs: 1)
+        // Both kinds of sharing happened, and a watch that ran low got its own request run.
+        #expect(
+            androidShared >= 3 && requestShared >= 3 && requestOwn >= 3,
+            "\(androidShared) \(requestShared) \(requestOwn)")
+        // The rule itself: other options, or a low watch, are not answered.
+        let refresh = RefreshStrategy.refresh.applied(to: mixed, settings)
+        let request = RefreshStrategy.request.applied(to: mixed, settings)
+        let horizon = RefreshStrategy.horizon.applied(to: mixed, settings)
+        let quiet = FleetDevice.Outcome(records: [], nights: [], launches: 0, linkBytes: 0, requestChecksLow: 0)
+        var low = quiet
+        low.requestChecksLow = 1
+        #expect(CompareRun.answers((refresh, quiet), request))
+        #expect(!CompareRun.answers((refresh, low), request))
+        #expect(!CompareRun.answers((refresh, quiet), horizon))
+        var otherWarn = request
+        otherWarn.warnNights = 3
+        #expect(!CompareRun.answers((refresh, quiet), otherWarn))
+        // The comparison's tallies are those of separate runs.
+        let together = try await Self.run(mixed, [.processing, .refresh, .request], jobs: 2)
+        let processingAlone = try await Self.run(mixed, [.processing], jobs: 1)
+        let requestAlone = try await Self.run(mixed, [.request], jobs: 1)
         #expect(together[0] == processingAlone[0])
-        #expect(together[1] == refreshAlone[0])
+        #expect(together[2] == requestAlone[0])
     }
 
     @Test(

@@ -259,6 +259,12 @@ public struct WatchNode: Sendable {
     public private(set) var coverageLowSaid = false
     /// REQUESTs sent since start (the last one's `id`).
     public private(set) var requestsSent: UInt64 = 0
+    /// The REQUEST checks since start that found a batch, the link up and the nights left at or
+    /// below `--warn-nights`: the ones that send (or hold) a REQUEST with `--request-dates`, and
+    /// do nothing without it. 0 with `--request-dates` off means that flag, at the same
+    /// `--warn-nights`, would have changed nothing in this run (`requestIfLow(at:)` acts on
+    /// nothing else). Not stored.
+    public private(set) var requestChecksLow = 0
     /// When the last REQUEST went out (virtual), nil when none did or its send failed.
     public private(set) var lastRequestAt: Date?
     /// The end of the watch app's active spell after the user's last touch (virtual), nil
@@ -1057,12 +1063,14 @@ public struct WatchNode: Sendable {
     /// is (an applied batch, a bed tap), when the link comes up, and `requestSpacing` after each
     /// REQUEST (the `request` timer).
     private mutating func requestIfLow(at now: Date) -> [WatchAction] {
-        guard configuration.requestDates, linkUp, let batch = core.state.batch else { return [] }
+        guard linkUp, let batch = core.state.batch else { return [] }
         let left = WatchCore.nightsLeft(at: now, in: batch)
         guard isLow(nightsLeft: left) else {
             requestHeld = false
             return []
         }
+        requestChecksLow += 1
+        guard configuration.requestDates else { return [] }
         if let last = lastRequestAt, now >= last, now.timeIntervalSince(last) < Self.requestSpacing { return [] }
         guard isActive(at: now) else {
             // Reachability: only an active watch app may send (`sendMessage`); the REQUEST waits
