@@ -259,7 +259,17 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
         // indentation made phone.json half as large again and its encoding slower
         // (docs/performance.md).
         encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = dateFormat == .iso8601 ? .iso8601 : .secondsSince1970
+        switch dateFormat {
+        case .iso8601:
+            // `ISO8601.string`: the text of `.iso8601` (`StateFileTests.isoText`), without a
+            // formatter per instant.
+            encoder.dateEncodingStrategy = .custom { date, encoder in
+                var container = encoder.singleValueContainer()
+                try container.encode(ISO8601.string(date))
+            }
+        case .secondsSince1970:
+            encoder.dateEncodingStrategy = .secondsSince1970
+        }
         return encoder
     }
 

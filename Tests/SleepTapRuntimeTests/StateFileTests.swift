@@ -94,6 +94,27 @@ struct StateFileTests {
         #expect(try file.load()?.lastSeq == 4)
     }
 
+    @Test("An ISO 8601 state file's instants are the text of JSONEncoder's .iso8601, over 5,000 seeded instants")
+    func isoText() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = StateFile<[String: Date]>(path: dir + "/dates.json")
+        let plain = JSONEncoder()
+        plain.outputFormatting = [.sortedKeys]
+        plain.dateEncodingStrategy = .iso8601
+        var state: UInt64 = 5
+        var instants: [String: Date] = [:]
+        for index in 0..<5_000 {
+            state = state &+ 0x9e37_79b9_7f4a_7c15
+            // 1970 to 2100, whole seconds and fractions (a fraction of a second is dropped).
+            let seconds = Double(state % 4_102_444_800) + (index % 3 == 0 ? Double(state % 1_000) / 1_000 : 0)
+            instants["i\(index)"] = Date(timeIntervalSince1970: seconds)
+        }
+        try file.save(instants)
+        let written = try Data(contentsOf: URL(fileURLWithPath: dir + "/dates.json"))
+        #expect(written == (try plain.encode(instants)))
+    }
+
     @Test("A corrupt state file is reported with its path and left untouched")
     func corrupt() throws {
         let dir = try Self.tempDir()
