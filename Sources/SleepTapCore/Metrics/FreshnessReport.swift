@@ -574,22 +574,29 @@ package struct FreshnessReport: Sendable {
     }
 
     /// Why this week's p90 reads `never`, nil when it does not: the share of app opens that came
-    /// before the device's first successful background run, and, when the records begin inside
-    /// this week (a fleet or an app younger than the week), that its first days' opens are in the
-    /// sample. A `never` sample is what the metric defines (docs/metrics.md): the note explains
-    /// the figure and changes nothing in it.
+    /// before their device's first successful background run, the week's devices that had no
+    /// successful run at all, and, when the earliest record of the input lies inside this week
+    /// (a fleet or an app younger than the week), that its first days' opens are in the sample.
+    /// A `never` sample is what the metric defines (docs/metrics.md): the note explains the
+    /// figure and changes nothing in it.
     package var neverNote: String? {
         let this = figures(.all, days: Self.thisWeek)
         guard this.p90 == .never, this.samples > 0 else { return nil }
         var note =
             "p90 is never: \(this.neverRefreshed) of \(this.samples) app opens "
-            + "(\(Self.percent(Double(this.neverRefreshed) / Double(this.samples)))) came before the device's first "
-            + "successful background run, and more than 10 % make the p90 never."
-        let all = cells[Group.all.index]
-        if let first = all.indices.first(where: { all[$0].records > 0 }), first > Self.thisWeek.lowerBound {
+            + "(\(Self.percent(Double(this.neverRefreshed) / Double(this.samples)))) came before their device's first "
+            + "successful background run, and the p90 reads never once such opens reach its rank (the stalest "
+            + "tenth of the week's samples)."
+        if this.noRunDevices > 0 {
             note +=
-                " The records begin on \(days[first]), inside this week: the opens of the devices' first days, "
-                + "before any background run could answer, are in its sample."
+                " \(this.noRunDevices) of the week's \(this.devices) devices had no successful background run in it."
+        }
+        if let first = firstRecordAt.map(RunRecordFile.utcDay), first >= days[Self.thisWeek.lowerBound].description,
+            first <= days[Self.thisWeek.upperBound].description
+        {
+            note +=
+                " The records begin on \(first), inside this week: the opens of the devices' first days, before "
+                + "any background run could answer, are in its sample."
         }
         return note
     }
@@ -914,7 +921,7 @@ extension FreshnessReport {
             out += "The records that carry an `appVersion`"
             out += withoutVersion > 0 ? " (\(withoutVersion) records in the two weeks carry none).\n\n" : ".\n\n"
             out +=
-                "| app version | week | devices | no successful run | samples | never refreshed | p50 (h) | p90 (h) | execution rate | dropped |\n"
+                "| app version | week | devices with records | no successful run | samples | never refreshed | p50 (h) | p90 (h) | execution rate | dropped |\n"
             out += "|---|---|---|---|---|---|---|---|---|---|\n"
             for version in versions {
                 for (title, range) in [("this", Self.thisWeek), ("last", Self.lastWeek)] {
@@ -974,7 +981,7 @@ extension FreshnessReport {
                 + gaps.map { index in
                     let f = daily[index]
                     let why =
-                        f.samples == 0 ? "no samples" : "p90 \(Self.staleness(f.p90)), p50 \(Self.staleness(f.p50))"
+                        f.samples == 0 ? "no samples" : "p50 \(Self.staleness(f.p50)), p90 \(Self.staleness(f.p90))"
                     return "\(days[index]) (\(why))"
                 }.joined(separator: ", ") + ".\n\n"
         }

@@ -291,10 +291,10 @@ struct FreshnessReportTests {
     )
     func neverExplained() throws {
         // Records from 2026-03-10 only (inside this week, 03-08..03-14): 3 of 20 opens never.
-        func young(never: Int) -> FreshnessReport {
+        func young(never: Int, from day: Int = 10, ran: @escaping (Int) -> Bool = { _ in true }) -> FreshnessReport {
             var report = FreshnessReport(date: Self.date)
             report.add(
-                file: Self.week(10, devices: 20, days: 5, hours: { $0 < never ? nil : 5 }, ran: { _ in true }))
+                file: Self.week(day, devices: 20, days: 5, hours: { $0 < never ? nil : 5 }, ran: ran))
             return report
         }
         let report = young(never: 3)
@@ -302,19 +302,38 @@ struct FreshnessReportTests {
         let note = try #require(report.neverNote)
         #expect(
             note
-                == "p90 is never: 3 of 20 app opens (15.0 %) came before the device's first successful background run, "
-                + "and more than 10 % make the p90 never. The records begin on 2026-03-10, inside this week: the opens "
-                + "of the devices' first days, before any background run could answer, are in its sample.")
+                == "p90 is never: 3 of 20 app opens (15.0 %) came before their device's first successful background "
+                + "run, and the p90 reads never once such opens reach its rank (the stalest tenth of the week's "
+                + "samples). The records begin on 2026-03-10, inside this week: the opens of the devices' first days, "
+                + "before any background run could answer, are in its sample.")
         #expect(report.summaryLines(path: "r").contains(note) && report.markdown().contains(note))
         #expect(report.summary(path: "r")["neverNote"] as? String == note)
         // More opens before a first run: a larger share, the p90 still never.
         #expect(young(never: 6).neverNote?.contains("6 of 20 app opens (30.0 %)") == true)
-        // Records in both weeks: the share alone.
+        // Exactly a tenth already reaches the p90's rank (h = 17.1 of 0...19): no "more than" in the text.
+        #expect(young(never: 2).figures(.all, days: FreshnessReport.thisWeek).p90 == .never)
+        #expect(young(never: 2).neverNote?.contains("2 of 20 app opens (10.0 %)") == true)
+        // Records that begin on the week's first day begin inside it too.
+        #expect(
+            young(never: 3, from: 8).neverNote?.contains("The records begin on 2026-03-08, inside this week") == true)
+        // Devices that never ran are counted apart.
+        #expect(
+            young(never: 3, ran: { $0 >= 4 }).neverNote?.contains("4 of the week's 20 devices had no successful")
+                == true)
+        // Records in both weeks, or one long before them: the share alone, no beginning named.
         var old = FreshnessReport(date: Self.date)
         for firstDay in [1, 8] {
             old.add(file: Self.week(firstDay, devices: 20, hours: { $0 < 3 ? nil : 5 }, ran: { _ in true }))
         }
-        #expect(old.neverNote?.hasSuffix("make the p90 never.") == true, "\(String(describing: old.neverNote))")
+        #expect(old.neverNote?.hasSuffix("samples).") == true, "\(String(describing: old.neverNote))")
+        var early = young(never: 3)
+        early.add(
+            file: [Self.open(1, 5)].map {
+                var r = $0
+                r.at = ISO8601.date("2025-03-01T12:00:00Z")!
+                return r
+            })
+        #expect(early.neverNote?.contains("The records begin") == false, "\(String(describing: early.neverNote))")
         // A p90 that is a number needs no note.
         #expect(young(never: 1).neverNote == nil)
         #expect(young(never: 1).markdown().contains("| devices with records | 20 | 0 |"))
