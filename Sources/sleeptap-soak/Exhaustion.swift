@@ -251,11 +251,22 @@ final class Exhaustion {
         let data =
             violation.expectation.isEmpty
             ? timeline.json : timeline.adding(expectations: [SoakCheck.expectationObject(violation.expectation)])
-        let path = timeline.scenario.path
+        // An earlier run's file of the same name is kept: this one takes the next free name
+        // (NAME-2.json, NAME-3.json, …), created exclusively.
+        let first = timeline.scenario.path
+        let stem = first.hasSuffix(".json") ? String(first.dropLast(".json".count)) : first
+        var path = first
         do {
             try FileManager.default.createDirectory(
                 atPath: options.outDirectory, withIntermediateDirectories: true)
-            try data.write(to: URL(fileURLWithPath: path))
+            for attempt in 2... {
+                do {
+                    try data.write(to: URL(fileURLWithPath: path), options: .withoutOverwriting)
+                    break
+                } catch CocoaError.fileWriteFileExists where attempt < 1_000 {
+                    path = "\(stem)-\(attempt).json"
+                }
+            }
         } catch {
             throw SetupError(
                 message: "cannot write the scenario file \(path): \(error.localizedDescription)", status: .cantCreate)
@@ -423,7 +434,10 @@ final class Exhaustion {
                 + "  event logs: \(logs.joined(separator: ", "))"
             : error.invariant == 3
                 ? "sleeptap-scenario \(file) --both   (twin and processes differ)"
-                : "sleeptap-scenario \(file) --twin   (its last expectation fails on this night)"
+                : options.fault != nil && timeline.index == 0
+                    ? "the replay below (the fault was planted in this run's log, not in the file: "
+                        + "`sleeptap-scenario \(file) --twin` passes)"
+                    : "sleeptap-scenario \(file) --twin   (its last expectation fails on this night)"
         return """
             sleeptap-soak: INVARIANT BROKEN in timeline \(timeline.index) of \(options.scenarios) \
             (run seed \(seed), timeline seed \(timeline.seed))

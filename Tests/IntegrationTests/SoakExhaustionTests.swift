@@ -53,6 +53,23 @@ struct SoakExhaustionTests {
         let scenario = try ScenarioFile.load(path)
         #expect(scenario.expectations.last?.event == .bedWakeTime)
         #expect(result.standardOutput.contains("INVARIANT BROKEN"), "\(result.standardOutput)")
+        // The planted fault is in the run's log only: the report does not send the user to a
+        // file that passes.
+        #expect(report.contains("reproduce: the replay below (the fault was planted"), "\(report)")
+        // The same run again keeps the first file and writes the next free name.
+        let first = try Data(contentsOf: URL(fileURLWithPath: path))
+        try Data("MINE".utf8).write(to: URL(fileURLWithPath: path))
+        let again = try CapturedRun.run(
+            "sleeptap-soak",
+            [
+                "exhaustion", "--seed", "9", "--scenarios", "2", "--nights", "6", "--out", directory, "--inject-fault",
+                "wrong-wake",
+            ], timeout: 60)
+        #expect(again.status == 1, "\(again.standardError)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "MINE")
+        let second = String(path.dropLast(".json".count)) + "-2.json"
+        #expect(again.standardError.contains("scenario file: \(second)"), "\(again.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == first)
     }
 
     @Test(
