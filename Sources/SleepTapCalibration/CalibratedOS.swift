@@ -148,6 +148,7 @@ package struct CalibratedOS: Equatable, Sendable {
                 throw ModelFileError("\(at).bucket \"\(bucketName)\": not a standby bucket")
             }
             let appVersion = try selector("appVersion")
+            try Self.checkCounts(g, at: at)
             let (n, quantiles) = try Self.distribution(g["delay"], at: "\(at).delay")
             let bins = try Self.openBins(g["delayByDaysSinceOpen"], at: "\(at).delayByDaysSinceOpen")
             guard platform != nil, n >= Self.minimumSamples, let pooled = Self.empiricalDelay(quantiles: quantiles)
@@ -252,6 +253,43 @@ package struct CalibratedOS: Equatable, Sendable {
     }
 
     /// A JSON integer written without fraction or exponent, in `Int`'s range.
+    /// The group's counts, rates and histograms, which the OS does not run on but which a file
+    /// `sleeptap-calibrate` wrote always has in range: counts whole numbers ≥ 0, the
+    /// never-answered share between 0 and 1 and the rates ≥ 0 (or null), each distribution's `histogram` whole numbers ≥ 0. A value out of range is
+    /// a file edited or damaged since.
+    /// - Throws: `ModelFileError` naming the first wrong field under `at`.
+    static func checkCounts(_ g: [String: Any], at: String) throws(ModelFileError) {
+        let counts = [
+            "devices", "submitted", "answeredByRun", "answeredByDrop", "replaced", "pendingAtEnd", "background",
+            "succeeded", "expired", "quotaStops", "dropped", "unmatchedLaunches",
+        ]
+        for key in counts where g[key] != nil {
+            guard let n = integer(g[key]), n >= 0 else {
+                throw ModelFileError("\(at).\(key): expected a whole number ≥ 0")
+            }
+        }
+        // A share is a part of the requests; a rate counts launches per request or per run, and
+        // may pass 1 (a request answered by a drop, then a run).
+        for key in ["neverAnsweredShare", "dropRate", "expirationRate", "quotaStopRate", "executionRate"] {
+            guard let raw = g[key], !(raw is NSNull) else { continue }
+            let share = key == "neverAnsweredShare"
+            guard let number = raw as? NSNumber, !JSONNumber(number).isBool, case let rate = number.doubleValue,
+                rate >= 0,
+                rate.isFinite,
+                !share || rate <= 1
+            else {
+                throw ModelFileError(
+                    "\(at).\(key): expected \(share ? "a number between 0 and 1" : "a number ≥ 0"), or null")
+            }
+        }
+        for key in ["delay", "spacing"] {
+            guard let distribution = g[key] as? [String: Any], let raw = distribution["histogram"] else { continue }
+            guard let histogram = raw as? [Any],
+                histogram.allSatisfy({ integer($0).map { $0 >= 0 } ?? false })
+            else { throw ModelFileError("\(at).\(key).histogram: expected an array of whole numbers ≥ 0") }
+        }
+    }
+
     static func integer(_ value: Any?) -> Int? {
         guard let n = value as? NSNumber, case .integer(let x) = JSONNumber(n) else { return nil }
         return Int(exactly: x)

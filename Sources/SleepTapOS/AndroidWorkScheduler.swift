@@ -289,6 +289,47 @@ public struct AndroidWorkScheduler: BackgroundScheduler, Codable {
         var end: Date
     }
 
+    /// Why the stored state holds a value no run of this scheduler makes, nil when it holds
+    /// none: a quota with a negative or infinite window or allowed time or negative sessions, an
+    /// enqueued work with a negative or infinite initial delay, a first run beyond the end of
+    /// 9999, or negative counts. `SimulatedOS.validationProblem(zoneProblem:)` asks it, so a
+    /// hand-edited os.json is refused on load.
+    public var storedValuesProblem: String? {
+        func quotaProblem(_ name: String, _ quota: StandbyQuota) -> String? {
+            if !(quota.window >= 0 && quota.window.isFinite) {
+                return "\(name).window \(quota.window): expected a finite number ≥ 0"
+            }
+            if let allowed = quota.allowedTime, !(allowed >= 0 && allowed.isFinite) {
+                return "\(name).allowedTime \(allowed): expected a finite number ≥ 0"
+            }
+            if let sessions = quota.maxSessions, sessions < 0 {
+                return "\(name).maxSessions \(sessions): expected a count ≥ 0"
+            }
+            return nil
+        }
+        for (bucket, quota) in configuration.quotas.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            if let problem = quotaProblem("configuration.quotas.\(bucket.rawValue)", quota) { return problem }
+        }
+        if let cap = configuration.executionCap, let problem = quotaProblem("configuration.executionCap", cap) {
+            return problem
+        }
+        for (identifier, work) in works.sorted(by: { $0.key < $1.key }) {
+            let name = "works.\(identifier)"
+            if !(work.initialDelay >= 0 && work.initialDelay.isFinite) {
+                return "\(name).initialDelay \(work.initialDelay): expected a finite number ≥ 0"
+            }
+            // UNIX seconds of the end of 9999, as the file's instants are bounded.
+            if work.lastEnqueueTime.timeIntervalSince1970 + work.initialDelay >= 253_402_300_800 {
+                return "\(name).initialDelay \(work.initialDelay): the first run would come after 9999"
+            }
+            if work.periodCount < 0 { return "\(name).periodCount \(work.periodCount): expected a count ≥ 0" }
+            if work.runAttemptCount < 0 {
+                return "\(name).runAttemptCount \(work.runAttemptCount): expected a count ≥ 0"
+            }
+        }
+        return nil
+    }
+
     /// The configuration: built with, then changed by `setRepeatInterval`.
     public private(set) var configuration: Configuration
 

@@ -658,11 +658,18 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
                 return "configuration.idleDelay \(delay): expected a finite number ≥ 0"
             }
             let o = c.opportunity
-            if !(o.meanDelay >= 1) { return "configuration.opportunity.meanDelay \(o.meanDelay): expected ≥ 1" }
-            if !(o.maximumDelay >= 0) {
-                return "configuration.opportunity.maximumDelay \(o.maximumDelay): expected ≥ 0"
+            // A year bounds every wait: no OS draws a longer one, and 1e300 stalls the arithmetic.
+            let year: TimeInterval = 365 * 86_400
+            if !(1...year).contains(o.meanDelay) {
+                return "configuration.opportunity.meanDelay \(o.meanDelay): expected 1 to 31536000 seconds (a year)"
             }
-            if !(o.quantum >= 0) { return "configuration.opportunity.quantum \(o.quantum): expected ≥ 0" }
+            if !(0...year).contains(o.maximumDelay) {
+                return
+                    "configuration.opportunity.maximumDelay \(o.maximumDelay): expected 0 to 31536000 seconds (a year)"
+            }
+            if !(0...86_400).contains(o.quantum) {
+                return "configuration.opportunity.quantum \(o.quantum): expected 0 to 86400 seconds"
+            }
             if !(0...1).contains(o.missProbability) {
                 return "configuration.opportunity.missProbability \(o.missProbability): expected 0 to 1"
             }
@@ -706,6 +713,7 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
             if !(c.quotaBuffer >= 0 && c.quotaBuffer.isFinite) {
                 return "configuration.quotaBuffer \(c.quotaBuffer): expected a finite number ≥ 0"
             }
+            if let problem = s.storedValuesProblem { return problem }
         }
         return nil
     }

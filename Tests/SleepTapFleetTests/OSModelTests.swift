@@ -270,6 +270,30 @@ struct OSModelTests {
         #expect(
             problem(badSeconds.replacingOccurrences(of: #""platform": "ios""#, with: #""platform": "tv""#))
                 == #"groups[0].platform "tv": expected ios or android"#)
+        // The counts and rates the OS does not run on are still checked: no file calibrate
+        // writes has them out of range.
+        let good = #"""
+            {"kind": "sleeptap.calibration", "schemaVersion": 1, "groups": [{"group": "ios", "platform": "ios",
+             "bucket": null, "appVersion": null, "submitted": 40, "neverAnsweredShare": 0.25,
+             "delay": {"n": 30, "quantiles": [{"p": 0.5, "seconds": 60}], "histogram": [1, 2]}}]}
+            """#
+        #expect(problem(good) == nil)
+        #expect(problem(good.replacingOccurrences(of: "0.25", with: "0")) == nil)
+        #expect(
+            problem(good.replacingOccurrences(of: "0.25", with: "true"))
+                == "groups[0].neverAnsweredShare: expected a number between 0 and 1, or null")
+        #expect(
+            problem(good.replacingOccurrences(of: "0.25", with: "2"))
+                == "groups[0].neverAnsweredShare: expected a number between 0 and 1, or null")
+        #expect(
+            problem(good.replacingOccurrences(of: "0.25", with: "-1"))
+                == "groups[0].neverAnsweredShare: expected a number between 0 and 1, or null")
+        #expect(
+            problem(good.replacingOccurrences(of: "[1, 2]", with: "[1, -2]"))
+                == "groups[0].delay.histogram: expected an array of whole numbers ≥ 0")
+        #expect(
+            problem(good.replacingOccurrences(of: #""submitted": 40"#, with: #""submitted": -4"#))
+                == "groups[0].submitted: expected a whole number ≥ 0")
     }
 
     @Test(

@@ -365,6 +365,41 @@ struct SimulatedOSTests {
         #expect(
             try problem(android, configured("backoffDelay", -1))
                 == "configuration.backoffDelay -1.0: expected a finite number ≥ 0")
+        // Deeper values: a quota, an enqueued work, iOS's wait.
+        func nested(_ path: [String], _ value: Any) -> (inout [String: Any]) -> Void {
+            func set(_ object: [String: Any], _ path: ArraySlice<String>) -> [String: Any] {
+                var object = object
+                guard let key = path.first else { return object }
+                if path.count == 1 {
+                    object[key] = value
+                } else {
+                    object[key] = set(object[key] as? [String: Any] ?? [:], path.dropFirst())
+                }
+                return object
+            }
+            return { object in object = set(object, path[...]) }
+        }
+        #expect(
+            try problem(android, nested(["android", "configuration", "quotas", "20", "maxSessions"], -3))
+                == "configuration.quotas.20.maxSessions -3: expected a count ≥ 0")
+        #expect(
+            try problem(android, nested(["android", "configuration", "quotas", "20", "allowedTime"], -600))
+                == "configuration.quotas.20.allowedTime -600.0: expected a finite number ≥ 0")
+        var enqueued = android
+        try enqueued.submit(identifier: id, earliestBeginDate: nil, at: t0)
+        #expect(try problem(enqueued) { _ in } == nil)
+        #expect(
+            try problem(enqueued, nested(["android", "works", id, "initialDelay"], 1e300))
+                == "works.\(id).initialDelay 1e+300: expected a finite number ≥ 0"
+                || problem(enqueued, nested(["android", "works", id, "initialDelay"], 1e300))
+                    == "works.\(id).initialDelay 1e+300: the first run would come after 9999"
+        )
+        #expect(
+            try problem(enqueued, nested(["android", "works", id, "runAttemptCount"], -7))
+                == "works.\(id).runAttemptCount -7: expected a count ≥ 0")
+        #expect(
+            try problem(Self.ios(seed: 1), nested(["ios", "configuration", "opportunity", "meanDelay"], 1e300))
+                == "configuration.opportunity.meanDelay 1e+300: expected 1 to 31536000 seconds (a year)")
     }
 
     @Test("The device's zone is kept in the encoding (absent until set; an unknown name is refused)")
