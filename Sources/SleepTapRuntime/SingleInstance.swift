@@ -13,8 +13,9 @@ import SleepTapCore
 /// second phone on the same endpoint would silently take it over, and an endpoint that names an
 /// ordinary file would destroy it. These checks run before binding or writing anything.
 enum SingleInstance {
-    /// Holds an exclusive `flock` on `<dir>/.lock` for the life of the process, and writes
-    /// `PID PROGRAM` into it, so that a process refused the lock can name the holder.
+    /// Holds an exclusive `flock` on `<dir>/.lock` for the life of the process. The holder's
+    /// record is written once the dir is known to be the program's (`claim(_:program:)`), so a
+    /// process refused afterwards leaves the last holder's record as it was.
     /// - Returns: the lock's file descriptor (keep it open), or a message naming the holder (its
     ///   program and pid: another phone, or the watch whose state dir this is).
     static func lockStateDirectory(_ directory: String, program: String) -> Result<Int32, FileError> {
@@ -30,10 +31,15 @@ enum SingleInstance {
             let holder = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
             return .failure(FileError(path: directory, reason: heldReason(holder, program: program)))
         }
+        return .success(fd)
+    }
+
+    /// Writes `PID PROGRAM` into the held lock file `fd`, so that a process refused the lock
+    /// can name the holder.
+    static func claim(_ fd: Int32, program: String) {
         _ = ftruncate(fd, 0)
         let record = "\(getpid()) \(program)\n"
-        _ = record.withCString { write(fd, $0, strlen($0)) }
-        return .success(fd)
+        _ = record.withCString { pwrite(fd, $0, strlen($0), 0) }
     }
 
     /// Why a state dir whose lock holds `record` (`PID PROGRAM`, or a bare pid) cannot be used by

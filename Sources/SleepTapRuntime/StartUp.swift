@@ -95,6 +95,7 @@ final class StartUp<State: Codable & Sendable> {
         if let problem = SingleInstance.otherProgramsState(in: stateDirectory, program: program) {
             return failLocked(.cantCreate, "state dir \(stateDirectory): \(problem)")
         }
+        SingleInstance.claim(lock, program: program)
         let stateFile = StateFile<State>(path: stateDirectory + "/" + fileName)
         let loaded: State?
         do {

@@ -46,11 +46,15 @@ struct StateDirectoryTests {
         let directory = "\(scenario.dir)/shared"
         try #require(FileManager.default.fileExists(atPath: "\(directory)/\(ownerFile)"))
         let before = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        let lockRecord = try String(contentsOfFile: "\(directory)/.lock", encoding: .utf8)
+        #expect(lockRecord.hasSuffix(" \(owner)\n"), "\(lockRecord)")
         let second = try scenario.runToExit(
             intruder, ["--endpoint", "ipc://\(scenario.dir)/other.sock", "--state-dir", directory])
         #expect(second.status == 73)
         #expect(second.stderr.contains("holds \(ownerFile), a \(owner)'s state"), "stderr: \(second.stderr)")
         let after = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         #expect(after == before, "the \(intruder) wrote into the \(owner)'s state dir")
+        // The lock's record still names the owner: the refused process wrote nothing there.
+        #expect(try String(contentsOfFile: "\(directory)/.lock", encoding: .utf8) == lockRecord)
     }
 }
