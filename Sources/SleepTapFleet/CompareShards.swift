@@ -70,6 +70,13 @@ package enum CompareMerge {
     package static func tallies(for report: CompareReport, root: String) throws(CompareMergeError) -> [StrategyTally] {
         let strategies = report.tallies.map(\.strategy)
         let fingerprint = report.fleetFingerprint
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
+            throw CompareMergeError("\(root): no such directory")
+        }
+        guard isDirectory.boolValue else {
+            throw CompareMergeError("\(root): not a directory (give the directory the shards' --out were copied into)")
+        }
         var result: [StrategyTally] = []
         for strategy in strategies {
             let directory = "\(root)/\(strategy.rawValue)/tally"

@@ -251,13 +251,24 @@ struct CompareTests {
                 return error.description
             }
         }
+        let path = { (strategy: RefreshStrategy, index: Int) in
+            CompareShardFile.path(root: root, strategy: strategy, shardIndex: index, shardCount: 3)
+        }
+        // A file or a missing path in place of the directory.
+        func problem(at other: String) -> String? {
+            do {
+                _ = try CompareMerge.tallies(for: template, root: other)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(problem(at: path(.refresh, 0))?.contains(": not a directory") == true)
+        #expect(problem(at: root + "/missing")?.hasSuffix("/missing: no such directory") == true)
         // Another fleet's flags: the parameters that differ are named.
         var other = template
         other.options.seed = 2
         #expect(problem(other)?.contains("a shard of another comparison (seed 1, not 2)") == true)
-        let path = { (strategy: RefreshStrategy, index: Int) in
-            CompareShardFile.path(root: root, strategy: strategy, shardIndex: index, shardCount: 3)
-        }
         // A shard given twice under another name.
         try FileManager.default.copyItem(atPath: path(.refresh, 1), toPath: root + "/refresh/tally/copy.json")
         #expect(problem()?.contains("shard 1/3 is also in") == true)
