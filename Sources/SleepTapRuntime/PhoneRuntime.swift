@@ -27,6 +27,11 @@ package final class PhoneRuntime {
             role: .phone, stateDirectory: options.stateDirectory, fileName: "phone.json",
             keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem },
             preflight: {
+                // A socket directory that would be refused is refused before the state dir is made.
+                if !options.insecure, let problem = IPCDirectoryPolicy.problem(for: options.endpoint, create: false) {
+                    diagnose(program, "refusing \(options.endpoint): \(problem)")
+                    return .unavailable
+                }
                 do throws(OSModelLoadError) {
                     try osOptions.loadOSModel()
                 } catch {

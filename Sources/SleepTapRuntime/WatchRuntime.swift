@@ -21,7 +21,14 @@ package final class WatchRuntime {
         let startUp: StartUp<WatchSyncState>
         switch StartUp<WatchSyncState>.begin(
             role: .watch, stateDirectory: options.stateDirectory, fileName: "watch.json",
-            keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem })
+            keysDirectory: options.keysDirectory, output: output, validate: { $0.validationProblem },
+            preflight: {
+                // A socket directory that would be refused is refused before the state dir is made.
+                guard !options.insecure, let problem = IPCDirectoryPolicy.problem(for: options.endpoint, create: false)
+                else { return nil }
+                diagnose(program, "refusing \(options.endpoint): \(problem)")
+                return .unavailable
+            })
         {
         case .success(let value): startUp = value
         case .failure(let exit): return exit

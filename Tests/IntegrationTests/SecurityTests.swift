@@ -28,6 +28,9 @@ struct SecurityTests {
         #expect(refused.stderr.contains("chmod 700 \(shared)") == (geteuid() != 0), "\(refused.stderr)")
         let watch = try scenario.runToExit("watch", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/w"])
         #expect(watch.status == 69)
+        // Refused before anything is made: neither state dir exists.
+        #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/p"))
+        #expect(!FileManager.default.fileExists(atPath: "\(scenario.dir)/w"))
         let allowed = try scenario.spawn(
             "phone", ["--endpoint", endpoint, "--state-dir", "\(scenario.dir)/p", "--insecure"])
         try allowed.expect(.phoneStarted)
