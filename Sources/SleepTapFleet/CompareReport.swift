@@ -126,8 +126,30 @@ package struct CompareReport: Sendable {
         var lines = ["compare: " + fleetLine, line(Self.headers)]
         lines += rows.map(line)
         for tally in tallies { lines.append("  \(tally.strategy.rawValue): \(tally.strategy.summary(settings))") }
+        if let neverNote { lines.append("  " + neverNote) }
         if alarmsFailed { lines.append("⚠ wrong or missed alarms: see the night records (docs/fleet.md)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// Why a strategy's p90 reads `never`, nil when none does: per such strategy, how many app
+    /// opens came before their device's first successful background run (as the weekly report
+    /// says it, `FreshnessReport.neverNote`); on a run of a week or less the opens of the first
+    /// days weigh alone.
+    package var neverNote: String? {
+        let never = tallies.filter { $0.p90 == .never }
+        guard !never.isEmpty else { return nil }
+        let counts = never.map { tally in
+            let samples = tally.stalenessSamples.count + tally.neverRefreshed
+            return "\(tally.strategy.rawValue) \(tally.neverRefreshed) of \(samples)"
+        }
+        var note =
+            "p90 never: app opens before their device's first successful background run reach the p90's rank "
+            + "(the stalest tenth): " + counts.joined(separator: ", ") + "."
+        if options.days <= 7 {
+            note +=
+                " A run of \(options.days) days holds the opens of the devices' first days, before any background run could answer."
+        }
+        return note
     }
 
     /// The fleet's parameters and the strategies' settings as one JSON object: what every shard
@@ -196,6 +218,7 @@ package struct CompareReport: Sendable {
         object["devices"] = tallies.first?.devices ?? 0
         object["shard"] = "\(options.shardIndex)/\(options.shardCount)"
         object["strategies"] = strategies
+        object["neverNote"] = neverNote ?? NSNull()
         let data =
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
@@ -237,6 +260,7 @@ package struct CompareReport: Sendable {
                 + "and watch sent each other. Each with the 95 % normal interval of the mean across devices "
                 + "(mean ± 1.96·s/√devices; each device is independent).",
         ]
+        if let neverNote { lines += ["", neverNote] }
         if alarmsFailed { lines += ["", "⚠ Wrong or missed alarms: see the night records."] }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -85,6 +85,36 @@ struct CompareTests {
         #expect(together[2] == requestAlone[0])
     }
 
+    @Test("A p90 of never is explained under the table, per strategy, with the opens before a first run")
+    func neverExplained() async throws {
+        var short = FleetOptions(devices: 12, days: 5, start: Self.start)
+        short.seed = 3
+        let report = CompareReport(
+            options: short, settings: CompareSettings(), tallies: try await Self.run(short, [.refresh, .push]))
+        let never = report.tallies.filter { $0.p90 == .never }
+        try #require(!never.isEmpty, "a 5-day run with opens on the first day reads never")
+        let note = try #require(report.neverNote)
+        for tally in never {
+            #expect(
+                note.contains(
+                    "\(tally.strategy.rawValue) \(tally.neverRefreshed) of \(tally.stalenessSamples.count + tally.neverRefreshed)"
+                ), "\(note)")
+        }
+        #expect(
+            note.hasSuffix(
+                "A run of 5 days holds the opens of the devices' first days, before any background run could answer."))
+        #expect(report.text.contains(note) && report.markdown(chartName: "c.svg").contains(note))
+        #expect(report.json.contains("\"neverNote\":\"p90 never:"))
+        // No never, no note.
+        var numbers = report
+        numbers.tallies = report.tallies.map { tally in
+            var tally = tally
+            tally.neverRefreshed = 0
+            return tally
+        }
+        #expect(numbers.neverNote == nil)
+    }
+
     @Test(
         "Late registration: request, horizon and a server push cut the manual-entry nights of refresh alone, a processing task registered as late does not; no alarm is wrong"
     )
