@@ -183,6 +183,13 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
     package static var maxBytes: Int { 16 << 20 }
 
     private func decode(_ file: String) throws(FileError) -> Value {
+        // A state file is a regular file the process wrote (`AtomicFile`, by rename): a symbolic
+        // link is not read, so no message quotes what it points at.
+        var info = stat()
+        if lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            throw FileError(
+                path: file, reason: "not a valid state file: a symbolic link (a state file is a regular file)")
+        }
         let data: Data
         do throws(BoundedFile.Failure) {
             data = try BoundedFile.read(file, limit: Self.maxBytes)

@@ -115,6 +115,22 @@ struct StateFileTests {
         #expect(written == (try plain.encode(instants)))
     }
 
+    @Test("A state file that is a symbolic link is not read: moved aside, its target untouched and never quoted")
+    func symbolicLink() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let secret = dir + "/secret.txt"
+        try Data("SECRET words".utf8).write(to: URL(fileURLWithPath: secret))
+        let path = dir + "/phone.json"
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: secret)
+        let (value, recovery) = try StateFile<PhoneSyncState>(path: path).loadRecovering(validate: { _ in nil })
+        #expect(value == nil)
+        let reason = try #require(recovery?.reason)
+        #expect(reason.contains("a symbolic link") && !reason.contains("SECRET"), "\(reason)")
+        #expect(try String(contentsOfFile: secret, encoding: .utf8) == "SECRET words")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test("A corrupt state file is reported with its path and left untouched")
     func corrupt() throws {
         let dir = try Self.tempDir()
