@@ -55,7 +55,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         let others = records.filter { !$0.id.hasPrefix(prefix) }
         records = Self.capped(others + new)
         let kept = IDs(records.map(\.id))
-        return new.filter { kept.contains($0.id) }.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+        return new.filter { kept.contains($0.id) }.sorted(by: Self.soonerFirst)
     }
 
     /// Replaces every pending request whose id starts with `prefix` with `new`, then keeps the
@@ -69,7 +69,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         let kept = IDs(records.map(\.id))
         var seen = IDs([])
         let dropped = candidates.reversed().filter { seen.insert($0.id) && !kept.contains($0.id) }
-            .sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+            .sorted(by: Self.soonerFirst)
         return NotificationChange(added: added, dropped: dropped)
     }
 
@@ -123,7 +123,7 @@ public struct PendingNotifications: Codable, Equatable, Sendable {
         var unique: [NotificationRecord] = []
         unique.reserveCapacity(list.count)
         for record in list.reversed() where ids.insert(record.id) { unique.append(record) }
-        let sorted = unique.sorted { ($0.fireDate, $0.id) < ($1.fireDate, $1.id) }
+        let sorted = unique.sorted(by: Self.soonerFirst)
         return Array(sorted.prefix(limit))
     }
 
