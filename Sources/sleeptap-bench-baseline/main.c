@@ -15,7 +15,9 @@
 //       The durable round trip's physical limit, one sample per line read on stdin (so that the
 //       bench can interleave it sample by sample with the real phone and watch): the client sends
 //       REQUEST bytes, the server stores SERVER_SIZE bytes atomically and replies with REPLY
-//       bytes, the client stores CLIENT_SIZE bytes atomically. Prints one JSON line per sample:
+//       bytes, the client stores CLIENT_SIZE bytes atomically. Server and client are two
+//       processes with a ZeroMQ context each, as the watch and the phone are. Prints one JSON
+//       line per sample:
 //       {"event":"baseline.sample","total":NS,"serverWrite":NS,"clientWrite":NS}.
 //   sleeptap-bench-baseline fsync DIR COUNT SIZE
 //       The atomic write of a state file as SleepTap's StateFile does it (keep the current file
@@ -31,6 +33,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,35 +277,33 @@ static void atomic_writes(const char *directory, long count, long size) {
 // REPLY bytes; the client stores CLIENT_SIZE bytes atomically (DIR/client.json). Each sample is
 // printed as a JSON line at once: {"event":"baseline.sample","total":NS,"serverWrite":NS,
 // "clientWrite":NS}. End of input ends it.
-struct durable_server {
-    struct server base;
-    const char *directory;
-    long serverSize;
-    long replySize;
-    long long lastWrite;
-};
-
-static void *serve_durable(void *argument) {
-    struct durable_server *d = argument;
-    struct server *s = &d->base;
-    void *router = zmq_socket(s->context, ZMQ_ROUTER);
+//
+// Server and client are two processes, each with its own ZeroMQ context (and so its own I/O
+// thread), as the watch and the phone are: the server is a child (fork(2) before either context
+// exists, as zmq_ctx_new requires) that dies with its parent (PR_SET_PDEATHSIG). The server's
+// write time travels back in the first 8 bytes of its reply.
+static void serve_durable_process(const char *endpoint, const char *directory, long serverSize, long replySize,
+                                  int ready) {
+    void *context = zmq_ctx_new();
+    if (!context) die("zmq_ctx_new");
+    void *router = zmq_socket(context, ZMQ_ROUTER);
     if (!router) die("zmq_socket ROUTER");
     int zero = 0;
     zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
-    if (zmq_bind(router, s->endpoint) != 0) die("zmq_bind");
-    size_t length = sizeof s->bound;
-    if (zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, s->bound, &length) != 0) die("ZMQ_LAST_ENDPOINT");
-    pthread_mutex_lock(&s->lock);
-    s->ready = 1;
-    pthread_cond_broadcast(&s->changed);
-    pthread_mutex_unlock(&s->lock);
+    if (zmq_bind(router, endpoint) != 0) die("zmq_bind");
+    char bound[256];
+    size_t length = sizeof bound;
+    if (zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &length) != 0) die("ZMQ_LAST_ENDPOINT");
+    if (write(ready, bound, sizeof bound) != (ssize_t)sizeof bound) die_errno("write", "the ready pipe");
+    close(ready);
 
     char path[4096];
-    snprintf(path, sizeof path, "%s/server.json", d->directory);
-    char *state = malloc((size_t)d->serverSize + 1);
-    memset(state, ' ', (size_t)d->serverSize);
-    char *reply = malloc((size_t)d->replySize + 1);
-    memset(reply, 'a', (size_t)d->replySize);
+    snprintf(path, sizeof path, "%s/server.json", directory);
+    char *state = malloc((size_t)serverSize + 1);
+    memset(state, ' ', (size_t)serverSize);
+    size_t replyBytes = replySize < 8 ? 8 : (size_t)replySize;
+    char *reply = malloc(replyBytes);
+    memset(reply, 'a', replyBytes);
     zmq_msg_t id, payload;
     for (;;) {
         zmq_msg_init(&id);
@@ -312,9 +315,11 @@ static void *serve_durable(void *argument) {
         if (zmq_msg_recv(&payload, router, 0) < 0) die("zmq_msg_recv payload");
         size_t size = zmq_msg_size(&payload);
         // An empty message ends the server; a one-byte one is a warm-up (no write).
-        if (size > 1) d->lastWrite = atomic_write(d->directory, path, state, d->serverSize);
+        long long lastWrite = 0;
+        if (size > 1) lastWrite = atomic_write(directory, path, state, serverSize);
+        memcpy(reply, &lastWrite, sizeof lastWrite);
         if (zmq_send(router, zmq_msg_data(&id), zmq_msg_size(&id), ZMQ_SNDMORE) < 0) die("zmq_send id");
-        if (zmq_send(router, reply, size == 0 ? 0 : (size_t)d->replySize, 0) < 0) die("zmq_send reply");
+        if (zmq_send(router, reply, size == 0 ? 0 : replyBytes, 0) < 0) die("zmq_send reply");
         zmq_msg_close(&id);
         zmq_msg_close(&payload);
         if (size == 0) break;
@@ -325,34 +330,54 @@ static void *serve_durable(void *argument) {
     free(state);
     free(reply);
     zmq_close(router);
-    return NULL;
+    zmq_ctx_term(context);
+}
+
+// Receives one reply and returns the server's write time from its first 8 bytes (0 if shorter).
+static long long receive_write_time(void *dealer) {
+    zmq_msg_t reply;
+    zmq_msg_init(&reply);
+    while (zmq_msg_recv(&reply, dealer, 0) < 0) {
+        if (zmq_errno() != EINTR) die("zmq_msg_recv reply");
+    }
+    long long value = 0;
+    if (zmq_msg_size(&reply) >= sizeof value) memcpy(&value, zmq_msg_data(&reply), sizeof value);
+    zmq_msg_close(&reply);
+    return value;
 }
 
 static void durable(const char *endpoint, const char *directory, long request, long reply, long serverSize,
                     long clientSize) {
+    int ready[2];
+    if (pipe(ready) != 0) die_errno("pipe", "for the server's endpoint");
+    fflush(stdout);
+    pid_t parent = getpid();
+    pid_t server = fork();
+    if (server < 0) die_errno("fork", "of the server");
+    if (server == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        close(ready[0]);
+        serve_durable_process(endpoint, directory, serverSize, reply, ready[1]);
+        _exit(0);
+    }
+    close(ready[1]);
+    char bound[256];
+    if (read(ready[0], bound, sizeof bound) != (ssize_t)sizeof bound) {
+        fprintf(stderr, "sleeptap-bench-baseline: the server process did not start\n");
+        exit(70);
+    }
+    close(ready[0]);
+    bound[sizeof bound - 1] = '\0';
+
     void *context = zmq_ctx_new();
     if (!context) die("zmq_ctx_new");
-    struct durable_server d;
-    memset(&d, 0, sizeof d);
-    d.base.context = context;
-    d.base.endpoint = endpoint;
-    d.directory = directory;
-    d.serverSize = serverSize;
-    d.replySize = reply;
-    pthread_mutex_init(&d.base.lock, NULL);
-    pthread_cond_init(&d.base.changed, NULL);
-    pthread_t thread;
-    pthread_create(&thread, NULL, serve_durable, &d);
-    pthread_mutex_lock(&d.base.lock);
-    while (!d.base.ready) pthread_cond_wait(&d.base.changed, &d.base.lock);
-    pthread_mutex_unlock(&d.base.lock);
-
     void *dealer = zmq_socket(context, ZMQ_DEALER);
     if (!dealer) die("zmq_socket DEALER");
     int zero = 0, timeout = 10000;
     zmq_setsockopt(dealer, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(dealer, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
-    if (zmq_connect(dealer, d.base.bound) != 0) die("zmq_connect");
+    if (zmq_connect(dealer, bound) != 0) die("zmq_connect");
     char path[4096];
     snprintf(path, sizeof path, "%s/client.json", directory);
     char *buffer = malloc((size_t)request + 1);
@@ -367,16 +392,18 @@ static void durable(const char *endpoint, const char *directory, long request, l
     while (fgets(line, sizeof line, stdin)) {
         long long start = now_ns();
         if (zmq_send(dealer, buffer, (size_t)request, 0) < 0) die("zmq_send");
-        receive_one(dealer);
+        long long serverWrite = receive_write_time(dealer);
         long long clientWrite = atomic_write(directory, path, state, clientSize);
         long long total = now_ns() - start;
         printf("{\"event\":\"baseline.sample\",\"total\":%lld,\"serverWrite\":%lld,\"clientWrite\":%lld}\n", total,
-               d.lastWrite, clientWrite);
+               serverWrite, clientWrite);
         fflush(stdout);
     }
     if (zmq_send(dealer, buffer, 0, 0) < 0) die("zmq_send");
     receive_one(dealer);
-    pthread_join(thread, NULL);
+    int status = 0;
+    while (waitpid(server, &status, 0) < 0 && errno == EINTR) {
+    }
     unlink(path);
     strncat(path, ".prev", sizeof path - strlen(path) - 1);
     unlink(path);

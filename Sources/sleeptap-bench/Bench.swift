@@ -248,8 +248,8 @@ final class Bench {
                 baseline: measured.baselineMedian, ratio: measured.ratio, target: "ratio <= 1.2",
                 met: measured.ratio.map { $0 <= 1.2 },
                 note: String(
-                    format: "limit, in C, sample by sample between the real ones: 1 KB request, atomic write of %d B "
-                        + "(watch.json), 128 B reply, atomic write of %d B (phone.json); its writes' median %.3f ms; "
+                    format: "limit, in C, two processes, sample by sample between the real ones: 1 KB request, "
+                        + "atomic write of %d B (watch.json), 128 B reply, atomic write of %d B (phone.json); its writes' median %.3f ms; "
                         + "median of the %d pairs' ratios %.2f",
                     watchBytes, phoneBytes, write.median * 1e-6, pairRatios.samples.count, pairRatios.median),
                 threshold: 1.2, spreadPercent: measured.spreadPercent))

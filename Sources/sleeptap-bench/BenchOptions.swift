@@ -35,8 +35,8 @@ struct BenchOptions: Equatable, Sendable {
                  (round trip), and with 100 messages in flight (throughput)
               2. the durable round trip: the phone's BATCH, the watch's fsync'd store and ACK, the
                  phone's fsync'd record of the ACK (real phone and watch processes over ipc), against
-                 its physical limit: the C round trip plus two atomic writes (write, fsync, rename,
-                 fsync the directory) on the same file system
+                 its physical limit: the same round trip between two C processes, with two atomic
+                 writes (write, fsync, rename, fsync the directory) on the same file system
               3. watch restart (kill -9, then a new watch) to batch.applied of the newest batch
               4. the twin (SleepTapEmbedded) in virtual device-days per second, 1 thread and one per core
               5. sleeptap-report over 1,000,000 run records (100,000 with --quick), and over a tenth
