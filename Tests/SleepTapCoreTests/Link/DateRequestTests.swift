@@ -67,12 +67,12 @@ struct DateRequestTests {
 
     @Test("The phone refuses every malformed REQUEST with message.rejected and an ERROR, and nothing else happens")
     func phoneRejectsMalformed() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         let batches = bench.sentBatches.count
         bench.clearEvents()
         for (text, reason) in Self.malformed {
-            bench.receive([Array(NodeBench.watchID.utf8), Array(text.utf8)])
+            bench.receive([Array(PhoneHarness.watchID.utf8), Array(text.utf8)])
             let sent = try #require(bench.sent.last)
             guard case .error(let said) = sent else {
                 Issue.record("\(text): answered \(sent)")
@@ -102,8 +102,8 @@ struct DateRequestTests {
     @Test(
         "The OS's rule: iOS wakes within the app-refresh budget, Android with no limit; a force-quit app is not woken")
     func osRule() throws {
-        let now = NodeBench.start
-        var ios = NodeBench.app().scheduler
+        let now = PhoneHarness.start
+        var ios = PhoneHarness.app().scheduler
         ios.setRuntimeBudget(12)
         let woken = ios.watchMessage(at: now, appRunning: false)
         #expect(woken.woken && woken.budget == 12 && woken.expirationWarning == 1 && woken.reason == nil)
@@ -115,7 +115,7 @@ struct DateRequestTests {
         #expect(traced.allSatisfy { $0["channel"] == .string("WatchConnectivity") })
         #expect(traced.first?["budget"] == .double(12))
 
-        var android = NodeBench.app(platform: .android).scheduler
+        var android = PhoneHarness.app(platform: .android).scheduler
         android.setStandbyBucket(.restricted, at: now)
         android.setLowPowerMode(true, at: now)
         let bound = android.watchMessage(at: now, appRunning: false)
@@ -130,7 +130,7 @@ struct DateRequestTests {
     // MARK: the phone
 
     /// The served run's events, after a REQUEST at the bench's now.
-    static func serve(_ bench: inout NodeBench, _ request: DateRequest = request()) {
+    static func serve(_ bench: inout PhoneHarness, _ request: DateRequest = request()) {
         bench.clearEvents()
         bench.receive(.request(request))
     }
@@ -139,7 +139,7 @@ struct DateRequestTests {
         "iOS late-silent: the BGTask handler is never entered, yet a REQUEST wakes the app and its job answers with a new batch"
     )
     func lateSilentServed() throws {
-        var bench = NodeBench(app: NodeBench.app(registration: .lateSilent))
+        var bench = PhoneHarness(app: PhoneHarness.app(registration: .lateSilent))
         bench.start()
         // The OS's background launch: the handler is not entered (the bug).
         let due = try #require(bench.node.nextLaunch)
@@ -171,7 +171,7 @@ struct DateRequestTests {
 
     @Test("An app that is not running is launched in the background for the REQUEST, registering as its code does")
     func coldWake() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.type("registration late-silent")  // an app update: the process ends
         bench.advance(600)
@@ -181,7 +181,7 @@ struct DateRequestTests {
         #expect(bench.events(.handlerRegistered).first?["phase"] == .string("after launch"))
         #expect(bench.events(.requestServed).first?["success"] == .bool(true))
 
-        var crashing = NodeBench()
+        var crashing = PhoneHarness()
         crashing.start()
         crashing.type("registration late-crash")
         crashing.advance(600)
@@ -201,7 +201,7 @@ struct DateRequestTests {
 
     @Test("iOS: Low Power Mode and Background App Refresh off stop BGTask launches, not a REQUEST")
     func iosConditionsDoNotHoldItBack() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.type("low-power on")
         bench.type("background-refresh off")
@@ -213,7 +213,7 @@ struct DateRequestTests {
     @Test("A force-quit app (iOS) or force-stopped app (Android) is not woken: request.refused and an ERROR")
     func forceQuitRefused() throws {
         for platform in [Platform.ios, .android] {
-            var bench = NodeBench(app: NodeBench.app(platform: platform))
+            var bench = PhoneHarness(app: PhoneHarness.app(platform: platform))
             bench.start()
             bench.type("force-quit")
             let batches = bench.sentBatches.count
@@ -237,7 +237,7 @@ struct DateRequestTests {
 
     @Test("Android: in the restricted bucket with Battery Saver on, the listener service still runs the job, unlimited")
     func androidAnyBucket() throws {
-        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
         bench.start()
         bench.type("bucket restricted")
         bench.type("low-power on")
@@ -249,7 +249,7 @@ struct DateRequestTests {
 
     @Test("The phone serves at most one REQUEST per 15 minutes: one in between is refused (rate-limited line, ERROR)")
     func phoneSpacing() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         Self.serve(&bench, Self.request(1))
         #expect(bench.events(.requestServed).count == 1)
@@ -266,7 +266,7 @@ struct DateRequestTests {
 
     @Test("A flood of REQUESTs inside the spacing: one line, the repeats counted, no job run")
     func floodHeldBack() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         Self.serve(&bench, Self.request(1))
         bench.clearEvents()
@@ -281,9 +281,9 @@ struct DateRequestTests {
 
     @Test("A budget too small for the dates step: the run expires, request.served says so, and the watch gets an ERROR")
     func expiredBeforeDates() throws {
-        var app = NodeBench.app()
+        var app = PhoneHarness.app()
         app.scheduler.setRuntimeBudget(1.25)  // 0.25 s before the 1 s warning: renew and notices fit, dates do not
-        var bench = NodeBench(app: app)
+        var bench = PhoneHarness(app: app)
         bench.start()
         let batches = bench.sentBatches.count
         Self.serve(&bench)
@@ -296,14 +296,14 @@ struct DateRequestTests {
 
     @Test("A REQUEST that arrives while a job waits for the weather waits too, then runs")
     func waitsForTheJob() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.weather = nil
         bench.start()
         #expect(bench.weatherRequests.count == 1)
         Self.serve(&bench)
         #expect(bench.names().contains(.requestReceived))
         #expect(!bench.names().contains(.osWatchMessage), "the OS hands it over once the job ended")
-        let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: NodeBench.berlin, now: bench.now)
+        let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: PhoneHarness.berlin, now: bench.now)
         bench.answerWeather(WeatherOutcome(result: result, cost: cost))
         #expect(bench.names().contains(.osWatchMessage))
         #expect(bench.events(.requestServed).count == 1)

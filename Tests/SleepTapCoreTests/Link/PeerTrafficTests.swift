@@ -63,7 +63,7 @@ struct PeerTrafficTests {
 
     @Test("A forged watch's 3,000 REQUESTs and 3,000 HELLOs in a minute: a few dozen lines, every one counted")
     func phoneFlood() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.clearEvents()
         let held = try #require(bench.sentBatches.last)

@@ -45,7 +45,7 @@ struct BatteryCommandTests {
 
     @Test("Typed battery 15%: os.battery {level}, and the OS's level is 0.15")
     func applied() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.clearEvents()
         bench.type("battery 15%")
@@ -63,9 +63,9 @@ struct BatteryCommandTests {
         let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 7),
             scheduler: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 1)),
-            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: NodeBench.zone,
-            location: NodeBench.berlin, randomSeed: 42)
-        var bench = NodeBench(app: app)
+            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: PhoneHarness.zone,
+            location: PhoneHarness.berlin, randomSeed: 42)
+        var bench = PhoneHarness(app: app)
         bench.start()
         bench.type("battery 50%")
         bench.type("status")
@@ -81,7 +81,7 @@ struct BatteryCommandTests {
         bench.type("status")
         #expect(try #require(bench.events(.phoneStatus).last)["batteryLevel"] == .double(0.2))
 
-        var legacy = NodeBench()
+        var legacy = PhoneHarness()
         legacy.start()
         legacy.type("status")
         let status = try #require(legacy.events(.phoneStatus).last)

@@ -61,7 +61,7 @@ struct ClockSetTests {
         "iOS: clock set back 12 h, then open: os.clock_set and os.time_changed; the batch is planned from the wall clock (generatedAt 12 h behind, a wake-up already past first); the request keeps its planned launch; kept in os.json"
     )
     func iosSetBack() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         let before = try #require(bench.sentBatches.last)
         // Thu 2025-03-06 12:00 EST: the first wake-up is Fri 07:00 EST.
@@ -98,7 +98,7 @@ struct ClockSetTests {
     @Test(
         "Android: clock-set -12h replans the enqueued work 12 h later (os.time_changed nextRunAt, os.work.rescheduled)")
     func androidSetBack() throws {
-        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
         bench.start()
         let next = try #require(bench.node.app.scheduler.nextLaunch(after: bench.now))
         bench.clearEvents()

@@ -30,8 +30,8 @@ struct NotificationAuthorizationTests {
 
     /// The `notification.*` events of an `open`, after `lines` were typed on a started phone
     /// whose weather is clear (so a sunlight notice is planned as well as the bedtime ones).
-    static func openAfter(_ lines: [String], app: PhoneApp = NodeBench.app()) -> NodeBench {
-        var bench = NodeBench(app: app)
+    static func openAfter(_ lines: [String], app: PhoneApp = PhoneHarness.app()) -> PhoneHarness {
+        var bench = PhoneHarness(app: app)
         bench.weather = ClearSky()
         bench.start()
         bench.advance(60)
@@ -78,7 +78,7 @@ struct NotificationAuthorizationTests {
     @Test(
         "the authorization is the device's: os.notifications, kept in os.json across a restart; authorized again adds")
     func keptAcrossRestart() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.type("notifications denied")
         let said = try #require(bench.events(.osNotifications).first)
@@ -87,9 +87,9 @@ struct NotificationAuthorizationTests {
         let stored = try JSONDecoder().decode(
             SimulatedOS.self, from: JSONEncoder().encode(bench.node.app.scheduler))
         #expect(stored.notificationAuthorization == .denied)
-        var app = NodeBench.app()
+        var app = PhoneHarness.app()
         app.scheduler = stored
-        var restarted = NodeBench(app: app)
+        var restarted = PhoneHarness(app: app)
         restarted.start()
         #expect(restarted.names().contains(.notificationFailed))
         #expect(!restarted.names().contains(.notificationAdded))
@@ -102,7 +102,8 @@ struct NotificationAuthorizationTests {
 
     @Test("--notifications (a setting applied at start) as the stdin command: denied at start fails the first open")
     func settingAtStart() throws {
-        var bench = NodeBench(configuration: NodeBench.configuration(settings: [.notificationAuthorization(.denied)]))
+        var bench = PhoneHarness(
+            configuration: PhoneHarness.configuration(settings: [.notificationAuthorization(.denied)]))
         bench.start()
         #expect(bench.names().contains(.osNotifications))
         #expect(bench.names().contains(.notificationFailed))

@@ -13,7 +13,8 @@ struct PhoneAlarmTests {
     /// 2025-03-07 07:00 EST, the first wake-up after the bench's start (Thu 12:00 EST).
     static let wake = ISO8601.date("2025-03-07T12:00:00Z")!
 
-    static func bench(api: Int? = nil, declaration: ExactAlarmDeclaration? = nil, phoneAlarm: Bool = true) -> NodeBench
+    static func bench(api: Int? = nil, declaration: ExactAlarmDeclaration? = nil, phoneAlarm: Bool = true)
+        -> PhoneHarness
     {
         var configuration = AndroidWorkScheduler.Configuration(repeatInterval: 3_600)
         if let api { configuration.selectQuotas(androidAPI: api) }
@@ -24,9 +25,9 @@ struct PhoneAlarmTests {
         appConfiguration.phoneAlarm = phoneAlarm
         let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 7), scheduler: os, weather: OfflineWeatherProvider(seed: 9),
-            schedule: .everyDayAtSeven, zone: NodeBench.zone, location: NodeBench.berlin,
+            schedule: .everyDayAtSeven, zone: PhoneHarness.zone, location: PhoneHarness.berlin,
             configuration: appConfiguration, randomSeed: 42)
-        return NodeBench(app: app)
+        return PhoneHarness(app: app)
     }
 
     @Test(
@@ -106,8 +107,8 @@ struct PhoneAlarmTests {
         let os = bench.node.app.scheduler
         let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 7), scheduler: os, weather: OfflineWeatherProvider(seed: 9),
-            schedule: .everyDayAtSeven, zone: NodeBench.zone, location: NodeBench.berlin, randomSeed: 42)
-        var off = NodeBench(app: app)
+            schedule: .everyDayAtSeven, zone: PhoneHarness.zone, location: PhoneHarness.berlin, randomSeed: 42)
+        var off = PhoneHarness(app: app)
         off.start()
         #expect(off.events(.alarmCancelled).first?["triggerAt"] == .date(Self.wake))
         #expect(off.node.app.scheduler.pendingAlarms.isEmpty)

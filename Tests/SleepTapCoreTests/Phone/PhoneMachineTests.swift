@@ -15,11 +15,11 @@ import Testing
 /// (or an exact part of it) checked in one equality.
 @Suite("Phone machine")
 struct PhoneMachineTests {
-    static let watchID = NodeBench.watchID
+    static let watchID = PhoneHarness.watchID
     static let statePath = "/state/phone.json"
-    static let zone = NodeBench.zone
+    static let zone = PhoneHarness.zone
     /// Thu 2025-03-06 12:00 in New York (17:00Z).
-    static let t0 = NodeBench.start
+    static let t0 = PhoneHarness.start
 
     /// `seconds` after `t0`, virtual and wall alike (wall 100 at `t0`).
     static func at(_ seconds: TimeInterval) -> NodeTime {
@@ -31,8 +31,8 @@ struct PhoneMachineTests {
 
     static func node(platform: Platform = .ios, registration: RegistrationMode = .early) -> PhoneNode {
         PhoneNode(
-            app: NodeBench.app(platform: platform, registration: registration),
-            configuration: NodeBench.configuration())
+            app: PhoneHarness.app(platform: platform, registration: registration),
+            configuration: PhoneHarness.configuration())
     }
 
     /// A node started at `t0` whose start-up job is done: its writes succeeded and its forecast
@@ -390,7 +390,7 @@ struct PhoneMachineTests {
     // MARK: the weather step
 
     static func forecast(at instant: Date, cost: TimeInterval) -> WeatherOutcome {
-        let (result, _) = OfflineWeatherProvider(seed: 9).forecast(for: NodeBench.berlin, now: instant)
+        let (result, _) = OfflineWeatherProvider(seed: 9).forecast(for: PhoneHarness.berlin, now: instant)
         return WeatherOutcome(result: result, cost: cost)
     }
 
@@ -403,7 +403,7 @@ struct PhoneMachineTests {
         #expect(Self.persists(launch).count == 1)
         #expect(
             Self.weatherSteps(node.persisted(.succeeded, at: time))
-                == [.fetchWeather(location: NodeBench.berlin, at: time.now)])
+                == [.fetchWeather(location: PhoneHarness.berlin, at: time.now)])
         #expect(node.app.awaitsWeather)
         let outcome = Self.forecast(at: time.now, cost: 1.5)
         let arrived = node.weatherArrived(outcome, at: Self.at(22 * 3_600 + 2))

@@ -28,14 +28,14 @@ struct PhoneNodeTests {
     // MARK: the OS trace
 
     static func hello(sentAt: Date?, instance: UInt64?) -> [[UInt8]] {
-        [Array(NodeBench.watchID.utf8), WireCodec.encode(.hello(nil), sentAt: sentAt, instance: instance)]
+        [Array(PhoneHarness.watchID.utf8), WireCodec.encode(.hello(nil), sentAt: sentAt, instance: instance)]
     }
 
     @Test(
         "Clock skew, phone side: a HELLO whose sentAt is 24 h from the phone's virtual now gives clock.skew naming HELLO; 30 min or no sentAt gives none"
     )
     func helloClockSkew() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.clearEvents()
         bench.receive(Self.hello(sentAt: nil, instance: nil))
@@ -59,7 +59,7 @@ struct PhoneNodeTests {
         "A second watch taking the paired routing id: peer.replaced names the id and both instances; the first change may be a restart, the old instance speaking again is a second watch"
     )
     func peerReplaced() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.clearEvents()
         bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
@@ -69,7 +69,7 @@ struct PhoneNodeTests {
         bench.advance(1)
         bench.receive(Self.hello(sentAt: bench.now, instance: 0xb))
         let first = try #require(bench.events(.peerReplaced).first)
-        #expect(first["id"] == .string(NodeBench.watchID))
+        #expect(first["id"] == .string(PhoneHarness.watchID))
         #expect(first["instance"] == .string("000000000000000b"))
         #expect(first["previousInstance"] == .string("000000000000000a"))
         #expect(first["previousSilentFor"] == .double(1))
@@ -91,7 +91,7 @@ struct PhoneNodeTests {
         "Android: with the notification permission revoked every bedtime notice added is also notification.hidden; granted, none; kept in os.json; refused on iOS"
     )
     func notificationPermission() throws {
-        var android = NodeBench(app: NodeBench.app(platform: .android))
+        var android = PhoneHarness(app: PhoneHarness.app(platform: .android))
         android.start()
         android.advance(60)
         android.type("permission notifications revoke")
@@ -122,9 +122,9 @@ struct PhoneNodeTests {
         "Android constraints through the node: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
     )
     func constraintsThroughNode() throws {
-        var app = NodeBench.app(platform: .android)
+        var app = PhoneHarness.app(platform: .android)
         app.scheduler.setConstraints([.network])
-        var android = NodeBench(app: app)
+        var android = PhoneHarness(app: app)
         android.start()
         android.advance(60)
         android.clearEvents()
@@ -150,7 +150,7 @@ struct PhoneNodeTests {
         "One change gives one event: bucket rare is os.standby_bucket alone, low-power, background-refresh, charging and force-quit their own event without os.conditions.changed"
     )
     func oneChangeOneEvent() throws {
-        var android = NodeBench(app: NodeBench.app(platform: .android))
+        var android = PhoneHarness(app: PhoneHarness.app(platform: .android))
         android.start()
         android.advance(60)
         let inputs: [(String, EventName)] = [
@@ -165,7 +165,7 @@ struct PhoneNodeTests {
             ]
             #expect(android.names().filter(conditions.contains) == [name], "\(line): \(android.names())")
         }
-        var ios = NodeBench()
+        var ios = PhoneHarness()
         ios.start()
         ios.advance(60)
         for (line, name) in [("low-power on", EventName.osLowPower), ("background-refresh off", .osBackgroundRefresh)] {
@@ -180,7 +180,7 @@ struct PhoneNodeTests {
         "The OS trace is written in the step that caused it, at its instant, in time order: travel's os.request.* at the travel, none left for low-power on"
     )
     func traceInItsOwnStep() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         let names = bench.stamped.map(\.name)
         // The user's launch: the OS's launch and registration come before the job's weather step.
@@ -206,7 +206,7 @@ struct PhoneNodeTests {
 
     @Test("A failed state write in a background run keeps the run's records: the submit and the failed run")
     func failedWriteKeepsRunRecords() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         let due = try #require(bench.node.nextLaunch)
         bench.advance(due.timeIntervalSince(bench.now))
@@ -223,7 +223,7 @@ struct PhoneNodeTests {
 
     @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
     func zapPairedKey() throws {
-        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
         bench.driver.zapRequest(Self.zapRequest(mechanism: "CURVE", key: Self.key))
         let reply = try #require(bench.zapReplies.first)
         #expect(reply[2] == Array("200".utf8))
@@ -234,7 +234,7 @@ struct PhoneNodeTests {
 
     @Test("ZAP: another CURVE key is refused (400) with the reason, and counted")
     func zapWrongKey() throws {
-        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
         let other = [UInt8](repeating: 8, count: 32)
         bench.driver.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other))
         #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
@@ -246,7 +246,7 @@ struct PhoneNodeTests {
 
     @Test("ZAP: a client without CURVE (NULL, PLAIN) is refused: CURVE required", arguments: ["NULL", "PLAIN"])
     func zapNotCurve(mechanism: String) throws {
-        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
         // Even with the paired key's bytes as credentials.
         bench.driver.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.key))
         #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
@@ -255,7 +255,7 @@ struct PhoneNodeTests {
 
     @Test("ZAP: a flood of refused clients writes one line per window and counts every one")
     func zapFloodHeldBack() {
-        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
         for _ in 0..<50 {
             bench.driver.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil))
         }
@@ -268,9 +268,9 @@ struct PhoneNodeTests {
 
     @Test("Frames: three frames from the watch are rejected and the watch gets an ERROR naming the count")
     func wrongFrameCount() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
-        bench.receive([Array(NodeBench.watchID.utf8), Array("a".utf8), Array("b".utf8)])
+        bench.receive([Array(PhoneHarness.watchID.utf8), Array("a".utf8), Array("b".utf8)])
         let reason = "expected 2 frames (routing id, message), got 3"
         #expect(bench.events(.messageRejected).map { $0["reason"] } == [.string(reason)])
         #expect(bench.sent.last == .error(reason: reason))
@@ -281,7 +281,7 @@ struct PhoneNodeTests {
 
     @Test("phone.status: the simulated OS's fields are one nested object `os`, no dotted keys")
     func statusNestsTheOS() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.type("low-power on")
         bench.type("status")
@@ -301,7 +301,7 @@ struct PhoneNodeTests {
 
     @Test("status rounds hours for people: dataAgeHours to two decimals, not 0.16319531679153443")
     func statusHoursRounded() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.advance(588.25)
         bench.type("status")
@@ -381,7 +381,7 @@ struct PhoneNodeTests {
                 try PhoneCommand.parse(line, platform: platform)
             }
         }
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         let state = bench.node.app.state
         bench.clearEvents()
@@ -397,7 +397,7 @@ struct PhoneNodeTests {
 
     @Test("Commands reach the app: status counts, travel refreshes, move, settings, quit stops")
     func commandsRun() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.clearEvents()
         bench.type("status")
@@ -440,16 +440,16 @@ struct PhoneNodeTests {
         let machine = TimeZone(identifier: "America/Denver")!
         var inBerlin = WakeSchedule.everyDayAtSeven
         inBerlin.timeZoneIdentifier = berlin.identifier
-        let plain = NodeBench(configuration: NodeBench.configuration(timeZone: nil, machineZone: machine))
+        let plain = PhoneHarness(configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
         #expect(plain.node.currentZone == machine)
-        let file = NodeBench(
-            app: NodeBench.app(schedule: inBerlin),
-            configuration: NodeBench.configuration(timeZone: nil, machineZone: machine))
+        let file = PhoneHarness(
+            app: PhoneHarness.app(schedule: inBerlin),
+            configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
         #expect(file.node.currentZone == berlin)
-        var flag = NodeBench(
-            app: NodeBench.app(schedule: inBerlin),
-            configuration: NodeBench.configuration(timeZone: NodeBench.zone, machineZone: machine))
-        #expect(flag.node.currentZone == NodeBench.zone)
+        var flag = PhoneHarness(
+            app: PhoneHarness.app(schedule: inBerlin),
+            configuration: PhoneHarness.configuration(timeZone: PhoneHarness.zone, machineZone: machine))
+        #expect(flag.node.currentZone == PhoneHarness.zone)
         flag.start()
         flag.type("time-zone Asia/Tokyo")
         #expect(flag.node.currentZone == tokyo)
@@ -461,9 +461,9 @@ struct PhoneNodeTests {
     @Test("open reads the schedule file again: a new one replaces the old and is used at once")
     func scheduleReloadGood() throws {
         // No --time-zone: the schedule file's zone applies.
-        var bench = NodeBench(
-            configuration: NodeBench.configuration(
-                schedulePath: "/s/schedule.json", timeZone: nil, machineZone: NodeBench.zone))
+        var bench = PhoneHarness(
+            configuration: PhoneHarness.configuration(
+                schedulePath: "/s/schedule.json", timeZone: nil, machineZone: PhoneHarness.zone))
         bench.start()
         #expect(bench.scheduleReads.isEmpty, "the start-up checks read it already")
         var later = WakeSchedule.everyDayAtSeven
@@ -495,7 +495,7 @@ struct PhoneNodeTests {
 
     @Test("open with a bad schedule file keeps the previous schedule and says why")
     func scheduleReloadBad() throws {
-        var bench = NodeBench(configuration: NodeBench.configuration(schedulePath: "/s/schedule.json"))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(schedulePath: "/s/schedule.json"))
         bench.start()
         let before = bench.node.app.schedule
         bench.scheduleFile = .failure(ScheduleLoadError("schedule file /s/schedule.json: line 3: bad"))
@@ -512,8 +512,8 @@ struct PhoneNodeTests {
 
     @Test("A write holds back the rest of its step until the result comes")
     func writeHoldsTheStep() throws {
-        var node = PhoneNode(app: NodeBench.app(), configuration: NodeBench.configuration())
-        var time = NodeTime(now: NodeBench.start, wall: 0)
+        var node = PhoneNode(app: PhoneHarness.app(), configuration: PhoneHarness.configuration())
+        var time = NodeTime(now: PhoneHarness.start, wall: 0)
         var actions = node.start(at: time)
         // Answer writes (and the weather) one by one; before each answer, no send follows the write.
         var answered = 0
@@ -532,7 +532,7 @@ struct PhoneNodeTests {
 
     @Test("A job that needs no weather fetch writes once: everything it did is on disk before its batch goes out")
     func oneWritePerJobWithoutFetch() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         // An hour later the forecast cached at start is fresh: the weather step uses the cache.
         bench.advance(3_600)
@@ -556,7 +556,7 @@ struct PhoneNodeTests {
 
     @Test("A failed single write of a job without a fetch sends nothing and reuses no seq")
     func oneWriteFails() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.advance(3_600)
         let sentBefore = bench.sentBatches.count
@@ -585,7 +585,7 @@ struct PhoneNodeTests {
         "A failed write at each write of a job: nothing goes out that is not on disk, and no seq is reused",
         arguments: ["open", "simulate-launch"])
     func persistFailureAtEachWrite(job: String) throws {
-        var probe = NodeBench()
+        var probe = PhoneHarness()
         probe.start()
         let before = probe.writes
         probe.advance(86_400)
@@ -595,7 +595,7 @@ struct PhoneNodeTests {
         // history in one after the forecast.
         try #require(writesPerOpen >= 2)
         for failing in 1...writesPerOpen {
-            var bench = NodeBench()
+            var bench = PhoneHarness()
             bench.start()
             let issued = bench.sentBatches
             bench.failingWrites = [bench.writes + failing]
@@ -629,11 +629,11 @@ struct PhoneNodeTests {
 
     @Test("The weather arrives later: the job waits at its weather step, then finishes with the cost charged")
     func weatherAsInput() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.weather = nil
         bench.start()
         let request = try #require(bench.weatherRequests.first)
-        #expect(request.location == NodeBench.berlin)
+        #expect(request.location == PhoneHarness.berlin)
         #expect(bench.names().contains(.batchGenerated), "renew, notices and dates do not wait")
         #expect(!bench.names().contains { $0.rawValue.hasPrefix("weather.") })
         // A command that starts a job waits; a read-only one does not.
@@ -662,7 +662,7 @@ struct PhoneNodeTests {
         "Android: a network failure arriving as input makes the run retry; another failure fails it",
         arguments: [(WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure")])
     func androidWeatherFailure(error: WeatherError, outcome: String) throws {
-        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
         bench.start()
         bench.weather = nil
         // 10:00 in New York the next day: inside the weather window, the cache 22 h old.
@@ -678,7 +678,7 @@ struct PhoneNodeTests {
 
     @Test("A failed write before the weather step ends the job: no fetch goes out, the run does not hang")
     func persistFailureBeforeWeather() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.weather = nil
         bench.advance(22 * 3_600)
@@ -697,7 +697,7 @@ struct PhoneNodeTests {
 
     @Test("The OS launch timer is armed at the OS's next launch, as a virtual instant; its firing runs the job")
     func osLaunchTimer() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         let next = try #require(bench.node.nextLaunch)
         #expect(bench.armed[.osLaunch] == .at(next))
@@ -712,7 +712,7 @@ struct PhoneNodeTests {
         "A launch already due whose timer comes after another input (a driver that woke late) keeps its instant",
         arguments: [Platform.ios, .android])
     func lateLaunchTimerKeepsItsInstant(platform: Platform) throws {
-        var bench = NodeBench(app: NodeBench.app(platform: platform))
+        var bench = PhoneHarness(app: PhoneHarness.app(platform: platform))
         bench.start()
         let due = try #require(bench.node.nextLaunch)
         bench.now = due.addingTimeInterval(1_800)
@@ -730,8 +730,9 @@ struct PhoneNodeTests {
     )
     func lateLaunchAfterTravelIsNotStampedBeforeIt() throws {
         let utc = try #require(TimeZone(identifier: "Etc/UTC"))
-        var bench = NodeBench(
-            app: NodeBench.app(platform: .android, zone: utc), configuration: NodeBench.configuration(timeZone: utc))
+        var bench = PhoneHarness(
+            app: PhoneHarness.app(platform: .android, zone: utc),
+            configuration: PhoneHarness.configuration(timeZone: utc))
         bench.start()
         let due = try #require(bench.node.nextLaunch)
         // The driver fell 4 virtual hours behind and handled the line before the launch's timer.
@@ -768,7 +769,7 @@ struct PhoneNodeTests {
         "A launch on time says nothing of falling behind; repeats are said when the count doubles, the rest before phone.stopping"
     )
     func clockBehindIsRateLimited() throws {
-        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
         bench.start()
         let onTime = try #require(bench.node.nextLaunch)
         bench.now = onTime
@@ -797,7 +798,7 @@ struct PhoneNodeTests {
 
     @Test("Sends to an absent watch are counted; repeats are held back until it is there again")
     func sendFailures() {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.watchConnected = false
         bench.start()
         for _ in 0..<5 { bench.fire(.resend) }
@@ -814,7 +815,7 @@ struct PhoneNodeTests {
         "phone.stopping is the last line: held-back send failures and refused peers are said before it",
         arguments: [StopCause.signal(15), .endOfTerminalInput, .outputClosed, nil])
     func stoppingIsLast(cause: StopCause?) throws {
-        var bench = NodeBench(configuration: NodeBench.configuration(pairedWatchKey: Self.key))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
         bench.watchConnected = false
         bench.start()
         for _ in 0..<3 { bench.fire(.resend) }

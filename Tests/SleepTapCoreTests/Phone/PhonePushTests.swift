@@ -28,7 +28,7 @@ struct PhonePushTests {
         "iOS, late-silent registration: a push still runs the job (the app delegate gets it, not the late launch handler), publishes a batch and logs a push run"
     )
     func lateSilentIOS() throws {
-        var bench = NodeBench(app: NodeBench.app(registration: .lateSilent))
+        var bench = PhoneHarness(app: PhoneHarness.app(registration: .lateSilent))
         bench.start()
         bench.receive(.ack(try #require(bench.sentBatches.last).ref, coverageEnd: nil))
         bench.advance(86_400)
@@ -47,7 +47,7 @@ struct PhonePushTests {
 
     @Test("iOS: after a force-quit the push is refused, push.refused says why, and no job runs")
     func refusedAfterForceQuit() throws {
-        var bench = NodeBench()
+        var bench = PhoneHarness()
         bench.start()
         bench.type("force-quit")
         bench.clearEvents()
@@ -64,7 +64,7 @@ struct PhonePushTests {
         "Android in Doze: a normal-priority push waits for the maintenance window (push.deferred, the osAlarm timer), then runs; a high-priority one runs at once"
     )
     func androidDoze() throws {
-        var bench = NodeBench(app: NodeBench.app(platform: .android))
+        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
         bench.start()
         bench.type("idle force")
         bench.clearEvents()

@@ -10,7 +10,7 @@ import Testing
 /// the nightly request, stdin `why` and `status`, the run.
 @Suite("The phone's processing task (iOS)")
 struct ProcessingTaskTests {
-    static func bench(processing: Bool) -> NodeBench {
+    static func bench(processing: Bool) -> PhoneHarness {
         var configuration = PhoneAppConfiguration()
         configuration.processingTask = processing
         let os = SimulatedOS(
@@ -18,9 +18,9 @@ struct ProcessingTaskTests {
                 configuration: .init(permittedIdentifiers: [configuration.taskIdentifier]), seed: 1))
         let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 7), scheduler: os, weather: OfflineWeatherProvider(seed: 9),
-            schedule: .everyDayAtSeven, zone: NodeBench.zone, location: NodeBench.berlin,
+            schedule: .everyDayAtSeven, zone: PhoneHarness.zone, location: PhoneHarness.berlin,
             configuration: configuration, randomSeed: 42)
-        return NodeBench(app: app)
+        return PhoneHarness(app: app)
     }
 
     static func text(_ event: Event, _ key: String) -> String? {
@@ -40,9 +40,9 @@ struct ProcessingTaskTests {
         configuration.processingTask = false
         let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 7), scheduler: phone.node.app.scheduler,
-            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: NodeBench.zone,
-            location: NodeBench.berlin, configuration: configuration, randomSeed: 42)
-        var next = NodeBench(app: app)
+            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: PhoneHarness.zone,
+            location: PhoneHarness.berlin, configuration: configuration, randomSeed: 42)
+        var next = PhoneHarness(app: app)
         next.now = phone.now.addingTimeInterval(60)
         next.start()
         #expect(next.node.app.scheduler.pendingProcessing == nil)

@@ -9,12 +9,12 @@ import SleepTapOS
     import Glibc
 #endif
 
-/// What a `NodeBench` records: every port call of `PhoneDriver`, with a disk that fails chosen
+/// What a `PhoneHarness` records: every port call of `PhoneDriver`, with a disk that fails chosen
 /// writes, a watch that is there or not, timers kept by name, and the weather read from a
 /// provider at once or left pending.
-struct BenchPorts: PhonePorts {
+struct PhoneHarnessPorts: PhonePorts {
     /// The virtual now.
-    var instant: Date = NodeBench.start
+    var instant: Date = PhoneHarness.start
     var wall: TimeInterval = 100
     /// 1-based numbers of the state-file writes that fail (ENOSPC).
     var failingWrites: Set<Int> = []
@@ -102,19 +102,19 @@ struct BenchPorts: PhonePorts {
     mutating func stop() { stopped = true }
 }
 
-/// A phone in memory, as the phone process runs it: the one `PhoneDriver` on `BenchPorts`, with
+/// A phone in memory, as the phone process runs it: the one `PhoneDriver` on `PhoneHarnessPorts`, with
 /// a clock the test advances. Nothing here interprets an action: the driver does.
-struct NodeBench {
+struct PhoneHarness {
     static let zone = TimeZone(identifier: "America/New_York")!
     static let berlin = Coordinate(latitude: 52.52, longitude: 13.405)!
     /// Thu 2025-03-06 12:00 EST: inside the weather window, no forecast cached yet.
     static let start = ISO8601.date("2025-03-06T17:00:00Z")!
     static let watchID = "watch-1"
 
-    var driver: PhoneDriver<BenchPorts>
+    var driver: PhoneDriver<PhoneHarnessPorts>
 
     var node: PhoneNode { driver.node }
-    var ports: BenchPorts {
+    var ports: PhoneHarnessPorts {
         get { driver.ports }
         set { driver.ports = newValue }
     }
@@ -163,7 +163,7 @@ struct NodeBench {
 
     static func app(
         platform: Platform = .ios, registration: RegistrationMode = .early, schedule: WakeSchedule = .everyDayAtSeven,
-        zone: TimeZone = NodeBench.zone
+        zone: TimeZone = PhoneHarness.zone
     ) -> PhoneApp {
         let identifier = PhoneAppConfiguration().taskIdentifier
         let os: SimulatedOS
@@ -180,7 +180,7 @@ struct NodeBench {
     }
 
     static func configuration(
-        schedulePath: String? = nil, timeZone: TimeZone? = NodeBench.zone,
+        schedulePath: String? = nil, timeZone: TimeZone? = PhoneHarness.zone,
         machineZone: TimeZone = TimeZone(identifier: "UTC")!,
         pairedWatchKey: [UInt8]? = nil, settings: [PhoneCommand] = []
     ) -> PhoneNodeConfiguration {
@@ -191,8 +191,8 @@ struct NodeBench {
             security: .none, osState: .new)
     }
 
-    init(app: PhoneApp = NodeBench.app(), configuration: PhoneNodeConfiguration = NodeBench.configuration()) {
-        driver = PhoneDriver(node: PhoneNode(app: app, configuration: configuration), ports: BenchPorts())
+    init(app: PhoneApp = PhoneHarness.app(), configuration: PhoneNodeConfiguration = PhoneHarness.configuration()) {
+        driver = PhoneDriver(node: PhoneNode(app: app, configuration: configuration), ports: PhoneHarnessPorts())
     }
 
     /// `start`, with every write succeeding unless told otherwise.
