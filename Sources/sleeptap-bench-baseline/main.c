@@ -17,8 +17,10 @@
 //       REQUEST bytes, the server stores SERVER_SIZE bytes atomically and replies with REPLY
 //       bytes, the client stores CLIENT_SIZE bytes atomically. Server and client are two
 //       processes with a ZeroMQ context each, as the watch and the phone are. Prints one JSON
-//       line per sample:
-//       {"event":"baseline.sample","total":NS,"serverWrite":NS,"clientWrite":NS}.
+//       line per sample, once the client's write is done:
+//       {"event":"baseline.sample","total":NS,"serverWrite":NS,"clientWrite":NS,
+//       "startRealtime":NS}, the last the sample's start on CLOCK_REALTIME (nanoseconds since
+//       the epoch), so that a reader can time the sample to the moment it reads the line.
 //   sleeptap-bench-baseline fsync DIR COUNT SIZE
 //       The atomic write of a state file as SleepTap's StateFile does it (keep the current file
 //       as FILE.prev by a hard link, write a temp file, fsync it, rename it over the file, fsync
@@ -276,7 +278,7 @@ static void atomic_writes(const char *directory, long count, long size) {
 // REQUEST bytes; the server stores SERVER_SIZE bytes atomically (DIR/server.json) and replies with
 // REPLY bytes; the client stores CLIENT_SIZE bytes atomically (DIR/client.json). Each sample is
 // printed as a JSON line at once: {"event":"baseline.sample","total":NS,"serverWrite":NS,
-// "clientWrite":NS}. End of input ends it.
+// "clientWrite":NS,"startRealtime":NS}. End of input ends it.
 //
 // Server and client are two processes, each with its own ZeroMQ context (and so its own I/O
 // thread), as the watch and the phone are: the server is a child (fork(2) before either context
@@ -390,13 +392,16 @@ static void durable(const char *endpoint, const char *directory, long request, l
     }
     char line[256];
     while (fgets(line, sizeof line, stdin)) {
+        struct timespec wall;
+        clock_gettime(CLOCK_REALTIME, &wall);
         long long start = now_ns();
         if (zmq_send(dealer, buffer, (size_t)request, 0) < 0) die("zmq_send");
         long long serverWrite = receive_write_time(dealer);
         long long clientWrite = atomic_write(directory, path, state, clientSize);
         long long total = now_ns() - start;
-        printf("{\"event\":\"baseline.sample\",\"total\":%lld,\"serverWrite\":%lld,\"clientWrite\":%lld}\n", total,
-               serverWrite, clientWrite);
+        printf("{\"event\":\"baseline.sample\",\"total\":%lld,\"serverWrite\":%lld,\"clientWrite\":%lld,"
+               "\"startRealtime\":%lld}\n",
+               total, serverWrite, clientWrite, (long long)wall.tv_sec * 1000000000LL + wall.tv_nsec);
         fflush(stdout);
     }
     if (zmq_send(dealer, buffer, 0, 0) < 0) die("zmq_send");

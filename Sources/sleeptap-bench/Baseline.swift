@@ -65,18 +65,25 @@ final class DurableBaseline {
             ])
     }
 
-    /// One sample. - Returns: nanoseconds in all, and of the server's and the client's write.
-    func sample() throws -> (total: Double, serverWrite: Double, clientWrite: Double) {
+    /// One sample.
+    /// - Returns: nanoseconds: `read`, from the sample's start to the moment the bench read its
+    ///   line (as the Swift side's end is read, `ProcessPair.durableRoundTrip()`); `total`, the
+    ///   same on the C side's own clock, up to its line's write; and the server's and the
+    ///   client's write.
+    func sample() throws -> (read: Double, total: Double, serverWrite: Double, clientWrite: Double) {
         let from = child.events.count
+        let fromLine = child.outputLines.count
         child.send(line: "go")
         guard let event = child.waitFor(rawNames: ["baseline.sample"], from: from, timeout: 30)?.event,
             let total = (event.fields["total"] as? NSNumber)?.doubleValue,
             let server = (event.fields["serverWrite"] as? NSNumber)?.doubleValue,
-            let client = (event.fields["clientWrite"] as? NSNumber)?.doubleValue
+            let client = (event.fields["clientWrite"] as? NSNumber)?.doubleValue,
+            let start = (event.fields["startRealtime"] as? NSNumber)?.doubleValue,
+            let line = child.outputLines.dropFirst(fromLine).first(where: { $0.text == event.line })
         else {
             throw BenchFailure("sleeptap-bench-baseline durable gave no sample in 30 s: \(child.standardError)")
         }
-        return (total, server, client)
+        return (line.arrived.timeIntervalSince1970 * 1e9 - start, total, server, client)
     }
 
     /// Ends it (end of input, then SIGTERM after 3 s).

@@ -92,8 +92,9 @@ final class ProcessPair {
     /// The start is the phone's own time of `batch.sent` (its virtual clock, mapped back to wall
     /// time; at 100x its milliseconds are 10 µs of wall time). The end is when the bench read
     /// `ack.received` on the phone's stdout: that event's `time` is when the ACK arrived, before
-    /// the phone's write, so it cannot serve. Reading a line adds the reader thread's wake-up to
-    /// the figure, never takes from it: the figure errs on the slow side.
+    /// the phone's write, so it cannot serve. Reading a line adds the pipe and the reader
+    /// thread's wake-up to the figure; the C floor's end is read the same way
+    /// (`DurableBaseline.sample()`), so both carry it.
     /// - Returns: seconds.
     func durableRoundTrip() throws -> Double {
         let fromLine = phone.outputLines.count
