@@ -77,6 +77,18 @@ package enum CompareMerge {
         guard isDirectory.boolValue else {
             throw CompareMergeError("\(root): not a directory (give the directory the shards' --out were copied into)")
         }
+        // A directory with no strategy's tallies at all is named itself, not its first strategy's.
+        let anyTally = strategies.contains { strategy in
+            let names =
+                (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(strategy.rawValue)/tally")) ?? []
+            return names.contains { $0.hasSuffix(".json") }
+        }
+        guard anyTally else {
+            throw CompareMergeError(
+                "\(root): no shard tallies of sleeptap-compare (none of \(strategies.map { "\($0.rawValue)/tally/" }.joined(separator: ", ")) "
+                    + "holds one; each shard's run writes them with --out; copy the shards' --out directories into one)"
+            )
+        }
         var result: [StrategyTally] = []
         for strategy in strategies {
             let directory = "\(root)/\(strategy.rawValue)/tally"

@@ -295,6 +295,13 @@ struct CompareTests {
         }
         #expect(problem(at: path(.refresh, 0))?.contains(": not a directory") == true)
         #expect(problem(at: root + "/missing")?.hasSuffix("/missing: no such directory") == true)
+        // An empty directory is named itself, not its first strategy's tally directory.
+        let empty = root + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        #expect(
+            problem(at: empty)?.hasPrefix(empty + ": no shard tallies of sleeptap-compare (none of refresh/tally/")
+                == true,
+            "\(String(describing: problem(at: empty)))")
         // Another fleet's flags: the parameters that differ are named.
         var other = template
         other.options.seed = 2
