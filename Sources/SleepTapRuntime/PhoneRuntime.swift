@@ -167,8 +167,13 @@ package final class PhoneRuntime {
             router: router, zap: zap, weather: weather,
             stateFiles: stored.files, osFile: osFile, metrics: metrics, mailbox: mailbox, output: output,
             clock: clock)
+        let rangeEnd = ClockRangeWatch(options.clock, mailbox: mailbox)
         do {
             try driver.run()
+            if rangeEnd.reached {
+                diagnose(program, ClockRangeWatch.message)
+                return .usage
+            }
             return output.failure == nil ? .ok : .ioError
         } catch {
             diagnose(program, "poll failed: \(error)")

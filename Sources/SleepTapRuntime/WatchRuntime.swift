@@ -87,7 +87,12 @@ package final class WatchRuntime {
         let loop = WatchLoop(
             node: node, dealer: dealer, monitor: monitor, mailbox: mailbox, stateFile: stateFile, clock: clock,
             output: output)
+        let rangeEnd = ClockRangeWatch(options.clock, mailbox: mailbox)
         let status = loop.run()
+        if rangeEnd.reached {
+            diagnose(program, ClockRangeWatch.message)
+            return .usage
+        }
         return output.failure == nil ? status : .ioError
     }
 }

@@ -29,6 +29,32 @@ struct BadInputTests {
     }
 
     @Test(
+        "A virtual clock that reaches the end of 2199 stops the process (exit 64, the stopping line says why); its state reads back",
+        arguments: ["phone", "watch"])
+    func clockRangeEnd(_ program: String) throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        func start(_ clock: [String]) throws -> ChildProcess {
+            program == "phone" ? try scenario.phone(clock) : try scenario.watch(clock)
+        }
+        // 59 virtual seconds at 120×: the end comes half a second after the start.
+        let child = try start(["--clock-start", "2199-12-31T23:59:00Z", "--clock-speed", "120"])
+        try #require(child.waitForExit(timeout: 20))
+        child.waitForOutputEnd(timeout: 5)
+        #expect(child.exitStatus == 64, "\(child.standardError)")
+        #expect(child.standardError.contains("virtual time reached 2199-12-31T23:59:59Z"), "\(child.standardError)")
+        let last = try #require(child.events.last)
+        #expect(last.rawName == "\(program).stopping", "\(last)")
+        #expect(last.string("reason") == "virtual time reached the end of 2199")
+        #expect(child.events.allSatisfy { ($0.string("time") ?? "").hasPrefix("2199-12-31T23:59:") })
+        // The next start on the same state dir reads what it wrote: nothing is moved aside.
+        let again = try start(["--clock-start", "2199-12-31T12:00:00Z"])
+        let started: EventName = program == "phone" ? .phoneStarted : .watchStarted
+        #expect(again.waitFor(started, timeout: 10) != nil, "\(again.standardError)")
+        #expect(again.events.allSatisfy { $0.rawName != EventName.stateRecovered.rawValue }, "\(again.events)")
+    }
+
+    @Test(
         "Installed under another name (sleeptap-watch), a bad argument's hint names that command, not procps' watch",
         arguments: ["phone", "watch"])
     func hintUsesInvokedName(_ program: String) throws {

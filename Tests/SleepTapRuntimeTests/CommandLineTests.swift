@@ -30,10 +30,12 @@ struct CommandLineTests {
 
     @Test("Every flag, in both --flag value and --flag=value forms")
     func allFlags() throws {
+        // An anchor an hour ago (virtual now is then 150 days after the start, inside the range).
+        let anchor = (Date().timeIntervalSince1970 - 3_600).rounded(.down) + 0.5
         let arguments =
             Self.base + [
                 "--schedule", "s.json", "--time-zone=Europe/Berlin", "--watch-id", "w1", "--horizon-days", "10",
-                "--clock-start", "2025-03-06T17:00:00Z", "--clock-speed=3600", "--clock-anchor", "1767225600.5",
+                "--clock-start", "2025-03-06T17:00:00Z", "--clock-speed=3600", "--clock-anchor", String(anchor),
             ]
         guard case .run(let phone) = try CommandLineParser.parsePhone(arguments) else {
             Issue.record("expected options")
@@ -42,7 +44,7 @@ struct CommandLineTests {
         #expect(phone.schedulePath == "s.json" && phone.timeZone?.identifier == "Europe/Berlin")
         #expect(phone.watchId == "w1" && phone.horizonDays == 10)
         #expect(phone.clock.start == ISO8601.date("2025-03-06T17:00:00Z"))
-        #expect(phone.clock.speed == 3600 && phone.clock.anchor == Date(timeIntervalSince1970: 1_767_225_600.5))
+        #expect(phone.clock.speed == 3600 && phone.clock.anchor == Date(timeIntervalSince1970: anchor))
         guard
             case .run(let watch) = try CommandLineParser.parseWatch(
                 Self.base + ["--id", "w1", "--bed-at", "22:30", "--manual-wake", "06:45", "--warn-nights", "0"])
@@ -197,14 +199,52 @@ struct CommandLineTests {
     @Test("The clock's range ends with 2199 and includes its last second; an anchor with a start is taken")
     func clockRange() throws {
         guard
+            case .run(let last) = try CommandLineParser.parsePhone(
+                Self.base + ["--clock-start", "2199-12-31T23:59:59Z"]),
             case .run(let options) = try CommandLineParser.parsePhone(
-                Self.base + ["--clock-start", "2199-12-31T23:59:59Z", "--clock-anchor", "1767225600"])
+                Self.base + ["--clock-start", "2150-01-01T00:00:00Z", "--clock-anchor", "1767225600"])
         else {
             Issue.record("parsed as a help request")
             return
         }
-        #expect(options.clock.start == ISO8601.date("2199-12-31T23:59:59Z"))
+        #expect(last.clock.start == ISO8601.date("2199-12-31T23:59:59Z"))
+        #expect(options.clock.start == ISO8601.date("2150-01-01T00:00:00Z"))
         #expect(options.clock.anchor == Date(timeIntervalSince1970: 1_767_225_600))
+        // Flags that put virtual now outside the range are refused: the last second anchored a
+        // year ago, or an anchor decades away at a high speed (either side).
+        let now = Date(timeIntervalSince1970: 1_796_000_000)
+        let refused: [(ClockOptions, String)] = [
+            (
+                ClockOptions(
+                    start: ISO8601.date("2199-12-31T23:59:59Z"), anchor: Date(timeIntervalSince1970: 1_767_225_600)),
+                "year 2200"
+            ),
+            (
+                ClockOptions(
+                    start: ISO8601.date("2025-03-06T20:00:00Z"), speed: 10_000_000,
+                    anchor: Date(timeIntervalSince1970: 0)), "year 569"
+            ),
+            (
+                ClockOptions(start: Date(timeIntervalSince1970: 0), speed: 1_000, anchor: now.addingTimeInterval(60)),
+                "60 s ahead"
+            ),
+        ]
+        for (clock, text) in refused {
+            #expect {
+                try clock.check(now: now)
+            } throws: { error in
+                let message = (error as? UsageError)?.message ?? ""
+                return message.contains(text)
+                    && message.contains("outside 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z")
+            }
+        }
+        // At the edges, and how long until a fast clock runs out of its range.
+        try ClockOptions(start: ISO8601.date("2199-12-31T23:59:59Z"), anchor: now).check(now: now)
+        try ClockOptions(start: Date(timeIntervalSince1970: 0), anchor: now).check(now: now)
+        let fast = ClockOptions(start: ISO8601.date("2199-12-31T23:00:00Z"), speed: 60, anchor: now)
+        #expect(fast.secondsToRangeEnd(from: now) == 3_599.0 / 60)
+        #expect(ClockOptions().secondsToRangeEnd(from: now) == nil)
+        #expect(ClockOptions(start: ISO8601.date("2026-01-01T00:00:00Z")).secondsToRangeEnd(from: now) == nil)
         #expect {
             _ = try CommandLineParser.parseWatch([
                 "--endpoint", "ipc:///tmp/a", "--state-dir", "d", "--clock-anchor", "5",
