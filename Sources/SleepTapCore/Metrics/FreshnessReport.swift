@@ -187,12 +187,20 @@ package struct FreshnessReport: Sendable {
         package var records: Int
         /// Of `devices`, those without a `background` record with success in the same window.
         package var noRunDevices: Int
+        /// This week only: devices with records last week and none this week (no background run,
+        /// no app open, no request: a device whose refresh stopped and whose user does not open
+        /// the app writes nothing). 0 for any other span.
+        package var silentDevices: Int = 0
 
         /// succeeded ÷ submitted, nil when nothing was submitted.
         package var executionRate: Double? { submitted == 0 ? nil : Double(succeeded) / Double(submitted) }
 
-        /// noRunDevices ÷ devices, nil without devices.
-        package var noRunShare: Double? { devices == 0 ? nil : Double(noRunDevices) / Double(devices) }
+        /// The devices without a successful background run in the window, the silent ones
+        /// included: (noRunDevices + silentDevices) ÷ (devices + silentDevices), nil without any.
+        package var noRunShare: Double? {
+            devices + silentDevices == 0
+                ? nil : Double(noRunDevices + silentDevices) / Double(devices + silentDevices)
+        }
     }
 
     /// The report date (UTC day).
@@ -442,15 +450,19 @@ package struct FreshnessReport: Sendable {
         }
         let seen: Int
         let ran: Int
+        var silent = 0
         if range == Self.lastWeek || range == Self.thisWeek {
             let week = range == Self.lastWeek ? 0 : 1
             seen = devices[group.index][week].count
             ran = refreshed[group.index][week].count
+            if week == 1 { silent = devices[group.index][0].subtracting(devices[group.index][1]).count }
         } else {
             seen = devices[group.index][0].union(devices[group.index][1]).count
             ran = refreshed[group.index][0].union(refreshed[group.index][1]).count
         }
-        return Self.figures(cell, values, devices: seen, refreshed: ran)
+        var figures = Self.figures(cell, values, devices: seen, refreshed: ran)
+        figures.silentDevices = silent
+        return figures
     }
 
     /// The app versions the records carry, in version order (`1.9` before `1.10`).
@@ -538,8 +550,11 @@ package struct FreshnessReport: Sendable {
         case p90AboveCacheHorizon(Staleness)
         /// Requests were submitted this week and no background run succeeded.
         case noneRan(submitted: Int)
-        /// More than half the devices seen this week had no successful background run in it.
+        /// More than half the devices seen this week had no successful background run in it (the
+        /// devices silent since last week counted among them).
         case mostDevicesWithoutRun(noRun: Int, devices: Int)
+        /// A tenth or more of last week's devices have no record this week.
+        case devicesWentSilent(silent: Int, lastWeek: Int)
 
         /// The condition's name in `--json` (`conditions[].condition`).
         package var name: String {
@@ -549,6 +564,7 @@ package struct FreshnessReport: Sendable {
             case .p90AboveCacheHorizon: "p90AboveCacheHorizon"
             case .noneRan: "noneRan"
             case .mostDevicesWithoutRun: "mostDevicesWithoutRun"
+            case .devicesWentSilent: "devicesWentSilent"
             }
         }
 
@@ -569,6 +585,11 @@ package struct FreshnessReport: Sendable {
             case .mostDevicesWithoutRun(let noRun, let devices):
                 "\(noRun) of \(devices) devices (\(FreshnessReport.percent(Double(noRun) / Double(devices)))) "
                     + "had no successful background run this week: more than half."
+            case .devicesWentSilent(let silent, let lastWeek):
+                "\(silent) of last week's \(lastWeek) devices (\(FreshnessReport.percent(Double(silent) / Double(lastWeek)))) "
+                    + "have no record this week: no background run, no app open, no request. A phone whose "
+                    + "background refresh stopped and whose user does not open the app writes nothing, so this "
+                    + "week's execution rate and staleness leave it out."
             }
         }
     }
@@ -606,6 +627,9 @@ package struct FreshnessReport: Sendable {
         Self.conditions(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
     }
 
+    /// The share of last week's devices that may fall silent before ⚠ (`devicesWentSilent`).
+    package static let silentShare = 0.1
+
     static func conditions(this: Figures, last: Figures) -> [Condition] {
         var out: [Condition] = []
         switch trend(this: this, last: last) {
@@ -620,8 +644,13 @@ package struct FreshnessReport: Sendable {
         default: break
         }
         if this.submitted > 0, this.succeeded == 0 { out.append(.noneRan(submitted: this.submitted)) }
-        if this.noRunDevices * 2 > this.devices {
-            out.append(.mostDevicesWithoutRun(noRun: this.noRunDevices, devices: this.devices))
+        let noRun = this.noRunDevices + this.silentDevices
+        let seen = this.devices + this.silentDevices
+        if noRun * 2 > seen {
+            out.append(.mostDevicesWithoutRun(noRun: noRun, devices: seen))
+        }
+        if this.silentDevices > 0, Double(this.silentDevices) >= silentShare * Double(last.devices) {
+            out.append(.devicesWentSilent(silent: this.silentDevices, lastWeek: last.devices))
         }
         return out
     }
@@ -712,10 +741,10 @@ package struct FreshnessReport: Sendable {
             let f = figures(.bucket(bucket), days: Self.thisWeek)
             guard f.records > 0 else { continue }
             let low = f.executionRate.map { $0 < Self.lowExecutionRate } ?? false
-            let noRun = f.noRunDevices * 2 > f.devices
+            let noRun = (f.noRunDevices + f.silentDevices) * 2 > f.devices + f.silentDevices
             guard low || noRun else { continue }
             out.append(
-                "Low execution in `\(bucket.name)` (execution rate \(Self.rate(f)), \(f.noRunDevices) of \(f.devices) "
+                "Low execution in `\(bucket.name)` (execution rate \(Self.rate(f)), \(Self.noRun(f)) "
                     + "devices without a successful run this week): App Standby; Android defers and rations the "
                     + "jobs of an app in the \(bucket.name) bucket (rare: jobs deferred up to 24 h; restricted: one "
                     + "job a day); the bucket follows how recently the user used the app.")
@@ -777,10 +806,14 @@ extension FreshnessReport {
         return percent(rate) + " (\(figures.succeeded) / \(figures.submitted))"
     }
 
-    /// `96 of 200 (48.0 %)`, or `0 of 0`.
+    /// `96 of 200 (48.0 %)`, or `0 of 0`; with silent devices (`Figures.silentDevices`)
+    /// `13 of 100 (13.0 %; 13 with no record this week)`.
     static func noRun(_ figures: Figures) -> String {
         guard let share = figures.noRunShare else { return "0 of 0" }
-        return "\(figures.noRunDevices) of \(figures.devices) (\(percent(share)))"
+        let noRun = figures.noRunDevices + figures.silentDevices
+        let seen = figures.devices + figures.silentDevices
+        let silent = figures.silentDevices > 0 ? "; \(figures.silentDevices) with no record this week" : ""
+        return "\(noRun) of \(seen) (\(percent(share))\(silent))"
     }
 
     static func signedHours(seconds: Int64) -> String {
@@ -1075,7 +1108,7 @@ extension FreshnessReport {
             "p50Hours": json(f.p50), "p90Hours": json(f.p90),
             "executionRate": f.executionRate ?? NSNull(), "submitted": f.submitted, "succeeded": f.succeeded,
             "dropped": f.dropped, "expired": f.expired, "submitFailed": f.submitFailed,
-            "noRunDevices": f.noRunDevices, "noRunShare": f.noRunShare ?? NSNull(),
+            "noRunDevices": f.noRunDevices, "silentDevices": f.silentDevices, "noRunShare": f.noRunShare ?? NSNull(),
         ]
     }
 

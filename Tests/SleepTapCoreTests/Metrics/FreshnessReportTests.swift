@@ -208,6 +208,52 @@ struct FreshnessReportTests {
         #expect((summary["thisWeek"] as? [String: Any])?["noRunDevices"] as? Int == 30)
     }
 
+    @Test(
+        "Devices that fall silent (records last week, none this week) count as without a run, and a tenth of them warns"
+    )
+    func silentDevices() throws {
+        // 30 devices, all running in both weeks; then `silent` of them write nothing this week.
+        func report(silent: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            report.add(file: Self.week(1, devices: 30, hours: { _ in 2 }, ran: { _ in true }))
+            report.add(
+                file: Self.week(8, devices: 30, hours: { _ in 2 }, ran: { _ in true }).filter {
+                    Int($0.device.dropFirst())! >= silent
+                })
+            return report
+        }
+        let none = report(silent: 0)
+        #expect(none.conditions == [])
+        let few = report(silent: 2)
+        let fewThis = few.figures(.all, days: FreshnessReport.thisWeek)
+        #expect(fewThis.devices == 28 && fewThis.silentDevices == 2 && fewThis.noRunDevices == 0)
+        #expect(fewThis.noRunShare == 2.0 / 30)
+        #expect(few.conditions == [], "2 of 30 is less than a tenth")
+        // The execution rate of the rest is 100 %: the report must still get worse.
+        let three = report(silent: 3)
+        #expect(three.figures(.all, days: FreshnessReport.thisWeek).executionRate == 1)
+        #expect(three.conditions == [.devicesWentSilent(silent: 3, lastWeek: 30)])
+        let text = three.markdown()
+        #expect(text.hasPrefix("# ⚠ "), "\(text)")
+        #expect(text.contains("- ⚠ 3 of last week's 30 devices (10.0 %) have no record this week"), "\(text)")
+        #expect(
+            text.contains(
+                "| devices without a successful background run | 3 of 30 (10.0 %; 3 with no record this week) | 0 of 30 (0.0 %) |"
+            ),
+            "\(text)")
+        #expect((three.summary(path: "r.md")["thisWeek"] as? [String: Any])?["silentDevices"] as? Int == 3)
+        // More silent than running: more than half without a run.
+        let most = report(silent: 16)
+        #expect(
+            most.conditions == [
+                .mostDevicesWithoutRun(noRun: 16, devices: 30), .devicesWentSilent(silent: 16, lastWeek: 30),
+            ])
+        #expect(
+            most.figures(.all, days: FreshnessReport.thisWeek).noRunShare! > three.figures(
+                .all, days: FreshnessReport.thisWeek
+            ).noRunShare!)
+    }
+
     @Test("Each failure kind gets its usual cause; the first day the daily execution rate fell; a split by app version")
     func causesFallAndVersions() throws {
         var report = FreshnessReport(date: Self.date)
