@@ -578,7 +578,8 @@ package struct FreshnessReport: Sendable {
             case .p90AboveCacheHorizon(let p90):
                 "p90 staleness this week is \(p90 == .never ? "never" : "\(p90) h"), above the watch's "
                     + "\(FreshnessReport.cacheHorizonSeconds / 3_600) h (7-day) cache horizon: "
-                    + "past it the watch runs out of wake dates."
+                    + "past it the watch of a user who does not open the app runs out of wake dates (an open "
+                    + "sends them from the foreground; this figure counts background runs only)."
             case .noneRan(let submitted):
                 "\(submitted) requests were submitted this week and no background run succeeded "
                     + "(execution rate 0.0 %)."
