@@ -65,7 +65,7 @@ extension CommandLineParser {
             "--time-zone", value: "TZ", example: "UTC",
             help: "IANA zone, e.g. America/New_York; default: the schedule's, else system"),
         OptionSpec(
-            "--tzdata", value: "DIR", example: "/",
+            "--tzdata", value: "DIR", example: "/usr/share/zoneinfo",
             help: """
                 the IANA tz database (TZif files, as zic writes them) whose rules every wake-up uses;
                 default: $TZDIR, else /usr/share/zoneinfo (a TZ, or TZ=:Zone, naming a zone it lacks is an
@@ -346,7 +346,7 @@ extension CommandLineParser {
                 system zone; stdin time-zone wins over it)
                 """),
         OptionSpec(
-            "--tzdata", value: "DIR", example: "/",
+            "--tzdata", value: "DIR", example: "/usr/share/zoneinfo",
             help: """
                 the IANA tz database (TZif files) of the watch's own local times (bed taps, manual entry);
                 default: $TZDIR, else /usr/share/zoneinfo (a TZ, or TZ=:Zone, naming a zone it lacks is an

@@ -389,7 +389,8 @@ package enum CommandLineParser {
 /// The database `--tzdata DIR` (or `--tzdata=DIR`) names (the last one given), read before the
 /// other flags so that `--time-zone` is checked against it (and `--version` prints its version);
 /// nil without the flag.
-/// - Throws: `UsageError` when DIR is not given, does not exist or is not a directory.
+/// - Throws: `UsageError` when DIR is not given, does not exist, is not a directory or holds no
+///   tz database (`ZoneDatabase.holdsTimeZoneFiles(_:)`).
 package func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> ZoneDatabase? {
     // `--tzdata DIR` or `--tzdata=DIR`, as the flag parsers read every flag.
     guard
@@ -406,6 +407,11 @@ package func zoneDatabaseFlag(in arguments: [String]) throws(UsageError) -> Zone
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
         throw UsageError("--tzdata \"\(ArgumentReader.clip(path))\": no such directory")
+    }
+    guard ZoneDatabase.holdsTimeZoneFiles(path) else {
+        throw UsageError(
+            "--tzdata \"\(ArgumentReader.clip(path))\": holds no tz database (no TZif file in it or one directory "
+                + "below; point it at a directory zic wrote, such as /usr/share/zoneinfo)")
     }
     return ZoneDatabase.directory(path)
 }

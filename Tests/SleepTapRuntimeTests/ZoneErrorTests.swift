@@ -101,6 +101,34 @@ struct ZoneErrorTests {
         #expect(options.zoneDatabase?.version == "2025b")
     }
 
+    @Test(
+        "--tzdata on a directory with no TZif file in it or one level below exits 64, as TZDIR does; a one-zone database is taken"
+    )
+    func tzdataWithoutDatabase() throws {
+        let root = NSTemporaryDirectory() + "sleeptap-tzdata-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/America", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func refusal() -> String? {
+            do {
+                _ = try zoneDatabaseFlag(in: ["--tzdata", root])
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+        #expect(refusal()?.contains("\": holds no tz database (no TZif file in it or one directory below") == true)
+        // Files that are not TZif do not make a database.
+        try Data("not a zone".utf8).write(to: URL(fileURLWithPath: root + "/America/Vancouver"))
+        #expect(refusal() != nil)
+        // One TZif file one level below does (a directory zic wrote for a single zone).
+        let built = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")
+        defer { try? FileManager.default.removeItem(atPath: built) }
+        try FileManager.default.removeItem(atPath: root + "/America/Vancouver")
+        try FileManager.default.copyItem(atPath: built + "/America/Vancouver", toPath: root + "/America/Vancouver")
+        #expect(refusal() == nil)
+        #expect(try zoneDatabaseFlag(in: ["--tzdata", "/usr/share/zoneinfo"]) != nil)
+    }
+
     @Test("TZDIR that is not a directory, or a directory without a tz database, is said; unset or a real one is not")
     func tzdir() throws {
         let junk = try #require(ZoneDatabase.systemDirectoryProblem(in: ["TZDIR": "/junk/nowhere"]))

@@ -122,6 +122,40 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// Whether `path` looks like a tz database: it holds `tzdata.zi`, `UTC` or `Etc/UTC`, or a
+    /// file starting with the TZif magic (RFC 8536, section 3.1) in it or one directory below
+    /// (at most 4,096 entries are looked at). A directory `zic` wrote for a single zone passes; an
+    /// empty one, or one of other files, does not.
+    /// - Parameter path: a directory.
+    package static func holdsTimeZoneFiles(_ path: String) -> Bool {
+        let files = FileManager.default
+        if ["tzdata.zi", "UTC", "Etc/UTC"].contains(where: { files.fileExists(atPath: path + "/" + $0) }) {
+            return true
+        }
+        var looked = 0
+        var directories = [(path, 0)]
+        while let (directory, depth) = directories.popLast() {
+            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] {
+                looked += 1
+                guard looked <= 4_096 else { return false }
+                let child = directory + "/" + name
+                // stat(2) follows a link; only directories and regular files are opened (a FIFO
+                // or a device could block or never end).
+                var status = stat()
+                guard stat(child, &status) == 0 else { continue }
+                let type = status.st_mode & S_IFMT
+                if type == S_IFDIR {
+                    if depth == 0 { directories.append((child, 1)) }
+                } else if type == S_IFREG, let handle = FileHandle(forReadingAtPath: child) {
+                    let magic = (try? handle.read(upToCount: 4)) ?? nil
+                    try? handle.close()
+                    if magic == Data("TZif".utf8) { return true }
+                }
+            }
+        }
+        return false
+    }
+
     private static let processDefault = Mutex<ZoneDatabase?>(nil)
 
     /// The database of this process: the one `use(_:)` set (`--tzdata DIR`), else the machine's
