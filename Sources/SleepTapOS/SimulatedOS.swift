@@ -647,7 +647,15 @@ public struct SimulatedOS: BackgroundScheduler, Codable, Sendable {
         case .ios(let s):
             let c = s.configuration
             if c.permittedIdentifiers.isEmpty { return "configuration.permittedIdentifiers is empty" }
-            if !(c.runtimeBudget > 0) { return "configuration.runtimeBudget \(c.runtimeBudget): expected > 0" }
+            // `--budget` takes 0.1 to 600 s.
+            if !(c.runtimeBudget > 0 && c.runtimeBudget <= 600) {
+                return "configuration.runtimeBudget \(c.runtimeBudget): expected more than 0 and at most 600 seconds"
+            }
+            if let identifier = s.pendingIdentifier, !c.permittedIdentifiers.contains(identifier) {
+                // `submit` refuses an identifier the Info.plist does not permit, so no such request
+                // is ever pending; one would block every later submit.
+                return "pending.identifier \"\(identifier)\" is not in configuration.permittedIdentifiers"
+            }
             if !(0...c.runtimeBudget).contains(c.expirationWarning) {
                 return "configuration.expirationWarning \(c.expirationWarning): expected 0 to the runtime budget"
             }

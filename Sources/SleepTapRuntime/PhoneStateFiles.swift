@@ -38,7 +38,9 @@ struct PhoneStateFiles {
         loaded: PhoneSyncState?, syncPath: String, program: String, output: EventOutput
     ) throws(FileError) -> (state: PhoneSyncState?, files: PhoneStateFiles) {
         var files = PhoneStateFiles(syncPath: syncPath, savedApp: nil)
-        guard let app = try files.app.loadReportingRecovery(program: program, output: output, validate: { _ in nil })
+        guard
+            let app = try files.app.loadReportingRecovery(
+                program: program, output: output, validate: { $0.validationProblem })
         else {
             // phone.json without its app part: said, unless it holds the whole state (written
             // before the split), which the first save moves.

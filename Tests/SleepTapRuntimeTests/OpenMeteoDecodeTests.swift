@@ -114,9 +114,10 @@ struct OpenMeteoDecodeTests {
         #expect(Self.decodingReason(String(sample.prefix(sample.count / 2))) == "not JSON")
     }
 
-    @Test("An empty hourly block is a forecast with no hours")
+    @Test("An empty hourly block is no forecast: a decoding error, so nothing empty is cached for 6 h")
     func empty() throws {
-        let forecast = try Self.decode(#"{"hourly": {"time": [], "cloud_cover": []}}"#).get()
-        #expect(forecast.hours.isEmpty)
+        #expect(
+            Self.decodingReason(#"{"hourly": {"time": [], "cloud_cover": []}}"#) == "\"hourly.time\" is empty: no hours"
+        )
     }
 }

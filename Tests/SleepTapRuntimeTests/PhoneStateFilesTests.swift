@@ -109,6 +109,67 @@ struct PhoneStateFilesTests {
         #expect(try said("none").isEmpty, "both there: nothing to say")
     }
 
+    @Test("phone-app.json with values no phone writes (a negative run, a forecast with no hours) is refused and said")
+    func appPartValidation() throws {
+        let at = ISO8601.date("2026-12-02T08:00:00Z")!
+        var state = Self.sent
+        state.refreshLog.markCompleted(
+            at: at, success: true, lowPower: false, bucket: nil, kind: .background, duration: 12)
+        state.weather = Forecast(
+            fetchedAt: at, location: Coordinate(latitude: 52.5, longitude: 13.4)!, source: "test",
+            hours: [HourlyWeather(time: at), HourlyWeather(time: at.addingTimeInterval(3_600))])
+        #expect(state.app.validationProblem == nil)
+        func edited(_ change: (inout [String: Any]) -> Void) throws -> String? {
+            var object = try #require(
+                JSONSerialization.jsonObject(with: JSONEncoder().encode(state.app)) as? [String: Any])
+            change(&object)
+            return try JSONDecoder().decode(PhoneAppState.self, from: JSONSerialization.data(withJSONObject: object))
+                .validationProblem
+        }
+        func run(_ key: String, _ value: Any) -> (inout [String: Any]) -> Void {
+            { object in
+                var log = object["refreshLog"] as! [String: Any]
+                var history = log["history"] as! [[String: Any]]
+                history[0][key] = value
+                log["history"] = history
+                object["refreshLog"] = log
+            }
+        }
+        #expect(try edited(run("duration", -1)) == "refreshLog.history[0].duration -1.0: expected 0 to 86400 seconds")
+        #expect(try edited(run("duration", 1e300))?.hasPrefix("refreshLog.history[0].duration 1e+300") == true)
+        #expect(
+            try edited { object in
+                var weather = object["weather"] as! [String: Any]
+                weather["hours"] = [Any]()
+                object["weather"] = weather
+            } == "weather.hours is empty (a forecast has hours)")
+        #expect(
+            try edited { object in
+                var weather = object["weather"] as! [String: Any]
+                weather["hours"] = Array((weather["hours"] as! [Any]).reversed())
+                object["weather"] = weather
+            } == "weather.hours[1].time is not after weather.hours[0].time")
+        // On load the file is moved aside and the move is said.
+        let dir = try StateFileTests.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var files = PhoneStateFiles(syncPath: dir + "/phone.json", savedApp: nil)
+        #expect(files.save(state) == .succeeded)
+        let bad = try String(contentsOfFile: dir + "/phone-app.json", encoding: .utf8)
+            .replacingOccurrences(of: "\"duration\":12", with: "\"duration\":-1")
+        #expect(bad.contains("\"duration\":-1"))
+        try bad.write(toFile: dir + "/phone-app.json", atomically: true, encoding: .utf8)
+        try? FileManager.default.removeItem(atPath: dir + "/phone-app.json.prev")
+        let pipe = Pipe()
+        let output = EventOutput(handle: pipe.fileHandleForWriting, clock: WallClock(), process: .phone)
+        let (loaded, _) = try PhoneStateFiles.load(
+            loaded: try StateFile<PhoneSyncState>(path: dir + "/phone.json").load(), syncPath: dir + "/phone.json",
+            program: "phone", output: output)
+        try pipe.fileHandleForWriting.close()
+        let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(said.contains("state.recovered") && said.contains("duration -1.0"), "\(said)")
+        #expect(loaded?.refreshLog.history.isEmpty == true)
+    }
+
     @Test("A failed write of phone-app.json names that file and leaves phone.json as it was")
     func failedAppWrite() throws {
         let dir = try StateFileTests.tempDir()

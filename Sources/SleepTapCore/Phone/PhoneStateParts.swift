@@ -28,6 +28,32 @@ package struct PhoneAppState: Codable, Equatable, Sendable {
         case notifications, refreshLog, weather
     }
 
+    /// The longest run a history may hold, seconds: a day (iOS gives an app refresh task about
+    /// 30 s, a processing task minutes; Android's work stops at 10 min).
+    static let longestRun: Double = 86_400
+
+    /// Why this part is not one the phone could have written (phone-app.json is refused and moved
+    /// aside on load), or nil: a run of negative, infinite or over-a-day duration, more runs than
+    /// the history keeps, a cached forecast with no hours or with hours out of order (the weather
+    /// step would take it as fresh for 6 h and find nothing in it).
+    package var validationProblem: String? {
+        let runs = refreshLog.history
+        guard runs.count <= RefreshLog.historyLimit else {
+            return "refreshLog.history holds \(runs.count) runs (at most \(RefreshLog.historyLimit))"
+        }
+        for (index, run) in runs.enumerated() where !(run.duration >= 0 && run.duration <= Self.longestRun) {
+            return "refreshLog.history[\(index)].duration \(run.duration): expected 0 to 86400 seconds"
+        }
+        if let weather {
+            guard !weather.hours.isEmpty else { return "weather.hours is empty (a forecast has hours)" }
+            for (index, pair) in zip(weather.hours, weather.hours.dropFirst()).enumerated()
+            where pair.0.time >= pair.1.time {
+                return "weather.hours[\(index + 1)].time is not after weather.hours[\(index)].time"
+            }
+        }
+        return nil
+    }
+
     /// Every field may be absent (a phone that never ran): absent is its default.
     /// - Throws: the decoder's errors for a field of the wrong type.
     package init(from decoder: any Decoder) throws {

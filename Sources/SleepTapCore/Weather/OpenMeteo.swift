@@ -57,7 +57,7 @@ package enum OpenMeteo {
     ///     request's location is kept so the move check compares like with like).
     /// - Returns: the forecast with `source` `"open-meteo"`, or `WeatherError` of kind `.decoding`
     ///   whose reason names the problem: empty body, not JSON, an Open-Meteo error object, missing
-    ///   `hourly` or `hourly.time`, a malformed or out-of-order time, a non-number value, arrays of
+    ///   `hourly` or `hourly.time`, no hours, a malformed or out-of-order time, a non-number value, arrays of
     ///   unequal length.
     /// - Complexity: O(n) in the number of hours.
     package static func decode(_ data: Data, fetchedAt: Date, location: Coordinate) -> Result<Forecast, WeatherError> {
@@ -75,6 +75,7 @@ package enum OpenMeteo {
         }
         guard let hourly = body.hourly else { return .failure(.decoding("missing \"hourly\"")) }
         guard let times = hourly.time else { return .failure(.decoding("missing \"hourly.time\"")) }
+        guard !times.isEmpty else { return .failure(.decoding("\"hourly.time\" is empty: no hours")) }
 
         let offset = TimeInterval(body.utcOffsetSeconds ?? 0)
         var instants: [Date] = []

@@ -400,6 +400,18 @@ struct SimulatedOSTests {
         #expect(
             try problem(Self.ios(seed: 1), nested(["ios", "configuration", "opportunity", "meanDelay"], 1e300))
                 == "configuration.opportunity.meanDelay 1e+300: expected 1 to 31536000 seconds (a year)")
+        // The budget `--budget` allows (up to 600 s), and a pending request of an identifier the
+        // app may not submit (it would block every later submit).
+        #expect(try problem(Self.ios(seed: 1), nested(["ios", "configuration", "runtimeBudget"], 600)) == nil)
+        #expect(
+            try problem(Self.ios(seed: 1), nested(["ios", "configuration", "runtimeBudget"], 1e308))
+                == "configuration.runtimeBudget 1e+308: expected more than 0 and at most 600 seconds")
+        var pending = Self.ios(seed: 1)
+        try Self.open(&pending, at: t0, earliest: t0.addingTimeInterval(3_600))
+        #expect(try problem(pending) { _ in } == nil)
+        #expect(
+            try problem(pending, nested(["ios", "pending", "identifier"], "com.example.other"))
+                == "pending.identifier \"com.example.other\" is not in configuration.permittedIdentifiers")
     }
 
     @Test("The device's zone is kept in the encoding (absent until set; an unknown name is refused)")
