@@ -192,6 +192,8 @@ package struct ScenarioRun: Sendable {
         do {
             return try TwinBuilder.make(
                 phone: phone, watch: watch, machineZone: scenario.timeZone, schedule: scenario.schedule)
+        } catch let error as TwinBuilder.SideError {
+            throw ScenarioError(file: scenario.path, field: error.side, value: "", reason: "\(error)")
         } catch {
             throw ScenarioError(file: scenario.path, field: "phone/watch", value: "", reason: "\(error)")
         }

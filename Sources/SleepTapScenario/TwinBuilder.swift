@@ -14,6 +14,18 @@ package enum TwinBuilder {
         package let description: String
     }
 
+    /// `body`'s result, or its error labelled with `name` (`SideError`).
+    private static func side<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw SideError(side: name, error: error) }
+    }
+
+    /// An error of one side's command line or files: `side` is `phone` or `watch`.
+    package struct SideError: Error, CustomStringConvertible {
+        package let side: String
+        package let error: any Error
+        package var description: String { "\(error)" }
+    }
+
     /// - Parameters:
     ///   - phoneArguments: the `phone` arguments (without the program name); `--clock-start`,
     ///     `--clock-speed` and `--device-seed` are required (the twin's time and the weather seed).
@@ -28,8 +40,9 @@ package enum TwinBuilder {
         phone phoneArguments: [String], watch watchArguments: [String], machineZone: TimeZone = .current,
         schedule inlineSchedule: WakeSchedule? = nil
     ) throws -> Twin {
-        guard case .run(let phone) = try CommandLineParser.parsePhone(phoneArguments),
-            case .run(let watch) = try CommandLineParser.parseWatch(watchArguments)
+        let phoneLine = try side("phone") { try CommandLineParser.parsePhone(phoneArguments) }
+        let watchLine = try side("watch") { try CommandLineParser.parseWatch(watchArguments) }
+        guard case .run(let phone) = phoneLine, case .run(let watch) = watchLine
         else { throw Unsupported(description: "help or version asked for") }
         // Each device on its own tz database, as a watch whose OS is behind the phone's: the
         // phone's inputs run with the phone's, the watch's with the watch's (`Twin.watchZones`).
@@ -48,7 +61,7 @@ package enum TwinBuilder {
         phone: PhoneOptions, watch: WatchOptions, machineZone: TimeZone, schedule inlineSchedule: WakeSchedule?
     ) throws -> Twin {
         var phone = phone
-        try phone.os.loadOSModel()
+        try side("phone") { try phone.os.loadOSModel() }
         guard phone.clock == watch.clock, let start = phone.clock.start else {
             throw Unsupported(description: "phone and watch need the same --clock-start/--clock-speed/--clock-anchor")
         }

@@ -183,6 +183,12 @@ public enum PhoneCommand: Equatable, Sendable {
             return .timeZone(zone)
         case ("move", 2):
             guard let location = coordinate(words[1]) else {
+                let parts = words[1].split(separator: ",", omittingEmptySubsequences: false).compactMap { Double($0) }
+                if parts.count == 2, parts.allSatisfy(\.isFinite) {
+                    throw reject(
+                        "out of range: latitude \(parts[0]) must be -90 to 90 and longitude \(parts[1]) -180 to 180 "
+                            + "(degrees)")
+                }
                 throw reject("expected LAT,LON in degrees, e.g. 52.52,13.405")
             }
             return .move(location)

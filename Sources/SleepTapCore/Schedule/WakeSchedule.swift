@@ -266,9 +266,13 @@ package enum ScheduleFile {
         guard let version = object["schemaVersion"] else {
             throw ScheduleError(field: "schemaVersion", value: "(missing)", reason: "required; use \(schemaVersion)")
         }
-        guard let number = version as? NSNumber, isInteger(number),
-            number.doubleValue == Double(schemaVersion)
-        else {
+        guard let number = version as? NSNumber, !isBool(number), isInteger(number) else {
+            // 1.0 is the number 1 in JSON's grammar, but the version is an integer (no fraction).
+            throw ScheduleError(
+                field: "schemaVersion", value: render(version),
+                reason: "must be the whole number \(schemaVersion), written without a fraction or quotes")
+        }
+        guard number.doubleValue == Double(schemaVersion) else {
             throw ScheduleError(
                 field: "schemaVersion", value: render(version),
                 reason: "unsupported schema version; this build reads \(schemaVersion)")

@@ -354,7 +354,7 @@ struct PhoneNodeTests {
         ("STATUS", .ios, PhoneCommand.unknownCommandReason),
         ("time-zone Atlantis/Capital", .ios, WakeCalendar.unknownZoneReason("Atlantis/Capital")),
         ("time-zone EST", .ios, WakeCalendar.unknownZoneReason("EST")),
-        ("move 91,0", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
+        ("move 91,0", .ios, "out of range: latitude 91.0 must be -90 to 90 and longitude 0.0 -180 to 180 (degrees)"),
         ("move 52.5;13.4", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
         ("low-power maybe", .ios, "expected low-power on|off"),
         ("background-refresh 1", .ios, "expected background-refresh on|off"),

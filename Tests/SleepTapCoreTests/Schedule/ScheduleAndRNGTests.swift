@@ -58,6 +58,23 @@ struct ScheduleFileTests {
         valid.replacingOccurrences(of: old, with: new)
     }
 
+    @Test("schemaVersion 1.0 is said to need the whole number 1; 2 is an unsupported version")
+    func schemaVersionWording() {
+        func reason(_ version: String) -> String? {
+            do {
+                _ = try ScheduleFile.decode(
+                    Data(Self.replacing("\"schemaVersion\": 1", "\"schemaVersion\": \(version)").utf8))
+                return nil
+            } catch {
+                return error.reason
+            }
+        }
+        #expect(reason("1.0") == "must be the whole number 1, written without a fraction or quotes")
+        #expect(reason("\"1\"") == "must be the whole number 1, written without a fraction or quotes")
+        #expect(reason("2") == "unsupported schema version; this build reads 1")
+        #expect(reason("1") == nil)
+    }
+
     @Test(
         "Each kind of bad file names the field and the bad value",
         arguments: [
