@@ -108,8 +108,10 @@ package struct CompareCommand: Equatable, Sendable {
         var json = false
         var merge: String?
         var shardGiven = false
+        var horizonGiven = false
         while let flag = try reader.nextFlag() {
             if flag == "--shard" { shardGiven = true }
+            if flag == "--horizon-days" { horizonGiven = true }
             if try population.read(flag, from: &reader) { continue }
             switch flag {
             case "--strategies": strategies = try Self.strategies(try reader.value(flag))
@@ -127,6 +129,12 @@ package struct CompareCommand: Equatable, Sendable {
                 throw UsageError("--merge DIR writes DIR/compare.md and DIR/compare.svg itself: leave out --out")
             }
             if shardGiven { throw UsageError("--merge DIR adds up every shard's tallies: leave out --shard") }
+        }
+        if horizonGiven && !strategies.contains(.horizon) {
+            // A flag that means nothing here is an error rather than a silent choice.
+            throw UsageError(
+                "--horizon-days sets the batch of the horizon strategy, which --strategies leaves out: add horizon, "
+                    + "or leave --horizon-days out")
         }
         guard population.devices != nil else { throw UsageError("--devices N is required") }
         guard population.days != nil else { throw UsageError("--days D is required") }

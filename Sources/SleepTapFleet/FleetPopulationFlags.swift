@@ -239,6 +239,13 @@ package struct FleetPopulationFlags: Sendable {
             )
         }
         options.osModelFile = osModel
+        if let opportunityModel, options.iosShare == 0 {
+            // A flag that means nothing here is an error rather than a silent choice.
+            throw UsageError(
+                "--opportunity-model \(opportunityModel.rawValue): the fleet has no iOS devices (--mix ios=0), and "
+                    + "the opportunity model is iOS's (Android keeps the documented rules); leave it out, or give iOS "
+                    + "a share")
+        }
         if let opportunityModel { options.opportunityModel = opportunityModel }
         var shard = self.shard
         if shard == nil { shard = try FleetCommand.shard(in: environment) }

@@ -506,6 +506,15 @@ struct CompareTests {
         #expect(message(base + ["--strategies", "refresh,refresh"]) == "--strategies: refresh is given twice")
         #expect(message(base + ["--horizon-days", "0"]).hasPrefix("--horizon-days"))
         #expect(message(base + ["--warn-nights", "x"]).hasPrefix("--warn-nights"))
+        // Flags that would act on nothing: a horizon without the horizon strategy, an iOS model
+        // on a fleet with no iOS device.
+        #expect(
+            message(base + ["--strategies", "refresh,request", "--horizon-days", "14"]).hasPrefix(
+                "--horizon-days sets the batch of the horizon strategy, which --strategies leaves out"))
+        #expect(try parse(base + ["--strategies", "refresh,horizon", "--horizon-days", "14"]) != nil)
+        #expect(
+            message(base + ["--mix", "android=1", "--opportunity-model", "legacy"]).hasPrefix(
+                "--opportunity-model legacy: the fleet has no iOS devices"))
         #expect(message(["--days", "7"]) == "--devices N is required")
         #expect(message(["--devices", "7"]) == "--days D is required")
         // The fleet's rules, from the fleet's parser.
