@@ -20,6 +20,8 @@ package struct ClockOptions: Equatable, Sendable {
     package static let earliest = Date(timeIntervalSince1970: 0)
     /// The last instant of 2199 (UTC).
     package static let latest = Date(timeIntervalSince1970: 7_258_118_399)
+    /// The last moment of 2199 (UTC), 2199-12-31T23:59:59.999Z: virtual now may reach it, not pass it.
+    package static let lastMoment = Date(timeIntervalSince1970: 7_258_118_399.999)
     /// Largest `--clock-speed`: 10^7 (a wall second is 115 virtual days).
     package static let maxSpeed = 10_000_000.0
 
@@ -45,11 +47,10 @@ package struct ClockOptions: Equatable, Sendable {
         }
         guard let start, let anchor else { return }
         let virtualNow = start.timeIntervalSince1970 + now.timeIntervalSince(anchor) * speed
-        guard virtualNow < Self.earliest.timeIntervalSince1970 || virtualNow > Self.latest.timeIntervalSince1970
+        guard virtualNow < Self.earliest.timeIntervalSince1970 || virtualNow > Self.lastMoment.timeIntervalSince1970
         else { return }
-        let year = Int((1970 + virtualNow / 31_556_952).rounded(.down))
         throw UsageError(
-            "--clock-start, --clock-speed and --clock-anchor put virtual now in the year \(year), "
+            "--clock-start, --clock-speed and --clock-anchor put virtual now in the year \(Self.year(of: virtualNow)), "
                 + "outside 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z (now is \(Int(now.timeIntervalSince1970)) "
                 + "UNIX seconds; --clock-anchor \(Int(anchor.timeIntervalSince1970)) is "
                 + "\(Int(abs(now.timeIntervalSince(anchor)))) s \(anchor > now ? "ahead" : "ago"), "
@@ -67,6 +68,17 @@ package struct ClockOptions: Equatable, Sendable {
         return seconds < 365 * 86_400 ? max(0, seconds) : nil
     }
 
+    /// The UTC year of an instant given in UNIX seconds (Foundation's Gregorian calendar; far
+    /// beyond its range, an approximation by the mean Gregorian year).
+    private static func year(of seconds: Double) -> Int {
+        guard abs(seconds) < 2.5e11 else { return Int((1970 + seconds / 31_556_952).rounded(.down)) }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+        let components = calendar.dateComponents([.era, .year], from: Date(timeIntervalSince1970: seconds))
+        let year = components.year ?? 0
+        return components.era == 0 ? 1 - year : year
+    }
+
     private static func speedText(_ speed: Double) -> String {
         speed == speed.rounded() && abs(speed) < 1e15 ? String(Int(speed)) : String(speed)
     }
@@ -75,7 +87,7 @@ package struct ClockOptions: Equatable, Sendable {
     package func makeClock(processStart: Date = Date()) -> any SleepTapCore.Clock {
         if start == nil && anchor == nil && speed == 1 { return WallClock() }
         let anchor = anchor ?? processStart
-        return VirtualClock(start: start ?? anchor, speed: speed, anchor: anchor)
+        return VirtualClock(start: start ?? anchor, speed: speed, anchor: anchor, ceiling: Self.lastMoment)
     }
 }
 

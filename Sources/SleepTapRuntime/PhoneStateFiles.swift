@@ -38,13 +38,17 @@ struct PhoneStateFiles {
         loaded: PhoneSyncState?, syncPath: String, program: String, output: EventOutput
     ) throws(FileError) -> (state: PhoneSyncState?, files: PhoneStateFiles) {
         var files = PhoneStateFiles(syncPath: syncPath, savedApp: nil)
+        // A file that was there and refused is said by the recovery itself, not as missing.
+        let appWasThere = [files.app.path, files.app.path + ".prev"].contains {
+            FileManager.default.fileExists(atPath: $0)
+        }
         guard
             let app = try files.app.loadReportingRecovery(
                 program: program, output: output, validate: { $0.validationProblem })
         else {
             // phone.json without its app part: said, unless it holds the whole state (written
             // before the split), which the first save moves.
-            if loaded != nil, !Self.holdsAppPart(syncPath) {
+            if loaded != nil, !appWasThere, !Self.holdsAppPart(syncPath) {
                 Self.reportMissing(
                     files.app.path, beside: syncPath, starting: "the notices, run history and forecast start empty",
                     program: program, output: output)

@@ -348,6 +348,18 @@ static long long receive_write_time(void *dealer) {
     return value;
 }
 
+// The durable mode's server child, for the signal handler: it is killed and reaped before the
+// parent exits, so no zombie outlives the bench (kill, waitpid and _exit are async-signal-safe).
+static volatile pid_t durable_server_pid = 0;
+
+static void durable_stop(int signal_number) {
+    if (durable_server_pid > 0) {
+        kill(durable_server_pid, SIGKILL);
+        waitpid(durable_server_pid, NULL, 0);
+    }
+    _exit(128 + signal_number);
+}
+
 static void durable(const char *endpoint, const char *directory, long request, long reply, long serverSize,
                     long clientSize) {
     int ready[2];
@@ -364,6 +376,14 @@ static void durable(const char *endpoint, const char *directory, long request, l
         _exit(0);
     }
     close(ready[1]);
+    durable_server_pid = server;
+    struct sigaction stop;
+    memset(&stop, 0, sizeof stop);
+    stop.sa_handler = durable_stop;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTERM, &stop, NULL);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGHUP, &stop, NULL);
     char bound[256];
     if (read(ready[0], bound, sizeof bound) != (ssize_t)sizeof bound) {
         fprintf(stderr, "sleeptap-bench-baseline: the server process did not start\n");

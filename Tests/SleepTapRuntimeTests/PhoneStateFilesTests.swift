@@ -167,6 +167,8 @@ struct PhoneStateFilesTests {
         try pipe.fileHandleForWriting.close()
         let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(said.contains("state.recovered") && said.contains("duration -1.0"), "\(said)")
+        // Said once: the refused file is not also reported missing.
+        #expect(said.components(separatedBy: "state.recovered").count == 2, "\(said)")
         #expect(loaded?.refreshLog.history.isEmpty == true)
     }
 

@@ -117,8 +117,10 @@ struct ZoneErrorTests {
             }
         }
         #expect(refusal()?.contains("\": holds no tz database (no TZif file in it or one directory below") == true)
-        // Files that are not TZif do not make a database.
+        // Files that are not TZif do not make a database, whatever their names.
         try Data("not a zone".utf8).write(to: URL(fileURLWithPath: root + "/America/Vancouver"))
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: root + "/UTC"))
+        try Data("# version 2099z".utf8).write(to: URL(fileURLWithPath: root + "/tzdata.zi"))
         #expect(refusal() != nil)
         // One TZif file one level below does (a directory zic wrote for a single zone).
         let built = try ZoneFixture.build(ZoneFixture.vancouverOld, version: "2025b")

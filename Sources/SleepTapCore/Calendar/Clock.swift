@@ -38,6 +38,9 @@ public struct VirtualClock: Clock {
     public let anchor: Date
     /// The anchor on the monotonic clock (seconds), converted once at construction.
     public let monotonicAnchor: Double
+    /// The latest instant `now` gives, nil for none: the clock stops there rather than run past
+    /// the range the process may stamp (`phone` and `watch` stop themselves when it is reached).
+    public let ceiling: Date?
     private let wallNow: @Sendable () -> Date
     private let monotonicNow: @Sendable () -> Double
 
@@ -48,12 +51,15 @@ public struct VirtualClock: Clock {
     ///   - wallNow: the wall source (CLOCK_REALTIME), read once here and by `wallDate(for:)`;
     ///     tests inject one.
     ///   - monotonicNow: seconds on a clock steps cannot move (CLOCK_MONOTONIC); tests inject one.
+    ///   - ceiling: the latest instant `now` gives (nil: none).
     public init(
         start: Date, speed: Double, anchor: Date,
         wallNow: @escaping @Sendable () -> Date = { Date() },
-        monotonicNow: @escaping @Sendable () -> Double = { VirtualClock.monotonicSeconds() }
+        monotonicNow: @escaping @Sendable () -> Double = { VirtualClock.monotonicSeconds() },
+        ceiling: Date? = nil
     ) {
         precondition(speed > 0 && speed.isFinite, "VirtualClock speed must be finite and > 0")
+        self.ceiling = ceiling
         self.start = start
         self.speed = speed
         self.anchor = anchor
@@ -75,7 +81,9 @@ public struct VirtualClock: Clock {
     }
 
     public var now: Date {
-        start.addingTimeInterval((monotonicNow() - monotonicAnchor) * speed)
+        let now = start.addingTimeInterval((monotonicNow() - monotonicAnchor) * speed)
+        guard let ceiling, now > ceiling else { return now }
+        return ceiling
     }
 
     /// The wall instant at which virtual now reaches `instant`, counted from the wall clock's

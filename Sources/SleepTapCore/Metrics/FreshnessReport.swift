@@ -478,7 +478,14 @@ package struct FreshnessReport: Sendable {
     package func figures(appVersion version: String, days range: ClosedRange<Int>) -> Figures? {
         guard let weeks = versions[version] else { return nil }
         let week = weeks[range == Self.lastWeek ? 0 : 1]
-        return Self.figures(week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
+        var figures = Self.figures(
+            week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
+        if range == Self.thisWeek {
+            // Silent: on this version last week and no record at all this week (a device that moved
+            // to another version is not silent).
+            figures.silentDevices = weeks[0].devices.subtracting(devices[Group.all.index][1]).count
+        }
+        return figures
     }
 
     /// Last week's day indexes into `days`.
@@ -645,6 +652,9 @@ package struct FreshnessReport: Sendable {
         default: break
         }
         if this.submitted > 0, this.succeeded == 0 { out.append(.noneRan(submitted: this.submitted)) }
+        // An input with no record this week at all ends before it (a `--date` past the data): its
+        // devices are not silent, the week is not in it; the report's outside note says so.
+        guard this.records > 0 else { return out }
         let noRun = this.noRunDevices + this.silentDevices
         let seen = this.devices + this.silentDevices
         if noRun * 2 > seen {
@@ -1058,14 +1068,17 @@ extension FreshnessReport {
             + "`submitted` records, so the rate hides it: see the devices without a successful background run.\n"
         out +=
             "- **Devices without a successful background run**: devices with any record in the week (and "
-            + "group) and no `background` record with `success: true` in it.\n"
+            + "group) and no `background` record with `success: true` in it; this week also the devices with "
+            + "records last week and none this week (silent: no run, no open, no request).\n"
         out +=
             "- **Warning** (⚠ in the heading), when any of these holds, each printed under the heading with "
             + "its numbers: (1) this week's p90 minus last week's p90 is more than 12 h, compared in whole "
             + "seconds (an exact 12 h is no warning), or the p90 went from a number to never; (2) this week's "
             + "p90 is above the watch's cache horizon, \(Self.cacheHorizonSeconds / 3_600) h (7 days of wake "
             + "dates; never is above it); (3) requests were submitted this week and no background run "
-            + "succeeded; (4) more than half the devices had no successful background run this week.\n"
+            + "succeeded; (4) more than half the devices had no successful background run this week, the "
+            + "silent ones among them; (5) a tenth or more of last week's devices are silent this week. (4) and "
+            + "(5) need a record this week: an input that ends before the week says so instead.\n"
         out +=
             "- **Few samples**: a comparison with fewer than \(Self.fewSamples) samples on a side is marked so; "
             + "its change is noise as much as signal.\n"

@@ -183,8 +183,10 @@ public enum PhoneCommand: Equatable, Sendable {
             return .timeZone(zone)
         case ("move", 2):
             guard let location = coordinate(words[1]) else {
+                // Decimal degrees that parse but lie outside the ranges: say which.
+                let decimal = words[1].allSatisfy { "0123456789.eE+-,".contains($0) }
                 let parts = words[1].split(separator: ",", omittingEmptySubsequences: false).compactMap { Double($0) }
-                if parts.count == 2, parts.allSatisfy(\.isFinite) {
+                if decimal, parts.count == 2, parts.allSatisfy(\.isFinite) {
                     throw reject(
                         "out of range: latitude \(parts[0]) must be -90 to 90 and longitude \(parts[1]) -180 to 180 "
                             + "(degrees)")

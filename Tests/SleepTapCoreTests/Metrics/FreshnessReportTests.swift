@@ -252,6 +252,27 @@ struct FreshnessReportTests {
             most.figures(.all, days: FreshnessReport.thisWeek).noRunShare! > three.figures(
                 .all, days: FreshnessReport.thisWeek
             ).noRunShare!)
+        // An input that ends before this week (a --date past the data) raises neither: its devices
+        // are not silent, the week is not in it.
+        var ended = FreshnessReport(date: Self.date)
+        ended.add(file: Self.week(1, devices: 30, hours: { _ in 2 }, ran: { _ in true }))
+        #expect(ended.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 30)
+        #expect(ended.conditions.isEmpty, "\(ended.conditions)")
+        // By app version: a device that moved to 1.1 is not silent on 1.0; one with no record is.
+        var versions = FreshnessReport(date: Self.date)
+        versions.add(file: Self.week(1, devices: 30, hours: { _ in 2 }, ran: { _ in true }, version: "1.0"))
+        let thisWeek = Self.week(8, devices: 30, hours: { _ in 2 }, ran: { _ in true })
+        versions.add(
+            file: thisWeek.compactMap { record in
+                let index = Int(record.device.dropFirst())!
+                guard index >= 3 else { return nil }
+                var record = record
+                record.appVersion = index < 10 ? "1.1" : "1.0"
+                return record
+            })
+        let old = try #require(versions.figures(appVersion: "1.0", days: FreshnessReport.thisWeek))
+        #expect(old.devices == 20 && old.silentDevices == 3, "\(old)")
+        #expect(versions.figures(appVersion: "1.1", days: FreshnessReport.thisWeek)?.silentDevices == 0)
     }
 
     @Test("Each failure kind gets its usual cause; the first day the daily execution rate fell; a split by app version")

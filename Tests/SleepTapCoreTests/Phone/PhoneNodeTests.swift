@@ -356,6 +356,7 @@ struct PhoneNodeTests {
         ("time-zone EST", .ios, WakeCalendar.unknownZoneReason("EST")),
         ("move 91,0", .ios, "out of range: latitude 91.0 must be -90 to 90 and longitude 0.0 -180 to 180 (degrees)"),
         ("move 52.5;13.4", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
+        ("move 0x1p3,0", .ios, "expected LAT,LON in degrees, e.g. 52.52,13.405"),
         ("low-power maybe", .ios, "expected low-power on|off"),
         ("background-refresh 1", .ios, "expected background-refresh on|off"),
         ("motion", .ios, "motion is an Android setting; this phone runs --platform ios"),
@@ -371,6 +372,34 @@ struct PhoneNodeTests {
         ),
         ("registration never", .ios, "expected registration early|late-silent|late-crash"),
     ]
+
+    @Test("clock-set that would put the wall clock before 1970 or after 2199 is rejected; nothing changes")
+    func clockSetRange() throws {
+        var bench = PhoneHarness()
+        bench.start()
+        // A year at a time (the most one clock-set moves), back to 1970, then forward to 2199.
+        for (step, bound) in [("-366d", "1970-01-01T00:00:00Z"), ("+366d", "2199-12-31T23:59:59Z")] {
+            var rejection: String?
+            for _ in 0..<300 {
+                bench.clearEvents()
+                let offset = bench.node.app.scheduler.wallClockOffset
+                bench.type("clock-set " + step)
+                if bench.names() == [.inputRejected] {
+                    if case .string(let text)? = bench.events[0]["reason"] { rejection = text }
+                    #expect(bench.node.app.scheduler.wallClockOffset == offset, "nothing changes")
+                    break
+                }
+                #expect(bench.names().first == .osClockSet)
+            }
+            let wall = bench.node.app.scheduler.wallClock(at: bench.now)
+            #expect(
+                wall >= ISO8601.date("1970-01-01T00:00:00Z")! && wall <= ISO8601.date("2199-12-31T23:59:59Z")!,
+                "\(wall)")
+            #expect(
+                rejection?.hasSuffix("outside 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z") == true,
+                "\(String(describing: rejection)) (\(bound))")
+        }
+    }
 
     @Test(
         "Bad commands, wrong argument counts included, are rejected with the line as given and the command's own reason; nothing changes"

@@ -122,16 +122,14 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    /// Whether `path` looks like a tz database: it holds `tzdata.zi`, `UTC` or `Etc/UTC`, or a
-    /// file starting with the TZif magic (RFC 8536, section 3.1) in it or one directory below
-    /// (at most 4,096 entries are looked at). A directory `zic` wrote for a single zone passes; an
-    /// empty one, or one of other files, does not.
+    /// Whether `path` looks like a tz database: a regular file starting with the TZif magic
+    /// (RFC 8536, section 3.1) is in it or one directory below (`UTC` and `Etc/UTC` looked at
+    /// first, then at most 4,096 entries). A directory `zic` wrote for a single zone passes; an
+    /// empty one, or one of other files (a `UTC` that is not TZif), does not.
     /// - Parameter path: a directory.
     package static func holdsTimeZoneFiles(_ path: String) -> Bool {
         let files = FileManager.default
-        if ["tzdata.zi", "UTC", "Etc/UTC"].contains(where: { files.fileExists(atPath: path + "/" + $0) }) {
-            return true
-        }
+        if ["UTC", "Etc/UTC"].contains(where: { isTZif(path + "/" + $0) }) { return true }
         var looked = 0
         var directories = [(path, 0)]
         while let (directory, depth) = directories.popLast() {
@@ -146,14 +144,22 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
                 let type = status.st_mode & S_IFMT
                 if type == S_IFDIR {
                     if depth == 0 { directories.append((child, 1)) }
-                } else if type == S_IFREG, let handle = FileHandle(forReadingAtPath: child) {
-                    let magic = (try? handle.read(upToCount: 4)) ?? nil
-                    try? handle.close()
-                    if magic == Data("TZif".utf8) { return true }
+                } else if type == S_IFREG, isTZif(child) {
+                    return true
                 }
             }
         }
         return false
+    }
+
+    /// Whether `path` is a regular file (a link followed) that starts with the TZif magic.
+    private static func isTZif(_ path: String) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+            let handle = FileHandle(forReadingAtPath: path)
+        else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 4)) == Data("TZif".utf8)
     }
 
     private static let processDefault = Mutex<ZoneDatabase?>(nil)
