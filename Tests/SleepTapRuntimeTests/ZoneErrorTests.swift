@@ -131,6 +131,30 @@ struct ZoneErrorTests {
         #expect(try zoneDatabaseFlag(in: ["--tzdata", "/usr/share/zoneinfo"]) != nil)
     }
 
+    @Test(
+        "A zone whose path holds a FIFO, a directory or a looping link is said as such, not as a zone the database lacks"
+    )
+    func unreadableZoneFile() throws {
+        let root = NSTemporaryDirectory() + "sleeptap-zones-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/America/Dir", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(mkfifo(root + "/America/Fifo", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: root + "/America/Loop", withDestinationPath: "Loop")
+        let database = ZoneDatabase.directory(root)
+        func reason(_ zone: String) -> String {
+            do {
+                _ = try database.rules(for: zone)
+                return "no error"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(reason("America/Fifo").hasSuffix("/America/Fifo is not a regular file (a FIFO, a socket or a device)"))
+        #expect(reason("America/Dir").hasSuffix("/America/Dir is a directory, not a TZif file"))
+        #expect(reason("America/Loop").contains("/America/Loop is a link that cannot be followed ("))
+        #expect(reason("America/Nowhere") == "time zone \"America/Nowhere\" is not in the tz database at \(root)")
+    }
+
     @Test("TZDIR that is not a directory, or a directory without a tz database, is said; unset or a real one is not")
     func tzdir() throws {
         let junk = try #require(ZoneDatabase.systemDirectoryProblem(in: ["TZDIR": "/junk/nowhere"]))

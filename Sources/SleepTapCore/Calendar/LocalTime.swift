@@ -95,7 +95,7 @@ public enum WakeCalendar {
         guard isZoneName(value) else {
             return shown + "not an IANA name (Area/Location, UTC or GMT, e.g. Europe/Berlin)"
         }
-        if let error = zoneError(named: value), case .corrupt = error {
+        if let error = zoneError(named: value), error.isFileProblem {
             return "\(error) (\(ZoneDatabase.current))"
         }
         return shown + "not in the \(ZoneDatabase.current)"

@@ -282,7 +282,7 @@ package enum ScheduleFile {
             guard let text = zone as? String, WakeCalendar.zone(named: text) != nil else {
                 // A corrupt or empty file of a known zone is said as such, naming the file.
                 if let text = zone as? String, WakeCalendar.isZoneName(text),
-                    let error = WakeCalendar.zoneError(named: text), case .corrupt = error
+                    let error = WakeCalendar.zoneError(named: text), error.isFileProblem
                 {
                     throw ScheduleError(field: "timeZone", value: render(zone), reason: error.description)
                 }

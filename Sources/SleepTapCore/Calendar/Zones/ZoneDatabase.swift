@@ -76,6 +76,8 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
                     }
                 }
             }
+        } else if let reason = Self.unreadableReason(directory + "/" + name) {
+            result = .failure(.unreadable(zone: name, reason: reason))
         } else {
             result = .failure(.missing(zone: name, directory: directory))
         }
@@ -150,6 +152,22 @@ public final class ZoneDatabase: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return false
+    }
+
+    /// Why something at `path` (a zone's file that could not be loaded) cannot be read, nil when
+    /// nothing is there (the zone is missing).
+    private static func unreadableReason(_ path: String) -> String? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        guard stat(path, &status) == 0 else {
+            return "\(path) is a link that cannot be followed (\(Errno.current.message))"
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            return access(path, R_OK) == 0 ? nil : "\(path) cannot be read (\(Errno.current.message))"
+        case S_IFDIR: return "\(path) is a directory, not a TZif file"
+        default: return "\(path) is not a regular file (a FIFO, a socket or a device)"
+        }
     }
 
     /// Whether `path` is a regular file (a link followed) that starts with the TZif magic.

@@ -113,12 +113,25 @@ package enum ZoneError: Error, Equatable, Sendable, CustomStringConvertible {
     case corrupt(zone: String, reason: String)
     /// Not the form of an IANA zone name (`Area/Location`, `UTC`).
     case badName(String)
+    /// Something is at the zone's path but cannot be read as a file: a FIFO, a directory, a
+    /// link that loops or leads nowhere, or a file this process may not read (`reason` names it).
+    case unreadable(zone: String, reason: String)
 
     package var description: String {
         switch self {
         case .missing(let zone, let directory): "time zone \"\(zone)\" is not in the tz database at \(directory)"
         case .corrupt(let zone, let reason): "time zone \"\(zone)\": not a valid TZif file (RFC 8536): \(reason)"
         case .badName(let zone): "\"\(zone)\" is not an IANA time-zone name (Area/Location)"
+        case .unreadable(let zone, let reason): "time zone \"\(zone)\": \(reason)"
+        }
+    }
+
+    /// Whether the zone's file is there but unusable (`corrupt` or `unreadable`): said in the
+    /// database's own words, naming the file, rather than as a zone the database lacks.
+    package var isFileProblem: Bool {
+        switch self {
+        case .corrupt, .unreadable: true
+        case .missing, .badName: false
         }
     }
 }
