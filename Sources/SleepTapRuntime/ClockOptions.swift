@@ -15,13 +15,12 @@ package struct ClockOptions: Equatable, Sendable {
     /// (default: when the process started).
     package var anchor: Date?
 
-    /// Bounds of `--clock-start` (and `--clock-anchor`): 1970-01-01T00:00:00Z to
-    /// 2199-12-31T23:59:59Z, both included (2200-01-01T00:00:00Z is out of range).
-    package static let earliest = Date(timeIntervalSince1970: 0)
+    /// Bounds of `--clock-start` (and `--clock-anchor`), both included: `ClockRange`.
+    package static let earliest = ClockRange.earliest
     /// The last instant of 2199 (UTC).
-    package static let latest = Date(timeIntervalSince1970: 7_258_118_399)
-    /// The last moment of 2199 (UTC), 2199-12-31T23:59:59.999Z: virtual now may reach it, not pass it.
-    package static let lastMoment = Date(timeIntervalSince1970: 7_258_118_399.999)
+    package static let latest = ClockRange.latest
+    /// The last moment virtual now may reach (`ClockRange.lastMoment`).
+    package static let lastMoment = ClockRange.lastMoment
     /// Largest `--clock-speed`: 10^7 (a wall second is 115 virtual days).
     package static let maxSpeed = 10_000_000.0
 
@@ -50,7 +49,7 @@ package struct ClockOptions: Equatable, Sendable {
         guard virtualNow < Self.earliest.timeIntervalSince1970 || virtualNow > Self.lastMoment.timeIntervalSince1970
         else { return }
         throw UsageError(
-            "--clock-start, --clock-speed and --clock-anchor put virtual now in the year \(Self.year(of: virtualNow)), "
+            "--clock-start, --clock-speed and --clock-anchor put virtual now in the year \(ClockRange.year(of: virtualNow)), "
                 + "outside 1970-01-01T00:00:00Z to 2199-12-31T23:59:59Z (now is \(Int(now.timeIntervalSince1970)) "
                 + "UNIX seconds; --clock-anchor \(Int(anchor.timeIntervalSince1970)) is "
                 + "\(Int(abs(now.timeIntervalSince(anchor)))) s \(anchor > now ? "ahead" : "ago"), "
@@ -66,17 +65,6 @@ package struct ClockOptions: Equatable, Sendable {
         let virtualNow = start.timeIntervalSince1970 + now.timeIntervalSince(anchor) * speed
         let seconds = (Self.latest.timeIntervalSince1970 - virtualNow) / speed
         return seconds < 365 * 86_400 ? max(0, seconds) : nil
-    }
-
-    /// The UTC year of an instant given in UNIX seconds (Foundation's Gregorian calendar; far
-    /// beyond its range, an approximation by the mean Gregorian year).
-    private static func year(of seconds: Double) -> Int {
-        guard abs(seconds) < 2.5e11 else { return Int((1970 + seconds / 31_556_952).rounded(.down)) }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
-        let components = calendar.dateComponents([.era, .year], from: Date(timeIntervalSince1970: seconds))
-        let year = components.year ?? 0
-        return components.era == 0 ? 1 - year : year
     }
 
     private static func speedText(_ speed: Double) -> String {

@@ -99,3 +99,26 @@ public struct VirtualClock: Clock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
+
+/// The instants a process may stamp and store: 1970-01-01T00:00:00Z to the end of 2199 (UTC),
+/// the range of the clock flags (`--clock-start`, `--clock-anchor`) and of the wall clock
+/// `clock-set` may set; a state file holds nothing outside it.
+package enum ClockRange {
+    /// 1970-01-01T00:00:00Z.
+    package static let earliest = Date(timeIntervalSince1970: 0)
+    /// 2199-12-31T23:59:59Z, the last whole second.
+    package static let latest = Date(timeIntervalSince1970: 7_258_118_399)
+    /// 2199-12-31T23:59:59.999Z: virtual now may reach it, not pass it.
+    package static let lastMoment = Date(timeIntervalSince1970: 7_258_118_399.999)
+
+    /// The UTC year of an instant in UNIX seconds (Foundation's Gregorian calendar; far beyond
+    /// its range, an approximation by the mean Gregorian year of 31,556,952 s).
+    package static func year(of seconds: Double) -> Int {
+        guard abs(seconds) < 2.5e11 else { return Int((1970 + seconds / 31_556_952).rounded(.down)) }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
+        let components = calendar.dateComponents([.era, .year], from: Date(timeIntervalSince1970: seconds))
+        let year = components.year ?? 0
+        return components.era == 0 ? 1 - year : year
+    }
+}

@@ -184,7 +184,7 @@ public enum PhoneCommand: Equatable, Sendable {
         case ("move", 2):
             guard let location = coordinate(words[1]) else {
                 // Decimal degrees that parse but lie outside the ranges: say which.
-                let decimal = words[1].allSatisfy { "0123456789.eE+-,".contains($0) }
+                let decimal = words[1].allSatisfy { $0 == "," || decimalCharacters.contains($0) }
                 let parts = words[1].split(separator: ",", omittingEmptySubsequences: false).compactMap { Double($0) }
                 if decimal, parts.count == 2, parts.allSatisfy(\.isFinite) {
                     throw reject(
@@ -351,12 +351,14 @@ public enum PhoneCommand: Equatable, Sendable {
         return (0...1).contains(level) ? level : nil
     }
 
+    /// What a coordinate of `move` may be written with: decimal degrees (no hex, no `inf`).
+    static let decimalCharacters = Set("0123456789.eE+-")
+
     /// `LAT,LON` in decimal degrees (digits, `.`, `e`, sign), each in range.
     /// - Returns: nil when the text is not such a pair.
     package static func coordinate(_ text: String) -> Coordinate? {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        let allowed = Set("0123456789.eE+-")
-        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(allowed.contains) }),
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(decimalCharacters.contains) }),
             let latitude = Double(parts[0]), let longitude = Double(parts[1])
         else { return nil }
         return Coordinate(latitude: latitude, longitude: longitude)

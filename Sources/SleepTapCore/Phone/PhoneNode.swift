@@ -432,10 +432,10 @@ public struct PhoneNode: Sendable {
         do {
             guard let command = try PhoneCommand.parse(line, platform: app.scheduler.platform) else { return [] }
             if case .clockSet(let delta) = command {
-                // The wall clock stays within the instants a state file holds (1970 to 2199):
+                // The wall clock stays within the instants a state file holds (`ClockRange`):
                 // a date before 1970 in os.json would be refused at the next start.
                 let wall = app.scheduler.wallClock(at: time.now).addingTimeInterval(delta)
-                guard wall >= Self.earliestWallClock, wall <= Self.latestWallClock else {
+                guard wall >= ClockRange.earliest, wall <= ClockRange.latest else {
                     let reason =
                         "the wall clock would read \(Self.yearText(wall)), outside 1970-01-01T00:00:00Z to "
                         + "2199-12-31T23:59:59Z"
@@ -448,15 +448,10 @@ public struct PhoneNode: Sendable {
         }
     }
 
-    /// The earliest and latest wall clock `clock-set` may set: the range of the instants a state
-    /// file holds (and of the clock flags).
-    static let earliestWallClock = Date(timeIntervalSince1970: 0)
-    static let latestWallClock = Date(timeIntervalSince1970: 7_258_118_399)
-
     /// `1969-01-01T00:00:00Z`, or the year alone when the instant is too far for the format.
     private static func yearText(_ instant: Date) -> String {
         let seconds = instant.timeIntervalSince1970
-        guard abs(seconds) < 2.5e11 else { return "the year \(Int((1970 + seconds / 31_556_952).rounded(.down)))" }
+        guard abs(seconds) < 2.5e11 else { return "the year \(ClockRange.year(of: seconds))" }
         return ISO8601.string(instant)
     }
 
