@@ -12,8 +12,10 @@ package struct CompareCommand: Equatable, Sendable {
     package var strategies: [RefreshStrategy]
     /// `--horizon-days`, `--warn-nights`.
     package var settings: CompareSettings
-    /// `--out DIR`: the Markdown file, the chart and each strategy's records; nil: stdout only.
+    /// `--out DIR`: the Markdown file, the chart and each strategy's tally; nil: stdout only.
     package var out: String?
+    /// `--records`: also each strategy's run and night records under `--out`.
+    package var records: Bool = false
     /// `--jobs J`: (strategy, device) simulations at once.
     package var jobs: Int
     /// `--json`: the table as one JSON object.
@@ -72,9 +74,15 @@ package struct CompareCommand: Equatable, Sendable {
         OptionSpec(
             "--out", value: "DIR", example: "/tmp/compare",
             help: """
-                write DIR/compare.md (the table), DIR/compare.svg (the chart) and each strategy's run and
-                night records under DIR/<strategy>/metrics/ (bg_runs, what sleeptap-report reads;
-                watch_nights)
+                write DIR/compare.md (the table), DIR/compare.svg (the chart) and each strategy's tally
+                under DIR/<strategy>/tally/ (what --merge adds up)
+                """),
+        OptionSpec(
+            "--records", needs: ["--out", "/tmp/compare"],
+            help: """
+                with --out, also write each strategy's run and night records under
+                DIR/<strategy>/metrics/ (bg_runs, what sleeptap-report reads; watch_nights): two files per
+                device per day and strategy, about 1.1 GB for 1,000 devices x 28 days
                 """),
         OptionSpec(
             "--merge", value: "DIR", example: "/tmp/compare",
@@ -106,6 +114,7 @@ package struct CompareCommand: Equatable, Sendable {
         var out: String?
         var jobs = max(1, cores)
         var json = false
+        var records = false
         var merge: String?
         var shardGiven = false
         var horizonGiven = false
@@ -120,6 +129,7 @@ package struct CompareCommand: Equatable, Sendable {
             case "--out": out = try reader.nonEmpty(flag)
             case "--jobs": jobs = try reader.integer(flag, in: 1...1_024)
             case "--json": json = true
+            case "--records": records = true
             case "--merge": merge = try reader.nonEmpty(flag)
             default: throw ArgumentReader.unknown(flag)
             }
@@ -129,6 +139,12 @@ package struct CompareCommand: Equatable, Sendable {
                 throw UsageError("--merge DIR writes DIR/compare.md and DIR/compare.svg itself: leave out --out")
             }
             if shardGiven { throw UsageError("--merge DIR adds up every shard's tallies: leave out --shard") }
+        }
+        if records && (out == nil || merge != nil) {
+            throw UsageError(
+                merge != nil
+                    ? "--records writes a run's records, and --merge runs nothing: leave out --records"
+                    : "--records writes the records under --out DIR: give --out DIR, or leave out --records")
         }
         if horizonGiven && !strategies.contains(.horizon) {
             // A flag that means nothing here is an error rather than a silent choice.
@@ -142,8 +158,8 @@ package struct CompareCommand: Equatable, Sendable {
         let options = try population.options(today: today, environment: merge == nil ? environment : [:])
         return .run(
             CompareCommand(
-                options: options, strategies: strategies, settings: settings, out: out, jobs: jobs, json: json,
-                merge: merge))
+                options: options, strategies: strategies, settings: settings, out: out, records: records, jobs: jobs,
+                json: json, merge: merge))
     }
 
     /// `--strategies`: known names, each once, all modelled.

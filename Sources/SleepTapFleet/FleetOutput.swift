@@ -42,43 +42,51 @@ package enum FleetOutput {
     }
 
     /// Checks that `root` may take the records of a run with `options`, and records that it
-    /// does: when `root/metrics/bg_runs` holds `.json` files, `root/metrics/fleet-run.json` must
-    /// name the same options; then writes that file (atomically) for this run.
+    /// does: `check(root:options:)`, then writes `root/metrics/fleet-run.json` (atomically) for
+    /// this run.
     /// - Parameters:
     ///   - root: the run's `--out` directory (or a strategy's under it).
     ///   - options: the run's options.
     /// - Throws: `Refusal` naming the directory, what it holds and how to go on; nothing is
     ///   written then.
     package static func claim(root: String, options: FleetOptions) throws(Refusal) {
+        try check(root: root, options: options)
         let metrics = root + "/metrics"
-        let records = root + "/" + RunRecordFile.directory
-        let manifest = metrics + "/" + manifestName
-        let signature = signature(of: options)
-        let held =
-            (try? FileManager.default.contentsOfDirectory(atPath: records))?.filter { $0.hasSuffix(".json") } ?? []
-        if !held.isEmpty {
-            let written = (try? BoundedFile.read(manifest, limit: 64 << 10)).flatMap {
-                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
-            }
-            let earlier = written?["options"] as? String
-            guard earlier == signature else {
-                let whose =
-                    earlier.map { "a fleet of other options (\($0))" }
-                    ?? "records of no known run (no \(manifestName) beside them)"
-                throw Refusal(
-                    description:
-                        "\(printable(records)) already holds \(held.count) files, \(whose); this run's would mix "
-                        + "with them in every report and calibration. Give an empty --out directory, or remove "
-                        + "\(printable(records)) first")
-            }
-        }
-        let object: [String: Any] = ["kind": "sleeptap.fleet-run", "options": signature]
+        let object: [String: Any] = ["kind": "sleeptap.fleet-run", "options": signature(of: options)]
         do throws(FileError) {
             try AtomicFile.ensureDirectory(metrics)
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-            try AtomicFile.write(data + Data("\n".utf8), to: manifest, durable: false)
+            try AtomicFile.write(data + Data("\n".utf8), to: metrics + "/" + manifestName, durable: false)
         } catch {
             throw Refusal(description: "\(error)")
+        }
+    }
+
+    /// Checks, writing nothing, that `root` holds no records of another run: when
+    /// `root/metrics/bg_runs` holds `.json` files, `root/metrics/fleet-run.json` must name
+    /// `options`. A run that writes no records beside them still checks, so that a directory
+    /// never holds a table of one run beside the records of another.
+    /// - Throws: `Refusal` naming the directory, what it holds and how to go on.
+    package static func check(root: String, options: FleetOptions) throws(Refusal) {
+        let records = root + "/" + RunRecordFile.directory
+        let manifest = root + "/metrics/" + manifestName
+        let signature = signature(of: options)
+        let held =
+            (try? FileManager.default.contentsOfDirectory(atPath: records))?.filter { $0.hasSuffix(".json") } ?? []
+        guard !held.isEmpty else { return }
+        let written = (try? BoundedFile.read(manifest, limit: 64 << 10)).flatMap {
+            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+        }
+        let earlier = written?["options"] as? String
+        guard earlier == signature else {
+            let whose =
+                earlier.map { "a fleet of other options (\($0))" }
+                ?? "records of no known run (no \(manifestName) beside them)"
+            throw Refusal(
+                description:
+                    "\(printable(records)) already holds \(held.count) files, \(whose); this run's would mix "
+                    + "with them in every report and calibration. Give an empty --out directory, or remove "
+                    + "\(printable(records)) first")
         }
     }
 }

@@ -67,11 +67,17 @@ if let out = command.out {
             fail("--out: \(out)/\(name) is a directory; the table is written there", .cantCreate)
         }
     }
-    // One run per strategy directory: an earlier run's records would mix with this one's.
+    // One run per strategy directory: an earlier run's records would mix with this one's, or
+    // sit beside its table.
     for strategy in command.strategies {
         do throws(FleetOutput.Refusal) {
-            try FleetOutput.claim(
-                root: out + "/" + strategy.rawValue, options: strategy.applied(to: command.options, command.settings))
+            let root = out + "/" + strategy.rawValue
+            let options = strategy.applied(to: command.options, command.settings)
+            if command.records {
+                try FleetOutput.claim(root: root, options: options)
+            } else {
+                try FleetOutput.check(root: root, options: options)
+            }
         } catch {
             fail("--out \(printable(out)): \(error)", .cantCreate)
         }
@@ -125,7 +131,7 @@ let result: CompareRun.Result
 do {
     result = try await CompareRun.run(
         command.options, strategies: command.strategies, settings: command.settings, jobs: command.jobs,
-        out: command.out
+        out: command.records ? command.out : nil
     ) { done, total in
         guard terminal, done == total || ContinuousClock.now - lastShown > .milliseconds(200) else { return }
         lastShown = ContinuousClock.now
@@ -141,7 +147,9 @@ finish(
     footer: { written in
         var text = String(format: "%.1f s", result.seconds)
         if let out = command.out, written {
-            text += "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/metrics/ and tally/"
+            text +=
+                "\n  wrote \(out)/compare.md, \(out)/compare.svg and \(out)/<strategy>/"
+                + (command.records ? "metrics/ and tally/" : "tally/ (the records with --records)")
         }
         return text
     })

@@ -13,13 +13,16 @@ struct CompareToolTests {
         "--late-registration", "1", "--opens", "0.1",
     ]
 
-    @Test("The table on stdout, the same data with --json, and with --out the Markdown, the chart and the records")
+    @Test(
+        "The table on stdout, the same data with --json, and with --out --records the Markdown, the chart and the records"
+    )
     func outputs() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
         let out = scenario.dir + "/compare"
         let run = try CapturedRun.run(
-            "sleeptap-compare", Self.fleet + ["--strategies", "refresh,request", "--jobs", "2", "--out", out],
+            "sleeptap-compare",
+            Self.fleet + ["--strategies", "refresh,request", "--jobs", "2", "--out", out, "--records"],
             timeout: 120)
         #expect(run.status == 0, "\(run.standardError)")
         let lines = run.standardOutput.split(separator: "\n")
@@ -89,5 +92,37 @@ struct CompareToolTests {
         #expect(chart.status == 73, "\(chart.standardError)")
         #expect(chart.standardError.contains("compare.svg is a directory"), "\(chart.standardError)")
         #expect(!FileManager.default.fileExists(atPath: taken + "/refresh"), "nothing was run")
+        // --records needs --out, and --merge runs nothing to record.
+        let alone = try CapturedRun.run("sleeptap-compare", Self.fleet + ["--records"], timeout: 30)
+        #expect(alone.status == 64 && alone.standardError.contains("give --out DIR"), "\(alone.standardError)")
+        let merging = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--merge", taken, "--records"], timeout: 30)
+        #expect(merging.status == 64 && merging.standardError.contains("--merge runs nothing"))
+    }
+
+    @Test("--out without --records: the table, the chart and the tallies, no records; another run's records refused")
+    func outWithoutRecords() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let out = scenario.dir + "/compare"
+        let run = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh", "--out", out], timeout: 120)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("(the records with --records)"), "\(run.standardOutput)")
+        #expect(FileManager.default.fileExists(atPath: out + "/compare.md"))
+        let tallies = try FileManager.default.contentsOfDirectory(atPath: out + "/refresh/tally")
+        #expect(tallies == ["shard-0-of-1.json"])
+        #expect(!FileManager.default.fileExists(atPath: out + "/refresh/metrics"), "no records, no manifest")
+        // A directory holding another fleet's records is refused as with --records: its table
+        // would sit beside records it does not describe.
+        let other = scenario.dir + "/other"
+        let seeded = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "refresh", "--out", other, "--records"], timeout: 120)
+        #expect(seeded.status == 0, "\(seeded.standardError)")
+        var otherSeed = Self.fleet
+        otherSeed[otherSeed.firstIndex(of: "--seed")! + 1] = "2"
+        let refused = try CapturedRun.run(
+            "sleeptap-compare", otherSeed + ["--strategies", "refresh", "--out", other], timeout: 60)
+        #expect(refused.status == 73 && refused.standardError.contains("already holds"), "\(refused.standardError)")
     }
 }

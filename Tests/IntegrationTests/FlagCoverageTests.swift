@@ -185,6 +185,7 @@ struct FlagCoverageTests {
         "sleeptap-compare --warn-nights": "SleepTapFleetTests/CompareTests.swift strategySettings",
         "sleeptap-compare --out": "IntegrationTests/CompareToolTests.swift outputs",
         "sleeptap-compare --json": "IntegrationTests/CompareToolTests.swift outputs",
+        "sleeptap-compare --records": "IntegrationTests/CompareToolTests.swift outWithoutRecords",
         "sleeptap-compare --jobs": "SleepTapFleetTests/CompareTests.swift reproducible",
         "sleeptap-compare --shard": "SleepTapFleetTests/CompareTests.swift shardsMerge",
         "sleeptap-compare --merge": "IntegrationTests/CompareToolTests.swift outputs",
