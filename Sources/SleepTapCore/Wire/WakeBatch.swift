@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Foundation
+import Synchronization
 
 /// One wake-up: the absolute instant and how it reads on the wall clock of the batch's zone.
 public struct WakeEntry: Codable, Equatable, Hashable, Sendable {
@@ -255,16 +256,66 @@ public enum BatchPlanner {
             }
         }
         guard let start = firstDay else { return [] }
+        // The batch from `start` does not depend on `now` (`days(from:...)`), and the phone plans
+        // the same one at each run and app open until the next wake-up passes.
+        let key = BatchCache.Key(schedule: schedule, zone: zone, start: start, horizonDays: horizonDays)
+        if let key, let known = BatchCache.shared.withLock({ $0.value(for: key) }) { return known }
+        let result = days(from: start, for: schedule, in: zone, calendar: calendar, horizonDays: horizonDays)
+        if let key { BatchCache.shared.withLock { $0.keep(result, for: key) } }
+        return result
+    }
+
+    /// The wake-ups of `horizonDays` consecutive local days from `start`, the first local day
+    /// with a wake-up after the planning instant: the part of `entries(for:in:after:horizonDays:)`
+    /// that does not depend on that instant. The first day's wake-up is after it (that is how
+    /// `start` was found), and each later one is kept only when after the last kept, so after it
+    /// too.
+    static func days(
+        from start: Date, for schedule: WakeSchedule, in zone: TimeZone, calendar: Calendar, horizonDays: Int
+    ) -> [WakeEntry] {
         var result: [WakeEntry] = []
         for offset in 0..<max(1, horizonDays) {
             guard let day = WakeCalendar.adding(.day, offset, to: start, in: calendar),
                 let time = schedule.wakeTime(onDayOf: day, in: calendar),
-                let instant = WakeCalendar.instant(of: time, onDayOf: day, in: calendar),
-                instant > now
+                let instant = WakeCalendar.instant(of: time, onDayOf: day, in: calendar)
             else { continue }
             if let last = result.last, instant <= last.wake { continue }
             result.append(WakeCalendar.entry(at: instant, in: zone, calendar: calendar))
         }
         return result
     }
+}
+
+/// Batches of `BatchPlanner.days(from:for:in:calendar:horizonDays:)`, fixed by the zone's rules,
+/// the first local day, the horizon and the weekly wake times; a schedule with one-off overrides
+/// is not kept (`Key.init` is nil). Shared by every thread, in two generations (`Memo`).
+enum BatchCache {
+    struct Key: Hashable {
+        var database: Int
+        var zone: String
+        var start: TimeInterval
+        var horizonDays: Int
+        /// The wake minute of day + 1 (0: no wake-up) of Sunday to Thursday, 11 bits each.
+        var sundayToThursday: UInt64
+        /// The same of Friday and Saturday.
+        var fridayAndSaturday: UInt64
+
+        /// The key of a batch, nil when `schedule` has overrides.
+        init?(schedule: WakeSchedule, zone: TimeZone, start: Date, horizonDays: Int) {
+            guard schedule.overrides.isEmpty else { return nil }
+            func minutes(_ day: Weekday) -> UInt64 {
+                schedule.wakeTimes[day].map { UInt64($0.hour * 60 + $0.minute + 1) } ?? 0
+            }
+            database = WakeCalendar.databaseKey(of: zone)
+            self.zone = zone.identifier
+            self.start = start.timeIntervalSince1970
+            self.horizonDays = horizonDays
+            sundayToThursday =
+                minutes(.sunday) << 44 | minutes(.monday) << 33 | minutes(.tuesday) << 22 | minutes(.wednesday) << 11
+                | minutes(.thursday)
+            fridayAndSaturday = minutes(.friday) << 11 | minutes(.saturday)
+        }
+    }
+
+    static let shared = Mutex(Memo<Key, [WakeEntry]>(generation: 25_000))
 }

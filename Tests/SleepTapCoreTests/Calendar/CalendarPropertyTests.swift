@@ -85,6 +85,7 @@ struct CalendarPropertyTests {
         #expect(zones.count > 300)
         var rng = SplitMix64(state: Self.seed)
         var tally = OffsetModel.Tally()
+        var reused = 0
         for number in 0..<Self.cases {
             let c = Self.makeCase(number, &rng, zones: zones)
             let horizon = [1, 3, 7, 7, 7, 14][Int(rng.next() % 6)]
@@ -95,7 +96,25 @@ struct CalendarPropertyTests {
             if actual != expected {
                 Issue.record("planner \(actual.map(Self.show)) != model \(expected.map(Self.show)); \(label)")
             }
+            // A later planning instant before the first wake-up plans from the same first day, so
+            // it may take the batch kept for it (`BatchCache`): that must be the model's batch
+            // for the later instant too, for this horizon and another.
+            guard let first = expected.first else { continue }
+            var other = SplitMix64(state: Self.seed ^ UInt64(number))
+            let later = c.now.addingTimeInterval(
+                first.wake.timeIntervalSince(c.now) * Double(other.next() % 1_000) / 1_000)
+            for days in [horizon, horizon == 7 ? 14 : 7] {
+                let again = model.entries(for: c.schedule, after: later, horizonDays: days, tally: &tally)
+                let kept = BatchPlanner.entries(for: c.schedule, in: c.zone, after: later, horizonDays: days)
+                if kept != again {
+                    Issue.record(
+                        "planner \(kept.map(Self.show)) != model \(again.map(Self.show)) at \(ISO8601.string(later)), horizon \(days); \(label)"
+                    )
+                }
+                if c.schedule.overrides.isEmpty { reused += 1 }
+            }
         }
+        #expect(reused > 300, "seed \(Self.seed): only \(reused) plans could reuse a kept batch")
         // The generator must reach both kinds of transition, or the comparison proves little.
         #expect(tally.gapShifted > 30, "seed \(Self.seed): only \(tally.gapShifted) wake-ups in a spring-forward gap")
         #expect(tally.repeated > 30, "seed \(Self.seed): only \(tally.repeated) wake-ups at a repeated time")
