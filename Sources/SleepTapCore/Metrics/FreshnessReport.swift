@@ -562,6 +562,16 @@ package struct FreshnessReport: Sendable {
         case mostDevicesWithoutRun(noRun: Int, devices: Int)
         /// A tenth or more of last week's devices have no record this week.
         case devicesWentSilent(silent: Int, lastWeek: Int)
+        /// No record at all this week, and last week had devices: the whole fleet fell silent, or
+        /// the input ends before the week.
+        case noRecordsThisWeek(lastWeek: Int)
+        /// An app version on a tenth or more of the week's devices, not all of them, where more
+        /// than half had no successful background run (its silent devices among them).
+        case versionWithoutRuns(version: String, noRun: Int, devices: Int)
+        /// More than half the records read lie outside the two weeks.
+        case mostRecordsOutside(outside: Int, records: Int)
+        /// A hundredth or more of the input's files could not be read; they are in no figure.
+        case filesSkipped(skipped: Int, files: Int)
 
         /// The condition's name in `--json` (`conditions[].condition`).
         package var name: String {
@@ -572,6 +582,10 @@ package struct FreshnessReport: Sendable {
             case .noneRan: "noneRan"
             case .mostDevicesWithoutRun: "mostDevicesWithoutRun"
             case .devicesWentSilent: "devicesWentSilent"
+            case .noRecordsThisWeek: "noRecordsThisWeek"
+            case .versionWithoutRuns: "versionWithoutRuns"
+            case .mostRecordsOutside: "mostRecordsOutside"
+            case .filesSkipped: "filesSkipped"
             }
         }
 
@@ -598,6 +612,22 @@ package struct FreshnessReport: Sendable {
                     + "have no record this week: no background run, no app open, no request. A phone whose "
                     + "background refresh stopped and whose user does not open the app writes nothing, so this "
                     + "week's execution rate and staleness leave it out."
+            case .noRecordsThisWeek(let lastWeek):
+                "No record this week from any of last week's \(lastWeek) devices: the whole fleet wrote nothing (no "
+                    + "background run, no app open, no request), or the records end before this week. This week's "
+                    + "figures are empty, not healthy."
+            case .versionWithoutRuns(let version, let noRun, let devices):
+                "\(noRun) of the \(devices) devices on app version \(FreshnessReport.cell(version)) this week "
+                    + "(\(FreshnessReport.percent(Double(noRun) / Double(devices)))) had no successful background run "
+                    + "on it: more than half, while the fleet's figures mix them with the other versions' devices."
+            case .mostRecordsOutside(let outside, let records):
+                "\(outside) of the \(records) records read (\(FreshnessReport.percent(Double(outside) / Double(records)))) "
+                    + "lie outside these two weeks: the figures describe a small part of the input. Check the report's "
+                    + "date, and the clocks of the records that set it."
+            case .filesSkipped(let skipped, let files):
+                "\(skipped) of the input's \(files) files (\(FreshnessReport.percent(Double(skipped) / Double(files)))) "
+                    + "could not be read and are in no figure (listed under Skipped files): their devices' runs, "
+                    + "failures and opens are unseen."
             }
         }
     }
@@ -632,8 +662,29 @@ package struct FreshnessReport: Sendable {
 
     /// The conditions that put ⚠ in the heading, in a fixed order; empty: no warning.
     package var conditions: [Condition] {
-        Self.conditions(this: figures(.all, days: Self.thisWeek), last: figures(.all, days: Self.lastWeek))
+        let this = figures(.all, days: Self.thisWeek)
+        var out = Self.conditions(this: this, last: figures(.all, days: Self.lastWeek))
+        let seen = this.devices + this.silentDevices
+        for version in appVersions {
+            guard let f = figures(appVersion: version, days: Self.thisWeek) else { continue }
+            let devices = f.devices + f.silentDevices
+            let noRun = f.noRunDevices + f.silentDevices
+            // The fleet's own condition (4) speaks for a version that every device runs.
+            guard devices < seen, Double(devices) >= Self.silentShare * Double(seen), noRun * 2 > devices else {
+                continue
+            }
+            out.append(.versionWithoutRuns(version: version, noRun: noRun, devices: devices))
+        }
+        if mostRecordsOutside { out.append(.mostRecordsOutside(outside: outside, records: records)) }
+        let total = files + skipped.count
+        if !skipped.isEmpty, Double(skipped.count) >= Self.skippedShare * Double(total) {
+            out.append(.filesSkipped(skipped: skipped.count, files: total))
+        }
+        return out
     }
+
+    /// The share of the input's files that may be skipped before ⚠ (`filesSkipped`).
+    package static let skippedShare = 0.01
 
     /// The share of last week's devices that may fall silent before ⚠ (`devicesWentSilent`).
     package static let silentShare = 0.1
@@ -652,9 +703,13 @@ package struct FreshnessReport: Sendable {
         default: break
         }
         if this.submitted > 0, this.succeeded == 0 { out.append(.noneRan(submitted: this.submitted)) }
-        // An input with no record this week at all ends before it (a `--date` past the data): its
-        // devices are not silent, the week is not in it; the report's outside note says so.
-        guard this.records > 0 else { return out }
+        // With no record this week at all, the whole fleet fell silent or the input ends before
+        // the week (a `--date` past the data): one condition says both, rather than counting
+        // every device as silent and without a run.
+        guard this.records > 0 else {
+            if last.devices > 0 { out.append(.noRecordsThisWeek(lastWeek: last.devices)) }
+            return out
+        }
         let noRun = this.noRunDevices + this.silentDevices
         let seen = this.devices + this.silentDevices
         if noRun * 2 > seen {
@@ -878,7 +933,9 @@ extension FreshnessReport {
     var dateSentence: String {
         switch dateSource {
         case .given: "report date given with --date"
-        case .lastRecordDay: "report date: the last UTC day with run records (no --date given)"
+        case .lastRecordDay:
+            "report date: the last UTC day with run records (no --date given; a fleet that stopped writing "
+                + "records reads as its last week with records: give --date with today's date to see this week)"
         case .today:
             "report date: today, UTC (no --date given, and no record file holds a record of the day its name gives)"
         }
@@ -890,7 +947,7 @@ extension FreshnessReport {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
-        let conditions = Self.conditions(this: this, last: last)
+        let conditions = self.conditions
         var out = heading(warning: !conditions.isEmpty) + "\n\n"
         for condition in conditions { out += "- ⚠ \(condition.text)\n" }
         if !conditions.isEmpty { out += "\n" }
@@ -1077,8 +1134,12 @@ extension FreshnessReport {
             + "p90 is above the watch's cache horizon, \(Self.cacheHorizonSeconds / 3_600) h (7 days of wake "
             + "dates; never is above it); (3) requests were submitted this week and no background run "
             + "succeeded; (4) more than half the devices had no successful background run this week, the "
-            + "silent ones among them; (5) a tenth or more of last week's devices are silent this week. (4) and "
-            + "(5) need a record this week: an input that ends before the week says so instead.\n"
+            + "silent ones among them; (5) a tenth or more of last week's devices are silent this week; (6) no "
+            + "record at all this week while last week had devices (the whole fleet silent, or an input that "
+            + "ends before the week), in place of (4) and (5); (7) an app version on a tenth or more of the "
+            + "week's devices, not all, where more than half had no successful background run; (8) more than "
+            + "half the records read lie outside the two weeks; (9) a hundredth or more of the input's files "
+            + "could not be read.\n"
         out +=
             "- **Few samples**: a comparison with fewer than \(Self.fewSamples) samples on a side is marked so; "
             + "its change is noise as much as signal.\n"
@@ -1131,7 +1192,7 @@ extension FreshnessReport {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
-        let conditions = Self.conditions(this: this, last: last)
+        let conditions = self.conditions
         var change: Any = NSNull()
         if case .compared(let seconds, _) = trend { change = seconds }
         var groups: [[String: Any]] = []
@@ -1179,7 +1240,7 @@ extension FreshnessReport {
         let this = figures(.all, days: Self.thisWeek)
         let last = figures(.all, days: Self.lastWeek)
         let trend = Self.trend(this: this, last: last)
-        let conditions = Self.conditions(this: this, last: last)
+        let conditions = self.conditions
         func withUnit(_ value: Staleness?) -> String {
             switch value {
             case .hours(let hours)?: Self.hours(hours) + " h"

@@ -252,12 +252,17 @@ struct FreshnessReportTests {
             most.figures(.all, days: FreshnessReport.thisWeek).noRunShare! > three.figures(
                 .all, days: FreshnessReport.thisWeek
             ).noRunShare!)
-        // An input that ends before this week (a --date past the data) raises neither: its devices
-        // are not silent, the week is not in it.
-        var ended = FreshnessReport(date: Self.date)
-        ended.add(file: Self.week(1, devices: 30, hours: { _ in 2 }, ran: { _ in true }))
-        #expect(ended.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 30)
-        #expect(ended.conditions.isEmpty, "\(ended.conditions)")
+        // Every device silent: no record this week at all. One condition says the week is empty
+        // (the whole fleet silent, or an input that ends before it) rather than healthy, so the
+        // worst case warns too; it stands for (4) and (5).
+        let all = report(silent: 30)
+        #expect(all.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 30)
+        #expect(all.conditions == [.noRecordsThisWeek(lastWeek: 30)], "\(all.conditions)")
+        #expect(all.markdown().hasPrefix("# ⚠ "))
+        #expect(all.summary(path: "r.md")["warning"] as? Bool == true)
+        #expect(
+            all.markdown().contains(
+                "- ⚠ No record this week from any of last week's 30 devices: the whole fleet wrote nothing"))
         // By app version: a device that moved to 1.1 is not silent on 1.0; one with no record is.
         var versions = FreshnessReport(date: Self.date)
         versions.add(file: Self.week(1, devices: 30, hours: { _ in 2 }, ran: { _ in true }, version: "1.0"))
@@ -273,6 +278,66 @@ struct FreshnessReportTests {
         let old = try #require(versions.figures(appVersion: "1.0", days: FreshnessReport.thisWeek))
         #expect(old.devices == 20 && old.silentDevices == 3, "\(old)")
         #expect(versions.figures(appVersion: "1.1", days: FreshnessReport.thisWeek)?.silentDevices == 0)
+    }
+
+    @Test(
+        "⚠ for an app version whose devices mostly had no run, for most records outside the weeks, and for skipped files"
+    )
+    func inputConditions() throws {
+        // 30 devices on 1.0 that run; `broken` more on 1.1 that never do.
+        func versions(broken: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            for first in [1, 8] {
+                report.add(file: Self.week(first, devices: 30, hours: { _ in 2 }, ran: { _ in true }, version: "1.0"))
+                report.add(
+                    file: Self.week(first, devices: broken, hours: { _ in 100 }, ran: { _ in false }, version: "1.1")
+                        .map { record in
+                            var record = record
+                            record.device = "b" + record.device
+                            return record
+                        })
+            }
+            return report
+        }
+        #expect(versions(broken: 0).conditions == [])
+        // 2 of 32 devices: under a tenth of the week's devices, and the fleet's p90 stays low.
+        #expect(versions(broken: 2).conditions == [])
+        // 4 of 34: a tenth or more, all of them without a run; the fleet as a whole is fine.
+        let four = versions(broken: 4)
+        #expect(four.conditions == [.versionWithoutRuns(version: "1.1", noRun: 4, devices: 4)], "\(four.conditions)")
+        #expect(four.markdown().contains("- ⚠ 4 of the 4 devices on app version 1.1 this week (100.0 %) had no successful background run on it"))
+        // A version every device runs is the fleet's own condition (4), not this one.
+        var single = FreshnessReport(date: Self.date)
+        single.add(file: Self.week(8, devices: 10, hours: { _ in 2 }, ran: { _ in false }, version: "1.0"))
+        #expect(!single.conditions.contains { $0.name == "versionWithoutRuns" }, "\(single.conditions)")
+        #expect(single.conditions.contains(.mostDevicesWithoutRun(noRun: 10, devices: 10)))
+
+        // Most records outside the two weeks: the figures describe a small part of the input.
+        var stray = FreshnessReport(date: Self.date)
+        stray.add(file: Self.week(8, devices: 1, hours: { _ in 2 }, ran: { _ in true }))
+        #expect(stray.conditions == [])
+        stray.add(
+            file: (1...4).map { _ in
+                RunRecord(
+                    device: "x", platform: .ios, kind: .foreground, at: ISO8601.date("2027-06-01T12:00:00Z")!,
+                    stalenessHours: 1)
+            })
+        #expect(stray.conditions == [.mostRecordsOutside(outside: 4, records: 7)], "\(stray.conditions)")
+        #expect(stray.summary(path: "r")["warning"] as? Bool == true)
+
+        // Skipped files: a hundredth or more of the files are in no figure.
+        func skipping(_ count: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            let week = Self.week(8, devices: 99, hours: { _ in 2 }, ran: { _ in true })
+            for index in 0..<99 { report.add(file: week.filter { $0.device == "d\(index)" }) }
+            for index in 0..<count { report.skip(file: "bad-\(index).json", reason: "not JSON") }
+            return report
+        }
+        #expect(skipping(0).conditions == [])
+        #expect(skipping(1).conditions == [.filesSkipped(skipped: 1, files: 100)])
+        let half = skipping(99)
+        #expect(half.conditions == [.filesSkipped(skipped: 99, files: 198)])
+        #expect(half.markdown().contains("- ⚠ 99 of the input's 198 files (50.0 %) could not be read"))
     }
 
     @Test("Each failure kind gets its usual cause; the first day the daily execution rate fell; a split by app version")
