@@ -305,7 +305,9 @@ struct FreshnessReportTests {
         // 4 of 34: a tenth or more, all of them without a run; the fleet as a whole is fine.
         let four = versions(broken: 4)
         #expect(four.conditions == [.versionWithoutRuns(version: "1.1", noRun: 4, devices: 4)], "\(four.conditions)")
-        #expect(four.markdown().contains("- ⚠ 4 of the 4 devices on app version 1.1 this week (100.0 %) had no successful background run on it"))
+        #expect(
+            four.markdown().contains(
+                "- ⚠ 4 of the 4 devices on app version 1.1 this week (100.0 %) had no successful background run on it"))
         // A version every device runs is the fleet's own condition (4), not this one.
         var single = FreshnessReport(date: Self.date)
         single.add(file: Self.week(8, devices: 10, hours: { _ in 2 }, ran: { _ in false }, version: "1.0"))
