@@ -77,6 +77,27 @@ public enum WireCodec {
     public static let version = 1
     /// Upper bound on a frame, in bytes; the transport sets ZMQ_MAXMSGSIZE to it.
     public static let maxFrameBytes = 64 * 1024
+    /// The longest ERROR `reason` sent, in UTF-8 bytes: at most 6 bytes a byte once escaped
+    /// (`\u001f`), it and the envelope stay within a frame (`maxFrameBytes`). A longer reason,
+    /// such as one that quotes a hostile peer's 64 KB field, is cut at a character and ends in
+    /// `…` (`clipped(_:)`).
+    public static let maxReasonBytes = maxFrameBytes / 8
+
+    /// `reason` cut to `maxReasonBytes` UTF-8 bytes at a character boundary, ending in `…`, when
+    /// it is longer; else `reason`.
+    static func clipped(_ reason: String) -> String {
+        guard reason.utf8.count > maxReasonBytes else { return reason }
+        let ellipsis = "…"
+        var kept = ""
+        var bytes = 0
+        for character in reason {
+            let size = character.utf8.count
+            guard bytes + size + ellipsis.utf8.count <= maxReasonBytes else { break }
+            kept.append(character)
+            bytes += size
+        }
+        return kept + ellipsis
+    }
     /// Largest seq (and lastSeq) on the wire: 2^53 − 1, exact in every JSON implementation
     /// (IEEE-754 doubles included). A phone that reaches it starts a new epoch at seq 1.
     public static let maxSeq: UInt64 = 9_007_199_254_740_991
@@ -177,7 +198,7 @@ public enum WireCodec {
         case .upToDate(let seq):
             frame = .upToDate(Wire.UpToDate(seq: seq))
         case .error(let reason):
-            frame = .error(Wire.Failure(reason: reason))
+            frame = .error(Wire.Failure(reason: clipped(reason)))
         case .ping:
             frame = .ping
         case .request(let request):
@@ -476,8 +497,8 @@ public enum WireCodec {
         case .upToDate(let seq):
             return seq <= maxSeq ? message : nil
         case .error(let reason):
-            // At most 6 bytes a byte once escaped (`\u001f`), plus the envelope: within a frame.
-            return reason.utf8.count <= maxFrameBytes / 8 ? message : nil
+            // What the encoder sends: a longer reason is clipped there (`clipped(_:)`).
+            return .error(reason: clipped(reason))
         case .ack(let ref, let coverageEnd):
             guard (1...maxSeq).contains(ref.seq) else { return nil }
             guard let end = wireInstant(coverageEnd) else { return nil }

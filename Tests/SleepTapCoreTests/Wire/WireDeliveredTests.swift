@@ -105,9 +105,17 @@ struct WireDeliveredTests {
             .request(DateRequest(id: 0, nightsLeft: 1, coverageEnd: nil)),
             .request(DateRequest(id: 1, nightsLeft: -1, coverageEnd: nil)),
             .request(DateRequest(id: 1, nightsLeft: 65, coverageEnd: nil)),
-            .error(reason: String(repeating: "\u{1}", count: 20_000)),
         ] {
             #expect(WireCodec.delivered(message) == nil, "\(message)")
+        }
+        // A long reason goes clipped, as the encoder sends it (`WireCodec.clipped`).
+        let long = WireMessage.error(reason: String(repeating: "\u{1}", count: 20_000))
+        let delivered = WireCodec.delivered(long)
+        #expect(delivered == Self.roundTrip(long), "the frame's reason, not the message's")
+        if case .error(let reason)? = delivered {
+            #expect(reason.utf8.count <= WireCodec.maxReasonBytes && reason.hasSuffix("…"))
+        } else {
+            Issue.record("a long ERROR is not delivered")
         }
         let end = Date(timeIntervalSince1970: 1_741_280_400.75)
         let ack = WireMessage.ack(BatchRef(epoch: 1, seq: 2, digest: 3), coverageEnd: end)

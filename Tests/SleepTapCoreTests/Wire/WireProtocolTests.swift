@@ -194,6 +194,32 @@ struct WireProtocolTests {
         #expect(throws: ProtocolError.self) { try WireCodec.decode(huge) }
     }
 
+    @Test(
+        "An ERROR that quotes a hostile peer's 64 KB type is cut to fit a frame, at a character, ending in …; a short one is whole"
+    )
+    func errorReasonFitsAFrame() throws {
+        // A frame of exactly the limit whose type is 65,519 letters (and some 4-byte ones).
+        let type = String(repeating: "A", count: 65_000) + String(repeating: "😀", count: 100)
+        let frame = Array("{\"v\":1,\"type\":\"\(type)\"}".utf8)
+        #expect(frame.count <= WireCodec.maxFrameBytes + 400)
+        var reason = ""
+        do { _ = try WireCodec.decode(frame) } catch { reason = error.reason }
+        #expect(reason.utf8.count > 60_000, "the reason quotes the whole type")
+        for text in [reason, String(repeating: "\u{1F}", count: 70_000)] {
+            let encoded = WireCodec.encode(.error(reason: text), sentAt: nil, instance: nil)
+            #expect(encoded.count <= WireCodec.maxFrameBytes, "\(encoded.count) bytes")
+            guard case .error(let sent) = try WireCodec.decode(encoded) else {
+                Issue.record("not an ERROR")
+                continue
+            }
+            #expect(sent.hasSuffix("…") && sent.utf8.count <= WireCodec.maxReasonBytes)
+            #expect(text.hasPrefix(sent.dropLast()))
+            #expect(WireCodec.delivered(.error(reason: text)) == .error(reason: sent), "the twin delivers what the process sends")
+        }
+        let short = "field seq must be >= 1"
+        #expect(try WireCodec.decode(WireCodec.encode(.error(reason: short), sentAt: nil, instance: nil)) == .error(reason: short))
+    }
+
     @Test("Seeded mutation fuzz: no crash, and every rejection carries a reason")
     func mutationFuzz() {
         let seed = UInt64(0x5EED_0001)
