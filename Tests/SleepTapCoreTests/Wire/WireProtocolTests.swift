@@ -214,10 +214,14 @@ struct WireProtocolTests {
             }
             #expect(sent.hasSuffix("…") && sent.utf8.count <= WireCodec.maxReasonBytes)
             #expect(text.hasPrefix(sent.dropLast()))
-            #expect(WireCodec.delivered(.error(reason: text)) == .error(reason: sent), "the twin delivers what the process sends")
+            #expect(
+                WireCodec.delivered(.error(reason: text)) == .error(reason: sent),
+                "the twin delivers what the process sends")
         }
         let short = "field seq must be >= 1"
-        #expect(try WireCodec.decode(WireCodec.encode(.error(reason: short), sentAt: nil, instance: nil)) == .error(reason: short))
+        #expect(
+            try WireCodec.decode(WireCodec.encode(.error(reason: short), sentAt: nil, instance: nil))
+                == .error(reason: short))
     }
 
     @Test("Seeded mutation fuzz: no crash, and every rejection carries a reason")
