@@ -13,9 +13,41 @@ import Synchronization
     import Glibc
 #endif
 
-/// The signal that asked the exhaustion soak to stop (0: none yet); the run checks it between
-/// timelines and then prints the summary so far.
+/// The signal that asked the soak to stop (0: none yet); the run checks it between timelines
+/// (exhaustion) or steps (faults) and then prints the summary so far.
 let stopSignal = Atomic<Int32>(0)
+
+/// SIGINT, SIGTERM and SIGHUP ask the run to stop (`stopSignal`), which it does at its next
+/// check (Dispatch signal sources, as `Reaper` installs them; no SIG_IGN, which children would
+/// inherit). A run stuck past 2 s is ended from here by `stuck`, unless it is already exiting.
+func installStopSignalHandlers(stuck: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
+    let numbers = [SIGINT, SIGTERM, SIGHUP]
+    let sources = numbers.map { number in
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            _ = stopSignal.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent)
+            let deadline = Date().addingTimeInterval(2)
+            while Date() < deadline {
+                if Reaper.shared.isExiting { return }
+                usleep(10_000)
+            }
+            stuck(number)
+        }
+        source.resume()
+        return source
+    }
+    // The handler is installed asynchronously: wait for it (at most 2 s) so that a signal right
+    // after start-up is not lost.
+    func hasHandler(_ number: Int32) -> Bool {
+        var action = sigaction()
+        guard sigaction(number, nil, &action) == 0 else { return false }
+        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
+        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+    let deadline = Date().addingTimeInterval(2)
+    while !numbers.allSatisfy(hasHandler) && Date() < deadline { usleep(1_000) }
+    return sources
+}
 
 /// `sleeptap-soak exhaustion`: K random timelines in the twin, every night checked
 /// (docs/scenarios.md, "Soak").
@@ -40,38 +72,11 @@ final class Exhaustion {
         self.seed = seed
     }
 
-    /// SIGINT, SIGTERM and SIGHUP stop the run after the timeline in progress (Dispatch signal
-    /// sources, as `Reaper` installs them; no SIG_IGN, which children would inherit).
+    /// SIGINT, SIGTERM and SIGHUP stop the run after the timeline in progress
+    /// (`installStopSignalHandlers`); one stuck in the twin never gets there: after 2 s the
+    /// summary so far is printed from the handler.
     static func installSignalHandlers() -> [any DispatchSourceSignal] {
-        let numbers = [SIGINT, SIGTERM, SIGHUP]
-        let sources = numbers.map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                _ = stopSignal.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent)
-                // The run checks the flag between timelines; one stuck in the twin never gets
-                // there: after 2 s the summary so far is printed from here.
-                let deadline = Date().addingTimeInterval(2)
-                while Date() < deadline {
-                    if Reaper.shared.isExiting { return }
-                    usleep(10_000)
-                }
-                Exhaustion.current?.finish(signal: number, stuck: true)
-            }
-            source.resume()
-            return source
-        }
-        // The handler is installed asynchronously: wait for it (at most 2 s) so that a signal
-        // right after start-up is not lost.
-        let deadline = Date().addingTimeInterval(2)
-        while !numbers.allSatisfy(hasHandler) && Date() < deadline { usleep(1_000) }
-        return sources
-    }
-
-    private static func hasHandler(_ number: Int32) -> Bool {
-        var action = sigaction()
-        guard sigaction(number, nil, &action) == 0 else { return false }
-        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
-        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
+        installStopSignalHandlers { number in Exhaustion.current?.finish(signal: number, stuck: true) }
     }
 
     var seconds: Double {

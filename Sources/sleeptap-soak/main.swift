@@ -196,7 +196,13 @@ final class Soak {
     private var counts = Counts()
     private var history: [String] = []
     private var step = 0
+    /// Steps run so far.
+    var stepsRun: Int { step }
     private let started = ContinuousClock.now
+    /// The signal that stopped the run between steps (0: none).
+    private(set) var interruptedBy: Int32 = 0
+    private let progress = isatty(STDERR_FILENO) == 1
+    private var lastProgress = ContinuousClock.now
 
     init(options: SoakOptions, seed: UInt64) throws(Failure) {
         self.options = options
@@ -334,6 +340,14 @@ final class Soak {
         try waitQuiet()
         try checkInvariants()
         for number in 1...options.steps {
+            // A signal stops the run between steps: the summary so far follows (main).
+            let signal = stopSignal.load(ordering: .sequentiallyConsistent)
+            if signal != 0 {
+                interruptedBy = signal
+                clearProgress()
+                return
+            }
+            showProgress(number)
             step = number
             Reaper.shared.setPosition("step \(number) of \(options.steps), seed \(seed)")
             let description = try runStep()
@@ -342,11 +356,25 @@ final class Soak {
             try waitQuiet()
             try checkInvariants()
         }
+        clearProgress()
         // The end: stop both cleanly, read every output to the end, check the whole run once more.
         Reaper.shared.setPosition("shutdown, seed \(seed)")
         try stopGracefully([phone, watch])
         for side in phones + watches { side.child.waitForOutputEnd(timeout: 2) }
         try checkHistory()
+    }
+
+    /// `step N of M` on stderr when it is a terminal, at most 4 times a second.
+    private func showProgress(_ number: Int) {
+        guard progress, number == 1 || ContinuousClock.now - lastProgress >= .milliseconds(250) else { return }
+        lastProgress = ContinuousClock.now
+        try? FileHandle.standardError.write(
+            contentsOf: Data("\r\u{1B}[Ksleeptap-soak: step \(number) of \(options.steps) (seed \(seed))".utf8))
+    }
+
+    /// Clears the progress line, when there is one.
+    func clearProgress() {
+        if progress { try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K".utf8)) }
     }
 
     private func runStep() throws(Failure) -> String {
@@ -711,7 +739,7 @@ final class Soak {
         }
         func int(_ value: Int) -> EventValue { .int(Int64(value)) }
         var fields: [(String, EventValue)] = [
-            ("result", .string(failure == nil ? "passed" : "failed")),
+            ("result", .string(failure != nil ? "failed" : interruptedBy != 0 ? "interrupted" : "passed")),
             ("message", failure.map { .string($0.message) } ?? .null),
             ("seed", .string(String(seed))), ("steps", int(options.steps)), ("stepsRun", int(step)),
         ]
@@ -731,6 +759,7 @@ final class Soak {
             ("tripwiresArmed", int(counts.tripwiresArmed)), ("tripwiresMissed", int(counts.tripwiresMissed)),
             ("pauses", int(counts.pauses)), ("handovers", int(counts.handovers)), ("restarts", int(counts.restarts)),
             ("tzdata", .string(ZoneDatabase.current.version)),
+            ("signal", interruptedBy != 0 ? int(Int(interruptedBy)) : .null),
         ]
         return Event(.soakSummary, fields)
     }
@@ -765,7 +794,14 @@ let options = Reaper.commandLine(SoakOptions.command) { () throws(UsageError) in
 
 // Every child and the temp dir go on every path: SIGINT, SIGTERM, SIGHUP, a closed stdout, the
 // end of the run and a failure (`Reaper`); SIGKILL leaves the children to their parent-death signal.
-Reaper.shared.installSignalHandlers(program: "sleeptap-soak")
+// A signal stops the run between steps, and the summary so far is printed; a step that does not
+// end within 2 s is cut short as `Reaper`'s own handlers would.
+let signalSources = installStopSignalHandlers { number in
+    guard Reaper.shared.claimExit() else { return }
+    complain("sleeptap-soak: \(String(cString: strsignal(number))) (signal \(number)) during a step; cleaning up")
+    Reaper.shared.cleanUp()
+    exit(128 + number)
+}
 
 let soak: Soak
 do {
@@ -775,6 +811,18 @@ do {
 }
 do {
     try soak.run()
+    if soak.interruptedBy != 0 {
+        guard Reaper.shared.claimExit() else { while true { pause() } }
+        Reaper.shared.cleanUp()
+        let name = String(cString: strsignal(soak.interruptedBy))
+        if options.json {
+            out(soak.summaryEvent(failure: nil).jsonLine(time: Date(), process: .soak))
+        } else {
+            out(soak.summary())
+            out("sleeptap-soak: interrupted by \(name) after step \(soak.stepsRun); invariants held on every step run")
+        }
+        exit(128 + soak.interruptedBy)
+    }
     Reaper.shared.finish(.ok) {
         if options.json {
             out(soak.summaryEvent(failure: nil).jsonLine(time: Date(), process: .soak))
@@ -784,6 +832,7 @@ do {
         }
     }
 } catch {
+    soak.clearProgress()
     if error.setup {
         Reaper.shared.finish(.software) { complain("sleeptap-soak: \(error.message)") }
     }

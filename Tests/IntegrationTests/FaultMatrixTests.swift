@@ -84,4 +84,29 @@ struct FaultMatrixTests {
             try Self.checkSummary(result, arguments: arguments, steps: 6, killsBeforeAck: false)
         }
     }
+
+    @Test(
+        "SIGTERM during a long run: the summary so far (result interrupted), exit 143, its phone, watch and temp dir gone"
+    )
+    func interrupt() throws {
+        let child = try ChildProcess(
+            name: "sleeptap-soak", executable: Scenario.executable("sleeptap-soak"),
+            arguments: ["--seed", "8", "--steps", "100000", "--verbose"], standardInput: FileHandle.nullDevice)
+        defer { if child.isRunning { child.stop(signal: SIGKILL, timeout: 5) } }
+        let header = try #require(child.waitForLine(timeout: 30) { $0.hasPrefix("sleeptap-soak: seed 8") })
+        // ipc:///tmp/sleeptap-soak-XXXXXX/phone.sock: the run's temp dir.
+        let directory = try #require(
+            header.components(separatedBy: "ipc://").last.map { ($0 as NSString).deletingLastPathComponent })
+        #expect(FileManager.default.fileExists(atPath: directory))
+        // A few steps in (`--verbose` prints each): the summary then counts them.
+        #expect(child.waitForLine(timeout: 60) { $0.hasPrefix("  step 3:") } != nil)
+        kill(child.pid, SIGTERM)
+        #expect(child.waitForExit(timeout: 20), "no exit within 20 s of SIGTERM")
+        child.waitForOutputEnd(timeout: 5)
+        #expect(child.exitStatus == 143, "\(child.standardError)")
+        let text = child.outputLines.map(\.text).joined(separator: "\n")
+        #expect(text.contains("sleeptap-soak: interrupted by Terminated after step "), "\(text)")
+        #expect(text.contains("steps:     ") && text.contains(" of 100000 (seed 8)"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: directory), "the temp dir is left: \(directory)")
+    }
 }
