@@ -140,6 +140,16 @@ package struct ScenarioFile: Sendable {
         guard let name = object["name"] as? String, !name.isEmpty else {
             throw fail("name", object["name"] ?? "(missing)", "required: a non-empty string")
         }
+        // The name is printed on the terminal (the runner's table, the chart's title): no control
+        // or format character (an escape sequence, a newline, U+202E) may reach it.
+        if let scalar = name.unicodeScalars.first(where: {
+            $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+        }) {
+            throw fail(
+                "name", name,
+                "holds U+\(String(format: "%04X", scalar.value)), a control or format character: a name is printed "
+                    + "on the terminal")
+        }
         let start = try instant(object["start"], "start", fail)
         let end = try instant(object["end"], "end", fail)
         guard start < end else { throw fail("end", object["end"], "must be after start \(ISO8601.string(start))") }
@@ -545,6 +555,20 @@ package struct ScenarioFile: Sendable {
                 withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes]),
             let text = String(data: data, encoding: .utf8)
         else { return "(unprintable)" }
-        return clipped(text)
+        // JSON escapes only U+0000 to U+001F: DEL, the C1 controls and the format characters
+        // (U+202E) are escaped here too, as the events write them, so a value echoed on stderr
+        // cannot move the cursor or reverse the line.
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            let category = scalar.properties.generalCategory
+            if (category == .control || category == .format) && scalar.value <= 0xFFFF {
+                escaped += "\\u" + String(format: "%04x", scalar.value)
+            } else if category == .format {
+                escaped += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return clipped(escaped)
     }
 }

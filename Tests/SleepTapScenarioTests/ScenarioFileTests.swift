@@ -100,6 +100,8 @@ struct ScenarioFileTests {
     /// Each bad scenario: the edit, the field the error must name, and the value it must quote.
     static let bad: [(label: String, field: String, value: String, edit: @Sendable (inout [String: Any]) -> Void)] = [
         ("unknown top-level key", "nights", "3", { $0["nights"] = 3 }),
+        ("a name with an escape sequence", "name", "", { $0["name"] = "\u{1B}[2J\u{1B}[31mRED" }),
+        ("a name with a right-to-left override", "name", "", { $0["name"] = "night\u{202E}" }),
         (
             "unknown step key", "steps[0].when", "\"x\"",
             { $0["steps"] = [["at": "2026-07-21T00:00:00Z", "when": "x"]] }
@@ -221,6 +223,7 @@ struct ScenarioFileTests {
         #expect(error.field == field, "\(label): \(error)")
         if !value.isEmpty { #expect(error.value == value, "\(label): \(error)") }
         #expect(error.description.hasPrefix("night.json: \(field)"), "\(label): \(error)")
+        #expect(!error.description.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(label)")
     }
 
     @Test("exactly 10 years from start is the longest span")
