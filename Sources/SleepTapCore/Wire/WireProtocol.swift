@@ -106,6 +106,10 @@ public enum WireCodec {
     /// Bound on an entry's `utcOffset`, seconds: ±18 h, the range Foundation's `TimeZone` and
     /// `java.time.ZoneOffset` accept (real zones lie within −12 h … +14 h).
     public static let maxUTCOffset = 18 * 3600
+    /// How far after its batch's `generatedAt` an entry's wake may lie, seconds: 66 × 24 h, the
+    /// 64 days a batch may hold (`maxEntries`), the day it starts on and a day for offset
+    /// changes. A wake in the year 9999 from a phone of the present is no wake-up to ring for.
+    public static let maxWakeAhead: TimeInterval = 66 * 24 * 3600
 
     /// Whether a frame that failed to decode still says it is an ERROR: such a frame is never
     /// answered with an ERROR (two peers must not ping-pong errors).
@@ -428,7 +432,8 @@ public enum WireCodec {
                     index, wake: wake, localDate: localDate, localTime: localTime,
                     entryZone: { () throws(ProtocolError) -> String? in
                         entryObject["timeZone"] == nil ? nil : try entry.string("timeZone")
-                    }, offset: offset, zone: zone, after: entries.last, dates: &dates, utc: utc))
+                    }, offset: offset, zone: zone, generatedAt: generatedAt, after: entries.last, dates: &dates,
+                    utc: utc))
         }
         return WakeBatch(epoch: epoch, seq: seq, generatedAt: generatedAt, timeZone: zone, entries: entries)
     }
@@ -439,8 +444,8 @@ public enum WireCodec {
     /// utcOffset` reads in UTC, after the previous entry, a local date not seen before.
     private static func checkedEntry(
         _ index: Int, wake: Date, localDate: String, localTime: String,
-        entryZone: () throws(ProtocolError) -> String?, offset: Int, zone: String, after previous: WakeEntry?,
-        dates: inout Set<String>, utc: Calendar
+        entryZone: () throws(ProtocolError) -> String?, offset: Int, zone: String, generatedAt: Date,
+        after previous: WakeEntry?, dates: inout Set<String>, utc: Calendar
     ) throws(ProtocolError) -> WakeEntry {
         guard LocalDate(parsing: localDate) != nil else {
             throw ProtocolError("entries[\(index)].localDate \"\(localDate)\" is not a calendar date yyyy-MM-dd")
@@ -466,6 +471,11 @@ public enum WireCodec {
         }
         if let previous, wake <= previous.wake {
             throw ProtocolError("entries[\(index)].wake is not after entries[\(index - 1)].wake")
+        }
+        guard wake.timeIntervalSince(generatedAt) <= maxWakeAhead else {
+            throw ProtocolError(
+                "entries[\(index)].wake \(ISO8601.string(wake)) is more than 66 days after generatedAt "
+                    + ISO8601.string(generatedAt))
         }
         guard dates.insert(localDate).inserted else {
             throw ProtocolError("entries[\(index)].localDate \(localDate) appears twice")
@@ -531,7 +541,8 @@ public enum WireCodec {
                 let checked = try? checkedEntry(
                     index, wake: wake, localDate: entry.localDate, localTime: entry.localTime,
                     entryZone: { () throws(ProtocolError) -> String? in entry.timeZone }, offset: entry.utcOffset,
-                    zone: batch.timeZone, after: entries.last, dates: &dates, utc: utcCalendar)
+                    zone: batch.timeZone, generatedAt: generatedAt, after: entries.last, dates: &dates,
+                    utc: utcCalendar)
             else { return nil }
             entries.append(checked)
         }

@@ -224,6 +224,35 @@ struct WireProtocolTests {
                 == .error(reason: short))
     }
 
+    @Test(
+        "An entry more than 66 days after generatedAt (a wake in 9999 from a phone of 2025) is refused; 66 days is not")
+    func wakeTooFarAhead() throws {
+        func entry(_ wake: String) -> String {
+            let date = String(wake.prefix(10))
+            return "{\"wake\":\"\(wake)\",\"localDate\":\"\(date)\",\"localTime\":\"11:30\",\"utcOffset\":0}"
+        }
+        // generatedAt 2025-03-06T17:00:00Z; 66 × 24 h later is 2025-05-11T17:00:00Z.
+        let far = Self.batchText(entries: "[" + entry("9999-12-31T11:30:00Z") + "]")
+        #expect(
+            throws: ProtocolError(
+                "entries[0].wake 9999-12-31T11:30:00Z is more than 66 days after generatedAt 2025-03-06T17:00:00Z"
+            )
+        ) { try WireCodec.decode(Array(far.utf8)) }
+        let justOver = Self.batchText(entries: "[" + Self.e1 + "," + entry("2025-05-12T11:30:00Z") + "]")
+        #expect(throws: ProtocolError.self) { try WireCodec.decode(Array(justOver.utf8)) }
+        let within = Self.batchText(entries: "[" + Self.e1 + "," + entry("2025-05-11T11:30:00Z") + "]")
+        guard case .batch(let batch) = try WireCodec.decode(Array(within.utf8)) else {
+            Issue.record("not a batch")
+            return
+        }
+        #expect(batch.entries.count == 2)
+        // The twin's typed link refuses what the decoder refuses.
+        var far9999 = batch
+        far9999.entries[1].wake = ISO8601.date("9999-12-31T11:30:00Z")!
+        far9999.entries[1].localDate = "9999-12-31"
+        #expect(WireCodec.delivered(.batch(far9999)) == nil)
+    }
+
     @Test("Seeded mutation fuzz: no crash, and every rejection carries a reason")
     func mutationFuzz() {
         let seed = UInt64(0x5EED_0001)
