@@ -128,13 +128,22 @@ class BatchTests(unittest.TestCase):
         plain = batch(entries=[entry("2025-03-07T11:30:00Z", "2025-03-07", "06:30")])
         self.assertEqual(wc.validate_batch(plain)["count"], 1)
 
+    def test_wake_too_far_ahead(self):
+        # generatedAt 2025-03-06T17:00:00Z: 66 x 24 h later is 2025-05-11T17:00:00Z.
+        within = batch(entries=[entry("2025-05-11T11:30:00Z", "2025-05-11", "11:30", None, 0)])
+        self.assertEqual(wc.validate_batch(within)["count"], 1)
+        for wake, date in (("2025-05-12T11:30:00Z", "2025-05-12"), ("9999-12-31T11:30:00Z", "9999-12-31")):
+            with self.assertRaises(wc.Violation) as caught:
+                wc.validate_batch(batch(entries=[entry(wake, date, "11:30", None, 0)]))
+            self.assertIn("more than 66 days after generatedAt", str(caught.exception))
+
     def test_fnv1a64_reference_values(self):
         self.assertEqual(wc.hex64(wc.fnv1a64(b"")), "cbf29ce484222325")
         self.assertEqual(wc.hex64(wc.fnv1a64(b"a")), "af63dc4c8601ec8c")
 
     def test_zone_unknown_here_is_kept(self):
         # A well-formed zone name this tz database lacks: the dates stay, at the sent offset.
-        unknown = batch(timeZone="America/Nowhere_New",
+        unknown = batch(timeZone="America/Nowhere_New", generatedAt="2026-06-20T12:00:00Z",
                         entries=[entry("2026-06-20T22:00:00Z", "2026-06-21", "07:00", "America/Nowhere_New", 32400)])
         summary = wc.validate_batch(unknown)
         self.assertFalse(summary["zoneKnown"])
