@@ -286,11 +286,14 @@ package enum JSONDiagnosis {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
                 throw error(at: 0, "a byte-order mark; save the file as UTF-8 without one")
             }
-            // UTF-16 (with its byte-order mark FF FE or FE FF, or without: ASCII with NUL bytes
-            // between) and UTF-32 are not UTF-8, whatever the first bad byte is.
+            // UTF-16 (with its byte-order mark FF FE or FE FF, or without: printable ASCII with
+            // NUL bytes between) and UTF-32 are not UTF-8, whatever the first bad byte is. NULs
+            // among control bytes are no text at all, and are said as what they are below.
             let head = Array(bytes.prefix(4))
+            let text: (UInt8) -> Bool = { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
             if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF])
-                || (head.count >= 2 && head.contains(0) && head.contains { $0 != 0 })
+                || (head.count >= 2 && head.contains(0) && head.contains { $0 != 0 }
+                    && head.allSatisfy { $0 == 0 || text($0) })
             {
                 throw error(at: 0, "not UTF-8 (it looks like UTF-16 or UTF-32); save the file as UTF-8")
             }

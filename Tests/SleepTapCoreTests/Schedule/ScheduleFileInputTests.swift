@@ -27,6 +27,9 @@ struct ScheduleFileInputTests {
             #expect(reason.contains("not UTF-8"), "\(reason)")
             #expect(!reason.contains("FFFD"), "\(reason)")
         }
+        // NUL and control bytes are no text in any encoding: not called UTF-16.
+        let binary = try #require(Self.reason(Data([0x00, 0x01, 0x02])))
+        #expect(!binary.contains("UTF-16"), "\(binary)")
     }
 
     @Test("480.0 minutes: a whole number written with a fraction is named as such")
