@@ -7,8 +7,8 @@ import SleepTapOS
 /// connect loop or a stream of garbage cannot flood the output, while every occurrence is still
 /// counted.
 ///
-/// Occurrences are grouped into streams by event name and the class of one field, `reason` unless
-/// told otherwise (`reasonClass(_:)`). The first `burst` occurrences of a stream's window
+/// Occurrences are grouped into streams by event name, the class of one field, `reason` unless
+/// told otherwise (`reasonClass(_:)`), and the message `type` where the event has one. The first `burst` occurrences of a stream's window
 /// (`interval` seconds from the first line let through; one occurrence unless told otherwise)
 /// are let through at once. Later repeats within the window are held back and
 /// counted. The next line of the stream, whether a new occurrence after the window or the summary
@@ -85,8 +85,11 @@ package struct EventRateLimiter: Sendable {
 
     /// The stream `event` belongs to.
     package func key(for event: Event) -> Key {
-        let reason: String
+        var reason: String
         if case .string(let text) = event[keyField] { reason = Self.reasonClass(text) } else { reason = "" }
+        // Failed sends of HELLO and of ERROR are two streams: a line's `suppressed` counts its own
+        // message type only.
+        if case .string(let type) = event["type"] { reason = type + " " + reason }
         let key = Key(event: event.name, reason: reason)
         if streams[key] == nil && streams.count >= maximumStreams {
             return Key(event: event.name, reason: Self.otherReasons)

@@ -59,6 +59,22 @@ struct EventRateLimiterTests {
         #expect(written == [true, true, false])
         // Another event with the same reason is another stream.
         #expect(limiter.admit(Event(.errorSent, [("reason", .string("not valid JSON"))]), at: Self.t0) != nil)
+        // Failed sends of two message types for one reason: two streams, each counting its own.
+        func failed(_ type: String) -> Event {
+            Event(.sendFailed, [("type", .string(type)), ("reason", .string("Resource temporarily unavailable"))])
+        }
+        #expect(limiter.admit(failed("HELLO"), at: Self.t0) != nil)
+        #expect(limiter.admit(failed("ERROR"), at: Self.t0) != nil, "an ERROR's failure is not a HELLO's repeat")
+        for _ in 0..<5 { #expect(limiter.admit(failed("ERROR"), at: Self.t0) == nil) }
+        #expect(limiter.admit(failed("HELLO"), at: Self.t0) == nil)
+        let summaries = limiter.endAll().filter { $0.name == .sendFailed }
+        let counts = Dictionary(
+            uniqueKeysWithValues: summaries.compactMap { line -> (String, Int)? in
+                guard case .string(let type) = line["type"] else { return nil }
+                return (type, 1 + Self.suppressed(line))
+            })
+        // Each summary is the last repeat held back, with the others as `suppressed`.
+        #expect(counts == ["HELLO": 1, "ERROR": 5], "\(summaries)")
     }
 
     @Test("Varying ids and numbers in a reason stays one stream; invented reasons cannot grow it past the cap")
