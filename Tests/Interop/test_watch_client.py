@@ -129,13 +129,13 @@ class BatchTests(unittest.TestCase):
         self.assertEqual(wc.validate_batch(plain)["count"], 1)
 
     def test_wake_too_far_ahead(self):
-        # generatedAt 2025-03-06T17:00:00Z: 66 x 24 h later is 2025-05-11T17:00:00Z.
-        within = batch(entries=[entry("2025-05-11T11:30:00Z", "2025-05-11", "11:30", None, 0)])
+        # generatedAt 2025-03-06T17:00:00Z: 74 x 24 h later is 2025-05-19T17:00:00Z.
+        within = batch(entries=[entry("2025-05-19T11:30:00Z", "2025-05-19", "11:30", None, 0)])
         self.assertEqual(wc.validate_batch(within)["count"], 1)
-        for wake, date in (("2025-05-12T11:30:00Z", "2025-05-12"), ("9999-12-31T11:30:00Z", "9999-12-31")):
+        for wake, date in (("2025-05-20T11:30:00Z", "2025-05-20"), ("9999-12-31T11:30:00Z", "9999-12-31")):
             with self.assertRaises(wc.Violation) as caught:
                 wc.validate_batch(batch(entries=[entry(wake, date, "11:30", None, 0)]))
-            self.assertIn("more than 66 days after generatedAt", str(caught.exception))
+            self.assertIn("more than 74 days after generatedAt", str(caught.exception))
 
     def test_fnv1a64_reference_values(self):
         self.assertEqual(wc.hex64(wc.fnv1a64(b"")), "cbf29ce484222325")

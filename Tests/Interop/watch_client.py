@@ -50,8 +50,8 @@ VERSION = 1
 MAX_MESSAGE = 65536
 MAX_INT = 2**53 - 1
 MAX_ENTRIES = 64
-# An entry's wake at most 66 x 24 h after the batch's generatedAt (docs/protocol.md, BATCH).
-MAX_WAKE_AHEAD = datetime.timedelta(hours=66 * 24)
+# An entry's wake at most 74 x 24 h after the batch's generatedAt (docs/protocol.md, BATCH).
+MAX_WAKE_AHEAD = datetime.timedelta(hours=74 * 24)
 MAX_UTC_OFFSET = 18 * 3600  # seconds
 FNV_OFFSET = 14695981039346656037
 FNV_PRIME = 1099511628211
@@ -351,7 +351,7 @@ def validate_batch(obj):
         if local_date in dates:
             raise Violation("%s: localDate %s appears twice" % (where, local_date))
         if wake - generated_at > MAX_WAKE_AHEAD:
-            raise Violation("%s: wake %s is more than 66 days after generatedAt" % (where, format_instant(wake)))
+            raise Violation("%s: wake %s is more than 74 days after generatedAt" % (where, format_instant(wake)))
         # Plain arithmetic: the reading at the sender's offset, whatever this tz database says.
         local = (wake + datetime.timedelta(seconds=offset)).replace(tzinfo=None)
         if local.strftime("%Y-%m-%d") != local_date or local.strftime("%H:%M") != local_time:

@@ -106,10 +106,11 @@ public enum WireCodec {
     /// Bound on an entry's `utcOffset`, seconds: ±18 h, the range Foundation's `TimeZone` and
     /// `java.time.ZoneOffset` accept (real zones lie within −12 h … +14 h).
     public static let maxUTCOffset = 18 * 3600
-    /// How far after its batch's `generatedAt` an entry's wake may lie, seconds: 66 × 24 h, the
-    /// 64 days a batch may hold (`maxEntries`), the day it starts on and a day for offset
-    /// changes. A wake in the year 9999 from a phone of the present is no wake-up to ring for.
-    public static let maxWakeAhead: TimeInterval = 66 * 24 * 3600
+    /// How far after its batch's `generatedAt` an entry's wake may lie, seconds: 74 × 24 h, the
+    /// 8 days within which the phone's planner finds the first wake-up (a schedule with one
+    /// wake-up a week), the 64 days a batch may hold (`maxEntries`) and 2 for offset changes. A
+    /// wake in the year 9999 from a phone of the present is no wake-up to ring for.
+    public static let maxWakeAhead: TimeInterval = 74 * 24 * 3600
 
     /// Whether a frame that failed to decode still says it is an ERROR: such a frame is never
     /// answered with an ERROR (two peers must not ping-pong errors).
@@ -474,7 +475,7 @@ public enum WireCodec {
         }
         guard wake.timeIntervalSince(generatedAt) <= maxWakeAhead else {
             throw ProtocolError(
-                "entries[\(index)].wake \(ISO8601.string(wake)) is more than 66 days after generatedAt "
+                "entries[\(index)].wake \(ISO8601.string(wake)) is more than 74 days after generatedAt "
                     + ISO8601.string(generatedAt))
         }
         guard dates.insert(localDate).inserted else {

@@ -225,22 +225,23 @@ struct WireProtocolTests {
     }
 
     @Test(
-        "An entry more than 66 days after generatedAt (a wake in 9999 from a phone of 2025) is refused; 66 days is not")
+        "An entry more than 74 days after generatedAt (a wake in 9999 from a phone of 2025) is refused; 74 days is not, nor the longest batch the phone plans"
+    )
     func wakeTooFarAhead() throws {
         func entry(_ wake: String) -> String {
             let date = String(wake.prefix(10))
             return "{\"wake\":\"\(wake)\",\"localDate\":\"\(date)\",\"localTime\":\"11:30\",\"utcOffset\":0}"
         }
-        // generatedAt 2025-03-06T17:00:00Z; 66 × 24 h later is 2025-05-11T17:00:00Z.
+        // generatedAt 2025-03-06T17:00:00Z; 74 × 24 h later is 2025-05-19T17:00:00Z.
         let far = Self.batchText(entries: "[" + entry("9999-12-31T11:30:00Z") + "]")
         #expect(
             throws: ProtocolError(
-                "entries[0].wake 9999-12-31T11:30:00Z is more than 66 days after generatedAt 2025-03-06T17:00:00Z"
+                "entries[0].wake 9999-12-31T11:30:00Z is more than 74 days after generatedAt 2025-03-06T17:00:00Z"
             )
         ) { try WireCodec.decode(Array(far.utf8)) }
-        let justOver = Self.batchText(entries: "[" + Self.e1 + "," + entry("2025-05-12T11:30:00Z") + "]")
+        let justOver = Self.batchText(entries: "[" + Self.e1 + "," + entry("2025-05-20T11:30:00Z") + "]")
         #expect(throws: ProtocolError.self) { try WireCodec.decode(Array(justOver.utf8)) }
-        let within = Self.batchText(entries: "[" + Self.e1 + "," + entry("2025-05-11T11:30:00Z") + "]")
+        let within = Self.batchText(entries: "[" + Self.e1 + "," + entry("2025-05-19T11:30:00Z") + "]")
         guard case .batch(let batch) = try WireCodec.decode(Array(within.utf8)) else {
             Issue.record("not a batch")
             return
@@ -251,6 +252,18 @@ struct WireProtocolTests {
         far9999.entries[1].wake = ISO8601.date("9999-12-31T11:30:00Z")!
         far9999.entries[1].localDate = "9999-12-31"
         #expect(WireCodec.delivered(.batch(far9999)) == nil)
+        // The longest batch the phone plans: one wake-up a week, planned just after it, over
+        // the largest horizon (64 days): its last entry is 8 + 63 days on, and it goes through.
+        let zone = TimeZone(identifier: "UTC")!
+        let schedule = WakeSchedule(wakeTimes: [.thursday: LocalTime(hour: 6, minute: 30)!])
+        let now = ISO8601.date("2026-12-03T06:31:00Z")!  // a Thursday, just after its wake-up
+        let entries = BatchPlanner.entries(
+            for: schedule, in: zone, after: now, horizonDays: WireCodec.maxEntries)
+        #expect(entries.count == 10 && entries.first?.localDate == "2026-12-10", "\(entries.map(\.localDate))")
+        let longest = WakeBatch(epoch: 1, seq: 1, generatedAt: now, timeZone: zone.identifier, entries: entries)
+        let sent = WireCodec.encode(.batch(longest), sentAt: nil, instance: nil)
+        #expect(try WireCodec.decode(sent) == .batch(longest))
+        #expect(WireCodec.delivered(.batch(longest)) == .batch(longest))
     }
 
     @Test("Seeded mutation fuzz: no crash, and every rejection carries a reason")
