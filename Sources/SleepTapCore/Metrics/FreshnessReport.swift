@@ -148,12 +148,15 @@ package struct FreshnessReport: Sendable {
         var samples: [Double] = []
         var devices: Set<String> = []
         var refreshed: Set<String> = []
+        /// The earliest `at` of the week's records on the version.
+        var firstAt: Date?
 
         mutating func merge(_ other: VersionWeek) {
             cell.merge(other.cell)
             samples += other.samples
             devices.formUnion(other.devices)
             refreshed.formUnion(other.refreshed)
+            if let theirs = other.firstAt { firstAt = min(firstAt ?? theirs, theirs) }
         }
     }
 
@@ -228,6 +231,8 @@ package struct FreshnessReport: Sendable {
     package private(set) var withoutVersion = 0
     /// Records outside the two weeks.
     package private(set) var outside = 0
+    /// The devices of the records outside the two weeks.
+    private var outsideDevices: Set<String> = []
     /// Records read.
     package private(set) var records = 0
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
@@ -333,6 +338,7 @@ package struct FreshnessReport: Sendable {
         }
         withoutVersion += other.withoutVersion
         outside += other.outside
+        outsideDevices.formUnion(other.outsideDevices)
         records += other.records
         files += other.files
         skipped += other.skipped
@@ -389,6 +395,7 @@ package struct FreshnessReport: Sendable {
         lastRecordAt = max(lastRecordAt ?? record.at, record.at)
         guard let day = day(of: record.at) else {
             outside += 1
+            outsideDevices.insert(record.device)
             return
         }
         let week = day < 7 ? 0 : 1
@@ -423,6 +430,7 @@ package struct FreshnessReport: Sendable {
             if record.kind == .foreground, let hours = record.stalenessHours { weeks[week].samples.append(hours) }
             weeks[week].devices.insert(record.device)
             if success { weeks[week].refreshed.insert(record.device) }
+            weeks[week].firstAt = min(weeks[week].firstAt ?? record.at, record.at)
             versions[version] = weeks
         } else {
             withoutVersion += 1
@@ -568,8 +576,8 @@ package struct FreshnessReport: Sendable {
         /// An app version on a tenth or more of the week's devices, not all of them, where more
         /// than half had no successful background run (its silent devices among them).
         case versionWithoutRuns(version: String, noRun: Int, devices: Int)
-        /// More than half the records read lie outside the two weeks.
-        case mostRecordsOutside(outside: Int, records: Int)
+        /// More than half the input's devices have records only outside the two weeks.
+        case mostDevicesOutside(outside: Int, devices: Int)
         /// A hundredth or more of the input's files could not be read; they are in no figure.
         case filesSkipped(skipped: Int, files: Int)
 
@@ -584,7 +592,7 @@ package struct FreshnessReport: Sendable {
             case .devicesWentSilent: "devicesWentSilent"
             case .noRecordsThisWeek: "noRecordsThisWeek"
             case .versionWithoutRuns: "versionWithoutRuns"
-            case .mostRecordsOutside: "mostRecordsOutside"
+            case .mostDevicesOutside: "mostDevicesOutside"
             case .filesSkipped: "filesSkipped"
             }
         }
@@ -620,10 +628,10 @@ package struct FreshnessReport: Sendable {
                 "\(noRun) of the \(devices) devices on app version \(FreshnessReport.cell(version)) this week "
                     + "(\(FreshnessReport.percent(Double(noRun) / Double(devices)))) had no successful background run "
                     + "on it: more than half, while the fleet's figures mix them with the other versions' devices."
-            case .mostRecordsOutside(let outside, let records):
-                "\(outside) of the \(records) records read (\(FreshnessReport.percent(Double(outside) / Double(records)))) "
-                    + "lie outside these two weeks: the figures describe a small part of the input. Check the report's "
-                    + "date, and the clocks of the records that set it."
+            case .mostDevicesOutside(let outside, let devices):
+                "\(outside) of the input's \(devices) devices (\(FreshnessReport.percent(Double(outside) / Double(devices)))) "
+                    + "have records only outside these two weeks: the figures describe a small part of the fleet. Check "
+                    + "the report's date, and the clocks of the records that set it."
             case .filesSkipped(let skipped, let files):
                 "\(skipped) of the input's \(files) files (\(FreshnessReport.percent(Double(skipped) / Double(files)))) "
                     + "could not be read and are in no figure (listed under Skipped files): their devices' runs, "
@@ -666,22 +674,36 @@ package struct FreshnessReport: Sendable {
         var out = Self.conditions(this: this, last: figures(.all, days: Self.lastWeek))
         let seen = this.devices + this.silentDevices
         for version in appVersions {
-            guard let f = figures(appVersion: version, days: Self.thisWeek) else { continue }
+            guard let f = figures(appVersion: version, days: Self.thisWeek),
+                let first = versions[version]?[1].firstAt
+            else { continue }
             let devices = f.devices + f.silentDevices
             let noRun = f.noRunDevices + f.silentDevices
-            // The fleet's own condition (4) speaks for a version that every device runs.
-            guard devices < seen, Double(devices) >= Self.silentShare * Double(seen), noRun * 2 > devices else {
-                continue
-            }
+            // A version every record of the week carries is the fleet's own condition (4); one
+            // that came less than a day before the week's end has had no time to run.
+            let settled = versions[version]?[0].firstAt != nil
+                || bounds[14] - first.timeIntervalSince1970 >= Self.versionSettleSeconds
+            guard f.records < this.records, settled, Double(devices) >= Self.silentShare * Double(seen),
+                noRun * 2 > devices
+            else { continue }
             out.append(.versionWithoutRuns(version: version, noRun: noRun, devices: devices))
         }
-        if mostRecordsOutside { out.append(.mostRecordsOutside(outside: outside, records: records)) }
+        let inside = devices[Group.all.index][0].union(devices[Group.all.index][1])
+        let onlyOutside = outsideDevices.subtracting(inside).count
+        if onlyOutside * 2 > inside.count + onlyOutside {
+            out.append(.mostDevicesOutside(outside: onlyOutside, devices: inside.count + onlyOutside))
+        }
         let total = files + skipped.count
         if !skipped.isEmpty, Double(skipped.count) >= Self.skippedShare * Double(total) {
             out.append(.filesSkipped(skipped: skipped.count, files: total))
         }
         return out
     }
+
+    /// How long before the week's end an app version must have appeared (this week; one seen
+    /// last week has) for `versionWithoutRuns` to judge it: 24 h, a day for the OS to run its
+    /// devices' first requests.
+    package static let versionSettleSeconds: TimeInterval = 24 * 3600
 
     /// The share of the input's files that may be skipped before ⚠ (`filesSkipped`).
     package static let skippedShare = 0.01
@@ -1137,8 +1159,9 @@ extension FreshnessReport {
             + "silent ones among them; (5) a tenth or more of last week's devices are silent this week; (6) no "
             + "record at all this week while last week had devices (the whole fleet silent, or an input that "
             + "ends before the week), in place of (4) and (5); (7) an app version on a tenth or more of the "
-            + "week's devices, not all, where more than half had no successful background run; (8) more than "
-            + "half the records read lie outside the two weeks; (9) a hundredth or more of the input's files "
+            + "week's devices, not on all its records, that came a day or more before the week's end, where "
+            + "more than half of its devices had no successful background run on it; (8) more than "
+            + "half the input's devices have records only outside the two weeks; (9) a hundredth or more of the input's files "
             + "could not be read.\n"
         out +=
             "- **Few samples**: a comparison with fewer than \(Self.fewSamples) samples on a side is marked so; "

@@ -313,18 +313,67 @@ struct FreshnessReportTests {
         single.add(file: Self.week(8, devices: 10, hours: { _ in 2 }, ran: { _ in false }, version: "1.0"))
         #expect(!single.conditions.contains { $0.name == "versionWithoutRuns" }, "\(single.conditions)")
         #expect(single.conditions.contains(.mostDevicesWithoutRun(noRun: 10, devices: 10)))
+        // An update mid-week that breaks the runs of the devices that get it: the week also holds
+        // 1.0's records, so this is not (4)'s case, and the version's own condition fires.
+        func update(at hour: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            let cut = ISO8601.date("2026-03-08T00:00:00Z")!.addingTimeInterval(Double(hour) * 3_600)
+            for first in [1, 8] {
+                report.add(
+                    file: Self.week(first, devices: 20, hours: { _ in 2 }, ran: { _ in true }, version: "1.0")
+                        .filter { $0.at < cut })
+            }
+            report.add(
+                file: Self.week(8, devices: 20, hours: { _ in 100 }, ran: { _ in false }, version: "1.1").filter {
+                    $0.at >= cut
+                })
+            return report
+        }
+        let everyDevice = update(at: 3 * 24)
+        #expect(
+            everyDevice.conditions.contains { $0.name == "versionWithoutRuns" }, "\(everyDevice.conditions)")
+        // The same update in the last hours of the week: too new to judge (its devices have had no
+        // time to run), so no ⚠ for it.
+        let lastHours = update(at: 6 * 24 + 6)
+        #expect(lastHours.appVersions == ["1.0", "1.1"], "the update's records are in the week")
+        #expect(
+            !lastHours.conditions.contains { $0.name == "versionWithoutRuns" }, "\(lastHours.conditions)")
 
-        // Most records outside the two weeks: the figures describe a small part of the input.
-        var stray = FreshnessReport(date: Self.date)
-        stray.add(file: Self.week(8, devices: 1, hours: { _ in 2 }, ran: { _ in true }))
-        #expect(stray.conditions == [])
-        stray.add(
-            file: (1...4).map { _ in
+        // Most devices with records only outside the two weeks: a date set by one record from a
+        // wrong clock. A long history before the weeks, of the same devices, is no such thing.
+        var history = FreshnessReport(date: Self.date)
+        history.add(file: Self.week(8, devices: 10, hours: { _ in 2 }, ran: { _ in true }))
+        history.add(
+            file: (0..<10).map { index in
                 RunRecord(
-                    device: "x", platform: .ios, kind: .foreground, at: ISO8601.date("2027-06-01T12:00:00Z")!,
+                    device: "d\(index)", platform: .ios, kind: .foreground, at: ISO8601.date("2025-03-09T12:00:00Z")!,
                     stalenessHours: 1)
             })
-        #expect(stray.conditions == [.mostRecordsOutside(outside: 4, records: 7)], "\(stray.conditions)")
+        #expect(history.mostRecordsOutside == false && history.conditions == [], "\(history.conditions)")
+        for _ in 0..<10 {
+            history.add(
+                file: (0..<10).map { index in
+                    RunRecord(
+                        device: "d\(index)", platform: .ios, kind: .foreground,
+                        at: ISO8601.date("2025-03-09T12:00:00Z")!, stalenessHours: 1)
+                })
+        }
+        #expect(history.mostRecordsOutside, "most records are old: said, but no ⚠")
+        #expect(history.conditions == [], "\(history.conditions)")
+        var stray = FreshnessReport(date: Self.date)
+        stray.add(
+            file: Self.week(8, devices: 1, hours: { _ in 2 }, ran: { _ in true }).map { record in
+                var record = record
+                record.device = "x"
+                return record
+            })
+        stray.add(
+            file: Self.week(1, devices: 10, hours: { _ in 2 }, ran: { _ in true }).map { record in
+                var record = record
+                record.at = record.at.addingTimeInterval(-365 * 86_400)
+                return record
+            })
+        #expect(stray.conditions == [.mostDevicesOutside(outside: 10, devices: 11)], "\(stray.conditions)")
         #expect(stray.summary(path: "r")["warning"] as? Bool == true)
 
         // Skipped files: a hundredth or more of the files are in no figure.
