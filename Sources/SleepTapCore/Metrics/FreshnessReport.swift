@@ -681,7 +681,8 @@ package struct FreshnessReport: Sendable {
             let noRun = f.noRunDevices + f.silentDevices
             // A version every record of the week carries is the fleet's own condition (4); one
             // that came less than a day before the week's end has had no time to run.
-            let settled = versions[version]?[0].firstAt != nil
+            let settled =
+                versions[version]?[0].firstAt != nil
                 || bounds[14] - first.timeIntervalSince1970 >= Self.versionSettleSeconds
             guard f.records < this.records, settled, Double(devices) >= Self.silentShare * Double(seen),
                 noRun * 2 > devices
