@@ -84,7 +84,7 @@ package enum FleetOutput {
                 ?? "records of no known run (no \(manifestName) beside them)"
             throw Refusal(
                 description:
-                    "\(printable(records)) already holds \(held.count) files, \(whose); this run's would mix "
+                    "\(printable(records)) already holds \(held.count) file\(held.count == 1 ? "" : "s"), \(whose); this run's would mix "
                     + "with them in every report and calibration. Give an empty --out directory, or remove "
                     + "\(printable(records)) first")
         }

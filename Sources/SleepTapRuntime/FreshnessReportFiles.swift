@@ -94,10 +94,21 @@ package enum FreshnessReportFiles {
             return
                 " (--root is the directory that holds \(RunRecordFile.directory): try --root \(FilePaths.directory(of: trimmed)))"
         }
+        if name != parts[0], isDirectory(trimmed + "/tally"),
+            FileManager.default.fileExists(atPath: FilePaths.directory(of: trimmed) + "/compare.md")
+        {
+            return " (a sleeptap-compare strategy directory without records: its run gives them with --out DIR --records)"
+        }
         let holders = ((try? FileManager.default.contentsOfDirectory(atPath: trimmed)) ?? []).sorted().filter {
             isDirectory(trimmed + "/" + $0 + "/" + RunRecordFile.directory)
         }
-        guard let first = holders.first else { return "" }
+        guard let first = holders.first else {
+            let strategies = ((try? FileManager.default.contentsOfDirectory(atPath: trimmed)) ?? []).filter {
+                isDirectory(trimmed + "/" + $0 + "/tally")
+            }
+            guard !strategies.isEmpty, FileManager.default.fileExists(atPath: trimmed + "/compare.md") else { return "" }
+            return " (a sleeptap-compare --out directory without records: its run gives them with --records)"
+        }
         return " (records lie one level down, in \(holders.joined(separator: ", ")): give one of them as --root, "
             + "e.g. --root \(trimmed)/\(first); sleeptap-compare --out writes one per strategy)"
     }

@@ -67,6 +67,22 @@ if let out = command.out {
             fail("--out: \(out)/\(name) is a directory; the table is written there", .cantCreate)
         }
     }
+    // A strategy this run leaves out whose directory holds another run's records or tallies:
+    // this run's table would sit beside them, and a --merge of DIR would take the tallies.
+    for strategy in RefreshStrategy.allCases where !command.strategies.contains(strategy) {
+        let root = out + "/" + strategy.rawValue
+        let held = ["metrics/bg_runs", "tally"].filter { directory in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: root + "/" + directory)) ?? []
+            return names.contains { $0.hasSuffix(".json") }
+        }
+        if let directory = held.first {
+            fail(
+                "--out \(printable(out)): \(printable(root))/\(directory) holds another run's files, of \(strategy.rawValue), "
+                    + "which --strategies leaves out: this run's compare.md would sit beside them. Give an empty --out "
+                    + "directory, or remove \(printable(root)) first",
+                .cantCreate)
+        }
+    }
     // One run per strategy directory: an earlier run's records would mix with this one's, or
     // sit beside its table.
     for strategy in command.strategies {

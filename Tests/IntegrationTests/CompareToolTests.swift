@@ -113,6 +113,11 @@ struct CompareToolTests {
         let tallies = try FileManager.default.contentsOfDirectory(atPath: out + "/refresh/tally")
         #expect(tallies == ["shard-0-of-1.json"])
         #expect(!FileManager.default.fileExists(atPath: out + "/refresh/metrics"), "no records, no manifest")
+        // The weekly report pointed at it says where the records would come from.
+        for root in [out + "/refresh", out] {
+            let report = try CapturedRun.run("sleeptap-report", ["--root", root], timeout: 30)
+            #expect(report.status == 65 && report.standardError.contains("--records"), "\(report.standardError)")
+        }
         // A directory holding another fleet's records is refused as with --records: its table
         // would sit beside records it does not describe.
         let other = scenario.dir + "/other"
@@ -124,5 +129,12 @@ struct CompareToolTests {
         let refused = try CapturedRun.run(
             "sleeptap-compare", otherSeed + ["--strategies", "refresh", "--out", other], timeout: 60)
         #expect(refused.status == 73 && refused.standardError.contains("already holds"), "\(refused.standardError)")
+        // A run that leaves that strategy out would put its table beside the other's files.
+        let beside = try CapturedRun.run(
+            "sleeptap-compare", Self.fleet + ["--strategies", "request", "--out", other], timeout: 60)
+        #expect(
+            beside.status == 73 && beside.standardError.contains("which --strategies leaves out"),
+            "\(beside.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: other + "/request"), "nothing was run")
     }
 }
