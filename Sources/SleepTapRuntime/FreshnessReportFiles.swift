@@ -97,7 +97,8 @@ package enum FreshnessReportFiles {
         if name != parts[0], isDirectory(trimmed + "/tally"),
             FileManager.default.fileExists(atPath: FilePaths.directory(of: trimmed) + "/compare.md")
         {
-            return " (a sleeptap-compare strategy directory without records: its run gives them with --out DIR --records)"
+            return
+                " (a sleeptap-compare strategy directory without records: its run gives them with --out DIR --records)"
         }
         let holders = ((try? FileManager.default.contentsOfDirectory(atPath: trimmed)) ?? []).sorted().filter {
             isDirectory(trimmed + "/" + $0 + "/" + RunRecordFile.directory)
@@ -106,7 +107,9 @@ package enum FreshnessReportFiles {
             let strategies = ((try? FileManager.default.contentsOfDirectory(atPath: trimmed)) ?? []).filter {
                 isDirectory(trimmed + "/" + $0 + "/tally")
             }
-            guard !strategies.isEmpty, FileManager.default.fileExists(atPath: trimmed + "/compare.md") else { return "" }
+            guard !strategies.isEmpty, FileManager.default.fileExists(atPath: trimmed + "/compare.md") else {
+                return ""
+            }
             return " (a sleeptap-compare --out directory without records: its run gives them with --records)"
         }
         return " (records lie one level down, in \(holders.joined(separator: ", ")): give one of them as --root, "
