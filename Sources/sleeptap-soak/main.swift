@@ -324,8 +324,16 @@ final class Soak {
         return text[text.index(after: close)...].first { $0 != " " }
     }
 
+    /// Sleeps `milliseconds`, in slices of at most 50 ms, and returns early once a signal asked
+    /// the run to stop (`stopSignal`), so that a long pause step does not outlast the 2 s the
+    /// signal handler waits before it cuts the step short.
     private func pause(milliseconds: Int) {
-        usleep(useconds_t(milliseconds) * 1_000)
+        var left = milliseconds
+        while left > 0, stopSignal.load(ordering: .sequentiallyConsistent) == 0 {
+            let slice = min(left, 50)
+            usleep(useconds_t(slice) * 1_000)
+            left -= slice
+        }
     }
 
     // MARK: the run
@@ -347,6 +355,11 @@ final class Soak {
                 clearProgress()
                 return
             }
+            // A closed stdout (`| head -1`) ends the run too: nobody reads its summary.
+            if Self.standardOutputClosed() {
+                clearProgress()
+                Reaper.shared.finish(.ok)
+            }
             showProgress(number)
             step = number
             Reaper.shared.setPosition("step \(number) of \(options.steps), seed \(seed)")
@@ -362,6 +375,17 @@ final class Soak {
         try stopGracefully([phone, watch])
         for side in phones + watches { side.child.waitForOutputEnd(timeout: 2) }
         try checkHistory()
+    }
+
+    /// Whether stdout is a pipe or socket whose reader is gone (poll(2) reports POLLERR on a pipe
+    /// without a reader, POLLHUP on a closed socket); false for a terminal or a file.
+    static func standardOutputClosed() -> Bool {
+        var status = stat()
+        guard fstat(STDOUT_FILENO, &status) == 0,
+            status.st_mode & S_IFMT == S_IFIFO || status.st_mode & S_IFMT == S_IFSOCK
+        else { return false }
+        var entry = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+        return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLERR | POLLHUP) != 0
     }
 
     /// `step N of M` on stderr when it is a terminal, at most 4 times a second.
