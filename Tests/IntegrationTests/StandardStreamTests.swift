@@ -110,6 +110,27 @@ struct StandardStreamTests {
         #expect(shell.exitStatus == 0, "\(name): status \(shell.exitStatus ?? -1), stderr: \(shell.standardError)")
     }
 
+    @Test("sleeptap-soak | head -1: the fault matrix stops at its next step, exit 0, its phone and watch gone")
+    func soakToGonePipe() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        // 100,000 steps would take hours: the run must notice that nobody reads it.
+        let shell = try scenario.spawn(
+            "sleeptap-soak | head -1",
+            [
+                "-c", #""$0" --steps 100000 --seed 2 | head -1; exit "${PIPESTATUS[0]}""#,
+                Scenario.executable("sleeptap-soak").path,
+            ],
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(shell.waitForExit(timeout: 60), "sleeptap-soak | head -1 still running after 60 s")
+        shell.stop(signal: SIGKILL, timeout: 2)
+        shell.waitForOutputEnd(timeout: 5)
+        #expect(shell.exitStatus == 0, "status \(shell.exitStatus ?? -1), stderr: \(shell.standardError)")
+        let header = shell.outputLines.first?.text ?? ""
+        let directory = header.components(separatedBy: "ipc://").last.map { ($0 as NSString).deletingLastPathComponent }
+        #expect(directory.map { !FileManager.default.fileExists(atPath: $0) } == true, "\(header)")
+    }
+
     @Test("A closed stdin (<&-) reads as end of file: the phone runs, its fd 0 is /dev/null, SIGTERM stops it")
     func closedStandardInput() throws {
         let scenario = try Scenario()
