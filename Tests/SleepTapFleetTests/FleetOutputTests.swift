@@ -58,7 +58,7 @@ struct FleetOutputTests {
             try FleetOutput.claim(root: root, options: Self.options())
             Issue.record("records of no known run were accepted")
         } catch {
-            #expect(error.description.contains("\(root)/metrics/bg_runs already holds 1 files"), "\(error)")
+            #expect(error.description.contains("\(root)/metrics/bg_runs already holds 1 file,"), "\(error)")
             #expect(error.description.contains("no fleet-run.json"), "\(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: root + "/metrics/" + FleetOutput.manifestName))
