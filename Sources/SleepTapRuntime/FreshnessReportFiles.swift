@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Dispatch
 import Foundation
+import SleepTapCommandLine
 package import SleepTapCore
 import Synchronization
 
@@ -146,7 +147,12 @@ package enum FreshnessReportFiles {
             var buffer = Data()
             names.bytes.withUnsafeBufferPointer { text in
                 for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
-                    add(file: text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer, to: &part)
+                    let name = text.baseAddress! + names.starts[index]
+                    switch names.load(index, name, in: directoryFD, buffer: &buffer) {
+                    case .success(let records): part.add(file: records)
+                    case .failure(let skip):
+                        part.skip(file: String(cString: name), reason: skip.reason, sameFile: skip.sameFile)
+                    }
                 }
             }
             part.sortSamples()
@@ -176,13 +182,17 @@ package enum FreshnessReportFiles {
                 throw .noInput("no input: \(directory) cannot be listed (\(Errno.current))")
             }
             defer { closedir(stream) }
-            var found: [(text: String, bytes: [UInt8])] = []
+            var found: [(text: String, bytes: [UInt8], isLink: Bool, inode: UInt64)] = []
             while let entry = readdir(stream) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     Array(raw.prefix { $0 != 0 })
                 }
                 guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else { continue }
-                found.append((String(decoding: name, as: UTF8.self), name))
+                found.append(
+                    (
+                        String(decoding: name, as: UTF8.self), name, entry.pointee.d_type == UInt8(DT_LNK),
+                        UInt64(entry.pointee.d_ino)
+                    ))
             }
             found.sort { $0.text != $1.text ? $0.text < $1.text : $0.bytes.lexicographicallyPrecedes($1.bytes) }
             starts.reserveCapacity(found.count)
@@ -191,11 +201,56 @@ package enum FreshnessReportFiles {
                 for byte in name.bytes { bytes.append(CChar(bitPattern: byte)) }
                 bytes.append(0)
             }
+            var status = stat()
+            let device = stat(directory, &status) == 0 ? UInt64(status.st_dev) : 0
+            findSameFiles(in: directory, entries: found.map { ($0.isLink, $0.inode) }, device: device)
         }
 
         /// Name `index` as text, for messages (bytes that are not UTF-8 as U+FFFD).
         func text(_ index: Int) -> String {
             bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress! + starts[index]) }
+        }
+
+        /// Name index -> the index of the name read in its place: a symbolic or hard link to a file
+        /// the directory also holds under another name, or to a file an earlier link named, is
+        /// the same records again, which the report and the fit would count twice.
+        var sameFileAs: [Int: Int] = [:]
+
+        /// Finds the links of `sameFileAs` (a `stat(2)` of each symbolic link; other entries give
+        /// their file by `readdir(3)`, so a directory without links costs no system call more).
+        mutating func findSameFiles(in directory: String, entries: [(isLink: Bool, inode: UInt64)], device: UInt64) {
+            var reader: [FileKey: Int] = [:]
+            for index in entries.indices where !entries[index].isLink {
+                let key = FileKey(device: device, inode: entries[index].inode)
+                if let first = reader[key] { sameFileAs[index] = first } else { reader[key] = index }
+            }
+            for index in entries.indices where entries[index].isLink {
+                var status = stat()
+                let found = bytes.withUnsafeBufferPointer { text in
+                    fstatat(AT_FDCWD, directory + "/" + String(cString: text.baseAddress! + starts[index]), &status, 0)
+                }
+                guard found == 0, status.st_mode & S_IFMT == S_IFREG else { continue }
+                let key = FileKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+                if let first = reader[key] { sameFileAs[index] = first } else { reader[key] = index }
+            }
+        }
+
+        /// Reads name `index` (`FreshnessReportFiles.load`), or skips it when it is a link to a
+        /// file read under another name.
+        func load(
+            _ index: Int, _ name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data
+        ) -> Result<[RunRecord], SkipReason> {
+            if let first = sameFileAs[index] {
+                return .failure(
+                    SkipReason(
+                        reason: "the same file as \(printable(text(first))) (a link to it): read once", sameFile: true))
+            }
+            return FreshnessReportFiles.load(file: name, in: directory, buffer: &buffer)
+        }
+
+        struct FileKey: Hashable {
+            var device: UInt64
+            var inode: UInt64
         }
     }
 
@@ -214,20 +269,13 @@ package enum FreshnessReportFiles {
         }
     }
 
-    /// Reads the file `name` of the directory open at `directory` into `report`, or records in
-    /// it why the file was skipped.
-    private static func add(
-        file name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data, to report: inout FreshnessReport
-    ) {
-        switch load(file: name, in: directory, buffer: &buffer) {
-        case .success(let records): report.add(file: records)
-        case .failure(let skip): report.skip(file: String(cString: name), reason: skip.reason)
-        }
-    }
 
     /// Why a file was skipped.
     struct SkipReason: Error {
         var reason: String
+        /// Whether the file is another name of a file read (`Names.sameFileAs`): its records are
+        /// in the figures.
+        var sameFile = false
     }
 
     /// One run of files of `eachFile`: its results, once its reading thread signals `ready`.
@@ -292,7 +340,7 @@ package enum FreshnessReportFiles {
                 names.bytes.withUnsafeBufferPointer { text in
                     for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
                         part.append(
-                            load(file: text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer))
+                            names.load(index, text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer))
                     }
                 }
                 handoffs[run].part.withLock { $0 = part }

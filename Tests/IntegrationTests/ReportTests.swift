@@ -59,6 +59,47 @@ struct ReportTests {
         return result
     }
 
+    @Test(
+        "A symbolic or hard link to a file read is read once (report and calibrate): the figures are the links' absence's, no ⚠"
+    )
+    func linksReadOnce() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = scenario.dir + "/fleet"
+        let directory = root + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for day in 1...14 {
+            try Self.goodFile("a", day: day).write(
+                to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d.json", day)))
+        }
+        let plain = try CapturedRun.run(
+            "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
+        #expect(plain.status == 0, "\(plain.standardError)")
+        // A symbolic link named before its file, one by an absolute path, and a hard link.
+        #expect(symlink("a-2026-03-10.json", directory + "/0-2026-03-10.json") == 0)
+        #expect(symlink(directory + "/a-2026-03-11.json", directory + "/1-2026-03-11.json") == 0)
+        #expect(link(directory + "/a-2026-03-12.json", directory + "/z-2026-03-12.json") == 0)
+        let linked = try CapturedRun.run(
+            "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
+        #expect(linked.status == 0, "\(linked.standardError)")
+        let before = try #require(
+            try JSONSerialization.jsonObject(with: Data(plain.standardOutput.utf8)) as? [String: Any])
+        let after = try #require(
+            try JSONSerialization.jsonObject(with: Data(linked.standardOutput.utf8)) as? [String: Any])
+        #expect(after["warning"] as? Bool == false, "\(after)")
+        for key in ["thisWeek", "lastWeek"] {
+            #expect(
+                NSDictionary(dictionary: before[key] as? [String: Any] ?? [:])
+                    == NSDictionary(dictionary: after[key] as? [String: Any] ?? [:]), "\(key)")
+        }
+        let skipped = (after["skipped"] as? [[String: String]])?.map { $0["file"] ?? "" }
+        #expect(skipped == ["0-2026-03-10.json", "1-2026-03-11.json", "z-2026-03-12.json"], "\(after)")
+        #expect(linked.standardError.contains("the same file as a-2026-03-10.json (a link to it): read once"))
+        let fit = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--json"], timeout: 30)
+        #expect(fit.status == 0, "\(fit.standardError)")
+        #expect(fit.standardError.contains("skipped z-2026-03-12.json: the same file as a-2026-03-12.json"))
+    }
+
     @Test("A garbage file among good ones: skipped and listed, exit 0; the inputs are unchanged; a re-run replaces")
     func garbageAmongGood() throws {
         let scenario = try Scenario()

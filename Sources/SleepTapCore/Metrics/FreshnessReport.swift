@@ -342,6 +342,7 @@ package struct FreshnessReport: Sendable {
         records += other.records
         files += other.files
         skipped += other.skipped
+        sameFiles += other.sameFiles
         if let first = other.firstRecordAt { firstRecordAt = min(firstRecordAt ?? first, first) }
         if let last = other.lastRecordAt { lastRecordAt = max(lastRecordAt ?? last, last) }
         lastDevice = ""
@@ -383,10 +384,15 @@ package struct FreshnessReport: Sendable {
         return out
     }
 
-    /// A file that was not used, with why.
-    package mutating func skip(file: String, reason: String) {
+    /// A file that was not used, with why. `sameFile`: another name (a link) of a file read, whose
+    /// records are in the figures (not counted by `filesSkipped`).
+    package mutating func skip(file: String, reason: String, sameFile: Bool = false) {
         skipped.append((file, reason))
+        if sameFile { sameFiles += 1 }
     }
+
+    /// Skipped files that are other names of files read (`skip(file:reason:sameFile:)`).
+    package private(set) var sameFiles = 0
 
     /// One record.
     package mutating func add(_ record: RunRecord) {
@@ -694,9 +700,11 @@ package struct FreshnessReport: Sendable {
         if onlyOutside * 2 > inside.count + onlyOutside {
             out.append(.mostDevicesOutside(outside: onlyOutside, devices: inside.count + onlyOutside))
         }
-        let total = files + skipped.count
-        if !skipped.isEmpty, Double(skipped.count) >= Self.skippedShare * Double(total) {
-            out.append(.filesSkipped(skipped: skipped.count, files: total))
+        // Links to files read are skipped, but their records are in the figures.
+        let unread = skipped.count - sameFiles
+        let total = files + unread
+        if unread > 0, Double(unread) >= Self.skippedShare * Double(total) {
+            out.append(.filesSkipped(skipped: unread, files: total))
         }
         return out
     }
