@@ -269,7 +269,6 @@ package enum FreshnessReportFiles {
         }
     }
 
-
     /// Why a file was skipped.
     struct SkipReason: Error {
         var reason: String
@@ -340,7 +339,8 @@ package enum FreshnessReportFiles {
                 names.bytes.withUnsafeBufferPointer { text in
                     for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
                         part.append(
-                            names.load(index, text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer))
+                            names.load(index, text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer)
+                        )
                     }
                 }
                 handoffs[run].part.withLock { $0 = part }
