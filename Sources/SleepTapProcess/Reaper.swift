@@ -170,7 +170,7 @@ package final class Reaper: @unchecked Sendable {
     }
 
     /// Whether `number` has a handler installed (neither the default action nor ignored).
-    private static func hasHandler(_ number: Int32) -> Bool {
+    package static func hasHandler(_ number: Int32) -> Bool {
         var action = sigaction()
         guard sigaction(number, nil, &action) == 0 else { return false }
         let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)

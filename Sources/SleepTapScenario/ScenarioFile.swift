@@ -556,19 +556,9 @@ package struct ScenarioFile: Sendable {
             let text = String(data: data, encoding: .utf8)
         else { return "(unprintable)" }
         // JSON escapes only U+0000 to U+001F: DEL, the C1 controls and the format characters
-        // (U+202E) are escaped here too, as the events write them, so a value echoed on stderr
-        // cannot move the cursor or reverse the line.
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            let category = scalar.properties.generalCategory
-            if (category == .control || category == .format) && scalar.value <= 0xFFFF {
-                escaped += "\\u" + String(format: "%04x", scalar.value)
-            } else if category == .format {
-                escaped += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                escaped.unicodeScalars.append(scalar)
-            }
-        }
+        // (U+202E) are escaped too, as the events write them, so a value echoed on stderr cannot
+        // move the cursor or reverse the line.
+        let escaped = Event.escapingAbove(text)
         return clipped(escaped)
     }
 }

@@ -38,14 +38,8 @@ func installStopSignalHandlers(stuck: @escaping @Sendable (Int32) -> Void) -> [a
     }
     // The handler is installed asynchronously: wait for it (at most 2 s) so that a signal right
     // after start-up is not lost.
-    func hasHandler(_ number: Int32) -> Bool {
-        var action = sigaction()
-        guard sigaction(number, nil, &action) == 0 else { return false }
-        let handler = unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self)
-        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
-    }
     let deadline = Date().addingTimeInterval(2)
-    while !numbers.allSatisfy(hasHandler) && Date() < deadline { usleep(1_000) }
+    while !numbers.allSatisfy(Reaper.hasHandler) && Date() < deadline { usleep(1_000) }
     return sources
 }
 

@@ -80,13 +80,30 @@ public struct Event: Equatable, Sendable {
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
                 out += String(format: "\\u%04x", scalar.value)
-            case _ where scalar.value >= 0x7f && Self.escapedAbove(scalar):
-                // A UTF-16 escape, as a pair of surrogates above the BMP (RFC 8259, section 7).
-                for unit in String(scalar).utf16 { out += String(format: "\\u%04x", unit) }
+            case _ where scalar.value >= 0x7f && Self.escapedAbove(scalar): out += escape(scalar)
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
+    }
+
+    /// JSON text (`JSONSerialization`'s, which escapes only U+0000 to U+001F) with
+    /// `escapedAbove(_:)`'s characters escaped as `quote` escapes them, for a value a tool echoes.
+    package static func escapingAbove(_ json: String) -> String {
+        var out = ""
+        for scalar in json.unicodeScalars {
+            if scalar.value >= 0x7f && escapedAbove(scalar) {
+                out += escape(scalar)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// `scalar` as a UTF-16 escape, a pair of surrogates above the BMP (RFC 8259, section 7).
+    private static func escape(_ scalar: Unicode.Scalar) -> String {
+        String(scalar).utf16.map { String(format: "\\u%04x", $0) }.joined()
     }
 }
 
