@@ -137,6 +137,14 @@ class BatchTests(unittest.TestCase):
                 wc.validate_batch(batch(entries=[entry(wake, date, "11:30", None, 0)]))
             self.assertIn("more than 74 days after generatedAt", str(caught.exception))
 
+    def test_error_reason_clipped(self):
+        self.assertEqual(wc.clipped_reason("field seq must be >= 1"), "field seq must be >= 1")
+        for text in ("A" * 70000, "\U0001F600" * 5000):
+            sent = wc.clipped_reason(text)
+            self.assertTrue(sent.endswith("\u2026"))
+            self.assertLessEqual(len(sent.encode("utf-8")), wc.MAX_REASON_BYTES)
+            self.assertTrue(text.startswith(sent[:-1]))
+
     def test_fnv1a64_reference_values(self):
         self.assertEqual(wc.hex64(wc.fnv1a64(b"")), "cbf29ce484222325")
         self.assertEqual(wc.hex64(wc.fnv1a64(b"a")), "af63dc4c8601ec8c")

@@ -50,6 +50,26 @@ VERSION = 1
 MAX_MESSAGE = 65536
 MAX_INT = 2**53 - 1
 MAX_ENTRIES = 64
+# An ERROR's reason: at most 8,192 UTF-8 bytes, a longer one cut at a character and ending in
+# "..." as U+2026 (docs/protocol.md, ERROR).
+MAX_REASON_BYTES = 8192
+
+
+def clipped_reason(reason):
+    """`reason` cut to MAX_REASON_BYTES UTF-8 bytes at a character, ending in U+2026, when longer."""
+    if len(reason.encode("utf-8")) <= MAX_REASON_BYTES:
+        return reason
+    ellipsis = "\u2026"
+    kept, size = [], len(ellipsis.encode("utf-8"))
+    for character in reason:
+        length = len(character.encode("utf-8"))
+        if size + length > MAX_REASON_BYTES:
+            break
+        kept.append(character)
+        size += length
+    return "".join(kept) + ellipsis
+
+
 # An entry's wake at most 74 x 24 h after the batch's generatedAt (docs/protocol.md, BATCH).
 MAX_WAKE_AHEAD = datetime.timedelta(hours=74 * 24)
 MAX_UTC_OFFSET = 18 * 3600  # seconds
@@ -502,6 +522,7 @@ class Watch:
             emit("hello.sent", lastSeq=self.last_seq)
 
     def send_error(self, reason):
+        reason = clipped_reason(reason)
         if self.send_json({"v": VERSION, "type": "ERROR", "reason": reason}):
             emit("error.sent", reason=reason)
 
