@@ -44,8 +44,11 @@ package enum RefreshStrategy: String, CaseIterable, Codable, Sendable {
     }
 
     /// `options` with this strategy's phone and watch settings; the users' draws are untouched.
+    /// `watchNights` is on: a comparison writes its night records beside its run records
+    /// (`--records`), so the strategy directory's `fleet-run.json` says so.
     package func applied(to options: FleetOptions, _ settings: CompareSettings) -> FleetOptions {
         var options = options
+        options.watchNights = true
         options.horizonDays = BatchPlanner.defaultHorizonDays
         options.requestDates = false
         options.processingTask = false

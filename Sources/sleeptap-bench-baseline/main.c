@@ -438,17 +438,43 @@ static void durable(const char *endpoint, const char *directory, long request, l
     zmq_ctx_term(context);
 }
 
+static const char usage_text[] =
+    "usage: sleeptap-bench-baseline rtt ENDPOINT COUNT SIZE [curve]\n"
+    "       sleeptap-bench-baseline throughput ENDPOINT COUNT SIZE WINDOW [curve]\n"
+    "       sleeptap-bench-baseline fsync DIR COUNT SIZE\n"
+    "       sleeptap-bench-baseline durable ENDPOINT DIR REQUEST REPLY SERVER_SIZE CLIENT_SIZE\n";
+
+/* A bad command line: the usage on stderr, exit 64 (EX_USAGE). */
 static void usage(void) {
-    fprintf(stderr,
-            "usage: sleeptap-bench-baseline rtt ENDPOINT COUNT SIZE [curve]\n"
-            "       sleeptap-bench-baseline throughput ENDPOINT COUNT SIZE WINDOW [curve]\n"
-            "       sleeptap-bench-baseline fsync DIR COUNT SIZE\n"
-            "       sleeptap-bench-baseline durable ENDPOINT DIR REQUEST REPLY SERVER_SIZE CLIENT_SIZE\n");
+    fputs(usage_text, stderr);
     exit(64);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) usage();
+    /* --help and --version as every SleepTap tool takes them, exit 0. This helper has no version
+       of its own: it is built and shipped with sleeptap-bench, which runs it. */
+    int help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+    if (help || (argc == 2 && strcmp(argv[1], "--version") == 0)) {
+        if (fcntl(1, F_GETFD) == -1) {
+            fputs("sleeptap-bench-baseline: stdout (file descriptor 1) is closed\n", stderr);
+            return 74;
+        }
+        signal(SIGPIPE, SIG_IGN); /* a reader gone is no failure: `--help | true` exits 0 */
+        if (help) {
+            fputs("sleeptap-bench-baseline: the C baselines sleeptap-bench measures against "
+                  "(libzmq and fsync(2) with nothing of SleepTap's)\n",
+                  stdout);
+            fputs(usage_text, stdout);
+        } else {
+            puts("sleeptap-bench-baseline: built with sleeptap-bench; see sleeptap-bench --version");
+        }
+        if ((fflush(stdout) != 0 || ferror(stdout)) && errno != EPIPE) {
+            fprintf(stderr, "sleeptap-bench-baseline: cannot write to stdout: %s\n", strerror(errno));
+            return 74;
+        }
+        return 0;
+    }
     if (strcmp(argv[1], "rtt") == 0 && (argc == 5 || argc == 6)) {
         int curve = argc == 6 && strcmp(argv[5], "curve") == 0;
         if (argc == 6 && !curve) usage();

@@ -37,6 +37,9 @@ struct CompareToolTests {
                 let names = try FileManager.default.contentsOfDirectory(atPath: "\(out)/\(strategy)/\(directory)")
                 #expect(!names.isEmpty, "\(strategy)/\(directory)")
             }
+            // Its manifest says what was written: the night records too.
+            let manifest = try String(contentsOfFile: "\(out)/\(strategy)/metrics/fleet-run.json", encoding: .utf8)
+            #expect(manifest.contains("watchNights=true"), "\(manifest)")
         }
         let json = try CapturedRun.run(
             "sleeptap-compare", Self.fleet + ["--strategies", "refresh,request", "--json"], timeout: 120)

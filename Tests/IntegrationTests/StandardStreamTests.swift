@@ -78,6 +78,7 @@ struct StandardStreamTests {
             ("sleeptap-demo", ["--speed", "7200"]), ("sleeptap-demo", ["--help"]), ("sleeptap-soak", ["--help"]),
             ("sleeptap-soak", ["exhaustion", "--help"]), ("sleeptap-scenario", ["--help"]),
             ("sleeptap-report", ["--help"]), ("sleeptap-fleet", ["--help"]), ("sleeptap-bench", ["--help"]),
+            ("sleeptap-bench-baseline", ["--help"]), ("sleeptap-bench-baseline", ["--version"]),
         ])
     func toolsToBadStandardOutput(_ name: String, _ arguments: [String]) throws {
         let scenario = try Scenario()
@@ -94,7 +95,7 @@ struct StandardStreamTests {
         "Help to a pipe whose reader has gone (tool --help | true): exit 0, no crash, no SIGPIPE death",
         arguments: [
             "sleeptap-demo", "sleeptap-soak", "sleeptap-scenario", "sleeptap-report", "sleeptap-fleet",
-            "sleeptap-bench",
+            "sleeptap-bench", "sleeptap-bench-baseline",
         ])
     func helpToGonePipe(_ name: String) throws {
         let scenario = try Scenario()
