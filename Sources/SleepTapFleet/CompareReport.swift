@@ -30,6 +30,7 @@ package struct CompareReport: Sendable {
             ? "\(devices) devices"
             : "shard \(options.shardIndex)/\(options.shardCount): \(devices) of \(options.devices) devices"
         var line = "\(fleet) x \(options.days) days from \(options.start), seed \(options.seed)"
+        if options.osSeedSalt != 0 { line += ", OS seed \(options.osSeedSalt)" }
         line += String(format: ", iOS share %.2f", options.iosShare)
         if options.lateRegistration > 0 {
             line += String(format: ", late registration %.2f", options.lateRegistration)
@@ -157,7 +158,8 @@ package struct CompareReport: Sendable {
     var fleetObject: [String: Any] {
         [
             "fleetDevices": options.devices, "days": options.days, "start": options.start.description,
-            "seed": options.seed, "iosShare": options.iosShare, "lateRegistration": options.lateRegistration,
+            "seed": options.seed, "osSeed": options.osSeedSalt, "iosShare": options.iosShare,
+            "lateRegistration": options.lateRegistration,
             "lateRegistrationFrom": options.lateRegistrationFrom?.description ?? NSNull(),
             "opens": options.opens, "lowPower": options.lowPower, "nightstand": options.nightstand,
             "buckets": Dictionary(uniqueKeysWithValues: StandbyBucket.all.map { ($0.name, options.buckets[$0] ?? 0) }),

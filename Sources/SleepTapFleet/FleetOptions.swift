@@ -15,8 +15,8 @@ package struct FleetOptions: Equatable, Sendable {
     package var start: LocalDate
     /// Seeds every device's user, OS and link (SplitMix64).
     package var seed: UInt64 = 0
-    /// XORed into every device's OS seed (default 0: the OS seed `seed` draws): the same users
-    /// with other OS draws, to compare two OS models on one population (`OSModelTests`).
+    /// XORed into every device's OS seed (`--os-seed`; default 0: the OS seed `seed` draws): the
+    /// same users with other OS draws, to compare two OS models on one population (`OSModelTests`).
     package var osSeedSalt: UInt64 = 0
     /// Share of iOS devices in 0...1; the rest are Android.
     package var iosShare: Double = 0.6

@@ -6,7 +6,7 @@ import SleepTapOS
 
 /// The flags that describe a simulated fleet's population and its shard, read the same way by
 /// `sleeptap-fleet` and `sleeptap-compare` (docs/fleet.md): `--devices`, `--days`, `--start`,
-/// `--seed`, `--mix`, `--late-registration`, `--late-registration-from`, `--opens`,
+/// `--seed`, `--os-seed`, `--mix`, `--late-registration`, `--late-registration-from`, `--opens`,
 /// `--low-power`, `--nightstand`, `--buckets`, `--os-model`, `--opportunity-model` and `--shard`.
 package struct FleetPopulationFlags: Sendable {
     /// `--devices N`, nil when not given.
@@ -17,6 +17,7 @@ package struct FleetPopulationFlags: Sendable {
     var seed: UInt64 = 0
     /// Whether `--seed` was given (the `--bench` workload has its own seeds).
     private(set) var seedGiven = false
+    var osSeed: UInt64?
     var mix: [String: Double]?
     var late = 0.0
     var lateFrom: LocalDate?
@@ -43,6 +44,12 @@ package struct FleetPopulationFlags: Sendable {
                 days before today, UTC)
                 """),
         OptionSpec("--seed", value: "S", example: "42", help: "seeds every device (default 0)"),
+        OptionSpec(
+            "--os-seed", value: "O", example: "1",
+            help: """
+                the same users (--seed) with other OS draws: O is mixed into each device's OS seed
+                (default 0); for a second fleet on a fitted --os-model (docs/calibration.md)
+                """),
         OptionSpec(
             "--mix", value: "SHARES", example: "ios=0.5,android=0.5",
             help: "platform shares, summing to 1 (default ios=0.6,android=0.4)"),
@@ -134,6 +141,7 @@ package struct FleetPopulationFlags: Sendable {
         case "--seed":
             seed = try reader.unsignedInteger(flag)
             seedGiven = true
+        case "--os-seed": osSeed = try reader.unsignedInteger(flag)
         case "--mix":
             mix = try FleetCommand.shares(flag, try reader.value(flag), names: ["ios", "android"])
         case "--late-registration": late = try share(flag)
@@ -177,7 +185,7 @@ package struct FleetPopulationFlags: Sendable {
     /// fleet's order: (flag, given).
     var fleetOnlyGiven: [(String, Bool)] {
         [
-            ("--seed", seedGiven), ("--start", start != nil), ("--mix", mix != nil),
+            ("--seed", seedGiven), ("--os-seed", osSeed != nil), ("--start", start != nil), ("--mix", mix != nil),
             ("--late-registration", late != 0), ("--late-registration-from", lateFrom != nil),
             ("--low-power", lowPower != nil), ("--nightstand", nightstand != nil), ("--opens", opens != nil),
             ("--buckets", buckets != nil), ("--os-model", osModel != nil),
@@ -212,6 +220,7 @@ package struct FleetPopulationFlags: Sendable {
                 "--start \(first) with --days \(days): the simulated days must lie from 1970-01-01 to 2199-12-31")
         }
         options.seed = seed
+        if let osSeed { options.osSeedSalt = osSeed }
         if let mix { options.iosShare = mix["ios"] ?? 0 }
         options.lateRegistration = late
         if let lateFrom {

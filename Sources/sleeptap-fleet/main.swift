@@ -112,7 +112,8 @@ case .run(var options, let out, let jobs, let json):
         var object: [String: Any] = [
             "event": "fleet.summary", "fleetDevices": options.devices, "devices": summary.devices, "days": options.days,
             "start": options.start.description,
-            "seed": options.seed, "shard": "\(options.shardIndex)/\(options.shardCount)", "out": out,
+            "seed": options.seed, "osSeed": options.osSeedSalt, "shard": "\(options.shardIndex)/\(options.shardCount)",
+            "out": out,
             "deviceDays": summary.deviceDays, "records": summary.records, "files": summary.files,
             "submitted": summary.submitted, "submitFailed": summary.submitFailed, "background": summary.background,
             "backgroundSucceeded": summary.backgroundSucceeded, "dropped": summary.dropped,
@@ -139,9 +140,10 @@ case .run(var options, let out, let jobs, let json):
             options.shardCount == 1
             ? "\(summary.devices) devices"
             : "shard \(options.shardIndex)/\(options.shardCount): \(summary.devices) of \(options.devices) devices"
+        let osSeed = options.osSeedSalt == 0 ? "" : ", OS seed \(options.osSeedSalt)"
         writeOut(
             """
-            fleet: \(fleet) x \(options.days) days from \(options.start), seed \(options.seed)
+            fleet: \(fleet) x \(options.days) days from \(options.start), seed \(options.seed)\(osSeed)
               records: \(summary.records) in \(summary.files) files under \(out)/\(RunRecordFile.directory)
               submitted \(summary.submitted), submit failed \(summary.submitFailed), background runs \
             \(summary.background) (\(summary.backgroundSucceeded) succeeded), dropped launches \(summary.dropped), \

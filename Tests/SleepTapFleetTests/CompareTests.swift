@@ -213,6 +213,19 @@ struct CompareTests {
         other.seed = 2
         let second = CompareReport(options: other, settings: settings, tallies: try await Self.run(other, jobs: 2))
         #expect(second.json != one.json)
+        // --os-seed: the same users with other OS draws; the JSON and the heading name it.
+        let parsed = try CompareCommand.parse(
+            ["--devices", "6", "--days", "14", "--os-seed", "9"], today: Self.start, cores: 1)
+        guard case .run(let command) = parsed else {
+            Issue.record("not a run")
+            return
+        }
+        other = options
+        other.osSeedSalt = command.options.osSeedSalt
+        #expect(other.osSeedSalt == 9)
+        let salted = CompareReport(options: other, settings: settings, tallies: try await Self.run(other, jobs: 2))
+        #expect(salted.json != one.json && salted.json.contains("\"osSeed\":9"))
+        #expect(salted.fleetLine.contains(", OS seed 9"), "\(salted.fleetLine)")
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(one.json.utf8)) as? [String: Any])
         #expect(object["event"] as? String == "compare.summary")

@@ -64,6 +64,45 @@ struct FleetTests {
         }
     }
 
+    @Test(
+        "--os-seed: the same users (their app opens at the same instants) with other iOS launches; another fingerprint"
+    )
+    func osSeed() async throws {
+        let root = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let parsed = try FleetCommand.parse(
+            [
+                "--devices", "6", "--days", "5", "--start", "2026-03-02", "--seed", "12", "--os-seed", "5", "--out",
+                root,
+            ],
+            today: Self.start, cores: 1)
+        guard case .run(.run(let salted, _, _, _)) = parsed else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(salted.osSeedSalt == 5 && salted.seed == 12)
+        var options = Self.options(devices: 6, days: 5)
+        options.iosShare = 1
+        options.lowPower = 0
+        var other = options
+        other.osSeedSalt = salted.osSeedSalt
+        _ = try await FleetRun.run(options, writer: RunRecordWriter(root: root + "/a"), jobs: 2)
+        _ = try await FleetRun.run(other, writer: RunRecordWriter(root: root + "/b"), jobs: 2)
+        func records(_ name: String, _ kind: RunRecord.Kind) throws -> [RunRecord] {
+            try Self.files(root + "/" + name).sorted { $0.key < $1.key }.flatMap { try RunRecordFile.decode($0.value) }
+                .filter { $0.kind == kind }
+        }
+        // An open's record carries the staleness at that moment, which the launches change.
+        let opens = try records("a", .foreground).map { "\($0.device) \($0.at)" }
+        #expect(!opens.isEmpty)
+        #expect(opens == (try records("b", .foreground)).map { "\($0.device) \($0.at)" }, "the users are the same")
+        let runs = try records("a", .background)
+        #expect(!runs.isEmpty)
+        #expect(runs.map(\.at) != (try records("b", .background)).map(\.at), "the OS drew other launches")
+        // The fleet's fingerprint holds it: shards of two OS seeds are not one fleet.
+        #expect(FleetOutput.signature(of: options) != FleetOutput.signature(of: other))
+    }
+
     @Test("Shards 0/2 and 1/2 merged by copying are byte for byte the unsharded run; 0/3 runs devices 0, 3, 6")
     func shardsMerge() async throws {
         let root = try Self.directory()
