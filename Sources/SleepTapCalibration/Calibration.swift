@@ -171,6 +171,10 @@ package struct Calibration: Sendable {
                 }
             case .submitFailed, .foreground:
                 break
+            case .push:
+                // A run for a server push answers no request and is no launch the scheduler chose:
+                // not in the delays, the rates or the spacing (docs/calibration.md).
+                break
             }
         }
         var nextSubmit: Date?

@@ -121,7 +121,7 @@ package struct WatchNight: Equatable, Sendable {
                 continue
             }
         }
-        let successes = records.filter { $0.kind == .background && $0.success == true }.map(\.at).sorted()
+        let successes = records.filter { $0.kind.isRun && $0.success == true }.map(\.at).sorted()
         for index in nights.indices {
             var night = nights[index]
             if let last = successes.last(where: { $0 <= night.tapAt }) {

@@ -126,6 +126,31 @@ struct CalibrationTests {
         #expect(p75(late.model()) > p75(clean.model()), "\(p75(late.model())) vs \(p75(clean.model()))")
     }
 
+    @Test("A push's run record answers no request and is no launch the OS chose: the model is the same without it")
+    func pushRecordsIgnored() async throws {
+        var options = Self.iosFleet()
+        options.devices = 6
+        let devices = await Self.records(options)
+        var clean = Calibration()
+        for device in devices { clean.add(device: device) }
+        var withPush = Calibration()
+        for device in devices {
+            // A push run at every open, a second after it: between the device's records.
+            let pushes = device.filter { $0.kind == .foreground }.map { open in
+                RunRecord(
+                    device: open.device, platform: open.platform, kind: .push, at: open.at.addingTimeInterval(1),
+                    success: true, expired: false, stalenessHours: 0, appVersion: open.appVersion)
+            }
+            #expect(!pushes.isEmpty)
+            withPush.add(device: (device + pushes).sorted { $0.at < $1.at })
+        }
+        // Only the records read and their extent differ (a dump of two whole models is no help here).
+        let (pushed, plain) = (withPush.model(), clean.model())
+        #expect(pushed.records > plain.records)
+        let sameGroups = pushed.groups == plain.groups
+        #expect(sameGroups && pushed.devices == plain.devices)
+    }
+
     @Test("A wrong model is rejected: the intervals exclude a 60-minute mean")
     func rejectsWrongModel() async throws {
         let model = await Self.fit(Self.iosFleet(), confidence: 0.995)

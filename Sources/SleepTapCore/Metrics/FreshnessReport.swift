@@ -109,6 +109,8 @@ package struct FreshnessReport: Sendable {
         var background = 0
         var expired = 0
         var dropped = 0
+        var push = 0
+        var pushSucceeded = 0
         var submitFailed: [String: Int] = [:]
         var records = 0
 
@@ -119,6 +121,8 @@ package struct FreshnessReport: Sendable {
             background += other.background
             expired += other.expired
             dropped += other.dropped
+            push += other.push
+            pushSucceeded += other.pushSucceeded
             submitFailed.merge(other.submitFailed, uniquingKeysWith: +)
             records += other.records
         }
@@ -138,6 +142,9 @@ package struct FreshnessReport: Sendable {
                 if record.expired == true { expired += 1 }
             case .dropped:
                 dropped += 1
+            case .push:
+                push += 1
+                if record.success == true { pushSucceeded += 1 }
             }
         }
     }
@@ -188,8 +195,14 @@ package struct FreshnessReport: Sendable {
         package var submitFailed: [String: Int]
         /// Records of every kind.
         package var records: Int
-        /// Of `devices`, those without a `background` record with success in the same window.
+        /// Of `devices`, those without a successful run (a `background` or `push` record with
+        /// success) in the same window.
         package var noRunDevices: Int
+        /// `push` records: runs for a server push, outside the task scheduler (not in the
+        /// execution rate, which counts the scheduler's answers to requests).
+        package var push: Int = 0
+        /// `push` records with success.
+        package var pushSucceeded: Int = 0
         /// This week only: devices with records last week and none this week (no background run,
         /// no app open, no request: a device whose refresh stopped and whose user does not open
         /// the app writes nothing). 0 for any other span.
@@ -413,7 +426,8 @@ package struct FreshnessReport: Sendable {
             samples[Self.leaf(record)][day].append(hours)
             samplesSorted = false
         }
-        let success = record.kind == .background && record.success == true
+        // A successful run of either kind feeds the watch: the device is not one without a run.
+        let success = record.kind.isRun && record.success == true
         // The groups: all, the platform, the bucket (-1: none); a fixed-size list, not grown.
         let bucketGroup = record.bucket.map { Group.bucket($0).index } ?? -1
         for group in [Group.all.index, Group.platform(record.platform).index, bucketGroup] where group >= 0 {
@@ -451,7 +465,8 @@ package struct FreshnessReport: Sendable {
             p50: Percentile.staleness(sorted, never: cell.neverRefreshed, 0.5),
             p90: Percentile.staleness(sorted, never: cell.neverRefreshed, 0.9), submitted: cell.submitted,
             succeeded: cell.succeeded, background: cell.background, expired: cell.expired, dropped: cell.dropped,
-            submitFailed: cell.submitFailed, records: cell.records, noRunDevices: max(0, devices - refreshed))
+            submitFailed: cell.submitFailed, records: cell.records, noRunDevices: max(0, devices - refreshed),
+            push: cell.push, pushSucceeded: cell.pushSucceeded)
     }
 
     /// A group's figures over days `range` (indexes into `days`).
@@ -1078,7 +1093,13 @@ extension FreshnessReport {
         }
         out += "| dropped (launched, no handler) | \(this.dropped) | \(last.dropped) |\n"
         out += "| expired (budget ran out) | \(this.expired) | \(last.expired) |\n"
-        out += "| background runs, all outcomes | \(this.background) | \(last.background) |\n\n"
+        out += "| background runs, all outcomes | \(this.background) | \(last.background) |\n"
+        if this.push + last.push > 0 {
+            out +=
+                "| push runs (a server push, outside the task scheduler), all outcomes | \(this.push) | "
+                + "\(last.push) |\n| push runs that succeeded | \(this.pushSucceeded) | \(last.pushSucceeded) |\n"
+        }
+        out += "\n"
         let causes = causes
         if causes.isEmpty {
             out += "No failure kind in the records.\n\n"
@@ -1156,8 +1177,10 @@ extension FreshnessReport {
             + "`submitted` records, so the rate hides it: see the devices without a successful background run.\n"
         out +=
             "- **Devices without a successful background run**: devices with any record in the week (and "
-            + "group) and no `background` record with `success: true` in it; this week also the devices with "
-            + "records last week and none this week (silent: no run, no open, no request).\n"
+            + "group) and no `background` or `push` record with `success: true` in it; this week also the devices "
+            + "with records last week and none this week (silent: no run, no open, no request). A `push` record is "
+            + "a run for a server push, outside the task scheduler: it feeds the watch and ends the staleness, and "
+            + "it is not in the execution rate.\n"
         out +=
             "- **Warning** (⚠ in the heading), when any of these holds, each printed under the heading with "
             + "its numbers: (1) this week's p90 minus last week's p90 is more than 12 h, compared in whole "
@@ -1214,7 +1237,8 @@ extension FreshnessReport {
             "devices": f.devices, "samples": f.samples, "neverRefreshed": f.neverRefreshed,
             "p50Hours": json(f.p50), "p90Hours": json(f.p90),
             "executionRate": f.executionRate ?? NSNull(), "submitted": f.submitted, "succeeded": f.succeeded,
-            "dropped": f.dropped, "expired": f.expired, "submitFailed": f.submitFailed,
+            "dropped": f.dropped, "expired": f.expired, "submitFailed": f.submitFailed, "push": f.push,
+            "pushSucceeded": f.pushSucceeded,
             "noRunDevices": f.noRunDevices, "silentDevices": f.silentDevices, "noRunShare": f.noRunShare ?? NSNull(),
         ]
     }

@@ -23,6 +23,15 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         case dropped
         /// The user opened the app (its `stalenessHours` is what the user saw).
         case foreground
+        /// The app ran its job for a server push (iOS: a silent background notification's
+        /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`; Android:
+        /// `FirebaseMessagingService.onMessageReceived`), outside the task scheduler: a
+        /// background run that answers no request (`success`, `expired`; no earliestBeginDate).
+        case push
+
+        /// Whether a record of this kind is a run the app got without the user, the runs
+        /// staleness counts (`background`, `push`): it carries `success` and `expired`.
+        public var isRun: Bool { self == .background || self == .push }
     }
 
     /// The device's name: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.` (it is part of a
@@ -38,10 +47,10 @@ public struct RunRecord: Equatable, Hashable, Sendable {
     /// earliestBeginDate of the request the launch answered (the run's scheduled time; on Android
     /// the work's next run time). Otherwise nil.
     public var earliestBeginDate: Date?
-    /// `background` only: whether the run finished its work (`setTaskCompleted(success:)`,
-    /// `Result.success()`).
+    /// `background` and `push` only: whether the run finished its work
+    /// (`setTaskCompleted(success:)`, `Result.success()`, the push's fetch completion handler).
     public var success: Bool?
-    /// `background` only: whether the expiration handler ran (the budget ran out).
+    /// `background` and `push` only: whether the expiration handler ran (the budget ran out).
     public var expired: Bool?
     /// Low Power Mode (iOS) or Battery Saver (Android) at `at`.
     public var lowPower: Bool
@@ -119,16 +128,16 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         if !Self.isValidDevice(device) {
             return ("device", "must be 1 to 64 of A-Z a-z 0-9 . _ - and not start with '.'")
         }
-        if kind == .background {
-            if success == nil { return ("success", "required for kind background") }
-            if expired == nil { return ("expired", "required for kind background") }
+        if kind.isRun {
+            if success == nil { return ("success", "required for kind \(kind.rawValue)") }
+            if expired == nil { return ("expired", "required for kind \(kind.rawValue)") }
         } else {
-            if success != nil { return ("success", "only kind background has it (use null)") }
-            if expired != nil { return ("expired", "only kind background has it (use null)") }
+            if success != nil { return ("success", "only kinds background and push have it (use null)") }
+            if expired != nil { return ("expired", "only kinds background and push have it (use null)") }
         }
         if kind == .submitted, earliestBeginDate == nil { return ("earliestBeginDate", "required for kind submitted") }
-        if kind == .foreground, earliestBeginDate != nil {
-            return ("earliestBeginDate", "kind foreground has none (use null)")
+        if kind == .foreground || kind == .push, earliestBeginDate != nil {
+            return ("earliestBeginDate", "kind \(kind.rawValue) has none (use null)")
         }
         if kind == .submitFailed {
             if reason == nil { return ("reason", "required for kind submit_failed") }
@@ -215,7 +224,7 @@ extension RunRecord: Codable {
         guard let kind = Kind(rawValue: kindName) else {
             throw DecodingError.dataCorruptedError(
                 forKey: Key("kind"), in: container,
-                debugDescription: "expected submitted, submit_failed, background, dropped or foreground")
+                debugDescription: "expected submitted, submit_failed, background, dropped, foreground or push")
         }
         var bucket: StandbyBucket?
         if let name = try container.decodeIfPresent(String.self, forKey: Key("bucket")) {

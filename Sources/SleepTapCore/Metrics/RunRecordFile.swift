@@ -475,7 +475,7 @@ package enum RunRecordFile {
                 throw wrong("platform", platform, "ios or android")
             }
             guard let kind = RunRecord.Kind(rawValue: kind) else {
-                throw wrong("kind", kind, "submitted, submit_failed, background, dropped or foreground")
+                throw wrong("kind", kind, "submitted, submit_failed, background, dropped, foreground or push")
             }
             guard let at = RunRecordFile.parseInstant(at, days: &days) else {
                 throw wrong("at", at, Self.instantWords)

@@ -384,8 +384,8 @@ public struct PhoneApp: Sendable {
     }
 
     /// The app gets a push at `now`: `push.received` {priority, budget}, a background launch
-    /// when it is not running, and the job (run history kind `push`; no run record: the push is
-    /// not the refresh task the report measures).
+    /// when it is not running, and the job (run history kind `push`; at its end a `push` run
+    /// record, which answers no request, docs/metrics.md).
     private mutating func runPush(_ priority: PushPriority, _ delivery: PushDelivery, at now: Date) -> [PhoneAction] {
         var actions: [PhoneAction] = []
         if !(running && crashed == nil) {
@@ -945,6 +945,9 @@ public struct PhoneApp: Sendable {
                     .background, at: end, earliestBeginDate: grant.earliestBeginDate, success: success,
                     expired: run.expiredAt != nil, attempt: recordedAttempt(grant),
                     stopReason: scheduler.stopReason(of: grant)))
+        } else if kind == .push {
+            // A push's run answers no request: its own kind, no earliestBeginDate (docs/metrics.md).
+            actions.append(record(.push, at: end, success: success, expired: run.expiredAt != nil))
         }
         // The end of every run the app got without the user (the ones staleness counts,
         // docs/metrics.md): the refresh task's, the processing task's, a server push's (iOS

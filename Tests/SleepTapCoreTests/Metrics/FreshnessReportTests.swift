@@ -153,6 +153,45 @@ struct FreshnessReportTests {
     }
 
     @Test(
+        "A push run feeds the device: with the refresh task dropped, 20 devices fed by a successful push are no devices without a run; failed pushes are; the execution rate counts requests only"
+    )
+    func pushRuns() throws {
+        // Every request dropped (a launch handler registered too late); a nightly push runs the
+        // job outside the scheduler, succeeding or not.
+        func report(pushSucceeds: Bool) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            for first in [1, 8] {
+                var records = Self.week(first, devices: 20, hours: { _ in 20 }, ran: { _ in false })
+                records += (0..<20).map { index in
+                    let at = ISO8601.date(String(format: "2026-03-%02dT04:00:30Z", first + index % 7))!
+                    return RunRecord(
+                        device: "d\(index)", platform: .ios, kind: .push, at: at, success: pushSucceeds, expired: false,
+                        stalenessHours: pushSucceeds ? 0 : 20)
+                }
+                report.add(file: records)
+            }
+            return report
+        }
+        let fed = report(pushSucceeds: true)
+        let fedThis = fed.figures(.all, days: FreshnessReport.thisWeek)
+        #expect(fedThis.noRunDevices == 0 && fedThis.push == 20 && fedThis.pushSucceeded == 20)
+        #expect(fedThis.executionRate == 0 && fedThis.succeeded == 0, "the scheduler answered no request")
+        #expect(fed.conditions == [.noneRan(submitted: 20)], "the refresh task is still broken: (3) says so")
+        let text = fed.markdown()
+        #expect(text.contains("| push runs that succeeded | 20 | 20 |"), "\(text)")
+        // The report gets worse when the pushes fail: every device is one without a run.
+        let starved = report(pushSucceeds: false)
+        let starvedThis = starved.figures(.all, days: FreshnessReport.thisWeek)
+        #expect(starvedThis.noRunDevices == 20 && starvedThis.pushSucceeded == 0)
+        #expect(starved.conditions.contains(.mostDevicesWithoutRun(noRun: 20, devices: 20)))
+        #expect(!fed.conditions.contains(.mostDevicesWithoutRun(noRun: 20, devices: 20)))
+        let this = try #require(fed.summary(path: "r.md")["thisWeek"] as? [String: Any])
+        #expect(this["push"] as? Int == 20 && this["pushSucceeded"] as? Int == 20)
+        // Without push records the Failures table has no push rows (older reports unchanged).
+        #expect(!Self.report(lastWeek: [1], thisWeek: [1]).markdown().contains("push runs"))
+    }
+
+    @Test(
         "Absolute ⚠ conditions: p90 above the 168 h cache horizon (exactly 168 h is not), none ran, most devices without a run"
     )
     func absoluteConditions() throws {

@@ -26,6 +26,9 @@ struct RunRecordTests {
                 device: "dev-2", platform: .android, kind: .foreground, at: t0, lowPower: false, bucket: .workingSet,
                 stalenessHours: 7.25),
             RunRecord(device: "dev-3", platform: .ios, kind: .dropped, at: t0, lowPower: false),
+            RunRecord(
+                device: "dev-3", platform: .android, kind: .push, at: t0, success: false, expired: true,
+                lowPower: false, bucket: .rare, stalenessHours: 3),
         ]
     }
 
@@ -234,6 +237,18 @@ struct RunRecordTests {
             (
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","bucket":"rare"}]"#,
                 "record 0, field bucket: iOS has no standby bucket"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"push","lowPower":false,"platform":"ios","expired":false}]"#,
+                "record 0, field success: required for kind push"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"push","lowPower":false,"platform":"ios","expired":false,"success":true,"earliestBeginDate":"2026-03-02T05:00:00Z"}]"#,
+                "record 0, field earliestBeginDate: kind push has none"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"nap","lowPower":false,"platform":"ios"}]"#,
+                "record 0, field kind = \"nap\": expected submitted, submit_failed, background, dropped, foreground or push"
             ),
             (
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"android","bucket":"sleepy"}]"#,

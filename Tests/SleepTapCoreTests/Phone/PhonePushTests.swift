@@ -25,7 +25,7 @@ struct PhonePushTests {
     }
 
     @Test(
-        "iOS, late-silent registration: a push still runs the job (the app delegate gets it, not the late launch handler), publishes a batch and logs a push run"
+        "iOS, late-silent registration: a push still runs the job (the app delegate gets it, not the late launch handler), publishes a batch, logs a push run and writes a push run record"
     )
     func lateSilentIOS() throws {
         var bench = PhoneHarness(app: PhoneHarness.app(registration: .lateSilent))
@@ -43,6 +43,10 @@ struct PhonePushTests {
         #expect(bench.events(.osPush).first?["woken"] == .bool(true))
         // The push's run is background work the user did not ask for: staleness starts again.
         #expect(bench.node.app.state.refreshLog.stalenessHours(at: bench.now) == 0)
+        // Its run record is a push, answering no request, so the weekly report counts the run.
+        let record = try #require(bench.records.last)
+        #expect(record.kind == .push && record.success == true && record.expired == false)
+        #expect(record.earliestBeginDate == nil && record.stalenessHours == 0 && record.problem == nil)
     }
 
     @Test("iOS: after a force-quit the push is refused, push.refused says why, and no job runs")
