@@ -159,7 +159,12 @@ package enum FleetCommand: Equatable, Sendable {
             }
             return (index, count)
         }
-        // The count alone: a Job whose pods lack their index would each simulate the whole fleet.
+        // The count alone: a job whose tasks lack their index would each simulate the whole fleet.
+        if environment["SLURM_ARRAY_TASK_COUNT"] != nil {
+            throw UsageError(
+                "environment SLURM_ARRAY_TASK_COUNT is set without SLURM_ARRAY_TASK_ID (a job array's task gets "
+                    + "both); give --shard I/N, or unset it")
+        }
         if environment["SLEEPTAP_SHARD_COUNT"] != nil {
             throw UsageError(
                 "environment SLEEPTAP_SHARD_COUNT is set without JOB_COMPLETION_INDEX (an Indexed Job's "

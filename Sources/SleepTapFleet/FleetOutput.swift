@@ -74,14 +74,16 @@ package enum FleetOutput {
         let held =
             (try? FileManager.default.contentsOfDirectory(atPath: records))?.filter { $0.hasSuffix(".json") } ?? []
         guard !held.isEmpty else { return }
-        let written = (try? BoundedFile.read(manifest, limit: 64 << 10)).flatMap {
-            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
-        }
+        let bytes = try? BoundedFile.read(manifest, limit: 64 << 10)
+        let written = bytes.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
         let earlier = written?["options"] as? String
         guard earlier == signature else {
             let whose =
                 earlier.map { "a fleet of other options (\($0))" }
-                ?? "records of no known run (no \(manifestName) beside them)"
+                ?? (bytes == nil
+                    ? "records of no known run (no readable \(manifestName) beside them)"
+                    : "records of no known run (\(manifestName) beside them names no fleet's options: not this "
+                        + "tool's JSON)")
             throw Refusal(
                 description:
                     "\(printable(records)) already holds \(held.count) file\(held.count == 1 ? "" : "s"), \(whose); this run's would mix "

@@ -59,9 +59,19 @@ struct FleetOutputTests {
             Issue.record("records of no known run were accepted")
         } catch {
             #expect(error.description.contains("\(root)/metrics/bg_runs already holds 1 file,"), "\(error)")
-            #expect(error.description.contains("no fleet-run.json"), "\(error)")
+            #expect(error.description.contains("no readable fleet-run.json"), "\(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: root + "/metrics/" + FleetOutput.manifestName))
+        // A manifest that is there but not this tool's JSON is named as such, and left as it is.
+        let manifest = root + "/metrics/" + FleetOutput.manifestName
+        try Data("not json\n".utf8).write(to: URL(fileURLWithPath: manifest))
+        do {
+            try FleetOutput.claim(root: root, options: Self.options())
+            Issue.record("records beside a bad manifest were accepted")
+        } catch {
+            #expect(error.description.contains("fleet-run.json beside them names no fleet's options"), "\(error)")
+        }
+        #expect(FileManager.default.contents(atPath: manifest) == Data("not json\n".utf8))
     }
 
     @Test("The signature is the same for the same options and differs when an option that changes the records does")

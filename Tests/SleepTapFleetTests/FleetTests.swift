@@ -349,6 +349,7 @@ struct FleetTests {
         arguments: [
             (["JOB_COMPLETION_INDEX": "1"], "JOB_COMPLETION_INDEX is set without SLEEPTAP_SHARD_COUNT"),
             (["SLEEPTAP_SHARD_COUNT": "3"], "SLEEPTAP_SHARD_COUNT is set without JOB_COMPLETION_INDEX"),
+            (["SLURM_ARRAY_TASK_COUNT": "3"], "SLURM_ARRAY_TASK_COUNT is set without SLURM_ARRAY_TASK_ID"),
             (["JOB_COMPLETION_INDEX": "3", "SLEEPTAP_SHARD_COUNT": "3"], "JOB_COMPLETION_INDEX=3 is not below"),
             (["JOB_COMPLETION_INDEX": "x", "SLEEPTAP_SHARD_COUNT": "3"], "JOB_COMPLETION_INDEX=\"x\""),
             (["SLURM_ARRAY_TASK_ID": "2"], "without SLURM_ARRAY_TASK_COUNT"),
