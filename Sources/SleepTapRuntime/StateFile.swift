@@ -74,7 +74,8 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
     /// none. A missing file with a previous copy (a crash between the two renames of `save`)
     /// recovers from that copy. A previous copy that is needed but bad is moved aside too, so a
     /// clean start never discards a file without saying so; only a state dir with neither file
-    /// starts clean silently (the first start).
+    /// starts clean silently (the first start). A symbolic link in the file's place, dangling or
+    /// not, is refused and moved aside the same way: a save never writes through a link.
     ///
     /// - Parameters:
     ///   - validate: a meaning check beyond decoding (nil = valid, else the reason).
@@ -90,7 +91,18 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
         var isDirectory: ObjCBool = false
         var reason = "missing"
         var movedTo: String?
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+        var link = stat()
+        if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK {
+            // A save renames a new regular file in and never writes through a link
+            // (`AtomicFile`), so a link here, dangling or not, would leave every save failing:
+            // it is refused like a corrupt file, and its target is not touched.
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+            let dangling = !FileManager.default.fileExists(atPath: path)
+            reason =
+                "is a symbolic link (to \(String(reflecting: target))\(dangling ? ", which does not exist" : "")): "
+                + "a save replaces the file itself and never writes through a link"
+            movedTo = try Self.moveAside(path, reason: reason, at: now)
+        } else if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard !isDirectory.boolValue, access(path, R_OK) == 0 else {
                 throw FileError(path: path, reason: "cannot be read (a directory, or no read permission)")
             }

@@ -131,6 +131,30 @@ struct StateFileTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test(
+        "A dangling symbolic link in the state file's place is refused and moved aside, not read as missing: the previous copy is recovered and the next save writes a regular file"
+    )
+    func danglingSymbolicLink() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/os.json"
+        let file = StateFile<[String: Int]>(path: path)
+        try file.save(["a": 1])
+        try file.save(["a": 2])  // the previous copy holds 1
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/nonexistent/x")
+        let (value, recovery) = try file.loadRecovering(validate: { _ in nil })
+        #expect(value == ["a": 1] && recovery?.source == .previousCopy)
+        let reason = try #require(recovery?.reason)
+        #expect(reason.contains("is a symbolic link") && reason.contains("which does not exist"), "\(reason)")
+        let aside = try #require(recovery?.movedTo)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: aside) == "/nonexistent/x")
+        try file.save(["a": 3])
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG)
+        #expect(try file.load() == ["a": 3])
+    }
+
     @Test("A corrupt state file is reported with its path and left untouched")
     func corrupt() throws {
         let dir = try Self.tempDir()
