@@ -66,6 +66,11 @@ package struct ScenarioFile: Sendable {
     package static let maxBytes = 1 << 20
     /// The longest span from `start` to `end`, in calendar years (10 years: 3,652 or 3,653 nights).
     package static let maxYears = 10
+    /// The latest `end`: two virtual days before the virtual clock's last moment
+    /// (`ClockOptions.lastMoment`, 2199-12-31T23:59:59.999Z), where the processes stop. The
+    /// runner says `quit` at the wall instant of `end`, and at the default speed a wall second
+    /// late is two virtual days, so an end nearer the limit let the processes reach it first.
+    package static let latestEnd = ClockOptions.lastMoment.addingTimeInterval(-2 * 86_400)
     /// The Gregorian calendar in UTC (the span's years are counted in it).
     static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
 
@@ -157,6 +162,12 @@ package struct ScenarioFile: Sendable {
         // memory and time grow with its nights: a scenario spans at most `maxYears` years.
         guard start >= ClockOptions.earliest, start <= ClockOptions.latest else {
             throw fail("start", object["start"], "must be from 1970-01-01 to 2199-12-31 (the virtual clock's range)")
+        }
+        guard end <= Self.latestEnd else {
+            throw fail(
+                "end", object["end"],
+                "must be at most \(ISO8601.string(Self.latestEnd)), two virtual days before the virtual clock's end "
+                    + "(2199-12-31T23:59:59Z), where the processes stop")
         }
         guard let latestEnd = utc.date(byAdding: .year, value: maxYears, to: start), end <= latestEnd
         else {

@@ -109,6 +109,15 @@ extension ScenarioRun {
     /// Wall seconds to wait for a process to start or stop before giving up.
     static let processDeadline: TimeInterval = 20
 
+    /// The processes' `--clock-anchor` for the wall instant `now`: `now` to the millisecond, as
+    /// the processes read it back, rounded down, so never after the instant the executables'
+    /// parsers check it at. Rounded to the nearest, it could lie half a millisecond ahead, and a
+    /// scenario starting at 1970-01-01T00:00:00Z then put virtual now before 1970 (exit 65, now
+    /// and then).
+    package static func anchor(at now: Date) -> Date {
+        Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+
     /// Runs the scenario with the real `phone` and `watch` executables over ipc, in a temp dir,
     /// in accelerated virtual time, and checks its expectations against their events.
     ///
@@ -167,8 +176,7 @@ extension ScenarioRun {
             throw failure("\(error)", .cantCreate)
         }
         defer { relay.close() }
-        // The anchor as the processes read it back (milliseconds).
-        let anchor = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)
+        let anchor = Self.anchor(at: Date())
         let clock = VirtualClock(start: scenario.start, speed: speed, anchor: anchor)
         let (phoneArguments, watchArguments) = commandLines(
             scenario, speed: speed, anchor: anchor, phoneEndpoint: "ipc://\(directory)/phone.sock",

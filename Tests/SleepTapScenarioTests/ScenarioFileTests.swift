@@ -200,6 +200,15 @@ struct ScenarioFileTests {
         ),
         ("an end in year 9999", "end", "\"9999-01-01T00:00:00Z\"", { $0["end"] = "9999-01-01T00:00:00Z" }),
         (
+            "an end in the clock's last two days (the processes would stop first)", "end",
+            "\"2199-12-31T23:00:00Z\"",
+            {
+                $0["start"] = "2199-12-28T00:00:00Z"
+                $0["end"] = "2199-12-31T23:00:00Z"
+                $0["steps"] = []
+            }
+        ),
+        (
             "schedule and scheduleFile", "scheduleFile", "\"s.json\"", { $0["scheduleFile"] = "s.json" }
         ),
         (
