@@ -202,6 +202,28 @@ package struct StrategyTally: Equatable, Codable, Sendable {
         if let bad = stalenessSamples.first(where: { !$0.isFinite || $0 < 0 }) {
             return "stalenessSamples holds \(bad): hours must be finite and 0 or more"
         }
+        if zip(stalenessSamples, stalenessSamples.dropFirst()).contains(where: { $0 > $1 }) {
+            return "stalenessSamples are not sorted, as a tally writes them"
+        }
+        // Each app open is one sample or one never-refreshed open; a user opens the app at most
+        // `FleetDevice.maxOpensPerDay` times a day (its local days: one more per device).
+        let opens = stalenessSamples.count + neverRefreshed
+        let mostOpens = FleetDevice.maxOpensPerDay * (deviceDays + devices)
+        if opens > mostOpens {
+            return "\(opens) app opens (stalenessSamples and neverRefreshed) over \(deviceDays) device-days: more than "
+                + "\(FleetDevice.maxOpensPerDay) a day"
+        }
+        // For counts x ≥ 0 over n devices, (Σx)² ÷ n ≤ Σx² ≤ (Σx)² (Cauchy-Schwarz); compared in
+        // Double, whose rounding is far below a whole count here.
+        for (name, sum, squares) in [
+            ("launches", launches, launchSquares), ("linkBytes", linkBytes, byteSquares),
+        ] {
+            let total = Double(sum)
+            let square = Double(squares)
+            if square > total * total * (1 + 1e-9) || square * Double(max(devices, 1)) < total * total * (1 - 1e-9) {
+                return "\(name) \(sum) with a sum of squares \(squares) over \(devices) devices: no devices' counts give both"
+            }
+        }
         return nil
     }
 

@@ -219,13 +219,16 @@ package struct FleetDevice: Sendable {
             .map(\.element)
     }
 
+    /// The most app opens a user makes in a day (`poisson(mean:_:)`'s cap).
+    static let maxOpensPerDay = 10
+
     /// The count a Poisson distribution with `mean` gives at the cumulative probability `u`
-    /// (inversion), at most 10.
+    /// (inversion), at most `maxOpensPerDay`.
     static func poisson(mean: Double, _ u: Double) -> Int {
         var probability = exp(-mean)
         var cumulative = probability
         var count = 0
-        while u >= cumulative, count < 10 {
+        while u >= cumulative, count < maxOpensPerDay {
             count += 1
             probability *= mean / Double(count)
             cumulative += probability

@@ -359,6 +359,16 @@ struct CompareTests {
             { (tally: inout StrategyTally) in tally.deviceDays = 0 },
             { (tally: inout StrategyTally) in tally.deviceDays += 1 },
             { (tally: inout StrategyTally) in tally.devices = 500_000 },
+            // Sums of squares no counts give: (Σx)² ÷ n ≤ Σx² ≤ (Σx)² (2 devices here).
+            { (tally: inout StrategyTally) in (tally.launches, tally.launchSquares) = (10, 0) },
+            { (tally: inout StrategyTally) in (tally.launches, tally.launchSquares) = (10, 49) },
+            { (tally: inout StrategyTally) in (tally.launches, tally.launchSquares) = (10, 101) },
+            // More app opens than 10 a day, and samples out of the order a tally writes them in.
+            { (tally: inout StrategyTally) in tally.neverRefreshed = 1_000_000 },
+            { (tally: inout StrategyTally) in
+                tally.stalenessSamples = Array(repeating: 1, count: 10 * (tally.deviceDays + tally.devices) + 1)
+            },
+            { (tally: inout StrategyTally) in tally.stalenessSamples = [2, 1] },
         ] {
             var edited = try JSONDecoder().decode(CompareShardFile.self, from: saved)
             edit(&edited.tally)
@@ -367,6 +377,12 @@ struct CompareTests {
             #expect(
                 found?.contains("refresh/tally/") == true && found?.contains("tally: ") == true,
                 "\(String(describing: found))")
+        }
+        // The bounds themselves are counts a fleet can have: 10 launches on 2 devices, 5 and 5 or 10 and 0.
+        for squares in [50, 100] {
+            var edges = try JSONDecoder().decode(CompareShardFile.self, from: saved)
+            (edges.tally.launches, edges.tally.launchSquares) = (10, squares)
+            #expect(edges.tally.problem == nil, "\(String(describing: edges.tally.problem))")
         }
         var halved = try JSONDecoder().decode(CompareShardFile.self, from: saved)
         halved.tally.deviceDays = 0
