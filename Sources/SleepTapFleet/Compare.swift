@@ -221,7 +221,8 @@ package struct StrategyTally: Equatable, Codable, Sendable {
             let total = Double(sum)
             let square = Double(squares)
             if square > total * total * (1 + 1e-9) || square * Double(max(devices, 1)) < total * total * (1 - 1e-9) {
-                return "\(name) \(sum) with a sum of squares \(squares) over \(devices) devices: no devices' counts give both"
+                return
+                    "\(name) \(sum) with a sum of squares \(squares) over \(devices) devices: no devices' counts give both"
             }
         }
         return nil
