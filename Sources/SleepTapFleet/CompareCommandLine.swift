@@ -168,6 +168,11 @@ package struct CompareCommand: Equatable, Sendable {
         let known = RefreshStrategy.allCases.map(\.rawValue).joined(separator: ", ")
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let name = String(part)
+            guard !name.isEmpty else {
+                throw UsageError(
+                    "--strategies \"\(ArgumentReader.clip(text))\": an empty name (a comma too many, or nothing given); "
+                        + "expected names from \(known), separated by commas")
+            }
             guard let strategy = RefreshStrategy(rawValue: name) else {
                 throw UsageError("--strategies: unknown strategy \"\(ArgumentReader.clip(name))\"; expected \(known)")
             }

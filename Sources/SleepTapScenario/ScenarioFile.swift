@@ -142,8 +142,8 @@ package struct ScenarioFile: Sendable {
         guard let number = version as? NSNumber, !isBool(number), number.doubleValue == Double(schemaVersion) else {
             throw fail("schemaVersion", version, "unsupported; this build reads schemaVersion \(schemaVersion)")
         }
-        guard let name = object["name"] as? String, !name.isEmpty else {
-            throw fail("name", object["name"] ?? "(missing)", "required: a non-empty string")
+        guard let name = object["name"] as? String, !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw fail("name", object["name"] ?? "(missing)", "required: a string with a character other than a space")
         }
         // The name is printed on the terminal (the runner's table, the chart's title): no control
         // or format character (an escape sequence, a newline, U+202E) may reach it.
@@ -498,6 +498,11 @@ package struct ScenarioFile: Sendable {
                 guard let number = raw as? NSNumber, !isBool(number), let count = Int(exactly: number.doubleValue),
                     count >= 0
                 else { throw fail("\(field).\(key)", raw, "expected a whole number, 0 or more") }
+                // A count is exact in every JSON reader up to 2^53 − 1 (RFC 7493 §2.2); above it
+                // 9007199254740993 reads as 2^53, a count the file did not give.
+                guard count <= 9_007_199_254_740_991 else {
+                    throw fail("\(field).\(key)", raw, "expected a whole number from 0 to 2^53 - 1")
+                }
                 return count
             }
             let from = try optionalInstant("from")
@@ -538,10 +543,18 @@ package struct ScenarioFile: Sendable {
                     fields.append((key, render(value)))
                 }
             }
+            // The first match lies in the run and in the window: a `first` outside both can only fail.
+            let first = try optionalInstant("first")
+            if let first, first < (from ?? start) || first >= (to ?? end) {
+                throw fail(
+                    field + ".first", object["first"],
+                    "outside the window it is looked for in (\(ISO8601.string(from ?? start)) to "
+                        + "\(ISO8601.string(to ?? end)), the scenario's start and end where from and to are not given)")
+            }
             result.append(
                 ScenarioExpectation(
-                    event: event, source: source, from: from, to: to, first: try optionalInstant("first"),
-                    count: count, min: min, max: max, fields: fields))
+                    event: event, source: source, from: from, to: to, first: first, count: count, min: min, max: max,
+                    fields: fields))
         }
         return result
     }
@@ -557,6 +570,12 @@ package struct ScenarioFile: Sendable {
         if value is NSNull { return "null" }
         if let number = value as? NSNumber, isBool(number) { return number.boolValue ? "true" : "false" }
         if let number = value as? NSNumber {
+            // A whole number as given, also above 2^53 where its Double would differ.
+            switch JSONNumber(number) {
+            case .integer(let whole): return String(whole)
+            case .unsignedInteger(let whole): return String(whole)
+            case .bool, .fraction: break
+            }
             let double = number.doubleValue
             if let whole = Int64(exactly: double) { return String(whole) }
             return String(double)

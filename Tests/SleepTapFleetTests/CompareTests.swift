@@ -532,6 +532,9 @@ struct CompareTests {
         #expect(try parse(base)?.strategies == [.refresh, .request, .horizon, .processing, .push])
         #expect(try parse(base + ["--strategies", "push-normal,push"])?.strategies == [.pushNormal, .push])
         #expect(message(base + ["--strategies", "nightly"]).hasPrefix("--strategies: unknown strategy \"nightly\""))
+        for empty in ["", "refresh,,push", "refresh,"] {
+            #expect(message(base + ["--strategies", empty]).contains("an empty name"), "\(empty)")
+        }
         #expect(message(base + ["--strategies", "refresh,refresh"]) == "--strategies: refresh is given twice")
         #expect(message(base + ["--horizon-days", "0"]).hasPrefix("--horizon-days"))
         #expect(message(base + ["--warn-nights", "x"]).hasPrefix("--warn-nights"))

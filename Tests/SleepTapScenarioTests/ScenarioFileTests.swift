@@ -171,6 +171,24 @@ struct ScenarioFileTests {
             { $0["expect"] = [["event": "bed.wake_time", "count": -1] as [String: Any]] }
         ),
         (
+            "a first after the scenario's end", "expect[0].first", "\"2026-07-26T00:00:00Z\"",
+            { $0["expect"] = [["event": "bed.wake_time", "first": "2026-07-26T00:00:00Z"] as [String: Any]] }
+        ),
+        (
+            "a first before its window's from", "expect[0].first", "\"2026-07-21T00:00:00Z\"",
+            {
+                $0["expect"] = [
+                    ["event": "bed.wake_time", "from": "2026-07-22T00:00:00Z", "first": "2026-07-21T00:00:00Z"]
+                        as [String: Any]
+                ]
+            }
+        ),
+        ("a name of spaces", "name", "\"   \"", { $0["name"] = "   " }),
+        (
+            "a count above 2^53 - 1 (not exact as a JSON number)", "expect[0].count", "9007199254740993",
+            { $0["expect"] = [["event": "bed.wake_time", "count": 9_007_199_254_740_993] as [String: Any]] }
+        ),
+        (
             "from not before to", "expect[0].to", "\"2026-07-21T00:00:00Z\"",
             {
                 $0["expect"] = [
