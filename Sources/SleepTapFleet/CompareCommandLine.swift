@@ -50,7 +50,7 @@ package struct CompareCommand: Equatable, Sendable {
             """,
         sections: [
             .init("options:", options),
-            .init("the fleet's population and shard (as sleeptap-fleet's):", FleetPopulationFlags.options),
+            .init("the fleet's population and shard (as sleeptap-fleet's):", populationOptions),
         ],
         footer: """
             exit status: 0 done; 1 a strategy had a wrong or missed alarm; 64 a bad command line (also
@@ -60,6 +60,21 @@ package struct CompareCommand: Equatable, Sendable {
             directory in DIR holds another run's records (nothing is run); 74 stdout closed or not
             writable.
             """)
+
+    /// The fleet's population flags, declared once (`FleetPopulationFlags.options`), with the
+    /// help of `--shard` as a comparison's shards go together: by `--merge`, not by copying.
+    static let populationOptions: [OptionSpec] = FleetPopulationFlags.options.map { option in
+        guard option.name == "--shard" else { return option }
+        var shard = option
+        shard.help = """
+            run only the devices whose index is I modulo N (0 <= I < N), each shard with its own --out; the
+            shards' tallies add up with --merge DIR (each shard's DIR/<strategy>/tally/ copied into one DIR).
+            Without it, the shard of a batch job: a Slurm job array (SLURM_ARRAY_TASK_ID,
+            SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN/STEP), or a Kubernetes Indexed Job
+            (JOB_COMPLETION_INDEX, with SLEEPTAP_SHARD_COUNT set to the Job's completions); docs/fleet.md
+            """
+        return shard
+    }
 
     static let options: [OptionSpec] = [
         OptionSpec(

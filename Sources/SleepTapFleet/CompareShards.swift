@@ -95,9 +95,20 @@ package enum CompareMerge {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
                 .filter { $0.hasSuffix(".json") }.sorted()
             guard !names.isEmpty else {
+                // Shards run with --strategies: the merge must name the same ones.
+                let held = RefreshStrategy.allCases.filter { other in
+                    let names =
+                        (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(other.rawValue)/tally")) ?? []
+                    return names.contains { $0.hasSuffix(".json") }
+                }
+                let hint =
+                    held.isEmpty
+                    ? ""
+                    : "; \(root) holds the tallies of \(held.map(\.rawValue).joined(separator: ", ")): give the "
+                        + "shards' own --strategies (--strategies \(held.map(\.rawValue).joined(separator: ",")))"
                 throw CompareMergeError(
                     "\(directory): no shard tallies (each shard's run writes them with --out; copy the shards' "
-                        + "--out directories into one)")
+                        + "--out directories into one)\(hint)")
             }
             var shards: [Int: String] = [:]
             var count: (Int, String)?

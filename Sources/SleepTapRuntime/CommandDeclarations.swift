@@ -203,8 +203,9 @@ extension CommandLineParser {
         OptionSpec(
             "--os-seed", value: "N", example: "7",
             help: """
-                seed of a new OS's launch-opportunity model (default: 1); a stored OS goes on with its own
-                draws
+                seed of a new OS's launch-opportunity model (default: 1, the same for every new phone, so
+                that a run is reproducible; give each phone its own when several stand for a fleet); a
+                stored OS goes on with its own draws
                 """),
         OptionSpec(
             "--step-costs", value: "LIST", example: "renew=0.1,notices=0.5,dates=2",

@@ -21,13 +21,17 @@ struct ReportOptions: Equatable, Sendable {
             gives p50 and p90 staleness at app open (linear interpolation, type 7; a device with no
             background run yet counts as unbounded staleness, and a percentile that lands on such
             samples reads "never"), the execution rate (successful background runs / submitted
-            requests), the devices with no successful background run, a breakdown by platform,
-            Android standby bucket and app version, failures with their usual causes, a daily
-            chart, and a heading marked ⚠ when this week's p90 is more than 12 h worse than last
-            week's, above the watch's 7-day cache horizon, when requests were submitted and none
-            ran, or when more than half the devices had no successful background run (each
-            condition printed under the heading). A file that is not a valid run-record file is
-            skipped and listed in the report with its reason.
+            requests), the devices with no successful background or push run, a breakdown by
+            platform, Android standby bucket and app version, failures with their usual causes, a
+            daily chart, and a heading marked ⚠ when (1) this week's p90 is more than 12 h worse
+            than last week's, (2) it is above the watch's 7-day cache horizon, (3) requests were
+            submitted and none ran, (4) more than half the devices had no successful run, (5) a
+            tenth or more of last week's devices wrote nothing this week, (6) no device wrote
+            anything this week, (7) an app version on a tenth or more of the devices had no
+            successful run on more than half of them, (8) most devices have records only outside
+            the two weeks, or (9) a hundredth or more of the files could not be read; each
+            condition is printed under the heading (docs/metrics.md, "The heading"). A file that is
+            not a valid run-record file is skipped and listed in the report with its reason.
             """,
         sections: [
             .init(

@@ -404,10 +404,14 @@ struct CompareTests {
         #expect(
             problem(changed)?.contains("a shard of another comparison (osModelDigest") == true,
             "\(String(describing: problem(changed)))")
-        // No tallies at all.
+        // A strategy with no tallies (the merge without the shards' --strategies): the strategies the
+        // directory holds are named.
         var more = template
         more.tallies.append(StrategyTally(strategy: .horizon))
         #expect(problem(more)?.contains("horizon/tally: no shard tallies") == true)
+        #expect(
+            problem(more)?.hasSuffix("give the shards' own --strategies (--strategies refresh,request)") == true,
+            "\(String(describing: problem(more)))")
     }
 
     @Test("--out: each strategy's run records (what the report reads) and night records; the report reads bg_runs only")

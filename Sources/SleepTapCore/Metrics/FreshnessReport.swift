@@ -651,7 +651,8 @@ package struct FreshnessReport: Sendable {
                     + "on it: more than half, while the fleet's figures mix them with the other versions' devices."
             case .mostDevicesOutside(let outside, let devices):
                 "\(outside) of the input's \(devices) devices (\(FreshnessReport.percent(Double(outside) / Double(devices)))) "
-                    + "have records only outside these two weeks: the figures describe a small part of the fleet. Check "
+                    + "have records only outside these two weeks: the figures describe "
+                    + (outside == devices ? "none of the fleet" : "a small part of the fleet") + ". Check "
                     + "the report's date, and the clocks of the records that set it."
             case .filesSkipped(let skipped, let files):
                 "\(skipped) of the input's \(files) files (\(FreshnessReport.percent(Double(skipped) / Double(files)))) "

@@ -413,6 +413,9 @@ struct FreshnessReportTests {
                 return record
             })
         #expect(stray.conditions == [.mostDevicesOutside(outside: 10, devices: 11)], "\(stray.conditions)")
+        #expect(FreshnessReport.Condition.mostDevicesOutside(outside: 10, devices: 11).text.contains("a small part of"))
+        // Every device outside: the figures describe none of the fleet, not a small part of it.
+        #expect(FreshnessReport.Condition.mostDevicesOutside(outside: 4, devices: 4).text.contains("describe none of"))
         #expect(stray.summary(path: "r")["warning"] as? Bool == true)
 
         // Skipped files: a hundredth or more of the files are in no figure.
