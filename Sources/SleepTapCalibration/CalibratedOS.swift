@@ -255,7 +255,9 @@ package struct CalibratedOS: Equatable, Sendable {
     /// A JSON integer written without fraction or exponent, in `Int`'s range.
     /// The group's counts, rates and histograms, which the OS does not run on but which a file
     /// `sleeptap-calibrate` wrote always has in range: counts whole numbers ≥ 0, the
-    /// never-answered share between 0 and 1 and the rates ≥ 0 (or null), each distribution's `histogram` whole numbers ≥ 0. A value out of range is
+    /// never-answered share between 0 and 1 and equal to (replaced + pendingAtEnd) ÷ submitted, the
+    /// rates ≥ 0 (or null), each distribution's `histogram` 18 whole numbers ≥ 0, its
+    /// `meanSeconds` ≥ 0 or null, and each quantile within its interval. A value out of range is
     /// a file edited or damaged since.
     /// - Throws: `ModelFileError` naming the first wrong field under `at`.
     static func checkCounts(_ g: [String: Any], at: String) throws(ModelFileError) {
@@ -282,11 +284,54 @@ package struct CalibratedOS: Equatable, Sendable {
                     "\(at).\(key): expected \(share ? "a number between 0 and 1" : "a number ≥ 0"), or null")
             }
         }
+        // The share is what its counts say (a file edited in one place and not the other).
+        if let share = number(g["neverAnsweredShare"]), let submitted = integer(g["submitted"]), submitted > 0,
+            let replaced = integer(g["replaced"]), let pending = integer(g["pendingAtEnd"]),
+            abs(share - Double(replaced + pending) / Double(submitted)) > 1e-9
+        {
+            throw ModelFileError(
+                "\(at).neverAnsweredShare \(share): not (replaced + pendingAtEnd) ÷ submitted = \(replaced + pending) ÷ "
+                    + "\(submitted)")
+        }
+        let bins = Calibration.histogramEdges.count + 1
         for key in ["delay", "spacing"] {
-            guard let distribution = g[key] as? [String: Any], let raw = distribution["histogram"] else { continue }
-            guard let histogram = raw as? [Any],
-                histogram.allSatisfy({ integer($0).map { $0 >= 0 } ?? false })
-            else { throw ModelFileError("\(at).\(key).histogram: expected an array of whole numbers ≥ 0") }
+            guard let distribution = g[key] as? [String: Any] else { continue }
+            if let raw = distribution["histogram"] {
+                guard let histogram = raw as? [Any], histogram.count == bins,
+                    histogram.allSatisfy({ integer($0).map { $0 >= 0 } ?? false })
+                else {
+                    throw ModelFileError(
+                        "\(at).\(key).histogram: expected \(bins) whole numbers ≥ 0 (one per bin of histogramEdgesSeconds, "
+                            + "and one above the last edge)")
+                }
+            }
+            if let raw = distribution["meanSeconds"], !(raw is NSNull) {
+                guard let mean = number(raw), mean >= 0 else {
+                    throw ModelFileError("\(at).\(key).meanSeconds: expected a number ≥ 0 or null")
+                }
+            }
+            // Each quantile lies within its interval: lowerSeconds ≤ seconds ≤ upperSeconds
+            // where they are given.
+            for (j, item) in ((distribution["quantiles"] as? [Any]) ?? []).enumerated() {
+                guard let q = item as? [String: Any] else { continue }
+                func bound(_ name: String) throws(ModelFileError) -> Double? {
+                    guard let raw = q[name], !(raw is NSNull) else { return nil }
+                    guard let x = number(raw), x >= 0 else {
+                        throw ModelFileError("\(at).\(key).quantiles[\(j)].\(name): expected a number ≥ 0 or null")
+                    }
+                    return x
+                }
+                let (lower, value, upper) = (try bound("lowerSeconds"), try bound("seconds"), try bound("upperSeconds"))
+                if let lower, let upper, lower > upper {
+                    throw ModelFileError(
+                        "\(at).\(key).quantiles[\(j)]: lowerSeconds \(lower) above upperSeconds \(upper)")
+                }
+                if let value, (lower.map { $0 > value } ?? false) || (upper.map { $0 < value } ?? false) {
+                    throw ModelFileError(
+                        "\(at).\(key).quantiles[\(j)].seconds \(value): outside its interval [\(lower.map { "\($0)" } ?? "open"), "
+                            + "\(upper.map { "\($0)" } ?? "open")]")
+                }
+            }
         }
     }
 

@@ -275,7 +275,8 @@ struct OSModelTests {
         let good = #"""
             {"kind": "sleeptap.calibration", "schemaVersion": 1, "groups": [{"group": "ios", "platform": "ios",
              "bucket": null, "appVersion": null, "submitted": 40, "neverAnsweredShare": 0.25,
-             "delay": {"n": 30, "quantiles": [{"p": 0.5, "seconds": 60}], "histogram": [1, 2]}}]}
+             "delay": {"n": 30, "quantiles": [{"p": 0.5, "seconds": 60, "lowerSeconds": 50, "upperSeconds": 70}],
+             "meanSeconds": 65, "histogram": [1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]}}]}
             """#
         #expect(problem(good) == nil)
         #expect(problem(good.replacingOccurrences(of: "0.25", with: "0")) == nil)
@@ -288,9 +289,28 @@ struct OSModelTests {
         #expect(
             problem(good.replacingOccurrences(of: "0.25", with: "-1"))
                 == "groups[0].neverAnsweredShare: expected a number between 0 and 1, or null")
+        let histogram =
+            "groups[0].delay.histogram: expected 18 whole numbers ≥ 0 (one per bin of histogramEdgesSeconds, "
+            + "and one above the last edge)"
+        #expect(problem(good.replacingOccurrences(of: "[1, 2,", with: "[1, -2,")) == histogram)
+        #expect(problem(good.replacingOccurrences(of: "[1, 2, 0,", with: "[1,")) == histogram, "one bin short")
         #expect(
-            problem(good.replacingOccurrences(of: "[1, 2]", with: "[1, -2]"))
-                == "groups[0].delay.histogram: expected an array of whole numbers ≥ 0")
+            problem(good.replacingOccurrences(of: #""meanSeconds": 65"#, with: #""meanSeconds": -65"#))
+                == "groups[0].delay.meanSeconds: expected a number ≥ 0 or null")
+        #expect(
+            problem(good.replacingOccurrences(of: #""lowerSeconds": 50"#, with: #""lowerSeconds": 80"#))
+                == "groups[0].delay.quantiles[0]: lowerSeconds 80.0 above upperSeconds 70.0")
+        #expect(
+            problem(good.replacingOccurrences(of: #""upperSeconds": 70"#, with: #""upperSeconds": 55"#))
+                == "groups[0].delay.quantiles[0].seconds 60.0: outside its interval [50.0, 55.0]")
+        #expect(problem(good.replacingOccurrences(of: #""upperSeconds": 70"#, with: #""upperSeconds": null"#)) == nil)
+        // The share agrees with its counts: 10 of 40 never answered is 0.25, not 1.
+        let counted = good.replacingOccurrences(
+            of: #""submitted": 40,"#, with: #""submitted": 40, "replaced": 6, "pendingAtEnd": 4,"#)
+        #expect(problem(counted) == nil)
+        #expect(
+            problem(counted.replacingOccurrences(of: "0.25", with: "1"))
+                == "groups[0].neverAnsweredShare 1.0: not (replaced + pendingAtEnd) ÷ submitted = 10 ÷ 40")
         #expect(
             problem(good.replacingOccurrences(of: #""submitted": 40"#, with: #""submitted": -4"#))
                 == "groups[0].submitted: expected a whole number ≥ 0")
