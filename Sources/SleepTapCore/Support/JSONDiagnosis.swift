@@ -186,6 +186,18 @@ package enum JSONDiagnosis {
         }
     }
 
+    /// Foundation's words for a raw value no case has ("Cannot initialize Kind from invalid String
+    /// value quantum") as a user's: "not one of the values of Kind"; other words as they are.
+    static func plainWords(_ debugDescription: String) -> String {
+        let prefix = "Cannot initialize "
+        guard debugDescription.hasPrefix(prefix), let from = debugDescription.range(of: " from invalid ") else {
+            return debugDescription
+        }
+        let type = debugDescription[
+            debugDescription.index(debugDescription.startIndex, offsetBy: prefix.count)..<from.lowerBound]
+        return "not one of the values of \(type)"
+    }
+
     /// A decoding failure of `data` in words: `not valid JSON: line L, column C: …` for a syntax
     /// error, else `field PATH = VALUE: …` naming the field that has the wrong type or value.
     /// - Parameters:
@@ -210,7 +222,7 @@ package enum JSONDiagnosis {
             return "field \(render(path: context.codingPath)) = \(value): expected \(words(for: expected))"
         case DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty:
             let value = lookUp(context.codingPath, in: tree).map(render(value:)) ?? "?"
-            return "field \(render(path: context.codingPath)) = \(value): \(context.debugDescription)"
+            return "field \(render(path: context.codingPath)) = \(value): \(plainWords(context.debugDescription))"
         default:
             // Valid JSON the decoder calls corrupt without a path: a number that its field cannot
             // hold. Find it: the first suspicious number whose replacement by 0 cures the failure.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
+import SleepTapOS
 import Testing
 
 @testable import SleepTapCore
@@ -111,6 +112,17 @@ struct JSONDiagnosisTests {
         let error = try #require(throws: (any Error).self) { try decoder.decode(PhoneSyncState.self, from: data) }
         let text = JSONDiagnosis.describe(error, decoding: PhoneSyncState.self, from: data, with: decoder)
         #expect(text == message)
+    }
+
+    @Test("A raw value no case has is said in a user's words, not Foundation's \"Cannot initialize\"")
+    func unknownRawValue() throws {
+        struct Holder: Decodable { var platform: Platform }
+        let data = Data(#"{"platform": "tv"}"#.utf8)
+        let decoder = JSONDecoder()
+        let error = try #require(throws: (any Error).self) { try decoder.decode(Holder.self, from: data) }
+        let text = JSONDiagnosis.describe(error, decoding: Holder.self, from: data, with: decoder)
+        #expect(text == "field platform = \"tv\": not one of the values of Platform", "\(text)")
+        #expect(JSONDiagnosis.plainWords("must not be negative") == "must not be negative")
     }
 
     @Test("A broken schedule file reports the line and column of the syntax error")
