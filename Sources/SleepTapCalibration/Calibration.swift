@@ -58,6 +58,20 @@ package struct Calibration: Sendable {
     /// 48 hours: a fleet's devices export within a day or two of each other (this tool's choice).
     package static let lateEndSlack: TimeInterval = 48 * 3_600
 
+    /// Launches recorded more than a second before the request they answered became eligible,
+    /// and the first of them (device, the launch's `at`, the eligibility). No OS launches a task
+    /// before its earliestBeginDate, so such a record comes from a clock that moved (the user's
+    /// `clock-set`, a wrong export); its delay counts as 0, which shortens the fit.
+    package private(set) var launchesBeforeEligible = 0
+    package private(set) var firstLaunchBeforeEligible: (device: String, at: Date, eligible: Date)?
+
+    /// Counts a launch at `at` answering a request eligible at `eligible` when it lies before it.
+    private mutating func noteEarly(_ record: RunRecord, eligible: Date) {
+        guard record.at.timeIntervalSince(eligible) < -1 else { return }
+        launchesBeforeEligible += 1
+        if firstLaunchBeforeEligible == nil { firstLaunchBeforeEligible = (record.device, record.at, eligible) }
+    }
+
     /// - Parameter confidence: two-sided coverage of the quantiles' intervals (default 0.95),
     ///   clamped to [0.5, 0.9999].
     package init(confidence: Double = 0.95) {
@@ -150,6 +164,7 @@ package struct Calibration: Sendable {
                 }
                 guard let request else {
                     // Its request is not in the input: how late it ran, from its scheduled time.
+                    noteEarly(record, eligible: begin)
                     let delay = max(0, record.at.timeIntervalSince(begin))
                     let bin = openBin(record, eligible: begin)
                     for key in keys {
@@ -162,6 +177,7 @@ package struct Calibration: Sendable {
                 answered.insert(request)
                 let submit = sorted[request]
                 let eligible = max(submit.at, begin)
+                noteEarly(record, eligible: eligible)
                 let delay = max(0, record.at.timeIntervalSince(eligible))
                 let bin = openBin(submit, eligible: eligible)
                 for key in slots(of: submit, cache: &cache) {

@@ -84,6 +84,14 @@ if let late = calibration.lateEnd {
             + "devices' last records (\(ISO8601.string(late.median))); requests still pending are censored there, "
             + "which lengthens the fitted delays: check for a wrong clock or a stray file")
 }
+if let first = calibration.firstLaunchBeforeEligible {
+    let count = calibration.launchesBeforeEligible
+    Reaper.shared.writeError(
+        "sleeptap-calibrate: warning: \(count) launch\(count == 1 ? "" : "es") recorded before the request "
+            + "\(count == 1 ? "it" : "they") answered became eligible (the first: \(first.device) at "
+            + "\(ISO8601.string(first.at)), eligible \(ISO8601.string(first.eligible))); no OS launches a task before "
+            + "its earliestBeginDate, so a clock moved: their delays count as 0, which shortens the fitted delay")
+}
 let model = calibration.model(files: input.files, skipped: input.skipped)
 if let out = options.out {
     do throws(FileError) {

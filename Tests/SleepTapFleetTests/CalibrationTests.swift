@@ -126,6 +126,30 @@ struct CalibrationTests {
         #expect(p75(late.model()) > p75(clean.model()), "\(p75(late.model())) vs \(p75(clean.model()))")
     }
 
+    @Test(
+        "A launch recorded before its request's eligibility (a clock that moved) is counted and named; a fleet's own records have none"
+    )
+    func launchBeforeEligible() async throws {
+        var options = Self.iosFleet()
+        options.devices = 4
+        options.iosShare = 0.5
+        let devices = await Self.records(options)
+        var clean = Calibration()
+        for device in devices { clean.add(device: device) }
+        #expect(clean.launchesBeforeEligible == 0 && clean.firstLaunchBeforeEligible == nil)
+        // One device's first background run moved three hours before its scheduled time.
+        var moved = devices
+        let index = try #require(moved[0].firstIndex { $0.kind == .background })
+        let begin = try #require(moved[0][index].earliestBeginDate)
+        moved[0][index].at = begin.addingTimeInterval(-3 * 3_600)
+        moved[0].sort { $0.at < $1.at }
+        var early = Calibration()
+        for device in moved { early.add(device: device) }
+        #expect(early.launchesBeforeEligible == 1)
+        #expect(early.firstLaunchBeforeEligible?.device == moved[0][0].device)
+        #expect(early.firstLaunchBeforeEligible?.at == begin.addingTimeInterval(-3 * 3_600))
+    }
+
     @Test("A push's run record answers no request and is no launch the OS chose: the model is the same without it")
     func pushRecordsIgnored() async throws {
         var options = Self.iosFleet()
