@@ -96,6 +96,16 @@ final class StartUp<State: Codable & Sendable> {
             return failLocked(.cantCreate, "state dir \(stateDirectory): \(problem)")
         }
         SingleInstance.claim(lock, program: program)
+        // Others who can write the state dir can replace its files (the schedule's alarms, the
+        // OS's state) between two runs; said, not refused, as a shared dir may be meant.
+        var directoryStatus = stat()
+        if stat(stateDirectory, &directoryStatus) == 0, directoryStatus.st_mode & S_IWOTH != 0 {
+            diagnose(
+                program,
+                "warning: state dir \(stateDirectory) is mode "
+                    + "\(String(directoryStatus.st_mode & 0o7777, radix: 8)), writable by every user: another user can "
+                    + "replace its state files; chmod o-w it")
+        }
         let stateFile = StateFile<State>(path: stateDirectory + "/" + fileName)
         let loaded: State?
         do {

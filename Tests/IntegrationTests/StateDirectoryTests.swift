@@ -12,6 +12,24 @@ import Testing
 /// A phone and a watch never share a state dir, and a refused process names who holds it.
 @Suite("state dir ownership", .serialized)
 struct StateDirectoryTests {
+    @Test("A state dir every user can write: the phone starts and says so on stderr; mode 0700 says nothing")
+    func worldWritableStateDirectory() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        for (mode, warned) in [(0o777 as mode_t, true), (0o700, false)] {
+            let directory = "\(scenario.dir)/phone-\(String(mode, radix: 8))"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            #expect(chmod(directory, mode) == 0)
+            let phone = try scenario.phone(stateDir: "phone-\(String(mode, radix: 8))")
+            try phone.expect(.phoneStarted)
+            phone.stop(signal: SIGTERM, timeout: 10)
+            phone.waitForOutputEnd(timeout: 5)
+            #expect(phone.exitStatus == 0, "\(phone.standardError)")
+            #expect(
+                phone.standardError.contains("is mode 777, writable by every user") == warned, "\(phone.standardError)")
+        }
+    }
+
     @Test("A watch on the state dir of a running phone: exit 73 naming the phone and its pid")
     func watchOnRunningPhonesDirectory() throws {
         let scenario = try Scenario()
