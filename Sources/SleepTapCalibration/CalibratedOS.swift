@@ -124,6 +124,16 @@ package struct CalibratedOS: Equatable, Sendable {
         guard let version = Self.integer(root["schemaVersion"]), version == CalibrationModel.schemaVersion else {
             throw ModelFileError("schemaVersion: expected \(CalibrationModel.schemaVersion)")
         }
+        // The histograms' bins are this tool's (their counts are checked against them below).
+        if let raw = root["histogramEdgesSeconds"] {
+            guard let edges = raw as? [Any], edges.compactMap(Self.number) == Calibration.histogramEdges,
+                edges.count == Calibration.histogramEdges.count
+            else {
+                throw ModelFileError(
+                    "histogramEdgesSeconds: expected this tool's \(Calibration.histogramEdges.count) edges (5 min to 48 h)"
+                )
+            }
+        }
         guard let groups = root["groups"] as? [Any] else { throw ModelFileError("groups: expected an array") }
         var entries: [Entry] = []
         for (i, item) in groups.enumerated() {
@@ -284,7 +294,29 @@ package struct CalibratedOS: Equatable, Sendable {
                     "\(at).\(key): expected \(share ? "a number between 0 and 1" : "a number ≥ 0"), or null")
             }
         }
-        // The share is what its counts say (a file edited in one place and not the other).
+        // Every request is answered by a run or a drop, replaced, or pending at the end; the rates
+        // and the share are what their counts say (a file edited in one place and not the other).
+        if let submitted = integer(g["submitted"]) {
+            let parts = ["answeredByRun", "answeredByDrop", "replaced", "pendingAtEnd"].compactMap { integer(g[$0]) }
+            if parts.count == 4, parts.reduce(0, +) != submitted {
+                throw ModelFileError(
+                    "\(at).submitted \(submitted): not answeredByRun + answeredByDrop + replaced + pendingAtEnd = "
+                        + "\(parts.reduce(0, +))")
+            }
+            for key in ["neverAnsweredShare", "executionRate"] where g[key] != nil {
+                if (g[key] is NSNull) != (submitted == 0) {
+                    throw ModelFileError(
+                        "\(at).\(key): \(submitted == 0 ? "null without a request (submitted 0)" : "a number when requests were submitted")"
+                    )
+                }
+            }
+            if let rate = number(g["executionRate"]), let succeeded = integer(g["succeeded"]), submitted > 0,
+                abs(rate - Double(succeeded) / Double(submitted)) > 1e-9
+            {
+                throw ModelFileError(
+                    "\(at).executionRate \(rate): not succeeded ÷ submitted = \(succeeded) ÷ \(submitted)")
+            }
+        }
         if let share = number(g["neverAnsweredShare"]), let submitted = integer(g["submitted"]), submitted > 0,
             let replaced = integer(g["replaced"]), let pending = integer(g["pendingAtEnd"]),
             abs(share - Double(replaced + pending) / Double(submitted)) > 1e-9

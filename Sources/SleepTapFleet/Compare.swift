@@ -206,12 +206,22 @@ package struct StrategyTally: Equatable, Codable, Sendable {
             return "stalenessSamples are not sorted, as a tally writes them"
         }
         // Each app open is one sample or one never-refreshed open; a user opens the app at most
-        // `FleetDevice.maxOpensPerDay` times a day (its local days: one more per device).
+        // `FleetDevice.maxOpensPerDay` times a local day, and a device's UTC days meet one local
+        // day more than they hold. Each night is one bed tap, at most one a local day.
         let opens = stalenessSamples.count + neverRefreshed
         let mostOpens = FleetDevice.maxOpensPerDay * (deviceDays + devices)
         if opens > mostOpens {
-            return "\(opens) app opens (stalenessSamples and neverRefreshed) over \(deviceDays) device-days: more than "
-                + "\(FleetDevice.maxOpensPerDay) a day"
+            return "\(opens) app opens (stalenessSamples and neverRefreshed) on \(devices) devices over \(deviceDays) "
+                + "device-days: more than \(mostOpens), \(FleetDevice.maxOpensPerDay) for each local day they meet"
+        }
+        // (No device-days at all is the shard check's to name: a tally of another shard size.)
+        if deviceDays > 0, nights > deviceDays + devices {
+            return
+                "\(nights) nights on \(devices) devices over \(deviceDays) device-days: more than one bed tap a local day"
+        }
+        // Staleness counts hours since a run inside the simulated days, so none exceeds them.
+        if devices > 0, deviceDays > 0, let stalest = stalenessSamples.last, stalest > 24 * Double(deviceDays / devices + 1) {
+            return "stalenessSamples holds \(stalest) h: longer than the \(deviceDays / devices) simulated days"
         }
         // For counts x ≥ 0 over n devices, (Σx)² ÷ n ≤ Σx² ≤ (Σx)² (Cauchy-Schwarz); compared in
         // Double, whose rounding is far below a whole count here.

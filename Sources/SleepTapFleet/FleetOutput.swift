@@ -62,6 +62,23 @@ package enum FleetOutput {
         }
     }
 
+    /// The options two signatures differ in, as `seed 2, not 1; days 14, not 7` (theirs, then
+    /// ours), or the whole of theirs when they do not split into `name=value` parts.
+    static func difference(_ theirs: String, _ ours: String) -> String {
+        func parts(_ text: String) -> [String: String] {
+            var result: [String: String] = [:]
+            for part in text.split(separator: " ") {
+                let pair = part.split(separator: "=", maxSplits: 1)
+                if pair.count == 2 { result[String(pair[0])] = String(pair[1]) }
+            }
+            return result
+        }
+        let (a, b) = (parts(theirs), parts(ours))
+        let names = Set(a.keys).union(b.keys).sorted().filter { a[$0] != b[$0] }
+        guard !names.isEmpty, !a.isEmpty else { return theirs }
+        return names.map { "\($0) \(a[$0] ?? "none"), not \(b[$0] ?? "none")" }.joined(separator: "; ")
+    }
+
     /// Checks, writing nothing, that `root` holds no records of another run: when
     /// `root/metrics/bg_runs` holds `.json` files, `root/metrics/fleet-run.json` must name
     /// `options`. A run that writes no records beside them still checks, so that a directory
@@ -79,7 +96,7 @@ package enum FleetOutput {
         let earlier = written?["options"] as? String
         guard earlier == signature else {
             let whose =
-                earlier.map { "a fleet of other options (\($0))" }
+                earlier.map { "a fleet of other options (\(Self.difference($0, signature)))" }
                 ?? (bytes == nil
                     ? "records of no known run (no readable \(manifestName) beside them)"
                     : "records of no known run (\(manifestName) beside them names no fleet's options: not this "

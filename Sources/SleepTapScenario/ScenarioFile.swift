@@ -66,11 +66,14 @@ package struct ScenarioFile: Sendable {
     package static let maxBytes = 1 << 20
     /// The longest span from `start` to `end`, in calendar years (10 years: 3,652 or 3,653 nights).
     package static let maxYears = 10
-    /// The latest `end`: two virtual days before the virtual clock's last moment
-    /// (`ClockOptions.lastMoment`, 2199-12-31T23:59:59.999Z), where the processes stop. The
+    /// The latest `end`, 2199-12-29T23:59:59Z: two virtual days before the virtual clock's last
+    /// moment (`ClockOptions.lastMoment`, 2199-12-31T23:59:59.999Z), where the processes stop,
+    /// to the whole second. The
     /// runner says `quit` at the wall instant of `end`, and at the default speed a wall second
     /// late is two virtual days, so an end nearer the limit let the processes reach it first.
-    package static let latestEnd = ClockOptions.lastMoment.addingTimeInterval(-2 * 86_400)
+    package static let latestEnd = Date(
+        timeIntervalSince1970: ClockOptions.lastMoment.addingTimeInterval(-2 * 86_400).timeIntervalSince1970.rounded(
+            .down))
     /// The Gregorian calendar in UTC (the span's years are counted in it).
     static let utc = WakeCalendar.calendar(in: TimeZone(identifier: "UTC") ?? .gmt)
 

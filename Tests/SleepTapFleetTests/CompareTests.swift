@@ -369,6 +369,12 @@ struct CompareTests {
                 tally.stalenessSamples = Array(repeating: 1, count: 10 * (tally.deviceDays + tally.devices) + 1)
             },
             { (tally: inout StrategyTally) in tally.stalenessSamples = [2, 1] },
+            // More nights than local days, and a staleness longer than the simulated days.
+            { (tally: inout StrategyTally) in
+                tally.nights = tally.deviceDays + tally.devices + 1
+                tally.alarmsRight = tally.nights - tally.alarmsWrong - tally.alarmsMissed - tally.alarmsAfterEnd
+            },
+            { (tally: inout StrategyTally) in tally.stalenessSamples = [1, 1e300] },
         ] {
             var edited = try JSONDecoder().decode(CompareShardFile.self, from: saved)
             edit(&edited.tally)

@@ -45,6 +45,12 @@ struct FleetOutputTests {
         for other in [Self.options(seed: 2), horizon] {
             #expect(throws: FleetOutput.Refusal.self) { try FleetOutput.claim(root: root, options: other) }
         }
+        // The refusal names the options that differ, the directory's first.
+        do {
+            try FleetOutput.claim(root: root, options: horizon)
+        } catch {
+            #expect(error.description.contains("a fleet of other options (horizonDays 7, not 14)"), "\(error)")
+        }
         // The refused runs left the manifest as it was: the first run may still go on.
         try FleetOutput.claim(root: root, options: Self.options())
     }

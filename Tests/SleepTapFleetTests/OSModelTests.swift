@@ -311,6 +311,23 @@ struct OSModelTests {
         #expect(
             problem(counted.replacingOccurrences(of: "0.25", with: "1"))
                 == "groups[0].neverAnsweredShare 1.0: not (replaced + pendingAtEnd) ÷ submitted = 10 ÷ 40")
+        // Every request is accounted for; the rate is its counts'; a share is null only without requests.
+        let whole = counted.replacingOccurrences(
+            of: #""replaced": 6,"#,
+            with: #""replaced": 6, "answeredByRun": 28, "answeredByDrop": 2, "succeeded": 28, "executionRate": 0.7,"#)
+        #expect(problem(whole) == nil)
+        #expect(
+            problem(whole.replacingOccurrences(of: #""answeredByRun": 28"#, with: #""answeredByRun": 99999"#))
+                == "groups[0].submitted 40: not answeredByRun + answeredByDrop + replaced + pendingAtEnd = 100011")
+        #expect(
+            problem(whole.replacingOccurrences(of: #""executionRate": 0.7"#, with: #""executionRate": 0.9"#))
+                == "groups[0].executionRate 0.9: not succeeded ÷ submitted = 28 ÷ 40")
+        #expect(
+            problem(whole.replacingOccurrences(of: "0.25", with: "null"))
+                == "groups[0].neverAnsweredShare: a number when requests were submitted")
+        #expect(
+            problem(good.replacingOccurrences(of: #"{"kind""#, with: #"{"histogramEdgesSeconds": [300, 600], "kind""#))
+                == "histogramEdgesSeconds: expected this tool's 17 edges (5 min to 48 h)")
         #expect(
             problem(good.replacingOccurrences(of: #""submitted": 40"#, with: #""submitted": -4"#))
                 == "groups[0].submitted: expected a whole number ≥ 0")

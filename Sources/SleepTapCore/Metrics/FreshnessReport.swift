@@ -145,6 +145,7 @@ package struct FreshnessReport: Sendable {
             case .push:
                 push += 1
                 if record.success == true { pushSucceeded += 1 }
+                if record.expired == true { expired += 1 }
             }
         }
     }
@@ -187,7 +188,8 @@ package struct FreshnessReport: Sendable {
         package var succeeded: Int
         /// `background` records.
         package var background: Int
-        /// `background` records whose expiration handler ran.
+        /// `background` and `push` records whose expiration handler ran (a push's run has the same
+        /// budget, and the same cure).
         package var expired: Int
         /// `dropped` records: launched, no handler.
         package var dropped: Int
@@ -662,6 +664,14 @@ package struct FreshnessReport: Sendable {
         }
     }
 
+    /// What a device without a run lacks, in words: "background run", or "background or push run"
+    /// when the two weeks hold `push` records, which count as the device's runs (docs/metrics.md)
+    /// but are no background run of the task scheduler, as the execution rate's are.
+    package var runWords: String {
+        figures(.all, days: Self.lastWeek.lowerBound...Self.thisWeek.upperBound).push > 0
+            ? "background or push run" : "background run"
+    }
+
     /// Why this week's p90 reads `never`, nil when it does not: the share of app opens that came
     /// before their device's first successful background run, the week's devices that had no
     /// successful run at all, and, when the earliest record of the input lies inside this week
@@ -678,7 +688,7 @@ package struct FreshnessReport: Sendable {
             + "tenth of the week's samples)."
         if this.noRunDevices > 0 {
             note +=
-                " \(this.noRunDevices) of the week's \(this.devices) devices had no successful background run in it."
+                " \(this.noRunDevices) of the week's \(this.devices) devices had no successful \(runWords) in it."
         }
         if let first = firstRecordAt.map(RunRecordFile.utcDay), first >= days[Self.thisWeek.lowerBound].description,
             first <= days[Self.thisWeek.upperBound].description
@@ -1035,7 +1045,7 @@ extension FreshnessReport {
             "| p90 staleness (h) | \(Self.staleness(this.p90)) (n = \(this.samples)) | "
             + "\(Self.staleness(last.p90)) (n = \(last.samples)) |\n"
         out += "| execution rate | \(Self.rate(this)) | \(Self.rate(last)) |\n"
-        out += "| devices without a successful background run | \(Self.noRun(this)) | \(Self.noRun(last)) |\n"
+        out += "| devices without a successful \(runWords) | \(Self.noRun(this)) | \(Self.noRun(last)) |\n"
         out += "| devices with records | \(this.devices) | \(last.devices) |\n\n"
 
         for (title, range) in [("this week", Self.thisWeek), ("last week", Self.lastWeek)] {
@@ -1314,10 +1324,10 @@ extension FreshnessReport {
         lines += [
             "  this week \(days[7])..\(days[13]): p50 \(withUnit(this.p50)), p90 \(withUnit(this.p90)) "
                 + "(\(this.samples) samples), execution rate \(Self.rate(this)), "
-                + "no successful background run: \(Self.noRun(this)) devices",
+                + "no successful \(runWords): \(Self.noRun(this)) devices",
             "  last week \(days[0])..\(days[6]): p50 \(withUnit(last.p50)), p90 \(withUnit(last.p90)) "
                 + "(\(last.samples) samples), execution rate \(Self.rate(last)), "
-                + "no successful background run: \(Self.noRun(last)) devices",
+                + "no successful \(runWords): \(Self.noRun(last)) devices",
             "  \(files) files, \(records) records (\(outside) outside the two weeks), \(skipped.count) files skipped; "
                 + dateSentence,
         ]

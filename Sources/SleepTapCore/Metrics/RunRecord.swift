@@ -152,7 +152,10 @@ public struct RunRecord: Equatable, Hashable, Sendable {
         if let appVersion, !Self.isValidAppVersion(appVersion) {
             return ("appVersion", "must be 1 to 64 printable ASCII characters or null")
         }
-        if let attempt, attempt < 0 { return ("attempt", "must not be negative") }
+        if let attempt {
+            if platform != .android { return ("attempt", "only android records have it (use null)") }
+            if attempt < 0 { return ("attempt", "must not be negative") }
+        }
         if let stopReason {
             if kind != .background || platform != .android {
                 return ("stopReason", "only an android background record has it (use null)")

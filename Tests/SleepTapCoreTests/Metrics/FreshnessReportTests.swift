@@ -179,11 +179,25 @@ struct FreshnessReportTests {
         #expect(fed.conditions == [.noneRan(submitted: 20)], "the refresh task is still broken: (3) says so")
         let text = fed.markdown()
         #expect(text.contains("| push runs that succeeded | 20 | 20 |"), "\(text)")
+        // The device count's label says what counts: the requests had no run, the devices had.
+        #expect(text.contains("| devices without a successful background or push run | 0 of 20 (0.0 %) |"), "\(text)")
+        #expect(fed.runWords == "background or push run")
+        #expect(Self.report(lastWeek: [1], thisWeek: [1]).runWords == "background run")
         // The report gets worse when the pushes fail: every device is one without a run.
         let starved = report(pushSucceeds: false)
         let starvedThis = starved.figures(.all, days: FreshnessReport.thisWeek)
         #expect(starvedThis.noRunDevices == 20 && starvedThis.pushSucceeded == 0)
         #expect(starved.conditions.contains(.mostDevicesWithoutRun(noRun: 20, devices: 20)))
+        // An expired push's run is an expired run, with its cause.
+        var expired = FreshnessReport(date: Self.date)
+        expired.add(file: [
+            RunRecord(
+                device: "d0", platform: .ios, kind: .push, at: ISO8601.date("2026-03-10T04:00:30Z")!, success: false,
+                expired: true, stalenessHours: 20)
+        ])
+        #expect(expired.figures(.all, days: FreshnessReport.thisWeek).expired == 1)
+        #expect(expired.markdown().contains("| expired (budget ran out) | 1 | 0 |"))
+        #expect(expired.causes.contains { $0.hasPrefix("`expired`") }, "\(expired.causes)")
         #expect(!fed.conditions.contains(.mostDevicesWithoutRun(noRun: 20, devices: 20)))
         let this = try #require(fed.summary(path: "r.md")["thisWeek"] as? [String: Any])
         #expect(this["push"] as? Int == 20 && this["pushSucceeded"] as? Int == 20)

@@ -128,6 +128,7 @@ struct RunRecordTests {
         var ios = record
         ios.platform = .ios
         ios.bucket = nil
+        ios.attempt = nil
         #expect(ios.problem?.field == "stopReason")
         var foreground = record
         foreground.kind = .foreground
@@ -245,6 +246,10 @@ struct RunRecordTests {
             (
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"push","lowPower":false,"platform":"ios","expired":false,"success":true,"earliestBeginDate":"2026-03-02T05:00:00Z"}]"#,
                 "record 0, field earliestBeginDate: kind push has none"
+            ),
+            (
+                #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"foreground","lowPower":false,"platform":"ios","attempt":0}]"#,
+                "record 0, field attempt: only android records have it"
             ),
             (
                 #"[{"at":"2026-03-02T06:00:00Z","device":"d","kind":"nap","lowPower":false,"platform":"ios"}]"#,
