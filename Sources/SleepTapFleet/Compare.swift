@@ -220,7 +220,9 @@ package struct StrategyTally: Equatable, Codable, Sendable {
                 "\(nights) nights on \(devices) devices over \(deviceDays) device-days: more than one bed tap a local day"
         }
         // Staleness counts hours since a run inside the simulated days, so none exceeds them.
-        if devices > 0, deviceDays > 0, let stalest = stalenessSamples.last, stalest > 24 * Double(deviceDays / devices + 1) {
+        if devices > 0, deviceDays > 0, let stalest = stalenessSamples.last,
+            stalest > 24 * Double(deviceDays / devices + 1)
+        {
             return "stalenessSamples holds \(stalest) h: longer than the \(deviceDays / devices) simulated days"
         }
         // For counts x ≥ 0 over n devices, (Σx)² ÷ n ≤ Σx² ≤ (Σx)² (Cauchy-Schwarz); compared in
