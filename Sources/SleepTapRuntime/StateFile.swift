@@ -97,9 +97,14 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
             // (`AtomicFile`), so a link here, dangling or not, would leave every save failing:
             // it is refused like a corrupt file, and its target is not touched.
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
-            let dangling = !FileManager.default.fileExists(atPath: path)
+            var followed = stat()
+            let unresolved =
+                stat(path, &followed) == 0
+                ? ""
+                : errno == ELOOP
+                    ? ", which loops" : errno == ENOENT ? ", which does not exist" : ", which cannot be followed"
             reason =
-                "is a symbolic link (to \(String(reflecting: target))\(dangling ? ", which does not exist" : "")): "
+                "is a symbolic link (to \(String(reflecting: target))\(unresolved)): "
                 + "a save replaces the file itself and never writes through a link"
             movedTo = try Self.moveAside(path, reason: reason, at: now)
         } else if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {

@@ -149,6 +149,10 @@ struct StateFileTests {
         #expect(reason.contains("is a symbolic link") && reason.contains("which does not exist"), "\(reason)")
         let aside = try #require(recovery?.movedTo)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: aside) == "/nonexistent/x")
+        // A link to itself loops, and says so.
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "os.json")
+        let looped = try file.loadRecovering(validate: { _ in nil }, now: Date().addingTimeInterval(1))
+        #expect(looped.recovery?.reason.contains("which loops") == true, "\(String(describing: looped.recovery))")
         try file.save(["a": 3])
         var info = stat()
         #expect(lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG)
