@@ -286,7 +286,8 @@ extension CommandLineParser {
           push [normal|high]
                           a server push reaches the device (normal unless given): iOS a silent
                           background notification (30 s, at most 3 an hour, none after a
-                          force-quit), Android an FCM message (high at once, normal deferred by
+                          force-quit, with Background App Refresh off or in Low Power Mode),
+                          Android an FCM message (high at once, normal deferred by
                           Doze to its maintenance window); the app runs the job for it
           force-quit      the user swipes the app away: no background runs until the next open
           registration M  the user installs an app update that registers early, late-silent or

@@ -25,7 +25,7 @@ struct ReportOptions: Equatable, Sendable {
             platform, Android standby bucket and app version, failures with their usual causes, a
             daily chart, and a heading marked ⚠ when (1) this week's p90 is more than 12 h worse
             than last week's, (2) it is above the watch's 7-day cache horizon, (3) requests were
-            submitted and none ran, (4) more than half the devices had no successful run, (5) a
+            submitted and no background run succeeded, (4) more than half the devices had no successful run, (5) a
             tenth or more of last week's devices wrote nothing this week, (6) no device wrote
             anything this week, (7) an app version on a tenth or more of the devices had no
             successful run on more than half of them, (8) most devices have records only outside

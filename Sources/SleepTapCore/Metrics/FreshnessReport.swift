@@ -1173,8 +1173,8 @@ extension FreshnessReport {
         out += "## Definitions\n\n"
         out +=
             "- **Staleness sample**: the `stalenessHours` of a `foreground` record: when the user opened the "
-            + "app, the hours since the device's last successful background run. A null sample means the "
-            + "device had had no successful background run yet (\"never refreshed\"): it is the stalest of all, "
+            + "app, the hours since the device's last successful background run (the task's, or a server "
+            + "push's). A null sample means the device had had no successful background run yet (\"never refreshed\"): it is the stalest of all, "
             + "unbounded staleness, ranked above every number in the percentiles.\n"
         out +=
             "- **Percentiles**: linear interpolation between closest ranks (Hyndman and Fan type 7, the default "
@@ -1187,7 +1187,7 @@ extension FreshnessReport {
             + "window and group. A device whose handler never runs keeps its one request pending and writes few "
             + "`submitted` records, so the rate hides it: see the devices without a successful background run.\n"
         out +=
-            "- **Devices without a successful background run**: devices with any record in the week (and "
+            "- **Devices without a successful \(runWords)**: devices with any record in the week (and "
             + "group) and no `background` or `push` record with `success: true` in it; this week also the devices "
             + "with records last week and none this week (silent: no run, no open, no request). A `push` record is "
             + "a run for a server push, outside the task scheduler: it feeds the watch and ends the staleness, and "
