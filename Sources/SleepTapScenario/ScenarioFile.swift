@@ -510,15 +510,22 @@ package struct ScenarioFile: Sendable {
             }
             let from = try optionalInstant("from")
             let to = try optionalInstant("to")
-            if let from, let to, from >= to {
-                throw fail(field + ".to", object["to"], "must be after from \(ISO8601.string(from))")
+            // The run matches a window to the whole second (`ScenarioRun.second`), so it is
+            // checked so here: a window inside one second holds no second.
+            let second = ScenarioRun.second
+            if let from, let to, second(from) >= second(to) {
+                throw fail(
+                    field + ".to", object["to"],
+                    "must be after from \(ISO8601.string(from)), by a whole second (windows are matched to the second)")
             }
             // A window with no instant of the run matches nothing.
             if let from, from >= end {
                 throw fail(field + ".from", object["from"], "at or after the scenario's end \(ISO8601.string(end))")
             }
-            if let to, to <= start {
-                throw fail(field + ".to", object["to"], "at or before the scenario's start \(ISO8601.string(start))")
+            if let to, second(to) <= second(start) {
+                throw fail(
+                    field + ".to", object["to"],
+                    "at or before the scenario's start \(ISO8601.string(start)) (windows are matched to the second)")
             }
             let count = try optionalCount("count")
             let min = try optionalCount("min")
@@ -548,7 +555,9 @@ package struct ScenarioFile: Sendable {
             }
             // The first match lies in the run and in the window: a `first` outside both can only fail.
             let first = try optionalInstant("first")
-            if let first, first < (from ?? start) || first >= (to ?? end) {
+            if let first,
+                second(first) < second(from ?? start) || (to.map { second(first) >= second($0) } ?? (first >= end))
+            {
                 throw fail(
                     field + ".first", object["first"],
                     "outside the window it is looked for in (\(ISO8601.string(from ?? start)) to "

@@ -185,6 +185,20 @@ struct ScenarioFileTests {
         ),
         ("a name of spaces", "name", "\"   \"", { $0["name"] = "   " }),
         (
+            "a window inside the start's second (matched to the second: it holds none)", "expect[0].to",
+            "\"2026-07-20T00:00:00.900Z\"",
+            { $0["expect"] = [["event": "bed.wake_time", "to": "2026-07-20T00:00:00.900Z"] as [String: Any]] }
+        ),
+        (
+            "from and to in one second", "expect[0].to", "\"2026-07-21T00:00:00.900Z\"",
+            {
+                $0["expect"] = [
+                    ["event": "bed.wake_time", "from": "2026-07-21T00:00:00.500Z", "to": "2026-07-21T00:00:00.900Z"]
+                        as [String: Any]
+                ]
+            }
+        ),
+        (
             "a count above 2^53 - 1 (not exact as a JSON number)", "expect[0].count", "9007199254740993",
             { $0["expect"] = [["event": "bed.wake_time", "count": 9_007_199_254_740_993] as [String: Any]] }
         ),
