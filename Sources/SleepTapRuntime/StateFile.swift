@@ -88,27 +88,13 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
         validate: (Value) -> String?, now: Date = Date()
     ) throws(FileError) -> (value: Value?, recovery: Recovery?) {
         let previous = path + ".prev"
-        var isDirectory: ObjCBool = false
         var reason = "missing"
         var movedTo: String?
-        var link = stat()
-        if lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFLNK {
-            // A save renames a new regular file in and never writes through a link
-            // (`AtomicFile`), so a link here, dangling or not, would leave every save failing:
-            // it is refused like a corrupt file, and its target is not touched.
-            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
-            var followed = stat()
-            let unresolved =
-                stat(path, &followed) == 0
-                ? ""
-                : errno == ELOOP
-                    ? ", which loops" : errno == ENOENT ? ", which does not exist" : ", which cannot be followed"
-            reason =
-                "is a symbolic link (to \(String(reflecting: target))\(unresolved)): "
-                + "a save replaces the file itself and never writes through a link"
-            movedTo = try Self.moveAside(path, reason: reason, at: now)
-        } else if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard !isDirectory.boolValue, access(path, R_OK) == 0 else {
+        // lstat(2): a symbolic link is there even when it leads nowhere (`decode` refuses it).
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            let kind = info.st_mode & S_IFMT
+            guard kind == S_IFLNK || (kind != S_IFDIR && access(path, R_OK) == 0) else {
                 throw FileError(path: path, reason: "cannot be read (a directory, or no read permission)")
             }
             do {
@@ -201,11 +187,21 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
 
     private func decode(_ file: String) throws(FileError) -> Value {
         // A state file is a regular file the process wrote (`AtomicFile`, by rename): a symbolic
-        // link is not read, so no message quotes what it points at.
+        // link, dangling or not, is not read, so no message quotes what it points at; and a save
+        // never writes through one, so a link kept in place would leave every save failing.
         var info = stat()
         if lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: file)) ?? "?"
+            var followed = stat()
+            let unresolved =
+                stat(file, &followed) == 0
+                ? ""
+                : errno == ELOOP
+                    ? ", which loops" : errno == ENOENT ? ", which does not exist" : ", which cannot be followed"
             throw FileError(
-                path: file, reason: "not a valid state file: a symbolic link (a state file is a regular file)")
+                path: file,
+                reason: "not a valid state file: it is a symbolic link (to \(String(reflecting: target))\(unresolved)); "
+                    + "a save replaces the file itself and never writes through a link")
         }
         let data: Data
         do throws(BoundedFile.Failure) {
