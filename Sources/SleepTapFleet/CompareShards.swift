@@ -77,13 +77,13 @@ package enum CompareMerge {
         guard isDirectory.boolValue else {
             throw CompareMergeError("\(root): not a directory (give the directory the shards' --out were copied into)")
         }
-        // A directory with no strategy's tallies at all is named itself, not its first strategy's.
-        let anyTally = strategies.contains { strategy in
-            let names =
-                (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(strategy.rawValue)/tally")) ?? []
-            return names.contains { $0.hasSuffix(".json") }
+        /// A strategy's tally files under `root`, in name order.
+        func tallyNames(_ strategy: RefreshStrategy) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(strategy.rawValue)/tally")) ?? [])
+                .filter { $0.hasSuffix(".json") }.sorted()
         }
-        guard anyTally else {
+        // A directory with no strategy's tallies at all is named itself, not its first strategy's.
+        guard strategies.contains(where: { !tallyNames($0).isEmpty }) else {
             throw CompareMergeError(
                 "\(root): no shard tallies of sleeptap-compare (none of \(strategies.map { "\($0.rawValue)/tally/" }.joined(separator: ", ")) "
                     + "holds one; each shard's run writes them with --out; copy the shards' --out directories into one)"
@@ -92,15 +92,10 @@ package enum CompareMerge {
         var result: [StrategyTally] = []
         for strategy in strategies {
             let directory = "\(root)/\(strategy.rawValue)/tally"
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-                .filter { $0.hasSuffix(".json") }.sorted()
+            let names = tallyNames(strategy)
             guard !names.isEmpty else {
                 // Shards run with --strategies: the merge must name the same ones.
-                let held = RefreshStrategy.allCases.filter { other in
-                    let names =
-                        (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(other.rawValue)/tally")) ?? []
-                    return names.contains { $0.hasSuffix(".json") }
-                }
+                let held = RefreshStrategy.allCases.filter { !tallyNames($0).isEmpty }
                 let hint =
                     held.isEmpty
                     ? ""

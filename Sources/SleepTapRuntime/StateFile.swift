@@ -200,7 +200,8 @@ package struct StateFile<Value: Codable & Sendable>: Sendable {
                     ? ", which loops" : errno == ENOENT ? ", which does not exist" : ", which cannot be followed"
             throw FileError(
                 path: file,
-                reason: "not a valid state file: it is a symbolic link (to \(String(reflecting: target))\(unresolved)); "
+                reason:
+                    "not a valid state file: it is a symbolic link (to \(String(reflecting: target))\(unresolved)); "
                     + "a save replaces the file itself and never writes through a link")
         }
         let data: Data
