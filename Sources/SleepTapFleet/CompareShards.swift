@@ -193,18 +193,15 @@ package enum CompareMerge {
         func object(_ text: String) -> [String: Any] {
             (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
         }
-        let a = object(theirs)
-        let b = object(ours)
-        func text(_ value: Any?) -> String {
-            guard let value, !(value is NSNull) else { return "none" }
+        func text(_ value: Any) -> String {
+            guard !(value is NSNull) else { return "none" }
             if let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
             {
                 return String(decoding: data, as: UTF8.self)
             }
             return "\(value)"
         }
-        let keys = Set(a.keys).union(b.keys).sorted().filter { text(a[$0]) != text(b[$0]) }
-        guard !keys.isEmpty else { return "its parameters differ" }
-        return keys.map { "\($0) \(text(a[$0])), not \(text(b[$0]))" }.joined(separator: "; ")
+        return FleetOutput.differing(object(theirs).mapValues(text), object(ours).mapValues(text))
+            ?? "its parameters differ"
     }
 }

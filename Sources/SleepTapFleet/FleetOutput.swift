@@ -73,10 +73,18 @@ package enum FleetOutput {
             }
             return result
         }
-        let (a, b) = (parts(theirs), parts(ours))
-        let names = Set(a.keys).union(b.keys).sorted().filter { a[$0] != b[$0] }
-        guard !names.isEmpty, !a.isEmpty else { return theirs }
-        return names.map { "\($0) \(a[$0] ?? "none"), not \(b[$0] ?? "none")" }.joined(separator: "; ")
+        let a = parts(theirs)
+        guard !a.isEmpty, let differing = differing(a, parts(ours)) else { return theirs }
+        return differing
+    }
+
+    /// The parameters whose values differ between `theirs` and `ours` (values as text, a missing
+    /// one `none`): `seed 2, not 1; days 14, not 7`, in name order; nil when none does. The one
+    /// wording of every "another run" refusal (`FleetOutput`, `CompareMerge`).
+    static func differing(_ theirs: [String: String], _ ours: [String: String]) -> String? {
+        let names = Set(theirs.keys).union(ours.keys).sorted().filter { (theirs[$0] ?? "none") != (ours[$0] ?? "none") }
+        guard !names.isEmpty else { return nil }
+        return names.map { "\($0) \(theirs[$0] ?? "none"), not \(ours[$0] ?? "none")" }.joined(separator: "; ")
     }
 
     /// Checks, writing nothing, that `root` holds no records of another run: when
