@@ -21,8 +21,6 @@ package enum FleetRun {
         package var backgroundSucceeded = 0
         package var dropped = 0
         package var foreground = 0
-        /// `push` records: runs for a server push (`sleeptap-compare`'s push strategies).
-        package var push = 0
         /// Wall seconds the run took.
         package var seconds = 0.0
 
@@ -46,7 +44,6 @@ package enum FleetRun {
             backgroundSucceeded += other.backgroundSucceeded
             dropped += other.dropped
             foreground += other.foreground
-            push += other.push
         }
 
         /// The counts of one device's records.
@@ -64,7 +61,7 @@ package enum FleetRun {
                     if record.success == true { backgroundSucceeded += 1 }
                 case .dropped: dropped += 1
                 case .foreground: foreground += 1
-                case .push: push += 1
+                case .push: break  // only `sleeptap-compare`'s push strategies run pushes; it tallies its own
                 }
             }
         }
