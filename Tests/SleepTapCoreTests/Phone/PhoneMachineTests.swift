@@ -285,6 +285,171 @@ struct PhoneMachineTests {
         #expect(node.counters.rejectedMessages == 1)
     }
 
+    @Test("Three frames from the watch: message.rejected naming the count, and an ERROR to the watch")
+    func wrongFrameCount() {
+        var node = Self.started()
+        let reason = "expected 2 frames (routing id, message), got 3"
+        #expect(
+            node.messageReceived([Array(Self.watchID.utf8), Array("a".utf8), Array("b".utf8)], at: Self.at(1)) == [
+                Self.event(.messageRejected, [("reason", .string(reason))], at: Self.at(1)),
+                .send(.error(reason: reason)),
+            ])
+        #expect(node.counters.rejectedMessages == 1)
+    }
+
+    // MARK: a HELLO's sentAt and instance
+
+    static func hello(sentAt: Date?, instance: UInt64?) -> [[UInt8]] {
+        frames(WireCodec.encode(.hello(nil), sentAt: sentAt, instance: instance))
+    }
+
+    /// The events a HELLO gives before its answer (the batch and what goes with it).
+    static func helloNotes(_ actions: [PhoneAction]) -> [PhoneAction] {
+        Array(actions.prefix { $0.event.map { $0.name != .messageReceived } ?? false })
+    }
+
+    @Test("A HELLO sent 24 h after the phone's now: clock.skew naming HELLO, before the HELLO is answered")
+    func helloClockSkew() throws {
+        var node = Self.started()
+        let time = Self.at(5)
+        let sentAt = time.now.addingTimeInterval(86_400)
+        let skew = try #require(ClockSkew.check(sentAt: sentAt, now: time.now, message: "HELLO"))
+        let actions = node.messageReceived(Self.hello(sentAt: sentAt, instance: nil), at: time)
+        #expect(
+            Self.helloNotes(actions) == [
+                .emit(skew, at: time.now), Self.event(.peerOnline, [("id", .string(Self.watchID))], at: time),
+            ])
+        #expect(skew["skewHours"] == .double(24))
+        #expect(Self.sends(actions).contains { if case .batch = $0 { true } else { false } })
+    }
+
+    @Test("A HELLO sent 30 min either side of the phone's now, or without sentAt, gives no clock.skew")
+    func helloWithinTheHour() {
+        var node = Self.started()
+        let online = Self.event(.peerOnline, [("id", .string(Self.watchID))], at: Self.at(5))
+        #expect(
+            Self.helloNotes(node.messageReceived(Self.hello(sentAt: nil, instance: nil), at: Self.at(5))) == [online])
+        for offset in [1_800.0, -1_800] {
+            let time = Self.at(6)
+            #expect(
+                Self.helloNotes(
+                    node.messageReceived(
+                        Self.hello(sentAt: time.now.addingTimeInterval(offset), instance: nil), at: time))
+                    == [])
+        }
+    }
+
+    static func replaced(
+        _ instance: String, previous: String, silentFor: Double, secondWatch: Bool, at time: NodeTime
+    ) -> PhoneAction {
+        event(
+            .peerReplaced,
+            [
+                ("id", .string(watchID)), ("instance", .string(instance)), ("previousInstance", .string(previous)),
+                ("previousSilentFor", .double(silentFor)), ("secondWatch", .bool(secondWatch)),
+                (
+                    "reason",
+                    .string(
+                        secondWatch
+                            ? "two watch processes use this routing id and take it from each other "
+                                + "(ROUTER_HANDOVER): give each watch its own --id"
+                            : "another watch process took this routing id: a restart, or a second watch")
+                ),
+            ], at: time)
+    }
+
+    @Test(
+        "Another instance behind the watch's routing id: peer.replaced (a restart, or a second watch); the old one speaking again is a second watch"
+    )
+    func peerReplaced() {
+        var node = Self.started()
+        let online = Self.event(.peerOnline, [("id", .string(Self.watchID))], at: Self.at(1))
+        #expect(
+            Self.helloNotes(node.messageReceived(Self.hello(sentAt: nil, instance: 0xa), at: Self.at(1))) == [online])
+        #expect(Self.helloNotes(node.messageReceived(Self.hello(sentAt: nil, instance: 0xa), at: Self.at(2))) == [])
+        #expect(
+            Self.helloNotes(node.messageReceived(Self.hello(sentAt: nil, instance: 0xb), at: Self.at(3))) == [
+                Self.replaced(
+                    "000000000000000b", previous: "000000000000000a", silentFor: 1, secondWatch: false, at: Self.at(3))
+            ])
+        #expect(
+            Self.helloNotes(node.messageReceived(Self.hello(sentAt: nil, instance: 0xa), at: Self.at(4))) == [
+                Self.replaced(
+                    "000000000000000a", previous: "000000000000000b", silentFor: 1, secondWatch: true, at: Self.at(4))
+            ])
+    }
+
+    // MARK: ZAP (RFC 27)
+
+    static let watchKey = [UInt8](repeating: 7, count: 32)
+
+    static func zapRequest(mechanism: String, key: [UInt8]?) -> [[UInt8]] {
+        [Array("1.0".utf8), Array("req-1".utf8), [], Array("10.0.0.9".utf8), [], Array(mechanism.utf8)]
+            + (key.map { [$0] } ?? [])
+    }
+
+    static func zapReply(admitted: Bool) -> PhoneAction {
+        admitted
+            ? .zapReply([
+                Array("1.0".utf8), Array("req-1".utf8), Array("200".utf8), Array("OK".utf8), Array("watch".utf8), [],
+            ])
+            : .zapReply([Array("1.0".utf8), Array("req-1".utf8), Array("400".utf8), Array("not paired".utf8), [], []])
+    }
+
+    static func refused(_ mechanism: String, _ reason: String, at time: NodeTime) -> PhoneAction {
+        event(
+            .peerRefused,
+            [("mechanism", .string(mechanism)), ("address", .string("10.0.0.9")), ("reason", .string(reason))],
+            at: time)
+    }
+
+    static func curveNode() -> PhoneNode {
+        PhoneNode(app: PhoneHarness.app(), configuration: PhoneHarness.configuration(pairedWatchKey: watchKey))
+    }
+
+    @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
+    func zapPairedKey() {
+        var node = Self.curveNode()
+        #expect(
+            node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: Self.watchKey), at: Self.at(0)) == [
+                Self.zapReply(admitted: true)
+            ])
+        #expect(node.counters.refusedPeers == 0)
+    }
+
+    @Test("ZAP: another CURVE key is refused (400) with the reason, and counted")
+    func zapWrongKey() {
+        var node = Self.curveNode()
+        let other = [UInt8](repeating: 8, count: 32)
+        #expect(
+            node.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other), at: Self.at(0)) == [
+                Self.refused("CURVE", "key not paired with this phone", at: Self.at(0)), Self.zapReply(admitted: false),
+            ])
+        #expect(node.counters.refusedPeers == 1)
+    }
+
+    @Test(
+        "ZAP: a client without CURVE is refused (400), even with the paired key's bytes", arguments: ["NULL", "PLAIN"])
+    func zapNotCurve(mechanism: String) {
+        var node = Self.curveNode()
+        #expect(
+            node.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.watchKey), at: Self.at(0)) == [
+                Self.refused(mechanism, "CURVE required", at: Self.at(0)), Self.zapReply(admitted: false),
+            ])
+    }
+
+    @Test("ZAP: a flood of refused clients: one peer.refused in the window, every request answered and counted")
+    func zapFloodHeldBack() {
+        var node = Self.curveNode()
+        let request = Self.zapRequest(mechanism: "NULL", key: nil)
+        #expect(
+            node.zapRequest(request, at: Self.at(0)) == [
+                Self.refused("NULL", "CURVE required", at: Self.at(0)), Self.zapReply(admitted: false),
+            ])
+        for _ in 1..<50 { #expect(node.zapRequest(request, at: Self.at(0)) == [Self.zapReply(admitted: false)]) }
+        #expect(node.counters.refusedPeers == 50)
+    }
+
     /// The reason `WireCodec` rejects `bytes` with, nil when it accepts them.
     static func decodeError(_ bytes: [UInt8]) -> String? {
         do throws(ProtocolError) {

@@ -15,77 +15,7 @@ import Testing
 /// Single decisions compared as whole action lists are `PhoneMachineTests`'.
 @Suite("Phone node")
 struct PhoneNodeTests {
-    static let key = [UInt8](repeating: 7, count: 32)
-
-    static func zapRequest(mechanism: String, key: [UInt8]?) -> [[UInt8]] {
-        var frames: [[UInt8]] = [
-            Array("1.0".utf8), Array("req-1".utf8), [], Array("10.0.0.9".utf8), [], Array(mechanism.utf8),
-        ]
-        if let key { frames.append(key) }
-        return frames
-    }
-
     // MARK: the OS trace
-
-    static func hello(sentAt: Date?, instance: UInt64?) -> [[UInt8]] {
-        [Array(PhoneHarness.watchID.utf8), WireCodec.encode(.hello(nil), sentAt: sentAt, instance: instance)]
-    }
-
-    @Test(
-        "Clock skew, phone side: a HELLO whose sentAt is 24 h from the phone's virtual now gives clock.skew naming HELLO; 30 min or no sentAt gives none"
-    )
-    func helloClockSkew() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.clearEvents()
-        bench.receive(Self.hello(sentAt: nil, instance: nil))
-        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(1_800), instance: nil))
-        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(-1_800), instance: nil))
-        #expect(bench.events(.clockSkew).isEmpty, "\(bench.names())")
-        bench.advance(5)
-        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(86_400), instance: nil))
-        let skew = try #require(bench.events(.clockSkew).first)
-        #expect(skew["message"] == .string("HELLO"))
-        #expect(skew["skewHours"] == .double(24))
-        #expect(skew["sentAt"] == .date(bench.now.addingTimeInterval(86_400)))
-        bench.advance(5)
-        bench.clearEvents()
-        bench.receive(Self.hello(sentAt: bench.now.addingTimeInterval(-10 * 3_600), instance: nil))
-        #expect(bench.events(.clockSkew).first?["skewHours"] == .double(-10))
-        #expect(bench.sent.contains { if case .batch = $0 { true } else { false } }, "the HELLO is still answered")
-    }
-
-    @Test(
-        "A second watch taking the paired routing id: peer.replaced names the id and both instances; the first change may be a restart, the old instance speaking again is a second watch"
-    )
-    func peerReplaced() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.clearEvents()
-        bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
-        bench.advance(1)
-        bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
-        #expect(bench.events(.peerReplaced).isEmpty, "the same process says HELLO again")
-        bench.advance(1)
-        bench.receive(Self.hello(sentAt: bench.now, instance: 0xb))
-        let first = try #require(bench.events(.peerReplaced).first)
-        #expect(first["id"] == .string(PhoneHarness.watchID))
-        #expect(first["instance"] == .string("000000000000000b"))
-        #expect(first["previousInstance"] == .string("000000000000000a"))
-        #expect(first["previousSilentFor"] == .double(1))
-        #expect(first["secondWatch"] == .bool(false))
-        bench.advance(1)
-        bench.clearEvents()
-        bench.receive(Self.hello(sentAt: bench.now, instance: 0xa))
-        let back = try #require(bench.events(.peerReplaced).first)
-        #expect(back["instance"] == .string("000000000000000a"))
-        #expect(back["secondWatch"] == .bool(true))
-        guard case .string(let reason) = back["reason"] else {
-            Issue.record("peer.replaced without a reason")
-            return
-        }
-        #expect(reason.contains("give each watch its own --id"))
-    }
 
     @Test(
         "Android: with the notification permission revoked every bedtime notice added is also notification.hidden; granted, none; kept in os.json; refused on iOS"
@@ -220,64 +150,6 @@ struct PhoneNodeTests {
     }
 
     // MARK: ZAP
-
-    @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
-    func zapPairedKey() throws {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
-        bench.driver.zapRequest(Self.zapRequest(mechanism: "CURVE", key: Self.key))
-        let reply = try #require(bench.zapReplies.first)
-        #expect(reply[2] == Array("200".utf8))
-        #expect(reply[1] == Array("req-1".utf8), "the reply names the request")
-        #expect(bench.events(.peerRefused).isEmpty)
-        #expect(bench.node.counters.refusedPeers == 0)
-    }
-
-    @Test("ZAP: another CURVE key is refused (400) with the reason, and counted")
-    func zapWrongKey() throws {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
-        let other = [UInt8](repeating: 8, count: 32)
-        bench.driver.zapRequest(Self.zapRequest(mechanism: "CURVE", key: other))
-        #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
-        let refused = try #require(bench.events(.peerRefused).first)
-        #expect(refused["reason"] == .string("key not paired with this phone"))
-        #expect(refused["address"] == .string("10.0.0.9"))
-        #expect(bench.node.counters.refusedPeers == 1)
-    }
-
-    @Test("ZAP: a client without CURVE (NULL, PLAIN) is refused: CURVE required", arguments: ["NULL", "PLAIN"])
-    func zapNotCurve(mechanism: String) throws {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
-        // Even with the paired key's bytes as credentials.
-        bench.driver.zapRequest(Self.zapRequest(mechanism: mechanism, key: Self.key))
-        #expect(try #require(bench.zapReplies.first)[2] == Array("400".utf8))
-        #expect(try #require(bench.events(.peerRefused).first)["reason"] == .string("CURVE required"))
-    }
-
-    @Test("ZAP: a flood of refused clients writes one line per window and counts every one")
-    func zapFloodHeldBack() {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
-        for _ in 0..<50 {
-            bench.driver.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil))
-        }
-        #expect(bench.zapReplies.count == 50)
-        #expect(bench.events(.peerRefused).count == 1)
-        #expect(bench.node.counters.refusedPeers == 50)
-    }
-
-    // MARK: frames
-
-    @Test("Frames: three frames from the watch are rejected and the watch gets an ERROR naming the count")
-    func wrongFrameCount() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.receive([Array(PhoneHarness.watchID.utf8), Array("a".utf8), Array("b".utf8)])
-        let reason = "expected 2 frames (routing id, message), got 3"
-        #expect(bench.events(.messageRejected).map { $0["reason"] } == [.string(reason)])
-        #expect(bench.sent.last == .error(reason: reason))
-        #expect(bench.node.counters.rejectedMessages == 1)
-        bench.type("status")
-        #expect(bench.events(.phoneStatus).first?["rejectedMessages"] == .int(1))
-    }
 
     @Test("phone.status: the simulated OS's fields are one nested object `os`, no dotted keys")
     func statusNestsTheOS() throws {
@@ -844,12 +716,12 @@ struct PhoneNodeTests {
         "phone.stopping is the last line: held-back send failures and refused peers are said before it",
         arguments: [StopCause.signal(15), .endOfTerminalInput, .outputClosed, nil])
     func stoppingIsLast(cause: StopCause?) throws {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: Self.key))
+        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: PhoneMachineTests.watchKey))
         bench.watchConnected = false
         bench.start()
         for _ in 0..<3 { bench.fire(.resend) }
         for _ in 0..<4 {
-            bench.driver.zapRequest(Self.zapRequest(mechanism: "NULL", key: nil))
+            bench.driver.zapRequest(PhoneMachineTests.zapRequest(mechanism: "NULL", key: nil))
         }
         bench.clearEvents()
         if let cause { bench.driver.stop(cause) } else { bench.type("quit") }
