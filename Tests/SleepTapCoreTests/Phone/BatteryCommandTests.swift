@@ -45,13 +45,17 @@ struct BatteryCommandTests {
 
     @Test("Typed battery 15%: os.battery {level}, and the OS's level is 0.15")
     func applied() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.clearEvents()
-        bench.type("battery 15%")
-        let event = try #require(bench.events(.osBattery).first)
-        #expect(event["level"] == .double(0.15))
-        #expect(bench.node.app.scheduler.batteryLevel(at: bench.now) == 0.15)
+        var node = PhoneMachineTests.started()
+        let time = PhoneMachineTests.at(10)
+        let actions = node.commandLine("battery 15%", at: time)
+        let next = try #require(node.nextLaunch)
+        #expect(
+            actions == [
+                .persistOS(node.app.scheduler),
+                PhoneMachineTests.event(.osBattery, [("level", .double(0.15))], at: time),
+                .arm(.osLaunch, .at(next)),
+            ])
+        #expect(node.app.scheduler.batteryLevel(at: time.now) == 0.15)
     }
 
     @Test("phone.status gives the battery's level as it drains and the usage model's budgets; null on legacy")

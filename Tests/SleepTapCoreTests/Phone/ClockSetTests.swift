@@ -98,14 +98,28 @@ struct ClockSetTests {
     @Test(
         "Android: clock-set -12h replans the enqueued work 12 h later (os.time_changed nextRunAt, os.work.rescheduled)")
     func androidSetBack() throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        bench.start()
-        let next = try #require(bench.node.app.scheduler.nextLaunch(after: bench.now))
-        bench.clearEvents()
-        bench.type("clock-set -12h")
-        let changed = try #require(bench.events(.osTimeChanged).first)
-        #expect(changed["nextRunAt"] == .date(next.addingTimeInterval(43_200)))
-        #expect(bench.names().contains(.osWorkRescheduled))
-        #expect(bench.node.app.scheduler.nextLaunch(after: bench.now) == next.addingTimeInterval(43_200))
+        var node = PhoneMachineTests.started(platform: .android)
+        let time = PhoneMachineTests.at(10)
+        let next = try #require(node.app.scheduler.nextLaunch(after: time.now))
+        let later = next.addingTimeInterval(43_200)
+        let actions = node.commandLine("clock-set -12h", at: time).filter { $0.event?.name != .osWhy }
+        #expect(
+            actions == [
+                .persistOS(node.app.scheduler),
+                PhoneMachineTests.event(
+                    .osClockSet,
+                    [
+                        ("delta", .double(-43_200)), ("offset", .double(-43_200)),
+                        ("wallClock", .date(time.now.addingTimeInterval(-43_200))),
+                    ], at: time),
+                PhoneMachineTests.event(
+                    .osTimeChanged,
+                    [
+                        ("broadcast", .string("android.intent.action.TIME_SET")), ("delta", .double(-43_200)),
+                        ("pendingIdentifier", .string("net.sleeptap.refresh")), ("nextRunAt", .date(later)),
+                    ], at: time),
+                PhoneMachineTests.event(.osWorkRescheduled, [("reason", .string("time changed"))], at: time),
+                .arm(.osLaunch, .at(later)),
+            ])
     }
 }

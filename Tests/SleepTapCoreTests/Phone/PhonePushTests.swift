@@ -50,18 +50,26 @@ struct PhonePushTests {
     }
 
     @Test("iOS: after a force-quit the push is refused, push.refused says why, and no job runs")
-    func refusedAfterForceQuit() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.type("force-quit")
-        bench.clearEvents()
-        let runs = bench.node.app.state.refreshLog.history.count
-        bench.type("push")
-        let refused = try #require(bench.events(.pushRefused).first)
-        guard case .string(let reason) = refused["reason"] else { throw CancellationError() }
-        #expect(reason.contains("force-quit"))
-        #expect(bench.events(.pushReceived).isEmpty)
-        #expect(bench.node.app.state.refreshLog.history.count == runs)
+    func refusedAfterForceQuit() {
+        var node = PhoneMachineTests.started()
+        _ = node.commandLine("force-quit", at: PhoneMachineTests.at(10))
+        let runs = node.app.state.refreshLog.history.count
+        let time = PhoneMachineTests.at(20)
+        let reason = "the user force-quit the app; the system does not launch it for a push until the user opens it"
+        #expect(
+            node.commandLine("push", at: time) == [
+                .persistOS(node.app.scheduler),
+                PhoneMachineTests.event(
+                    .osPush,
+                    [
+                        ("priority", .string("normal")), ("woken", .bool(false)), ("deliverAt", .null),
+                        ("budget", .null), ("reason", .string(reason)),
+                    ], at: time),
+                PhoneMachineTests.event(
+                    .pushRefused, [("priority", .string("normal")), ("reason", .string(reason))], at: time),
+                .cancel(.osLaunch),
+            ])
+        #expect(node.app.state.refreshLog.history.count == runs)
     }
 
     @Test(
