@@ -114,8 +114,8 @@ package struct StrategyTally: Equatable, Codable, Sendable {
     package var alarmsMissed = 0
     /// Nights whose wake-up lies after the end (`WatchNight.Alarm.afterEnd`), not judged.
     package var alarmsAfterEnd = 0
-    /// The `stalenessHours` of the `foreground` records (the user's app opens), sorted at the
-    /// end.
+    /// The `stalenessHours` of the `foreground` records (the user's app opens; each device's
+    /// first launch, its install at the fleet's start, left out), sorted at the end.
     package var stalenessSamples: [Double] = []
     /// The app opens of a device with no successful background run yet ("never").
     package var neverRefreshed = 0
@@ -146,7 +146,11 @@ package struct StrategyTally: Equatable, Codable, Sendable {
             case .afterEnd: alarmsAfterEnd += 1
             }
         }
-        for record in outcome.records where record.kind == .foreground {
+        // The device's first launch is its install, at the fleet's start, before any background
+        // run can have come: the same `never` under every strategy, and in a fleet of few opens
+        // most of the stalest tenth. A real fleet's installs are spread over its life and few
+        // among its opens, so it is left out; the opens are the users' `open`s after it.
+        for record in outcome.records.lazy.filter({ $0.kind == .foreground }).dropFirst() {
             if let hours = record.stalenessHours { stalenessSamples.append(hours) } else { neverRefreshed += 1 }
         }
         launches += outcome.launches

@@ -251,7 +251,8 @@ package struct CompareReport: Sendable {
                 + "independent; one device's nights are not, so read it as a lower bound on the uncertainty).",
             "- **alarms wrong+missed**: nights whose alarm did not first ring at the night's wake-up, or whose cached "
                 + "wake-up is not the schedule's; must be 0.",
-            "- **p50 h, p90 h**: staleness at the app opens (hours since the last successful background run, the task's or a server push's), "
+            "- **p50 h, p90 h**: staleness at the app opens (hours since the last successful background run, the task's or a server push's; "
+                + "each device's first launch, its install at the start, left out), "
                 + "the weekly report's percentiles over every simulated day (`never`: the rank fell on devices "
                 + "without a background run yet), with the 95 % order-statistic (binomial) interval (W. J. "
                 + "Conover, Practical Nonparametric Statistics, §3.2; `…`: too few opens for that end). It treats "

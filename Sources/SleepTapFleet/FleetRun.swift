@@ -26,9 +26,11 @@ package enum FleetRun {
 
         package init() {}
 
-        /// Successful `background` runs ÷ `submitted` records (the report's execution rate),
-        /// nil without a submitted record.
-        package var executionRate: Double? { submitted == 0 ? nil : Double(backgroundSucceeded) / Double(submitted) }
+        /// Successful background runs ÷ requests (`submitted` and `submitFailed`), as the weekly
+        /// report's execution rate (docs/metrics.md); nil without a request.
+        package var executionRate: Double? {
+            submitted + submitFailed == 0 ? nil : Double(backgroundSucceeded) / Double(submitted + submitFailed)
+        }
 
         /// Simulated device-days per wall second.
         package var deviceDaysPerSecond: Double { seconds > 0 ? Double(deviceDays) / seconds : 0 }

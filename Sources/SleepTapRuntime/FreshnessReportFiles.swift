@@ -67,11 +67,11 @@ package enum FreshnessReportFiles {
         var buffer = Data()
         for candidate in candidates {
             guard let day = LocalDate(parsing: candidate.day),
-                case .success(let records) = names.bytes.withUnsafeBufferPointer({ text in
+                case .success(let loaded) = names.bytes.withUnsafeBufferPointer({ text in
                     load(file: text.baseAddress! + names.starts[candidate.index], in: directoryFD, buffer: &buffer)
                 })
             else { continue }
-            if records.contains(where: { LocalDate($0.at, in: utc) == day }) { return day }
+            if loaded.records.contains(where: { LocalDate($0.at, in: utc) == day }) { return day }
         }
         return nil
     }
@@ -140,16 +140,48 @@ package enum FreshnessReportFiles {
         // thread ran first. Each thread holds one file's records at a time, and reads every file
         // into the same buffer. A finished run is merged as soon as the runs before it are, so
         // few runs' reports are held at once.
+        let (first, bytes) = readAll(names, in: directoryFD, date: date)
+        // Copies of a file (the same bytes under another name) are found once every file is
+        // read; when there are any, the files are read again without them (the first name in
+        // name order is read), which costs a second pass only on such input.
+        let copies = Self.copies(bytes)
+        let report = copies.isEmpty ? first : readAll(names, in: directoryFD, date: date, copies: copies).report
+        guard report.files > 0 else {
+            let reasons = report.skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
+            throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")
+        }
+        // Files of `[]` only: nothing to report on (sleeptap-calibrate says the same).
+        guard report.records > 0 else {
+            throw .noInput(
+                "no input: the \(report.files) good file\(report.files == 1 ? "" : "s") in \(directory) hold no record")
+        }
+        return report
+    }
+
+    /// Reads every file of `names` into a report for `date`, on every core: contiguous runs of
+    /// files, each into its own report, merged in file order (`FreshnessReport.merge`), so the
+    /// report does not depend on which thread ran first. Each thread holds one file's records at
+    /// a time, and reads every file into the same buffer. A finished run is merged as soon as
+    /// the runs before it are, so few runs' reports are held at once.
+    /// - Parameter copies: file index -> the index of the file it is a copy of; skipped.
+    /// - Returns: the report, and the bytes of each good file with a record (by index).
+    private static func readAll(
+        _ names: Names, in directoryFD: Int32, date: LocalDate, copies: [Int: Int] = [:]
+    ) -> (report: FreshnessReport, bytes: [(index: Int, bytes: Bytes)]) {
         let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
         let merging = Mutex(Merging(report: FreshnessReport(date: date)))
+        let found = Mutex<[(index: Int, bytes: Bytes)]>([])
         DispatchQueue.concurrentPerform(iterations: runs) { run in
             var part = FreshnessReport(date: date)
             var buffer = Data()
+            var partBytes: [(index: Int, bytes: Bytes)] = []
             names.bytes.withUnsafeBufferPointer { text in
                 for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
                     let name = text.baseAddress! + names.starts[index]
-                    switch names.load(index, name, in: directoryFD, buffer: &buffer) {
-                    case .success(let records): part.add(file: records)
+                    switch names.load(index, name, in: directoryFD, buffer: &buffer, copies: copies) {
+                    case .success(let loaded):
+                        part.add(file: loaded.records)
+                        if !loaded.records.isEmpty { partBytes.append((index, loaded.bytes)) }
                     case .failure(let skip):
                         part.skip(file: String(cString: name), reason: skip.reason, sameFile: skip.sameFile)
                     }
@@ -157,13 +189,20 @@ package enum FreshnessReportFiles {
             }
             part.sortSamples()
             merging.withLock { $0.finished(run, part) }
+            found.withLock { $0 += partBytes }
         }
-        let report = merging.withLock { $0.report }
-        guard report.files > 0 else {
-            let reasons = report.skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
-            throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")
+        return (merging.withLock { $0.report }, found.withLock { $0 })
+    }
+
+    /// The copies among files read (`Bytes`): file index -> the first file in name order with
+    /// the same bytes.
+    private static func copies(_ bytes: [(index: Int, bytes: Bytes)]) -> [Int: Int] {
+        var first: [Bytes: Int] = [:]
+        var copies: [Int: Int] = [:]
+        for (index, key) in bytes.sorted(by: { $0.index < $1.index }) {
+            if let earlier = first[key] { copies[index] = earlier } else { first[key] = index }
         }
-        return report
+        return copies
     }
 
     /// File names in one buffer, NUL-terminated UTF-8 (a few bytes each, not a `String` apiece).
@@ -238,13 +277,15 @@ package enum FreshnessReportFiles {
         /// Reads name `index` (`FreshnessReportFiles.load`), or skips it when it is a link to a
         /// file read under another name.
         func load(
-            _ index: Int, _ name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data
-        ) -> Result<[RunRecord], SkipReason> {
+            _ index: Int, _ name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data,
+            copies: [Int: Int] = [:]
+        ) -> Result<Loaded, SkipReason> {
             if let first = sameFileAs[index] {
                 return .failure(
                     SkipReason(
                         reason: "the same file as \(printable(text(first))) (a link to it): read once", sameFile: true))
             }
+            if let first = copies[index] { return .failure(copyReason(of: text(first))) }
             return FreshnessReportFiles.load(file: name, in: directory, buffer: &buffer)
         }
 
@@ -279,7 +320,7 @@ package enum FreshnessReportFiles {
 
     /// One run of files of `eachFile`: its results, once its reading thread signals `ready`.
     private final class Handoff: Sendable {
-        let part = Mutex<[Result<[RunRecord], SkipReason>]>([])
+        let part = Mutex<[Result<Loaded, SkipReason>]>([])
         let ready = DispatchSemaphore(value: 0)
     }
 
@@ -288,18 +329,44 @@ package enum FreshnessReportFiles {
     /// - Returns: its records, or why the file is skipped.
     static func load(
         file name: UnsafePointer<CChar>, in directory: Int32, buffer: inout Data
-    ) -> Result<[RunRecord], SkipReason> {
+    ) -> Result<Loaded, SkipReason> {
         let count: Int
         do throws(BoundedFile.Failure) {
             count = try BoundedFile.read(name, in: directory, limit: maxFileBytes, into: &buffer)
         } catch {
             return .failure(SkipReason(reason: error.description))
         }
+        let records: [RunRecord]
         do {
-            return .success(try RunRecordFile.decode(buffer.prefix(count)))
+            records = try RunRecordFile.decode(buffer.prefix(count))
         } catch {
             return .failure(SkipReason(reason: error.description))
         }
+        var hasher = Hasher()
+        hasher.combine(count)
+        buffer.prefix(count).withUnsafeBytes { hasher.combine(bytes: $0) }
+        return .success(Loaded(records: records, bytes: Bytes(count: count, hash: hasher.finalize())))
+    }
+
+    /// A good file's records, and what identifies its bytes.
+    struct Loaded {
+        var records: [RunRecord]
+        var bytes: Bytes
+    }
+
+    /// A file's size and a hash of its bytes (`Hasher`, this process's seed): two files with the
+    /// same `Bytes` and at least one record are one file copied (a sync client's conflict copy,
+    /// `device-…-2026-11-29 (1).json`), whose records the report and the fit would count twice.
+    /// A record names its device and instant, so two devices' or two days' files never share
+    /// their bytes; files without records (`[]`) may, and count nothing either way.
+    struct Bytes: Hashable {
+        var count: Int
+        var hash: Int
+    }
+
+    /// The skip reason of a copy of file `first`.
+    static func copyReason(of first: String) -> SkipReason {
+        SkipReason(reason: "the same bytes as \(printable(first)) (a copy of it): read once", sameFile: true)
     }
 
     /// Reads every `ROOT/metrics/bg_runs/*.json` file, on every core, with the
@@ -335,7 +402,7 @@ package enum FreshnessReportFiles {
         DispatchQueue.global().async(group: reading) {
             DispatchQueue.concurrentPerform(iterations: runs) { run in
                 var buffer = Data()
-                var part: [Result<[RunRecord], SkipReason>] = []
+                var part: [Result<Loaded, SkipReason>] = []
                 names.bytes.withUnsafeBufferPointer { text in
                     for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
                         part.append(
@@ -350,6 +417,9 @@ package enum FreshnessReportFiles {
         var files = 0
         var skipped: [(file: String, reason: String)] = []
         var index = 0
+        // Files are handed over in name order, so a copy (`Bytes`) is known when it comes: the
+        // first name is read, the later ones skipped.
+        var read: [Bytes: Int] = [:]
         for handoff in handoffs {
             handoff.ready.wait()
             let part = handoff.part.withLock { value in
@@ -358,9 +428,12 @@ package enum FreshnessReportFiles {
             }
             for result in part {
                 switch result {
-                case .success(let records):
+                case .success(let loaded) where !loaded.records.isEmpty && read[loaded.bytes] != nil:
+                    skipped.append((names.text(index), copyReason(of: names.text(read[loaded.bytes]!)).reason))
+                case .success(let loaded):
                     files += 1
-                    body(names.text(index), records)
+                    if !loaded.records.isEmpty { read[loaded.bytes] = index }
+                    body(names.text(index), loaded.records)
                 case .failure(let skip): skipped.append((names.text(index), skip.reason))
                 }
                 index += 1

@@ -4,22 +4,32 @@ package import Foundation
 package import SleepTapCommandLine
 package import SleepTapCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The machine's zone, as the environment's `TZ` names it, checked against the tz database in
 /// use (`ZoneDatabase.current`: `--tzdata`, else `TZDIR`, else `/usr/share/zoneinfo`).
 ///
 /// POSIX lets `TZ` start with a colon, the rest implementation-defined (glibc: a file name under
-/// the tz database, `TZ=:America/Vancouver`); Foundation on Linux ignores such a `TZ`, so the
-/// name after the colon is read here. A `TZ` that names an IANA zone the database lacks is an
-/// error, never a silent fall-back to Foundation's own rules (POSIX.1-2017, 8.3 "Other
-/// Environment Variables", TZ; tz database Theory file).
+/// the tz database, `TZ=:America/Vancouver`, or an absolute path to one); Foundation on Linux
+/// ignores such a `TZ`, and a path without the colon, so the zone they name is read here. The
+/// phone sends its zone to the watch by name, so the machine's zone must be a name the wire
+/// carries (`WakeCalendar.isZoneName`: `Area/Location`, `UTC`, `GMT`): a link of the database
+/// to such a zone (`Japan`, a link to `Asia/Tokyo`) is read as the zone it links to, and
+/// anything else is an error naming `TZ`, never a silent fall-back to Foundation's own rules or
+/// to UTC (POSIX.1-2017, 8.3 "Other Environment Variables", TZ; tz database Theory file, "Names
+/// of timezones").
 package enum MachineZone {
     /// The zone `TZ` names, nil when Foundation's `TimeZone.current` stands (no `TZ`, an empty
-    /// one, or a POSIX rule string such as `EST5EDT` that is not an IANA name).
+    /// one, or a plain zone name the database has, which Foundation reads itself).
     /// - Parameters:
     ///   - environment: the process's environment (`TZ` is read).
     ///   - database: the tz database the zone's rules must come from.
-    /// - Throws: `UsageError` naming `TZ`, the zone and the database when the database lacks the
-    ///   zone or its file is empty or not TZif (RFC 8536).
+    /// - Throws: `UsageError` naming `TZ` when it names no zone of the database by a name the
+    ///   wire carries: a zone the database lacks (or whose file is empty or not TZif, RFC 8536),
+    ///   a POSIX rule string (`EST5EDT,M3.2.0,M11.1.0`), a file of the database that is no such
+    ///   zone or link to one (`EST5EDT`, `CET`), or a name with spaces.
     package static func named(
         in environment: [String: String], database: ZoneDatabase = .current
     ) throws(UsageError) -> TimeZone? {
@@ -27,10 +37,17 @@ package enum MachineZone {
         var name = raw.hasPrefix(":") ? String(raw.dropFirst()) : raw
         // An absolute file inside the database (`TZ=:/usr/share/zoneinfo/Asia/Tokyo`) names its zone.
         if name.hasPrefix(database.directory + "/") { name = String(name.dropFirst(database.directory.count + 1)) }
-        guard WakeCalendar.isZoneName(name) else { return nil }
+        // A link of the database to a zone the wire carries (`Japan` -> `Asia/Tokyo`) is that zone.
+        if !WakeCalendar.isZoneName(name), let target = linkTarget(name, in: database) { name = target }
+        guard WakeCalendar.isZoneName(name) else {
+            throw UsageError(
+                "TZ \"\(ArgumentReader.clip(raw))\": not a time-zone name the phone can send the watch (Area/Location, "
+                    + "such as America/New_York; a POSIX rule string, an abbreviation or a name with spaces is not "
+                    + "one): set TZ to a zone of the \(database)")
+        }
         if let zone = ZoneDatabase.$scoped.withValue(database, operation: { WakeCalendar.zone(named: name) }) {
-            // Foundation reads an IANA TZ itself (it names `UTC` GMT); only `:Zone` needs help.
-            return raw.hasPrefix(":") ? zone : nil
+            // Foundation reads a plain IANA TZ itself (it names `UTC` GMT); the rest need this.
+            return name != raw ? zone : nil
         }
         let reason =
             ZoneDatabase.$scoped.withValue(database) { WakeCalendar.zoneError(named: name) }?.description
@@ -38,6 +55,22 @@ package enum MachineZone {
         throw UsageError(
             "TZ \"\(ArgumentReader.clip(raw))\": \(reason); the machine's zone must be in the \(database) "
                 + "(set TZ to one of its zones, or give --tzdata a database that has it)")
+    }
+
+    /// The zone name a symbolic link of the database, `name`, points to inside it, nil when
+    /// `name` is no such link (a name with `..`, or a link that leaves the database).
+    private static func linkTarget(_ name: String, in database: ZoneDatabase) -> String? {
+        guard !name.isEmpty, !name.hasPrefix("/"), !name.split(separator: "/").contains("..") else { return nil }
+        let path = database.directory + "/" + name
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        let target = String(cString: resolved)
+        guard let root = realpath(database.directory, nil) else { return nil }
+        defer { free(root) }
+        let prefix = String(cString: root) + "/"
+        guard target.hasPrefix(prefix) else { return nil }
+        let relative = String(target.dropFirst(prefix.count))
+        return relative == name ? nil : relative
     }
 
     /// The machine's zone for a running phone or watch: `named(in:)` of this process's

@@ -105,6 +105,10 @@ package struct ScenarioFile: Sendable {
     static let expectKeys = ["event", "source", "from", "to", "first", "count", "min", "max", "fields"]
     /// Flags the scenario itself sets: the runner gives them from `start`, `schedule` and its own
     /// transport, so a scenario's flag arrays must leave them out.
+    /// The pairing flags (`watch --id`, `phone --watch-id`): the twin links its one phone and
+    /// one watch whatever ids they give, so a scenario may not set them (they would part the
+    /// twin from the processes).
+    static let pairingFlags = ["--id", "--watch-id"]
     static let reservedFlags = [
         "--clock-start", "--clock-speed", "--clock-anchor", "--schedule", "--endpoint", "--state-dir", "--keys",
         "--metrics-dir",
@@ -142,7 +146,12 @@ package struct ScenarioFile: Sendable {
         guard let version = object["schemaVersion"] else {
             throw fail("schemaVersion", "(missing)", "required; use \(schemaVersion)")
         }
-        guard let number = version as? NSNumber, !isBool(number), number.doubleValue == Double(schemaVersion) else {
+        guard let number = version as? NSNumber, !isBool(number), JSONNumber(number).isInteger else {
+            throw fail(
+                "schemaVersion", version,
+                "must be the whole number \(schemaVersion), written without a fraction or quotes")
+        }
+        guard number.doubleValue == Double(schemaVersion) else {
             throw fail("schemaVersion", version, "unsupported; this build reads schemaVersion \(schemaVersion)")
         }
         guard let name = object["name"] as? String, !name.trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -189,12 +198,16 @@ package struct ScenarioFile: Sendable {
         let schedule: WakeSchedule
         switch (object["schedule"], object["scheduleFile"]) {
         case (let inline?, nil):
-            guard inline is [String: Any], let bytes = try? JSONSerialization.data(withJSONObject: inline) else {
+            guard let inlineObject = inline as? [String: Any],
+                let bytes = try? JSONSerialization.data(withJSONObject: inlineObject)
+            else {
                 throw fail("schedule", inline, "expected an object in the schedule file's format")
             }
             scheduleData = bytes
             do {
-                schedule = try ScheduleFile.decode(bytes)
+                // The object as read (its numbers as written), not the bytes made of it again,
+                // in which 1.0 would read as 1: the schedule file's rules, to the letter.
+                schedule = try ScheduleFile.decode(object: inlineObject)
             } catch {
                 throw ScenarioError(
                     file: path, field: "schedule" + (error.field.isEmpty ? "" : ".\(error.field)"), value: error.value,
@@ -322,6 +335,13 @@ package struct ScenarioFile: Sendable {
                     flag == "--metrics-dir"
                         ? "the twin writes no run records, so a scenario cannot ask for them; use sleeptap-fleet or phone --metrics-dir"
                         : "set by the scenario itself (start, schedule, the runner's transport); leave it out")
+            }
+            if pairingFlags.contains(flag) {
+                throw fail(
+                    "\(field)[\(index)]", text,
+                    "a scenario pairs its phone and watch by the runner's own ids, in the twin as in the processes: "
+                        + "another routing id would pair nothing in the processes and change nothing in the twin; "
+                        + "leave it out")
             }
             result.append(text)
         }

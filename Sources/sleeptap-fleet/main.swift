@@ -107,7 +107,7 @@ case .run(var options, let out, let jobs, let json):
                 + "fitted delay says, whichever opportunity model is given (docs/calibration.md)"
             : "opportunity model: \(options.opportunityModel.rawValue) (iOS's exponential wait after each request, "
                 + "whatever the users' opens; docs/scheduler.md)"
-    let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request submitted)"
+    let rate = summary.executionRate.map { String(format: "%.1f %%", $0 * 100) } ?? "n/a (no request)"
     if json {
         var object: [String: Any] = [
             "event": "fleet.summary", "fleetDevices": options.devices, "devices": summary.devices, "days": options.days,
@@ -147,8 +147,8 @@ case .run(var options, let out, let jobs, let json):
               records: \(summary.records) in \(summary.files) files under \(out)/\(RunRecordFile.directory)
               submitted \(summary.submitted), submit failed \(summary.submitFailed), background runs \
             \(summary.background) (\(summary.backgroundSucceeded) succeeded), dropped launches \(summary.dropped), \
-            app opens \(summary.foreground)
-              execution rate (successful background runs / submitted): \(rate)
+            app launches by the user \(summary.foreground) (each device's first launch at the start among them)
+              execution rate (successful background runs / requests, submitted or failed): \(rate)
               \(String(format: "%.1f s, %.0f device-days/s", summary.seconds, summary.deviceDaysPerSecond))
               zone rules: \(ZoneDatabase.current)
             """ + (modelLine.map { "\n  " + $0 } ?? "") + (opportunityLine.map { "\n  " + $0 } ?? ""))

@@ -20,18 +20,19 @@ struct ReportOptions: Equatable, Sendable {
             it). This week is the 7 UTC days ending with --date, last week the 7 before. The report
             gives p50 and p90 staleness at app open (linear interpolation, type 7; a device with no
             background run yet counts as unbounded staleness, and a percentile that lands on such
-            samples reads "never"), the execution rate (successful background runs / submitted
-            requests), the devices with no successful background or push run, a breakdown by
+            samples reads "never"), the execution rate (successful background runs / requests,
+            submitted or refused at submit), the devices with no successful background or push run, a breakdown by
             platform, Android standby bucket and app version, failures with their usual causes, a
             daily chart, and a heading marked ⚠ when (1) this week's p90 is more than 12 h worse
             than last week's, (2) it is above the watch's 7-day cache horizon, (3) requests were
-            submitted and no background run succeeded, (4) more than half the devices had no successful run, (5) a
-            tenth or more of last week's devices wrote nothing this week, (6) no device wrote
-            anything this week, (7) an app version on a tenth or more of the devices had no
+            made and no background run succeeded, (4) more than half the devices had no successful run, (5) a
+            tenth or more of the devices with records in the four weeks before this week wrote
+            nothing in it, (6) no device wrote anything this week, (7) an app version on a tenth or more of the devices had no
             successful run on more than half of them, (8) most devices have records only outside
             the two weeks, or (9) a hundredth or more of the files could not be read; each
             condition is printed under the heading (docs/metrics.md, "The heading"). A file that is
-            not a valid run-record file is skipped and listed in the report with its reason.
+            not a valid run-record file is skipped and listed in the report with its reason; a link
+            to a file read, or a copy of its bytes under another name, is read once.
             """,
         sections: [
             .init(
@@ -54,8 +55,8 @@ struct ReportOptions: Equatable, Sendable {
         ],
         footer: """
             exit status: 0 the report was written (also with files skipped, as long as one was
-            good); 64 a bad command line; 65 no input (no metrics/bg_runs, no *.json file in it, or
-            no file that is a run-record file); 73 the reports directory or the report cannot be
+            good); 64 a bad command line; 65 no input (no metrics/bg_runs, no *.json file in it, no
+            file that is a run-record file, or run-record files that hold no record); 73 the reports directory or the report cannot be
             written; 74 stdout cannot be written.
             """)
 

@@ -60,7 +60,7 @@ struct ReportTests {
     }
 
     @Test(
-        "A symbolic or hard link to a file read is read once (report and calibrate): the figures are the links' absence's, no ⚠"
+        "A symbolic or hard link to a file read, or a copy of its bytes, is read once (report and calibrate): the figures are the links' absence's, no ⚠"
     )
     func linksReadOnce() throws {
         let scenario = try Scenario()
@@ -79,6 +79,9 @@ struct ReportTests {
         #expect(symlink("a-2026-03-10.json", directory + "/0-2026-03-10.json") == 0)
         #expect(symlink(directory + "/a-2026-03-11.json", directory + "/1-2026-03-11.json") == 0)
         #expect(link(directory + "/a-2026-03-12.json", directory + "/z-2026-03-12.json") == 0)
+        // A copy (a sync client's conflict copy): the same bytes in a file of its own.
+        try FileManager.default.copyItem(
+            atPath: directory + "/a-2026-03-13.json", toPath: directory + "/copy-2026-03-13.json")
         let linked = try CapturedRun.run(
             "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
         #expect(linked.status == 0, "\(linked.standardError)")
@@ -93,11 +96,15 @@ struct ReportTests {
                     == NSDictionary(dictionary: after[key] as? [String: Any] ?? [:]), "\(key)")
         }
         let skipped = (after["skipped"] as? [[String: String]])?.map { $0["file"] ?? "" }
-        #expect(skipped == ["0-2026-03-10.json", "1-2026-03-11.json", "z-2026-03-12.json"], "\(after)")
+        #expect(
+            skipped == ["0-2026-03-10.json", "1-2026-03-11.json", "copy-2026-03-13.json", "z-2026-03-12.json"],
+            "\(after)")
+        #expect(linked.standardError.contains("the same bytes as a-2026-03-13.json (a copy of it): read once"))
         #expect(linked.standardError.contains("the same file as a-2026-03-10.json (a link to it): read once"))
         let fit = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--json"], timeout: 30)
         #expect(fit.status == 0, "\(fit.standardError)")
         #expect(fit.standardError.contains("skipped z-2026-03-12.json: the same file as a-2026-03-12.json"))
+        #expect(fit.standardError.contains("skipped copy-2026-03-13.json: the same bytes as a-2026-03-13.json"))
     }
 
     @Test("A garbage file among good ones: skipped and listed, exit 0; the inputs are unchanged; a re-run replaces")
@@ -226,7 +233,8 @@ struct ReportTests {
         #expect(words.contains("last UTC day that has run records"), "\(help.standardOutput)")
     }
 
-    @Test("No input gives 65 and writes nothing: no directory, no *.json file, or only bad files")
+    @Test(
+        "No input gives 65 and writes nothing: no directory, no *.json file, only bad files, or files without a record")
     func noInput() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
@@ -243,6 +251,13 @@ struct ReportTests {
         let bad = try scenario.runToExit("sleeptap-report", ["--root", root, "--date", Self.date])
         #expect(bad.status == 65)
         #expect(bad.stderr.contains("x-2026-03-10.json: record 0: must be an object"), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/reports"))
+        // Good files that hold no record: nothing to report on, as sleeptap-calibrate says too.
+        try Data("[]".utf8).write(to: URL(fileURLWithPath: root + "/metrics/bg_runs/x-2026-03-10.json"))
+        try Data("[]\n".utf8).write(to: URL(fileURLWithPath: root + "/metrics/bg_runs/y-2026-03-11.json"))
+        let empty = try scenario.runToExit("sleeptap-report", ["--root", root])
+        #expect(empty.status == 65)
+        #expect(empty.stderr.contains("the 2 good files in \(root)/metrics/bg_runs hold no record"), "\(empty.stderr)")
         #expect(!FileManager.default.fileExists(atPath: root + "/reports"))
     }
 

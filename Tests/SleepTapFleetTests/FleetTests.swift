@@ -259,7 +259,7 @@ struct FleetTests {
         #expect(weeks[2].p50 == .never && weeks[2].noRunDevices == weeks[2].devices)
         #expect(
             reports[2].conditions == [
-                .p90AboveCacheHorizon(.never), .noneRan(submitted: weeks[2].submitted),
+                .p90AboveCacheHorizon(.never), .noneRan(requests: weeks[2].submitted),
                 .mostDevicesWithoutRun(noRun: weeks[2].devices, devices: weeks[2].devices),
             ])
         for report in reports.dropFirst() { #expect(report.heading.hasPrefix("# ⚠ ")) }

@@ -62,7 +62,9 @@ struct ZoneErrorTests {
         }
     }
 
-    @Test("TZ naming a zone the database lacks is an error naming TZ, the zone and the database; TZ=:Zone is read")
+    @Test(
+        "TZ naming a zone the database lacks, or no zone name the wire carries, is an error naming TZ; TZ=:Zone, a path and a link are read"
+    )
     func machineZone() throws {
         let directory = try ZoneFixture.build(ZoneFixture.vancouverNew, version: "2026b")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -80,11 +82,28 @@ struct ZoneErrorTests {
         #expect(colon?.identifier == "America/Vancouver")
         let file = try MachineZone.named(in: ["TZ": ":\(directory)/America/Vancouver"], database: database)
         #expect(file?.identifier == "America/Vancouver")
-        // Foundation's own reading stands for a plain known zone, no TZ, and a POSIX rule string.
+        // An absolute path without the colon names its zone too (Foundation would give UTC).
+        let path = try MachineZone.named(in: ["TZ": "\(directory)/America/Vancouver"], database: database)
+        #expect(path?.identifier == "America/Vancouver")
+        // A link of the database to a zone is that zone (the wire carries its name).
+        #expect(symlink("America/Vancouver", directory + "/Canada") == 0)
+        #expect(try MachineZone.named(in: ["TZ": "Canada"], database: database)?.identifier == "America/Vancouver")
+        // Foundation's own reading stands for a plain known zone and no TZ.
         #expect(try MachineZone.named(in: ["TZ": "America/Vancouver"], database: database) == nil)
         #expect(try MachineZone.named(in: [:], database: database) == nil)
         #expect(try MachineZone.named(in: ["TZ": "UTC"], database: database) == nil)
-        #expect(try MachineZone.named(in: ["TZ": "EST5EDT"], database: database) == nil)
+        // What the wire cannot carry is an error naming TZ, never a silent UTC: a POSIX rule
+        // string, an abbreviation, a name with a space, a path out of the database.
+        for value in [
+            "EST5EDT", "EST5EDT,M3.2.0,M11.1.0", "<+0330>-3:30", "America/Vancouver ", "CET", "../../../etc/passwd",
+        ] {
+            do {
+                _ = try MachineZone.named(in: ["TZ": value], database: database)
+                Issue.record("TZ \(value) was accepted")
+            } catch {
+                #expect(error.message.hasPrefix("TZ \"\(value)\": not a time-zone name"), "\(error.message)")
+            }
+        }
     }
 
     @Test("--tzdata=DIR is read as --tzdata DIR (the database, and so --version's, is DIR's)")

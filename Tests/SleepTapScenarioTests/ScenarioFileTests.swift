@@ -215,6 +215,11 @@ struct ScenarioFileTests {
             "run records the twin cannot write", "phone[0]", "\"--metrics-dir\"",
             { $0["phone"] = ["--metrics-dir", "/tmp/m"] }
         ),
+        (
+            "another routing id for the watch (the twin would pair it all the same)", "watch[0]", "\"--id\"",
+            { $0["watch"] = ["--id", "other"] }
+        ),
+        ("another watch id for the phone", "phone[0]", "\"--watch-id=other\"", { $0["phone"] = ["--watch-id=other"] }),
         ("a phone flag its parser refuses", "phone", "", { $0["phone"] = ["--frobnicate"] }),
         ("a watch flag its parser refuses", "watch", "", { $0["watch"] = ["--bed-at", "25:00"] }),
         ("help in the flags", "watch", "", { $0["watch"] = ["--help"] }),
@@ -265,6 +270,36 @@ struct ScenarioFileTests {
         if !value.isEmpty { #expect(error.value == value, "\(label): \(error)") }
         #expect(error.description.hasPrefix("night.json: \(field)"), "\(label): \(error)")
         #expect(!error.description.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, "\(label)")
+    }
+
+    @Test(
+        "whole numbers written with a fraction are refused as the schedule file refuses them: the scenario's schemaVersion, and its inline schedule's"
+    )
+    func wholeNumbers() throws {
+        func text(version: String, scheduleVersion: String, target: String) -> String {
+            """
+            {"schemaVersion": \(version), "name": "n", "start": "2026-07-20T00:00:00Z", "end": "2026-07-25T00:00:00Z",
+             "timeZone": "Asia/Shanghai",
+             "schedule": {"schemaVersion": \(scheduleVersion), "sleepTargetMinutes": \(target),
+                          "wake": {"monday": "07:00", "tuesday": "07:00", "wednesday": "07:00", "thursday": "07:00",
+                                   "friday": "07:00", "saturday": "off", "sunday": "off"}},
+             "steps": []}
+            """
+        }
+        _ = try ScenarioFile.decode(Data(text(version: "1", scheduleVersion: "1", target: "480").utf8), path: "s.json")
+        for (version, scheduleVersion, target, field) in [
+            ("1.0", "1", "480", "schemaVersion"), ("1", "1.0", "480", "schedule.schemaVersion"),
+            ("1", "1", "480.0", "schedule.sleepTargetMinutes"), ("1", "1", "4.8e2", "schedule.sleepTargetMinutes"),
+        ] {
+            let file = text(version: version, scheduleVersion: scheduleVersion, target: target)
+            do {
+                _ = try ScenarioFile.decode(Data(file.utf8), path: "s.json")
+                Issue.record("\(field) written with a fraction was accepted: \(file)")
+            } catch {
+                #expect(error.field == field, "\(error)")
+                #expect(error.reason.contains("without a fraction"), "\(error)")
+            }
+        }
     }
 
     @Test("exactly 10 years from start is the longest span")

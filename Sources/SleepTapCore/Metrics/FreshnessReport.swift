@@ -24,7 +24,7 @@ package enum Percentile {
     /// The `p` quantile of a staleness sample of `sorted` numbers (ascending) and `never` samples
     /// of a device that has had no background run yet, which rank above every number (unbounded
     /// staleness): type 7 as `linear(_:_:)` over the whole sample. A rank that lands on a `never`
-    /// sample, or a bracket that includes one, reads `.never`.
+    /// sample, or that interpolates towards one (a fraction above 0), reads `.never`.
     /// - Returns: nil for an empty sample.
     package static func staleness(_ sorted: [Double], never: Int, _ p: Double) -> Staleness? {
         let count = sorted.count + never
@@ -205,13 +205,20 @@ package struct FreshnessReport: Sendable {
         package var push: Int = 0
         /// `push` records with success.
         package var pushSucceeded: Int = 0
-        /// This week only: devices with records last week and none this week (no background run,
-        /// no app open, no request: a device whose refresh stopped and whose user does not open
-        /// the app writes nothing). 0 for any other span.
+        /// This week only: devices with records in the four weeks before this week and none in it
+        /// (no background run, no app open, no request: a device whose refresh stopped and whose
+        /// user does not open the app writes nothing). 0 for any other span.
         package var silentDevices: Int = 0
+        /// This week only: devices with records in the four weeks before this week (last week and
+        /// the three before it, `FreshnessReport.lookbackDays`). 0 for any other span.
+        package var recentDevices: Int = 0
 
-        /// succeeded ÷ submitted, nil when nothing was submitted.
-        package var executionRate: Double? { submitted == 0 ? nil : Double(succeeded) / Double(submitted) }
+        /// The requests the app made: `submitted` records and `submit_failed` ones (a request the
+        /// scheduler refused, with Background App Refresh off say, is one that never runs).
+        package var requests: Int { submitted + submitFailed.values.reduce(0, +) }
+
+        /// succeeded ÷ requests, nil without a request (docs/metrics.md, "Execution rate").
+        package var executionRate: Double? { requests == 0 ? nil : Double(succeeded) / Double(requests) }
 
         /// The devices without a successful background run in the window, the silent ones
         /// included: (noRunDevices + silentDevices) ÷ (devices + silentDevices), nil without any.
@@ -229,6 +236,13 @@ package struct FreshnessReport: Sendable {
     package let days: [LocalDate]
     /// Their starts and the end of the last one (15 instants).
     private let bounds: [Double]
+    /// The start of the three weeks before last week (UTC instant, seconds since 1970): with last
+    /// week, the four weeks whose devices this week's silent ones are counted from.
+    private let lookbackStart: Double
+    /// [group]: the devices with records in the three weeks before last week.
+    private var earlier: [Set<String>]
+    /// App version -> the devices with records on it in the three weeks before last week.
+    private var earlierVersions: [String: Set<String>] = [:]
     /// [group][day]
     private var cells: [[Cell]]
     /// The numeric staleness samples, each once: [leaf][day], leaf 0 iOS, 1...5 the Android
@@ -261,6 +275,12 @@ package struct FreshnessReport: Sendable {
 
     private var lastDevice = ""
     private var lastDeviceSeen: UInt64 = 0
+    /// Device -> the latest `at` of its records (every record read, in the two weeks or not),
+    /// but for the device of the current run of records (`runDevice`), kept apart: a file holds
+    /// one device's records, so the dictionary is written once a run, not once a record.
+    private var deviceLastAt: [String: Date] = [:]
+    private var runDevice = ""
+    private var runLastAt = Date.distantPast
 
     /// Where the report's date came from.
     package enum DateSource: Sendable, Equatable {
@@ -281,10 +301,13 @@ package struct FreshnessReport: Sendable {
         // Days are stepped by the calendar, never by 86,400 s.
         let starts = (0...14).map { calendar.date(byAdding: .day, value: $0 - 13, to: end)! }
         bounds = starts.map(\.timeIntervalSince1970)
+        lookbackStart =
+            calendar.date(byAdding: .day, value: 7 - Self.lookbackDays, to: starts[0])!.timeIntervalSince1970
         days = starts.prefix(14).map { LocalDate($0, in: calendar) }
         cells = Array(repeating: Array(repeating: Cell(), count: 14), count: Group.ordered.count)
         devices = Array(repeating: [[], []], count: Group.ordered.count)
         refreshed = Array(repeating: [[], []], count: Group.ordered.count)
+        earlier = Array(repeating: [], count: Group.ordered.count)
         samples = Array(repeating: Array(repeating: [], count: 14), count: 1 + StandbyBucket.all.count)
     }
 
@@ -351,6 +374,10 @@ package struct FreshnessReport: Sendable {
             for week in 0..<2 { mine[week].merge(weeks[week]) }
             versions[version] = mine
         }
+        for group in earlier.indices { earlier[group].formUnion(other.earlier[group]) }
+        for (version, devices) in other.earlierVersions { earlierVersions[version, default: []].formUnion(devices) }
+        flushRun()
+        deviceLastAt.merge(other.lastAtByDevice) { max($0, $1) }
         withoutVersion += other.withoutVersion
         outside += other.outside
         outsideDevices.formUnion(other.outsideDevices)
@@ -414,9 +441,23 @@ package struct FreshnessReport: Sendable {
         records += 1
         firstRecordAt = min(firstRecordAt ?? record.at, record.at)
         lastRecordAt = max(lastRecordAt ?? record.at, record.at)
+        if record.device == runDevice {
+            runLastAt = max(runLastAt, record.at)
+        } else {
+            flushRun()
+            runDevice = record.device
+            runLastAt = record.at
+        }
         guard let day = day(of: record.at) else {
             outside += 1
             outsideDevices.insert(record.device)
+            let t = record.at.timeIntervalSince1970
+            if t >= lookbackStart, t < bounds[0] {
+                earlier[Group.all.index].insert(record.device)
+                earlier[Group.platform(record.platform).index].insert(record.device)
+                if let bucket = record.bucket { earlier[Group.bucket(bucket).index].insert(record.device) }
+                if let version = record.appVersion { earlierVersions[version, default: []].insert(record.device) }
+            }
             return
         }
         let week = day < 7 ? 0 : 1
@@ -482,17 +523,25 @@ package struct FreshnessReport: Sendable {
         let seen: Int
         let ran: Int
         var silent = 0
+        var recent = 0
         if range == Self.lastWeek || range == Self.thisWeek {
             let week = range == Self.lastWeek ? 0 : 1
             seen = devices[group.index][week].count
             ran = refreshed[group.index][week].count
-            if week == 1 { silent = devices[group.index][0].subtracting(devices[group.index][1]).count }
+            // Silent: in the group in the four weeks before and no record at all this week (a
+            // device that moved to another bucket is in that bucket's figures, not silent).
+            if week == 1 {
+                let before = devices[group.index][0].union(earlier[group.index])
+                silent = before.subtracting(devices[Group.all.index][1]).count
+                recent = before.count
+            }
         } else {
             seen = devices[group.index][0].union(devices[group.index][1]).count
             ran = refreshed[group.index][0].union(refreshed[group.index][1]).count
         }
         var figures = Self.figures(cell, values, devices: seen, refreshed: ran)
         figures.silentDevices = silent
+        figures.recentDevices = recent
         return figures
     }
 
@@ -512,12 +561,20 @@ package struct FreshnessReport: Sendable {
         var figures = Self.figures(
             week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
         if range == Self.thisWeek {
-            // Silent: on this version last week and no record at all this week (a device that moved
-            // to another version is not silent).
-            figures.silentDevices = weeks[0].devices.subtracting(devices[Group.all.index][1]).count
+            // Silent: on this version in the four weeks before and no record at all this week (a
+            // device that moved to another version is not silent).
+            let before = weeks[0].devices.union(earlierVersions[version] ?? [])
+            figures.silentDevices = before.subtracting(devices[Group.all.index][1]).count
+            figures.recentDevices = before.count
         }
         return figures
     }
+
+    /// The four weeks before this week whose devices are expected this week: a device with
+    /// records in them and none this week is silent (`Figures.silentDevices`). Four weeks, so
+    /// that a device that stopped writing counts until it has been silent for a month, while an
+    /// app removed from a phone stops counting after it.
+    package static let lookbackDays = 28
 
     /// Last week's day indexes into `days`.
     package static let lastWeek = 0...6
@@ -586,16 +643,18 @@ package struct FreshnessReport: Sendable {
         case p90BecameNever(lastWeekHours: Double)
         /// This week's p90 is above the watch's 7-day cache horizon (`never` is above it).
         case p90AboveCacheHorizon(Staleness)
-        /// Requests were submitted this week and no background run succeeded.
-        case noneRan(submitted: Int)
+        /// Requests were made this week (submitted, or refused at submit) and no background run
+        /// succeeded.
+        case noneRan(requests: Int)
         /// More than half the devices seen this week had no successful background run in it (the
         /// devices silent since last week counted among them).
         case mostDevicesWithoutRun(noRun: Int, devices: Int)
-        /// A tenth or more of last week's devices have no record this week.
-        case devicesWentSilent(silent: Int, lastWeek: Int)
-        /// No record at all this week, and last week had devices: the whole fleet fell silent, or
-        /// the input ends before the week.
-        case noRecordsThisWeek(lastWeek: Int)
+        /// A tenth or more of the devices with records in the four weeks before this week have
+        /// none in it.
+        case devicesWentSilent(silent: Int, recent: Int)
+        /// No record at all this week, and the four weeks before it had devices: the whole fleet
+        /// fell silent, or the input ends before the week.
+        case noRecordsThisWeek(recent: Int)
         /// An app version on a tenth or more of the week's devices, not all of them, where more
         /// than half had no successful background run (its silent devices among them).
         case versionWithoutRuns(version: String, noRun: Int, devices: Int)
@@ -632,19 +691,18 @@ package struct FreshnessReport: Sendable {
                     + "\(FreshnessReport.cacheHorizonSeconds / 3_600) h (7-day) cache horizon: "
                     + "past it the watch of a user who does not open the app runs out of wake dates (an open "
                     + "sends them from the foreground; this figure counts background runs only)."
-            case .noneRan(let submitted):
-                "\(submitted) requests were submitted this week and no background run succeeded "
-                    + "(execution rate 0.0 %)."
+            case .noneRan(let requests):
+                "\(requests) requests were made this week and no background run succeeded (execution rate 0.0 %)."
             case .mostDevicesWithoutRun(let noRun, let devices):
                 "\(noRun) of \(devices) devices (\(FreshnessReport.percent(Double(noRun) / Double(devices)))) "
                     + "had no successful background run this week: more than half."
-            case .devicesWentSilent(let silent, let lastWeek):
-                "\(silent) of last week's \(lastWeek) devices (\(FreshnessReport.percent(Double(silent) / Double(lastWeek)))) "
-                    + "have no record this week: no background run, no app open, no request. A phone whose "
+            case .devicesWentSilent(let silent, let recent):
+                "\(silent) of the \(recent) devices with records in the four weeks before this week "
+                    + "(\(FreshnessReport.percent(Double(silent) / Double(recent)))) have no record this week: no background run, no app open, no request. A phone whose "
                     + "background refresh stopped and whose user does not open the app writes nothing, so this "
                     + "week's execution rate and staleness leave it out."
-            case .noRecordsThisWeek(let lastWeek):
-                "No record this week from any of last week's \(lastWeek) devices: the whole fleet wrote nothing (no "
+            case .noRecordsThisWeek(let recent):
+                "No record this week from any of the \(recent) devices with records in the four weeks before it: the whole fleet wrote nothing (no "
                     + "background run, no app open, no request), or the records end before this week. This week's "
                     + "figures are empty, not healthy."
             case .versionWithoutRuns(let version, let noRun, let devices):
@@ -706,23 +764,26 @@ package struct FreshnessReport: Sendable {
         var out = Self.conditions(this: this, last: figures(.all, days: Self.lastWeek))
         let seen = this.devices + this.silentDevices
         for version in appVersions {
-            guard let f = figures(appVersion: version, days: Self.thisWeek),
-                let first = versions[version]?[1].firstAt
-            else { continue }
+            guard let f = figures(appVersion: version, days: Self.thisWeek), let weeks = versions[version] else {
+                continue
+            }
             let devices = f.devices + f.silentDevices
             let noRun = f.noRunDevices + f.silentDevices
             // A version every record of the week carries is the fleet's own condition (4); one
-            // that came less than a day before the week's end has had no time to run.
+            // that came less than a day before the week's end has had no time to run. A version
+            // seen last week is judged, its devices all silent this week included.
             let settled =
-                versions[version]?[0].firstAt != nil
-                || bounds[14] - first.timeIntervalSince1970 >= Self.versionSettleSeconds
+                weeks[0].firstAt != nil
+                || weeks[1].firstAt.map { bounds[14] - $0.timeIntervalSince1970 >= Self.versionSettleSeconds }
+                    ?? false
             guard f.records < this.records, settled, Double(devices) >= Self.silentShare * Double(seen),
                 noRun * 2 > devices
             else { continue }
             out.append(.versionWithoutRuns(version: version, noRun: noRun, devices: devices))
         }
         let inside = devices[Group.all.index][0].union(devices[Group.all.index][1])
-        let onlyOutside = outsideDevices.subtracting(inside).count
+        // Devices of the four weeks' lookback that fell silent are conditions 5 and 6, not a date.
+        let onlyOutside = outsideDevices.subtracting(inside).subtracting(earlier[Group.all.index]).count
         if onlyOutside * 2 > inside.count + onlyOutside {
             out.append(.mostDevicesOutside(outside: onlyOutside, devices: inside.count + onlyOutside))
         }
@@ -759,12 +820,12 @@ package struct FreshnessReport: Sendable {
             out.append(.p90AboveCacheHorizon(.hours(hours)))
         default: break
         }
-        if this.submitted > 0, this.succeeded == 0 { out.append(.noneRan(submitted: this.submitted)) }
+        if this.requests > 0, this.succeeded == 0 { out.append(.noneRan(requests: this.requests)) }
         // With no record this week at all, the whole fleet fell silent or the input ends before
         // the week (a `--date` past the data): one condition says both, rather than counting
         // every device as silent and without a run.
         guard this.records > 0 else {
-            if last.devices > 0 { out.append(.noRecordsThisWeek(lastWeek: last.devices)) }
+            if this.recentDevices > 0 { out.append(.noRecordsThisWeek(recent: this.recentDevices)) }
             return out
         }
         let noRun = this.noRunDevices + this.silentDevices
@@ -772,8 +833,8 @@ package struct FreshnessReport: Sendable {
         if noRun * 2 > seen {
             out.append(.mostDevicesWithoutRun(noRun: noRun, devices: seen))
         }
-        if this.silentDevices > 0, Double(this.silentDevices) >= silentShare * Double(last.devices) {
-            out.append(.devicesWentSilent(silent: this.silentDevices, lastWeek: last.devices))
+        if this.silentDevices > 0, Double(this.silentDevices) >= silentShare * Double(this.recentDevices) {
+            out.append(.devicesWentSilent(silent: this.silentDevices, recent: this.recentDevices))
         }
         return out
     }
@@ -794,27 +855,27 @@ package struct FreshnessReport: Sendable {
 
     /// A fall of the daily execution rate counts from this many percentage points.
     package static let fallPoints = 5.0
-    /// Days with fewer `submitted` records than this are left out of the fall search.
+    /// Days with fewer requests (`Figures.requests`) than this are left out of the fall search.
     package static let fallMinimumSubmitted = 10
 
     /// The first of the 14 days whose execution rate (all devices) is `fallPoints` or more below
     /// the rate of all the days before it taken together, and more than 2 standard errors below
-    /// it (the difference of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), n the `submitted`
+    /// it (the difference of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), n the requests
     /// of each side), so that a small fleet's day-to-day noise is no fall; days with at least
-    /// `fallMinimumSubmitted` submitted. The earlier days are pooled, not searched for their best:
+    /// `fallMinimumSubmitted` requests. The earlier days are pooled, not searched for their best:
     /// the best of several noisy days lies above their common rate, and an ordinary day after it
     /// read as a fall. Nil when none fell.
     package var firstExecutionRateFall: Fall? {
-        var before: (from: LocalDate, to: LocalDate, succeeded: Int, submitted: Int)?
+        var before: (from: LocalDate, to: LocalDate, succeeded: Int, requests: Int)?
         for index in 0..<14 {
             let f = figures(.all, days: index...index)
-            guard f.submitted >= Self.fallMinimumSubmitted, let rate = f.executionRate else { continue }
+            guard f.requests >= Self.fallMinimumSubmitted, let rate = f.executionRate else { continue }
             if let before {
-                let earlier = Double(before.succeeded) / Double(before.submitted)
+                let earlier = Double(before.succeeded) / Double(before.requests)
                 // Rates above 100 % (a request run in another window) count as 100 % for the error.
                 let p1 = min(1, earlier)
                 let p2 = min(1, rate)
-                let error = (p1 * (1 - p1) / Double(before.submitted) + p2 * (1 - p2) / Double(f.submitted))
+                let error = (p1 * (1 - p1) / Double(before.requests) + p2 * (1 - p2) / Double(f.requests))
                     .squareRoot()
                 let drop = earlier - rate
                 if drop * 100 >= Self.fallPoints - 1e-9, drop > 2 * error {
@@ -823,7 +884,7 @@ package struct FreshnessReport: Sendable {
             }
             before = (
                 before?.from ?? days[index], days[index], (before?.succeeded ?? 0) + f.succeeded,
-                (before?.submitted ?? 0) + f.submitted
+                (before?.requests ?? 0) + f.requests
             )
         }
         return nil
@@ -862,7 +923,7 @@ package struct FreshnessReport: Sendable {
         }
         for bucket in [StandbyBucket.rare, .restricted] {
             let f = figures(.bucket(bucket), days: Self.thisWeek)
-            guard f.records > 0 else { continue }
+            guard f.records > 0 || f.silentDevices > 0 else { continue }
             let low = f.executionRate.map { $0 < Self.lowExecutionRate } ?? false
             let noRun = (f.noRunDevices + f.silentDevices) * 2 > f.devices + f.silentDevices
             guard low || noRun else { continue }
@@ -925,8 +986,8 @@ extension FreshnessReport {
 
     /// `93.1 % (1200 / 1289)`, or `n/a (0 submitted)`.
     static func rate(_ figures: Figures) -> String {
-        guard let rate = figures.executionRate else { return "n/a (0 submitted)" }
-        return percent(rate) + " (\(figures.succeeded) / \(figures.submitted))"
+        guard let rate = figures.executionRate else { return "n/a (no request)" }
+        return percent(rate) + " (\(figures.succeeded) / \(figures.requests))"
     }
 
     /// `96 of 200 (48.0 %)`, or `0 of 0`; with silent devices (`Figures.silentDevices`)
@@ -939,9 +1000,10 @@ extension FreshnessReport {
         return "\(noRun) of \(seen) (\(percent(share))\(silent))"
     }
 
-    static func signedHours(seconds: Int64) -> String {
-        let value = Double(seconds.magnitude) / 3_600
-        return (seconds >= 0 ? "+" : "−") + hours(value) + " h"
+    package static func signedHours(seconds: Int64) -> String {
+        let text = hours(Double(seconds.magnitude) / 3_600)
+        // A change that rounds to 0.0 h reads +0.0 h, never −0.0 h.
+        return (seconds >= 0 || text == hours(0) ? "+" : "−") + text + " h"
     }
 
     /// The change of a group's p90 from last week to this week: `+1.3 h`, `never` (a number
@@ -986,6 +1048,50 @@ extension FreshnessReport {
                 ? " (no --date given): if a record with a wrong clock set that day, give --date." : ".")
     }
 
+    /// The current run's device into `deviceLastAt`.
+    private mutating func flushRun() {
+        guard !runDevice.isEmpty else { return }
+        deviceLastAt[runDevice] = max(deviceLastAt[runDevice] ?? runLastAt, runLastAt)
+        runDevice = ""
+    }
+
+    /// Device -> the latest `at` of its records.
+    private var lastAtByDevice: [String: Date] {
+        guard !runDevice.isEmpty else { return deviceLastAt }
+        var all = deviceLastAt
+        all[runDevice] = max(all[runDevice] ?? runLastAt, runLastAt)
+        return all
+    }
+
+    /// How far the report's day may end after the median device's last record before
+    /// `lateLastRecord` says so: 48 h (a device writes a record a day at least when its app runs
+    /// or is opened).
+    package static let lateLastRecordSeconds: TimeInterval = 48 * 3600
+
+    /// When the report's date is the last record's day (no `--date`) and half the devices'
+    /// last records lie more than `lateLastRecordSeconds` before that day's end: the record that
+    /// set the date (a device with a clock ahead, say), and the median device's last record. Nil
+    /// otherwise, with a date given, or with fewer than 2 devices.
+    package var lateLastRecord: (device: String, at: Date, median: Date)? {
+        let byDevice = lastAtByDevice
+        guard dateSource == .lastRecordDay, byDevice.count >= 2, let last = lastRecordAt else { return nil }
+        let lasts = byDevice.values.sorted()
+        let median = lasts[(lasts.count - 1) / 2]
+        guard bounds[14] - median.timeIntervalSince1970 > Self.lateLastRecordSeconds else { return nil }
+        let device = byDevice.filter { $0.value == last }.keys.min() ?? ""
+        return (device, last, median)
+    }
+
+    /// `lateLastRecord` in words, nil when there is none.
+    var lateLastRecordSentence: String? {
+        guard let late = lateLastRecord else { return nil }
+        let medianDay = RunRecordFile.utcDay(late.median)
+        return "The report's date is the day of the input's last record (\(late.device) at "
+            + "\(RunRecordFile.instantString(late.at))), and half the devices' last records are on or before "
+            + "\(medianDay) (UTC): this week holds only the days up to then for most devices. If a clock ahead "
+            + "set the date, give --date \(medianDay)."
+    }
+
     /// The date's source in words.
     var dateSentence: String {
         switch dateSource {
@@ -1017,6 +1123,7 @@ extension FreshnessReport {
             skipped.isEmpty
             ? ".\n\n" : "; \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (listed below).\n\n"
         if let outsideSentence { out += "**\(outsideSentence)**\n\n" }
+        if let lateLastRecordSentence { out += "**\(lateLastRecordSentence)**\n\n" }
         if let neverNote { out += neverNote + "\n\n" }
         let counts = "(\(this.samples) samples this week, \(last.samples) last week)"
         let few =
@@ -1059,7 +1166,7 @@ extension FreshnessReport {
                 ? " p90 change |\n|---|---|---|---|---|---|---|---|---|\n" : "\n|---|---|---|---|---|---|---|---|\n"
             for group in Group.ordered {
                 let f = figures(group, days: range)
-                if group != .all, f.records == 0 { continue }
+                if group != .all, f.records == 0, f.silentDevices == 0 { continue }
                 out +=
                     "| \(group) | \(f.devices) | \(Self.noRun(f)) | \(f.samples) | \(f.neverRefreshed) | "
                     + "\(Self.staleness(f.p50)) | \(Self.staleness(f.p90)) | \(Self.rate(f)) |"
@@ -1083,7 +1190,8 @@ extension FreshnessReport {
             out += "|---|---|---|---|---|---|---|---|---|---|\n"
             for version in versions {
                 for (title, range) in [("this", Self.thisWeek), ("last", Self.lastWeek)] {
-                    guard let f = figures(appVersion: version, days: range), f.records > 0 else { continue }
+                    guard let f = figures(appVersion: version, days: range), f.records > 0 || f.silentDevices > 0
+                    else { continue }
                     let mark = f.samples < Self.fewSamples ? " (few samples)" : ""
                     out +=
                         "| \(Self.cell(version)) | \(title) | \(f.devices) | \(Self.noRun(f)) | \(f.samples) | "
@@ -1124,12 +1232,12 @@ extension FreshnessReport {
                 "The daily execution rate first fell on **\(fall.day)**: \(Self.percent(fall.rate)), after "
                 + "\(Self.percent(fall.beforeRate)) over \(Self.span(fall.before)) (a fall is "
                 + "\(Int(Self.fallPoints)) points or more, and more than 2 standard errors, below the rate of the "
-                + "earlier days together; days with at least \(Self.fallMinimumSubmitted) submitted).\n\n"
+                + "earlier days together; days with at least \(Self.fallMinimumSubmitted) requests).\n\n"
         } else {
             out +=
                 "The daily execution rate did not fall by \(Int(Self.fallPoints)) points or more (and more than 2 "
                 + "standard errors) below the rate of the days before it in the two weeks (days with at least "
-                + "\(Self.fallMinimumSubmitted) submitted).\n\n"
+                + "\(Self.fallMinimumSubmitted) requests).\n\n"
         }
 
         out += "## Daily staleness\n\n"
@@ -1180,16 +1288,17 @@ extension FreshnessReport {
             "- **Percentiles**: linear interpolation between closest ranks (Hyndman and Fan type 7, the default "
             + "of R and numpy, Excel's PERCENTILE.INC) over all n samples, never-refreshed ones last: for the "
             + "sorted samples x[0..n−1] and h = (n−1)p, x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]). A percentile whose "
-            + "rank lands on a never-refreshed sample, or whose bracket includes one, reads `never`. n = 0 gives "
+            + "rank lands on a never-refreshed sample, or that interpolates towards one, reads `never`. n = 0 gives "
             + "n/a; n = 1 gives that sample. Hours are shown to one decimal; n is the number of samples.\n"
         out +=
-            "- **Execution rate**: `background` records with `success: true` ÷ `submitted` records, in the same "
-            + "window and group. A device whose handler never runs keeps its one request pending and writes few "
-            + "`submitted` records, so the rate hides it: see the devices without a successful background run.\n"
+            "- **Execution rate**: `background` records with `success: true` ÷ requests (`submitted` and "
+            + "`submit_failed` records), in the same window and group. A device whose handler never runs keeps its "
+            + "one request pending and writes few `submitted` records, so the rate hides it: see the devices "
+            + "without a successful background run.\n"
         out +=
             "- **Devices without a successful \(runWords)**: devices with any record in the week (and "
             + "group) and no `background` or `push` record with `success: true` in it; this week also the devices "
-            + "with records last week and none this week (silent: no run, no open, no request). A `push` record is "
+            + "with records in the four weeks before it and none in it (silent: no run, no open, no request). A `push` record is "
             + "a run for a server push, outside the task scheduler: it feeds the watch and ends the staleness, and "
             + "it is not in the execution rate.\n"
         out +=
@@ -1197,11 +1306,11 @@ extension FreshnessReport {
             + "its numbers: (1) this week's p90 minus last week's p90 is more than 12 h, compared in whole "
             + "seconds (an exact 12 h is no warning), or the p90 went from a number to never; (2) this week's "
             + "p90 is above the watch's cache horizon, \(Self.cacheHorizonSeconds / 3_600) h (7 days of wake "
-            + "dates; never is above it); (3) requests were submitted this week and no background run "
+            + "dates; never is above it); (3) requests were made this week and no background run "
             + "succeeded; (4) more than half the devices had no successful background run this week, the "
-            + "silent ones among them; (5) a tenth or more of last week's devices are silent this week; (6) no "
-            + "record at all this week while last week had devices (the whole fleet silent, or an input that "
-            + "ends before the week), in place of (4) and (5); (7) an app version on a tenth or more of the "
+            + "silent ones among them; (5) a tenth or more of the devices with records in the four weeks before "
+            + "this week are silent in it; (6) no record at all this week while the four weeks before it had "
+            + "devices (the whole fleet silent, or an input that ends before the week), in place of (4) and (5); (7) an app version on a tenth or more of the "
             + "week's devices, not on all its records, that came a day or more before the week's end, where "
             + "more than half of its devices had no successful background run on it; (8) more than "
             + "half the input's devices have records only outside the two weeks; (9) a hundredth or more of the input's files "
@@ -1247,10 +1356,12 @@ extension FreshnessReport {
         [
             "devices": f.devices, "samples": f.samples, "neverRefreshed": f.neverRefreshed,
             "p50Hours": json(f.p50), "p90Hours": json(f.p90),
-            "executionRate": f.executionRate ?? NSNull(), "submitted": f.submitted, "succeeded": f.succeeded,
+            "executionRate": f.executionRate ?? NSNull(), "requests": f.requests, "submitted": f.submitted,
+            "succeeded": f.succeeded,
             "dropped": f.dropped, "expired": f.expired, "submitFailed": f.submitFailed, "push": f.push,
             "pushSucceeded": f.pushSucceeded,
-            "noRunDevices": f.noRunDevices, "silentDevices": f.silentDevices, "noRunShare": f.noRunShare ?? NSNull(),
+            "noRunDevices": f.noRunDevices, "silentDevices": f.silentDevices, "recentDevices": f.recentDevices,
+            "noRunShare": f.noRunShare ?? NSNull(),
         ]
     }
 
@@ -1265,7 +1376,7 @@ extension FreshnessReport {
         var groups: [[String: Any]] = []
         for group in Group.ordered {
             let f = figures(group, days: Self.thisWeek)
-            if group != .all, f.records == 0 { continue }
+            if group != .all, f.records == 0, f.silentDevices == 0 { continue }
             var object = Self.object(f)
             object["group"] = group.description
             groups.append(object)
@@ -1292,6 +1403,12 @@ extension FreshnessReport {
             "p90ChangeSeconds": change,
             "fewSamples": this.samples < Self.fewSamples || last.samples < Self.fewSamples,
             "neverNote": neverNote ?? NSNull(),
+            "lateLastRecord": lateLastRecord.map {
+                [
+                    "device": $0.device, "at": RunRecordFile.instantString($0.at),
+                    "medianDeviceLastRecordAt": RunRecordFile.instantString($0.median),
+                ] as [String: Any]
+            } ?? NSNull(),
             "thisWeek": Self.object(this), "lastWeek": Self.object(last), "groups": groups, "appVersions": versions,
             "causes": causes, "firstExecutionRateFall": fall, "files": files, "records": records,
             "outside": outside, "mostRecordsOutside": mostRecordsOutside,
@@ -1332,6 +1449,7 @@ extension FreshnessReport {
                 + dateSentence,
         ]
         if let outsideSentence { lines.append("  " + outsideSentence) }
+        if let lateLastRecordSentence { lines.append("  " + lateLastRecordSentence) }
         if let neverNote { lines.append("  " + neverNote) }
         return lines.joined(separator: "\n")
     }

@@ -107,8 +107,9 @@ package enum RunRecordFile {
 
     // MARK: reading
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS` with an optional fraction (1 to 9 digits) and `Z`, strictly
-    /// (the day must exist, hours < 24, minutes and seconds < 60).
+    /// Parses `YYYY-MM-DDTHH:MM:SS` with an optional fraction (1 to 9 digits, those past the
+    /// millisecond dropped) and `Z`, strictly (the day must exist, hours < 24, minutes and
+    /// seconds < 60).
     /// - Returns: nil when the text is not such an instant.
     package static func parseInstant(_ b: ArraySlice<UInt8>) -> Date? {
         var days = DayCache()
@@ -149,9 +150,13 @@ package enum RunRecordFile {
         var fraction = 0.0
         let rest = b.count - 20
         if rest > 0 {
-            guard b[s + 19] == 0x2E, (1...9).contains(rest - 1), let digits = number(20, rest - 1) else { return nil }
+            guard b[s + 19] == 0x2E, (1...9).contains(rest - 1), number(20, rest - 1) != nil,
+                let digits = number(20, min(3, rest - 1))
+            else { return nil }
+            // Digits past the millisecond (the records' precision) are dropped, not rounded: an
+            // instant stays on its own UTC day (23:59:59.9995 is 23:59:59.999, not the next day).
             var scale = 1.0
-            for _ in 0..<(rest - 1) { scale *= 10 }
+            for _ in 0..<min(3, rest - 1) { scale *= 10 }
             fraction = Double(digits) / scale
         }
         let key = (year * 100 + month) * 100 + day

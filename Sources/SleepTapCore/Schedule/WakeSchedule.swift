@@ -253,6 +253,14 @@ package enum ScheduleFile {
         } catch {
             throw ScheduleError(field: "", value: "", reason: error.description)
         }
+        return try decode(object: object)
+    }
+
+    /// Validates a schedule file's object as `JSONDiagnosis.object(from:)` gives it (its numbers
+    /// keep how they were written): what `decode(_:)` does after the JSON, for a schedule held
+    /// inline in another file (a scenario's `schedule`).
+    /// - Throws: `ScheduleError` naming the field and the bad value.
+    package static func decode(object: [String: Any]) throws(ScheduleError) -> WakeSchedule {
         let known: Set<String> = [
             "schemaVersion", "timeZone", "wake", "overrides", "sleepTargetMinutes", "bedtimeNoticeLeadMinutes",
         ]

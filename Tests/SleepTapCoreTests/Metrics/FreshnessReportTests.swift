@@ -176,7 +176,7 @@ struct FreshnessReportTests {
         let fedThis = fed.figures(.all, days: FreshnessReport.thisWeek)
         #expect(fedThis.noRunDevices == 0 && fedThis.push == 20 && fedThis.pushSucceeded == 20)
         #expect(fedThis.executionRate == 0 && fedThis.succeeded == 0, "the scheduler answered no request")
-        #expect(fed.conditions == [.noneRan(submitted: 20)], "the refresh task is still broken: (3) says so")
+        #expect(fed.conditions == [.noneRan(requests: 20)], "the refresh task is still broken: (3) says so")
         let text = fed.markdown()
         #expect(text.contains("| push runs that succeeded | 20 | 20 |"), "\(text)")
         // The device count's label says what counts: the requests had no run, the devices had.
@@ -243,13 +243,13 @@ struct FreshnessReportTests {
         }
         #expect(
             dead.conditions == [
-                .p90AboveCacheHorizon(.never), .noneRan(submitted: 30), .mostDevicesWithoutRun(noRun: 30, devices: 30),
+                .p90AboveCacheHorizon(.never), .noneRan(requests: 30), .mostDevicesWithoutRun(noRun: 30, devices: 30),
             ])
         let text = dead.markdown()
         #expect(
             text.hasPrefix("# ⚠ Background refresh freshness, 2026-03-14\n\n- ⚠ p90 staleness this week is never"),
             "\(text)")
-        #expect(text.contains("- ⚠ 30 requests were submitted this week and no background run succeeded"))
+        #expect(text.contains("- ⚠ 30 requests were made this week and no background run succeeded"))
         #expect(text.contains("- ⚠ 30 of 30 devices (100.0 %) had no successful background run this week"))
         let summary = dead.summary(path: "r.md")
         #expect(summary["warning"] as? Bool == true)
@@ -285,10 +285,13 @@ struct FreshnessReportTests {
         // The execution rate of the rest is 100 %: the report must still get worse.
         let three = report(silent: 3)
         #expect(three.figures(.all, days: FreshnessReport.thisWeek).executionRate == 1)
-        #expect(three.conditions == [.devicesWentSilent(silent: 3, lastWeek: 30)])
+        #expect(three.conditions == [.devicesWentSilent(silent: 3, recent: 30)])
         let text = three.markdown()
         #expect(text.hasPrefix("# ⚠ "), "\(text)")
-        #expect(text.contains("- ⚠ 3 of last week's 30 devices (10.0 %) have no record this week"), "\(text)")
+        #expect(
+            text.contains(
+                "- ⚠ 3 of the 30 devices with records in the four weeks before this week (10.0 %) have no record this week"
+            ), "\(text)")
         #expect(
             text.contains(
                 "| devices without a successful background run | 3 of 30 (10.0 %; 3 with no record this week) | 0 of 30 (0.0 %) |"
@@ -299,7 +302,7 @@ struct FreshnessReportTests {
         let most = report(silent: 16)
         #expect(
             most.conditions == [
-                .mostDevicesWithoutRun(noRun: 16, devices: 30), .devicesWentSilent(silent: 16, lastWeek: 30),
+                .mostDevicesWithoutRun(noRun: 16, devices: 30), .devicesWentSilent(silent: 16, recent: 30),
             ])
         #expect(
             most.figures(.all, days: FreshnessReport.thisWeek).noRunShare! > three.figures(
@@ -310,12 +313,13 @@ struct FreshnessReportTests {
         // worst case warns too; it stands for (4) and (5).
         let all = report(silent: 30)
         #expect(all.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 30)
-        #expect(all.conditions == [.noRecordsThisWeek(lastWeek: 30)], "\(all.conditions)")
+        #expect(all.conditions == [.noRecordsThisWeek(recent: 30)], "\(all.conditions)")
         #expect(all.markdown().hasPrefix("# ⚠ "))
         #expect(all.summary(path: "r.md")["warning"] as? Bool == true)
         #expect(
             all.markdown().contains(
-                "- ⚠ No record this week from any of last week's 30 devices: the whole fleet wrote nothing"))
+                "- ⚠ No record this week from any of the 30 devices with records in the four weeks before it: the whole fleet wrote nothing"
+            ))
         // By app version: a device that moved to 1.1 is not silent on 1.0; one with no record is.
         var versions = FreshnessReport(date: Self.date)
         versions.add(file: Self.week(1, devices: 30, hours: { _ in 2 }, ran: { _ in true }, version: "1.0"))
@@ -663,10 +667,11 @@ struct FreshnessReportTests {
             RunRecord(device: "x", platform: .ios, kind: .dropped, at: ISO8601.date("2026-02-28T23:59:00Z")!),
         ])
         let all = report.figures(.all, days: FreshnessReport.thisWeek)
-        #expect(all.submitted == 4 && all.succeeded == 2 && all.executionRate == 0.5)
+        // The rate's denominator is the requests: 4 submitted and 1 refused at submit.
+        #expect(all.submitted == 4 && all.requests == 5 && all.succeeded == 2 && all.executionRate == 0.4)
         #expect(all.devices == 4 && all.dropped == 2 && all.submitFailed == ["unavailable": 1])
         #expect(report.outside == 2 && report.records == 12)
-        #expect(report.figures(.platform(.ios), days: FreshnessReport.thisWeek).executionRate == 0.5)
+        #expect(report.figures(.platform(.ios), days: FreshnessReport.thisWeek).executionRate == 1.0 / 3)
         #expect(report.figures(.bucket(.rare), days: FreshnessReport.thisWeek).executionRate == 1)
         let active = report.figures(.bucket(.active), days: FreshnessReport.thisWeek)
         #expect(
@@ -677,7 +682,173 @@ struct FreshnessReportTests {
             "\(text)")
         #expect(text.contains("| submit_failed: unavailable | 1 | 0 |"))
         #expect(text.contains("```mermaid\nxychart-beta\n"))
-        #expect(text.contains("successful background runs") || text.contains("÷ `submitted` records"))
+        #expect(text.contains("÷ requests (`submitted` and `submit_failed` records)"), "\(text)")
+    }
+
+    /// `devices` iOS devices d0… that each open the app, submit and run on each day of `days`
+    /// (2026-03-DD), at 10:00 UTC; `bucket` makes them Android devices in it.
+    static func daily(_ days: ClosedRange<Int>, devices: Range<Int>, bucket: StandbyBucket? = nil) -> [RunRecord] {
+        devices.flatMap { index in
+            days.flatMap { day -> [RunRecord] in
+                let at = ISO8601.date(String(format: "2026-03-%02dT10:00:00Z", day))!
+                let platform: Platform = bucket == nil ? .ios : .android
+                return [
+                    RunRecord(
+                        device: "d\(index)", platform: platform, kind: .foreground, at: at, bucket: bucket,
+                        stalenessHours: 2),
+                    RunRecord(
+                        device: "d\(index)", platform: platform, kind: .submitted, at: at, earliestBeginDate: at,
+                        bucket: bucket),
+                    RunRecord(
+                        device: "d\(index)", platform: platform, kind: .background, at: at.addingTimeInterval(60),
+                        earliestBeginDate: at, success: true, expired: false, bucket: bucket, stalenessHours: 0),
+                ]
+            }
+        }
+    }
+
+    @Test(
+        "Devices silent for two weeks or three still count as silent, and warn (a month's lookback); a device silent for longer than the four weeks drops out"
+    )
+    func silentForWeeks() throws {
+        // The report's weeks: 2026-03-01..07 (last) and 08..14 (this); its lookback reaches back
+        // to 2026-02-08. 30 devices ran daily; from `silentFrom` on, 12 of them wrote nothing.
+        func report(silentFrom day: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            var records = (0..<30).flatMap { index -> [RunRecord] in
+                let last = index < 12 ? day - 1 : 14
+                return Self.daily(1...max(1, last), devices: index..<(index + 1)).filter { _ in last >= 1 }
+            }
+            // February: every device ran on Feb 10 and Feb 20.
+            for february in ["2026-02-10T10:00:00Z", "2026-02-20T10:00:00Z"] {
+                let at = ISO8601.date(february)!
+                records += (0..<30).map {
+                    RunRecord(
+                        device: "d\($0)", platform: .ios, kind: .background, at: at, earliestBeginDate: at,
+                        success: true, expired: false, stalenessHours: 0)
+                }
+            }
+            report.add(file: records)
+            return report
+        }
+        // Silent this week only, since last week, since the week before: each warns, 12 of 30.
+        for day in [8, 1] {
+            let silent = report(silentFrom: day)
+            let this = silent.figures(.all, days: FreshnessReport.thisWeek)
+            #expect(this.silentDevices == 12 && this.recentDevices == 30, "from day \(day)")
+            #expect(silent.conditions == [.devicesWentSilent(silent: 12, recent: 30)], "from day \(day)")
+            #expect(this.noRunShare == 12.0 / 30)
+        }
+        // Silent from before the two weeks (records on Feb 10 and 20 only): still in the lookback.
+        let long = report(silentFrom: 0)
+        #expect(long.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 12)
+        #expect(long.conditions.contains(.devicesWentSilent(silent: 12, recent: 30)))
+        #expect(!long.conditions.contains { if case .mostDevicesOutside = $0 { true } else { false } })
+        // Their last records 4 weeks and more before this week: no longer counted.
+        var old = FreshnessReport(date: Self.date)
+        let early = ISO8601.date("2026-02-07T10:00:00Z")!
+        old.add(file: Self.daily(1...14, devices: 0..<18))
+        old.add(
+            file: (18..<30).map {
+                RunRecord(
+                    device: "d\($0)", platform: .ios, kind: .background, at: early, earliestBeginDate: early,
+                    success: true, expired: false, stalenessHours: 0)
+            })
+        #expect(old.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 0)
+        #expect(old.conditions == [])
+    }
+
+    @Test(
+        "A device that moved to another standby bucket is in that bucket's figures, not silent in its old one; a bucket whose devices all fell silent keeps its row and its cause"
+    )
+    func bucketsAndSilence() throws {
+        var moved = FreshnessReport(date: Self.date)
+        moved.add(file: Self.daily(1...7, devices: 0..<10, bucket: .rare))
+        moved.add(file: Self.daily(8...14, devices: 0..<10, bucket: .active))
+        let rare = moved.figures(.bucket(.rare), days: FreshnessReport.thisWeek)
+        #expect(rare.silentDevices == 0 && rare.devices == 0)
+        #expect(moved.figures(.bucket(.active), days: FreshnessReport.thisWeek).devices == 10)
+        #expect(moved.causes.filter { $0.hasPrefix("Low execution") } == [], "\(moved.causes)")
+        let thisWeek = try #require(moved.markdown().components(separatedBy: "## Breakdown, last week").first)
+        #expect(!thisWeek.contains("| android, rare |"), "\(thisWeek)")
+        // Every restricted device silent this week; the active ones ran.
+        var gone = FreshnessReport(date: Self.date)
+        gone.add(file: Self.daily(1...14, devices: 0..<20, bucket: .active))
+        gone.add(file: Self.daily(1...7, devices: 20..<25, bucket: .restricted))
+        let restricted = gone.figures(.bucket(.restricted), days: FreshnessReport.thisWeek)
+        #expect(restricted.silentDevices == 5 && restricted.records == 0)
+        let text = gone.markdown()
+        #expect(text.contains("| android, restricted | 0 | 5 of 5 (100.0 %; 5 with no record this week) |"), "\(text)")
+        #expect(gone.causes.contains { $0.hasPrefix("Low execution in `restricted`") }, "\(gone.causes)")
+        let groups = try #require(gone.summary(path: "r.md")["groups"] as? [[String: Any]])
+        #expect(groups.contains { $0["group"] as? String == "android, restricted" && $0["silentDevices"] as? Int == 5 })
+    }
+
+    @Test(
+        "The execution rate falls as requests are refused at submit (Background App Refresh off): failed submits count")
+    func submitFailuresLowerTheRate() {
+        func report(refused: Int) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            for index in 0..<20 {
+                let at = ISO8601.date("2026-03-10T10:00:00Z")!
+                if index < refused {
+                    report.add(file: [
+                        RunRecord(
+                            device: "d\(index)", platform: .ios, kind: .submitFailed, at: at, reason: "unavailable")
+                    ])
+                } else {
+                    report.add(file: Self.daily(10...10, devices: index..<(index + 1)))
+                }
+            }
+            return report
+        }
+        let rates = [0, 5, 10, 20].map {
+            report(refused: $0).figures(.all, days: FreshnessReport.thisWeek).executionRate
+        }
+        #expect(rates == [1, 0.75, 0.5, 0])
+        #expect(report(refused: 20).conditions.contains(.noneRan(requests: 20)))
+    }
+
+    @Test("An instant with digits past the millisecond keeps its UTC day: 23:59:59.9995Z is 23:59:59.999Z")
+    func subMillisecondDigits() throws {
+        let text =
+            #"[{"device":"d1","platform":"ios","kind":"foreground","at":"2026-03-14T23:59:59.9995Z","lowPower":false,"stalenessHours":1}]"#
+        let records = try RunRecordFile.decode(Data(text.utf8))
+        #expect(RunRecordFile.instantString(records[0].at) == "2026-03-14T23:59:59.999Z")
+        var report = FreshnessReport(date: Self.date)
+        report.add(file: records)
+        #expect(report.outside == 0 && report.figures(.all, days: FreshnessReport.thisWeek).samples == 1)
+    }
+
+    @Test(
+        "A date set by one record from a clock ahead, while half the devices' last records are days earlier, is said; a date given, or a fleet that ends together, says nothing"
+    )
+    func lateLastRecord() throws {
+        var report = FreshnessReport(date: LocalDate(parsing: "2026-03-17")!)
+        report.dateSource = .lastRecordDay
+        report.add(file: Self.daily(1...14, devices: 0..<10))
+        report.add(file: [
+            RunRecord(
+                device: "d0", platform: .ios, kind: .foreground, at: ISO8601.date("2026-03-17T08:00:00Z")!,
+                stalenessHours: 3)
+        ])
+        let late = try #require(report.lateLastRecord)
+        #expect(late.device == "d0" && RunRecordFile.utcDay(late.median) == "2026-03-14")
+        #expect(report.markdown().contains("If a clock ahead set the date, give --date 2026-03-14."))
+        #expect(report.summaryLines(path: "r.md").contains("give --date 2026-03-14"))
+        report.dateSource = .given
+        #expect(report.lateLastRecord == nil)
+        var together = FreshnessReport(date: Self.date)
+        together.dateSource = .lastRecordDay
+        together.add(file: Self.daily(1...14, devices: 0..<10))
+        #expect(together.lateLastRecord == nil)
+    }
+
+    @Test("A p90 change under a second's rounding to 0.0 h reads +0.0 h, never −0.0 h")
+    func noNegativeZero() {
+        #expect(FreshnessReport.signedHours(seconds: -100) == "+0.0 h")
+        #expect(FreshnessReport.signedHours(seconds: -180) == "−0.1 h")
+        #expect(FreshnessReport.signedHours(seconds: 100) == "+0.0 h")
     }
 
     @Test("The same records in another file order give the same report")
