@@ -57,16 +57,32 @@ package enum FreshnessReportFiles {
         defer { close(directoryFD) }
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC") ?? .gmt
-        // ISO dates sort as text; only a real calendar date counts.
-        let candidates = (0..<names.count).compactMap { index -> (day: String, name: String, index: Int)? in
-            let name = names.text(index)
-            guard name.utf8.count >= 16 else { return nil }
-            let day = String(name.dropLast(5).suffix(10))
-            return LocalDate(parsing: day) == nil ? nil : (day, name, index)
-        }.sorted { ($0.day, $0.name) > ($1.day, $1.name) }
+        // The day in each name's last 15 bytes (`YYYY-MM-DD.json`) as the number YYYYMMDD, read
+        // from the listing's bytes (no `String` per file); latest day first, then the latest name.
+        let candidates = names.bytes.withUnsafeBufferPointer { text in
+            (0..<names.count).compactMap { index -> (day: Int, index: Int)? in
+                let start = names.starts[index]
+                let end = (index + 1 < names.count ? names.starts[index + 1] : text.count) - 1
+                guard end - start >= 16 else { return nil }
+                var day = 0
+                for (offset, at) in ((end - 15)..<(end - 5)).enumerated() {
+                    let byte = UInt8(bitPattern: text[at])
+                    if offset == 4 || offset == 7 {
+                        guard byte == UInt8(ascii: "-") else { return nil }
+                    } else {
+                        guard byte >= 0x30, byte <= 0x39 else { return nil }
+                        day = day * 10 + Int(byte - 0x30)
+                    }
+                }
+                return (day, index)
+            }.sorted { ($0.day, $0.index) > ($1.day, $1.index) }
+        }
         var buffer = Data()
         for candidate in candidates {
-            guard let day = LocalDate(parsing: candidate.day),
+            // Only a real calendar date counts.
+            let text = String(
+                format: "%04d-%02d-%02d", candidate.day / 10_000, candidate.day / 100 % 100, candidate.day % 100)
+            guard let day = LocalDate(parsing: text),
                 case .success(let loaded) = names.bytes.withUnsafeBufferPointer({ text in
                     load(file: text.baseAddress! + names.starts[candidate.index], in: directoryFD, buffer: &buffer)
                 })
@@ -140,12 +156,13 @@ package enum FreshnessReportFiles {
         // thread ran first. Each thread holds one file's records at a time, and reads every file
         // into the same buffer. A finished run is merged as soon as the runs before it are, so
         // few runs' reports are held at once.
-        let (first, bytes) = readAll(names, in: directoryFD, date: date)
+        let first = readAll(names, in: directoryFD, date: date)
+        var bytes = first.bytes
         // Copies of a file (the same bytes under another name) are found once every file is
         // read; when there are any, the files are read again without them (the first name in
         // name order is read), which costs a second pass only on such input.
-        let copies = Self.copies(bytes)
-        let report = copies.isEmpty ? first : readAll(names, in: directoryFD, date: date, copies: copies).report
+        let copies = Self.copies(&bytes)
+        let report = copies.isEmpty ? first.report : readAll(names, in: directoryFD, date: date, copies: copies).report
         guard report.files > 0 else {
             let reasons = report.skipped.map { "  \($0.file): \($0.reason)" }.joined(separator: "\n")
             throw .noInput("no input: no file in \(directory) is a run-record file:\n\(reasons)")
@@ -171,6 +188,7 @@ package enum FreshnessReportFiles {
         let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
         let merging = Mutex(Merging(report: FreshnessReport(date: date)))
         let found = Mutex<[(index: Int, bytes: Bytes)]>([])
+        found.withLock { $0.reserveCapacity(names.count) }
         DispatchQueue.concurrentPerform(iterations: runs) { run in
             var part = FreshnessReport(date: date)
             var buffer = Data()
@@ -195,12 +213,15 @@ package enum FreshnessReportFiles {
     }
 
     /// The copies among files read (`Bytes`): file index -> the first file in name order with
-    /// the same bytes.
-    private static func copies(_ bytes: [(index: Int, bytes: Bytes)]) -> [Int: Int] {
-        var first: [Bytes: Int] = [:]
+    /// the same bytes. Sorted in place and scanned, not put in a dictionary: a dictionary of
+    /// 100,000 files was the report's peak heap.
+    private static func copies(_ bytes: inout [(index: Int, bytes: Bytes)]) -> [Int: Int] {
+        bytes.sort { ($0.bytes.count, $0.bytes.hash, $0.index) < ($1.bytes.count, $1.bytes.hash, $1.index) }
         var copies: [Int: Int] = [:]
-        for (index, key) in bytes.sorted(by: { $0.index < $1.index }) {
-            if let earlier = first[key] { copies[index] = earlier } else { first[key] = index }
+        var run = 0
+        for position in bytes.indices {
+            if bytes[position].bytes != bytes[run].bytes { run = position }
+            if position != run { copies[bytes[position].index] = bytes[run].index }
         }
         return copies
     }
@@ -212,37 +233,59 @@ package enum FreshnessReportFiles {
         var starts: [Int] = []
         var count: Int { starts.count }
 
-        /// The `*.json` names in `directory`, as readdir(3) gives them, in order of their text
-        /// (then of their bytes): a name that is not UTF-8 is opened by its own bytes, where a
-        /// `String` of it (`FileManager`'s listing) holds U+FFFD and names no file.
+        /// The `*.json` names in `directory`, as readdir(3) gives them, in the order of their
+        /// bytes (for UTF-8, the order of their code points): a name that is not UTF-8 is opened
+        /// by its own bytes, where a `String` of it (`FileManager`'s listing) holds U+FFFD and
+        /// names no file.
         /// - Throws: `Failure.noInput` when the directory cannot be listed.
         init(jsonFilesIn directory: String) throws(Failure) {
             guard let stream = opendir(directory) else {
                 throw .noInput("no input: \(directory) cannot be listed (\(Errno.current))")
             }
             defer { closedir(stream) }
-            var found: [(text: String, bytes: [UInt8], isLink: Bool, inode: UInt64)] = []
+            // Every name's bytes in one buffer as read, then sorted by index: a listing of
+            // 100,000 files holds no `String` or array per name (it was the report's peak heap).
+            var read: [CChar] = []
+            var readStarts: [Int] = []
+            var links: [Bool] = []
+            var inodes: [UInt64] = []
             while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    Array(raw.prefix { $0 != 0 })
+                let length = withUnsafeBytes(of: entry.pointee.d_name) { raw in raw.firstIndex(of: 0) ?? raw.count }
+                guard length > 5 else { continue }
+                let isJSON = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    raw[(length - 5)..<length].elementsEqual(".json".utf8)
                 }
-                guard name.count > 5, name.suffix(5).elementsEqual(".json".utf8) else { continue }
-                found.append(
-                    (
-                        String(decoding: name, as: UTF8.self), name, entry.pointee.d_type == UInt8(DT_LNK),
-                        UInt64(entry.pointee.d_ino)
-                    ))
+                guard isJSON else { continue }
+                readStarts.append(read.count)
+                withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    for byte in raw[0..<length] { read.append(CChar(bitPattern: byte)) }
+                }
+                read.append(0)
+                links.append(entry.pointee.d_type == UInt8(DT_LNK))
+                inodes.append(UInt64(entry.pointee.d_ino))
             }
-            found.sort { $0.text != $1.text ? $0.text < $1.text : $0.bytes.lexicographicallyPrecedes($1.bytes) }
-            starts.reserveCapacity(found.count)
-            for name in found {
-                starts.append(bytes.count)
-                for byte in name.bytes { bytes.append(CChar(bitPattern: byte)) }
-                bytes.append(0)
+            // Byte order, which for UTF-8 is the order of the names' code points.
+            let order = read.withUnsafeBufferPointer { text in
+                readStarts.indices.sorted {
+                    strcmp(text.baseAddress! + readStarts[$0], text.baseAddress! + readStarts[$1]) < 0
+                }
+            }
+            bytes.reserveCapacity(read.count)
+            starts.reserveCapacity(order.count)
+            read.withUnsafeBufferPointer { text in
+                for index in order {
+                    starts.append(bytes.count)
+                    var at = readStarts[index]
+                    while text[at] != 0 {
+                        bytes.append(text[at])
+                        at += 1
+                    }
+                    bytes.append(0)
+                }
             }
             var status = stat()
             let device = stat(directory, &status) == 0 ? UInt64(status.st_dev) : 0
-            findSameFiles(in: directory, entries: found.map { ($0.isLink, $0.inode) }, device: device)
+            findSameFiles(in: directory, entries: order.map { (links[$0], inodes[$0]) }, device: device)
         }
 
         /// Name `index` as text, for messages (bytes that are not UTF-8 as U+FFFD).
@@ -258,11 +301,27 @@ package enum FreshnessReportFiles {
         /// Finds the links of `sameFileAs` (a `stat(2)` of each symbolic link; other entries give
         /// their file by `readdir(3)`, so a directory without links costs no system call more).
         mutating func findSameFiles(in directory: String, entries: [(isLink: Bool, inode: UInt64)], device: UInt64) {
-            var reader: [FileKey: Int] = [:]
-            for index in entries.indices where !entries[index].isLink {
-                let key = FileKey(device: device, inode: entries[index].inode)
-                if let first = reader[key] { sameFileAs[index] = first } else { reader[key] = index }
+            // The files by inode (a sorted list, not a dictionary: 16 bytes a file, where a
+            // dictionary of 100,000 files was the report's largest allocation); a run of one
+            // inode is hard links, read under the first name.
+            var files = entries.indices.filter { !entries[$0].isLink }.map { (inode: entries[$0].inode, index: $0) }
+            files.sort { ($0.inode, $0.index) < ($1.inode, $1.index) }
+            var run = 0
+            for position in files.indices {
+                if files[position].inode != files[run].inode { run = position }
+                if position != run { sameFileAs[files[position].index] = files[run].index }
             }
+            /// The first file (in name order) with `inode`, nil when none has it.
+            func file(_ inode: UInt64) -> Int? {
+                var low = 0
+                var high = files.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if files[middle].inode < inode { low = middle + 1 } else { high = middle }
+                }
+                return low < files.count && files[low].inode == inode ? files[low].index : nil
+            }
+            var linked: [FileKey: Int] = [:]
             for index in entries.indices where entries[index].isLink {
                 var status = stat()
                 let found = bytes.withUnsafeBufferPointer { text in
@@ -270,7 +329,13 @@ package enum FreshnessReportFiles {
                 }
                 guard found == 0, status.st_mode & S_IFMT == S_IFREG else { continue }
                 let key = FileKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-                if let first = reader[key] { sameFileAs[index] = first } else { reader[key] = index }
+                if key.device == device, let first = file(key.inode) {
+                    sameFileAs[index] = first
+                } else if let first = linked[key] {
+                    sameFileAs[index] = first
+                } else {
+                    linked[key] = index
+                }
             }
         }
 
