@@ -169,8 +169,11 @@ package enum FreshnessReportFiles {
         }
         // Files of `[]` only: nothing to report on (sleeptap-calibrate says the same).
         guard report.records > 0 else {
-            throw .noInput(
-                "no input: the \(report.files) good file\(report.files == 1 ? "" : "s") in \(directory) hold no record")
+            let good =
+                report.files == 1
+                ? "the 1 good file in \(directory) holds" : "the \(report.files) good files in \(directory) hold"
+            let reasons = report.skipped.map { "\n  \($0.file): \($0.reason)" }.joined()
+            throw .noInput("no input: \(good) no record" + (reasons.isEmpty ? "" : "; skipped:" + reasons))
         }
         return report
     }
@@ -431,7 +434,9 @@ package enum FreshnessReportFiles {
 
     /// The skip reason of a copy of file `first`.
     static func copyReason(of first: String) -> SkipReason {
-        SkipReason(reason: "the same bytes as \(printable(first)) (a copy of it): read once", sameFile: true)
+        SkipReason(
+            reason: "the same bytes as \(printable(first)) (one of them a copy): read once, under that name",
+            sameFile: true)
     }
 
     /// Reads every `ROOT/metrics/bg_runs/*.json` file, on every core, with the

@@ -35,15 +35,23 @@ package enum MachineZone {
     ) throws(UsageError) -> TimeZone? {
         guard let raw = environment["TZ"], !raw.isEmpty else { return nil }
         var name = raw.hasPrefix(":") ? String(raw.dropFirst()) : raw
-        // An absolute file inside the database (`TZ=:/usr/share/zoneinfo/Asia/Tokyo`) names its zone.
-        if name.hasPrefix(database.directory + "/") { name = String(name.dropFirst(database.directory.count + 1)) }
-        // A link of the database to a zone the wire carries (`Japan` -> `Asia/Tokyo`) is that zone.
-        if !WakeCalendar.isZoneName(name), let target = linkTarget(name, in: database) { name = target }
+        if name.hasPrefix("/") {
+            // An absolute file inside the database (`TZ=:/usr/share/zoneinfo/Asia/Tokyo`, or
+            // `/etc/localtime`, a link into it) names the zone its real path does.
+            name = inside(path: name, database: database) ?? name
+        } else if !WakeCalendar.isZoneName(name),
+            let target = inside(path: database.directory + "/" + name, database: database),
+            target != name
+        {
+            // A link of the database to a zone the wire carries (`Japan` -> `Asia/Tokyo`) is that zone.
+            name = target
+        }
         guard WakeCalendar.isZoneName(name) else {
             throw UsageError(
                 "TZ \"\(ArgumentReader.clip(raw))\": not a time-zone name the phone can send the watch (Area/Location, "
                     + "such as America/New_York; a POSIX rule string, an abbreviation or a name with spaces is not "
-                    + "one): set TZ to a zone of the \(database)")
+                    + "one, nor a zone such as CET whose name has no Area/): set TZ to an Area/Location zone of "
+                    + "the \(database), or give --time-zone")
         }
         if let zone = ZoneDatabase.$scoped.withValue(database, operation: { WakeCalendar.zone(named: name) }) {
             // Foundation reads a plain IANA TZ itself (it names `UTC` GMT); the rest need this.
@@ -57,20 +65,17 @@ package enum MachineZone {
                 + "(set TZ to one of its zones, or give --tzdata a database that has it)")
     }
 
-    /// The zone name a symbolic link of the database, `name`, points to inside it, nil when
-    /// `name` is no such link (a name with `..`, or a link that leaves the database).
-    private static func linkTarget(_ name: String, in database: ZoneDatabase) -> String? {
-        guard !name.isEmpty, !name.hasPrefix("/"), !name.split(separator: "/").contains("..") else { return nil }
-        let path = database.directory + "/" + name
+    /// The name inside the database of the file at `path`, its links followed and its path made
+    /// canonical (`realpath(3)`: `//`, `/./`, `/../` and a trailing slash of the database's own
+    /// directory do not matter); nil when there is no such file or it lies outside the database.
+    private static func inside(path: String, database: ZoneDatabase) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
-        let target = String(cString: resolved)
         guard let root = realpath(database.directory, nil) else { return nil }
         defer { free(root) }
         let prefix = String(cString: root) + "/"
-        guard target.hasPrefix(prefix) else { return nil }
-        let relative = String(target.dropFirst(prefix.count))
-        return relative == name ? nil : relative
+        let target = String(cString: resolved)
+        return target.hasPrefix(prefix) ? String(target.dropFirst(prefix.count)) : nil
     }
 
     /// The machine's zone for a running phone or watch: `named(in:)` of this process's

@@ -521,6 +521,10 @@ package struct ScenarioFile: Sendable {
                 guard let number = raw as? NSNumber, !isBool(number), let count = Int(exactly: number.doubleValue),
                     count >= 0
                 else { throw fail("\(field).\(key)", raw, "expected a whole number, 0 or more") }
+                guard JSONNumber(number).isInteger else {
+                    throw fail(
+                        "\(field).\(key)", raw, "a whole number written without a fraction or exponent, e.g. \(count)")
+                }
                 // A count is exact in every JSON reader up to 2^53 − 1 (RFC 7493 §2.2); above it
                 // 9007199254740993 reads as 2^53, a count the file did not give.
                 guard count <= 9_007_199_254_740_991 else {

@@ -56,8 +56,8 @@ struct ReportOptions: Equatable, Sendable {
         footer: """
             exit status: 0 the report was written (also with files skipped, as long as one was
             good); 64 a bad command line; 65 no input (no metrics/bg_runs, no *.json file in it, no
-            file that is a run-record file, or run-record files that hold no record); 73 the reports directory or the report cannot be
-            written; 74 stdout cannot be written.
+            file that is a run-record file, or run-record files that hold no record); 73 the
+            reports directory or the report cannot be written; 74 stdout cannot be written.
             """)
 
     /// Parses the arguments (without the program name).

@@ -32,8 +32,9 @@ do {
         } else if let problem = ZoneDatabase.systemDirectoryProblem() {
             throw UsageError(problem)
         }
-        // A TZ the database lacks ends the start (never Foundation's rules in its place).
-        _ = try MachineZone.named(in: ProcessInfo.processInfo.environment)
+        // A TZ that names no zone of the database ends the start (never Foundation's rules, or
+        // UTC, in its place), unless --time-zone is given: then the machine's zone is not used.
+        if options.timeZone == nil { _ = try MachineZone.named(in: ProcessInfo.processInfo.environment) }
         exit(WatchRuntime(options: options).run().rawValue)
     }
 } catch {

@@ -99,7 +99,7 @@ struct ReportTests {
         #expect(
             skipped == ["0-2026-03-10.json", "1-2026-03-11.json", "copy-2026-03-13.json", "z-2026-03-12.json"],
             "\(after)")
-        #expect(linked.standardError.contains("the same bytes as a-2026-03-13.json (a copy of it): read once"))
+        #expect(linked.standardError.contains("the same bytes as a-2026-03-13.json (one of them a copy): read once"))
         #expect(linked.standardError.contains("the same file as a-2026-03-10.json (a link to it): read once"))
         let fit = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--json"], timeout: 30)
         #expect(fit.status == 0, "\(fit.standardError)")
@@ -258,6 +258,14 @@ struct ReportTests {
         let empty = try scenario.runToExit("sleeptap-report", ["--root", root])
         #expect(empty.status == 65)
         #expect(empty.stderr.contains("the 2 good files in \(root)/metrics/bg_runs hold no record"), "\(empty.stderr)")
+        // One good file without records, one bad file: the bad one is named.
+        try Data("[1]".utf8).write(to: URL(fileURLWithPath: root + "/metrics/bg_runs/y-2026-03-11.json"))
+        let named = try scenario.runToExit("sleeptap-report", ["--root", root])
+        #expect(named.status == 65)
+        #expect(
+            named.stderr.contains("the 1 good file in \(root)/metrics/bg_runs holds no record; skipped:"),
+            "\(named.stderr)")
+        #expect(named.stderr.contains("y-2026-03-11.json: record 0: must be an object"), "\(named.stderr)")
         #expect(!FileManager.default.fileExists(atPath: root + "/reports"))
     }
 

@@ -91,7 +91,7 @@ struct TzdataTests {
     }
 
     @Test(
-        "TZ naming a zone --tzdata lacks, or a TZDIR that is no tz database, ends phone and watch with 64 naming it; the tools refuse such a TZDIR too"
+        "TZ naming a zone --tzdata lacks or no zone at all (unless --time-zone is given), or a TZDIR that is no tz database, ends phone and watch with 64 naming it; the tools refuse such a TZDIR too"
     )
     func environmentErrors() throws {
         let scenario = try Scenario()
@@ -109,6 +109,24 @@ struct TzdataTests {
                 lacking.standardError.contains(
                     "TZ \"Europe/Berlin\": time zone \"Europe/Berlin\" is not in the tz database at \(tzdata)"),
                 "\(lacking.standardError)")
+            // A TZ that is no zone name (a POSIX rule string): 64 naming it, never a silent UTC;
+            // with --time-zone the machine's zone is not used, and the process starts.
+            let posix = try scenario.spawn(
+                program, ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/\(program)-posix"],
+                environment: ["TZ": "EST5EDT,M3.2.0,M11.1.0"])
+            #expect(posix.waitForExit(timeout: 10) && posix.waitForOutputEnd(timeout: 5))
+            #expect(posix.exitStatus == 64, "\(posix.standardError)")
+            #expect(
+                posix.standardError.contains("TZ \"EST5EDT,M3.2.0,M11.1.0\": not a time-zone name"),
+                "\(posix.standardError)")
+            let given = try scenario.spawn(
+                program,
+                [
+                    "--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/\(program)-given", "--time-zone",
+                    "America/New_York",
+                ], environment: ["TZ": "EST5EDT,M3.2.0,M11.1.0"])
+            _ = try given.expect(program == "phone" ? .phoneStarted : .watchStarted)
+            _ = given.stop()
             let junk = try scenario.spawn(
                 program, ["--endpoint", scenario.endpoint, "--state-dir", "\(scenario.dir)/\(program)"],
                 environment: ["TZDIR": "/junk"])

@@ -85,6 +85,19 @@ struct ZoneErrorTests {
         // An absolute path without the colon names its zone too (Foundation would give UTC).
         let path = try MachineZone.named(in: ["TZ": "\(directory)/America/Vancouver"], database: database)
         #expect(path?.identifier == "America/Vancouver")
+        // The path made canonical: `//`, `/./`, `/../`, a database named with a trailing slash.
+        for spelling in ["\(directory)//America/Vancouver", "\(directory)/./America/../America/Vancouver"] {
+            #expect(try MachineZone.named(in: ["TZ": spelling], database: database)?.identifier == "America/Vancouver")
+        }
+        let slashed = ZoneDatabase.directory(directory + "/")
+        #expect(
+            try MachineZone.named(in: ["TZ": "\(directory)/America/Vancouver"], database: slashed)?.identifier
+                == "America/Vancouver")
+        // A link outside the database into it (`TZ=:/etc/localtime`) names the zone it points to.
+        let outside = directory + "-localtime"
+        #expect(symlink(directory + "/America/Vancouver", outside) == 0)
+        defer { unlink(outside) }
+        #expect(try MachineZone.named(in: ["TZ": ":" + outside], database: database)?.identifier == "America/Vancouver")
         // A link of the database to a zone is that zone (the wire carries its name).
         #expect(symlink("America/Vancouver", directory + "/Canada") == 0)
         #expect(try MachineZone.named(in: ["TZ": "Canada"], database: database)?.identifier == "America/Vancouver")
@@ -96,6 +109,7 @@ struct ZoneErrorTests {
         // string, an abbreviation, a name with a space, a path out of the database.
         for value in [
             "EST5EDT", "EST5EDT,M3.2.0,M11.1.0", "<+0330>-3:30", "America/Vancouver ", "CET", "../../../etc/passwd",
+            "/etc/passwd",
         ] {
             do {
                 _ = try MachineZone.named(in: ["TZ": value], database: database)

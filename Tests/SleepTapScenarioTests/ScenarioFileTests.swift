@@ -300,6 +300,19 @@ struct ScenarioFileTests {
                 #expect(error.reason.contains("without a fraction"), "\(error)")
             }
         }
+        // An expectation's count, min and max too.
+        for count in ["1.0", "1e0"] {
+            let file = text(version: "1", scheduleVersion: "1", target: "480")
+                .replacingOccurrences(
+                    of: #""steps": []}"#,
+                    with: #""steps": [], "expect": [{"event": "bed.wake_time", "min": \#(count)}]}"#)
+            do {
+                _ = try ScenarioFile.decode(Data(file.utf8), path: "s.json")
+                Issue.record("min \(count) was accepted: \(file)")
+            } catch {
+                #expect(error.field == "expect[0].min" && error.reason.contains("without a fraction"), "\(error)")
+            }
+        }
     }
 
     @Test("exactly 10 years from start is the longest span")

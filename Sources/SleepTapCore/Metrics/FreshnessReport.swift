@@ -239,10 +239,19 @@ package struct FreshnessReport: Sendable {
     /// The start of the three weeks before last week (UTC instant, seconds since 1970): with last
     /// week, the four weeks whose devices this week's silent ones are counted from.
     private let lookbackStart: Double
-    /// [group]: the devices with records in the three weeks before last week.
-    private var earlier: [Set<String>]
-    /// App version -> the devices with records on it in the three weeks before last week.
-    private var earlierVersions: [String: Set<String>] = [:]
+    /// Device -> its last record before this week, in the four weeks' lookback: the groups it
+    /// was in when it last wrote, where a device silent this week is counted.
+    private var lastBefore: [String: Before] = [:]
+    /// The current run's device's last record before this week (`runDevice`; see `deviceLastAt`).
+    private var runBefore: Before?
+
+    /// Where a device was at its last record before this week.
+    struct Before: Sendable {
+        var at: Date
+        var platform: Platform
+        var bucket: StandbyBucket?
+        var version: String?
+    }
     /// [group][day]
     private var cells: [[Cell]]
     /// The numeric staleness samples, each once: [leaf][day], leaf 0 iOS, 1...5 the Android
@@ -307,7 +316,6 @@ package struct FreshnessReport: Sendable {
         cells = Array(repeating: Array(repeating: Cell(), count: 14), count: Group.ordered.count)
         devices = Array(repeating: [[], []], count: Group.ordered.count)
         refreshed = Array(repeating: [[], []], count: Group.ordered.count)
-        earlier = Array(repeating: [], count: Group.ordered.count)
         samples = Array(repeating: Array(repeating: [], count: 14), count: 1 + StandbyBucket.all.count)
     }
 
@@ -374,10 +382,10 @@ package struct FreshnessReport: Sendable {
             for week in 0..<2 { mine[week].merge(weeks[week]) }
             versions[version] = mine
         }
-        for group in earlier.indices { earlier[group].formUnion(other.earlier[group]) }
-        for (version, devices) in other.earlierVersions { earlierVersions[version, default: []].formUnion(devices) }
         flushRun()
         deviceLastAt.merge(other.lastAtByDevice) { max($0, $1) }
+        // Of equal instants the later file's record wins, as when one reader reads both.
+        lastBefore.merge(other.lastBeforeByDevice) { mine, theirs in theirs.at >= mine.at ? theirs : mine }
         withoutVersion += other.withoutVersion
         outside += other.outside
         outsideDevices.formUnion(other.outsideDevices)
@@ -448,16 +456,14 @@ package struct FreshnessReport: Sendable {
             runDevice = record.device
             runLastAt = record.at
         }
+        let t = record.at.timeIntervalSince1970
+        if t >= lookbackStart, t < bounds[7], runBefore.map({ record.at >= $0.at }) ?? true {
+            runBefore = Before(
+                at: record.at, platform: record.platform, bucket: record.bucket, version: record.appVersion)
+        }
         guard let day = day(of: record.at) else {
             outside += 1
             outsideDevices.insert(record.device)
-            let t = record.at.timeIntervalSince1970
-            if t >= lookbackStart, t < bounds[0] {
-                earlier[Group.all.index].insert(record.device)
-                earlier[Group.platform(record.platform).index].insert(record.device)
-                if let bucket = record.bucket { earlier[Group.bucket(bucket).index].insert(record.device) }
-                if let version = record.appVersion { earlierVersions[version, default: []].insert(record.device) }
-            }
             return
         }
         let week = day < 7 ? 0 : 1
@@ -528,12 +534,17 @@ package struct FreshnessReport: Sendable {
             let week = range == Self.lastWeek ? 0 : 1
             seen = devices[group.index][week].count
             ran = refreshed[group.index][week].count
-            // Silent: in the group in the four weeks before and no record at all this week (a
-            // device that moved to another bucket is in that bucket's figures, not silent).
+            // Silent: no record at all this week, counted in the group of its last record
+            // before it (a device that moved to another bucket and fell silent there is that
+            // bucket's; one that moved and writes on is in the new bucket's figures).
             if week == 1 {
-                let before = devices[group.index][0].union(earlier[group.index])
-                silent = before.subtracting(devices[Group.all.index][1]).count
-                recent = before.count
+                (silent, recent) = silence { before in
+                    switch group {
+                    case .all: true
+                    case .platform(let platform): before.platform == platform
+                    case .bucket(let bucket): before.platform == .android && before.bucket == bucket
+                    }
+                }
             }
         } else {
             seen = devices[group.index][0].union(devices[group.index][1]).count
@@ -561,11 +572,9 @@ package struct FreshnessReport: Sendable {
         var figures = Self.figures(
             week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
         if range == Self.thisWeek {
-            // Silent: on this version in the four weeks before and no record at all this week (a
-            // device that moved to another version is not silent).
-            let before = weeks[0].devices.union(earlierVersions[version] ?? [])
-            figures.silentDevices = before.subtracting(devices[Group.all.index][1]).count
-            figures.recentDevices = before.count
+            // Silent: no record at all this week, its last record before it on this version (a
+            // device that moved to another version is that version's).
+            (figures.silentDevices, figures.recentDevices) = silence { $0.version == version }
         }
         return figures
     }
@@ -783,7 +792,8 @@ package struct FreshnessReport: Sendable {
         }
         let inside = devices[Group.all.index][0].union(devices[Group.all.index][1])
         // Devices of the four weeks' lookback that fell silent are conditions 5 and 6, not a date.
-        let onlyOutside = outsideDevices.subtracting(inside).subtracting(earlier[Group.all.index]).count
+        let recent = lastBeforeByDevice
+        let onlyOutside = outsideDevices.subtracting(inside).filter { recent[$0] == nil }.count
         if onlyOutside * 2 > inside.count + onlyOutside {
             out.append(.mostDevicesOutside(outside: onlyOutside, devices: inside.count + onlyOutside))
         }
@@ -1052,7 +1062,32 @@ extension FreshnessReport {
     private mutating func flushRun() {
         guard !runDevice.isEmpty else { return }
         deviceLastAt[runDevice] = max(deviceLastAt[runDevice] ?? runLastAt, runLastAt)
+        if let before = runBefore, lastBefore[runDevice].map({ before.at >= $0.at }) ?? true {
+            lastBefore[runDevice] = before
+        }
         runDevice = ""
+        runBefore = nil
+    }
+
+    /// Device -> its last record before this week (`lastBefore`, with the current run's).
+    private var lastBeforeByDevice: [String: Before] {
+        guard !runDevice.isEmpty, let before = runBefore else { return lastBefore }
+        var all = lastBefore
+        if all[runDevice].map({ before.at >= $0.at }) ?? true { all[runDevice] = before }
+        return all
+    }
+
+    /// The devices whose last record before this week was in the group `matches` accepts
+    /// (`recent`), and of them those with no record this week (`silent`).
+    private func silence(_ matches: (Before) -> Bool) -> (silent: Int, recent: Int) {
+        let thisWeek = devices[Group.all.index][1]
+        var silent = 0
+        var recent = 0
+        for (device, before) in lastBeforeByDevice where matches(before) {
+            recent += 1
+            if !thisWeek.contains(device) { silent += 1 }
+        }
+        return (silent, recent)
     }
 
     /// Device -> the latest `at` of its records.
@@ -1088,8 +1123,8 @@ extension FreshnessReport {
         let medianDay = RunRecordFile.utcDay(late.median)
         return "The report's date is the day of the input's last record (\(late.device) at "
             + "\(RunRecordFile.instantString(late.at))), and half the devices' last records are on or before "
-            + "\(medianDay) (UTC): this week holds only the days up to then for most devices. If a clock ahead "
-            + "set the date, give --date \(medianDay)."
+            + "\(medianDay) (UTC): for most devices this week holds only the days up to then. Either they stopped writing "
+            + "then (the figures show it), or a clock ahead set the date: then give --date \(medianDay)."
     }
 
     /// The date's source in words.

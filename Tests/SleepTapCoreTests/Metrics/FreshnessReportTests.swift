@@ -771,6 +771,34 @@ struct FreshnessReportTests {
         #expect(moved.causes.filter { $0.hasPrefix("Low execution") } == [], "\(moved.causes)")
         let thisWeek = try #require(moved.markdown().components(separatedBy: "## Breakdown, last week").first)
         #expect(!thisWeek.contains("| android, rare |"), "\(thisWeek)")
+        // Moved from restricted to rare in the lookback, then silent: rare's, and only rare's.
+        var movedThenSilent = FreshnessReport(date: Self.date)
+        movedThenSilent.add(file: Self.daily(1...14, devices: 0..<20, bucket: .active))
+        movedThenSilent.add(file: Self.daily(1...3, devices: 20..<25, bucket: .restricted))
+        movedThenSilent.add(file: Self.daily(4...7, devices: 20..<25, bucket: .rare))
+        let silentIn = [StandbyBucket.restricted, .rare, .active].map {
+            movedThenSilent.figures(.bucket($0), days: FreshnessReport.thisWeek).silentDevices
+        }
+        #expect(silentIn == [0, 5, 0])
+        #expect(movedThenSilent.figures(.platform(.android), days: FreshnessReport.thisWeek).silentDevices == 5)
+        #expect(!movedThenSilent.causes.contains { $0.hasPrefix("Low execution in `restricted`") })
+        #expect(movedThenSilent.causes.contains { $0.hasPrefix("Low execution in `rare`") })
+        // The same by app version: moved to 1.1, then silent, is 1.1's.
+        var versions = FreshnessReport(date: Self.date)
+        versions.add(
+            file: Self.daily(1...14, devices: 0..<20).map {
+                var record = $0
+                record.appVersion = "1.0"
+                return record
+            })
+        versions.add(
+            file: Self.daily(1...7, devices: 20..<30).map {
+                var record = $0
+                record.appVersion = $0.at < ISO8601.date("2026-03-04T00:00:00Z")! ? "1.0" : "1.1"
+                return record
+            })
+        #expect(versions.figures(appVersion: "1.0", days: FreshnessReport.thisWeek)?.silentDevices == 0)
+        #expect(versions.figures(appVersion: "1.1", days: FreshnessReport.thisWeek)?.silentDevices == 10)
         // Every restricted device silent this week; the active ones ran.
         var gone = FreshnessReport(date: Self.date)
         gone.add(file: Self.daily(1...14, devices: 0..<20, bucket: .active))
@@ -834,7 +862,7 @@ struct FreshnessReportTests {
         ])
         let late = try #require(report.lateLastRecord)
         #expect(late.device == "d0" && RunRecordFile.utcDay(late.median) == "2026-03-14")
-        #expect(report.markdown().contains("If a clock ahead set the date, give --date 2026-03-14."))
+        #expect(report.markdown().contains("or a clock ahead set the date: then give --date 2026-03-14."))
         #expect(report.summaryLines(path: "r.md").contains("give --date 2026-03-14"))
         report.dateSource = .given
         #expect(report.lateLastRecord == nil)
