@@ -207,7 +207,7 @@ struct ReportTests {
             run.standardOutput.hasPrefix("wrote \(root)/reports/bg_freshness_2026-03-10.md"), "\(run.standardOutput)")
         let dateSentence =
             "the last UTC day with run records (no --date given; a fleet that stopped writing records reads as its "
-            + "last week with records: give --date with today's date to see this week)"
+            + "last week with records: a report run on a schedule gives --date, the day it runs)"
         #expect(run.standardOutput.contains("report date: " + dateSentence), "\(run.standardOutput)")
         let report = try String(contentsOfFile: root + "/reports/bg_freshness_2026-03-10.md", encoding: .utf8)
         #expect(report.contains("Report date: " + dateSentence + "."), "\(report)")

@@ -762,15 +762,25 @@ package struct FreshnessReport: Sendable {
         {
             note +=
                 " The records begin on \(first), inside this week: the opens of the devices' first days, before "
-                + "any background run could answer, are in its sample."
+                + "any background run could answer, are in its sample. No watch can have run out of its 7 days of "
+                + "dates yet, so the cache horizon (condition 2) is not judged."
         }
         return note
+    }
+
+    /// Whether the input's earliest record lies inside this week: a fleet or an app younger than
+    /// the week (and than the watch's 7 days of dates).
+    var youngerThanTheWeek: Bool {
+        firstRecordAt.map { $0.timeIntervalSince1970 >= bounds[Self.thisWeek.lowerBound] } ?? false
     }
 
     /// The conditions that put ⚠ in the heading, in a fixed order; empty: no warning.
     package var conditions: [Condition] {
         let this = figures(.all, days: Self.thisWeek)
         var out = Self.conditions(this: this, last: figures(.all, days: Self.lastWeek))
+        // Condition 2 is about watches that ran out of their 7 days of dates: with records that
+        // begin inside this week no watch is that old, and a `never` p90 is its install's opens.
+        if youngerThanTheWeek { out.removeAll { if case .p90AboveCacheHorizon = $0 { true } else { false } } }
         let seen = this.devices + this.silentDevices
         for version in appVersions {
             guard let f = figures(appVersion: version, days: Self.thisWeek), let weeks = versions[version] else {
@@ -1041,7 +1051,8 @@ extension FreshnessReport {
     /// The report's file name: `bg_freshness_<date>.md`.
     package var fileName: String { "bg_freshness_\(date).md" }
 
-    /// `Most records (N of M) fall outside the two weeks: ...`, nil when most are inside.
+    /// `Most records (N of M) fall outside the two weeks: ...` when most do and the last of them
+    /// lies after the report's day (a `--date` before the data's end); nil otherwise.
     var outsideSentence: String? {
         guard mostRecordsOutside, let first = firstRecordAt, let last = lastRecordAt else { return nil }
         let span =
@@ -1050,12 +1061,11 @@ extension FreshnessReport {
         guard RunRecordFile.utcDay(last) == date.description else {
             return span + "; a --date of \(RunRecordFile.utcDay(last)) covers their last two weeks."
         }
-        // The report already ends on the last record's day: suggesting it again would help nobody.
-        // Few records near it and most before: a stray late record (a device with a wrong
-        // clock) may have set the date.
-        return span + "; the report ends on the last record's day"
-            + (dateSource == .lastRecordDay
-                ? " (no --date given): if a record with a wrong clock set that day, give --date." : ".")
+        // The report already ends on the last record's day: the records outside lie before the
+        // weeks, a history as long as the devices have run (a fleet of 28 days has half of its
+        // records there), which is no problem to point at. A stray late record that set the
+        // date is `lateLastRecordSentence`'s to say.
+        return nil
     }
 
     /// The current run's device into `deviceLastAt`.
@@ -1133,7 +1143,8 @@ extension FreshnessReport {
         case .given: "report date given with --date"
         case .lastRecordDay:
             "report date: the last UTC day with run records (no --date given; a fleet that stopped writing "
-                + "records reads as its last week with records: give --date with today's date to see this week)"
+                + "records reads as its last week with records: a report run on a schedule gives --date, the day it "
+                + "runs)"
         case .today:
             "report date: today, UTC (no --date given, and no record file holds a record of the day its name gives)"
         }
