@@ -762,25 +762,15 @@ package struct FreshnessReport: Sendable {
         {
             note +=
                 " The records begin on \(first), inside this week: the opens of the devices' first days, before "
-                + "any background run could answer, are in its sample. No watch can have run out of its 7 days of "
-                + "dates yet, so the cache horizon (condition 2) is not judged."
+                + "any background run could answer, are in its sample."
         }
         return note
-    }
-
-    /// Whether the input's earliest record lies inside this week: a fleet or an app younger than
-    /// the week (and than the watch's 7 days of dates).
-    var youngerThanTheWeek: Bool {
-        firstRecordAt.map { $0.timeIntervalSince1970 >= bounds[Self.thisWeek.lowerBound] } ?? false
     }
 
     /// The conditions that put ⚠ in the heading, in a fixed order; empty: no warning.
     package var conditions: [Condition] {
         let this = figures(.all, days: Self.thisWeek)
         var out = Self.conditions(this: this, last: figures(.all, days: Self.lastWeek))
-        // Condition 2 is about watches that ran out of their 7 days of dates: with records that
-        // begin inside this week no watch is that old, and a `never` p90 is its install's opens.
-        if youngerThanTheWeek { out.removeAll { if case .p90AboveCacheHorizon = $0 { true } else { false } } }
         let seen = this.devices + this.silentDevices
         for version in appVersions {
             guard let f = figures(appVersion: version, days: Self.thisWeek), let weeks = versions[version] else {
@@ -1051,8 +1041,9 @@ extension FreshnessReport {
     /// The report's file name: `bg_freshness_<date>.md`.
     package var fileName: String { "bg_freshness_\(date).md" }
 
-    /// `Most records (N of M) fall outside the two weeks: ...` when most do and the last of them
-    /// lies after the report's day (a `--date` before the data's end); nil otherwise.
+    /// `Most records (N of M) fall outside the two weeks: ...` when most do and the report's day
+    /// is not the last record's (a `--date` off the data), with the `--date` that covers their
+    /// last two weeks; nil otherwise.
     var outsideSentence: String? {
         guard mostRecordsOutside, let first = firstRecordAt, let last = lastRecordAt else { return nil }
         let span =
