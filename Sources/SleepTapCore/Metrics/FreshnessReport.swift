@@ -239,11 +239,27 @@ package struct FreshnessReport: Sendable {
     /// The start of the three weeks before last week (UTC instant, seconds since 1970): with last
     /// week, the four weeks whose devices this week's silent ones are counted from.
     private let lookbackStart: Double
-    /// Device -> its last record before this week, in the four weeks' lookback: the groups it
-    /// was in when it last wrote, where a device silent this week is counted.
-    private var lastBefore: [String: Before] = [:]
-    /// The current run's device's last record before this week (`runDevice`; see `deviceLastAt`).
-    private var runBefore: Before?
+    /// Device -> what its records say of it (`Seen`), but for the device of the current run of
+    /// records (`run`), kept apart: a file holds one device's records, so the dictionary is
+    /// written once a run, not once a record.
+    private var seen: [String: Seen] = [:]
+    private var run: (device: String, seen: Seen)?
+
+    /// What a device's records say of it: its latest `at` (every record read, in the two weeks
+    /// or not), and its last record before this week in the four weeks' lookback (the groups it
+    /// was in when it last wrote, where a device silent this week is counted).
+    struct Seen: Sendable {
+        var lastAt: Date
+        var before: Before?
+
+        /// Both together: the later instant, and the later record before the week (of equal
+        /// instants `later`'s, as when one reader reads both in order).
+        func merged(with later: Seen) -> Seen {
+            var both = Seen(lastAt: max(lastAt, later.lastAt), before: before)
+            if let theirs = later.before, before.map({ theirs.at >= $0.at }) ?? true { both.before = theirs }
+            return both
+        }
+    }
 
     /// Where a device was at its last record before this week.
     struct Before: Sendable {
@@ -284,12 +300,6 @@ package struct FreshnessReport: Sendable {
 
     private var lastDevice = ""
     private var lastDeviceSeen: UInt64 = 0
-    /// Device -> the latest `at` of its records (every record read, in the two weeks or not),
-    /// but for the device of the current run of records (`runDevice`), kept apart: a file holds
-    /// one device's records, so the dictionary is written once a run, not once a record.
-    private var deviceLastAt: [String: Date] = [:]
-    private var runDevice = ""
-    private var runLastAt = Date.distantPast
 
     /// Where the report's date came from.
     package enum DateSource: Sendable, Equatable {
@@ -383,9 +393,7 @@ package struct FreshnessReport: Sendable {
             versions[version] = mine
         }
         flushRun()
-        deviceLastAt.merge(other.lastAtByDevice) { max($0, $1) }
-        // Of equal instants the later file's record wins, as when one reader reads both.
-        lastBefore.merge(other.lastBeforeByDevice) { mine, theirs in theirs.at >= mine.at ? theirs : mine }
+        seen.merge(other.seenByDevice) { mine, theirs in mine.merged(with: theirs) }
         withoutVersion += other.withoutVersion
         outside += other.outside
         outsideDevices.formUnion(other.outsideDevices)
@@ -449,16 +457,14 @@ package struct FreshnessReport: Sendable {
         records += 1
         firstRecordAt = min(firstRecordAt ?? record.at, record.at)
         lastRecordAt = max(lastRecordAt ?? record.at, record.at)
-        if record.device == runDevice {
-            runLastAt = max(runLastAt, record.at)
-        } else {
+        if run?.device != record.device {
             flushRun()
-            runDevice = record.device
-            runLastAt = record.at
+            run = (record.device, Seen(lastAt: record.at))
         }
+        if let lastAt = run?.seen.lastAt, record.at > lastAt { run?.seen.lastAt = record.at }
         let t = record.at.timeIntervalSince1970
-        if t >= lookbackStart, t < bounds[7], runBefore.map({ record.at >= $0.at }) ?? true {
-            runBefore = Before(
+        if t >= lookbackStart, t < bounds[7], run?.seen.before.map({ record.at >= $0.at }) ?? true {
+            run?.seen.before = Before(
                 at: record.at, platform: record.platform, bucket: record.bucket, version: record.appVersion)
         }
         guard let day = day(of: record.at) else {
@@ -792,8 +798,8 @@ package struct FreshnessReport: Sendable {
         }
         let inside = devices[Group.all.index][0].union(devices[Group.all.index][1])
         // Devices of the four weeks' lookback that fell silent are conditions 5 and 6, not a date.
-        let recent = lastBeforeByDevice
-        let onlyOutside = outsideDevices.subtracting(inside).filter { recent[$0] == nil }.count
+        let recent = seenByDevice
+        let onlyOutside = outsideDevices.subtracting(inside).filter { recent[$0]?.before == nil }.count
         if onlyOutside * 2 > inside.count + onlyOutside {
             out.append(.mostDevicesOutside(outside: onlyOutside, devices: inside.count + onlyOutside))
         }
@@ -1059,22 +1065,18 @@ extension FreshnessReport {
         return nil
     }
 
-    /// The current run's device into `deviceLastAt`.
+    /// The current run's device into `seen`.
     private mutating func flushRun() {
-        guard !runDevice.isEmpty else { return }
-        deviceLastAt[runDevice] = max(deviceLastAt[runDevice] ?? runLastAt, runLastAt)
-        if let before = runBefore, lastBefore[runDevice].map({ before.at >= $0.at }) ?? true {
-            lastBefore[runDevice] = before
-        }
-        runDevice = ""
-        runBefore = nil
+        guard let run else { return }
+        seen[run.device] = seen[run.device].map { $0.merged(with: run.seen) } ?? run.seen
+        self.run = nil
     }
 
-    /// Device -> its last record before this week (`lastBefore`, with the current run's).
-    private var lastBeforeByDevice: [String: Before] {
-        guard !runDevice.isEmpty, let before = runBefore else { return lastBefore }
-        var all = lastBefore
-        if all[runDevice].map({ before.at >= $0.at }) ?? true { all[runDevice] = before }
+    /// Device -> what its records say of it (`seen`, with the current run's).
+    private var seenByDevice: [String: Seen] {
+        guard let run else { return seen }
+        var all = seen
+        all[run.device] = all[run.device].map { $0.merged(with: run.seen) } ?? run.seen
         return all
     }
 
@@ -1084,19 +1086,12 @@ extension FreshnessReport {
         let thisWeek = devices[Group.all.index][1]
         var silent = 0
         var recent = 0
-        for (device, before) in lastBeforeByDevice where matches(before) {
+        for (device, seen) in seenByDevice {
+            guard let before = seen.before, matches(before) else { continue }
             recent += 1
             if !thisWeek.contains(device) { silent += 1 }
         }
         return (silent, recent)
-    }
-
-    /// Device -> the latest `at` of its records.
-    private var lastAtByDevice: [String: Date] {
-        guard !runDevice.isEmpty else { return deviceLastAt }
-        var all = deviceLastAt
-        all[runDevice] = max(all[runDevice] ?? runLastAt, runLastAt)
-        return all
     }
 
     /// How far the report's day may end after the median device's last record before
@@ -1109,12 +1104,12 @@ extension FreshnessReport {
     /// set the date (a device with a clock ahead, say), and the median device's last record. Nil
     /// otherwise, with a date given, or with fewer than 2 devices.
     package var lateLastRecord: (device: String, at: Date, median: Date)? {
-        let byDevice = lastAtByDevice
+        let byDevice = seenByDevice
         guard dateSource == .lastRecordDay, byDevice.count >= 2, let last = lastRecordAt else { return nil }
-        let lasts = byDevice.values.sorted()
+        let lasts = byDevice.values.map(\.lastAt).sorted()
         let median = lasts[(lasts.count - 1) / 2]
         guard bounds[14] - median.timeIntervalSince1970 > Self.lateLastRecordSeconds else { return nil }
-        let device = byDevice.filter { $0.value == last }.keys.min() ?? ""
+        let device = byDevice.filter { $0.value.lastAt == last }.keys.min() ?? ""
         return (device, last, median)
     }
 
