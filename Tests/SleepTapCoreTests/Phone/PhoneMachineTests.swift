@@ -58,6 +58,94 @@ struct PhoneMachineTests {
         }
     }
 
+    /// How `answered` answers: which state write fails, whether the watch is there, whether
+    /// forecasts come; and what it counted.
+    struct Answers {
+        /// The 1-based number of the state write (counted over one `answered` call) that fails with ENOSPC.
+        var failing: Int?
+        var weather = true
+        var watch = true
+        var writes = 0
+        var forecasts: [WeatherOutcome] = []
+        var stopped = false
+    }
+
+    /// What `actions` lead to, answered as the phone process answers them: each write's and each
+    /// send's result at once, in its place, and the forecasts (`OfflineWeatherProvider`) after the
+    /// list. The result is every action, the answers' own in their place.
+    /// - Parameters:
+    ///   - failing: the 1-based state write that fails with ENOSPC, nil for none.
+    ///   - weather: false leaves each forecast pending.
+    ///   - watch: false makes each send fail as to an absent watch.
+    static func answered(
+        _ node: inout PhoneNode, _ actions: [PhoneAction], at time: NodeTime, failing: Int? = nil, weather: Bool = true,
+        watch: Bool = true
+    ) -> [PhoneAction] {
+        var answers = Answers(failing: failing, weather: weather, watch: watch)
+        var out: [PhoneAction] = []
+        perform(&node, actions, at: time, &answers, into: &out)
+        while !answers.forecasts.isEmpty && !answers.stopped {
+            let outcome = answers.forecasts.removeFirst()
+            perform(&node, node.weatherArrived(outcome, at: time), at: time, &answers, into: &out)
+        }
+        return out
+    }
+
+    private static func perform(
+        _ node: inout PhoneNode, _ actions: [PhoneAction], at time: NodeTime, _ answers: inout Answers,
+        into out: inout [PhoneAction]
+    ) {
+        for action in actions {
+            guard !answers.stopped else { return }
+            out.append(action)
+            switch action {
+            case .persist:
+                answers.writes += 1
+                let result: PersistResult =
+                    answers.writes == answers.failing
+                    ? .failed(errno: ENOSPC, reason: "No space left on device") : .succeeded
+                perform(&node, node.persisted(result, at: time), at: time, &answers, into: &out)
+            case .persistOS:
+                perform(&node, node.osPersisted(.succeeded, at: time), at: time, &answers, into: &out)
+            case .send(let message):
+                let failure = answers.watch ? nil : "watch not connected (EHOSTUNREACH)"
+                perform(&node, node.sent(message, failure: failure, at: time), at: time, &answers, into: &out)
+            case .fetchWeather(let location, let instant) where answers.weather:
+                let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: location, now: instant)
+                answers.forecasts.append(WeatherOutcome(result: result, cost: cost))
+            case .stop: answers.stopped = true
+            default: break
+            }
+        }
+    }
+
+    /// `line` typed on `node` at `seconds` after `t0`, answered (`answered`).
+    static func typed(
+        _ node: inout PhoneNode, _ line: String, at seconds: TimeInterval, failing: Int? = nil, weather: Bool = true
+    ) -> [PhoneAction] {
+        answered(&node, node.commandLine(line, at: at(seconds)), at: at(seconds), failing: failing, weather: weather)
+    }
+
+    /// The names of the events among `actions`, in order, `os.why` left out.
+    static func names(_ actions: [PhoneAction]) -> [EventName] {
+        actions.compactMap { $0.event.flatMap { $0.name == .osWhy ? nil : $0.name } }
+    }
+
+    /// The events named `name` among `actions`.
+    static func events(_ name: EventName, in actions: [PhoneAction]) -> [Event] {
+        actions.compactMap { $0.event.flatMap { $0.name == name ? $0 : nil } }
+    }
+
+    /// The run records among `actions`, as their kinds and successes.
+    static func records(_ actions: [PhoneAction]) -> [RunRecord] {
+        actions.compactMap { if case .record(let record) = $0 { record } else { nil } }
+    }
+
+    /// The batches among `actions`' sends.
+    static func batches(_ actions: [PhoneAction]) -> [WakeBatch] {
+        sends(actions).compactMap { if case .batch(let batch) = $0 { batch } else { nil } }
+    }
+
     // MARK: sub-lists
 
     static func sends(_ actions: [PhoneAction]) -> [WireMessage] {

@@ -10,36 +10,60 @@ import Testing
     import Glibc
 #endif
 
-/// The phone node's decisions, reached without a process: ZAP verdicts, frame checks, the stdin
-/// language, zone precedence, schedule reloads, writes before sends, the weather as an input.
-/// Single decisions compared as whole action lists are `PhoneMachineTests`'.
+/// The phone machine's answers to the inputs after start: the stdin language, the OS's
+/// settings, zones, schedule reloads, writes before sends, the weather as an input, the launch
+/// timer and the stop. Each test gives a started `PhoneNode` (no driver) its inputs, answers its
+/// writes and forecasts as the process does (`PhoneMachineTests.answered`), and checks what it
+/// returned in one equality. The driver's own part (the order it performs them) is
+/// `PhoneDriverTests`'.
 @Suite("Phone node")
 struct PhoneNodeTests {
-    // MARK: the OS trace
+    typealias M = PhoneMachineTests
+
+    /// Thu 2025-03-06 12:00 in New York: `M.t0`.
+    static func stamp(_ actions: [PhoneAction], _ name: EventName) -> [Date] {
+        actions.compactMap { if case .emit(let event, let at) = $0, event.name == name { at } else { nil } }
+    }
+
+    /// Every instant an event of `actions` is stamped with, in order.
+    static func stamps(_ actions: [PhoneAction]) -> [Date] {
+        actions.compactMap { if case .emit(_, let at) = $0 { at } else { nil } }
+    }
+
+    static func node(
+        app: PhoneApp = PhoneHarness.app(), configuration: PhoneNodeConfiguration = PhoneHarness.configuration()
+    ) -> PhoneNode {
+        PhoneNode(app: app, configuration: configuration)
+    }
+
+    /// `node` started at `t0`, its start-up answered (forecasts only when `weather`); the start's actions.
+    @discardableResult
+    static func start(_ node: inout PhoneNode, weather: Bool = true, watch: Bool = true) -> [PhoneAction] {
+        M.answered(&node, node.start(at: M.at(0)), at: M.at(0), weather: weather, watch: watch)
+    }
+
+    // MARK: the OS's settings
 
     @Test(
         "Android: with the notification permission revoked every bedtime notice added is also notification.hidden; granted, none; kept in os.json; refused on iOS"
     )
     func notificationPermission() throws {
-        var android = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        android.start()
-        android.advance(60)
-        android.type("permission notifications revoke")
-        #expect(android.names().contains(.osPermission))
-        #expect(!android.node.app.scheduler.notificationsShown)
-        let stored = try JSONDecoder().decode(
-            SimulatedOS.self, from: JSONEncoder().encode(android.node.app.scheduler))
+        var node = M.started(platform: .android)
+        #expect(
+            M.shape(M.typed(&node, "permission notifications revoke", at: 60)) == [
+                "persistOS", "os.permission", "arm osLaunch",
+            ])
+        let stored = try JSONDecoder().decode(SimulatedOS.self, from: JSONEncoder().encode(node.app.scheduler))
         #expect(!stored.notificationsShown)
-        android.clearEvents()
-        android.type("open")
-        let added = android.names().filter { $0 == .notificationAdded }.count
-        #expect(added > 0)
-        #expect(android.names().filter { $0 == .notificationHidden }.count == added)
-        android.type("permission notifications grant")
-        android.clearEvents()
-        android.type("open")
-        #expect(android.names().contains(.notificationAdded))
-        #expect(!android.names().contains(.notificationHidden))
+        let notices: Set<EventName> = [.notificationAdded, .notificationHidden]
+        let revoked = M.names(M.typed(&node, "open", at: 120)).filter(notices.contains)
+        #expect(
+            revoked == Array(repeating: EventName.notificationAdded, count: 7)
+                + Array(repeating: .notificationHidden, count: 7))
+        _ = M.typed(&node, "permission notifications grant", at: 180)
+        #expect(
+            M.names(M.typed(&node, "open", at: 240)).filter(notices.contains)
+                == Array(repeating: .notificationAdded, count: 7))
         for (line, platform) in [
             ("permission notifications revoke", Platform.ios), ("permission exact-alarm maybe", .android),
             ("permission notifications maybe", .android), ("permission notifications", .android),
@@ -49,115 +73,77 @@ struct PhoneNodeTests {
     }
 
     @Test(
-        "Android constraints through the node: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
+        "Android constraints: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
     )
-    func constraintsThroughNode() throws {
+    func constraints() throws {
         var app = PhoneHarness.app(platform: .android)
         app.scheduler.setConstraints([.network])
-        var android = PhoneHarness(app: app)
-        android.start()
-        android.advance(60)
-        android.clearEvents()
-        android.type("network off")
-        #expect(android.names().contains(.osNetwork))
-        android.type("why")
-        let why = try #require(android.events.last { $0.name == .osWhy })
-        let codes = why.fields.first { $0.0 == "reasonCodes" }?.1
-        guard case .string(let text)? = codes else { throw CancellationError() }
-        #expect(text.contains("PENDING_JOB_REASON_CONSTRAINT_CONNECTIVITY"))
-        android.type("network on")
-        android.type("stop USER")
-        #expect(android.names().contains(.osTestDriver))
-        android.clearEvents()
-        android.type("initial-delay-met")
-        #expect(android.node.nextLaunch == android.now)
-        android.fire(.osLaunch)
-        #expect(android.names().contains(.osWorkStopped), "\(android.names())")
-        #expect(android.records.last?.stopReason == 13)
+        var node = Self.node(app: app)
+        Self.start(&node)
+        #expect(M.shape(M.typed(&node, "network off", at: 60)) == ["persistOS", "os.network", "cancel osLaunch"])
+        let why = try #require(M.events(.osWhy, in: node.commandLine("why", at: M.at(61))).first)
+        guard case .string(let codes)? = why["reasonCodes"] else { throw CancellationError() }
+        #expect(codes.contains("PENDING_JOB_REASON_CONSTRAINT_CONNECTIVITY"), "\(codes)")
+        _ = M.typed(&node, "network on", at: 62)
+        #expect(M.names(M.typed(&node, "stop USER", at: 63)) == [.osTestDriver])
+        _ = M.typed(&node, "initial-delay-met", at: 64)
+        #expect(node.nextLaunch == M.at(64).now)
+        let run = M.answered(&node, node.timerFired(.osLaunch, at: M.at(64)), at: M.at(64))
+        #expect(M.names(run).contains(.osWorkStopped), "\(M.names(run))")
+        #expect(M.records(run).last?.stopReason == 13)
     }
 
     @Test(
-        "One change gives one event: bucket rare is os.standby_bucket alone, low-power, background-refresh, charging and force-quit their own event without os.conditions.changed"
-    )
-    func oneChangeOneEvent() throws {
-        var android = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        android.start()
-        android.advance(60)
-        let inputs: [(String, EventName)] = [
-            ("bucket rare", .osStandbyBucket), ("low-power on", .osLowPower), ("charging on", .osCharging),
-            ("background-refresh off", .osBackgroundRefresh), ("force-quit", .osForceQuit),
-        ]
-        for (line, name) in inputs {
-            android.clearEvents()
-            android.type(line)
-            let conditions: Set<EventName> = [
-                .osStandbyBucket, .osLowPower, .osCharging, .osBackgroundRefresh, .osForceQuit, .osConditionsChanged,
-            ]
-            #expect(android.names().filter(conditions.contains) == [name], "\(line): \(android.names())")
-        }
-        var ios = PhoneHarness()
-        ios.start()
-        ios.advance(60)
-        for (line, name) in [("low-power on", EventName.osLowPower), ("background-refresh off", .osBackgroundRefresh)] {
-            ios.clearEvents()
-            ios.type(line)
-            #expect(
-                ios.names().filter { $0 == name || $0 == .osConditionsChanged } == [name], "\(line): \(ios.names())")
-        }
+        "One change gives one event: each setting its own os.* event, no os.conditions.changed; the OS written first",
+        arguments: [
+            (Platform.android, "bucket rare", ["persistOS", "os.standby_bucket", "arm osLaunch"]),
+            (.android, "low-power on", ["persistOS", "os.low_power", "cancel osLaunch"]),
+            (.android, "charging on", ["persistOS", "os.charging", "arm osLaunch"]),
+            (.android, "background-refresh off", ["persistOS", "os.background_refresh", "cancel osLaunch"]),
+            (.android, "force-quit", ["persistOS", "os.force_quit", "cancel osLaunch"]),
+            (.ios, "low-power on", ["persistOS", "os.low_power", "cancel osLaunch"]),
+            (.ios, "background-refresh off", ["persistOS", "os.background_refresh", "cancel osLaunch"]),
+        ])
+    func oneChangeOneEvent(platform: Platform, line: String, shape: [String]) {
+        var node = M.started(platform: platform)
+        #expect(M.shape(M.typed(&node, line, at: 60)) == shape)
     }
 
     @Test(
         "The OS trace is written in the step that caused it, at its instant, in time order: travel's os.request.* at the travel, none left for low-power on"
     )
     func traceInItsOwnStep() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        let names = bench.stamped.map(\.name)
+        var node = Self.node()
+        let names = M.names(Self.start(&node))
         // The user's launch: the OS's launch and registration come before the job's weather step.
         let launched = try #require(names.firstIndex(of: .osAppLaunched))
         let fetched = try #require(names.firstIndex(of: .weatherFetched))
         #expect(launched < fetched, "\(names)")
-        bench.advance(10 * 3_600)
-        bench.clearEvents()
-        bench.type("time-zone Asia/Tokyo")
-        let travel = bench.stamped
-        #expect(travel.contains { $0.name == .osRequestReplaced && $0.at == bench.now }, "\(travel)")
-        #expect(travel.contains { $0.name == .osRequestSubmitted && $0.at == bench.now }, "\(travel)")
-        bench.advance(3_600)
-        bench.clearEvents()
-        bench.type("low-power on")
-        #expect(
-            bench.names() == [.osLowPower, .osWhy], "no launch planned while Low Power is on")
-        bench.advance(3_600)
-        bench.type("open")
-        let times = bench.stamped.map(\.at)
-        #expect(times == times.sorted(), "stdout in time order: \(bench.stamped)")
+        let travel = M.typed(&node, "time-zone Asia/Tokyo", at: 36_000)
+        let at = M.at(36_000).now
+        #expect(Self.stamp(travel, .osRequestReplaced) + Self.stamp(travel, .osRequestSubmitted) == [at, at])
+        #expect(M.names(M.typed(&node, "low-power on", at: 39_600)) == [.osLowPower], "no launch planned")
+        let times = Self.stamps(M.typed(&node, "open", at: 43_200))
+        #expect(times == times.sorted(), "in time order")
     }
 
     @Test("A failed state write in a background run keeps the run's records: the submit and the failed run")
     func failedWriteKeepsRunRecords() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        let due = try #require(bench.node.nextLaunch)
-        bench.advance(due.timeIntervalSince(bench.now))
-        bench.failingWrites = [bench.writes + 1]
-        let before = bench.records.count
-        bench.fire(.osLaunch)
-        #expect(bench.events(.persistFailed).count == 1)
-        let kept = bench.records[before...]
-        #expect(kept.contains { $0.kind == .submitted }, "\(kept)")
-        #expect(kept.contains { $0.kind == .background && $0.success == false }, "\(kept)")
+        var node = M.started()
+        let due = try #require(node.nextLaunch)
+        let run = M.answered(&node, node.timerFired(.osLaunch, at: M.at(due)), at: M.at(due), failing: 1)
+        #expect(M.names(run).filter { $0 == .persistFailed }.count == 1)
+        #expect(
+            M.records(run).map { "\($0.kind.rawValue) \($0.success.map { "\($0)" } ?? "-")" } == [
+                "submitted -", "background false",
+            ])
     }
-
-    // MARK: ZAP
 
     @Test("phone.status: the simulated OS's fields are one nested object `os`, no dotted keys")
     func statusNestsTheOS() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.type("low-power on")
-        bench.type("status")
-        let status = try #require(bench.events(.phoneStatus).last)
+        var node = M.started()
+        _ = M.typed(&node, "low-power on", at: 0)
+        let status = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: M.at(0))).first)
         #expect(!status.fields.contains { $0.key.contains(".") }, "\(status.fields.map(\.key))")
         guard case .object(let os) = try #require(status["os"]) else {
             Issue.record("os is not an object: \(String(describing: status["os"]))")
@@ -173,16 +159,9 @@ struct PhoneNodeTests {
 
     @Test("status rounds hours for people: dataAgeHours to two decimals, not 0.16319531679153443")
     func statusHoursRounded() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.advance(588.25)
-        bench.type("status")
-        let status = try #require(bench.events(.phoneStatus).last)
-        guard case .double(let age)? = status["dataAgeHours"] else {
-            Issue.record("dataAgeHours: \(String(describing: status["dataAgeHours"]))")
-            return
-        }
-        #expect(age == 0.16, "\(age)")
+        var node = M.started()
+        let status = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: M.at(588.25))).first)
+        #expect(status["dataAgeHours"] == .double(0.16))
     }
 
     // MARK: the stdin language
@@ -247,23 +226,25 @@ struct PhoneNodeTests {
 
     @Test("clock-set that would put the wall clock before 1970 or after 2199 is rejected; nothing changes")
     func clockSetRange() throws {
-        var bench = PhoneHarness()
-        bench.start()
+        var node = M.started()
+        var second = 0.0
         // A year at a time (the most one clock-set moves), back to 1970, then forward to 2199.
         for (step, bound) in [("-366d", "1970-01-01T00:00:00Z"), ("+366d", "2199-12-31T23:59:59Z")] {
             var rejection: String?
             for _ in 0..<300 {
-                bench.clearEvents()
-                let offset = bench.node.app.scheduler.wallClockOffset
-                bench.type("clock-set " + step)
-                if bench.names() == [.inputRejected] {
-                    if case .string(let text)? = bench.events[0]["reason"] { rejection = text }
-                    #expect(bench.node.app.scheduler.wallClockOffset == offset, "nothing changes")
+                second += 1
+                let offset = node.app.scheduler.wallClockOffset
+                let actions = M.typed(&node, "clock-set " + step, at: second)
+                if M.names(actions) == [.inputRejected] {
+                    if case .string(let text)? = M.events(.inputRejected, in: actions).first?["reason"] {
+                        rejection = text
+                    }
+                    #expect(node.app.scheduler.wallClockOffset == offset, "nothing changes")
                     break
                 }
-                #expect(bench.names().first == .osClockSet)
+                #expect(M.names(actions).first == .osClockSet)
             }
-            let wall = bench.node.app.scheduler.wallClock(at: bench.now)
+            let wall = node.app.scheduler.wallClock(at: M.at(second).now)
             #expect(
                 wall >= ISO8601.date("1970-01-01T00:00:00Z")! && wall <= ISO8601.date("2199-12-31T23:59:59Z")!,
                 "\(wall)")
@@ -282,54 +263,52 @@ struct PhoneNodeTests {
                 try PhoneCommand.parse(line, platform: platform)
             }
         }
-        var bench = PhoneHarness()
-        bench.start()
-        let state = bench.node.app.state
-        bench.clearEvents()
-        bench.type("low-power maybe")
-        #expect(bench.names() == [.inputRejected])
-        #expect(bench.events[0]["input"] == .string("low-power maybe"))
+        var node = M.started()
+        let state = node.app.state
+        let rejected = M.event(
+            .inputRejected, [("input", .string("low-power maybe")), ("reason", .string("expected low-power on|off"))],
+            at: M.at(1))
+        #expect(node.commandLine("low-power maybe", at: M.at(1)) == [rejected])
         // The echo is the line as parsed (only leading and trailing blanks dropped).
         #expect(throws: PhoneCommand.Rejection(input: "\u{A0}status", reason: PhoneCommand.unknownCommandReason)) {
             try PhoneCommand.parse(" \u{A0}status\t", platform: .ios)
         }
-        #expect(bench.node.app.state == state)
+        #expect(node.app.state == state)
     }
 
-    @Test("Commands reach the app: status counts, travel refreshes, move, settings, quit stops")
-    func commandsRun() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.clearEvents()
-        bench.type("status")
-        let status = try #require(bench.events(.phoneStatus).first)
+    @Test("status and why: the zone, the seq, the next launch, and the OS's why at the command's instant")
+    func statusAndWhy() throws {
+        var node = M.started()
+        let time = M.at(30)
+        let status = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: time)).first)
         #expect(status["timeZone"] == .string("America/New_York"))
-        #expect(status["lastSeq"] == .int(Int64(bench.node.app.state.lastSeq)))
-        #expect(status["nextBackgroundLaunch"] == bench.node.nextLaunch.map { .date($0) })
-        // The OS's why, in the status and on its own (`why`): the answer at the command's instant.
-        let why = bench.node.app.scheduler.why(at: bench.now)
+        #expect(status["lastSeq"] == .int(Int64(node.app.state.lastSeq)))
+        #expect(status["nextBackgroundLaunch"] == node.nextLaunch.map { .date($0) })
+        let why = node.app.scheduler.why(at: time.now)
         #expect(status["why"] == .object(EventObject(why.fields)))
-        bench.clearEvents()
-        bench.type("why")
-        #expect(bench.events(.osWhy) == [Event(why.event)])
-        #expect(bench.events(.osWhy).first?["reason"] == .string(why.code.rawValue))
-        bench.type("history")
-        #expect(bench.events(.runRecord).count == bench.node.app.state.refreshLog.history.count)
-        bench.type("notifications")
-        #expect(!bench.events(.notificationPending).isEmpty)
-        bench.type("move 48.85,2.35")
-        #expect(bench.node.app.location == Coordinate(latitude: 48.85, longitude: 2.35))
-        bench.type("low-power on")
-        #expect(bench.names().contains(.osLowPower))
-        bench.type("time-zone Asia/Tokyo")
-        let changed = try #require(bench.events(.timezoneChanged).first)
-        #expect(changed["from"] == .string("America/New_York"))
-        #expect(changed["to"] == .string("Asia/Tokyo"))
-        #expect(bench.events(.batchGenerated).last?["timeZone"] == .string("Asia/Tokyo"))
-        #expect(!bench.stopped)
-        bench.type("quit")
-        #expect(bench.stopped)
-        #expect(bench.events(.phoneStopping).last?["reason"] == .string("quit"))
+        #expect(node.commandLine("why", at: time) == [.emit(Event(why.event), at: time.now)])
+        #expect(Event(why.event)["reason"] == .string(why.code.rawValue))
+    }
+
+    @Test("history gives one run.record per run kept; notifications lists the pending ones; move moves the app")
+    func historyNotificationsMove() throws {
+        var node = M.started()
+        #expect(
+            M.names(node.commandLine("history", at: M.at(1)))
+                == Array(repeating: .runRecord, count: node.app.state.refreshLog.history.count))
+        #expect(!M.events(.notificationPending, in: node.commandLine("notifications", at: M.at(1))).isEmpty)
+        _ = M.typed(&node, "move 48.85,2.35", at: 2)
+        #expect(node.app.location == Coordinate(latitude: 48.85, longitude: 2.35))
+    }
+
+    @Test("time-zone: timezone.changed from and to, then a batch in the new zone; quit: phone.stopping and stop")
+    func travelAndQuit() throws {
+        var node = M.started()
+        let travel = M.typed(&node, "time-zone Asia/Tokyo", at: 60)
+        let changed = try #require(M.events(.timezoneChanged, in: travel).first)
+        #expect([changed["from"], changed["to"]] == [.string("America/New_York"), .string("Asia/Tokyo")])
+        #expect(M.events(.batchGenerated, in: travel).last?["timeZone"] == .string("Asia/Tokyo"))
+        #expect(M.shape(node.commandLine("quit", at: M.at(61))) == ["phone.stopping", "stop"])
     }
 
     // MARK: zones
@@ -341,20 +320,20 @@ struct PhoneNodeTests {
         let machine = TimeZone(identifier: "America/Denver")!
         var inBerlin = WakeSchedule.everyDayAtSeven
         inBerlin.timeZoneIdentifier = berlin.identifier
-        let plain = PhoneHarness(configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
-        #expect(plain.node.currentZone == machine)
-        let file = PhoneHarness(
+        let plain = Self.node(configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
+        #expect(plain.currentZone == machine)
+        let file = Self.node(
             app: PhoneHarness.app(schedule: inBerlin),
             configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
-        #expect(file.node.currentZone == berlin)
-        var flag = PhoneHarness(
+        #expect(file.currentZone == berlin)
+        var flag = Self.node(
             app: PhoneHarness.app(schedule: inBerlin),
             configuration: PhoneHarness.configuration(timeZone: PhoneHarness.zone, machineZone: machine))
-        #expect(flag.node.currentZone == PhoneHarness.zone)
-        flag.start()
-        flag.type("time-zone Asia/Tokyo")
-        #expect(flag.node.currentZone == tokyo)
-        #expect(flag.node.app.zone == tokyo)
+        #expect(flag.currentZone == PhoneHarness.zone)
+        Self.start(&flag)
+        _ = M.typed(&flag, "time-zone Asia/Tokyo", at: 60)
+        #expect(flag.currentZone == tokyo)
+        #expect(flag.app.zone == tokyo)
     }
 
     // MARK: schedule reload
@@ -362,21 +341,21 @@ struct PhoneNodeTests {
     @Test("open reads the schedule file again: a new one replaces the old and is used at once")
     func scheduleReloadGood() throws {
         // No --time-zone: the schedule file's zone applies.
-        var bench = PhoneHarness(
+        var node = Self.node(
             configuration: PhoneHarness.configuration(
                 schedulePath: "/s/schedule.json", timeZone: nil, machineZone: PhoneHarness.zone))
-        bench.start()
-        #expect(bench.scheduleReads.isEmpty, "the start-up checks read it already")
+        let started = Self.start(&node)
+        #expect(!started.contains(.loadSchedule(path: "/s/schedule.json")), "the start-up checks read it already")
         var later = WakeSchedule.everyDayAtSeven
         later.timeZoneIdentifier = "Asia/Tokyo"
-        // The node itself, while the read is outstanding (a port answers at once).
-        var node = bench.node
-        let open = node.commandLine("open", at: bench.time)
+        let time = M.at(60)
+        let open = node.commandLine("open", at: time)
         #expect(open.last == .loadSchedule(path: "/s/schedule.json"))
-        #expect(!Self.emitted(open).contains(.batchGenerated), "the launch waits for the schedule")
-        let launch = node.commandLine("simulate-launch", at: bench.time)
-        #expect(!Self.emitted(launch).contains(.handlerEntered), "later commands wait in order")
-        let answered = Self.emitted(node.scheduleLoaded(.success(later), at: bench.time))
+        #expect(!M.names(open).contains(.batchGenerated), "the launch waits for the schedule")
+        #expect(
+            !M.names(node.commandLine("simulate-launch", at: time)).contains(.handlerEntered),
+            "later commands wait in order")
+        let answered = M.names(node.scheduleLoaded(.success(later), at: time))
         #expect(answered.first == .scheduleChanged)
         #expect(node.app.schedule == later)
         #expect(node.app.zone.identifier == "Asia/Tokyo", "the file's zone applies")
@@ -384,29 +363,32 @@ struct PhoneNodeTests {
         // The open's refresh runs first; the simulate-launch waits behind its write.
         #expect(answered.contains(.refreshForeground))
         #expect(!answered.contains(.handlerEntered))
-        let written = Self.emitted(node.persisted(.succeeded, at: bench.time))
+        let written = M.names(node.persisted(.succeeded, at: time))
         let generated = try #require(written.firstIndex(of: .batchGenerated))
         let entered = try #require(written.firstIndex(of: .handlerEntered))
         #expect(generated < entered)
     }
 
-    static func emitted(_ actions: [PhoneAction]) -> [EventName] {
-        actions.compactMap { if case .emit(let event, _) = $0 { event.name } else { nil } }
-    }
-
     @Test("open with a bad schedule file keeps the previous schedule and says why")
     func scheduleReloadBad() throws {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(schedulePath: "/s/schedule.json"))
-        bench.start()
-        let before = bench.node.app.schedule
-        bench.scheduleFile = .failure(ScheduleLoadError("schedule file /s/schedule.json: line 3: bad"))
-        bench.clearEvents()
-        bench.type("open")
-        let rejected = try #require(bench.events(.scheduleRejected).first)
-        #expect(rejected["reason"] == .string("schedule file /s/schedule.json: line 3: bad"))
-        #expect(rejected["kept"] == .string("previous"))
-        #expect(bench.node.app.schedule == before)
-        #expect(bench.names().contains(.batchGenerated), "the launch runs on the previous schedule")
+        var node = Self.node(configuration: PhoneHarness.configuration(schedulePath: "/s/schedule.json"))
+        Self.start(&node)
+        let before = node.app.schedule
+        let time = M.at(60)
+        #expect(node.commandLine("open", at: time) == [.loadSchedule(path: "/s/schedule.json")])
+        let error = ScheduleLoadError("schedule file /s/schedule.json: line 3: bad")
+        let answered = M.answered(&node, node.scheduleLoaded(.failure(error), at: time), at: time)
+        #expect(
+            answered.first
+                == M.event(
+                    .scheduleRejected,
+                    [
+                        ("path", .string("/s/schedule.json")), ("reason", .string(error.description)),
+                        ("kept", .string("previous")),
+                    ],
+                    at: time))
+        #expect(node.app.schedule == before)
+        #expect(M.names(answered).contains(.batchGenerated), "the launch runs on the previous schedule")
     }
 
     // MARK: writes before sends
@@ -431,98 +413,87 @@ struct PhoneNodeTests {
         #expect(answered >= 2)
     }
 
+    static func isSend(_ action: PhoneAction) -> Bool {
+        if case .send = action { true } else { false }
+    }
+
+    /// The batches of `actions` sent while the last state write that succeeded did not hold
+    /// them, given that write number `failing` failed: must be none.
+    static func sentBeforeDurable(_ actions: [PhoneAction], failing: Int?, disk: PhoneSyncState?) -> [WakeBatch] {
+        var disk = disk
+        var writes = 0
+        var early: [WakeBatch] = []
+        for action in actions {
+            switch action {
+            case .persist(let state):
+                writes += 1
+                if writes != failing { disk = state }
+            case .send(.batch(let batch)) where disk?.outbox != batch: early.append(batch)
+            default: break
+            }
+        }
+        return early
+    }
+
     @Test("A job that needs no weather fetch writes once: everything it did is on disk before its batch goes out")
     func oneWritePerJobWithoutFetch() throws {
-        var bench = PhoneHarness()
-        bench.start()
+        var node = M.started()
         // An hour later the forecast cached at start is fresh: the weather step uses the cache.
-        bench.advance(3_600)
-        bench.clearEvents()
-        let before = bench.writes
-        bench.type("open")
-        let names = bench.names()
-        try #require(names.contains(.weatherSkipped), "\(names)")
-        #expect(bench.writes == before + 1, "renew, notices, dates, sunlight and the run history: one write")
-        #expect(bench.sentBeforeDurable.isEmpty)
-        let disk = try #require(bench.disk)
-        #expect(disk.outbox == bench.sentBatches.last, "the batch sent is the one on disk")
-        #expect(disk.refreshLog.history.last?.at == bench.node.app.state.refreshLog.history.last?.at)
-        let allOnDisk = disk == bench.node.app.state
-        #expect(allOnDisk, "the sunlight notice and the run history are on disk too")
-        // The job's order is kept: renew, notices, dates (generated, then sent), weather, sunlight.
-        let order: [EventName] = [.renewSubmitted, .notificationAdded, .batchGenerated, .batchSent, .weatherSkipped]
-        let positions = order.map { name in names.firstIndex(of: name) }
-        #expect(positions.allSatisfy { $0 != nil } && positions == positions.sorted { ($0 ?? 0) < ($1 ?? 0) })
+        let open = M.typed(&node, "open", at: 3_600)
+        #expect(
+            M.names(open).filter { [.renewSubmitted, .batchGenerated, .batchSent, .weatherSkipped].contains($0) } == [
+                .renewSubmitted, .batchGenerated, .batchSent, .weatherSkipped,
+            ])
+        // Renew, notices, dates, sunlight and the run history: one write, all of it on disk.
+        #expect(M.persists(open) == [node.app.state])
+        #expect(M.batches(open) == [node.app.state.outbox].compactMap { $0 })
+        #expect(Self.sentBeforeDurable(open, failing: nil, disk: nil) == [])
     }
 
     @Test("A failed single write of a job without a fetch sends nothing and reuses no seq")
     func oneWriteFails() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.advance(3_600)
-        let sentBefore = bench.sentBatches.count
-        bench.failingWrites = [bench.writes + 1]
-        bench.clearEvents()
-        bench.type("open")
-        #expect(bench.names().contains(.persistFailed))
-        #expect(!bench.names().contains(.batchSent))
-        #expect(bench.sentBatches.count == sentBefore)
-        let memory = bench.node.app.state
-        #expect(memory.outbox == bench.disk?.outbox, "the outbox returns to what is on disk")
-        #expect(memory.refreshLog == bench.disk?.refreshLog, "and so does the run history")
-        bench.failingWrites = []
-        bench.advance(60)
-        bench.type("open")
-        let seqs = bench.sentBatches.map(\.seq)
-        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
-        #expect(bench.disk?.outbox == bench.sentBatches.last)
-    }
-
-    static func isSend(_ action: PhoneAction) -> Bool {
-        if case .send = action { true } else { false }
+        var node = M.started()
+        let disk = node.app.state
+        let failed = M.typed(&node, "open", at: 3_600, failing: 1)
+        #expect(M.names(failed).contains(.persistFailed))
+        #expect(M.batches(failed) == [])
+        #expect(node.app.state.outbox == disk.outbox, "the outbox returns to what is on disk")
+        #expect(node.app.state.refreshLog == disk.refreshLog, "and so does the run history")
+        let unsent = try #require(M.persists(failed).first?.outbox?.seq)
+        let next = M.typed(&node, "open", at: 3_660)
+        #expect(M.batches(next).map(\.seq) == [unsent + 1], "a seq never used, not even by the batch never sent")
+        #expect(M.persists(next).last?.outbox == M.batches(next).last)
     }
 
     @Test(
         "A failed write at each write of a job: nothing goes out that is not on disk, and no seq is reused",
         arguments: ["open", "simulate-launch"])
     func persistFailureAtEachWrite(job: String) throws {
-        var probe = PhoneHarness()
-        probe.start()
-        let before = probe.writes
-        probe.advance(86_400)
-        probe.type(job)
-        let writesPerOpen = probe.writes - before
+        var probe = M.started()
+        let writesPerJob = M.persists(M.typed(&probe, job, at: 86_400)).count
         // Renew, notices and dates in one write before the send; weather, sunlight and the run
         // history in one after the forecast.
-        try #require(writesPerOpen >= 2)
-        for failing in 1...writesPerOpen {
-            var bench = PhoneHarness()
-            bench.start()
-            let issued = bench.sentBatches
-            bench.failingWrites = [bench.writes + failing]
-            bench.advance(86_400)
-            bench.clearEvents()
-            bench.type(job)
-            let names = bench.names()
+        try #require(writesPerJob >= 2)
+        for failing in 1...writesPerJob {
+            var node = M.started()
+            let disk = node.app.state
+            let actions = M.typed(&node, job, at: 86_400, failing: failing)
+            let names = M.names(actions)
             let failedAt = try #require(names.firstIndex(of: .persistFailed), "write \(failing)")
-            #expect(bench.events[failedAt]["reason"] == .string("No space left on device"))
-            #expect(bench.sentBeforeDurable.isEmpty, "write \(failing): \(bench.sentBeforeDurable)")
             #expect(!names[failedAt...].contains(.batchSent), "write \(failing): nothing sent after it")
-            #expect(bench.node.app.state.outbox == bench.disk?.outbox, "write \(failing): memory returns to the disk")
+            #expect(Self.sentBeforeDurable(actions, failing: failing, disk: disk) == [], "write \(failing)")
             // Space comes back a day later (other dates): the next batch has a seq never used
             // before, even by a batch that never left the phone, and it goes out.
-            bench.failingWrites = []
-            bench.advance(86_400)
-            bench.type("open")
-            // Every batch ever put in a write, failed or not, and every one sent: one seq, one set of dates.
-            let all = issued + bench.sentBatches + bench.attempted.compactMap(\.outbox)
+            let next = M.typed(&node, "open", at: 2 * 86_400)
+            let all =
+                [disk.outbox].compactMap { $0 } + M.batches(actions) + M.persists(actions + next).compactMap(\.outbox)
+                + M.batches(next)
             let refs = Dictionary(grouping: all, by: { "\($0.epoch)/\($0.seq)" })
             #expect(refs.values.allSatisfy { Set($0.map(\.digest)).count == 1 }, "write \(failing): a seq reused")
-            let generated = bench.events(.batchGenerated).compactMap { event -> Int64? in
-                if case .int(let seq)? = event["seq"] { seq } else { nil }
-            }
-            #expect(generated == generated.sorted() && Set(generated).count == generated.count, "write \(failing)")
-            #expect(bench.disk?.outbox == bench.sentBatches.last, "write \(failing): the newest is on disk and sent")
+            #expect(
+                M.persists(next).last?.outbox == M.batches(next).last,
+                "write \(failing): the newest is on disk and sent")
+            #expect(!M.batches(next).isEmpty, "write \(failing)")
         }
     }
 
@@ -530,32 +501,36 @@ struct PhoneNodeTests {
 
     @Test("The weather arrives later: the job waits at its weather step, then finishes with the cost charged")
     func weatherAsInput() throws {
-        var bench = PhoneHarness()
-        bench.weather = nil
-        bench.start()
-        let request = try #require(bench.weatherRequests.first)
-        #expect(request.location == PhoneHarness.berlin)
-        #expect(bench.names().contains(.batchGenerated), "renew, notices and dates do not wait")
-        #expect(!bench.names().contains { $0.rawValue.hasPrefix("weather.") })
+        var node = Self.node()
+        let started = Self.start(&node, weather: false)
+        guard
+            case .fetchWeather(let location, let fetchAt)? = started.first(where: {
+                if case .fetchWeather = $0 { true } else { false }
+            })
+        else {
+            Issue.record("no fetch: \(M.shape(started))")
+            return
+        }
+        #expect(location == PhoneHarness.berlin)
+        #expect(M.names(started).contains(.batchGenerated), "renew, notices and dates do not wait")
+        #expect(!M.names(started).contains { $0.rawValue.hasPrefix("weather.") })
         // A command that starts a job waits; a read-only one does not.
-        bench.type("simulate-launch")
-        bench.type("status")
-        #expect(!bench.names().contains(.handlerEntered))
-        #expect(bench.names().contains(.phoneStatus))
+        #expect(M.typed(&node, "simulate-launch", at: 1, weather: false) == [])
+        #expect(M.names(node.commandLine("status", at: M.at(1))) == [.phoneStatus])
         // Messages from the watch are served meanwhile.
-        let batch = try #require(bench.sentBatches.last)
-        bench.receive(.ack(batch.ref, coverageEnd: nil))
-        #expect(bench.names().contains(.ackReceived))
-        bench.advance(5)
-        let forecast = Forecast(fetchedAt: request.at, location: request.location, source: "test", hours: [])
-        bench.answerWeather(WeatherOutcome(result: .success(forecast), cost: 1.5))
-        let fetched = try #require(bench.events(.weatherFetched).first)
-        #expect(fetched["cost"] == .double(1.5))
-        #expect(bench.node.app.state.weather == forecast)
-        let foreground = try #require(bench.node.app.state.refreshLog.history.last { $0.kind == .foreground })
+        let batch = try #require(node.app.state.outbox)
+        let ack = M.answered(&node, node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: M.at(2)), at: M.at(2))
+        #expect(M.names(ack).contains(.ackReceived))
+        let forecast = Forecast(fetchedAt: fetchAt, location: location, source: "test", hours: [])
+        let arrived = M.answered(
+            &node, node.weatherArrived(WeatherOutcome(result: .success(forecast), cost: 1.5), at: M.at(5)), at: M.at(5))
+        #expect(M.events(.weatherFetched, in: arrived).first?["cost"] == .double(1.5))
+        #expect(node.app.state.weather == forecast)
+        let foreground = try #require(node.app.state.refreshLog.history.last { $0.kind == .foreground })
         #expect(foreground.duration == 0.1 + 0.1 + 0.2 + 1.5 + 0.05)
-        let fetchedAt = try #require(bench.names().firstIndex(of: .weatherFetched))
-        let entered = try #require(bench.names().firstIndex(of: .handlerEntered), "the waiting command ran")
+        let names = M.names(arrived)
+        let fetchedAt = try #require(names.firstIndex(of: .weatherFetched))
+        let entered = try #require(names.firstIndex(of: .handlerEntered), "the waiting command ran")
         #expect(fetchedAt < entered)
     }
 
@@ -563,170 +538,153 @@ struct PhoneNodeTests {
         "Android: a network failure arriving as input makes the run retry; another failure fails it",
         arguments: [(WeatherError.network("offline"), "retry"), (WeatherError.http(status: 500, "server"), "failure")])
     func androidWeatherFailure(error: WeatherError, outcome: String) throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        bench.start()
-        bench.weather = nil
+        var node = M.started(platform: .android)
         // 10:00 in New York the next day: inside the weather window, the cache 22 h old.
-        bench.advance(22 * 3_600)
-        bench.clearEvents()
-        bench.type("simulate-launch")
-        try #require(bench.weatherRequests.count == 2, "\(bench.names())")
-        #expect(bench.events(.handlerCompleted).isEmpty, "the run waits for the weather")
-        bench.answerWeather(WeatherOutcome(result: .failure(error), cost: 1))
-        #expect(bench.events(.weatherFailed).first?["network"] == .bool(error.isNetwork))
-        #expect(bench.events(.handlerCompleted).first?["outcome"] == .string(outcome))
+        let time = M.at(22 * 3_600)
+        let launch = M.typed(&node, "simulate-launch", at: 22 * 3_600, weather: false)
+        #expect(M.shape(launch).filter { $0 == "fetchWeather" } == ["fetchWeather"])
+        #expect(!M.names(launch).contains(.handlerCompleted), "the run waits for the weather")
+        let answered = M.answered(
+            &node, node.weatherArrived(WeatherOutcome(result: .failure(error), cost: 1), at: time), at: time)
+        #expect(M.events(.weatherFailed, in: answered).first?["network"] == .bool(error.isNetwork))
+        #expect(M.events(.handlerCompleted, in: answered).first?["outcome"] == .string(outcome))
     }
 
     @Test("A failed write before the weather step ends the job: no fetch goes out, the run does not hang")
     func persistFailureBeforeWeather() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.weather = nil
-        bench.advance(22 * 3_600)
-        let requests = bench.weatherRequests.count
-        bench.failingWrites = [bench.writes + 1]
-        bench.type("simulate-launch")
-        #expect(bench.names().contains(.persistFailed))
-        #expect(bench.weatherRequests.count == requests, "the fetch was dropped with the rest of the step")
-        #expect(!bench.node.app.awaitsWeather)
-        bench.clearEvents()
-        bench.type("simulate-launch")
-        #expect(bench.names().contains(.handlerEntered), "the next job runs")
+        var node = M.started()
+        let launch = M.typed(&node, "simulate-launch", at: 22 * 3_600, failing: 1, weather: false)
+        #expect(M.names(launch).contains(.persistFailed))
+        #expect(!M.shape(launch).contains("fetchWeather"), "the fetch was dropped with the rest of the step")
+        #expect(!node.app.awaitsWeather)
+        #expect(
+            M.names(M.typed(&node, "simulate-launch", at: 22 * 3_600 + 1)).contains(.handlerEntered),
+            "the next job runs")
     }
 
     // MARK: timers
 
     @Test("The OS launch timer is armed at the OS's next launch, as a virtual instant; its firing runs the job")
     func osLaunchTimer() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        let next = try #require(bench.node.nextLaunch)
-        #expect(bench.armed[.osLaunch] == .at(next))
-        bench.now = next
-        bench.clearEvents()
-        bench.fire(.osLaunch)
-        #expect(bench.names().contains(.handlerEntered))
-        #expect(bench.osWrites > 0, "the OS's state is written")
+        var node = M.started()
+        let next = try #require(node.nextLaunch)
+        #expect(M.timers(node.timerFired(.resend, at: M.at(1))).last == .arm(.osLaunch, .at(next)))
+        let run = M.answered(&node, node.timerFired(.osLaunch, at: M.at(next)), at: M.at(next))
+        #expect(M.names(run).contains(.handlerEntered))
+        #expect(!M.osWrites(run).isEmpty, "the OS's state is written")
     }
 
     @Test(
         "A launch already due whose timer comes after another input (a driver that woke late) keeps its instant",
         arguments: [Platform.ios, .android])
     func lateLaunchTimerKeepsItsInstant(platform: Platform) throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(platform: platform))
-        bench.start()
-        let due = try #require(bench.node.nextLaunch)
-        bench.now = due.addingTimeInterval(1_800)
-        bench.fire(.resend)
-        #expect(bench.node.nextLaunch == due, "\(platform): the resend moved the launch")
-        #expect(bench.armed[.osLaunch] == .at(due))
-        bench.clearEvents()
-        bench.fire(.osLaunch)
-        #expect(bench.names().contains(.handlerEntered), "\(platform)")
-        #expect(bench.node.nextLaunch.map { $0 > due } ?? true, "\(platform): the next launch comes after this one")
+        var node = M.started(platform: platform)
+        let due = try #require(node.nextLaunch)
+        let late = M.at(due.addingTimeInterval(1_800))
+        #expect(M.timers(node.timerFired(.resend, at: late)).last == .arm(.osLaunch, .at(due)), "\(platform)")
+        #expect(node.nextLaunch == due, "\(platform): the resend moved the launch")
+        let run = M.answered(&node, node.timerFired(.osLaunch, at: late), at: late)
+        #expect(Self.stamp(run, .handlerEntered) == [due], "\(platform)")
+        #expect(node.nextLaunch.map { $0 > due } ?? true, "\(platform): the next launch comes after this one")
     }
 
     @Test(
-        "An overdue Android launch handled after a later time-zone line runs on the new zone at the line's instant, never stamped before it (issue 19 item 6)"
+        "An overdue Android launch handled after a later time-zone line runs on the new zone at the line's instant, never stamped before it"
     )
     func lateLaunchAfterTravelIsNotStampedBeforeIt() throws {
         let utc = try #require(TimeZone(identifier: "Etc/UTC"))
-        var bench = PhoneHarness(
+        var node = Self.node(
             app: PhoneHarness.app(platform: .android, zone: utc),
             configuration: PhoneHarness.configuration(timeZone: utc))
-        bench.start()
-        let due = try #require(bench.node.nextLaunch)
+        Self.start(&node)
+        let due = try #require(node.nextLaunch)
         // The driver fell 4 virtual hours behind and handled the line before the launch's timer.
-        bench.now = due.addingTimeInterval(4 * 3_600)
-        bench.clearEvents()
-        bench.type("time-zone America/New_York")
-        let travelled = try #require(bench.stamped.first { $0.name == .timezoneChanged }?.at)
-        #expect(bench.node.nextLaunch == due, "the travel keeps the overdue launch's instant")
-        bench.advance(60)
-        bench.clearEvents()
-        bench.fire(.osLaunch)
-        #expect(bench.names().contains(.handlerEntered), "\(bench.names())")
-        #expect(bench.stamped.allSatisfy { $0.at >= travelled }, "stamped before the line: \(bench.stamped)")
-        let batch = try #require(bench.events(.batchGenerated).last)
-        #expect(batch["timeZone"] == .string("America/New_York"))
-        #expect(bench.stamped.first { $0.name == .batchGenerated }?.at == travelled, "at the line's instant")
-        let behind = try #require(bench.events(.clockBehind).first)
-        #expect(behind["plannedAt"] == .date(due))
-        #expect(behind["lateSeconds"] == .double(4 * 3_600 + 60))
-        #expect(behind["count"] == .int(1))
-        #expect(bench.node.behind.count == 1)
-        #expect(bench.node.nextLaunch.map { $0 >= travelled } ?? true, "the OS is asked again from the run's instant")
-        bench.clearEvents()
-        bench.type("status")
-        guard case .object(let status)? = bench.events(.phoneStatus).first?["behind"] else {
-            Issue.record("phone.status has no behind object")
-            return
-        }
-        #expect(status["count"] == .int(1))
-        #expect(status["maxLateSeconds"] == .double(4 * 3_600 + 60))
+        let lineAt = M.at(due.addingTimeInterval(4 * 3_600))
+        let travel = M.answered(&node, node.commandLine("time-zone America/New_York", at: lineAt), at: lineAt)
+        #expect(Self.stamp(travel, .timezoneChanged) == [lineAt.now])
+        #expect(node.nextLaunch == due, "the travel keeps the overdue launch's instant")
+        let fired = M.at(lineAt.now.addingTimeInterval(60))
+        let run = M.answered(&node, node.timerFired(.osLaunch, at: fired), at: fired)
+        #expect(M.names(run).contains(.handlerEntered), "\(M.names(run))")
+        #expect(Self.stamps(run).allSatisfy { $0 >= lineAt.now }, "stamped before the line")
+        #expect(M.events(.batchGenerated, in: run).last?["timeZone"] == .string("America/New_York"))
+        #expect(Self.stamp(run, .batchGenerated) == [lineAt.now], "at the line's instant")
+        let behind = try #require(M.events(.clockBehind, in: run).first)
+        #expect(
+            [behind["plannedAt"], behind["lateSeconds"], behind["count"]] == [
+                .date(due), .double(4 * 3_600 + 60), .int(1),
+            ])
+        #expect(node.nextLaunch.map { $0 >= lineAt.now } ?? true, "the OS is asked again from the run's instant")
+        let status = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: fired)).first)
+        #expect(
+            status["behind"]
+                == .object(
+                    EventObject([
+                        ("count", .int(1)), ("maxLateSeconds", .double(4 * 3_600 + 60)),
+                        ("thresholdSeconds", .double(600)),
+                    ])))
     }
 
     @Test(
         "A launch on time says nothing of falling behind; repeats are said when the count doubles, the rest before phone.stopping"
     )
     func clockBehindIsRateLimited() throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        bench.start()
-        let onTime = try #require(bench.node.nextLaunch)
-        bench.now = onTime
-        bench.fire(.osLaunch)
-        #expect(bench.events(.clockBehind).isEmpty)
-        #expect(bench.node.behind.count == 0)
+        var node = M.started(platform: .android)
+        let onTime = try #require(node.nextLaunch)
+        #expect(
+            M.events(
+                .clockBehind, in: M.answered(&node, node.timerFired(.osLaunch, at: M.at(onTime)), at: M.at(onTime)))
+                == [])
         var said: [EventValue?] = []
         for _ in 0..<3 {
-            let due = try #require(bench.node.nextLaunch)
-            bench.now = due.addingTimeInterval(1_000)
-            bench.clearEvents()
-            bench.fire(.osLaunch)
+            let due = try #require(node.nextLaunch)
+            let late = M.at(due.addingTimeInterval(1_000))
+            let run = M.answered(&node, node.timerFired(.osLaunch, at: late), at: late)
             // No input came between: the run is at its own instant, as the twin runs it.
-            #expect(bench.stamped.first { $0.name == .handlerEntered }?.at == due)
-            said += bench.events(.clockBehind).map { $0["count"] }
+            #expect(Self.stamp(run, .handlerEntered) == [due])
+            said += M.events(.clockBehind, in: run).map { $0["count"] }
         }
         #expect(said == [.int(1), .int(2)], "the third is counted, not said")
-        #expect(bench.node.behind.count == 3)
-        bench.type("quit")
-        #expect(bench.node.behind.count == 3)
-        let last = try #require(bench.events(.clockBehind).last)
-        #expect(last["count"] == .int(3))
-        #expect(last["plannedAt"] == .null)
-        #expect(bench.names().last == .phoneStopping)
+        #expect(node.behind.count == 3)
+        let quit = node.commandLine("quit", at: M.at(10 * 86_400))
+        #expect(M.names(quit) == [.clockBehind, .phoneStopping])
+        let last = try #require(M.events(.clockBehind, in: quit).first)
+        #expect([last["count"], last["plannedAt"]] == [.int(3), .null])
     }
 
     @Test("Sends to an absent watch are counted; repeats are held back until it is there again")
-    func sendFailures() {
-        var bench = PhoneHarness()
-        bench.watchConnected = false
-        bench.start()
-        for _ in 0..<5 { bench.fire(.resend) }
-        #expect(bench.node.counters.sendFailures == 6)
-        #expect(bench.events(.sendFailed).count == 1)
-        bench.watchConnected = true
-        bench.fire(.resend)
-        let summary = bench.events(.sendFailed).last
-        #expect(summary?["suppressed"] == .int(4), "the held-back repeats are said when the watch is back")
-        #expect(bench.names().last == .batchSent)
+    func sendFailures() throws {
+        var node = Self.node()
+        var all = Self.start(&node, watch: false)
+        for second in 1...5 {
+            all += M.answered(
+                &node, node.timerFired(.resend, at: M.at(Double(second))), at: M.at(Double(second)), watch: false)
+        }
+        #expect(node.counters.sendFailures == 6)
+        #expect(M.events(.sendFailed, in: all).count == 1)
+        let back = M.answered(&node, node.timerFired(.resend, at: M.at(6)), at: M.at(6))
+        #expect(
+            M.events(.sendFailed, in: back).map { $0["suppressed"] } == [.int(4)],
+            "the held-back repeats are said when the watch is back")
+        #expect(M.names(back).last == .batchSent)
     }
 
     @Test(
         "phone.stopping is the last line: held-back send failures and refused peers are said before it",
         arguments: [StopCause.signal(15), .endOfTerminalInput, .outputClosed, nil])
     func stoppingIsLast(cause: StopCause?) throws {
-        var bench = PhoneHarness(configuration: PhoneHarness.configuration(pairedWatchKey: PhoneMachineTests.watchKey))
-        bench.watchConnected = false
-        bench.start()
-        for _ in 0..<3 { bench.fire(.resend) }
-        for _ in 0..<4 {
-            bench.driver.zapRequest(PhoneMachineTests.zapRequest(mechanism: "NULL", key: nil))
+        var node = Self.node(configuration: PhoneHarness.configuration(pairedWatchKey: M.watchKey))
+        Self.start(&node, watch: false)
+        for second in 1...3 {
+            _ = M.answered(
+                &node, node.timerFired(.resend, at: M.at(Double(second))), at: M.at(Double(second)), watch: false)
         }
-        bench.clearEvents()
-        if let cause { bench.driver.stop(cause) } else { bench.type("quit") }
-        #expect(bench.names().last == .phoneStopping, "\(bench.names())")
-        #expect(bench.events(.sendFailed).first?["suppressed"] == .int(2))
-        #expect(bench.events(.peerRefused).first?["suppressed"] == .int(2))
+        for _ in 0..<4 { _ = node.zapRequest(M.zapRequest(mechanism: "NULL", key: nil), at: M.at(4)) }
+        let time = M.at(5)
+        let stopped = cause.map { node.stop($0, at: time) } ?? node.commandLine("quit", at: time)
+        #expect(M.names(stopped) == [.peerRefused, .sendFailed, .phoneStopping])
+        #expect(M.events(.sendFailed, in: stopped).first?["suppressed"] == .int(2))
+        #expect(M.events(.peerRefused, in: stopped).first?["suppressed"] == .int(2))
+        #expect(M.shape(stopped).last == "stop")
     }
 }
