@@ -6,7 +6,8 @@ import Testing
 @testable import SleepTapCore
 
 /// REQUEST, the watch asking for dates (docs/protocol.md, "REQUEST"): the codec, the phone's
-/// simulated OS and app (docs/scheduler.md, "A message from the watch"), and the watch's policy.
+/// simulated OS and the phone machine (docs/scheduler.md, "A message from the watch"), and the
+/// watch's policy.
 @Suite("REQUEST: a watch that asks for dates")
 struct DateRequestTests {
     static let coverageEnd = ISO8601.date("2025-03-13T10:30:00Z")!
@@ -67,23 +68,22 @@ struct DateRequestTests {
 
     @Test("The phone refuses every malformed REQUEST with message.rejected and an ERROR, and nothing else happens")
     func phoneRejectsMalformed() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        let batches = bench.sentBatches.count
-        bench.clearEvents()
-        for (text, reason) in Self.malformed {
-            bench.receive([Array(PhoneHarness.watchID.utf8), Array(text.utf8)])
-            let sent = try #require(bench.sent.last)
-            guard case .error(let said) = sent else {
-                Issue.record("\(text): answered \(sent)")
+        var node = M.started()
+        let before = node.app.state
+        for (second, (text, reason)) in Self.malformed.enumerated() {
+            let time = M.at(Double(second + 1))
+            let actions = M.answered(&node, node.messageReceived(M.frames(Array(text.utf8)), at: time), at: time)
+            let sends = M.sends(actions)
+            guard case .error(let said)? = sends.first, sends.count == 1 else {
+                Issue.record("\(text): sent \(sends)")
                 continue
             }
             #expect(said.contains(reason), "\(text): \(said)")
+            // message.rejected and error.sent, each held back once repeated (rate-limited lines).
+            #expect(Set(M.names(actions)).isSubset(of: [.peerOnline, .messageRejected, .errorSent]), "\(text)")
         }
-        #expect(bench.node.counters.rejectedMessages == Self.malformed.count)
-        #expect(bench.sentBatches.count == batches)
-        let names = Set(bench.names())
-        #expect(names.isDisjoint(with: [.requestReceived, .osWatchMessage, .requestServed, .requestRefused]))
+        #expect(node.counters.rejectedMessages == Self.malformed.count)
+        #expect(node.app.state == before)
     }
 
     @Test("A REQUEST sent to a watch is refused there: message.rejected and an ERROR, nothing stored")
@@ -102,8 +102,8 @@ struct DateRequestTests {
     @Test(
         "The OS's rule: iOS wakes within the app-refresh budget, Android with no limit; a force-quit app is not woken")
     func osRule() throws {
-        let now = PhoneHarness.start
-        var ios = PhoneHarness.app().scheduler
+        let now = PhoneFixture.start
+        var ios = PhoneFixture.app().scheduler
         ios.setRuntimeBudget(12)
         let woken = ios.watchMessage(at: now, appRunning: false)
         #expect(woken.woken && woken.budget == 12 && woken.expirationWarning == 1 && woken.reason == nil)
@@ -115,7 +115,7 @@ struct DateRequestTests {
         #expect(traced.allSatisfy { $0["channel"] == .string("WatchConnectivity") })
         #expect(traced.first?["budget"] == .double(12))
 
-        var android = PhoneHarness.app(platform: .android).scheduler
+        var android = PhoneFixture.app(platform: .android).scheduler
         android.setStandbyBucket(.restricted, at: now)
         android.setLowPowerMode(true, at: now)
         let bound = android.watchMessage(at: now, appRunning: false)
@@ -129,184 +129,156 @@ struct DateRequestTests {
 
     // MARK: the phone
 
-    /// The served run's events, after a REQUEST at the bench's now.
-    static func serve(_ bench: inout PhoneHarness, _ request: DateRequest = request()) {
-        bench.clearEvents()
-        bench.receive(.request(request))
+    typealias M = PhoneMachineTests
+
+    /// `request` from the watch `seconds` after `t0`, answered (`PhoneMachineTests.answered`).
+    static func serve(
+        _ node: inout PhoneNode, _ request: DateRequest = request(), at seconds: TimeInterval, weather: Bool = true
+    ) -> [PhoneAction] {
+        let time = M.at(seconds)
+        return M.answered(&node, node.messageReceived(.request(request), at: time), at: time, weather: weather)
+    }
+
+    /// The ERROR sent last among `actions`, nil when none.
+    static func lastError(_ actions: [PhoneAction]) -> String? {
+        if case .error(let reason)? = M.sends(actions).last { reason } else { nil }
     }
 
     @Test(
         "iOS late-silent: the BGTask handler is never entered, yet a REQUEST wakes the app and its job answers with a new batch"
     )
     func lateSilentServed() throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(registration: .lateSilent))
-        bench.start()
+        var node = M.started(registration: .lateSilent)
         // The OS's background launch: the handler is not entered (the bug).
-        let due = try #require(bench.node.nextLaunch)
-        bench.now = due
-        bench.clearEvents()
-        bench.fire(.osLaunch)
-        #expect(bench.names().contains(.osLaunchDropped) && !bench.names().contains(.handlerEntered))
-        let before = try #require(bench.sentBatches.last).seq
-        bench.advance(3_600)
-        Self.serve(&bench)
-        let names = bench.names()
+        let due = try #require(node.nextLaunch)
+        let launch = M.names(M.answered(&node, node.timerFired(.osLaunch, at: M.at(due)), at: M.at(due)))
+        #expect(launch.contains(.osLaunchDropped) && !launch.contains(.handlerEntered))
+        let before = try #require(node.app.state.outbox).seq
+        let actions = Self.serve(&node, at: due.timeIntervalSince(M.t0) + 3_600)
+        let names = M.names(actions)
         #expect(
             Array(names.filter { $0 != .peerOnline }.prefix(3)) == [
                 .messageReceived, .requestReceived, .osWatchMessage,
-            ],
-            "\(names)")
-        let message = try #require(bench.events(.osWatchMessage).first)
-        #expect(message["woken"] == .bool(true) && message["appRunning"] == .bool(true))
-        #expect(message["budget"] == .double(30))
+            ])
+        let message = try #require(M.events(.osWatchMessage, in: actions).first)
+        #expect(
+            [message["woken"], message["appRunning"], message["budget"]] == [.bool(true), .bool(true), .double(30)])
         #expect(!names.contains(.handlerEntered), "a watch message is not a BGTask launch")
-        let batch = try #require(bench.sentBatches.last)
+        let batch = try #require(M.batches(actions).last)
         #expect(batch.seq == before + 1)
-        let served = try #require(bench.events(.requestServed).first)
-        #expect(served["id"] == .int(1) && served["success"] == .bool(true) && served["seq"] == .int(Int64(batch.seq)))
-        #expect(bench.sentBeforeDurable.isEmpty)
-        bench.type("history")
-        #expect(bench.events(.runRecord).last?["kind"] == .string("watch-request"))
+        let served = try #require(M.events(.requestServed, in: actions).first)
+        #expect([served["id"], served["success"], served["seq"]] == [.int(1), .bool(true), .int(Int64(batch.seq))])
+        #expect(PhoneNodeTests.sentBeforeDurable(actions, failing: nil, disk: nil) == [])
+        let history = node.commandLine("history", at: M.at(due.addingTimeInterval(3_601)))
+        #expect(M.events(.runRecord, in: history).last?["kind"] == .string("watch-request"))
     }
 
     @Test("An app that is not running is launched in the background for the REQUEST, registering as its code does")
     func coldWake() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.type("registration late-silent")  // an app update: the process ends
-        bench.advance(600)
-        Self.serve(&bench)
-        #expect(bench.events(.osWatchMessage).first?["appRunning"] == .bool(false))
-        #expect(bench.events(.osAppLaunched).first?["byUser"] == .bool(false))
-        #expect(bench.events(.handlerRegistered).first?["phase"] == .string("after launch"))
-        #expect(bench.events(.requestServed).first?["success"] == .bool(true))
+        var node = M.started()
+        _ = M.typed(&node, "registration late-silent", at: 0)  // an app update: the process ends
+        let served = Self.serve(&node, at: 600)
+        #expect(M.events(.osWatchMessage, in: served).first?["appRunning"] == .bool(false))
+        #expect(M.events(.osAppLaunched, in: served).first?["byUser"] == .bool(false))
+        #expect(M.events(.handlerRegistered, in: served).first?["phase"] == .string("after launch"))
+        #expect(M.events(.requestServed, in: served).first?["success"] == .bool(true))
 
-        var crashing = PhoneHarness()
-        crashing.start()
-        crashing.type("registration late-crash")
-        crashing.advance(600)
-        let batches = crashing.sentBatches.count
-        Self.serve(&crashing)
-        #expect(crashing.names().contains(.appCrashed))
-        let refused = try #require(crashing.events(.requestRefused).first)
+        var crashing = M.started()
+        _ = M.typed(&crashing, "registration late-crash", at: 0)
+        let refused = Self.serve(&crashing, at: 600)
+        #expect(M.names(refused).contains(.appCrashed))
         let crash = "the app crashed at launch: \(LaunchHandlerCrash.registeredAfterLaunch.message)"
-        #expect(refused["reason"] == .string(crash))
-        #expect(crashing.sentBatches.count == batches)
-        guard case .error(let reason)? = crashing.sent.last else {
-            Issue.record("no ERROR: \(String(describing: crashing.sent.last))")
-            return
-        }
-        #expect(reason.hasPrefix("REQUEST 1 not served: the app crashed at launch"))
+        #expect(M.events(.requestRefused, in: refused).first?["reason"] == .string(crash))
+        #expect(M.batches(refused) == [])
+        #expect(Self.lastError(refused)?.hasPrefix("REQUEST 1 not served: the app crashed at launch") == true)
     }
 
     @Test("iOS: Low Power Mode and Background App Refresh off stop BGTask launches, not a REQUEST")
     func iosConditionsDoNotHoldItBack() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.type("low-power on")
-        bench.type("background-refresh off")
-        #expect(bench.node.nextLaunch == nil)
-        Self.serve(&bench)
-        #expect(bench.events(.requestServed).first?["success"] == .bool(true))
+        var node = M.started()
+        _ = M.typed(&node, "low-power on", at: 0)
+        _ = M.typed(&node, "background-refresh off", at: 0)
+        #expect(node.nextLaunch == nil)
+        #expect(M.events(.requestServed, in: Self.serve(&node, at: 1)).first?["success"] == .bool(true))
     }
 
-    @Test("A force-quit app (iOS) or force-stopped app (Android) is not woken: request.refused and an ERROR")
-    func forceQuitRefused() throws {
-        for platform in [Platform.ios, .android] {
-            var bench = PhoneHarness(app: PhoneHarness.app(platform: platform))
-            bench.start()
-            bench.type("force-quit")
-            let batches = bench.sentBatches.count
-            Self.serve(&bench)
-            #expect(bench.events(.osWatchMessage).first?["woken"] == .bool(false), "\(platform)")
-            #expect(bench.events(.requestRefused).count == 1, "\(platform)")
-            #expect(!bench.names().contains(.requestServed), "\(platform)")
-            #expect(bench.sentBatches.count == batches, "\(platform)")
-            guard case .error(let reason)? = bench.sent.last else {
-                Issue.record("\(platform): no ERROR")
-                continue
-            }
-            #expect(reason.hasPrefix("REQUEST 1 not served: the phone's OS did not wake the app"), "\(reason)")
-            // The user opens the app: the next REQUEST (after the spacing of none served) is served.
-            bench.type("open")
-            bench.advance(60)
-            Self.serve(&bench, Self.request(2))
-            #expect(bench.events(.requestServed).first?["id"] == .int(2), "\(platform)")
-        }
+    @Test(
+        "A force-quit app (iOS) or force-stopped app (Android) is not woken: request.refused and an ERROR",
+        arguments: [Platform.ios, .android])
+    func forceQuitRefused(platform: Platform) throws {
+        var node = M.started(platform: platform)
+        _ = M.typed(&node, "force-quit", at: 0)
+        let refused = Self.serve(&node, at: 1)
+        #expect(M.events(.osWatchMessage, in: refused).first?["woken"] == .bool(false))
+        #expect(M.events(.requestRefused, in: refused).count == 1)
+        #expect(!M.names(refused).contains(.requestServed))
+        #expect(M.batches(refused) == [])
+        #expect(Self.lastError(refused)?.hasPrefix("REQUEST 1 not served: the phone's OS did not wake the app") == true)
+        // The user opens the app: the next REQUEST (after the spacing of none served) is served.
+        _ = M.typed(&node, "open", at: 1)
+        #expect(M.events(.requestServed, in: Self.serve(&node, Self.request(2), at: 61)).first?["id"] == .int(2))
     }
 
     @Test("Android: in the restricted bucket with Battery Saver on, the listener service still runs the job, unlimited")
     func androidAnyBucket() throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        bench.start()
-        bench.type("bucket restricted")
-        bench.type("low-power on")
-        Self.serve(&bench)
-        let message = try #require(bench.events(.osWatchMessage).first)
-        #expect(message["channel"] == .string("MessageClient") && message["budget"] == .null)
-        #expect(bench.events(.requestServed).first?["success"] == .bool(true))
+        var node = M.started(platform: .android)
+        _ = M.typed(&node, "bucket restricted", at: 0)
+        _ = M.typed(&node, "low-power on", at: 0)
+        let served = Self.serve(&node, at: 1)
+        let message = try #require(M.events(.osWatchMessage, in: served).first)
+        #expect([message["channel"], message["budget"]] == [.string("MessageClient"), .null])
+        #expect(M.events(.requestServed, in: served).first?["success"] == .bool(true))
     }
 
     @Test("The phone serves at most one REQUEST per 15 minutes: one in between is refused (rate-limited line, ERROR)")
     func phoneSpacing() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        Self.serve(&bench, Self.request(1))
-        #expect(bench.events(.requestServed).count == 1)
-        let batches = bench.sentBatches.count
-        bench.advance(PhoneApp.requestSpacing - 60)
-        Self.serve(&bench, Self.request(2))
-        #expect(bench.events(.requestRefused).first?["id"] == .int(2))
-        #expect(bench.sentBatches.count == batches)
-        bench.advance(60)
-        Self.serve(&bench, Self.request(3))
-        #expect(bench.events(.requestServed).first?["id"] == .int(3))
-        #expect(bench.sentBatches.count == batches + 1)
+        var node = M.started()
+        #expect(M.events(.requestServed, in: Self.serve(&node, Self.request(1), at: 0)).count == 1)
+        let early = Self.serve(&node, Self.request(2), at: PhoneApp.requestSpacing - 60)
+        #expect(M.events(.requestRefused, in: early).map { $0["id"] } == [.int(2)])
+        #expect(M.batches(early) == [])
+        let spaced = Self.serve(&node, Self.request(3), at: PhoneApp.requestSpacing)
+        #expect(M.events(.requestServed, in: spaced).map { $0["id"] } == [.int(3)])
+        #expect(M.batches(spaced).count == 1)
     }
 
     @Test("A flood of REQUESTs inside the spacing: one line, the repeats counted, no job run")
     func floodHeldBack() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        Self.serve(&bench, Self.request(1))
-        bench.clearEvents()
-        for id in 2...50 {
-            bench.wall += 0.01
-            bench.receive(.request(Self.request(UInt64(id))))
-        }
-        #expect(bench.events(.requestRefused).count == 1)
-        #expect(bench.events(.requestServed).isEmpty)
-        #expect(bench.events(.handlerRegistered).isEmpty)
+        var node = M.started()
+        _ = Self.serve(&node, Self.request(1), at: 0)
+        var flood: [PhoneAction] = []
+        for id in 2...50 { flood += Self.serve(&node, Self.request(UInt64(id)), at: Double(id) / 100) }
+        #expect(M.events(.requestRefused, in: flood).count == 1)
+        #expect(M.events(.requestServed, in: flood) + M.events(.handlerRegistered, in: flood) == [])
     }
 
     @Test("A budget too small for the dates step: the run expires, request.served says so, and the watch gets an ERROR")
     func expiredBeforeDates() throws {
-        var app = PhoneHarness.app()
+        var app = PhoneFixture.app()
         app.scheduler.setRuntimeBudget(1.25)  // 0.25 s before the 1 s warning: renew and notices fit, dates do not
-        var bench = PhoneHarness(app: app)
-        bench.start()
-        let batches = bench.sentBatches.count
-        Self.serve(&bench)
-        #expect(bench.events(.handlerExpired).first?["step"] == .string("dates"))
-        let served = try #require(bench.events(.requestServed).first)
-        #expect(served["success"] == .bool(false) && served["seq"] == .null)
-        #expect(bench.sentBatches.count == batches)
-        #expect(bench.sent.last == .error(reason: "REQUEST 1 not served: the run ended before it published dates"))
+        var node = PhoneNode(app: app, configuration: PhoneFixture.configuration())
+        _ = M.answered(&node, node.start(at: M.at(0)), at: M.at(0))
+        let served = Self.serve(&node, at: 1)
+        #expect(M.events(.handlerExpired, in: served).first?["step"] == .string("dates"))
+        let event = try #require(M.events(.requestServed, in: served).first)
+        #expect([event["success"], event["seq"]] == [.bool(false), .null])
+        #expect(M.batches(served) == [])
+        #expect(Self.lastError(served) == "REQUEST 1 not served: the run ended before it published dates")
     }
 
     @Test("A REQUEST that arrives while a job waits for the weather waits too, then runs")
     func waitsForTheJob() throws {
-        var bench = PhoneHarness()
-        bench.weather = nil
-        bench.start()
-        #expect(bench.weatherRequests.count == 1)
-        Self.serve(&bench)
-        #expect(bench.names().contains(.requestReceived))
-        #expect(!bench.names().contains(.osWatchMessage), "the OS hands it over once the job ended")
-        let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: PhoneHarness.berlin, now: bench.now)
-        bench.answerWeather(WeatherOutcome(result: result, cost: cost))
-        #expect(bench.names().contains(.osWatchMessage))
-        #expect(bench.events(.requestServed).count == 1)
+        var node = PhoneNode(app: PhoneFixture.app(), configuration: PhoneFixture.configuration())
+        let start = M.answered(&node, node.start(at: M.at(0)), at: M.at(0), weather: false)
+        #expect(M.shape(start).filter { $0 == "fetchWeather" }.count == 1)
+        let waiting = Self.serve(&node, at: 0, weather: false)
+        #expect(M.names(waiting).contains(.requestReceived))
+        #expect(!M.names(waiting).contains(.osWatchMessage), "the OS hands it over once the job ended")
+        let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: PhoneFixture.berlin, now: M.t0)
+        let time = M.at(0)
+        let ran = M.answered(&node, node.weatherArrived(WeatherOutcome(result: result, cost: cost), at: time), at: time)
+        #expect(M.names(ran).contains(.osWatchMessage))
+        #expect(M.events(.requestServed, in: ran).count == 1)
     }
 
     // MARK: the watch

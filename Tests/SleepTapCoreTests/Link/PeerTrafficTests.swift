@@ -63,42 +63,43 @@ struct PeerTrafficTests {
 
     @Test("A forged watch's 3,000 REQUESTs and 3,000 HELLOs in a minute: a few dozen lines, every one counted")
     func phoneFlood() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.clearEvents()
-        let held = try #require(bench.sentBatches.last)
+        typealias M = PhoneMachineTests
+        var node = M.started()
+        let held = try #require(node.app.state.outbox)
+        var during: [PhoneAction] = []
         for index in 0..<3_000 {
-            bench.advance(0.01)
-            bench.receive(.request(DateRequest(id: UInt64(index + 1), nightsLeft: 1, coverageEnd: nil)))
-            bench.receive(.hello(held.ref))
-            bench.receive(.ack(held.ref, coverageEnd: held.coverageEnd))
+            let time = M.at(0.01 * Double(index + 1))
+            for message in [
+                WireMessage.request(DateRequest(id: UInt64(index + 1), nightsLeft: 1, coverageEnd: nil)),
+                .hello(held.ref), .ack(held.ref, coverageEnd: held.coverageEnd),
+            ] {
+                during += M.answered(
+                    &node, node.messageReceived(M.frames(WireCodec.encode(message)), at: time), at: time)
+            }
         }
         // Everything a peer could make it say is a bounded number of lines…
-        let during = bench.events
+        let events = during.compactMap(\.event)
         for name in [EventName.messageReceived, .requestReceived, .upToDateSent, .batchSent, .ackDuplicate] {
-            #expect(Self.count(during, name).lines <= 3 * 31, "\(name): \(Self.count(during, name).lines) lines")
+            #expect(Self.count(events, name).lines <= 3 * 31, "\(name): \(Self.count(events, name).lines) lines")
         }
-        #expect(during.count < 400, "\(during.count) lines for 9,000 messages")
-        bench.type("status")
-        let status = try #require(bench.events(.phoneStatus).last)
-        #expect(status["receivedMessages"] == .int(9_000))
-        #expect(status["receivedRequests"] == .int(3_000))
+        #expect(events.count < 400, "\(events.count) lines for 9,000 messages")
+        let status = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: M.at(31))).first)
+        #expect([status["receivedMessages"], status["receivedRequests"]] == [.int(9_000), .int(3_000)])
         // …and at the end the held-back counts are said: they add up to every occurrence.
-        bench.type("quit")
-        #expect(Self.count(bench.events, .requestReceived).occurrences == 3_000)
-        let answers =
-            Self.count(bench.events, .upToDateSent).occurrences + Self.count(bench.events, .batchSent).occurrences
+        let quit = node.commandLine("quit", at: M.at(31))
+        let all = events + quit.compactMap(\.event)
+        #expect(Self.count(all, .requestReceived).occurrences == 3_000)
+        let answers = Self.count(all, .upToDateSent).occurrences + Self.count(all, .batchSent).occurrences
         // Every HELLO answered (and the batch a served REQUEST may publish).
         #expect(
             answers >= 3_000 && answers <= 3_010,
-            "up_to_date.sent \(Self.count(bench.events, .upToDateSent)), batch.sent \(Self.count(bench.events, .batchSent))"
-        )
-        let received = bench.events.filter { $0.name == .messageReceived }
+            "up_to_date.sent \(Self.count(all, .upToDateSent)), batch.sent \(Self.count(all, .batchSent))")
+        let received = all.filter { $0.name == .messageReceived }
         for type in ["REQUEST", "HELLO", "ACK"] {
             let lines = received.filter { $0["type"] == .string(type) }
             #expect(lines.map { 1 + Self.suppressed($0) }.reduce(0, +) == 3_000, "\(type)")
         }
-        #expect(bench.events.last?.name == .phoneStopping)
+        #expect(M.shape(quit).suffix(2) == ["phone.stopping", "stop"])
     }
 
     @Test("A phone that sends the same BATCH 2,000 times in a minute: the watch's lines stay few, every one counted")

@@ -67,28 +67,21 @@ struct BatteryCommandTests {
         let app = PhoneApp(
             state: PhoneSyncState(deviceSeed: 7),
             scheduler: SimulatedOS(IOSBackgroundScheduler(configuration: configuration, seed: 1)),
-            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: PhoneHarness.zone,
-            location: PhoneHarness.berlin, randomSeed: 42)
-        var bench = PhoneHarness(app: app)
-        bench.start()
-        bench.type("battery 50%")
-        bench.type("status")
-        let first = try #require(bench.events(.phoneStatus).last)
+            weather: OfflineWeatherProvider(seed: 9), schedule: .everyDayAtSeven, zone: PhoneFixture.zone,
+            location: PhoneFixture.berlin, randomSeed: 42)
+        typealias M = PhoneMachineTests
+        var node = PhoneNode(app: app, configuration: PhoneFixture.configuration())
+        _ = M.answered(&node, node.start(at: M.at(0)), at: M.at(0))
+        _ = M.typed(&node, "battery 50%", at: 0)
+        let first = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: M.at(0))).first)
         #expect(first["batteryLevel"] == .double(0.5))
-        guard case .object(let budgets) = try #require(first["budgets"]) else {
-            Issue.record("budgets is not an object")
-            return
-        }
-        #expect(budgets["energySeconds"] == .double(75))
-        #expect(budgets["dataBytes"] == .int(500_000))
-        bench.advance(3 * 3_600)
-        bench.type("status")
-        #expect(try #require(bench.events(.phoneStatus).last)["batteryLevel"] == .double(0.2))
+        #expect(
+            first["budgets"] == .object(EventObject([("energySeconds", .double(75)), ("dataBytes", .int(500_000))])))
+        let later = try #require(M.events(.phoneStatus, in: node.commandLine("status", at: M.at(3 * 3_600))).first)
+        #expect(later["batteryLevel"] == .double(0.2))
 
-        var legacy = PhoneHarness()
-        legacy.start()
-        legacy.type("status")
-        let status = try #require(legacy.events(.phoneStatus).last)
+        var legacy = M.started()
+        let status = try #require(M.events(.phoneStatus, in: legacy.commandLine("status", at: M.at(0))).first)
         #expect(status["batteryLevel"] == .null)
         #expect(status["budgets"] == .null)
     }

@@ -61,37 +61,37 @@ struct ClockSetTests {
         "iOS: clock set back 12 h, then open: os.clock_set and os.time_changed; the batch is planned from the wall clock (generatedAt 12 h behind, a wake-up already past first); the request keeps its planned launch; kept in os.json"
     )
     func iosSetBack() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        let before = try #require(bench.sentBatches.last)
+        typealias M = PhoneMachineTests
+        var node = PhoneNode(app: PhoneFixture.app(), configuration: PhoneFixture.configuration())
+        let start = M.answered(&node, node.start(at: M.at(0)), at: M.at(0))
+        let before = try #require(M.batches(start).last)
         // Thu 2025-03-06 12:00 EST: the first wake-up is Fri 07:00 EST.
         #expect(before.entries.first?.wake == ISO8601.date("2025-03-07T12:00:00Z"))
-        let planned = bench.node.app.nextBackgroundLaunch(after: bench.now)
-        bench.advance(60)
-        bench.clearEvents()
-        bench.type("clock-set -12h")
-        #expect(bench.names().starts(with: [.osClockSet, .osTimeChanged]), "\(bench.names())")
-        let set = try #require(bench.events(.osClockSet).first)
-        #expect(set["offset"] == .double(-43_200))
-        #expect(set["wallClock"] == .date(bench.now.addingTimeInterval(-43_200)))
-        #expect(bench.events(.osTimeChanged).first?["plannedLaunch"] == planned.map { .date($0) })
-        #expect(bench.node.app.scheduler.wallClockOffset == -43_200)
-        bench.type("status")
-        guard case .object(let os)? = bench.events(.phoneStatus).last?["os"] else {
+        let time = M.at(60)
+        let planned = node.app.nextBackgroundLaunch(after: time.now)
+        let set = M.typed(&node, "clock-set -12h", at: 60)
+        #expect(M.names(set) == [.osClockSet, .osTimeChanged])
+        let clockSet = try #require(M.events(.osClockSet, in: set).first)
+        #expect(
+            [clockSet["offset"], clockSet["wallClock"]] == [
+                .double(-43_200), .date(time.now.addingTimeInterval(-43_200)),
+            ])
+        #expect(M.events(.osTimeChanged, in: set).first?["plannedLaunch"] == planned.map { .date($0) })
+        #expect(node.app.scheduler.wallClockOffset == -43_200)
+        guard case .object(let os)? = M.events(.phoneStatus, in: node.commandLine("status", at: time)).first?["os"]
+        else {
             Issue.record("no os in phone.status")
             return
         }
-        #expect(os["wallClockOffset"] == .double(-43_200))
-        #expect(os["notificationAuthorization"] == .string("authorized"))
-        bench.type("open")
-        let after = try #require(bench.sentBatches.last)
+        #expect([os["wallClockOffset"], os["notificationAuthorization"]] == [.double(-43_200), .string("authorized")])
+        let after = try #require(M.batches(M.typed(&node, "open", at: 60)).last)
         // The wall clock reads Thu 00:01 EST: its next 07:00 is Thu's, already past in true time.
         #expect(
-            after.generatedAt == Date(timeIntervalSince1970: (bench.now.timeIntervalSince1970 - 43_200).rounded(.down)))
+            after.generatedAt == Date(timeIntervalSince1970: (time.now.timeIntervalSince1970 - 43_200).rounded(.down)))
         #expect(after.entries.first?.wake == ISO8601.date("2025-03-06T12:00:00Z"))
         // Every later wake-up is the same instant as before: what the watch rings at does not move.
         #expect(Array(after.entries.dropFirst().map(\.wake).prefix(6)) == Array(before.entries.map(\.wake).prefix(6)))
-        let stored = try JSONDecoder().decode(SimulatedOS.self, from: JSONEncoder().encode(bench.node.app.scheduler))
+        let stored = try JSONDecoder().decode(SimulatedOS.self, from: JSONEncoder().encode(node.app.scheduler))
         #expect(stored.wallClockOffset == -43_200)
     }
 

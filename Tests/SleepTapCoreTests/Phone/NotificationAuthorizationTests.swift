@@ -6,7 +6,7 @@ import Testing
 
 @testable import SleepTapCore
 
-/// iOS notification authorization (docs/scheduler.md, "Notification authorization"): stdin
+/// iOS notification authorization through the phone machine (docs/scheduler.md, "Notification authorization"): stdin
 /// `notifications STATE` and `--notifications`; denied and not-determined make every
 /// `UNUserNotificationCenter.add` fail with `UNErrorDomain` code 1, provisional delivers quietly.
 @Suite("iOS notification authorization")
@@ -28,86 +28,79 @@ struct NotificationAuthorizationTests {
         }
     }
 
-    /// The `notification.*` events of an `open`, after `lines` were typed on a started phone
-    /// whose weather is clear (so a sunlight notice is planned as well as the bedtime ones).
-    static func openAfter(_ lines: [String], app: PhoneApp = PhoneHarness.app()) -> PhoneHarness {
-        var bench = PhoneHarness(app: app)
-        bench.weather = ClearSky()
-        bench.start()
-        bench.advance(60)
-        for line in lines { bench.type(line) }
-        bench.clearEvents()
-        bench.type("open")
-        return bench
+    typealias M = PhoneMachineTests
+
+    /// A started phone node whose weather is clear (so a sunlight notice is planned as well as
+    /// the bedtime ones), `lines` typed on it a minute on, then an `open`: the node and the open's
+    /// actions.
+    static func openAfter(_ lines: [String], app: PhoneApp = PhoneFixture.app()) -> (PhoneNode, [PhoneAction]) {
+        var node = PhoneNode(app: app, configuration: PhoneFixture.configuration())
+        _ = M.answered(&node, node.start(at: M.at(0)), at: M.at(0), provider: ClearSky())
+        for line in lines { _ = M.typed(&node, line, at: 60, provider: ClearSky()) }
+        let open = M.typed(&node, "open", at: 60, provider: ClearSky())
+        return (node, open)
+    }
+
+    static func ids(_ events: [Event], prefix: String) -> [Event] {
+        events.filter { $0.stringField("id")?.hasPrefix(prefix) == true }
     }
 
     @Test(
-        "denied and not-determined: every notice the app adds fails with UNErrorDomain 1 (bedtime and sunlight), no notification.added, nothing pending"
-    )
-    func deniedFails() throws {
-        for state in ["denied", "not-determined"] {
-            var bench = Self.openAfter(["notifications \(state)"])
-            let failed = bench.events(.notificationFailed)
-            #expect(
-                failed.contains { $0.stringField("id")?.hasPrefix(BedtimeNoticePlanner.idPrefix) == true }, "\(state)")
-            #expect(!bench.names().contains(.notificationAdded), "\(state)")
-            #expect(failed.allSatisfy { $0.stringField("domain") == "UNErrorDomain" && $0["code"] == .int(1) })
-            #expect(failed.allSatisfy { $0.stringField("error") == "notificationsNotAllowed" })
-            #expect(bench.node.app.pendingNotifications(at: bench.now).isEmpty, "\(state)")
-            bench.clearEvents()
-            bench.type("notifications")
-            #expect(!bench.names().contains(.notificationPending))
-            // The sunlight notice fails the same way.
-            #expect(failed.contains { $0.stringField("id")?.hasPrefix(SunlightPlanner.idPrefix) == true }, "\(state)")
-        }
+        "denied and not-determined: every notice the app adds fails with UNErrorDomain 1 (bedtime and sunlight), no notification.added, nothing pending",
+        arguments: ["denied", "not-determined"])
+    func deniedFails(state: String) throws {
+        var (node, open) = Self.openAfter(["notifications \(state)"])
+        let failed = M.events(.notificationFailed, in: open)
+        #expect(!Self.ids(failed, prefix: BedtimeNoticePlanner.idPrefix).isEmpty)
+        // The sunlight notice fails the same way.
+        #expect(Self.ids(failed, prefix: SunlightPlanner.idPrefix).count == 1)
+        #expect(M.events(.notificationAdded, in: open) == [])
+        let unError: [EventValue?] = [.string("UNErrorDomain"), .int(1), .string("notificationsNotAllowed")]
+        #expect(failed.allSatisfy { [$0["domain"], $0["code"], $0["error"]] == unError })
+        #expect(node.app.pendingNotifications(at: M.at(60).now).isEmpty)
+        #expect(M.events(.notificationPending, in: node.commandLine("notifications", at: M.at(61))) == [])
     }
 
     @Test("provisional: the notices are pending and notification.added says delivery quiet; authorized says alert")
     func provisionalQuiet() throws {
-        let quiet = Self.openAfter(["notifications provisional"])
-        let added = quiet.events(.notificationAdded)
-        #expect(added.contains { $0.stringField("id")?.hasPrefix(SunlightPlanner.idPrefix) == true })
-        #expect(added.contains { $0.stringField("id")?.hasPrefix(BedtimeNoticePlanner.idPrefix) == true })
-        #expect(added.allSatisfy { $0.stringField("delivery") == "quiet" })
-        #expect(!quiet.node.app.pendingNotifications(at: quiet.now).isEmpty)
-        let loud = Self.openAfter([])
-        #expect(loud.events(.notificationAdded).allSatisfy { $0.stringField("delivery") == "alert" })
-        #expect(!loud.names().contains(.notificationFailed))
+        let (quiet, open) = Self.openAfter(["notifications provisional"])
+        let added = M.events(.notificationAdded, in: open)
+        #expect(Self.ids(added, prefix: SunlightPlanner.idPrefix).count == 1)
+        #expect(!Self.ids(added, prefix: BedtimeNoticePlanner.idPrefix).isEmpty)
+        #expect(Set(added.map { $0.stringField("delivery") }) == ["quiet"])
+        #expect(!quiet.app.pendingNotifications(at: M.at(60).now).isEmpty)
+        let (_, loud) = Self.openAfter([])
+        #expect(Set(M.events(.notificationAdded, in: loud).map { $0.stringField("delivery") }) == ["alert"])
+        #expect(M.events(.notificationFailed, in: loud) == [])
     }
 
     @Test(
         "the authorization is the device's: os.notifications, kept in os.json across a restart; authorized again adds")
     func keptAcrossRestart() throws {
-        var bench = PhoneHarness()
-        bench.start()
-        bench.type("notifications denied")
-        let said = try #require(bench.events(.osNotifications).first)
-        #expect(said.stringField("authorization") == "denied")
-        #expect(said.stringField("delivery") == "none")
-        let stored = try JSONDecoder().decode(
-            SimulatedOS.self, from: JSONEncoder().encode(bench.node.app.scheduler))
+        var node = M.started()
+        let denied = M.typed(&node, "notifications denied", at: 60)
+        let said = try #require(M.events(.osNotifications, in: denied).first)
+        #expect([said.stringField("authorization"), said.stringField("delivery")] == ["denied", "none"])
+        let stored = try JSONDecoder().decode(SimulatedOS.self, from: JSONEncoder().encode(node.app.scheduler))
         #expect(stored.notificationAuthorization == .denied)
-        var app = PhoneHarness.app()
+        var app = PhoneFixture.app()
         app.scheduler = stored
-        var restarted = PhoneHarness(app: app)
-        restarted.start()
-        #expect(restarted.names().contains(.notificationFailed))
-        #expect(!restarted.names().contains(.notificationAdded))
-        restarted.type("notifications authorized")
-        restarted.clearEvents()
-        restarted.type("open")
-        #expect(restarted.names().contains(.notificationAdded))
-        #expect(!restarted.names().contains(.notificationFailed))
+        var restarted = PhoneNode(app: app, configuration: PhoneFixture.configuration())
+        let start = M.names(M.answered(&restarted, restarted.start(at: M.at(120)), at: M.at(120)))
+        #expect(start.contains(.notificationFailed) && !start.contains(.notificationAdded))
+        _ = M.typed(&restarted, "notifications authorized", at: 180)
+        let open = M.names(M.typed(&restarted, "open", at: 180))
+        #expect(open.contains(.notificationAdded) && !open.contains(.notificationFailed))
     }
 
     @Test("--notifications (a setting applied at start) as the stdin command: denied at start fails the first open")
     func settingAtStart() throws {
-        var bench = PhoneHarness(
-            configuration: PhoneHarness.configuration(settings: [.notificationAuthorization(.denied)]))
-        bench.start()
-        #expect(bench.names().contains(.osNotifications))
-        #expect(bench.names().contains(.notificationFailed))
-        #expect(!bench.names().contains(.notificationAdded))
+        var node = PhoneNode(
+            app: PhoneFixture.app(),
+            configuration: PhoneFixture.configuration(settings: [.notificationAuthorization(.denied)]))
+        let start = M.names(M.answered(&node, node.start(at: M.at(0)), at: M.at(0)))
+        #expect(start.contains(.osNotifications) && start.contains(.notificationFailed))
+        #expect(!start.contains(.notificationAdded))
     }
 
     @Test(

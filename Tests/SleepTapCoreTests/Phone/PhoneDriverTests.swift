@@ -21,14 +21,14 @@ struct RecordingPhonePorts: PhonePorts {
     }
 
     var calls: [Call] = []
-    var time = NodeTime(now: PhoneHarness.start, wall: 100)
+    var time = NodeTime(now: PhoneFixture.start, wall: 100)
     var stopped = false
     /// Why each send fails; nil: it goes.
     var sendFailure: String?
     /// What each fetch gives at once; nil: the forecast comes later (`weatherArrived`).
     var forecast: WeatherOutcome? = WeatherOutcome(
         result: .success(
-            Forecast(fetchedAt: PhoneHarness.start, location: PhoneHarness.berlin, source: "test", hours: [])),
+            Forecast(fetchedAt: PhoneFixture.start, location: PhoneFixture.berlin, source: "test", hours: [])),
         cost: 1)
 
     func now() -> NodeTime { time }
@@ -83,7 +83,7 @@ struct RecordingPhonePorts: PhonePorts {
 struct PhoneDriverTests {
     static func driver() -> PhoneDriver<RecordingPhonePorts> {
         PhoneDriver(
-            node: PhoneNode(app: PhoneHarness.app(), configuration: PhoneHarness.configuration()),
+            node: PhoneNode(app: PhoneFixture.app(), configuration: PhoneFixture.configuration()),
             ports: RecordingPhonePorts())
     }
 
@@ -108,7 +108,7 @@ struct PhoneDriverTests {
         driver.start()
         #expect(driver.ports.calls.contains(.fetchWeather))
         #expect(!driver.ports.emitted.contains(.weatherFetched))
-        let forecast = Forecast(fetchedAt: PhoneHarness.start, location: PhoneHarness.berlin, source: "test", hours: [])
+        let forecast = Forecast(fetchedAt: PhoneFixture.start, location: PhoneFixture.berlin, source: "test", hours: [])
         driver.weatherArrived(WeatherOutcome(result: .success(forecast), cost: 1.5))
         #expect(driver.ports.emitted.contains(.weatherFetched))
         #expect(driver.node.app.state.weather == forecast)

@@ -15,11 +15,11 @@ import Testing
 /// (or an exact part of it) checked in one equality.
 @Suite("Phone machine")
 struct PhoneMachineTests {
-    static let watchID = PhoneHarness.watchID
+    static let watchID = PhoneFixture.watchID
     static let statePath = "/state/phone.json"
-    static let zone = PhoneHarness.zone
+    static let zone = PhoneFixture.zone
     /// Thu 2025-03-06 12:00 in New York (17:00Z).
-    static let t0 = PhoneHarness.start
+    static let t0 = PhoneFixture.start
 
     /// `seconds` after `t0`, virtual and wall alike (wall 100 at `t0`).
     static func at(_ seconds: TimeInterval) -> NodeTime {
@@ -31,8 +31,8 @@ struct PhoneMachineTests {
 
     static func node(platform: Platform = .ios, registration: RegistrationMode = .early) -> PhoneNode {
         PhoneNode(
-            app: PhoneHarness.app(platform: platform, registration: registration),
-            configuration: PhoneHarness.configuration())
+            app: PhoneFixture.app(platform: platform, registration: registration),
+            configuration: PhoneFixture.configuration())
     }
 
     /// A node started at `t0` whose start-up job is done: its writes succeeded and its forecast
@@ -65,6 +65,7 @@ struct PhoneMachineTests {
         var failing: Int?
         var weather = true
         var watch = true
+        var provider: any WeatherProvider = OfflineWeatherProvider(seed: 9)
         var writes = 0
         var forecasts: [WeatherOutcome] = []
         var stopped = false
@@ -77,11 +78,12 @@ struct PhoneMachineTests {
     ///   - failing: the 1-based state write that fails with ENOSPC, nil for none.
     ///   - weather: false leaves each forecast pending.
     ///   - watch: false makes each send fail as to an absent watch.
+    ///   - provider: where the forecasts come from.
     static func answered(
         _ node: inout PhoneNode, _ actions: [PhoneAction], at time: NodeTime, failing: Int? = nil, weather: Bool = true,
-        watch: Bool = true
+        watch: Bool = true, provider: any WeatherProvider = OfflineWeatherProvider(seed: 9)
     ) -> [PhoneAction] {
-        var answers = Answers(failing: failing, weather: weather, watch: watch)
+        var answers = Answers(failing: failing, weather: weather, watch: watch, provider: provider)
         var out: [PhoneAction] = []
         perform(&node, actions, at: time, &answers, into: &out)
         while !answers.forecasts.isEmpty && !answers.stopped {
@@ -111,7 +113,7 @@ struct PhoneMachineTests {
                 let failure = answers.watch ? nil : "watch not connected (EHOSTUNREACH)"
                 perform(&node, node.sent(message, failure: failure, at: time), at: time, &answers, into: &out)
             case .fetchWeather(let location, let instant) where answers.weather:
-                let (result, cost) = OfflineWeatherProvider(seed: 9).forecast(for: location, now: instant)
+                let (result, cost) = answers.provider.forecast(for: location, now: instant)
                 answers.forecasts.append(WeatherOutcome(result: result, cost: cost))
             case .stop: answers.stopped = true
             default: break
@@ -121,9 +123,12 @@ struct PhoneMachineTests {
 
     /// `line` typed on `node` at `seconds` after `t0`, answered (`answered`).
     static func typed(
-        _ node: inout PhoneNode, _ line: String, at seconds: TimeInterval, failing: Int? = nil, weather: Bool = true
+        _ node: inout PhoneNode, _ line: String, at seconds: TimeInterval, failing: Int? = nil, weather: Bool = true,
+        provider: any WeatherProvider = OfflineWeatherProvider(seed: 9)
     ) -> [PhoneAction] {
-        answered(&node, node.commandLine(line, at: at(seconds)), at: at(seconds), failing: failing, weather: weather)
+        answered(
+            &node, node.commandLine(line, at: at(seconds)), at: at(seconds), failing: failing, weather: weather,
+            provider: provider)
     }
 
     /// The names of the events among `actions`, in order, `os.why` left out.
@@ -492,7 +497,7 @@ struct PhoneMachineTests {
     }
 
     static func curveNode() -> PhoneNode {
-        PhoneNode(app: PhoneHarness.app(), configuration: PhoneHarness.configuration(pairedWatchKey: watchKey))
+        PhoneNode(app: PhoneFixture.app(), configuration: PhoneFixture.configuration(pairedWatchKey: watchKey))
     }
 
     @Test("ZAP: the paired watch's CURVE key is admitted (200), nothing refused")
@@ -643,7 +648,7 @@ struct PhoneMachineTests {
     // MARK: the weather step
 
     static func forecast(at instant: Date, cost: TimeInterval) -> WeatherOutcome {
-        let (result, _) = OfflineWeatherProvider(seed: 9).forecast(for: PhoneHarness.berlin, now: instant)
+        let (result, _) = OfflineWeatherProvider(seed: 9).forecast(for: PhoneFixture.berlin, now: instant)
         return WeatherOutcome(result: result, cost: cost)
     }
 
@@ -656,7 +661,7 @@ struct PhoneMachineTests {
         #expect(Self.persists(launch).count == 1)
         #expect(
             Self.weatherSteps(node.persisted(.succeeded, at: time))
-                == [.fetchWeather(location: PhoneHarness.berlin, at: time.now)])
+                == [.fetchWeather(location: PhoneFixture.berlin, at: time.now)])
         #expect(node.app.awaitsWeather)
         let outcome = Self.forecast(at: time.now, cost: 1.5)
         let arrived = node.weatherArrived(outcome, at: Self.at(22 * 3_600 + 2))

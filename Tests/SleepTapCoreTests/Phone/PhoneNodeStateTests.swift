@@ -18,13 +18,13 @@ struct PhoneNodeStateTests {
     static let schedulePath = "/s/schedule.json"
 
     static func at(_ seconds: TimeInterval) -> NodeTime {
-        NodeTime(now: PhoneHarness.start.addingTimeInterval(seconds), wall: 100 + seconds)
+        NodeTime(now: PhoneFixture.start.addingTimeInterval(seconds), wall: 100 + seconds)
     }
 
     /// A started node whose start-up job is done (its writes succeeded, its forecast came).
     static func idleNode() -> PhoneNode {
         var node = PhoneNode(
-            app: PhoneHarness.app(), configuration: PhoneHarness.configuration(schedulePath: schedulePath))
+            app: PhoneFixture.app(), configuration: PhoneFixture.configuration(schedulePath: schedulePath))
         settle(&node, node.start(at: at(0)), at: at(0))
         return node
     }

@@ -31,7 +31,7 @@ struct PhoneNodeTests {
     }
 
     static func node(
-        app: PhoneApp = PhoneHarness.app(), configuration: PhoneNodeConfiguration = PhoneHarness.configuration()
+        app: PhoneApp = PhoneFixture.app(), configuration: PhoneNodeConfiguration = PhoneFixture.configuration()
     ) -> PhoneNode {
         PhoneNode(app: app, configuration: configuration)
     }
@@ -76,7 +76,7 @@ struct PhoneNodeTests {
         "Android constraints: network off holds the refresh and os.why names it; initial-delay-met and an armed stop USER give a run stopped with 13"
     )
     func constraints() throws {
-        var app = PhoneHarness.app(platform: .android)
+        var app = PhoneFixture.app(platform: .android)
         app.scheduler.setConstraints([.network])
         var node = Self.node(app: app)
         Self.start(&node)
@@ -320,16 +320,16 @@ struct PhoneNodeTests {
         let machine = TimeZone(identifier: "America/Denver")!
         var inBerlin = WakeSchedule.everyDayAtSeven
         inBerlin.timeZoneIdentifier = berlin.identifier
-        let plain = Self.node(configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
+        let plain = Self.node(configuration: PhoneFixture.configuration(timeZone: nil, machineZone: machine))
         #expect(plain.currentZone == machine)
         let file = Self.node(
-            app: PhoneHarness.app(schedule: inBerlin),
-            configuration: PhoneHarness.configuration(timeZone: nil, machineZone: machine))
+            app: PhoneFixture.app(schedule: inBerlin),
+            configuration: PhoneFixture.configuration(timeZone: nil, machineZone: machine))
         #expect(file.currentZone == berlin)
         var flag = Self.node(
-            app: PhoneHarness.app(schedule: inBerlin),
-            configuration: PhoneHarness.configuration(timeZone: PhoneHarness.zone, machineZone: machine))
-        #expect(flag.currentZone == PhoneHarness.zone)
+            app: PhoneFixture.app(schedule: inBerlin),
+            configuration: PhoneFixture.configuration(timeZone: PhoneFixture.zone, machineZone: machine))
+        #expect(flag.currentZone == PhoneFixture.zone)
         Self.start(&flag)
         _ = M.typed(&flag, "time-zone Asia/Tokyo", at: 60)
         #expect(flag.currentZone == tokyo)
@@ -342,8 +342,8 @@ struct PhoneNodeTests {
     func scheduleReloadGood() throws {
         // No --time-zone: the schedule file's zone applies.
         var node = Self.node(
-            configuration: PhoneHarness.configuration(
-                schedulePath: "/s/schedule.json", timeZone: nil, machineZone: PhoneHarness.zone))
+            configuration: PhoneFixture.configuration(
+                schedulePath: "/s/schedule.json", timeZone: nil, machineZone: PhoneFixture.zone))
         let started = Self.start(&node)
         #expect(!started.contains(.loadSchedule(path: "/s/schedule.json")), "the start-up checks read it already")
         var later = WakeSchedule.everyDayAtSeven
@@ -371,7 +371,7 @@ struct PhoneNodeTests {
 
     @Test("open with a bad schedule file keeps the previous schedule and says why")
     func scheduleReloadBad() throws {
-        var node = Self.node(configuration: PhoneHarness.configuration(schedulePath: "/s/schedule.json"))
+        var node = Self.node(configuration: PhoneFixture.configuration(schedulePath: "/s/schedule.json"))
         Self.start(&node)
         let before = node.app.schedule
         let time = M.at(60)
@@ -395,8 +395,8 @@ struct PhoneNodeTests {
 
     @Test("A write holds back the rest of its step until the result comes")
     func writeHoldsTheStep() throws {
-        var node = PhoneNode(app: PhoneHarness.app(), configuration: PhoneHarness.configuration())
-        var time = NodeTime(now: PhoneHarness.start, wall: 0)
+        var node = PhoneNode(app: PhoneFixture.app(), configuration: PhoneFixture.configuration())
+        var time = NodeTime(now: PhoneFixture.start, wall: 0)
         var actions = node.start(at: time)
         // Answer writes (and the weather) one by one; before each answer, no send follows the write.
         var answered = 0
@@ -511,7 +511,7 @@ struct PhoneNodeTests {
             Issue.record("no fetch: \(M.shape(started))")
             return
         }
-        #expect(location == PhoneHarness.berlin)
+        #expect(location == PhoneFixture.berlin)
         #expect(M.names(started).contains(.batchGenerated), "renew, notices and dates do not wait")
         #expect(!M.names(started).contains { $0.rawValue.hasPrefix("weather.") })
         // A command that starts a job waits; a read-only one does not.
@@ -594,8 +594,8 @@ struct PhoneNodeTests {
     func lateLaunchAfterTravelIsNotStampedBeforeIt() throws {
         let utc = try #require(TimeZone(identifier: "Etc/UTC"))
         var node = Self.node(
-            app: PhoneHarness.app(platform: .android, zone: utc),
-            configuration: PhoneHarness.configuration(timeZone: utc))
+            app: PhoneFixture.app(platform: .android, zone: utc),
+            configuration: PhoneFixture.configuration(timeZone: utc))
         Self.start(&node)
         let due = try #require(node.nextLaunch)
         // The driver fell 4 virtual hours behind and handled the line before the launch's timer.
@@ -673,7 +673,7 @@ struct PhoneNodeTests {
         "phone.stopping is the last line: held-back send failures and refused peers are said before it",
         arguments: [StopCause.signal(15), .endOfTerminalInput, .outputClosed, nil])
     func stoppingIsLast(cause: StopCause?) throws {
-        var node = Self.node(configuration: PhoneHarness.configuration(pairedWatchKey: M.watchKey))
+        var node = Self.node(configuration: PhoneFixture.configuration(pairedWatchKey: M.watchKey))
         Self.start(&node, watch: false)
         for second in 1...3 {
             _ = M.answered(

@@ -28,23 +28,21 @@ struct PhonePushTests {
         "iOS, late-silent registration: a push still runs the job (the app delegate gets it, not the late launch handler), publishes a batch, logs a push run and writes a push run record"
     )
     func lateSilentIOS() throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(registration: .lateSilent))
-        bench.start()
-        bench.receive(.ack(try #require(bench.sentBatches.last).ref, coverageEnd: nil))
-        bench.advance(86_400)
-        bench.clearEvents()
-        let batches = bench.sentBatches.count
-        bench.type("push high")
-        let received = try #require(bench.events(.pushReceived).first)
-        #expect(received["priority"] == .string("high") && received["budget"] == .double(30))
-        #expect(bench.events(.handlerEntered).isEmpty)
-        #expect(bench.sentBatches.count == batches + 1)
-        #expect(bench.node.app.state.refreshLog.history.last?.kind == .push)
-        #expect(bench.events(.osPush).first?["woken"] == .bool(true))
+        typealias M = PhoneMachineTests
+        var node = M.started(registration: .lateSilent)
+        let batch = try #require(node.app.state.outbox)
+        _ = M.answered(&node, node.messageReceived(.ack(batch.ref, coverageEnd: nil), at: M.at(1)), at: M.at(1))
+        let push = M.typed(&node, "push high", at: 86_400)
+        let received = try #require(M.events(.pushReceived, in: push).first)
+        #expect([received["priority"], received["budget"]] == [.string("high"), .double(30)])
+        #expect(M.events(.handlerEntered, in: push) == [])
+        #expect(M.batches(push).count == 1)
+        #expect(node.app.state.refreshLog.history.last?.kind == .push)
+        #expect(M.events(.osPush, in: push).first?["woken"] == .bool(true))
         // The push's run is background work the user did not ask for: staleness starts again.
-        #expect(bench.node.app.state.refreshLog.stalenessHours(at: bench.now) == 0)
+        #expect(node.app.state.refreshLog.stalenessHours(at: M.at(86_400).now) == 0)
         // Its run record is a push, answering no request, so the weekly report counts the run.
-        let record = try #require(bench.records.last)
+        let record = try #require(M.records(push).last)
         #expect(record.kind == .push && record.success == true && record.expired == false)
         #expect(record.earliestBeginDate == nil && record.stalenessHours == 0 && record.problem == nil)
     }
@@ -76,23 +74,20 @@ struct PhonePushTests {
         "Android in Doze: a normal-priority push waits for the maintenance window (push.deferred, the osAlarm timer), then runs; a high-priority one runs at once"
     )
     func androidDoze() throws {
-        var bench = PhoneHarness(app: PhoneHarness.app(platform: .android))
-        bench.start()
-        bench.type("idle force")
-        bench.clearEvents()
-        bench.advance(60)
-        bench.type("push normal")
-        let deferred = try #require(bench.events(.pushDeferred).first)
+        typealias M = PhoneMachineTests
+        var node = M.started(platform: .android)
+        let idle = M.typed(&node, "idle force", at: 0)
+        let normal = M.typed(&node, "push normal", at: 60)
+        let deferred = try #require(M.events(.pushDeferred, in: normal).first)
         guard case .date(let until) = deferred["until"] else { throw CancellationError() }
-        #expect(until > bench.now)
-        #expect(bench.events(.pushReceived).isEmpty)
-        #expect(bench.armed[.osAlarm] == .at(until))
-        bench.type("push high")
-        #expect(bench.events(.pushReceived).map { $0["priority"] } == [.string("high")])
-        bench.clearEvents()
-        bench.now = until
-        bench.fire(.osAlarm)
-        #expect(bench.events(.pushReceived).map { $0["priority"] } == [.string("normal")])
-        #expect(bench.node.app.state.refreshLog.history.last?.kind == .push)
+        #expect(until > M.at(60).now)
+        #expect(M.events(.pushReceived, in: normal) == [])
+        #expect(M.timers(idle).last == .arm(.osAlarm, .at(until)), "the maintenance window's alarm, armed by Doze")
+        #expect(
+            M.events(.pushReceived, in: M.typed(&node, "push high", at: 60)).map { $0["priority"] } == [.string("high")]
+        )
+        let window = M.answered(&node, node.timerFired(.osAlarm, at: M.at(until)), at: M.at(until))
+        #expect(M.events(.pushReceived, in: window).map { $0["priority"] } == [.string("normal")])
+        #expect(node.app.state.refreshLog.history.last?.kind == .push)
     }
 }

@@ -64,11 +64,11 @@ struct PhoneZoneTests {
 
     @Test("The app's zone follows its schedule and travel without the node keeping a copy")
     func appResolves() {
-        var app = PhoneHarness.app()
+        var app = PhoneFixture.app()
         app.zones = PhoneZone(machine: Self.utc)
         app.schedule = Self.inBerlin
         #expect(app.zone == Self.berlin && app.zoneSource == .schedule)
-        _ = app.travel(to: Self.tokyo, at: PhoneHarness.start)
+        _ = app.travel(to: Self.tokyo, at: PhoneFixture.start)
         #expect(app.zone == Self.tokyo && app.zoneSource == .travel)
         #expect(app.scheduler.timeZoneIdentifier == "Asia/Tokyo")
     }
