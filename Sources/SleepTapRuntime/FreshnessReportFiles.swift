@@ -188,7 +188,8 @@ package enum FreshnessReportFiles {
     private static func readAll(
         _ names: Names, in directoryFD: Int32, date: LocalDate, copies: [Int: Int] = [:]
     ) -> (report: FreshnessReport, bytes: [(index: Int, bytes: Bytes)]) {
-        let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
+        let bounds = names.runBounds(min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8))
+        let runs = bounds.count - 1
         let merging = Mutex(Merging(report: FreshnessReport(date: date)))
         let found = Mutex<[(index: Int, bytes: Bytes)]>([])
         found.withLock { $0.reserveCapacity(names.count) }
@@ -197,7 +198,7 @@ package enum FreshnessReportFiles {
             var buffer = Data()
             var partBytes: [(index: Int, bytes: Bytes)] = []
             names.bytes.withUnsafeBufferPointer { text in
-                for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
+                for index in bounds[run]..<bounds[run + 1] {
                     let name = text.baseAddress! + names.starts[index]
                     switch names.load(index, name, in: directoryFD, buffer: &buffer, copies: copies) {
                     case .success(let loaded):
@@ -235,6 +236,38 @@ package enum FreshnessReportFiles {
         /// Where each name starts in `bytes`.
         var starts: [Int] = []
         var count: Int { starts.count }
+
+        /// The bounds of `runs` contiguous runs of names (`runs + 1` indexes, the first 0 and the
+        /// last `count`), none splitting one device's files: a bound moves on past the names of
+        /// the device before it (`device(_:)`), so that the report sees each device's files in
+        /// one run and reads a record repeated in a copy of a file once
+        /// (`FreshnessReport.repeatedRecords`).
+        func runBounds(_ runs: Int) -> [Int] {
+            var bounds = (0...runs).map { $0 * count / max(runs, 1) }
+            for run in 1..<max(runs, 1) {
+                var bound = max(bounds[run], bounds[run - 1])
+                while bound > 0, bound < count, device(bound).elementsEqual(device(bound - 1)) { bound += 1 }
+                bounds[run] = bound
+            }
+            return bounds
+        }
+
+        /// The device part of name `index`: the bytes before its last `-YYYY-MM-DD`
+        /// (`RunRecordFile.fileName`), the whole name without one.
+        func device(_ index: Int) -> ArraySlice<CChar> {
+            let start = starts[index]
+            let end = index + 1 < count ? starts[index + 1] - 1 : bytes.count - 1
+            let name = bytes[start..<max(start, end)]
+            func isDigit(_ byte: CChar) -> Bool { byte >= 0x30 && byte <= 0x39 }
+            var position = name.endIndex - 11
+            while position >= name.startIndex {
+                let dashes = [0, 5, 8].allSatisfy { name[position + $0] == 0x2D }
+                let digits = [1, 2, 3, 4, 6, 7, 9, 10].allSatisfy { isDigit(name[position + $0]) }
+                if dashes && digits { return name[start..<position] }
+                position -= 1
+            }
+            return name
+        }
 
         /// The `*.json` names in `directory`, as readdir(3) gives them, in the order of their
         /// bytes (for UTF-8, the order of their code points): a name that is not UTF-8 is opened
@@ -466,7 +499,8 @@ package enum FreshnessReportFiles {
         // Read and decoded on every core, in contiguous runs of files, and handed to `body` in
         // name order as each run is done: what `body` sees does not depend on which thread ran
         // first, and `body` works on the first runs while the others are read.
-        let runs = min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8)
+        let bounds = names.runBounds(min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8))
+        let runs = bounds.count - 1
         let handoffs = (0..<runs).map { _ in Handoff() }
         let reading = DispatchGroup()
         DispatchQueue.global().async(group: reading) {
@@ -474,7 +508,7 @@ package enum FreshnessReportFiles {
                 var buffer = Data()
                 var part: [Result<Loaded, SkipReason>] = []
                 names.bytes.withUnsafeBufferPointer { text in
-                    for index in (run * names.count / runs)..<((run + 1) * names.count / runs) {
+                    for index in bounds[run]..<bounds[run + 1] {
                         part.append(
                             names.load(index, text.baseAddress! + names.starts[index], in: directoryFD, buffer: &buffer)
                         )

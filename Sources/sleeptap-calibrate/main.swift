@@ -53,10 +53,22 @@ if let out = options.out {
 // Records are gathered per device (a device's files are adjacent in name order, but its records
 // are paired across days), then fitted one device at a time.
 var byDevice: [String: [RunRecord]] = [:]
+// A record equal to one of an earlier file in the same device's run of files is a copy's (a file
+// copied with other bytes): read once, as the report reads it (docs/metrics.md).
+var runRecords: (device: String?, records: Set<RunRecord>) = (nil, [])
+var repeated = 0
 let input: (files: Int, skipped: [(file: String, reason: String)])
 do {
     input = try FreshnessReportFiles.eachFile(root: options.root) { _, records in
-        for record in records { byDevice[record.device, default: []].append(record) }
+        if records.first?.device != runRecords.device { runRecords = (records.first?.device, []) }
+        for record in records {
+            if runRecords.records.contains(record) {
+                repeated += 1
+            } else {
+                byDevice[record.device, default: []].append(record)
+            }
+        }
+        runRecords.records.formUnion(records)
     }
 } catch {
     // One line each: the reason, then each skipped file (names made printable).
@@ -66,6 +78,11 @@ do {
 }
 for (file, reason) in input.skipped {
     Reaper.shared.writeError("sleeptap-calibrate: skipped \(printable(file)): \(printable(reason))")
+}
+if repeated > 0 {
+    Reaper.shared.writeError(
+        "sleeptap-calibrate: \(repeated) repeated record\(repeated == 1 ? "" : "s") read once (equal in every field to "
+            + "one in an earlier file of the same device: a copy of a file)")
 }
 // Files that are good but hold no record (`[]`) leave nothing to fit: no input, as no file.
 if byDevice.isEmpty {

@@ -107,6 +107,52 @@ struct ReportTests {
         #expect(fit.standardError.contains("skipped copy-2026-03-13.json: the same bytes as a-2026-03-13.json"))
     }
 
+    @Test(
+        "A copy of a file with other bytes (re-indented) repeats its records: each read once, by the report and by sleeptap-calibrate; the figures unchanged"
+    )
+    func repeatedRecordsReadOnce() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = scenario.dir + "/fleet"
+        let directory = root + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for day in 1...14 {
+            try Self.goodFile("a", day: day).write(
+                to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d.json", day)))
+        }
+        let plain = try CapturedRun.run(
+            "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
+        #expect(plain.status == 0, "\(plain.standardError)")
+        // This week's files again, each record on an indented line: other bytes, the same records.
+        var repeated = 0
+        for day in 8...14 {
+            let data = Self.goodFile("a", day: day)
+            let records = try RunRecordFile.decode(data)
+            repeated += records.count
+            let text = "[\n" + records.map { "    " + RunRecordFile.line($0) }.joined(separator: ",\n") + "\n]\n"
+            try Data(text.utf8).write(
+                to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d (1).json", day)))
+        }
+        let copied = try CapturedRun.run(
+            "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
+        #expect(copied.status == 0, "\(copied.standardError)")
+        let before = try #require(
+            try JSONSerialization.jsonObject(with: Data(plain.standardOutput.utf8)) as? [String: Any])
+        let after = try #require(
+            try JSONSerialization.jsonObject(with: Data(copied.standardOutput.utf8)) as? [String: Any])
+        for key in ["thisWeek", "lastWeek", "records"] {
+            #expect(
+                NSDictionary(dictionary: ["v": before[key] ?? NSNull()])
+                    == NSDictionary(dictionary: ["v": after[key] ?? NSNull()]), "\(key)")
+        }
+        #expect(after["repeatedRecords"] as? Int == repeated && repeated > 0, "\(after)")
+        let text = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", Self.date], timeout: 30)
+        #expect(text.standardOutput.contains("\(repeated) repeated records read once"), "\(text.standardOutput)")
+        let fit = try CapturedRun.run("sleeptap-calibrate", ["--root", root, "--json"], timeout: 30)
+        #expect(fit.status == 0, "\(fit.standardError)")
+        #expect(fit.standardError.contains("\(repeated) repeated records read once"), "\(fit.standardError)")
+    }
+
     @Test("A garbage file among good ones: skipped and listed, exit 0; the inputs are unchanged; a re-run replaces")
     func garbageAmongGood() throws {
         let scenario = try Scenario()

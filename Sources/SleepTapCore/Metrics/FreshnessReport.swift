@@ -205,6 +205,13 @@ package struct FreshnessReport: Sendable {
         package var push: Int = 0
         /// `push` records with success.
         package var pushSucceeded: Int = 0
+        /// Of `samples`, those of this week's silent devices (`silentDevices`): each one's
+        /// usual opens a week, its data's age at each (`FreshnessReport.silentSamples`). 0 for a
+        /// span before this week.
+        package var silentSamples: Int = 0
+        /// Of `requests`, those of this week's silent devices: each one's usual requests a week
+        /// (`FreshnessReport.silentLoad`), none answered. 0 for a span before this week.
+        package var silentRequests: Int = 0
         /// This week only: devices with records in the four weeks before this week and none in it
         /// (no background run, no app open, no request: a device whose refresh stopped and whose
         /// user does not open the app writes nothing). 0 for any other span.
@@ -215,7 +222,7 @@ package struct FreshnessReport: Sendable {
 
         /// The requests the app made: `submitted` records and `submit_failed` ones (a request the
         /// scheduler refused, with Background App Refresh off say, is one that never runs).
-        package var requests: Int { submitted + submitFailed.values.reduce(0, +) }
+        package var requests: Int { submitted + submitFailed.values.reduce(0, +) + silentRequests }
 
         /// succeeded ÷ requests, nil without a request (docs/metrics.md, "Execution rate").
         package var executionRate: Double? { requests == 0 ? nil : Double(succeeded) / Double(requests) }
@@ -251,12 +258,26 @@ package struct FreshnessReport: Sendable {
     struct Seen: Sendable {
         var lastAt: Date
         var before: Before?
+        /// Its `foreground` records (app opens) in the lookback.
+        var lookbackOpens = 0
+        /// Its requests (`submitted` and `submit_failed` records) in the lookback.
+        var lookbackRequests = 0
+        /// Its earliest record in the lookback (UTC seconds since 1970); +∞ without one.
+        var firstLookback = Double.infinity
+        /// The latest instant before this week its records show its data refreshed (UTC seconds
+        /// since 1970): a successful run's `at`, or an open's `at` less its staleness. nil: none.
+        var refreshedAt: Double?
 
         /// Both together: the later instant, and the later record before the week (of equal
-        /// instants `later`'s, as when one reader reads both in order).
+        /// instants `later`'s, as when one reader reads both in order); the opens added.
         func merged(with later: Seen) -> Seen {
-            var both = Seen(lastAt: max(lastAt, later.lastAt), before: before)
+            var both = self
+            both.lastAt = max(lastAt, later.lastAt)
             if let theirs = later.before, before.map({ theirs.at >= $0.at }) ?? true { both.before = theirs }
+            both.lookbackOpens += later.lookbackOpens
+            both.lookbackRequests += later.lookbackRequests
+            both.firstLookback = min(firstLookback, later.firstLookback)
+            if let theirs = later.refreshedAt { both.refreshedAt = max(refreshedAt ?? theirs, theirs) }
             return both
         }
     }
@@ -289,6 +310,15 @@ package struct FreshnessReport: Sendable {
     private var outsideDevices: Set<String> = []
     /// Records read.
     package private(set) var records = 0
+    /// Records equal in every field to one of an earlier file of the same device, in the run of
+    /// its files read one after the other (a copy of a file whose bytes differ, re-indented
+    /// say): read once, not counted in `records` or any figure. Records repeated within one file
+    /// are the phone's own and all count.
+    package private(set) var repeatedRecords = 0
+    /// The records of the files of the current run of one device's files, for `repeatedRecords`.
+    private var runRecords: Set<RunRecord> = []
+    /// The device of `runRecords` (its files' first record's).
+    private var runRecordsDevice: String?
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
     package private(set) var firstRecordAt: Date?
     /// The latest `at` of every record read (UTC instant).
@@ -360,7 +390,19 @@ package struct FreshnessReport: Sendable {
     /// A file was read whole and is good: its records go in.
     package mutating func add(file records: [RunRecord]) {
         files += 1
-        for record in records { add(record) }
+        // A record equal to one of an earlier file of the same device's run of files is a copy's.
+        if records.first?.device != runRecordsDevice {
+            runRecords.removeAll(keepingCapacity: true)
+            runRecordsDevice = records.first?.device
+        }
+        for record in records {
+            if !runRecords.isEmpty, runRecords.contains(record) {
+                repeatedRecords += 1
+            } else {
+                add(record)
+            }
+        }
+        runRecords.formUnion(records)
     }
 
     /// Adds what `other`, a report of the same date over later files, read: the report of files
@@ -398,6 +440,7 @@ package struct FreshnessReport: Sendable {
         outside += other.outside
         outsideDevices.formUnion(other.outsideDevices)
         records += other.records
+        repeatedRecords += other.repeatedRecords
         files += other.files
         skipped += other.skipped
         sameFiles += other.sameFiles
@@ -463,9 +506,22 @@ package struct FreshnessReport: Sendable {
         }
         if let lastAt = run?.seen.lastAt, record.at > lastAt { run?.seen.lastAt = record.at }
         let t = record.at.timeIntervalSince1970
-        if t >= lookbackStart, t < bounds[7], run?.seen.before.map({ record.at >= $0.at }) ?? true {
-            run?.seen.before = Before(
-                at: record.at, platform: record.platform, bucket: record.bucket, version: record.appVersion)
+        if t < bounds[7], var current = run?.seen {
+            // What a silent device's data age is computed from (`silentSamples`).
+            var refreshed: Double?
+            if record.kind.isRun && record.success == true { refreshed = t }
+            if record.kind == .foreground, let hours = record.stalenessHours { refreshed = t - hours * 3_600 }
+            if let refreshed { current.refreshedAt = max(current.refreshedAt ?? refreshed, refreshed) }
+            if t >= lookbackStart {
+                if record.kind == .foreground { current.lookbackOpens += 1 }
+                if record.kind == .submitted || record.kind == .submitFailed { current.lookbackRequests += 1 }
+                current.firstLookback = min(current.firstLookback, t)
+                if current.before.map({ record.at >= $0.at }) ?? true {
+                    current.before = Before(
+                        at: record.at, platform: record.platform, bucket: record.bucket, version: record.appVersion)
+                }
+            }
+            run?.seen = current
         }
         guard let day = day(of: record.at) else {
             outside += 1
@@ -512,16 +568,31 @@ package struct FreshnessReport: Sendable {
         }
     }
 
-    /// The figures of a cell, its numeric samples (any order) and its devices.
-    private static func figures(_ cell: Cell, _ values: [Double], devices: Int, refreshed: Int) -> Figures {
-        let sorted = values.sorted()
-        return Figures(
-            devices: devices, samples: sorted.count + cell.neverRefreshed, neverRefreshed: cell.neverRefreshed,
-            p50: Percentile.staleness(sorted, never: cell.neverRefreshed, 0.5),
-            p90: Percentile.staleness(sorted, never: cell.neverRefreshed, 0.9), submitted: cell.submitted,
+    /// The figures of a cell, its numeric samples (any order) and its devices, with the silent
+    /// devices' samples (`silentSamples`) among the samples.
+    private static func figures(
+        _ cell: Cell, _ values: [Double], devices: Int, refreshed: Int, silent: SilentSamples = SilentSamples()
+    ) -> Figures {
+        let sorted = (values + silent.hours).sorted()
+        let never = cell.neverRefreshed + silent.never
+        var figures = Figures(
+            devices: devices, samples: sorted.count + never, neverRefreshed: cell.neverRefreshed,
+            p50: Percentile.staleness(sorted, never: never, 0.5),
+            p90: Percentile.staleness(sorted, never: never, 0.9), submitted: cell.submitted,
             succeeded: cell.succeeded, background: cell.background, expired: cell.expired, dropped: cell.dropped,
             submitFailed: cell.submitFailed, records: cell.records, noRunDevices: max(0, devices - refreshed),
             push: cell.push, pushSucceeded: cell.pushSucceeded)
+        figures.silentSamples = silent.hours.count + silent.never
+        figures.silentRequests = silent.requests
+        return figures
+    }
+
+    /// Silent devices' staleness samples over some days (numbers, and nevers: no refresh
+    /// known) and their requests.
+    struct SilentSamples {
+        var hours: [Double] = []
+        var never = 0
+        var requests = 0
     }
 
     /// A group's figures over days `range` (indexes into `days`).
@@ -534,31 +605,29 @@ package struct FreshnessReport: Sendable {
         }
         let seen: Int
         let ran: Int
-        var silent = 0
-        var recent = 0
+        // Silent: no record at all this week, counted in the group of its last record before it
+        // (a device that moved to another bucket and fell silent there is that bucket's; one
+        // that moved and writes on is in the new bucket's figures).
+        let silence = silence(days: range) { before in
+            switch group {
+            case .all: true
+            case .platform(let platform): before.platform == platform
+            case .bucket(let bucket): before.platform == .android && before.bucket == bucket
+            }
+        }
         if range == Self.lastWeek || range == Self.thisWeek {
             let week = range == Self.lastWeek ? 0 : 1
             seen = devices[group.index][week].count
             ran = refreshed[group.index][week].count
-            // Silent: no record at all this week, counted in the group of its last record
-            // before it (a device that moved to another bucket and fell silent there is that
-            // bucket's; one that moved and writes on is in the new bucket's figures).
-            if week == 1 {
-                (silent, recent) = silence { before in
-                    switch group {
-                    case .all: true
-                    case .platform(let platform): before.platform == platform
-                    case .bucket(let bucket): before.platform == .android && before.bucket == bucket
-                    }
-                }
-            }
         } else {
             seen = devices[group.index][0].union(devices[group.index][1]).count
             ran = refreshed[group.index][0].union(refreshed[group.index][1]).count
         }
-        var figures = Self.figures(cell, values, devices: seen, refreshed: ran)
-        figures.silentDevices = silent
-        figures.recentDevices = recent
+        var figures = Self.figures(cell, values, devices: seen, refreshed: ran, silent: silence.samples)
+        if range == Self.thisWeek {
+            figures.silentDevices = silence.silent
+            figures.recentDevices = silence.recent
+        }
         return figures
     }
 
@@ -575,12 +644,14 @@ package struct FreshnessReport: Sendable {
     package func figures(appVersion version: String, days range: ClosedRange<Int>) -> Figures? {
         guard let weeks = versions[version] else { return nil }
         let week = weeks[range == Self.lastWeek ? 0 : 1]
+        // Silent: no record at all this week, its last record before it on this version (a
+        // device that moved to another version is that version's).
+        let silence = silence(days: range) { $0.version == version }
         var figures = Self.figures(
-            week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count)
+            week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count,
+            silent: silence.samples)
         if range == Self.thisWeek {
-            // Silent: no record at all this week, its last record before it on this version (a
-            // device that moved to another version is that version's).
-            (figures.silentDevices, figures.recentDevices) = silence { $0.version == version }
+            (figures.silentDevices, figures.recentDevices) = (silence.silent, silence.recent)
         }
         return figures
     }
@@ -836,7 +907,9 @@ package struct FreshnessReport: Sendable {
             out.append(.p90AboveCacheHorizon(.hours(hours)))
         default: break
         }
-        if this.requests > 0, this.succeeded == 0 { out.append(.noneRan(requests: this.requests)) }
+        // The requests records show: silent devices' usual ones are not "made this week".
+        let recorded = this.requests - this.silentRequests
+        if recorded > 0, this.succeeded == 0 { out.append(.noneRan(requests: recorded)) }
         // With no record this week at all, the whole fleet fell silent or the input ends before
         // the week (a `--date` past the data): one condition says both, rather than counting
         // every device as silent and without a run.
@@ -1081,17 +1154,57 @@ extension FreshnessReport {
     }
 
     /// The devices whose last record before this week was in the group `matches` accepts
-    /// (`recent`), and of them those with no record this week (`silent`).
-    private func silence(_ matches: (Before) -> Bool) -> (silent: Int, recent: Int) {
-        let thisWeek = devices[Group.all.index][1]
+    /// (`recent`), of them those with no record this week (`silent`), and the silent ones'
+    /// staleness samples on the days `range` (`silentSamples`).
+    private func silence(days range: ClosedRange<Int>, _ matches: (Before) -> Bool) -> (
+        silent: Int, recent: Int, samples: SilentSamples
+    ) {
         var silent = 0
         var recent = 0
-        for (device, seen) in seenByDevice {
-            guard let before = seen.before, matches(before) else { continue }
+        var samples = SilentSamples()
+        // Only this week has silent devices; last week's days have none to count.
+        guard range.overlaps(Self.thisWeek) else { return (silent, recent, samples) }
+        let thisWeek = devices[Group.all.index][1]
+        let sampled = range.clamped(to: Self.thisWeek)
+        func visit(_ device: String, _ seen: Seen) {
+            guard let before = seen.before, matches(before) else { return }
             recent += 1
-            if !thisWeek.contains(device) { silent += 1 }
+            guard !thisWeek.contains(device) else { return }
+            silent += 1
+            let load = silentLoad(seen)
+            for (day, hours) in load.samples where sampled.contains(day) {
+                if let hours { samples.hours.append(hours) } else { samples.never += 1 }
+            }
+            samples.requests += load.requests.count { sampled.contains($0) }
         }
-        return (silent, recent)
+        // `seen` and the current run's device, without copying the dictionary (`seenByDevice`).
+        for (device, seen) in seen where device != run?.device { visit(device, seen) }
+        if let run { visit(run.device, seen[run.device].map { $0.merged(with: run.seen) } ?? run.seen) }
+        return (silent, recent, samples)
+    }
+
+    /// A silent device's staleness samples and requests this week (docs/metrics.md, "Silent
+    /// devices' samples"): as many samples as its app opens a week in the lookback (its
+    /// `foreground` records there ÷ the weeks since its first record there, at most four;
+    /// rounded, at least one), spread evenly over the week, each the hours from its last refresh
+    /// its records show to the sample's instant (a lower bound: its data is at least that old,
+    /// opened or not), or never (nil) when its records show no refresh; and as many requests as
+    /// it made a week there (rounded), spread the same way, none answered.
+    /// - Returns: samples as (day index 7...13, hours), and the requests' day indexes.
+    private func silentLoad(_ seen: Seen) -> (samples: [(day: Int, hours: Double?)], requests: [Int]) {
+        let week = bounds[14] - bounds[7]
+        let weeks = min(4, max(1, ((bounds[7] - seen.firstLookback) / week).rounded(.up)))
+        func spread(_ count: Int) -> [Double] {
+            (0..<count).map { bounds[7] + (Double($0) + 0.5) * week / Double(count) }
+        }
+        let opens = max(1, Int((Double(seen.lookbackOpens) / weeks).rounded()))
+        let samples = spread(opens).map { t in
+            (day: day(of: Date(timeIntervalSince1970: t)) ?? 13, hours: seen.refreshedAt.map { (t - $0) / 3_600 })
+        }
+        let requests = spread(Int((Double(seen.lookbackRequests) / weeks).rounded())).map {
+            day(of: Date(timeIntervalSince1970: $0)) ?? 13
+        }
+        return (samples, requests)
     }
 
     /// How far the report's day may end after the median device's last record before
@@ -1123,6 +1236,13 @@ extension FreshnessReport {
             + "then (the figures show it), or a clock ahead set the date: then give --date \(medianDay)."
     }
 
+    /// `, N repeated records read once (...)` when a device's files repeat records, else empty.
+    var repeatedWords: String {
+        guard repeatedRecords > 0 else { return "" }
+        return ", \(repeatedRecords) repeated record\(repeatedRecords == 1 ? "" : "s") read once (equal in every field "
+            + "to one in an earlier file of the same device: a copy of a file)"
+    }
+
     /// The date's source in words.
     var dateSentence: String {
         switch dateSource {
@@ -1150,7 +1270,7 @@ extension FreshnessReport {
             "This week: \(days[7]) to \(days[13]); last week: \(days[0]) to \(days[6]) (UTC days). \(dateSentence.prefix(1).uppercased() + dateSentence.dropFirst()).  \n"
         out +=
             "Input: \(files) file\(files == 1 ? "" : "s") of `metrics/bg_runs/*.json`, \(records) records "
-            + "(\(outside) outside the two weeks)"
+            + "(\(outside) outside the two weeks)\(repeatedWords)"
         out +=
             skipped.isEmpty
             ? ".\n\n" : "; \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (listed below).\n\n"
@@ -1176,6 +1296,15 @@ extension FreshnessReport {
 
         out += "## Summary\n\n| | this week | last week |\n|---|---|---|\n"
         out += "| staleness samples (app opens) | \(this.samples) | \(last.samples) |\n"
+        if this.silentSamples > 0 {
+            out +=
+                "| of them, silent devices' (their usual opens, their data's age at least) | \(this.silentSamples) "
+                + "| 0 |\n"
+        }
+        if this.silentRequests > 0 {
+            out +=
+                "| silent devices' usual requests, none answered (in the execution rate) | \(this.silentRequests) | 0 |\n"
+        }
         out += "| never refreshed (no background run yet) | \(this.neverRefreshed) | \(last.neverRefreshed) |\n"
         out +=
             "| p50 staleness (h) | \(Self.staleness(this.p50)) (n = \(this.samples)) | "
@@ -1386,7 +1515,9 @@ extension FreshnessReport {
     /// fractions or null.
     static func object(_ f: Figures) -> [String: Any] {
         [
-            "devices": f.devices, "samples": f.samples, "neverRefreshed": f.neverRefreshed,
+            "devices": f.devices, "samples": f.samples, "silentSamples": f.silentSamples,
+            "silentRequests": f.silentRequests,
+            "neverRefreshed": f.neverRefreshed,
             "p50Hours": json(f.p50), "p90Hours": json(f.p90),
             "executionRate": f.executionRate ?? NSNull(), "requests": f.requests, "submitted": f.submitted,
             "succeeded": f.succeeded,
@@ -1443,6 +1574,7 @@ extension FreshnessReport {
             } ?? NSNull(),
             "thisWeek": Self.object(this), "lastWeek": Self.object(last), "groups": groups, "appVersions": versions,
             "causes": causes, "firstExecutionRateFall": fall, "files": files, "records": records,
+            "repeatedRecords": repeatedRecords,
             "outside": outside, "mostRecordsOutside": mostRecordsOutside,
             "firstRecordAt": firstRecordAt.map(RunRecordFile.instantString) ?? NSNull(),
             "lastRecordAt": lastRecordAt.map(RunRecordFile.instantString) ?? NSNull(),
@@ -1477,7 +1609,8 @@ extension FreshnessReport {
             "  last week \(days[0])..\(days[6]): p50 \(withUnit(last.p50)), p90 \(withUnit(last.p90)) "
                 + "(\(last.samples) samples), execution rate \(Self.rate(last)), "
                 + "no successful \(runWords): \(Self.noRun(last)) devices",
-            "  \(files) files, \(records) records (\(outside) outside the two weeks), \(skipped.count) files skipped; "
+            "  \(files) files, \(records) records (\(outside) outside the two weeks)\(repeatedWords), "
+                + "\(skipped.count) files skipped; "
                 + dateSentence,
         ]
         if let outsideSentence { lines.append("  " + outsideSentence) }

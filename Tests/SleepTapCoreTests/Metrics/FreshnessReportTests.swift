@@ -282,10 +282,11 @@ struct FreshnessReportTests {
         #expect(fewThis.devices == 28 && fewThis.silentDevices == 2 && fewThis.noRunDevices == 0)
         #expect(fewThis.noRunShare == 2.0 / 30)
         #expect(few.conditions == [], "2 of 30 is less than a tenth")
-        // The execution rate of the rest is 100 %: the report must still get worse.
+        // The rest ran every day: the report must still get worse. The silent devices' usual
+        // requests (7 each) went unanswered, and their data aged all week (p90 2 h to 21.2 h).
         let three = report(silent: 3)
-        #expect(three.figures(.all, days: FreshnessReport.thisWeek).executionRate == 1)
-        #expect(three.conditions == [.devicesWentSilent(silent: 3, recent: 30)])
+        #expect(three.figures(.all, days: FreshnessReport.thisWeek).executionRate == 189.0 / 210)
+        #expect(three.conditions == [.weekOverWeek(changeSeconds: 69_114), .devicesWentSilent(silent: 3, recent: 30)])
         let text = three.markdown()
         #expect(text.hasPrefix("# ⚠ "), "\(text)")
         #expect(
@@ -301,9 +302,10 @@ struct FreshnessReportTests {
         // More silent than running: more than half without a run.
         let most = report(silent: 16)
         #expect(
-            most.conditions == [
-                .mostDevicesWithoutRun(noRun: 16, devices: 30), .devicesWentSilent(silent: 16, recent: 30),
+            most.conditions.map(\.name) == [
+                "p90WeekOverWeek", "p90AboveCacheHorizon", "mostDevicesWithoutRun", "devicesWentSilent",
             ])
+        #expect(most.conditions.last == .devicesWentSilent(silent: 16, recent: 30))
         #expect(
             most.figures(.all, days: FreshnessReport.thisWeek).noRunShare! > three.figures(
                 .all, days: FreshnessReport.thisWeek
@@ -313,7 +315,11 @@ struct FreshnessReportTests {
         // worst case warns too; it stands for (4) and (5).
         let all = report(silent: 30)
         #expect(all.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 30)
-        #expect(all.conditions == [.noRecordsThisWeek(recent: 30)], "\(all.conditions)")
+        // Their data's age counts (no request of theirs is said to be made this week).
+        #expect(
+            all.conditions.map(\.name) == ["p90WeekOverWeek", "p90AboveCacheHorizon", "noRecordsThisWeek"],
+            "\(all.conditions)")
+        #expect(all.conditions.last == .noRecordsThisWeek(recent: 30))
         #expect(all.markdown().hasPrefix("# ⚠ "))
         #expect(all.summary(path: "r.md")["warning"] as? Bool == true)
         #expect(
@@ -407,12 +413,13 @@ struct FreshnessReportTests {
                     stalenessHours: 1)
             })
         #expect(history.mostRecordsOutside == false && history.conditions == [], "\(history.conditions)")
-        for _ in 0..<10 {
+        for hour in 0..<10 {
             history.add(
                 file: (0..<10).map { index in
                     RunRecord(
                         device: "d\(index)", platform: .ios, kind: .foreground,
-                        at: ISO8601.date("2025-03-09T12:00:00Z")!, stalenessHours: 1)
+                        at: ISO8601.date("2025-03-09T12:00:00Z")!.addingTimeInterval(Double(hour + 1) * 3_600),
+                        stalenessHours: 1)
                 })
         }
         #expect(history.mostRecordsOutside, "most records are old: said, but no ⚠")
@@ -739,7 +746,12 @@ struct FreshnessReportTests {
             let silent = report(silentFrom: day)
             let this = silent.figures(.all, days: FreshnessReport.thisWeek)
             #expect(this.silentDevices == 12 && this.recentDevices == 30, "from day \(day)")
-            #expect(silent.conditions == [.devicesWentSilent(silent: 12, recent: 30)], "from day \(day)")
+            // Silent this week, after 7 opens a week: their data aged, the p90 with it.
+            #expect(silent.trend.warning == (day == 8), "from day \(day)")
+            #expect(
+                silent.conditions.filter { if case .weekOverWeek = $0 { false } else { true } } == [
+                    .devicesWentSilent(silent: 12, recent: 30)
+                ], "from day \(day)")
             #expect(this.noRunShare == 12.0 / 30)
         }
         // Silent from before the two weeks (records on Feb 10 and 20 only): still in the lookback.
@@ -759,6 +771,70 @@ struct FreshnessReportTests {
             })
         #expect(old.figures(.all, days: FreshnessReport.thisWeek).silentDevices == 0)
         #expect(old.conditions == [])
+    }
+
+    /// Device `index`'s records of days `days` (March 2026) of a phone whose refresh stopped
+    /// before March: an open at 10:00 (its data 100 h old on Mar 1, a day older each day) and a
+    /// request a day, no run.
+    static func stale(_ days: ClosedRange<Int>, device index: Int) -> [RunRecord] {
+        days.flatMap { day -> [RunRecord] in
+            let at = ISO8601.date(String(format: "2026-03-%02dT10:00:00Z", day))!
+            return [
+                RunRecord(
+                    device: "d\(index)", platform: .ios, kind: .foreground, at: at,
+                    stalenessHours: 100 + 24 * Double(day - 1)),
+                RunRecord(device: "d\(index)", platform: .ios, kind: .submitted, at: at, earliestBeginDate: at),
+            ]
+        }
+    }
+
+    @Test(
+        "Devices that break and fall silent make this week's p50, p90 and execution rate worse, never better: each counts by its usual opens at its data's age, and its usual requests"
+    )
+    func silenceWorsens() throws {
+        // 40 devices; the 4 whose refresh stopped are the stalest. Silence them this week.
+        func report(silent: Bool) -> FreshnessReport {
+            var report = FreshnessReport(date: Self.date)
+            report.add(file: Self.daily(1...14, devices: 4..<40))
+            for index in 0..<4 { report.add(file: Self.stale(silent ? 1...7 : 1...14, device: index)) }
+            return report
+        }
+        let writing = report(silent: false).figures(.all, days: FreshnessReport.thisWeek)
+        let silent = report(silent: true).figures(.all, days: FreshnessReport.thisWeek)
+        // Each silent device: 7 opens and 7 requests a week in its lookback (one week of it).
+        #expect([silent.silentDevices, silent.silentSamples, silent.silentRequests] == [Int](arrayLiteral: 4, 28, 28))
+        #expect(silent.samples == writing.samples)
+        #expect(try #require(silent.p90?.hours) >= (try #require(writing.p90?.hours)))
+        #expect(try #require(silent.p50?.hours) >= (try #require(writing.p50?.hours)))
+        #expect(try #require(silent.executionRate) <= (try #require(writing.executionRate)))
+        #expect(try #require(silent.noRunShare) >= (try #require(writing.noRunShare)))
+        // Their samples are their data's age: Mar 7 10:00 less 244 h, to the week's instants.
+        let lastRefresh = ISO8601.date("2026-03-07T10:00:00Z")!.addingTimeInterval(-244 * 3_600)
+        let firstSample = ISO8601.date("2026-03-08T12:00:00Z")!
+        var alone = FreshnessReport(date: Self.date)
+        for index in 0..<4 { alone.add(file: Self.stale(1...7, device: index)) }
+        let day8 = alone.figures(.all, days: 7...7)
+        #expect(day8.silentSamples == 4)
+        #expect(day8.p90 == .hours(firstSample.timeIntervalSince(lastRefresh) / 3_600))
+        // Last week's figures hold none.
+        #expect(report(silent: true).figures(.all, days: FreshnessReport.lastWeek).silentSamples == 0)
+    }
+
+    @Test("A record repeated in a copy of a file whose bytes differ is read once; the figures are the same")
+    func repeatedRecords() throws {
+        var once = FreshnessReport(date: Self.date)
+        var twice = FreshnessReport(date: Self.date)
+        for index in 0..<5 {
+            let records = Self.daily(1...14, devices: index..<(index + 1))
+            once.add(file: records)
+            twice.add(file: records)
+            twice.add(file: Array(records.suffix(6)))
+        }
+        #expect(once.repeatedRecords == 0 && twice.repeatedRecords == 30)
+        #expect(twice.records == once.records)
+        #expect(
+            twice.figures(.all, days: FreshnessReport.thisWeek) == once.figures(.all, days: FreshnessReport.thisWeek))
+        #expect(twice.markdown().contains("30 repeated records read once"))
     }
 
     @Test(
