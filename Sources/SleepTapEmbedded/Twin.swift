@@ -186,7 +186,7 @@ public struct Twin: Sendable {
         phoneSetup = phone
         watchSetup = watch
         phoneDriver = PhoneDriver(
-            node: Self.makePhone(phone, state: nil, os: nil, random: &random),
+            node: Self.makePhone(phone, state: nil, os: nil, random: &random, at: start),
             ports: EmbeddedPhonePorts(
                 start: start, speed: self.speed, link: toWatch, weather: phone.weather, schedule: phone.schedule))
         watchDriver = WatchDriver(
@@ -196,9 +196,9 @@ public struct Twin: Sendable {
     }
 
     private static func makePhone(
-        _ setup: PhoneSetup, state: PhoneSyncState?, os: SimulatedOS?, random: inout SplitMix64
+        _ setup: PhoneSetup, state: PhoneSyncState?, os: SimulatedOS?, random: inout SplitMix64, at now: Date
     ) -> PhoneNode {
-        setup.makeNode(state: state, os: os, randomSeed: random.next())
+        setup.makeNode(state: state, os: os, randomSeed: random.next(), at: now)
     }
 
     /// Adds a step at the virtual instant `at` (steps at the same instant run in the order added).
@@ -384,7 +384,8 @@ public struct Twin: Sendable {
     private mutating func startPhone(keepState: Bool) {
         if phoneStarts > 0 {
             phoneDriver.node = Self.makePhone(
-                phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random)
+                phoneSetup, state: keepState ? phoneStore.held : nil, os: osStore.held, random: &random,
+                at: scheduler.now)
         }
         if !keepState { phoneDriver.ports.store.wipe() }
         phoneStarts += 1

@@ -146,7 +146,7 @@ package final class PhoneRuntime {
         let machineZone = MachineZone.current
         // The seed given wins; else the stored state's; else a fresh one for a fresh state dir.
         let deviceSeed = options.deviceSeed ?? stored.state?.deviceSeed ?? UInt64.random(in: 0...UInt64.max)
-        let setup = PhoneSetup(
+        var setup = PhoneSetup(
             os: startOS, weather: options.weather.makeProvider(seed: deviceSeed), schedule: schedule,
             location: options.location, appConfiguration: osOptions.appConfiguration(horizonDays: options.horizonDays),
             deviceSeed: deviceSeed,
@@ -161,6 +161,7 @@ package final class PhoneRuntime {
                 boundEndpoint: (try? router.lastEndpoint()) ?? options.endpoint.description,
                 pid: Int64(getpid()), security: keys == nil ? .none : .curve, osState: storedOS == nil ? .new : .stored)
         )
+        setup.node.clockSpeed = options.clock.speed
         let weather = setup.weather
         let driver = PhoneLoop(
             node: setup.makeNode(state: stored.state, os: nil, randomSeed: UInt64.random(in: 0...UInt64.max)),

@@ -79,7 +79,7 @@ package enum TwinBuilder {
             }
             schedule = try ScheduleFile.decode(data)
         }
-        let twinPhone = PhoneSetup(
+        var twinPhone = PhoneSetup(
             os: phone.os.makeOS(taskIdentifier: PhoneAppConfiguration().taskIdentifier),
             weather: phone.weather.makeProvider(seed: deviceSeed), schedule: schedule,
             location: phone.location, appConfiguration: phone.os.appConfiguration(horizonDays: phone.horizonDays),
@@ -90,6 +90,11 @@ package enum TwinBuilder {
                 osStatePath: phone.stateDirectory + "/os.json", settings: phone.os.settingCommands,
                 endpoint: phone.endpoint.description, boundEndpoint: phone.endpoint.description, pid: 1,
                 security: .none, osState: .new))
+        twinPhone.node.clockSpeed = phone.clock.speed
+        // A restart applies the phone's flags to its stored OS, as the process does at every start.
+        twinPhone.storedOSFlags = { [os = phone.os] stored, now in
+            (try? os.resolve(stored: stored, taskIdentifier: PhoneAppConfiguration().taskIdentifier, at: now)) ?? stored
+        }
         let twinWatch = watch.nodeConfiguration(
             statePath: watch.stateDirectory + "/watch.json", keysDirectory: nil, systemZone: machineZone)
         return Twin(start: start, speed: phone.clock.speed, phone: twinPhone, watch: twinWatch)

@@ -31,6 +31,30 @@ struct ScenarioLifecycleStepTests {
         return run.log.filter { $0.event.name == name && $0.at >= after }
     }
 
+    @Test(
+        "A phone restart in the twin is a start on the stored OS, as the process's: phone.started says osState stored, and the command line's --registration is applied again (an update)"
+    )
+    func restartAppliesTheFlags() throws {
+        let data = try ScenarioFileTests.scenario {
+            $0["phone"] = ["--platform", "ios", "--opportunity-model", "legacy", "--registration", "late-silent"]
+            $0["steps"] = [
+                ["at": "2026-07-21T02:00:00Z", "phone": "registration early"],
+                ["at": "2026-07-21T03:00:00Z", "phone": "open"],
+                ["at": "2026-07-23T02:00:00Z", "restart": "phone"],
+            ]
+            $0["expect"] = []
+        }
+        let run = try ScenarioRun.twin(try ScenarioFile.decode(data, path: "s.json"))
+        let started = Self.events(run, .phoneStarted).map { [$0.event["osState"], $0.event["registration"]] }
+        #expect(
+            started == [
+                [.string("new"), .string("late-silent")], [.string("stored"), .string("late-silent")],
+            ])
+        // Between the stdin update and the restart the handler is entered; after it, never.
+        #expect(!Self.events(run, .handlerEntered, from: "2026-07-21T03:00:00Z").isEmpty)
+        #expect(Self.events(run, .handlerEntered, from: "2026-07-23T02:00:00Z").isEmpty)
+    }
+
     @Test("each new step decodes to its twin step, with fresh for start and restart, and reads back as written")
     func decodes() throws {
         let file = try Self.file([

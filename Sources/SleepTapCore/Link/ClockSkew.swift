@@ -41,17 +41,26 @@ package enum ClockSkew {
             ])
     }
 
+    /// Wall seconds a message stamped when sent (a HELLO) may wait on its way (a busy start-up, a
+    /// relay) before its age is the clocks' doing: 2 s, times the clock speed in virtual seconds.
+    package static let queueWallSeconds: TimeInterval = 2
+
     /// `clock.skew` {message, sentAt, skewHours, reason} when a message stamped with its sender's
-    /// virtual now (a HELLO's `sentAt`) is more than `aheadLimit` (1 h) away from `now` in either
-    /// direction, nil otherwise. Such a message is sent at once and never resent old, so unlike a
-    /// BATCH it has no 8-day allowance in the past.
+    /// virtual now (a HELLO's `sentAt`) is more than `aheadLimit` (1 h) ahead of `now`, or behind
+    /// it by more than 1 h or `queueWallSeconds` of virtual time at `clockSpeed`, whichever is
+    /// more (at 172,800× a HELLO that waited 21 wall ms behind a busy start-up is an hour old);
+    /// nil otherwise. Such a message is sent at once and never resent old, so unlike a BATCH it
+    /// has no 8-day allowance in the past. A clock behind by more than that allowance shows on
+    /// the other side as a BATCH from its future.
     /// - Parameters:
     ///   - sentAt: the message's `sentAt` (the sender's virtual instant, UTC).
     ///   - now: the receiver's virtual now.
     ///   - message: the message type (`HELLO`).
-    package static func check(sentAt: Date, now: Date, message: String) -> Event? {
+    ///   - clockSpeed: the receiver's `--clock-speed` (virtual seconds per wall second).
+    package static func check(sentAt: Date, now: Date, message: String, clockSpeed: Double = 1) -> Event? {
         let skew = sentAt.timeIntervalSince(now)
-        guard abs(skew) > aheadLimit else { return nil }
+        let behind = max(aheadLimit, queueWallSeconds * clockSpeed)
+        guard skew > aheadLimit || -skew > behind else { return nil }
         let hours = (skew / 360).rounded() / 10
         let reason =
             "the \(message) was sent \(abs(hours)) h \(skew > 0 ? "after" : "before") this side's now: the two "

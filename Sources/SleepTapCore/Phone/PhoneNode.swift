@@ -121,6 +121,9 @@ public struct PhoneNodeConfiguration: Sendable {
     public var security: LinkSecurity
     /// Whether the simulated OS is new or was read from `os.json`, ``OSStateOrigin``.
     public var osState: OSStateOrigin
+    /// `--clock-speed` (virtual seconds per wall second): how old a HELLO may be from waiting on
+    /// its way before `clock.skew` says the clocks disagree. 1 by default.
+    public var clockSpeed: Double = 1
 
     /// The configuration from the phone's options; each parameter sets the property of its name.
     public init(
@@ -747,7 +750,10 @@ public struct PhoneNode: Sendable {
     /// `instance` is not the process that spoke behind the routing id before.
     private mutating func checked(_ hello: WireCodec.Hello, _ time: NodeTime) -> [PhoneAction] {
         var actions: [PhoneAction] = []
-        if let sentAt = hello.sentAt, let skew = ClockSkew.check(sentAt: sentAt, now: time.now, message: "HELLO") {
+        if let sentAt = hello.sentAt,
+            let skew = ClockSkew.check(
+                sentAt: sentAt, now: time.now, message: "HELLO", clockSpeed: configuration.clockSpeed)
+        {
             actions += limited(skew, time)
         }
         if let instance = hello.instance {

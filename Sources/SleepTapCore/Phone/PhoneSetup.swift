@@ -24,6 +24,11 @@ public struct PhoneSetup: Sendable {
     /// (`PhoneZone`). The twin has no files: with a `schedulePath`, every read of it gives
     /// `schedule` (as a file that does not change).
     public var node: PhoneNodeConfiguration
+    /// What a start on a stored OS (a restart) applies to it: the command line's device flags,
+    /// as `phone` applies them to its os.json at every start (a flag given at a restart
+    /// overrides the stored value: `--registration` installs an update, `--budget` and the
+    /// other OS flags are set again). The instant is the start's (virtual). nil: nothing.
+    public var storedOSFlags: (@Sendable (SimulatedOS, Date) -> SimulatedOS)?
 
     /// A phone with every part given; each parameter sets the property of its name.
     public init(
@@ -64,14 +69,20 @@ public struct PhoneSetup: Sendable {
     /// - Parameters:
     ///   - state: the sync state read back from the state file; nil starts afresh. Its device
     ///     seed is replaced by `deviceSeed`.
-    ///   - stored: the OS read back from its state file; nil starts on `os`.
+    ///   - stored: the OS read back from its state file, `storedOSFlags` applied to it at `now`;
+    ///     nil starts on `os`. The node's `phone.started` then says `osState` `stored`.
     ///   - randomSeed: seeds the sync core's random epochs (`SplitMix64`).
+    ///   - now: the start's instant (virtual), for `storedOSFlags`.
     /// - Returns: the node, not started; its zone follows `PhoneZone` from `node`'s flags and
     ///   the OS's kept zone.
-    public func makeNode(state: PhoneSyncState?, os stored: SimulatedOS?, randomSeed: UInt64) -> PhoneNode {
+    public func makeNode(
+        state: PhoneSyncState?, os stored: SimulatedOS?, randomSeed: UInt64, at now: Date = .distantPast
+    ) -> PhoneNode {
         var state = state ?? PhoneSyncState(deviceSeed: deviceSeed)
         state.deviceSeed = deviceSeed
-        var scheduler = stored ?? os
+        var node = node
+        if stored != nil { node.osState = .stored }
+        var scheduler = stored.map { storedOSFlags?($0, now) ?? $0 } ?? os
         // A value handed over in memory (the twin's restart) says no more than one read back
         // from os.json: none of Doze's changes while no process ran.
         scheduler.forgetSaidDozeChanges()

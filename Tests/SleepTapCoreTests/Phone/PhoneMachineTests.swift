@@ -416,6 +416,33 @@ struct PhoneMachineTests {
         #expect(Self.sends(actions).contains { if case .batch = $0 { true } else { false } })
     }
 
+    @Test(
+        "At --clock-speed 172800 a HELLO 3 h old (21 wall ms behind a busy start-up) is no clock.skew; one 3 h ahead is, and so is one older than 2 wall seconds"
+    )
+    func helloAgeAtSpeed() throws {
+        var fast = PhoneFixture.configuration()
+        fast.clockSpeed = 172_800
+        var node = PhoneNode(app: PhoneFixture.app(), configuration: fast)
+        Self.settle(&node, node.start(at: Self.at(0)), at: Self.at(0))
+        let time = Self.at(5)
+        let online = Self.event(.peerOnline, [("id", .string(Self.watchID))], at: time)
+        #expect(
+            Self.helloNotes(
+                node.messageReceived(Self.hello(sentAt: time.now.addingTimeInterval(-10_800), instance: nil), at: time))
+                == [online])
+        for offset in [10_800.0, -400_000] {
+            let sentAt = time.now.addingTimeInterval(offset)
+            let skew = try #require(
+                ClockSkew.check(sentAt: sentAt, now: time.now, message: "HELLO", clockSpeed: 172_800))
+            #expect(
+                Self.helloNotes(node.messageReceived(Self.hello(sentAt: sentAt, instance: nil), at: time)) == [
+                    .emit(skew, at: time.now)
+                ], "\(offset)")
+        }
+        // At speed 1 the same 3 h old HELLO is a skew.
+        #expect(ClockSkew.check(sentAt: time.now.addingTimeInterval(-10_800), now: time.now, message: "HELLO") != nil)
+    }
+
     @Test("A HELLO sent 30 min either side of the phone's now, or without sentAt, gives no clock.skew")
     func helloWithinTheHour() {
         var node = Self.started()
