@@ -37,7 +37,7 @@ struct RecordFileNamesTests {
         #expect(seen.map(\.1) == [records])
         #expect(seen.first?.0 == "device-000000-2026-11-26\u{FFFD}.json")
         let report = try FreshnessReportFiles.read(root: root, date: LocalDate(parsing: "2026-11-26")!)
-        #expect(report.files == 1 && report.skipped.isEmpty)
+        #expect(report.files == 1 && report.skipped.isEmpty, "\(report.files) \(report.skipped)")
     }
 
     @Test(
