@@ -315,8 +315,10 @@ package struct FreshnessReport: Sendable {
     /// say): read once, not counted in `records` or any figure. Records repeated within one file
     /// are the phone's own and all count.
     package private(set) var repeatedRecords = 0
-    /// The records of the files of the current run of one device's files, for `repeatedRecords`.
-    private var runRecords: Set<RunRecord> = []
+    /// The records of the files of the current run of one device's files, for `repeatedRecords`,
+    /// by a cheap key (`repeatKey`): a record is compared in full only with those of its key.
+    private var runKeys: Set<Int64> = []
+    private var runRecords: [RunRecord] = []
     /// The device of `runRecords` (its files' first record's).
     private var runRecordsDevice: String?
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
@@ -392,17 +394,37 @@ package struct FreshnessReport: Sendable {
         files += 1
         // A record equal to one of an earlier file of the same device's run of files is a copy's.
         if records.first?.device != runRecordsDevice {
+            runKeys.removeAll(keepingCapacity: true)
             runRecords.removeAll(keepingCapacity: true)
             runRecordsDevice = records.first?.device
         }
+        let earlier = !runRecords.isEmpty
         for record in records {
-            if !runRecords.isEmpty, runRecords.contains(record) {
+            // A key seen before is rare (a copy); only then are the records compared in full.
+            if earlier, runKeys.contains(Self.repeatKey(record)), runRecords.contains(record) {
                 repeatedRecords += 1
             } else {
                 add(record)
             }
         }
-        runRecords.formUnion(records)
+        for record in records { runKeys.insert(Self.repeatKey(record)) }
+        runRecords += records
+    }
+
+    /// A record's instant in milliseconds and its kind, as one number: equal records have equal
+    /// keys, and one device's records seldom share one.
+    private static func repeatKey(_ record: RunRecord) -> Int64 {
+        let milliseconds = Int64((record.at.timeIntervalSince1970 * 1_000).rounded())
+        let kind: Int64 =
+            switch record.kind {
+            case .submitted: 0
+            case .submitFailed: 1
+            case .background: 2
+            case .dropped: 3
+            case .foreground: 4
+            case .push: 5
+            }
+        return milliseconds &* 8 &+ kind
     }
 
     /// Adds what `other`, a report of the same date over later files, read: the report of files
