@@ -479,10 +479,13 @@ extension ScenarioRun {
     }
 
     /// The events a phone writes when it acts on a stdin line (`PhoneCommand`); none for a line
-    /// that may write nothing (`history`, `notifications`).
+    /// that may write nothing (`history`, `notifications`). An `open` is its own
+    /// `refresh.foreground` (or the crash of a late registration), never a `handler.registered`:
+    /// a background launch's cold start writes one too, and an open that waits behind that
+    /// launch's job would take the launch's instant.
     static func phoneEcho(_ line: String) -> Set<EventName> {
         switch PhoneCommand.words(line).words.first {
-        case "open": [.handlerRegistered, .refreshForeground]
+        case "open": [.refreshForeground, .appCrashed]
         case "status": [.phoneStatus]
         case "why": [.osWhy]
         case "time-zone": [.timezoneChanged]

@@ -32,6 +32,21 @@ struct HandledInputTests {
         #expect(inputs.map(\.at) == [23_000, 61, 23_001].map { Self.t0.addingTimeInterval($0) })
     }
 
+    @Test(
+        "An open written while a background launch starts the app takes its own refresh.foreground, not the launch's handler.registered"
+    )
+    func openAfterALaunch() {
+        var inputs: [(at: Date, step: TwinStep)] = [(Self.t0, .phone("open"))]
+        // The launch registered its handler at +60 s; the open waited behind its job, to +2,400 s.
+        let phone: [(name: String, time: Date?)] = [
+            ("os.app.launched", Self.t0.addingTimeInterval(60)), ("handler.registered", Self.t0.addingTimeInterval(60)),
+            ("handler.entered", Self.t0.addingTimeInterval(60)),
+            ("refresh.foreground", Self.t0.addingTimeInterval(2_400)),
+        ]
+        ScenarioRun.resolve([(0, 0, 0, ScenarioRun.phoneEcho("open"))], logs: [phone], into: &inputs)
+        #expect(inputs[0].at == Self.t0.addingTimeInterval(2_400))
+    }
+
     @Test("An answer before the line was sent, or none at all, leaves the instant as it was")
     func noAnswer() {
         var inputs: [(at: Date, step: TwinStep)] = [(Self.t0, .phone("time-zone Asia/Tokyo"))]
