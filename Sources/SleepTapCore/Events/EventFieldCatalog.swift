@@ -57,8 +57,8 @@ package enum EventFieldCatalog {
         | phone | `alarm.lost` | tag str, kind str, triggerAt instant, reason str (the user revoked `SCHEDULE_EXACT_ALARM`: the OS deleted the alarm with no broadcast, the app cannot know; the next refresh tries again) |
         | phone | `alarm.cancelled` | tag str, kind str, triggerAt instant, reason str (the app cancelled its alarm: `--phone-alarm off` at a start while the OS still held one) |
         | phone | `schedule.changed`, `schedule.rejected` | path str; rejected: reason str, kept str |
-        | phone | `timezone.changed` | from zone, to zone |
-        | watch | `timezone.changed` | from zone, to zone, timeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`), nextBedTap instant?: the zone the watch lives in changed and `--bed-at` was planned again |
+        | phone | `timezone.changed` | from zone, to zone: each `time-zone` line, also one that names the zone in force (`from` equals `to`; the phone plans again all the same) |
+        | watch | `timezone.changed` | from zone, to zone, timeZoneSource str (`time-zone`, `--time-zone`, `batch`, `system`), nextBedTap instant?: the zone the watch lives in changed and `--bed-at` was planned again, or a `time-zone` line named the zone in force (`from` equals `to`, its source now `time-zone`) |
         | phone | `batch.generated`, `batch.sent` | seq int, epoch hex, digest hex, count int, first instant?, last instant?, timeZone zone (`batch.sent`: each successful send, resends included; *traffic*) |
         | phone | `batch.unchanged` | seq int, epoch hex, digest hex, timeZone zone (the acknowledged batch whose dates an OS-launched background refresh made again: nothing is generated or sent, phone rule 7) |
         | phone | `ack.received` | seq int, epoch hex, digest hex, coverageEnd instant? |
