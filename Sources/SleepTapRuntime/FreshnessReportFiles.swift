@@ -188,7 +188,7 @@ package enum FreshnessReportFiles {
     private static func readAll(
         _ names: Names, in directoryFD: Int32, date: LocalDate, copies: [Int: Int] = [:]
     ) -> (report: FreshnessReport, bytes: [(index: Int, bytes: Bytes)]) {
-        let bounds = names.runBounds(min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8))
+        let bounds = names.runBounds(min(names.count, Names.runs))
         let runs = bounds.count - 1
         let merging = Mutex(Merging(report: FreshnessReport(date: date)))
         let found = Mutex<[(index: Int, bytes: Bytes)]>([])
@@ -238,26 +238,37 @@ package enum FreshnessReportFiles {
         var count: Int { starts.count }
 
         /// The bounds of `runs` contiguous runs of names (`runs + 1` indexes, the first 0 and the
-        /// last `count`), none splitting one device's files: a bound moves on past the names of
-        /// the device before it (`device(_:)`), so that the report sees each device's files in
-        /// one run and reads a record repeated in a copy of a file once
-        /// (`FreshnessReport.repeatedRecords`).
+        /// last `count`), none splitting one device's files: a bound moves on past the names that
+        /// begin with the device of the name before them (`device(_:)`: its dated files, and a
+        /// copy named after it such as `D-backup.json`), so that the report sees each device's
+        /// files in one run and reads a record repeated in a copy of a file once
+        /// (`FreshnessReport.repeatedRecords`). The same names give the same bounds on every
+        /// machine.
         func runBounds(_ runs: Int) -> [Int] {
             var bounds = (0...runs).map { $0 * count / max(runs, 1) }
             for run in 1..<max(runs, 1) {
                 var bound = max(bounds[run], bounds[run - 1])
-                while bound > 0, bound < count, device(bound).elementsEqual(device(bound - 1)) { bound += 1 }
+                while bound > 0, bound < count, name(bound).starts(with: device(bound - 1)) { bound += 1 }
                 bounds[run] = bound
             }
             return bounds
         }
 
+        /// The bytes of name `index`.
+        func name(_ index: Int) -> ArraySlice<CChar> {
+            let end = index + 1 < count ? starts[index + 1] - 1 : bytes.count - 1
+            return bytes[starts[index]..<max(starts[index], end)]
+        }
+
+        /// How many runs the files are read in: a fixed number, so that which files share a run
+        /// (and so which copies are found) does not depend on the machine's cores.
+        static let runs = 64
+
         /// The device part of name `index`: the bytes before its last `-YYYY-MM-DD`
         /// (`RunRecordFile.fileName`), the whole name without one.
         func device(_ index: Int) -> ArraySlice<CChar> {
-            let start = starts[index]
-            let end = index + 1 < count ? starts[index + 1] - 1 : bytes.count - 1
-            let name = bytes[start..<max(start, end)]
+            let name = name(index)
+            let start = name.startIndex
             func isDigit(_ byte: CChar) -> Bool { byte >= 0x30 && byte <= 0x39 }
             var position = name.endIndex - 11
             while position >= name.startIndex {
@@ -499,7 +510,7 @@ package enum FreshnessReportFiles {
         // Read and decoded on every core, in contiguous runs of files, and handed to `body` in
         // name order as each run is done: what `body` sees does not depend on which thread ran
         // first, and `body` works on the first runs while the others are read.
-        let bounds = names.runBounds(min(names.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 8))
+        let bounds = names.runBounds(min(names.count, Names.runs))
         let runs = bounds.count - 1
         let handoffs = (0..<runs).map { _ in Handoff() }
         let reading = DispatchGroup()

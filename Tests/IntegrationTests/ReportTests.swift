@@ -153,6 +153,34 @@ struct ReportTests {
         #expect(fit.standardError.contains("\(repeated) repeated records read once"), "\(fit.standardError)")
     }
 
+    @Test(
+        "A copy named after its device without a day (D-backup.json) is read once wherever the reading threads' shares of files fall"
+    )
+    func backupCopiesReadOnce() throws {
+        let scenario = try Scenario()
+        defer { scenario.close() }
+        let root = scenario.dir + "/fleet"
+        let directory = root + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var repeated = 0
+        for device in 0..<40 {
+            let name = String(format: "d%02d", device)
+            for day in 8...9 {
+                try Self.goodFile(name, day: day).write(
+                    to: URL(fileURLWithPath: directory + String(format: "/\(name)-2026-03-%02d.json", day)))
+            }
+            let records = try RunRecordFile.decode(Self.goodFile(name, day: 9))
+            repeated += records.count
+            let text = "[\n" + records.map { "  " + RunRecordFile.line($0) }.joined(separator: ",\n") + "\n]\n"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/\(name)-backup.json"))
+        }
+        let run = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
+        #expect(run.status == 0, "\(run.standardError)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        #expect(summary["repeatedRecords"] as? Int == repeated, "\(summary)")
+    }
+
     @Test("A garbage file among good ones: skipped and listed, exit 0; the inputs are unchanged; a re-run replaces")
     func garbageAmongGood() throws {
         let scenario = try Scenario()

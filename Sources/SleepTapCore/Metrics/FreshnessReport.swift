@@ -205,19 +205,20 @@ package struct FreshnessReport: Sendable {
         package var push: Int = 0
         /// `push` records with success.
         package var pushSucceeded: Int = 0
-        /// Of `samples`, those of this week's silent devices (`silentDevices`): each one's
-        /// usual opens a week, its data's age at each (`FreshnessReport.silentSamples`). 0 for a
-        /// span before this week.
+        /// Of `samples`, those of the silent devices of the weeks the span overlaps: each one's
+        /// usual opens a week, its data's age at each (`FreshnessReport.silentLoad`).
         package var silentSamples: Int = 0
-        /// Of `requests`, those of this week's silent devices: each one's usual requests a week
-        /// (`FreshnessReport.silentLoad`), none answered. 0 for a span before this week.
+        /// Of `requests`, those of the silent devices of the weeks the span overlaps: each one's
+        /// usual requests a week (`FreshnessReport.silentLoad`), none answered.
         package var silentRequests: Int = 0
-        /// This week only: devices with records in the four weeks before this week and none in it
-        /// (no background run, no app open, no request: a device whose refresh stopped and whose
-        /// user does not open the app writes nothing). 0 for any other span.
+        /// Of `silentSamples`, the `never` ones: silent devices whose records show no refresh.
+        package var silentNever: Int = 0
+        /// For a week (this or last): devices with records in the four weeks before it and none
+        /// in it (no background run, no app open, no request: a device whose refresh stopped and
+        /// whose user does not open the app writes nothing). 0 for any other span.
         package var silentDevices: Int = 0
-        /// This week only: devices with records in the four weeks before this week (last week and
-        /// the three before it, `FreshnessReport.lookbackDays`). 0 for any other span.
+        /// For a week (this or last): devices with records in the four weeks before it
+        /// (`FreshnessReport.lookbackDays`). 0 for any other span.
         package var recentDevices: Int = 0
 
         /// The requests the app made: `submitted` records and `submit_failed` ones (a request the
@@ -246,6 +247,8 @@ package struct FreshnessReport: Sendable {
     /// The start of the three weeks before last week (UTC instant, seconds since 1970): with last
     /// week, the four weeks whose devices this week's silent ones are counted from.
     private let lookbackStart: Double
+    /// The start of the four weeks before last week (UTC seconds since 1970).
+    private let lastLookbackStart: Double
     /// Device -> what its records say of it (`Seen`), but for the device of the current run of
     /// records (`run`), kept apart: a file holds one device's records, so the dictionary is
     /// written once a run, not once a record.
@@ -253,32 +256,65 @@ package struct FreshnessReport: Sendable {
     private var run: (device: String, seen: Seen)?
 
     /// What a device's records say of it: its latest `at` (every record read, in the two weeks
-    /// or not), and its last record before this week in the four weeks' lookback (the groups it
-    /// was in when it last wrote, where a device silent this week is counted).
+    /// or not), and for each of the two weeks what its four weeks' lookback says of it
+    /// (`Lookback`): where a device silent in that week is counted, and its usual load.
     struct Seen: Sendable {
         var lastAt: Date
+        /// The four weeks before this week.
+        var this = Lookback()
+        /// The four weeks before last week.
+        var last = Lookback()
+        /// Its last record before this week in this week's lookback.
+        var before: Before? { this.before }
+
+        /// Both together: the later instant, and each lookback merged.
+        func merged(with later: Seen) -> Seen {
+            Seen(
+                lastAt: max(lastAt, later.lastAt), this: this.merged(with: later.this),
+                last: last.merged(with: later.last))
+        }
+    }
+
+    /// What a device's records in the four weeks before a week say of it, and before the week.
+    struct Lookback: Sendable {
+        /// Its last record in the lookback: the groups it was in when it last wrote.
         var before: Before?
         /// Its `foreground` records (app opens) in the lookback.
-        var lookbackOpens = 0
+        var opens = 0
         /// Its requests (`submitted` and `submit_failed` records) in the lookback.
-        var lookbackRequests = 0
+        var requests = 0
         /// Its earliest record in the lookback (UTC seconds since 1970); +∞ without one.
-        var firstLookback = Double.infinity
-        /// The latest instant before this week its records show its data refreshed (UTC seconds
+        var first = Double.infinity
+        /// The latest instant before the week its records show its data refreshed (UTC seconds
         /// since 1970): a successful run's `at`, or an open's `at` less its staleness. nil: none.
         var refreshedAt: Double?
 
-        /// Both together: the later instant, and the later record before the week (of equal
-        /// instants `later`'s, as when one reader reads both in order); the opens added.
-        func merged(with later: Seen) -> Seen {
+        /// Both together: the later last record (of equal instants `later`'s, as when one reader
+        /// reads both in order), the counts added.
+        func merged(with later: Lookback) -> Lookback {
             var both = self
-            both.lastAt = max(lastAt, later.lastAt)
             if let theirs = later.before, before.map({ theirs.at >= $0.at }) ?? true { both.before = theirs }
-            both.lookbackOpens += later.lookbackOpens
-            both.lookbackRequests += later.lookbackRequests
-            both.firstLookback = min(firstLookback, later.firstLookback)
+            both.opens += later.opens
+            both.requests += later.requests
+            both.first = min(first, later.first)
             if let theirs = later.refreshedAt { both.refreshedAt = max(refreshedAt ?? theirs, theirs) }
             return both
+        }
+
+        /// `record`, at `t`, before the week whose lookback starts at `start`.
+        mutating func add(_ record: RunRecord, at t: Double, lookbackStart start: Double) {
+            var refreshed: Double?
+            if record.kind.isRun && record.success == true { refreshed = t }
+            if record.kind == .foreground, let hours = record.stalenessHours { refreshed = t - hours * 3_600 }
+            if let refreshed { refreshedAt = max(refreshedAt ?? refreshed, refreshed) }
+            guard t >= start else { return }
+            if record.kind == .foreground { opens += 1 }
+            if record.kind == .submitted || record.kind == .submitFailed { requests += 1 }
+            first = min(first, t)
+            if before.map({ record.at >= $0.at }) ?? true {
+                before = Before(
+                    at: record.at, platform: record.platform, bucket: record.bucket, version: record.appVersion)
+            }
         }
     }
 
@@ -312,13 +348,17 @@ package struct FreshnessReport: Sendable {
     package private(set) var records = 0
     /// Records equal in every field to one of an earlier file of the same device, in the run of
     /// its files read one after the other (a copy of a file whose bytes differ, re-indented
-    /// say): read once, not counted in `records` or any figure. Records repeated within one file
-    /// are the phone's own and all count.
+    /// say): read once, not counted in `records` or any figure. A record a file holds more often
+    /// than any earlier file of the device held it is the phone's own, and counts so often.
     package private(set) var repeatedRecords = 0
     /// The records of the files of the current run of one device's files, for `repeatedRecords`,
     /// by a cheap key (`repeatKey`): a record is compared in full only with those of its key.
     private var runKeys: Set<Int64> = []
     private var runRecords: [RunRecord] = []
+    /// Where each earlier file's records start in `runRecords`.
+    private var runFileStarts: [Int] = []
+    /// Once a key came again in the run: each record's most copies in one earlier file.
+    private var runCounts: [RunRecord: Int]?
     /// The device of `runRecords` (its files' first record's).
     private var runRecordsDevice: String?
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
@@ -354,6 +394,8 @@ package struct FreshnessReport: Sendable {
         bounds = starts.map(\.timeIntervalSince1970)
         lookbackStart =
             calendar.date(byAdding: .day, value: 7 - Self.lookbackDays, to: starts[0])!.timeIntervalSince1970
+        lastLookbackStart =
+            calendar.date(byAdding: .day, value: -Self.lookbackDays, to: starts[0])!.timeIntervalSince1970
         days = starts.prefix(14).map { LocalDate($0, in: calendar) }
         cells = Array(repeating: Array(repeating: Cell(), count: 14), count: Group.ordered.count)
         devices = Array(repeating: [[], []], count: Group.ordered.count)
@@ -392,23 +434,44 @@ package struct FreshnessReport: Sendable {
     /// A file was read whole and is good: its records go in.
     package mutating func add(file records: [RunRecord]) {
         files += 1
-        // A record equal to one of an earlier file of the same device's run of files is a copy's.
+        // A record of an earlier file of the same device's run of files, as often as that file
+        // held it, is a copy's (`repeatedRecords`).
         if records.first?.device != runRecordsDevice {
             runKeys.removeAll(keepingCapacity: true)
             runRecords.removeAll(keepingCapacity: true)
+            runFileStarts.removeAll(keepingCapacity: true)
+            runCounts = nil
             runRecordsDevice = records.first?.device
         }
-        let earlier = !runRecords.isEmpty
-        for record in records {
-            // A key seen before is rare (a copy); only then are the records compared in full.
-            if earlier, runKeys.contains(Self.repeatKey(record)), runRecords.contains(record) {
-                repeatedRecords += 1
-            } else {
-                add(record)
-            }
+        // No key of an earlier file (no copy, the usual case): every record goes in, and only
+        // cheap keys are kept.
+        if runCounts == nil, !records.contains(where: { runKeys.contains(Self.repeatKey($0)) }) {
+            for record in records { add(record) }
+            runFileStarts.append(runRecords.count)
+            runRecords += records
+            for record in records { runKeys.insert(Self.repeatKey(record)) }
+            return
         }
-        for record in records { runKeys.insert(Self.repeatKey(record)) }
-        runRecords += records
+        // A key came again: from now on, each record's most copies in one file (a multiset).
+        var counts = runCounts ?? [:]
+        if runCounts == nil {
+            for (index, start) in runFileStarts.enumerated() {
+                let end = index + 1 < runFileStarts.count ? runFileStarts[index + 1] : runRecords.count
+                var file: [RunRecord: Int] = [:]
+                for record in runRecords[start..<end] { file[record, default: 0] += 1 }
+                counts.merge(file) { max($0, $1) }
+            }
+            runRecords.removeAll(keepingCapacity: true)
+            runFileStarts.removeAll(keepingCapacity: true)
+        }
+        var file: [RunRecord: Int] = [:]
+        for record in records {
+            let here = file[record, default: 0]
+            file[record] = here + 1
+            if here < counts[record, default: 0] { repeatedRecords += 1 } else { add(record) }
+        }
+        counts.merge(file) { max($0, $1) }
+        runCounts = counts
     }
 
     /// A record's instant in milliseconds and its kind, as one number: equal records have equal
@@ -528,21 +591,10 @@ package struct FreshnessReport: Sendable {
         }
         if let lastAt = run?.seen.lastAt, record.at > lastAt { run?.seen.lastAt = record.at }
         let t = record.at.timeIntervalSince1970
+        // What a device silent in a week is counted by (`silentLoad`): each week's lookback.
         if t < bounds[7], var current = run?.seen {
-            // What a silent device's data age is computed from (`silentSamples`).
-            var refreshed: Double?
-            if record.kind.isRun && record.success == true { refreshed = t }
-            if record.kind == .foreground, let hours = record.stalenessHours { refreshed = t - hours * 3_600 }
-            if let refreshed { current.refreshedAt = max(current.refreshedAt ?? refreshed, refreshed) }
-            if t >= lookbackStart {
-                if record.kind == .foreground { current.lookbackOpens += 1 }
-                if record.kind == .submitted || record.kind == .submitFailed { current.lookbackRequests += 1 }
-                current.firstLookback = min(current.firstLookback, t)
-                if current.before.map({ record.at >= $0.at }) ?? true {
-                    current.before = Before(
-                        at: record.at, platform: record.platform, bucket: record.bucket, version: record.appVersion)
-                }
-            }
+            current.this.add(record, at: t, lookbackStart: lookbackStart)
+            if t < bounds[0] { current.last.add(record, at: t, lookbackStart: lastLookbackStart) }
             run?.seen = current
         }
         guard let day = day(of: record.at) else {
@@ -605,6 +657,7 @@ package struct FreshnessReport: Sendable {
             submitFailed: cell.submitFailed, records: cell.records, noRunDevices: max(0, devices - refreshed),
             push: cell.push, pushSucceeded: cell.pushSucceeded)
         figures.silentSamples = silent.hours.count + silent.never
+        figures.silentNever = silent.never
         figures.silentRequests = silent.requests
         return figures
     }
@@ -646,10 +699,8 @@ package struct FreshnessReport: Sendable {
             ran = refreshed[group.index][0].union(refreshed[group.index][1]).count
         }
         var figures = Self.figures(cell, values, devices: seen, refreshed: ran, silent: silence.samples)
-        if range == Self.thisWeek {
-            figures.silentDevices = silence.silent
-            figures.recentDevices = silence.recent
-        }
+        figures.silentDevices = silence.silent
+        figures.recentDevices = silence.recent
         return figures
     }
 
@@ -672,9 +723,7 @@ package struct FreshnessReport: Sendable {
         var figures = Self.figures(
             week.cell, week.samples, devices: week.devices.count, refreshed: week.refreshed.count,
             silent: silence.samples)
-        if range == Self.thisWeek {
-            (figures.silentDevices, figures.recentDevices) = (silence.silent, silence.recent)
-        }
+        (figures.silentDevices, figures.recentDevices) = (silence.silent, silence.recent)
         return figures
     }
 
@@ -800,15 +849,16 @@ package struct FreshnessReport: Sendable {
                     + "past it the watch of a user who does not open the app runs out of wake dates (an open "
                     + "sends them from the foreground; this figure counts background runs only)."
             case .noneRan(let requests):
-                "\(requests) requests were made this week and no background run succeeded (execution rate 0.0 %)."
+                "\(requests) request\(requests == 1 ? " was" : "s were") made this week and no background run succeeded "
+                    + "(execution rate 0.0 %)."
             case .mostDevicesWithoutRun(let noRun, let devices):
                 "\(noRun) of \(devices) devices (\(FreshnessReport.percent(Double(noRun) / Double(devices)))) "
                     + "had no successful background run this week: more than half."
             case .devicesWentSilent(let silent, let recent):
                 "\(silent) of the \(recent) devices with records in the four weeks before this week "
                     + "(\(FreshnessReport.percent(Double(silent) / Double(recent)))) have no record this week: no background run, no app open, no request. A phone whose "
-                    + "background refresh stopped and whose user does not open the app writes nothing, so this "
-                    + "week's execution rate and staleness leave it out."
+                    + "background refresh stopped and whose user does not open the app writes nothing: the "
+                    + "staleness and the execution rate count each such device by its usual opens and requests."
             case .noRecordsThisWeek(let recent):
                 "No record this week from any of the \(recent) devices with records in the four weeks before it: the whole fleet wrote nothing (no "
                     + "background run, no app open, no request), or the records end before this week. This week's "
@@ -847,11 +897,15 @@ package struct FreshnessReport: Sendable {
     package var neverNote: String? {
         let this = figures(.all, days: Self.thisWeek)
         guard this.p90 == .never, this.samples > 0 else { return nil }
+        let silent =
+            this.silentNever > 0
+            ? ", and \(this.silentNever) are the usual opens of silent devices (no record this week) whose records "
+                + "show no refresh" : ""
         var note =
-            "p90 is never: \(this.neverRefreshed) of \(this.samples) app opens "
-            + "(\(Self.percent(Double(this.neverRefreshed) / Double(this.samples)))) came before their device's first "
-            + "successful background run, and the p90 reads never once such opens reach its rank (the stalest "
-            + "tenth of the week's samples)."
+            "p90 is never: \(this.neverRefreshed) of \(this.samples) samples "
+            + "(\(Self.percent(Double(this.neverRefreshed) / Double(this.samples)))) are app opens that came before their "
+            + "device's first successful background run\(silent), and the p90 reads never once such samples reach its "
+            + "rank (the stalest tenth of the week's samples)."
         if this.noRunDevices > 0 {
             note +=
                 " \(this.noRunDevices) of the week's \(this.devices) devices had no successful \(runWords) in it."
@@ -1175,56 +1229,65 @@ extension FreshnessReport {
         return all
     }
 
-    /// The devices whose last record before this week was in the group `matches` accepts
-    /// (`recent`), of them those with no record this week (`silent`), and the silent ones'
-    /// staleness samples on the days `range` (`silentSamples`).
+    /// The devices whose last record before a week was in the group `matches` accepts
+    /// (`recent`), of them those with no record in the week (`silent`), and the silent ones'
+    /// staleness samples on the days `range` (`silentLoad`). `silent` and `recent` are the
+    /// week's that `range` is (0 for another span); the samples are those of each week `range`
+    /// overlaps.
     private func silence(days range: ClosedRange<Int>, _ matches: (Before) -> Bool) -> (
         silent: Int, recent: Int, samples: SilentSamples
     ) {
         var silent = 0
         var recent = 0
         var samples = SilentSamples()
-        // Only this week has silent devices; last week's days have none to count.
-        guard range.overlaps(Self.thisWeek) else { return (silent, recent, samples) }
-        let thisWeek = devices[Group.all.index][1]
-        let sampled = range.clamped(to: Self.thisWeek)
-        func visit(_ device: String, _ seen: Seen) {
-            guard let before = seen.before, matches(before) else { return }
-            recent += 1
-            guard !thisWeek.contains(device) else { return }
-            silent += 1
-            let load = silentLoad(seen)
-            for (day, hours) in load.samples where sampled.contains(day) {
-                if let hours { samples.hours.append(hours) } else { samples.never += 1 }
+        for (week, days) in [Self.lastWeek, Self.thisWeek].enumerated() where range.overlaps(days) {
+            let writing = devices[Group.all.index][week]
+            let sampled = range.clamped(to: days)
+            let whole = range == days
+            func visit(_ device: String, _ seen: Seen) {
+                let lookback = week == 1 ? seen.this : seen.last
+                guard let before = lookback.before, matches(before) else { return }
+                if whole { recent += 1 }
+                guard !writing.contains(device) else { return }
+                if whole { silent += 1 }
+                let load = silentLoad(lookback, week: week)
+                for (day, hours) in load.samples where sampled.contains(day) {
+                    if let hours { samples.hours.append(hours) } else { samples.never += 1 }
+                }
+                samples.requests += load.requests.count { sampled.contains($0) }
             }
-            samples.requests += load.requests.count { sampled.contains($0) }
+            // `seen` and the current run's device, without copying the dictionary (`seenByDevice`).
+            for (device, seen) in seen where device != run?.device { visit(device, seen) }
+            if let run { visit(run.device, seen[run.device].map { $0.merged(with: run.seen) } ?? run.seen) }
         }
-        // `seen` and the current run's device, without copying the dictionary (`seenByDevice`).
-        for (device, seen) in seen where device != run?.device { visit(device, seen) }
-        if let run { visit(run.device, seen[run.device].map { $0.merged(with: run.seen) } ?? run.seen) }
         return (silent, recent, samples)
     }
 
-    /// A silent device's staleness samples and requests this week (docs/metrics.md, "Silent
-    /// devices' samples"): as many samples as its app opens a week in the lookback (its
-    /// `foreground` records there ÷ the weeks since its first record there, at most four;
-    /// rounded, at least one), spread evenly over the week, each the hours from its last refresh
-    /// its records show to the sample's instant (a lower bound: its data is at least that old,
-    /// opened or not), or never (nil) when its records show no refresh; and as many requests as
-    /// it made a week there (rounded), spread the same way, none answered.
-    /// - Returns: samples as (day index 7...13, hours), and the requests' day indexes.
-    private func silentLoad(_ seen: Seen) -> (samples: [(day: Int, hours: Double?)], requests: [Int]) {
-        let week = bounds[14] - bounds[7]
-        let weeks = min(4, max(1, ((bounds[7] - seen.firstLookback) / week).rounded(.up)))
+    /// A silent device's staleness samples and requests in week `week` (0 last, 1 this;
+    /// docs/metrics.md, "Silent devices' samples"): as many samples as its app opens a week in
+    /// the week's lookback (its `foreground` records there ÷ the weeks since its first record
+    /// there, at most four; rounded, at least one), spread evenly over the week, each the hours
+    /// from its last refresh its records show before the week to the sample's instant (a lower
+    /// bound: its data is at least that old, opened or not), or never (nil) when its records
+    /// show no refresh; and as many requests as it made a week there (rounded), spread the same
+    /// way, none answered.
+    /// - Returns: samples as (day index, hours), and the requests' day indexes.
+    private func silentLoad(_ lookback: Lookback, week: Int) -> (
+        samples: [(day: Int, hours: Double?)], requests: [Int]
+    ) {
+        let start = bounds[7 * week]
+        let length = bounds[7 * week + 7] - start
+        let weeks = min(4, max(1, ((start - lookback.first) / length).rounded(.up)))
         func spread(_ count: Int) -> [Double] {
-            (0..<count).map { bounds[7] + (Double($0) + 0.5) * week / Double(count) }
+            (0..<count).map { start + (Double($0) + 0.5) * length / Double(count) }
         }
-        let opens = max(1, Int((Double(seen.lookbackOpens) / weeks).rounded()))
+        let last = 7 * week + 6
+        let opens = max(1, Int((Double(lookback.opens) / weeks).rounded()))
         let samples = spread(opens).map { t in
-            (day: day(of: Date(timeIntervalSince1970: t)) ?? 13, hours: seen.refreshedAt.map { (t - $0) / 3_600 })
+            (day: day(of: Date(timeIntervalSince1970: t)) ?? last, hours: lookback.refreshedAt.map { (t - $0) / 3_600 })
         }
-        let requests = spread(Int((Double(seen.lookbackRequests) / weeks).rounded())).map {
-            day(of: Date(timeIntervalSince1970: $0)) ?? 13
+        let requests = spread(Int((Double(lookback.requests) / weeks).rounded())).map {
+            day(of: Date(timeIntervalSince1970: $0)) ?? last
         }
         return (samples, requests)
     }
@@ -1317,15 +1380,16 @@ extension FreshnessReport {
         }
 
         out += "## Summary\n\n| | this week | last week |\n|---|---|---|\n"
-        out += "| staleness samples (app opens) | \(this.samples) | \(last.samples) |\n"
+        out += "| staleness samples (app opens, silent devices' included) | \(this.samples) | \(last.samples) |\n"
         if this.silentSamples > 0 {
             out +=
                 "| of them, silent devices' (their usual opens, their data's age at least) | \(this.silentSamples) "
                 + "| 0 |\n"
         }
-        if this.silentRequests > 0 {
+        if this.silentRequests + last.silentRequests > 0 {
             out +=
-                "| silent devices' usual requests, none answered (in the execution rate) | \(this.silentRequests) | 0 |\n"
+                "| silent devices' usual requests, none answered (in the execution rate) | \(this.silentRequests) "
+                + "| \(last.silentRequests) |\n"
         }
         out += "| never refreshed (no background run yet) | \(this.neverRefreshed) | \(last.neverRefreshed) |\n"
         out +=
@@ -1538,7 +1602,7 @@ extension FreshnessReport {
     static func object(_ f: Figures) -> [String: Any] {
         [
             "devices": f.devices, "samples": f.samples, "silentSamples": f.silentSamples,
-            "silentRequests": f.silentRequests,
+            "silentRequests": f.silentRequests, "silentNever": f.silentNever,
             "neverRefreshed": f.neverRefreshed,
             "p50Hours": json(f.p50), "p90Hours": json(f.p90),
             "executionRate": f.executionRate ?? NSNull(), "requests": f.requests, "submitted": f.submitted,

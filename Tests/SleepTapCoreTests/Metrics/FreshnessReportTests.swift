@@ -552,9 +552,9 @@ struct FreshnessReportTests {
         let note = try #require(report.neverNote)
         #expect(
             note
-                == "p90 is never: 3 of 20 app opens (15.0 %) came before their device's first successful background "
-                + "run, and the p90 reads never once such opens reach its rank (the stalest tenth of the week's "
-                + "samples). The records begin on 2026-03-10, inside this week: the opens of the devices' first days, "
+                == "p90 is never: 3 of 20 samples (15.0 %) are app opens that came before their device's first "
+                + "successful background run, and the p90 reads never once such samples reach its rank (the stalest "
+                + "tenth of the week's samples). The records begin on 2026-03-10, inside this week: the opens of the devices' first days, "
                 + "before any background run could answer, are in its sample.")
         // Still ⚠ from condition 2: a young fleet's never may be broken devices as well as its
         // install's opens, and without it a young fleet with half its devices broken warned of
@@ -563,10 +563,10 @@ struct FreshnessReportTests {
         #expect(report.summaryLines(path: "r").contains(note) && report.markdown().contains(note))
         #expect(report.summary(path: "r")["neverNote"] as? String == note)
         // More opens before a first run: a larger share, the p90 still never.
-        #expect(young(never: 6).neverNote?.contains("6 of 20 app opens (30.0 %)") == true)
+        #expect(young(never: 6).neverNote?.contains("6 of 20 samples (30.0 %)") == true)
         // Exactly a tenth already reaches the p90's rank (h = 17.1 of 0...19): no "more than" in the text.
         #expect(young(never: 2).figures(.all, days: FreshnessReport.thisWeek).p90 == .never)
-        #expect(young(never: 2).neverNote?.contains("2 of 20 app opens (10.0 %)") == true)
+        #expect(young(never: 2).neverNote?.contains("2 of 20 samples (10.0 %)") == true)
         // Records that begin on the week's first day begin inside it too.
         #expect(
             young(never: 3, from: 8).neverNote?.contains("The records begin on 2026-03-08, inside this week") == true)
@@ -816,8 +816,55 @@ struct FreshnessReportTests {
         let day8 = alone.figures(.all, days: 7...7)
         #expect(day8.silentSamples == 4)
         #expect(day8.p90 == .hours(firstSample.timeIntervalSince(lastRefresh) / 3_600))
-        // Last week's figures hold none.
+        // Last week's figures hold none (its lookback, February, has no record).
         #expect(report(silent: true).figures(.all, days: FreshnessReport.lastWeek).silentSamples == 0)
+        // Silent devices whose records show no refresh give never samples, and the note says so.
+        var never = FreshnessReport(date: Self.date)
+        never.add(file: Self.daily(1...14, devices: 10..<20))
+        for index in 0..<10 {
+            never.add(
+                file: (1...7).map { day in
+                    Self.open(day, nil, device: "d\(index)")
+                })
+        }
+        let neverWeek = never.figures(.all, days: FreshnessReport.thisWeek)
+        #expect(neverWeek.p90 == .never && neverWeek.silentNever == 70 && neverWeek.neverRefreshed == 0)
+        #expect(
+            never.neverNote?.contains("70 are the usual opens of silent devices") == true,
+            "\(String(describing: never.neverNote))")
+    }
+
+    @Test(
+        "The same share of devices silent in both weeks, other devices in each: last week counts its own silent devices by its own lookback, and the week over week reads no change"
+    )
+    func steadySilence() throws {
+        // 40 devices ran and opened the app daily from Feb 8; 4 fell silent last week, 4 others
+        // this week (the first four came back).
+        var report = FreshnessReport(date: Self.date)
+        let start = ISO8601.date("2026-02-08T10:00:00Z")!
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for index in 0..<40 {
+            let records = (0..<35).flatMap { offset -> [RunRecord] in
+                let silent = (index < 4 && (21..<28).contains(offset)) || ((4..<8).contains(index) && offset >= 28)
+                guard !silent else { return [] }
+                let at = calendar.date(byAdding: .day, value: offset, to: start)!
+                return [
+                    RunRecord(device: "d\(index)", platform: .ios, kind: .foreground, at: at, stalenessHours: 2),
+                    RunRecord(device: "d\(index)", platform: .ios, kind: .submitted, at: at, earliestBeginDate: at),
+                    RunRecord(
+                        device: "d\(index)", platform: .ios, kind: .background, at: at.addingTimeInterval(60),
+                        earliestBeginDate: at, success: true, expired: false, stalenessHours: 0),
+                ]
+            }
+            report.add(file: records)
+        }
+        let this = report.figures(.all, days: FreshnessReport.thisWeek)
+        let last = report.figures(.all, days: FreshnessReport.lastWeek)
+        #expect([this.silentDevices, last.silentDevices] == [Int](arrayLiteral: 4, 4))
+        #expect([this.silentSamples, last.silentSamples] == [Int](arrayLiteral: 28, 28))
+        #expect(this.p90 == last.p90 && this.executionRate == last.executionRate)
+        #expect(report.trend == .compared(changeSeconds: 0, warning: false))
     }
 
     @Test("A record repeated in a copy of a file whose bytes differ is read once; the figures are the same")
@@ -835,6 +882,19 @@ struct FreshnessReportTests {
         #expect(
             twice.figures(.all, days: FreshnessReport.thisWeek) == once.figures(.all, days: FreshnessReport.thisWeek))
         #expect(twice.markdown().contains("30 repeated records read once"))
+        // A copy read first, of a file that since held one open twice (the phone's own
+        // repeat): the file's second copy of it counts.
+        let open = Self.open(10, 2)
+        var ownRepeat = FreshnessReport(date: Self.date)
+        ownRepeat.add(file: [open])
+        ownRepeat.add(file: [open, open])
+        #expect(ownRepeat.repeatedRecords == 1 && ownRepeat.records == 2)
+        // Many records at one instant (a stuck clock), and a copy: each compared by its own kind.
+        let stuck = (0..<5_000).map { Self.open(10, Double($0), device: "s") }
+        var many = FreshnessReport(date: Self.date)
+        many.add(file: stuck)
+        many.add(file: stuck.reversed())
+        #expect(many.repeatedRecords == 5_000 && many.records == 5_000)
     }
 
     @Test(
