@@ -55,24 +55,14 @@ if let out = options.out {
 var byDevice: [String: [RunRecord]] = [:]
 // A record equal to one of an earlier file in the same device's run of files is a copy's (a file
 // copied with other bytes): read once, as the report reads it (docs/metrics.md).
-// A record counts as often as the file that held it most often (the phone's own repeats count).
-var runRecords: (device: String?, counts: [RunRecord: Int]) = (nil, [:])
+var copies = RecordCopies()
 var repeated = 0
 let input: (files: Int, skipped: [(file: String, reason: String)])
 do {
     input = try FreshnessReportFiles.eachFile(root: options.root) { _, records in
-        if records.first?.device != runRecords.device { runRecords = (records.first?.device, [:]) }
-        var file: [RunRecord: Int] = [:]
-        for record in records {
-            let here = file[record, default: 0]
-            file[record] = here + 1
-            if here < runRecords.counts[record, default: 0] {
-                repeated += 1
-            } else {
-                byDevice[record.device, default: []].append(record)
-            }
-        }
-        runRecords.counts.merge(file) { max($0, $1) }
+        let fresh = copies.fresh(records)
+        repeated += records.count - fresh.count
+        for record in fresh { byDevice[record.device, default: []].append(record) }
     }
 } catch {
     // One line each: the reason, then each skipped file (names made printable).

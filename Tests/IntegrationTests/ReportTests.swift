@@ -15,6 +15,25 @@ struct ReportTests {
     static let date = "2026-03-14"
 
     /// Foreground records of one device on days 1...14 of March 2026 (staleness = the day).
+    /// Device `a`'s files of 2026-03-01..14 (`goodFile`) under `scenario`'s `fleet` root: the root
+    /// and its `metrics/bg_runs`.
+    static func deviceA(in scenario: Scenario) throws -> (root: String, directory: String) {
+        let root = scenario.dir + "/fleet"
+        let directory = root + "/metrics/bg_runs"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for day in 1...14 {
+            try goodFile("a", day: day).write(
+                to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d.json", day)))
+        }
+        return (root, directory)
+    }
+
+    /// `records` as a run-record file with other bytes than `RunRecordFile.encode`'s: each on an
+    /// indented line (a copy re-written by another tool).
+    static func reindented(_ records: [RunRecord]) -> Data {
+        Data(("[\n" + records.map { "  " + RunRecordFile.line($0) }.joined(separator: ",\n") + "\n]\n").utf8)
+    }
+
     static func goodFile(_ device: String, day: Int) -> Data {
         let at = ISO8601.date(String(format: "2026-03-%02dT09:00:00Z", day))!
         return RunRecordFile.encode([
@@ -65,13 +84,7 @@ struct ReportTests {
     func linksReadOnce() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let root = scenario.dir + "/fleet"
-        let directory = root + "/metrics/bg_runs"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        for day in 1...14 {
-            try Self.goodFile("a", day: day).write(
-                to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d.json", day)))
-        }
+        let (root, directory) = try Self.deviceA(in: scenario)
         let plain = try CapturedRun.run(
             "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
         #expect(plain.status == 0, "\(plain.standardError)")
@@ -113,13 +126,7 @@ struct ReportTests {
     func repeatedRecordsReadOnce() throws {
         let scenario = try Scenario()
         defer { scenario.close() }
-        let root = scenario.dir + "/fleet"
-        let directory = root + "/metrics/bg_runs"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        for day in 1...14 {
-            try Self.goodFile("a", day: day).write(
-                to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d.json", day)))
-        }
+        let (root, directory) = try Self.deviceA(in: scenario)
         let plain = try CapturedRun.run(
             "sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
         #expect(plain.status == 0, "\(plain.standardError)")
@@ -129,8 +136,7 @@ struct ReportTests {
             let data = Self.goodFile("a", day: day)
             let records = try RunRecordFile.decode(data)
             repeated += records.count
-            let text = "[\n" + records.map { "    " + RunRecordFile.line($0) }.joined(separator: ",\n") + "\n]\n"
-            try Data(text.utf8).write(
+            try Self.reindented(records).write(
                 to: URL(fileURLWithPath: directory + String(format: "/a-2026-03-%02d (1).json", day)))
         }
         let copied = try CapturedRun.run(
@@ -171,8 +177,7 @@ struct ReportTests {
             }
             let records = try RunRecordFile.decode(Self.goodFile(name, day: 9))
             repeated += records.count
-            let text = "[\n" + records.map { "  " + RunRecordFile.line($0) }.joined(separator: ",\n") + "\n]\n"
-            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/\(name)-backup.json"))
+            try Self.reindented(records).write(to: URL(fileURLWithPath: directory + "/\(name)-backup.json"))
         }
         let run = try CapturedRun.run("sleeptap-report", ["--root", root, "--date", Self.date, "--json"], timeout: 30)
         #expect(run.status == 0, "\(run.standardError)")

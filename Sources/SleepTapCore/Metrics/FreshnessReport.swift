@@ -351,16 +351,8 @@ package struct FreshnessReport: Sendable {
     /// say): read once, not counted in `records` or any figure. A record a file holds more often
     /// than any earlier file of the device held it is the phone's own, and counts so often.
     package private(set) var repeatedRecords = 0
-    /// The records of the files of the current run of one device's files, for `repeatedRecords`,
-    /// by a cheap key (`repeatKey`): a record is compared in full only with those of its key.
-    private var runKeys: Set<Int64> = []
-    private var runRecords: [RunRecord] = []
-    /// Where each earlier file's records start in `runRecords`.
-    private var runFileStarts: [Int] = []
-    /// Once a key came again in the run: each record's most copies in one earlier file.
-    private var runCounts: [RunRecord: Int]?
-    /// The device of `runRecords` (its files' first record's).
-    private var runRecordsDevice: String?
+    /// The copies among the current run of one device's files, for `repeatedRecords`.
+    private var copies = RecordCopies()
     /// The earliest and the latest `at` of every record read (in the two weeks or not).
     package private(set) var firstRecordAt: Date?
     /// The latest `at` of every record read (UTC instant).
@@ -434,60 +426,9 @@ package struct FreshnessReport: Sendable {
     /// A file was read whole and is good: its records go in.
     package mutating func add(file records: [RunRecord]) {
         files += 1
-        // A record of an earlier file of the same device's run of files, as often as that file
-        // held it, is a copy's (`repeatedRecords`).
-        if records.first?.device != runRecordsDevice {
-            runKeys.removeAll(keepingCapacity: true)
-            runRecords.removeAll(keepingCapacity: true)
-            runFileStarts.removeAll(keepingCapacity: true)
-            runCounts = nil
-            runRecordsDevice = records.first?.device
-        }
-        // No key of an earlier file (no copy, the usual case): every record goes in, and only
-        // cheap keys are kept.
-        if runCounts == nil, !records.contains(where: { runKeys.contains(Self.repeatKey($0)) }) {
-            for record in records { add(record) }
-            runFileStarts.append(runRecords.count)
-            runRecords += records
-            for record in records { runKeys.insert(Self.repeatKey(record)) }
-            return
-        }
-        // A key came again: from now on, each record's most copies in one file (a multiset).
-        var counts = runCounts ?? [:]
-        if runCounts == nil {
-            for (index, start) in runFileStarts.enumerated() {
-                let end = index + 1 < runFileStarts.count ? runFileStarts[index + 1] : runRecords.count
-                var file: [RunRecord: Int] = [:]
-                for record in runRecords[start..<end] { file[record, default: 0] += 1 }
-                counts.merge(file) { max($0, $1) }
-            }
-            runRecords.removeAll(keepingCapacity: true)
-            runFileStarts.removeAll(keepingCapacity: true)
-        }
-        var file: [RunRecord: Int] = [:]
-        for record in records {
-            let here = file[record, default: 0]
-            file[record] = here + 1
-            if here < counts[record, default: 0] { repeatedRecords += 1 } else { add(record) }
-        }
-        counts.merge(file) { max($0, $1) }
-        runCounts = counts
-    }
-
-    /// A record's instant in milliseconds and its kind, as one number: equal records have equal
-    /// keys, and one device's records seldom share one.
-    private static func repeatKey(_ record: RunRecord) -> Int64 {
-        let milliseconds = Int64((record.at.timeIntervalSince1970 * 1_000).rounded())
-        let kind: Int64 =
-            switch record.kind {
-            case .submitted: 0
-            case .submitFailed: 1
-            case .background: 2
-            case .dropped: 3
-            case .foreground: 4
-            case .push: 5
-            }
-        return milliseconds &* 8 &+ kind
+        let fresh = copies.fresh(records)
+        repeatedRecords += records.count - fresh.count
+        for record in fresh { add(record) }
     }
 
     /// Adds what `other`, a report of the same date over later files, read: the report of files
